@@ -1,0 +1,252 @@
+// diode: the command line face of the workbench (docs/CLI.md). Exit codes: 0 success,
+// 1 a failure while running, 2 bad input or usage, 3 the backend cannot run on this machine.
+
+#include "progressbar.h"
+
+#include "diode/config.h"
+#include "diode/cpubackend.h"
+#include "diode/exporter.h"
+#include "diode/hardware.h"
+#include "diode/importer.h"
+#include "diode/inductorbackend.h"
+#include "diode/problemjson.h"
+#include "diode/store.h"
+#include "diode/sweeprunner.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+using namespace diode;
+
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitBadInput = 2;
+constexpr int kExitUnavailable = 3;
+
+std::atomic<SweepRunner *> g_runner{nullptr};
+
+void onInterrupt(int)
+{
+    if (auto *r = g_runner.load()) r->cancel();
+    std::signal(SIGINT, SIG_DFL); // a second Ctrl-C ends the process at once
+}
+
+std::unique_ptr<Backend> makeBackend(const std::string &name, const std::string &python, const std::string &db)
+{
+    if (name == "cpu") return std::make_unique<CpuBackend>();
+    return std::make_unique<InductorBackend>(python, db + ".worker.log");
+}
+
+struct SweepOptions {
+    std::string backend;
+    std::string plan;
+    std::string db;
+    std::string python;
+    bool resume = false;
+};
+
+int runSweep(const SweepOptions &o)
+{
+    std::optional<SweepPlan> plan;
+    if (!o.plan.empty()) plan = SweepPlan::load(o.plan); // rejects bad plans before anything runs
+    int64_t runId = 0;
+    std::string backendName = o.backend;
+    if (o.resume) {
+        if (auto r = SweepRunner::resumable(o.db)) {
+            auto &[run, frozen] = *r;
+            if (plan && frozenPlan(*plan) != frozenPlan(frozen))
+                throw InvalidInput(fmt::format("the newest unfinished run ({}) of {} was started with another plan; "
+                                               "run without --resume to start a new run",
+                                               run.id, o.db));
+            if (!backendName.empty() && backendName != run.backend)
+                throw InvalidInput(fmt::format("run {} used backend '{}', not '{}'", run.id, run.backend, backendName));
+            backendName = run.backend;
+            runId = run.id;
+            plan = std::move(frozen);
+            fmt::print(stderr, "resuming run {} ({} backend, plan '{}')\n", runId, backendName, run.planName);
+        } else if (!plan) {
+            throw InvalidInput(fmt::format("{} has no unfinished run to resume", o.db));
+        }
+    }
+    if (!plan) throw InvalidInput("sweep needs --plan FILE (or --resume with an unfinished run in --db)");
+    if (backendName.empty()) throw InvalidInput("sweep needs --backend inductor|cpu");
+
+    auto backend = makeBackend(backendName, o.python, o.db);
+    try {
+        backend->start();
+    } catch (const BackendUnavailable &e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return kExitUnavailable;
+    }
+    SweepRunner runner(o.db, *backend);
+    if (!runId) runId = runner.createRun(*plan);
+    fmt::print(stderr, "run {}: {} problems, backend {}, database {}\n", runId, plan->problems.size(), backendName, o.db);
+    cli::ProgressBar bar(stderr);
+    runner.setProgressCallback([&](const SweepProgress &p) { bar.update(p); });
+    g_runner = &runner;
+    std::signal(SIGINT, onInterrupt);
+    const std::string status = runner.run(runId, *plan);
+    g_runner = nullptr;
+    bar.finish();
+    Store store(o.db, Store::Mode::ReadOnly);
+    fmt::print(stderr, "run {} {}: {} measurements stored\n", runId, status, store.measurementCount(runId));
+    if (status == "cancelled") fmt::print(stderr, "continue it with: diode sweep --resume --db {}\n", o.db);
+    return status == "finished" ? 0 : kExitFailure;
+}
+
+int runImport(const std::vector<std::string> &files, const std::string &db)
+{
+    Store store(db);
+    for (const auto &f : files) {
+        const auto r = importFile(store, f);
+        fmt::print("{}: {} ({} runs, {} problems, {} measurements)\n", f, r.format, r.runs, r.problems, r.measurements);
+    }
+    return 0;
+}
+
+int runExport(const std::string &db, const std::string &format, const std::string &outPath)
+{
+    Store store(db, Store::Mode::ReadOnly);
+    auto write = [&](std::ostream &os) { return format == "csv" ? exportCsv(store, os) : exportJsonl(store, os); };
+    if (outPath.empty() || outPath == "-") {
+        write(std::cout);
+        return 0;
+    }
+    // Write beside the target and rename, so a failure never leaves half a file.
+    const std::string tmp = outPath + ".partial";
+    std::ofstream os(tmp);
+    if (!os) throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
+    const int64_t n = write(os);
+    os.close();
+    if (!os) {
+        std::filesystem::remove(tmp);
+        throw std::runtime_error(fmt::format("writing '{}' failed (disk full?)", outPath));
+    }
+    std::filesystem::rename(tmp, outPath);
+    fmt::print(stderr, "{} rows written to {}\n", n, outPath);
+    return 0;
+}
+
+int runStats(const std::string &db, bool asJson)
+{
+    if (!std::filesystem::exists(db)) throw InvalidInput(fmt::format("database '{}' does not exist", db));
+    Store store(db, Store::Mode::ReadOnly);
+    const auto st = store.stats();
+    if (asJson) {
+        fmt::print("{}\n", st.toJson().dump(2));
+        return 0;
+    }
+    fmt::print("database      {}\nruns          {}\nproblems      {} ({} failed)\nmeasurements  {} ({} failed)\n"
+               "kernel configs {}\ngpus          {}\nops           {}\ndtypes        {}\nbackends      {}\n",
+               db, st.runs, st.problems, st.failedProblems, st.measurements, st.failedMeasurements, st.configs,
+               fmt::join(st.gpus, ", "), fmt::join(st.ops, ", "), fmt::join(st.dtypes, ", "),
+               fmt::join(st.backends, ", "));
+    return 0;
+}
+
+int runHw(bool asJson)
+{
+    const auto r = HardwareMonitor().report();
+    if (asJson) {
+        auto gpus = nlohmann::json::array();
+        for (const auto &g : r.gpus)
+            gpus.push_back({{"vendor", g.vendor}, {"index", g.index}, {"name", g.name}, {"sm_count", g.smCount},
+                            {"memory_mb", g.memoryMb}, {"driver", g.driver}, {"max_sm_clock_mhz", g.maxSmClockMhz},
+                            {"max_mem_clock_mhz", g.maxMemClockMhz}, {"uuid", g.uuid}});
+        nlohmann::json j{{"host", r.host}, {"cpu", r.cpu}, {"cpu_threads", r.cpuThreads}, {"gpus", gpus},
+                         {"notes", r.notes}};
+        fmt::print("{}\n", j.dump(2));
+        return 0;
+    }
+    fmt::print("host   {}\ncpu    {} ({} threads)\n", r.host, r.cpu, r.cpuThreads);
+    if (r.gpus.empty()) fmt::print("gpus   none detected\n");
+    for (const auto &g : r.gpus)
+        fmt::print("gpu {}  {} ({}), {} SMs, {} MiB, driver {}, max clocks SM {} MHz / memory {} MHz\n", g.index,
+                   g.name, g.vendor, g.smCount, g.memoryMb, g.driver, g.maxSmClockMhz, g.maxMemClockMhz);
+    for (const auto &n : r.notes) fmt::print("note   {}\n", n);
+    return 0;
+}
+
+int runPlan(const std::string &path, bool countOnly)
+{
+    const auto plan = SweepPlan::load(path);
+    if (countOnly) {
+        fmt::print("{}\n", plan.problems.size());
+        return 0;
+    }
+    for (const auto &p : plan.problems) fmt::print("{}\n", problemToJson(p).dump());
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    CLI::App app{"diode: GEMM benchmark sweeps, measurement store and datasets for torch.compile kernel selection"};
+    app.set_version_flag("--version", std::string("diode ") + DIODE_VERSION);
+    app.require_subcommand(1);
+
+    SweepOptions sweep;
+    auto *cmdSweep = app.add_subcommand("sweep", "Measure a sweep plan into a database, or resume an interrupted run");
+    cmdSweep->add_option("--backend", sweep.backend, "inductor (GPU, via the Python worker) or cpu (reference GEMM)")
+        ->check(CLI::IsMember({"inductor", "cpu"}));
+    cmdSweep->add_option("--plan", sweep.plan, "sweep plan JSON (docs/PLANS.md)")->check(CLI::ExistingFile);
+    cmdSweep->add_option("--db", sweep.db, "SQLite database (created if missing)")->required();
+    cmdSweep->add_flag("--resume", sweep.resume, "continue the newest unfinished run in --db");
+    cmdSweep->add_option("--python", sweep.python, "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");
+
+    std::vector<std::string> importFiles;
+    std::string importDb;
+    auto *cmdImport = app.add_subcommand("import", "Import problem JSON lines or a torch-diode dataset (JSON or msgpack)");
+    cmdImport->add_option("files", importFiles, "files to import, each in one transaction")->required()->check(CLI::ExistingFile);
+    cmdImport->add_option("--db", importDb, "SQLite database (created if missing)")->required();
+
+    std::string exportDb, exportFormat = "jsonl", exportOut;
+    auto *cmdExport = app.add_subcommand("export", "Write every measurement as problem JSON lines or CSV");
+    cmdExport->add_option("--db", exportDb, "SQLite database")->required()->check(CLI::ExistingFile);
+    cmdExport->add_option("--format", exportFormat, "jsonl or csv")->check(CLI::IsMember({"jsonl", "csv"}));
+    cmdExport->add_option("--out", exportOut, "output file (default: standard output)");
+
+    std::string statsDb;
+    bool statsJson = false;
+    auto *cmdStats = app.add_subcommand("stats", "Summarise a database: runs, problems, measurements, GPUs, ops, dtypes");
+    cmdStats->add_option("--db", statsDb, "SQLite database")->required();
+    cmdStats->add_flag("--json", statsJson, "print JSON");
+
+    bool hwJson = false;
+    auto *cmdHw = app.add_subcommand("hw", "Show the detected CPU and GPUs (NVML, ROCm SMI)");
+    cmdHw->add_flag("--json", hwJson, "print JSON");
+
+    std::string planPath;
+    bool planCount = false;
+    auto *cmdPlan = app.add_subcommand("plan", "Validate a sweep plan and print its problems as JSON lines");
+    cmdPlan->add_option("file", planPath, "sweep plan JSON")->required()->check(CLI::ExistingFile);
+    cmdPlan->add_flag("--count", planCount, "print only the number of problems");
+
+    CLI11_PARSE(app, argc, argv);
+    try {
+        if (*cmdSweep) return runSweep(sweep);
+        if (*cmdImport) return runImport(importFiles, importDb);
+        if (*cmdExport) return runExport(exportDb, exportFormat, exportOut);
+        if (*cmdStats) return runStats(statsDb, statsJson);
+        if (*cmdHw) return runHw(hwJson);
+        if (*cmdPlan) return runPlan(planPath, planCount);
+    } catch (const InvalidInput &e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return kExitBadInput;
+    } catch (const StoreError &e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return kExitFailure;
+    } catch (const std::exception &e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return kExitFailure;
+    }
+    return 0;
+}

@@ -1,0 +1,225 @@
+#include "hardware.h"
+
+#include "diode/config.h"
+
+#include <fmt/format.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#if DIODE_HAVE_ROCM_SMI
+#include <rocm_smi/rocm_smi.h>
+#endif
+
+namespace diode {
+
+// NVML's C ABI is stable across drivers; these are the entry points we resolve from the driver's
+// libnvidia-ml.so.1 at run time (the CUDA toolkit that ships nvml.h is often absent on the
+// machines that have the driver).
+struct HardwareMonitor::Nvml {
+    using Device = void *;
+    void *lib = nullptr;
+    int (*init)() = nullptr;
+    int (*shutdown)() = nullptr;
+    int (*count)(unsigned *) = nullptr;
+    int (*handle)(unsigned, Device *) = nullptr;
+    int (*name)(Device, char *, unsigned) = nullptr;
+    int (*driver)(char *, unsigned) = nullptr;
+    int (*memory)(Device, void *) = nullptr;
+    int (*clock)(Device, int, unsigned *) = nullptr;
+    int (*maxClock)(Device, int, unsigned *) = nullptr;
+    int (*power)(Device, unsigned *) = nullptr;
+    int (*temperature)(Device, int, unsigned *) = nullptr;
+    int (*utilization)(Device, unsigned *) = nullptr;
+    int (*attribute)(Device, void *) = nullptr;
+    int (*uuid)(Device, char *, unsigned) = nullptr;
+    static constexpr int kClockSm = 1, kClockMem = 2, kTempGpu = 0;
+
+    template <typename F>
+    bool resolve(F &fn, const char *symbol)
+    {
+        fn = reinterpret_cast<F>(dlsym(lib, symbol));
+        return fn != nullptr;
+    }
+};
+
+struct HardwareMonitor::Rocm {
+    bool ok = false;
+};
+
+namespace {
+
+std::string cpuModel()
+{
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) {
+            auto pos = line.find(':');
+            if (pos != std::string::npos) return line.substr(pos + 2);
+        }
+    return "unknown CPU";
+}
+
+} // namespace
+
+std::string hostName()
+{
+    char buf[256] = {};
+    gethostname(buf, sizeof buf - 1);
+    return buf;
+}
+
+HardwareMonitor::HardwareMonitor()
+{
+    auto nvml = std::make_unique<Nvml>();
+    nvml->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!nvml->lib) {
+        m_notes.push_back("NVML: libnvidia-ml.so.1 not found (no NVIDIA driver on this machine)");
+    } else {
+        bool ok = nvml->resolve(nvml->init, "nvmlInit_v2") && nvml->resolve(nvml->shutdown, "nvmlShutdown") &&
+                  nvml->resolve(nvml->count, "nvmlDeviceGetCount_v2") &&
+                  nvml->resolve(nvml->handle, "nvmlDeviceGetHandleByIndex_v2") &&
+                  nvml->resolve(nvml->name, "nvmlDeviceGetName") &&
+                  nvml->resolve(nvml->driver, "nvmlSystemGetDriverVersion") &&
+                  nvml->resolve(nvml->memory, "nvmlDeviceGetMemoryInfo") &&
+                  nvml->resolve(nvml->clock, "nvmlDeviceGetClockInfo") &&
+                  nvml->resolve(nvml->maxClock, "nvmlDeviceGetMaxClockInfo");
+        nvml->resolve(nvml->power, "nvmlDeviceGetPowerUsage");
+        nvml->resolve(nvml->temperature, "nvmlDeviceGetTemperature");
+        nvml->resolve(nvml->utilization, "nvmlDeviceGetUtilizationRates");
+        nvml->resolve(nvml->attribute, "nvmlDeviceGetAttributes_v2");
+        nvml->resolve(nvml->uuid, "nvmlDeviceGetUUID");
+        if (!ok) {
+            m_notes.push_back("NVML: libnvidia-ml.so.1 lacks required entry points (driver too old)");
+            dlclose(nvml->lib);
+        } else if (int rc = nvml->init(); rc != 0) {
+            m_notes.push_back(fmt::format("NVML: nvmlInit failed with code {} (driver not loaded?)", rc));
+            dlclose(nvml->lib);
+        } else {
+            m_nvml = std::move(nvml);
+        }
+    }
+#if DIODE_HAVE_ROCM_SMI
+    m_rocm = std::make_unique<Rocm>();
+    // rsmi_init prints to the console when there is no amdgpu driver: ask only where there is one.
+    if (access("/dev/kfd", F_OK) != 0)
+        m_notes.push_back("ROCm SMI: no /dev/kfd (no AMD GPU driver on this machine)");
+    else if (!(m_rocm->ok = rsmi_init(0) == RSMI_STATUS_SUCCESS))
+        m_notes.push_back("ROCm SMI: rsmi_init failed");
+#else
+    m_notes.push_back("ROCm SMI: not built in (librocm-smi-dev was not found at configure time)");
+#endif
+}
+
+HardwareMonitor::~HardwareMonitor()
+{
+    if (m_nvml) {
+        m_nvml->shutdown();
+        dlclose(m_nvml->lib);
+    }
+#if DIODE_HAVE_ROCM_SMI
+    if (m_rocm && m_rocm->ok) rsmi_shut_down();
+#endif
+}
+
+HardwareReport HardwareMonitor::report() const
+{
+    HardwareReport r;
+    r.host = hostName();
+    r.cpu = cpuModel();
+    r.cpuThreads = int(std::thread::hardware_concurrency());
+    r.notes = m_notes;
+    if (m_nvml) {
+        unsigned n = 0;
+        m_nvml->count(&n);
+        char drv[96] = {};
+        m_nvml->driver(drv, sizeof drv);
+        for (unsigned i = 0; i < n; ++i) {
+            Nvml::Device d = nullptr;
+            if (m_nvml->handle(i, &d) != 0) continue;
+            GpuInfo g;
+            g.vendor = "nvidia";
+            g.index = int(i);
+            g.driver = drv;
+            char name[96] = {};
+            m_nvml->name(d, name, sizeof name);
+            g.name = name;
+            unsigned long long mem[3] = {}; // nvmlMemory_t: total, free, used
+            if (m_nvml->memory(d, mem) == 0) g.memoryMb = int64_t(mem[0] >> 20);
+            unsigned v = 0;
+            if (m_nvml->maxClock(d, Nvml::kClockSm, &v) == 0) g.maxSmClockMhz = int(v);
+            if (m_nvml->maxClock(d, Nvml::kClockMem, &v) == 0) g.maxMemClockMhz = int(v);
+            if (m_nvml->attribute) {
+                unsigned attrs[16] = {}; // nvmlDeviceAttributes_t starts with multiprocessorCount
+                if (m_nvml->attribute(d, attrs) == 0) g.smCount = int(attrs[0]);
+            }
+            if (m_nvml->uuid) {
+                char uuid[96] = {};
+                if (m_nvml->uuid(d, uuid, sizeof uuid) == 0) g.uuid = uuid;
+            }
+            r.gpus.push_back(g);
+        }
+    }
+#if DIODE_HAVE_ROCM_SMI
+    if (m_rocm && m_rocm->ok) {
+        uint32_t n = 0;
+        rsmi_num_monitor_devices(&n);
+        for (uint32_t i = 0; i < n; ++i) {
+            GpuInfo g;
+            g.vendor = "amd";
+            g.index = int(i);
+            char name[128] = {};
+            if (rsmi_dev_name_get(i, name, sizeof name) == RSMI_STATUS_SUCCESS) g.name = name;
+            uint64_t total = 0;
+            if (rsmi_dev_memory_total_get(i, RSMI_MEM_TYPE_VRAM, &total) == RSMI_STATUS_SUCCESS)
+                g.memoryMb = int64_t(total >> 20);
+            char drv[64] = {};
+            if (rsmi_version_str_get(RSMI_SW_COMP_DRIVER, drv, sizeof drv) == RSMI_STATUS_SUCCESS) g.driver = drv;
+            r.gpus.push_back(g);
+        }
+    }
+#endif
+    return r;
+}
+
+std::optional<TelemetrySample> HardwareMonitor::sample(int index) const
+{
+    if (m_nvml) {
+        Nvml::Device d = nullptr;
+        if (m_nvml->handle(unsigned(index), &d) != 0) return std::nullopt;
+        TelemetrySample s;
+        unsigned v = 0;
+        if (m_nvml->clock(d, Nvml::kClockSm, &v) == 0) s.smClockMhz = v;
+        if (m_nvml->clock(d, Nvml::kClockMem, &v) == 0) s.memClockMhz = v;
+        if (m_nvml->power && m_nvml->power(d, &v) == 0) s.powerW = v / 1000.0;
+        if (m_nvml->temperature && m_nvml->temperature(d, Nvml::kTempGpu, &v) == 0) s.temperatureC = v;
+        unsigned util[2] = {}; // nvmlUtilization_t: gpu, memory
+        if (m_nvml->utilization && m_nvml->utilization(d, util) == 0) s.utilizationPct = util[0];
+        return s;
+    }
+#if DIODE_HAVE_ROCM_SMI
+    if (m_rocm && m_rocm->ok) {
+        TelemetrySample s;
+        rsmi_frequencies_t f{};
+        if (rsmi_dev_gpu_clk_freq_get(uint32_t(index), RSMI_CLK_TYPE_SYS, &f) == RSMI_STATUS_SUCCESS)
+            s.smClockMhz = f.frequency[f.current] / 1e6;
+        if (rsmi_dev_gpu_clk_freq_get(uint32_t(index), RSMI_CLK_TYPE_MEM, &f) == RSMI_STATUS_SUCCESS)
+            s.memClockMhz = f.frequency[f.current] / 1e6;
+        uint64_t p = 0;
+        if (rsmi_dev_power_ave_get(uint32_t(index), 0, &p) == RSMI_STATUS_SUCCESS) s.powerW = p / 1e6;
+        int64_t t = 0;
+        if (rsmi_dev_temp_metric_get(uint32_t(index), 0, RSMI_TEMP_CURRENT, &t) == RSMI_STATUS_SUCCESS)
+            s.temperatureC = t / 1000.0;
+        uint32_t busy = 0;
+        if (rsmi_dev_busy_percent_get(uint32_t(index), &busy) == RSMI_STATUS_SUCCESS) s.utilizationPct = busy;
+        return s;
+    }
+#endif
+    return std::nullopt;
+}
+
+} // namespace diode

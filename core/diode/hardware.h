@@ -1,0 +1,54 @@
+#pragma once
+
+#include "store.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace diode {
+
+/// What is known of one GPU. Fields a vendor library could not report stay empty or zero.
+struct GpuInfo {
+    std::string vendor; ///< "nvidia" or "amd"
+    std::string name;
+    int index = 0;
+    int smCount = 0; ///< NVIDIA: multiprocessors; AMD: compute units
+    int64_t memoryMb = 0;
+    std::string driver;
+    int maxSmClockMhz = 0;
+    int maxMemClockMhz = 0;
+    std::string uuid;
+};
+
+struct HardwareReport {
+    std::string host;
+    std::string cpu;
+    int cpuThreads = 0;
+    std::vector<GpuInfo> gpus;
+    std::vector<std::string> notes; ///< why a vendor library gave nothing ("libnvidia-ml.so.1 not found")
+};
+
+/// Reads GPU identity and samples clocks, power and temperature. NVML is loaded at run time
+/// (dlopen of libnvidia-ml.so.1), so one binary works with and without an NVIDIA driver;
+/// ROCm SMI is used when the build found it.
+class HardwareMonitor {
+public:
+    HardwareMonitor();
+    ~HardwareMonitor();
+    HardwareReport report() const;
+    /// One telemetry sample of GPU `index`, or nothing when no vendor library can read it.
+    std::optional<TelemetrySample> sample(int index) const;
+
+private:
+    struct Nvml;
+    struct Rocm;
+    std::unique_ptr<Nvml> m_nvml;
+    std::unique_ptr<Rocm> m_rocm;
+    std::vector<std::string> m_notes;
+};
+
+std::string hostName();
+
+} // namespace diode

@@ -1,0 +1,216 @@
+#include "importer.h"
+
+#include "problemjson.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace diode {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string readAll(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InvalidInput(fmt::format("cannot read '{}'", path));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// torch-diode writes dtypes as "float16", "torch.float16" or {"__torch_dtype__": "float16"}.
+std::optional<DType> torchDType(const json &v)
+{
+    if (v.is_string()) return parseDType(v.get<std::string>());
+    if (v.is_object() && v.contains("__torch_dtype__") && v["__torch_dtype__"].is_string())
+        return parseDType(v["__torch_dtype__"].get<std::string>());
+    return std::nullopt;
+}
+
+json decodeMaybeString(const json &v, const std::string &where, const char *what)
+{
+    if (!v.is_string()) return v;
+    json j = json::parse(v.get<std::string>(), nullptr, false);
+    if (j.is_discarded()) throw InvalidInput(fmt::format("{}: {} is a string but not JSON", where, what));
+    return j;
+}
+
+int64_t intField(const json &o, const char *key, const std::string &where)
+{
+    auto it = o.find(key);
+    if (it == o.end() || !it->is_number_integer())
+        throw InvalidInput(fmt::format("{}: field '{}' is missing or not an integer", where, key));
+    return it->get<int64_t>();
+}
+
+KernelConfig torchDiodeConfig(const json &cfgIn, const std::string &where)
+{
+    const json cfg = decodeMaybeString(cfgIn, where, "config");
+    if (!cfg.is_object()) throw InvalidInput(fmt::format("{}: config must be an object", where));
+    KernelConfig c;
+    const std::string name = cfg.value("name", std::string("mm"));
+    const bool aten = name.rfind("aten", 0) == 0 || name.rfind("extern", 0) == 0;
+    c.kind = aten ? "aten" : "triton";
+    c.name = name;
+    if (!aten) {
+        c.name = name.rfind("triton_", 0) == 0 ? name.substr(7) : name;
+        c.blockM = int(intField(cfg, "block_m", where));
+        c.blockN = int(intField(cfg, "block_n", where));
+        c.blockK = int(intField(cfg, "block_k", where));
+        c.groupM = int(intField(cfg, "group_m", where));
+        c.numStages = int(intField(cfg, "num_stages", where));
+        c.numWarps = int(intField(cfg, "num_warps", where));
+        for (const char *k : {"EVEN_K", "ALLOW_TF32", "USE_FAST_ACCUM", "ACC_TYPE"})
+            if (cfg.contains(k) && !cfg[k].is_null()) c.extra[k] = cfg[k];
+    }
+    return c;
+}
+
+} // namespace
+
+std::vector<std::pair<std::string, std::vector<ProblemRecord>>> fromTorchDiodeDataset(const json &doc,
+                                                                                      const std::string &where)
+{
+    auto hwIt = doc.find("hardware");
+    if (!doc.is_object() || hwIt == doc.end() || !hwIt->is_object())
+        throw InvalidInput(fmt::format("{}: not a torch-diode dataset (no 'hardware' object at the top)", where));
+    std::vector<std::pair<std::string, std::vector<ProblemRecord>>> out;
+    for (const auto &[gpu, hw] : hwIt->items()) {
+        const std::string w0 = fmt::format("{} hardware[\"{}\"]", where, gpu);
+        auto ops = hw.find("operation");
+        if (!hw.is_object() || ops == hw.end() || !ops->is_object())
+            throw InvalidInput(w0 + ": no 'operation' object");
+        std::vector<ProblemRecord> records;
+        for (const auto &[opName, opDoc] : ops->items()) {
+            const std::string w1 = fmt::format("{} operation[\"{}\"]", w0, opName);
+            auto op = parseOp(opName);
+            if (!op) throw InvalidInput(fmt::format("{}: unknown op \"{}\"; expected mm, addmm or bmm", w1, opName));
+            auto sol = opDoc.find("solution");
+            if (!opDoc.is_object() || sol == opDoc.end() || !sol->is_object())
+                throw InvalidInput(w1 + ": no 'solution' object");
+            for (const auto &[key, entry] : sol->items()) {
+                const std::string w2 = fmt::format("{} solution[{}]", w1, key.size() > 80 ? key.substr(0, 80) + "..." : key);
+                const json pj = decodeMaybeString(json(key), w2, "problem key");
+                if (!pj.is_object()) throw InvalidInput(w2 + ": problem key is not a JSON object");
+                ProblemRecord r;
+                r.problem.op = *op;
+                auto dt = torchDType(pj.value("M_dtype", json()));
+                if (!dt) throw InvalidInput(fmt::format("{}: field 'M_dtype' has unknown dtype {}", w2, pj.value("M_dtype", json()).dump()));
+                r.problem.dtype = *dt;
+                r.problem.batch = pj.contains("B") ? intField(pj, "B", w2) : 1;
+                r.problem.m = intField(pj, "M", w2);
+                r.problem.n = intField(pj, "N", w2);
+                r.problem.k = intField(pj, "K", w2);
+                if (*op != GemmOp::Bmm) r.problem.batch = 1;
+                validate(r.problem, w2);
+                auto tcs = entry.find("timed_configs");
+                if (!entry.is_object() || tcs == entry.end() || !tcs->is_array())
+                    throw InvalidInput(w2 + ": no 'timed_configs' list");
+                for (size_t i = 0; i < tcs->size(); ++i) {
+                    const auto &tc = (*tcs)[i];
+                    const std::string w3 = fmt::format("{} timed_configs[{}]", w2, i);
+                    if (!tc.is_object() || !tc.contains("config")) throw InvalidInput(w3 + ": needs 'config' and 'time'");
+                    Measurement m;
+                    m.config = torchDiodeConfig(tc["config"], w3);
+                    const json &t = tc.value("time", json());
+                    if (!t.is_number()) throw InvalidInput(w3 + ": field 'time' must be a number (milliseconds)");
+                    const double ms = t.get<double>();
+                    if (std::isfinite(ms) && ms > 0) {
+                        m.timeMs = ms;
+                    } else {
+                        m.status = MeasureStatus::Failed;
+                        m.error = fmt::format("torch-diode recorded time {}", ms);
+                    }
+                    r.candidates.push_back(std::move(m));
+                }
+                records.push_back(std::move(r));
+            }
+        }
+        out.emplace_back(gpu, std::move(records));
+    }
+    return out;
+}
+
+ImportResult importFile(Store &store, const std::string &path)
+{
+    const std::string data = readAll(path);
+    ImportResult res;
+    std::vector<std::pair<RunInfo, std::vector<ProblemRecord>>> groups;
+
+    const size_t first = data.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) throw InvalidInput(fmt::format("{}: file is empty", path));
+    json whole = data[first] == '{' ? json::parse(data, nullptr, false) : json(nullptr);
+    if (!whole.is_discarded() && whole.is_object() && whole.contains("hardware")) {
+        res.format = "torch-diode-json";
+        for (auto &[gpu, recs] : fromTorchDiodeDataset(whole, path)) {
+            RunInfo run;
+            run.gpuName = gpu;
+            groups.emplace_back(run, std::move(recs));
+        }
+    } else if (data[first] == '{') {
+        res.format = "problem-jsonl";
+        std::map<std::string, size_t> byHardware;
+        std::istringstream in(data);
+        std::string line;
+        for (int lineNo = 1; std::getline(in, line); ++lineNo) {
+            if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+            auto rec = parseProblemLine(line, fmt::format("{}: line {}", path, lineNo));
+            const json hw = rec.extra.value("hardware", json::object());
+            const json ver = rec.extra.value("versions", json::object());
+            const std::string key = hw.dump() + ver.dump();
+            auto [it, isNew] = byHardware.emplace(key, groups.size());
+            if (isNew) {
+                RunInfo run;
+                run.gpuName = hw.value("gpu", "");
+                run.smCount = hw.value("sm_count", 0);
+                run.gpuMemoryMb = hw.value("memory_mb", int64_t(0));
+                run.driver = hw.value("driver", "");
+                run.torchVersion = ver.value("torch", "");
+                run.tritonVersion = ver.value("triton", "");
+                run.searchSpace = rec.extra.value("search_space", "");
+                groups.emplace_back(run, std::vector<ProblemRecord>{});
+            }
+            groups[it->second].second.push_back(std::move(rec));
+        }
+    } else {
+        json doc = json::from_msgpack(data, true, false);
+        if (doc.is_discarded())
+            throw InvalidInput(fmt::format("{}: not problem JSON lines, a torch-diode dataset (JSON) or a torch-diode "
+                                           "msgpack dataset",
+                                           path));
+        res.format = "torch-diode-msgpack";
+        for (auto &[gpu, recs] : fromTorchDiodeDataset(doc, path)) {
+            RunInfo run;
+            run.gpuName = gpu;
+            groups.emplace_back(run, std::move(recs));
+        }
+    }
+    if (groups.empty()) throw InvalidInput(fmt::format("{}: holds no problems", path));
+
+    Store::Transaction tx(store);
+    for (auto &[run, records] : groups) {
+        run.backend = "import";
+        run.status = "finished";
+        run.source = path;
+        run.planName = res.format;
+        run.problemsPlanned = int64_t(records.size());
+        const int64_t runId = store.createRun(run);
+        for (const auto &r : records) {
+            store.insertRecord(runId, r);
+            res.measurements += int64_t(r.candidates.size());
+        }
+        store.setRunStatus(runId, "finished");
+        res.problems += int64_t(records.size());
+        ++res.runs;
+    }
+    tx.commit();
+    return res;
+}
+
+} // namespace diode

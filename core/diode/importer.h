@@ -1,0 +1,26 @@
+#pragma once
+
+#include "store.h"
+
+#include <string>
+
+namespace diode {
+
+struct ImportResult {
+    std::string format; ///< "problem-jsonl", "torch-diode-json", "torch-diode-msgpack"
+    int64_t runs = 0;
+    int64_t problems = 0;
+    int64_t measurements = 0;
+};
+
+/// Imports problem JSON lines (the worker's output), a torch-diode dataset (JSON) or its
+/// msgpack variant into `store`, in one transaction: on any error (InvalidInput naming the file
+/// and where in it, or StoreError) the database is exactly as before.
+ImportResult importFile(Store &store, const std::string &path);
+
+/// torch-diode's dataset ({"hardware": {GPU: {"operation": {OP: {"solution": ...}}}}}) as our
+/// records, grouped by GPU name. Exposed for tests.
+std::vector<std::pair<std::string, std::vector<ProblemRecord>>> fromTorchDiodeDataset(const nlohmann::json &doc,
+                                                                                      const std::string &where);
+
+} // namespace diode

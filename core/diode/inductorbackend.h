@@ -1,0 +1,46 @@
+#pragma once
+
+#include "backend.h"
+#include "workerprocess.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+
+namespace diode {
+
+/// Measures with PyTorch Inductor's max-autotune through `PY -m torch_diode.worker`, a
+/// long-lived process speaking JSON lines (plugin/python/torch_diode/worker.py). A worker that
+/// crashes or exceeds the per-problem timeout is killed, its problem stored as failed with the
+/// reason, and a fresh worker started for the next problem.
+class InductorBackend final : public Backend {
+public:
+    /// `python`: the interpreter ("" = $DIODE_PYTHON or python3); `logPath`: the worker's stderr.
+    InductorBackend(std::string python, std::string logPath);
+    ~InductorBackend() override;
+
+    std::string name() const override { return "inductor"; }
+    void start() override;
+    void describe(RunInfo &run) const override;
+    ProblemOutcome measure(const GemmProblem &problem, const SweepPlan &plan, const std::set<std::string> &skip,
+                           const MeasurementSink &sink, const std::atomic<bool> &cancel) override;
+
+    int restarts() const { return m_restarts; }
+    const nlohmann::json &hello() const { return m_hello; }
+
+private:
+    void spawn(std::chrono::seconds helloTimeout);
+
+    std::string m_python;
+    std::string m_logPath;
+    std::unique_ptr<WorkerProcess> m_worker;
+    nlohmann::json m_hello;
+    int64_t m_nextId = 1;
+    int m_restarts = 0;
+};
+
+/// The folder holding the torch_diode package: $DIODE_PLUGIN_PYTHON, the source tree's
+/// plugin/python, or the installed copy.
+std::string pluginPythonDir();
+
+} // namespace diode

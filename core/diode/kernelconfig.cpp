@@ -1,0 +1,74 @@
+#include "kernelconfig.h"
+
+#include "gemmproblem.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace diode {
+namespace {
+
+struct IntField {
+    const char *jsonName;
+    int KernelConfig::*member;
+};
+
+constexpr std::array kIntFields{
+    IntField{"BLOCK_M", &KernelConfig::blockM},     IntField{"BLOCK_N", &KernelConfig::blockN},
+    IntField{"BLOCK_K", &KernelConfig::blockK},     IntField{"GROUP_M", &KernelConfig::groupM},
+    IntField{"num_stages", &KernelConfig::numStages}, IntField{"num_warps", &KernelConfig::numWarps},
+    IntField{"threads", &KernelConfig::threads},
+};
+
+// Per-measurement keys that are not part of the kernel's identity.
+bool isMeasurementKey(const std::string &k) { return k == "time_ms" || k == "error" || k == "timed_by"; }
+
+} // namespace
+
+nlohmann::json KernelConfig::toJson() const
+{
+    nlohmann::json j = extra.is_object() ? extra : nlohmann::json::object();
+    j["kind"] = kind;
+    j[kind == "triton" ? "template" : "name"] = name;
+    for (const auto &f : kIntFields)
+        if (this->*f.member != 0) j[f.jsonName] = this->*f.member;
+    return j;
+}
+
+std::string KernelConfig::key() const { return toJson().dump(); } // nlohmann objects are sorted
+
+KernelConfig KernelConfig::fromJson(const nlohmann::json &j, const std::string &where)
+{
+    if (!j.is_object()) throw InvalidInput(fmt::format("{}: a candidate must be a JSON object", where));
+    KernelConfig c;
+    auto kindIt = j.find("kind");
+    if (kindIt == j.end() || !kindIt->is_string())
+        throw InvalidInput(fmt::format("{}: candidate field 'kind' is missing", where));
+    c.kind = kindIt->get<std::string>();
+    if (c.kind != "aten" && c.kind != "triton" && c.kind != "cpu")
+        throw InvalidInput(fmt::format("{}: candidate field 'kind' has unknown value \"{}\"; expected aten, "
+                                       "triton or cpu",
+                                       where, c.kind));
+    const char *nameKey = c.kind == "triton" ? "template" : "name";
+    auto nameIt = j.find(nameKey);
+    if (nameIt == j.end() || !nameIt->is_string())
+        throw InvalidInput(fmt::format("{}: {} candidate needs a string '{}'", where, c.kind, nameKey));
+    c.name = nameIt->get<std::string>();
+    for (const auto &[k, v] : j.items()) {
+        if (k == "kind" || k == nameKey || isMeasurementKey(k)) continue;
+        bool known = false;
+        for (const auto &f : kIntFields) {
+            if (k != f.jsonName) continue;
+            known = true;
+            if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1 << 20)
+                throw InvalidInput(fmt::format("{}: candidate field '{}' must be a non-negative integer, got {}",
+                                               where, k, v.dump()));
+            c.*f.member = v.get<int>();
+        }
+        if (!known) c.extra[k] = v;
+    }
+    return c;
+}
+
+} // namespace diode

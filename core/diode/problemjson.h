@@ -1,0 +1,22 @@
+#pragma once
+
+#include "measurement.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace diode {
+
+/// Problem JSON (docs/FORMATS.md), version 1: one object per line, shared by the worker,
+/// `diode import`, `diode rank` and the plugin.
+GemmProblem problemFromJson(const nlohmann::json &j, const std::string &where);
+nlohmann::json problemToJson(const GemmProblem &p);
+
+/// Throws InvalidInput naming `where` ("line 12") and the field at fault.
+ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &where);
+ProblemRecord parseProblemLine(const std::string &line, const std::string &where);
+nlohmann::json toJson(const ProblemRecord &r);
+std::string toProblemLine(const ProblemRecord &r);
+
+} // namespace diode

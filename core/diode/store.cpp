@@ -1,0 +1,613 @@
+#include "store.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <array>
+#include <ctime>
+
+namespace diode {
+
+namespace {
+
+// Each entry takes the schema from version i to i+1. Never edit a shipped step: add one.
+constexpr std::array<const char *, Store::kSchemaVersion> kMigrations{
+    // 0 -> 1: the data plane.
+    R"sql(
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  created_at TEXT NOT NULL,
+  finished_at TEXT,
+  status TEXT NOT NULL CHECK(status IN ('running','finished','cancelled','failed')),
+  backend TEXT NOT NULL,
+  plan_name TEXT, plan_json TEXT, search_space TEXT,
+  host TEXT, gpu_name TEXT, sm_count INTEGER, gpu_memory_mb INTEGER, driver TEXT,
+  torch_version TEXT, triton_version TEXT, source TEXT,
+  problems_planned INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE problems(
+  id INTEGER PRIMARY KEY,
+  op TEXT NOT NULL CHECK(op IN ('mm','addmm','bmm')),
+  dtype TEXT NOT NULL CHECK(dtype IN ('bf16','fp16','fp32')),
+  b INTEGER NOT NULL CHECK(b >= 1), m INTEGER NOT NULL CHECK(m >= 1),
+  n INTEGER NOT NULL CHECK(n >= 1), k INTEGER NOT NULL CHECK(k >= 1),
+  a_transposed INTEGER NOT NULL, b_transposed INTEGER NOT NULL,
+  UNIQUE(op, dtype, b, m, n, k, a_transposed, b_transposed));
+CREATE TABLE kernel_configs(
+  id INTEGER PRIMARY KEY,
+  config_key TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL, name TEXT NOT NULL,
+  block_m INTEGER, block_n INTEGER, block_k INTEGER, group_m INTEGER,
+  num_stages INTEGER, num_warps INTEGER, threads INTEGER, extra_json TEXT);
+CREATE TABLE measurements(
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  config_id INTEGER NOT NULL REFERENCES kernel_configs(id),
+  time_ms REAL,
+  status TEXT NOT NULL CHECK(status IN ('ok','failed','timeout')),
+  error TEXT,
+  UNIQUE(run_id, problem_id, config_id));
+CREATE INDEX measurements_by_problem ON measurements(problem_id, config_id);
+CREATE INDEX measurements_by_config ON measurements(config_id);
+CREATE TABLE run_problems(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  status TEXT NOT NULL CHECK(status IN ('ok','failed','timeout')),
+  error TEXT, seconds REAL,
+  PRIMARY KEY(run_id, problem_id));
+CREATE INDEX run_problems_by_problem ON run_problems(problem_id);
+)sql",
+    // 1 -> 2: telemetry sampled during runs; models and their predictions for the GUI.
+    R"sql(
+CREATE TABLE telemetry(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  t REAL NOT NULL, sm_clock_mhz REAL, mem_clock_mhz REAL, power_w REAL,
+  temperature_c REAL, utilization_pct REAL);
+CREATE INDEX telemetry_by_run ON telemetry(run_id, t);
+CREATE TABLE models(
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL, path TEXT, created_at TEXT NOT NULL,
+  manifest_json TEXT NOT NULL);
+CREATE TABLE predictions(
+  model_id INTEGER NOT NULL REFERENCES models(id) ON DELETE CASCADE,
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  config_id INTEGER NOT NULL REFERENCES kernel_configs(id),
+  predicted_ms REAL NOT NULL,
+  PRIMARY KEY(model_id, problem_id, config_id));
+CREATE INDEX predictions_by_problem ON predictions(problem_id);
+)sql",
+};
+
+// Binding helpers keep the statements below short.
+void put(sqlite3_stmt *s, int i, int64_t v) { sqlite3_bind_int64(s, i, v); }
+void put(sqlite3_stmt *s, int i, int v) { sqlite3_bind_int64(s, i, v); }
+void put(sqlite3_stmt *s, int i, double v) { sqlite3_bind_double(s, i, v); }
+void put(sqlite3_stmt *s, int i, const std::string &v)
+{
+    sqlite3_bind_text(s, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
+}
+void put(sqlite3_stmt *s, int i, std::string_view v) { sqlite3_bind_text(s, i, v.data(), int(v.size()), SQLITE_TRANSIENT); }
+void bindNullIfZero(sqlite3_stmt *s, int i, int v)
+{
+    if (v) sqlite3_bind_int64(s, i, v);
+    else sqlite3_bind_null(s, i);
+}
+std::string text(sqlite3_stmt *s, int col)
+{
+    auto *p = sqlite3_column_text(s, col);
+    return p ? std::string(reinterpret_cast<const char *>(p)) : std::string();
+}
+
+struct Reset {
+    sqlite3_stmt *s;
+    ~Reset()
+    {
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+    }
+};
+
+RunInfo readRun(sqlite3_stmt *s)
+{
+    RunInfo r;
+    r.id = sqlite3_column_int64(s, 0);
+    r.createdAt = text(s, 1);
+    r.finishedAt = text(s, 2);
+    r.status = text(s, 3);
+    r.backend = text(s, 4);
+    r.planName = text(s, 5);
+    r.planJson = text(s, 6);
+    r.searchSpace = text(s, 7);
+    r.host = text(s, 8);
+    r.gpuName = text(s, 9);
+    r.smCount = sqlite3_column_int(s, 10);
+    r.gpuMemoryMb = sqlite3_column_int64(s, 11);
+    r.driver = text(s, 12);
+    r.torchVersion = text(s, 13);
+    r.tritonVersion = text(s, 14);
+    r.source = text(s, 15);
+    r.problemsPlanned = sqlite3_column_int64(s, 16);
+    return r;
+}
+
+constexpr const char *kRunColumns =
+    "id, created_at, finished_at, status, backend, plan_name, plan_json, search_space, host, gpu_name, "
+    "sm_count, gpu_memory_mb, driver, torch_version, triton_version, source, problems_planned";
+
+} // namespace
+
+std::string utcNow()
+{
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+Store::Store(const std::string &path, Mode mode)
+    : m_path(path)
+{
+    const int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    if (sqlite3_open_v2(path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+        std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
+        sqlite3_close(m_db);
+        m_db = nullptr;
+        throw StoreError(fmt::format("cannot open database '{}': {}", path, msg));
+    }
+    sqlite3_extended_result_codes(m_db, 1);
+    sqlite3_busy_timeout(m_db, 10000);
+    try {
+        // Fail early, with a clear message, on a file that is not a database.
+        exec("SELECT count(*) FROM sqlite_master");
+        if (mode == Mode::ReadWrite) {
+            exec("PRAGMA journal_mode=WAL");
+            exec("PRAGMA synchronous=NORMAL");
+        }
+        exec("PRAGMA foreign_keys=ON");
+        if (mode == Mode::ReadWrite) {
+            migrate();
+        } else if (int v = schemaVersion(); v > kSchemaVersion) {
+            fail(fmt::format("database was written by schema {}; this build reads up to {}", v, kSchemaVersion));
+        }
+    } catch (...) {
+        for (auto &[k, s] : m_stmts) sqlite3_finalize(s);
+        m_stmts.clear();
+        sqlite3_close(m_db);
+        m_db = nullptr;
+        throw;
+    }
+}
+
+Store::~Store()
+{
+    for (auto &[k, s] : m_stmts) sqlite3_finalize(s);
+    if (m_db) sqlite3_close(m_db);
+}
+
+void Store::fail(const std::string &what)
+{
+    throw StoreError(fmt::format("database '{}': {}", m_path, what));
+}
+
+void Store::exec(const char *sql)
+{
+    char *err = nullptr;
+    if (sqlite3_exec(m_db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string msg = err ? err : sqlite3_errmsg(m_db);
+        sqlite3_free(err);
+        if (sqlite3_errcode(m_db) == SQLITE_NOTADB)
+            fail("not a SQLite database (file is corrupt or of another kind)");
+        fail(msg);
+    }
+}
+
+sqlite3_stmt *Store::prepare(const char *sql)
+{
+    auto it = m_stmts.find(sql);
+    if (it != m_stmts.end()) return it->second;
+    sqlite3_stmt *s = nullptr;
+    if (sqlite3_prepare_v3(m_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK)
+        fail(fmt::format("cannot prepare statement: {}", sqlite3_errmsg(m_db)));
+    m_stmts.emplace(sql, s);
+    return s;
+}
+
+int Store::schemaVersion()
+{
+    auto *s = prepare("PRAGMA user_version");
+    Reset r{s};
+    if (sqlite3_step(s) != SQLITE_ROW) fail("cannot read schema version");
+    return sqlite3_column_int(s, 0);
+}
+
+void Store::migrate()
+{
+    const int version = schemaVersion();
+    if (version > kSchemaVersion)
+        fail(fmt::format("database was written by schema {}; this build reads up to {}. Use a newer diode, or "
+                         "export the data with it",
+                         version, kSchemaVersion));
+    if (version == kSchemaVersion) return;
+    Transaction tx(*this);
+    for (int v = version; v < kSchemaVersion; ++v) exec(kMigrations[v]);
+    exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
+    tx.commit();
+}
+
+Store::Transaction::Transaction(Store &store)
+    : m_store(store)
+{
+    m_store.exec("BEGIN IMMEDIATE");
+}
+
+Store::Transaction::~Transaction()
+{
+    if (!m_done) sqlite3_exec(m_store.m_db, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (!m_done) {
+        // Ids handed out inside the rolled-back transaction no longer exist.
+        m_store.m_configIds.clear();
+        m_store.m_problemIds.clear();
+    }
+}
+
+void Store::Transaction::commit()
+{
+    m_store.exec("COMMIT");
+    m_done = true;
+}
+
+int64_t Store::createRun(const RunInfo &r)
+{
+    auto *s = prepare("INSERT INTO runs(created_at, status, backend, plan_name, plan_json, search_space, host, "
+                      "gpu_name, sm_count, gpu_memory_mb, driver, torch_version, triton_version, source, "
+                      "problems_planned) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, r.createdAt.empty() ? utcNow() : r.createdAt);
+    put(s, 2, r.status);
+    put(s, 3, r.backend);
+    put(s, 4, r.planName);
+    put(s, 5, r.planJson);
+    put(s, 6, r.searchSpace);
+    put(s, 7, r.host);
+    put(s, 8, r.gpuName);
+    put(s, 9, r.smCount);
+    put(s, 10, r.gpuMemoryMb);
+    put(s, 11, r.driver);
+    put(s, 12, r.torchVersion);
+    put(s, 13, r.tritonVersion);
+    put(s, 14, r.source);
+    put(s, 15, r.problemsPlanned);
+    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot create run: {}", sqlite3_errmsg(m_db)));
+    return sqlite3_last_insert_rowid(m_db);
+}
+
+void Store::setRunStatus(int64_t runId, const std::string &status)
+{
+    auto *s = prepare("UPDATE runs SET status=?, finished_at=CASE WHEN ?='running' THEN NULL ELSE ? END WHERE id=?");
+    Reset reset{s};
+    put(s, 1, status);
+    put(s, 2, status);
+    put(s, 3, utcNow());
+    put(s, 4, runId);
+    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot update run {}: {}", runId, sqlite3_errmsg(m_db)));
+}
+
+void Store::setRunHardware(int64_t runId, const RunInfo &hw)
+{
+    auto *s = prepare("UPDATE runs SET host=?, gpu_name=?, sm_count=?, gpu_memory_mb=?, driver=?, torch_version=?, "
+                      "triton_version=? WHERE id=?");
+    Reset reset{s};
+    put(s, 1, hw.host);
+    put(s, 2, hw.gpuName);
+    put(s, 3, hw.smCount);
+    put(s, 4, hw.gpuMemoryMb);
+    put(s, 5, hw.driver);
+    put(s, 6, hw.torchVersion);
+    put(s, 7, hw.tritonVersion);
+    put(s, 8, runId);
+    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot update run {}: {}", runId, sqlite3_errmsg(m_db)));
+}
+
+RunInfo Store::run(int64_t runId)
+{
+    static const std::string sql = fmt::format("SELECT {} FROM runs WHERE id=?", kRunColumns);
+    auto *s = prepare(sql.c_str());
+    Reset reset{s};
+    put(s, 1, runId);
+    if (sqlite3_step(s) != SQLITE_ROW) fail(fmt::format("there is no run {}", runId));
+    return readRun(s);
+}
+
+std::vector<RunInfo> Store::runs()
+{
+    static const std::string sql = fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns);
+    auto *s = prepare(sql.c_str());
+    Reset reset{s};
+    std::vector<RunInfo> out;
+    while (sqlite3_step(s) == SQLITE_ROW) out.push_back(readRun(s));
+    return out;
+}
+
+std::optional<RunInfo> Store::newestUnfinishedRun()
+{
+    static const std::string sql = fmt::format(
+        "SELECT {} FROM runs WHERE status IN ('running','cancelled') AND backend != 'import' ORDER BY id DESC LIMIT 1",
+        kRunColumns);
+    auto *s = prepare(sql.c_str());
+    Reset reset{s};
+    if (sqlite3_step(s) != SQLITE_ROW) return std::nullopt;
+    return readRun(s);
+}
+
+int64_t Store::problemId(const GemmProblem &p)
+{
+    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", toString(p.op), toString(p.dtype), p.batch, p.m,
+                                        p.n, p.k, int(p.aTransposed), int(p.bTransposed));
+    if (auto it = m_problemIds.find(key); it != m_problemIds.end()) return it->second;
+    auto *ins = prepare("INSERT INTO problems(op, dtype, b, m, n, k, a_transposed, b_transposed) VALUES(?,?,?,?,?,?,?,?) "
+                        "ON CONFLICT DO UPDATE SET op=excluded.op RETURNING id");
+    Reset reset{ins};
+    put(ins, 1, toString(p.op));
+    put(ins, 2, toString(p.dtype));
+    put(ins, 3, p.batch);
+    put(ins, 4, p.m);
+    put(ins, 5, p.n);
+    put(ins, 6, p.k);
+    put(ins, 7, int(p.aTransposed));
+    put(ins, 8, int(p.bTransposed));
+    if (sqlite3_step(ins) != SQLITE_ROW) fail(fmt::format("cannot store problem {}: {}", p.label(), sqlite3_errmsg(m_db)));
+    const int64_t id = sqlite3_column_int64(ins, 0);
+    while (sqlite3_step(ins) == SQLITE_ROW) {
+    }
+    m_problemIds.emplace(key, id);
+    return id;
+}
+
+int64_t Store::configId(const KernelConfig &c)
+{
+    const std::string key = c.key();
+    if (auto it = m_configIds.find(key); it != m_configIds.end()) return it->second;
+    auto *ins = prepare("INSERT INTO kernel_configs(config_key, kind, name, block_m, block_n, block_k, group_m, "
+                        "num_stages, num_warps, threads, extra_json) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
+                        "ON CONFLICT DO UPDATE SET kind=excluded.kind RETURNING id");
+    Reset reset{ins};
+    put(ins, 1, key);
+    put(ins, 2, c.kind);
+    put(ins, 3, c.name);
+    bindNullIfZero(ins, 4, c.blockM);
+    bindNullIfZero(ins, 5, c.blockN);
+    bindNullIfZero(ins, 6, c.blockK);
+    bindNullIfZero(ins, 7, c.groupM);
+    bindNullIfZero(ins, 8, c.numStages);
+    bindNullIfZero(ins, 9, c.numWarps);
+    bindNullIfZero(ins, 10, c.threads);
+    put(ins, 11, c.extra.dump());
+    if (sqlite3_step(ins) != SQLITE_ROW) fail(fmt::format("cannot store kernel config: {}", sqlite3_errmsg(m_db)));
+    const int64_t id = sqlite3_column_int64(ins, 0);
+    while (sqlite3_step(ins) == SQLITE_ROW) {
+    }
+    m_configIds.emplace(key, id);
+    return id;
+}
+
+void Store::insertMeasurement(int64_t runId, int64_t problemId, const Measurement &m)
+{
+    const int64_t cfg = configId(m.config);
+    auto *s = prepare("INSERT OR IGNORE INTO measurements(run_id, problem_id, config_id, time_ms, status, error) "
+                      "VALUES(?,?,?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, runId);
+    put(s, 2, problemId);
+    put(s, 3, cfg);
+    if (m.timeMs) put(s, 4, *m.timeMs);
+    put(s, 5, toString(m.status));
+    if (!m.error.empty()) put(s, 6, m.error);
+    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot store measurement: {}", sqlite3_errmsg(m_db)));
+}
+
+void Store::markProblemDone(int64_t runId, int64_t problemId, const std::string &status, const std::string &error,
+                            double seconds)
+{
+    auto *s = prepare("INSERT OR REPLACE INTO run_problems(run_id, problem_id, status, error, seconds) VALUES(?,?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, runId);
+    put(s, 2, problemId);
+    put(s, 3, status);
+    if (!error.empty()) put(s, 4, error);
+    put(s, 5, seconds);
+    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot mark problem done: {}", sqlite3_errmsg(m_db)));
+}
+
+void Store::insertRecord(int64_t runId, const ProblemRecord &r, double seconds)
+{
+    const int64_t pid = problemId(r.problem);
+    for (const auto &m : r.candidates) insertMeasurement(runId, pid, m);
+    markProblemDone(runId, pid, r.error.empty() ? "ok" : "failed", r.error, seconds);
+}
+
+void Store::insertTelemetry(int64_t runId, const TelemetrySample &t)
+{
+    auto *s = prepare("INSERT INTO telemetry(run_id, t, sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, "
+                      "utilization_pct) VALUES(?,?,?,?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, runId);
+    put(s, 2, t.tSeconds);
+    put(s, 3, t.smClockMhz);
+    put(s, 4, t.memClockMhz);
+    put(s, 5, t.powerW);
+    put(s, 6, t.temperatureC);
+    put(s, 7, t.utilizationPct);
+    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot store telemetry: {}", sqlite3_errmsg(m_db)));
+}
+
+std::vector<TelemetrySample> Store::telemetry(int64_t runId)
+{
+    auto *s = prepare("SELECT t, sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, utilization_pct FROM telemetry "
+                      "WHERE run_id=? ORDER BY t");
+    Reset reset{s};
+    put(s, 1, runId);
+    std::vector<TelemetrySample> out;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        out.push_back({sqlite3_column_double(s, 0), sqlite3_column_double(s, 1), sqlite3_column_double(s, 2),
+                       sqlite3_column_double(s, 3), sqlite3_column_double(s, 4), sqlite3_column_double(s, 5)});
+    return out;
+}
+
+std::set<int64_t> Store::doneProblems(int64_t runId)
+{
+    auto *s = prepare("SELECT problem_id FROM run_problems WHERE run_id=?");
+    Reset reset{s};
+    put(s, 1, runId);
+    std::set<int64_t> out;
+    while (sqlite3_step(s) == SQLITE_ROW) out.insert(sqlite3_column_int64(s, 0));
+    return out;
+}
+
+std::set<std::string> Store::measuredConfigKeys(int64_t runId, int64_t problemId)
+{
+    auto *s = prepare("SELECT c.config_key FROM measurements m JOIN kernel_configs c ON c.id=m.config_id "
+                      "WHERE m.run_id=? AND m.problem_id=?");
+    Reset reset{s};
+    put(s, 1, runId);
+    put(s, 2, problemId);
+    std::set<std::string> out;
+    while (sqlite3_step(s) == SQLITE_ROW) out.insert(text(s, 0));
+    return out;
+}
+
+int64_t Store::measurementCount(std::optional<int64_t> runId)
+{
+    auto *s = prepare(runId ? "SELECT count(*) FROM measurements WHERE run_id=?" : "SELECT count(*) FROM measurements");
+    Reset reset{s};
+    if (runId) put(s, 1, *runId);
+    sqlite3_step(s);
+    return sqlite3_column_int64(s, 0);
+}
+
+StoreStats Store::stats()
+{
+    StoreStats st;
+    auto scalar = [&](const char *sql) {
+        auto *s = prepare(sql);
+        Reset reset{s};
+        if (sqlite3_step(s) != SQLITE_ROW) fail(fmt::format("query failed: {}", sqlite3_errmsg(m_db)));
+        return sqlite3_column_int64(s, 0);
+    };
+    auto column = [&](const char *sql) {
+        auto *s = prepare(sql);
+        Reset reset{s};
+        std::vector<std::string> out;
+        while (sqlite3_step(s) == SQLITE_ROW) out.push_back(text(s, 0));
+        return out;
+    };
+    st.runs = scalar("SELECT count(*) FROM runs");
+    st.problems = scalar("SELECT count(DISTINCT problem_id) FROM run_problems");
+    st.measurements = scalar("SELECT count(*) FROM measurements");
+    st.failedMeasurements = scalar("SELECT count(*) FROM measurements WHERE status != 'ok'");
+    st.failedProblems = scalar("SELECT count(*) FROM run_problems WHERE status != 'ok'");
+    st.configs = scalar("SELECT count(*) FROM kernel_configs");
+    st.gpus = column("SELECT DISTINCT gpu_name FROM runs WHERE gpu_name IS NOT NULL AND gpu_name != '' ORDER BY 1");
+    st.ops = column("SELECT DISTINCT p.op FROM problems p JOIN run_problems r ON r.problem_id=p.id ORDER BY 1");
+    st.dtypes = column("SELECT DISTINCT p.dtype FROM problems p JOIN run_problems r ON r.problem_id=p.id ORDER BY 1");
+    st.backends = column("SELECT DISTINCT backend FROM runs ORDER BY 1");
+    return st;
+}
+
+nlohmann::json StoreStats::toJson() const
+{
+    return {{"runs", runs},         {"problems", problems},
+            {"measurements", measurements}, {"failed_measurements", failedMeasurements},
+            {"failed_problems", failedProblems}, {"kernel_configs", configs},
+            {"gpus", gpus},         {"ops", ops},
+            {"dtypes", dtypes},     {"backends", backends}};
+}
+
+void Store::forEachRecord(const std::function<void(const RunInfo &, const ProblemRecord &)> &fn,
+                          std::optional<int64_t> runId)
+{
+    std::unordered_map<int64_t, RunInfo> runsById;
+    for (auto &r : runs()) runsById.emplace(r.id, std::move(r));
+    const char *sql = "SELECT rp.run_id, p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed, rp.status, "
+                      "rp.error, c.config_key, m.time_ms, m.status, m.error, rp.problem_id "
+                      "FROM run_problems rp JOIN problems p ON p.id=rp.problem_id "
+                      "LEFT JOIN measurements m ON m.run_id=rp.run_id AND m.problem_id=rp.problem_id "
+                      "LEFT JOIN kernel_configs c ON c.id=m.config_id "
+                      "WHERE (?1 IS NULL OR rp.run_id=?1) ORDER BY rp.run_id, rp.problem_id, m.id";
+    auto *s = prepare(sql);
+    Reset reset{s};
+    if (runId) put(s, 1, *runId);
+    ProblemRecord cur;
+    int64_t curRun = -1, curProblem = -1;
+    auto flush = [&] {
+        if (curProblem >= 0) fn(runsById[curRun], cur);
+    };
+    while (true) {
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE) break;
+        if (rc != SQLITE_ROW) fail(fmt::format("export query failed: {}", sqlite3_errmsg(m_db)));
+        const int64_t run = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 15);
+        if (run != curRun || pid != curProblem) {
+            flush();
+            cur = ProblemRecord{};
+            curRun = run;
+            curProblem = pid;
+            cur.problem.op = *parseOp(text(s, 1));
+            cur.problem.dtype = *parseDType(text(s, 2));
+            cur.problem.batch = sqlite3_column_int64(s, 3);
+            cur.problem.m = sqlite3_column_int64(s, 4);
+            cur.problem.n = sqlite3_column_int64(s, 5);
+            cur.problem.k = sqlite3_column_int64(s, 6);
+            cur.problem.aTransposed = sqlite3_column_int(s, 7);
+            cur.problem.bTransposed = sqlite3_column_int(s, 8);
+            if (text(s, 9) != "ok") cur.error = text(s, 10);
+        }
+        if (sqlite3_column_type(s, 11) == SQLITE_NULL) continue;
+        Measurement m;
+        m.config = KernelConfig::fromJson(nlohmann::json::parse(text(s, 11)), "stored config");
+        if (sqlite3_column_type(s, 12) != SQLITE_NULL) m.timeMs = sqlite3_column_double(s, 12);
+        m.status = parseMeasureStatus(text(s, 13));
+        m.error = text(s, 14);
+        cur.candidates.push_back(std::move(m));
+    }
+    flush();
+}
+
+} // namespace diode
+
+namespace diode {
+
+RunProgressState runProgressState(Store &store, int64_t runId)
+{
+    RunProgressState st;
+    auto problemOf = [](sqlite3_stmt *s, int c0) {
+        GemmProblem p;
+        p.op = *parseOp(text(s, c0));
+        p.dtype = *parseDType(text(s, c0 + 1));
+        p.batch = sqlite3_column_int64(s, c0 + 2);
+        p.m = sqlite3_column_int64(s, c0 + 3);
+        p.n = sqlite3_column_int64(s, c0 + 4);
+        p.k = sqlite3_column_int64(s, c0 + 5);
+        p.aTransposed = sqlite3_column_int(s, c0 + 6);
+        p.bTransposed = sqlite3_column_int(s, c0 + 7);
+        return p;
+    };
+    auto query = [&](const char *sql, auto &&row) {
+        sqlite3_stmt *s = nullptr;
+        if (sqlite3_prepare_v2(store.handle(), sql, -1, &s, nullptr) != SQLITE_OK)
+            throw StoreError(fmt::format("database '{}': {}", store.path(), sqlite3_errmsg(store.handle())));
+        sqlite3_bind_int64(s, 1, runId);
+        while (sqlite3_step(s) == SQLITE_ROW) row(s);
+        sqlite3_finalize(s);
+    };
+    query("SELECT p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed, c.config_key FROM measurements m "
+          "JOIN problems p ON p.id=m.problem_id JOIN kernel_configs c ON c.id=m.config_id WHERE m.run_id=?",
+          [&](sqlite3_stmt *s) { st.measured[problemOf(s, 0)].insert(text(s, 8)); });
+    query("SELECT p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed FROM run_problems r "
+          "JOIN problems p ON p.id=r.problem_id WHERE r.run_id=?",
+          [&](sqlite3_stmt *s) { st.done.insert(problemOf(s, 0)); });
+    return st;
+}
+
+} // namespace diode

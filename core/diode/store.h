@@ -1,0 +1,155 @@
+#pragma once
+
+#include "measurement.h"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace diode {
+
+/// A store failure a user can act on: the path, what was attempted and SQLite's reason.
+class StoreError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// One sweep or import: where and with what the measurements were taken.
+struct RunInfo {
+    int64_t id = 0;
+    std::string createdAt;
+    std::string finishedAt;
+    std::string status = "running"; ///< running, finished, cancelled, failed
+    std::string backend;            ///< inductor, cpu, import
+    std::string planName;
+    std::string planJson;
+    std::string searchSpace;
+    std::string host;
+    std::string gpuName;
+    int smCount = 0;
+    int64_t gpuMemoryMb = 0;
+    std::string driver;
+    std::string torchVersion;
+    std::string tritonVersion;
+    std::string source; ///< file a run was imported from
+    int64_t problemsPlanned = 0;
+};
+
+/// One telemetry sample taken while a run measured.
+struct TelemetrySample {
+    double tSeconds = 0;
+    double smClockMhz = 0;
+    double memClockMhz = 0;
+    double powerW = 0;
+    double temperatureC = 0;
+    double utilizationPct = 0;
+};
+
+struct StoreStats {
+    int64_t runs = 0;
+    int64_t problems = 0;
+    int64_t measurements = 0;
+    int64_t failedMeasurements = 0;
+    int64_t failedProblems = 0;
+    int64_t configs = 0;
+    std::vector<std::string> gpus;
+    std::vector<std::string> ops;
+    std::vector<std::string> dtypes;
+    std::vector<std::string> backends;
+    nlohmann::json toJson() const;
+};
+
+/// The SQLite measurement store (docs/FORMATS.md): WAL, foreign keys, a schema version with
+/// migrations. A Store is one connection; use it from one thread at a time. Sweeps write
+/// through StoreWriter, which owns its own Store on a thread.
+class Store {
+public:
+    static constexpr int kSchemaVersion = 2;
+    enum class Mode { ReadWrite, ReadOnly };
+
+    /// Opens (creating if needed, unless ReadOnly) and migrates. Throws StoreError.
+    explicit Store(const std::string &path, Mode mode = Mode::ReadWrite);
+    ~Store();
+    Store(const Store &) = delete;
+    Store &operator=(const Store &) = delete;
+
+    const std::string &path() const { return m_path; }
+    int schemaVersion();
+
+    /// RAII BEGIN IMMEDIATE .. COMMIT; rolls back if destroyed without commit().
+    class Transaction {
+    public:
+        explicit Transaction(Store &store);
+        ~Transaction();
+        void commit();
+
+    private:
+        Store &m_store;
+        bool m_done = false;
+    };
+
+    int64_t createRun(const RunInfo &run);
+    void setRunStatus(int64_t runId, const std::string &status);
+    void setRunHardware(int64_t runId, const RunInfo &hw);
+    RunInfo run(int64_t runId);
+    std::vector<RunInfo> runs();
+    std::optional<RunInfo> newestUnfinishedRun();
+
+    int64_t problemId(const GemmProblem &p);
+    int64_t configId(const KernelConfig &c);
+    void insertMeasurement(int64_t runId, int64_t problemId, const Measurement &m);
+    void markProblemDone(int64_t runId, int64_t problemId, const std::string &status, const std::string &error,
+                         double seconds);
+    void insertTelemetry(int64_t runId, const TelemetrySample &s);
+    /// Writes a whole problem record (measurements and its done marker) for `runId`.
+    void insertRecord(int64_t runId, const ProblemRecord &r, double seconds = 0);
+
+    std::set<int64_t> doneProblems(int64_t runId);
+    std::set<std::string> measuredConfigKeys(int64_t runId, int64_t problemId);
+    int64_t measurementCount(std::optional<int64_t> runId = std::nullopt);
+    std::vector<TelemetrySample> telemetry(int64_t runId);
+    StoreStats stats();
+
+    /// Every problem of the store (or of one run) with its measurements, for export.
+    void forEachRecord(const std::function<void(const RunInfo &, const ProblemRecord &)> &fn,
+                       std::optional<int64_t> runId = std::nullopt);
+
+    sqlite3 *handle() { return m_db; }
+    void exec(const char *sql);
+
+private:
+    sqlite3_stmt *prepare(const char *sql);
+    [[noreturn]] void fail(const std::string &what);
+    void migrate();
+
+    std::string m_path;
+    sqlite3 *m_db = nullptr;
+    std::unordered_map<std::string, sqlite3_stmt *> m_stmts;
+    std::unordered_map<std::string, int64_t> m_configIds;
+    std::unordered_map<std::string, int64_t> m_problemIds;
+};
+
+std::string utcNow();
+
+} // namespace diode
+
+namespace diode {
+/// Problems of a run with the config keys already measured for each; a problem with a done
+/// marker in run_problems maps `done` to true.
+struct RunProgressState {
+    std::map<GemmProblem, std::set<std::string>> measured;
+    std::set<GemmProblem> done;
+};
+RunProgressState runProgressState(Store &store, int64_t runId);
+} // namespace diode

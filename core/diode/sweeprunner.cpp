@@ -1,0 +1,142 @@
+#include "sweeprunner.h"
+
+#include "hardware.h"
+#include "problemjson.h"
+#include "storewriter.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <thread>
+
+namespace diode {
+
+nlohmann::json frozenPlan(const SweepPlan &plan)
+{
+    nlohmann::json j = plan.source.is_object() ? plan.source : nlohmann::json::object();
+    j.erase("shuffle_seed");
+    auto list = nlohmann::json::array();
+    for (const auto &p : plan.problems) list.push_back(problemToJson(p));
+    j["entries"] = nlohmann::json::array({{{"name", "frozen"}, {"problems", std::move(list)}}});
+    j["search_space"] = plan.searchSpace;
+    j["timeout_s"] = plan.timeoutS;
+    j["repeats"] = plan.repeats;
+    return j;
+}
+
+SweepRunner::SweepRunner(std::string dbPath, Backend &backend)
+    : m_dbPath(std::move(dbPath))
+    , m_backend(backend)
+{
+}
+
+int64_t SweepRunner::createRun(const SweepPlan &plan)
+{
+    Store store(m_dbPath);
+    RunInfo run;
+    run.backend = m_backend.name();
+    run.planName = plan.name;
+    run.planJson = frozenPlan(plan).dump();
+    run.searchSpace = plan.searchSpace;
+    run.problemsPlanned = int64_t(plan.problems.size());
+    m_backend.describe(run);
+    return store.createRun(run);
+}
+
+std::optional<std::pair<RunInfo, SweepPlan>> SweepRunner::resumable(const std::string &dbPath)
+{
+    Store store(dbPath);
+    auto run = store.newestUnfinishedRun();
+    if (!run) return std::nullopt;
+    auto plan = SweepPlan::fromJson(nlohmann::json::parse(run->planJson), ".");
+    return std::make_pair(*run, std::move(plan));
+}
+
+std::string SweepRunner::run(int64_t runId, const SweepPlan &plan)
+{
+    using Clock = std::chrono::steady_clock;
+    RunProgressState state;
+    {
+        Store store(m_dbPath);
+        state = runProgressState(store, runId);
+        store.setRunStatus(runId, "running");
+    }
+    StoreWriter writer(m_dbPath);
+
+    // Telemetry: one sample a second from the first GPU while the run measures.
+    std::mutex telMutex;
+    std::condition_variable telWake;
+    bool telStop = false;
+    const auto t0 = Clock::now();
+    std::thread telemetry([&] {
+        HardwareMonitor hw;
+        std::unique_lock lock(telMutex);
+        while (!telStop) {
+            if (auto s = hw.sample(0)) {
+                s->tSeconds = std::chrono::duration<double>(Clock::now() - t0).count();
+                try {
+                    writer.push(StoreWriter::Telemetry{runId, *s});
+                } catch (...) {
+                    // The measurement path reports store errors; telemetry just stops.
+                    return;
+                }
+            } else {
+                return; // no GPU library: nothing to sample
+            }
+            telWake.wait_for(lock, std::chrono::seconds(1), [&] { return telStop; });
+        }
+    });
+    struct StopTelemetry {
+        std::mutex &m;
+        std::condition_variable &cv;
+        bool &stop;
+        std::thread &t;
+        ~StopTelemetry()
+        {
+            {
+                std::lock_guard l(m);
+                stop = true;
+            }
+            cv.notify_all();
+            t.join();
+        }
+    } stopTelemetry{telMutex, telWake, telStop, telemetry};
+
+    SweepProgress prog;
+    prog.total = int64_t(plan.problems.size());
+    prog.done = int64_t(state.done.size());
+    int64_t doneThisSession = 0;
+    const std::set<std::string> none;
+    for (const auto &p : plan.problems) {
+        if (m_cancel) break;
+        if (state.done.count(p)) continue;
+        prog.current = p.label();
+        if (m_progress) m_progress(prog);
+        const auto it = state.measured.find(p);
+        const auto pt0 = Clock::now();
+        auto outcome = m_backend.measure(p, plan, it == state.measured.end() ? none : it->second,
+                                         [&](const Measurement &m) {
+                                             writer.push(StoreWriter::MeasurementRow{runId, p, m});
+                                             ++prog.measurements;
+                                         },
+                                         m_cancel);
+        if (m_cancel) break; // the problem stays unfinished; resume completes it
+        const double seconds = std::chrono::duration<double>(Clock::now() - pt0).count();
+        writer.push(StoreWriter::ProblemDone{runId, p, std::string(toString(outcome.status)), outcome.error, seconds});
+        ++prog.done;
+        ++doneThisSession;
+        if (outcome.status != MeasureStatus::Ok) ++prog.failed;
+        prog.elapsedS = std::chrono::duration<double>(Clock::now() - t0).count();
+        prog.problemsPerS = prog.elapsedS > 0 ? doneThisSession / prog.elapsedS : 0;
+        prog.etaS = prog.problemsPerS > 0 ? (prog.total - prog.done) / prog.problemsPerS : 0;
+        prog.current.clear();
+        if (m_progress) m_progress(prog);
+    }
+    const std::string status = m_cancel ? "cancelled" : "finished";
+    writer.push(StoreWriter::RunStatus{runId, status});
+    writer.flush();
+    return status;
+}
+
+} // namespace diode

@@ -1,0 +1,53 @@
+#pragma once
+
+#include "backend.h"
+#include "store.h"
+#include "sweepplan.h"
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+namespace diode {
+
+struct SweepProgress {
+    int64_t done = 0;  ///< problems finished, in this and earlier sessions of the run
+    int64_t total = 0;
+    int64_t failed = 0;
+    int64_t measurements = 0; ///< taken in this session
+    double elapsedS = 0;
+    double problemsPerS = 0;
+    double etaS = 0;
+    std::string current; ///< label of the problem being measured
+};
+
+/// Runs a plan through a backend into the store: one writer thread, progress through a
+/// callback, cancel from any thread, resume of an interrupted run that never measures a
+/// (problem, config) twice, telemetry sampled while it runs.
+class SweepRunner {
+public:
+    SweepRunner(std::string dbPath, Backend &backend);
+
+    void setProgressCallback(std::function<void(const SweepProgress &)> fn) { m_progress = std::move(fn); }
+    /// Creates the run row (plan frozen into it, backend's hardware recorded); returns its id.
+    int64_t createRun(const SweepPlan &plan);
+    /// Measures every problem of `plan` not yet done in `runId`. Returns "finished" or "cancelled".
+    /// Store errors (disk full, read-only) propagate as StoreError; the run stays resumable.
+    std::string run(int64_t runId, const SweepPlan &plan);
+    void cancel() { m_cancel = true; }
+
+    /// The newest unfinished run of the store and its frozen plan; nullopt if none.
+    static std::optional<std::pair<RunInfo, SweepPlan>> resumable(const std::string &dbPath);
+
+private:
+    std::string m_dbPath;
+    Backend &m_backend;
+    std::function<void(const SweepProgress &)> m_progress;
+    std::atomic<bool> m_cancel{false};
+};
+
+/// The plan with its problems expanded into one explicit list: what a run stores, so resuming
+/// needs neither the plan file nor its shape sets.
+nlohmann::json frozenPlan(const SweepPlan &plan);
+
+} // namespace diode
