@@ -71,8 +71,19 @@ int runSweep(const SweepOptions &o)
             runId = run.id;
             plan = std::move(frozen);
             fmt::print(stderr, "resuming run {} ({} backend, plan '{}')\n", runId, backendName, run.planName);
-        } else if (!plan) {
-            throw InvalidInput(fmt::format("{} has no unfinished run to resume", o.db));
+        } else {
+            // Nothing interrupted: a finished run of the same plan means there is nothing to do.
+            Store store(o.db);
+            const auto runs = store.runs();
+            const RunInfo *last = nullptr;
+            for (const auto &r : runs)
+                if (r.backend != "import") last = &r;
+            const bool samePlan = last && plan && last->planJson == frozenPlan(*plan).dump();
+            if (last && (!plan || samePlan)) {
+                fmt::print(stderr, "nothing to resume: the newest run ({}) of {} is {}\n", last->id, o.db, last->status);
+                return 0;
+            }
+            if (!plan) throw InvalidInput(fmt::format("{} has no run to resume", o.db));
         }
     }
     if (!plan) throw InvalidInput("sweep needs --plan FILE (or --resume with an unfinished run in --db)");

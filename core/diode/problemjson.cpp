@@ -137,7 +137,8 @@ ProblemRecord parseProblemLine(const std::string &line, const std::string &where
 nlohmann::json toJson(const ProblemRecord &r)
 {
     nlohmann::json j = r.extra.is_object() ? r.extra : nlohmann::json::object();
-    for (auto &[k, v] : problemToJson(r.problem).items()) j[k] = v;
+    const nlohmann::json problem = problemToJson(r.problem);
+    for (const auto &[k, v] : problem.items()) j[k] = v;
     auto cands = nlohmann::json::array();
     for (const auto &m : r.candidates) {
         auto c = m.config.toJson();

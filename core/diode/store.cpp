@@ -40,15 +40,15 @@ CREATE TABLE kernel_configs(
   block_m INTEGER, block_n INTEGER, block_k INTEGER, group_m INTEGER,
   num_stages INTEGER, num_warps INTEGER, threads INTEGER, extra_json TEXT);
 CREATE TABLE measurements(
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   problem_id INTEGER NOT NULL REFERENCES problems(id),
   config_id INTEGER NOT NULL REFERENCES kernel_configs(id),
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   time_ms REAL,
   status TEXT NOT NULL CHECK(status IN ('ok','failed','timeout')),
   error TEXT,
-  UNIQUE(run_id, problem_id, config_id));
-CREATE INDEX measurements_by_problem ON measurements(problem_id, config_id);
+  PRIMARY KEY(problem_id, config_id, run_id)) WITHOUT ROWID;
+-- By problem: the primary key. By config: the index below. By run: run_problems' key, then the
+-- primary key. No more indexes: each one costs ingest rate (docs/BENCHMARKS.md).
 CREATE INDEX measurements_by_config ON measurements(config_id);
 CREATE TABLE run_problems(
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -149,6 +149,9 @@ std::string utcNow()
 Store::Store(const std::string &path, Mode mode)
     : m_path(path)
 {
+    // Memory statistics cost a global mutex on every allocation; the store never reads them.
+    static const bool configured = [] { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK; }();
+    (void)configured;
     const int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     if (sqlite3_open_v2(path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
@@ -164,6 +167,7 @@ Store::Store(const std::string &path, Mode mode)
         if (mode == Mode::ReadWrite) {
             exec("PRAGMA journal_mode=WAL");
             exec("PRAGMA synchronous=NORMAL");
+            exec("PRAGMA cache_size=-65536"); // 64 MiB: index inserts of a large sweep stay in memory
         }
         exec("PRAGMA foreign_keys=ON");
         if (mode == Mode::ReadWrite) {
@@ -205,12 +209,12 @@ void Store::exec(const char *sql)
 
 sqlite3_stmt *Store::prepare(const char *sql)
 {
-    auto it = m_stmts.find(sql);
+    auto it = m_stmts.find(static_cast<const void *>(sql));
     if (it != m_stmts.end()) return it->second;
     sqlite3_stmt *s = nullptr;
     if (sqlite3_prepare_v3(m_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK)
         fail(fmt::format("cannot prepare statement: {}", sqlite3_errmsg(m_db)));
-    m_stmts.emplace(sql, s);
+    m_stmts.emplace(static_cast<const void *>(sql), s);
     return s;
 }
 
@@ -341,11 +345,16 @@ std::optional<RunInfo> Store::newestUnfinishedRun()
     return readRun(s);
 }
 
+size_t Store::ProblemHash::operator()(const GemmProblem &p) const noexcept
+{
+    uint64_t h = uint64_t(p.op) | uint64_t(p.dtype) << 2 | uint64_t(p.aTransposed) << 4 | uint64_t(p.bTransposed) << 5;
+    for (int64_t v : {p.batch, p.m, p.n, p.k}) h = (h ^ uint64_t(v)) * 0x100000001B3ull + (h >> 29);
+    return size_t(h);
+}
+
 int64_t Store::problemId(const GemmProblem &p)
 {
-    const std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", toString(p.op), toString(p.dtype), p.batch, p.m,
-                                        p.n, p.k, int(p.aTransposed), int(p.bTransposed));
-    if (auto it = m_problemIds.find(key); it != m_problemIds.end()) return it->second;
+    if (auto it = m_problemIds.find(p); it != m_problemIds.end()) return it->second;
     auto *ins = prepare("INSERT INTO problems(op, dtype, b, m, n, k, a_transposed, b_transposed) VALUES(?,?,?,?,?,?,?,?) "
                         "ON CONFLICT DO UPDATE SET op=excluded.op RETURNING id");
     Reset reset{ins};
@@ -361,14 +370,17 @@ int64_t Store::problemId(const GemmProblem &p)
     const int64_t id = sqlite3_column_int64(ins, 0);
     while (sqlite3_step(ins) == SQLITE_ROW) {
     }
-    m_problemIds.emplace(key, id);
+    m_problemIds.emplace(p, id);
     return id;
 }
 
 int64_t Store::configId(const KernelConfig &c)
 {
+    std::string fingerprint = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", c.kind, c.name, c.blockM, c.blockN, c.blockK,
+                                          c.groupM, c.numStages, c.numWarps, c.threads);
+    if (!c.extra.empty()) fingerprint += c.extra.dump();
+    if (auto it = m_configIds.find(fingerprint); it != m_configIds.end()) return it->second;
     const std::string key = c.key();
-    if (auto it = m_configIds.find(key); it != m_configIds.end()) return it->second;
     auto *ins = prepare("INSERT INTO kernel_configs(config_key, kind, name, block_m, block_n, block_k, group_m, "
                         "num_stages, num_warps, threads, extra_json) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
                         "ON CONFLICT DO UPDATE SET kind=excluded.kind RETURNING id");
@@ -383,12 +395,12 @@ int64_t Store::configId(const KernelConfig &c)
     bindNullIfZero(ins, 8, c.numStages);
     bindNullIfZero(ins, 9, c.numWarps);
     bindNullIfZero(ins, 10, c.threads);
-    put(ins, 11, c.extra.dump());
+    put(ins, 11, c.extra.is_object() ? c.extra.dump() : std::string("{}"));
     if (sqlite3_step(ins) != SQLITE_ROW) fail(fmt::format("cannot store kernel config: {}", sqlite3_errmsg(m_db)));
     const int64_t id = sqlite3_column_int64(ins, 0);
     while (sqlite3_step(ins) == SQLITE_ROW) {
     }
-    m_configIds.emplace(key, id);
+    m_configIds.emplace(std::move(fingerprint), id);
     return id;
 }
 
@@ -534,7 +546,7 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
                       "FROM run_problems rp JOIN problems p ON p.id=rp.problem_id "
                       "LEFT JOIN measurements m ON m.run_id=rp.run_id AND m.problem_id=rp.problem_id "
                       "LEFT JOIN kernel_configs c ON c.id=m.config_id "
-                      "WHERE (?1 IS NULL OR rp.run_id=?1) ORDER BY rp.run_id, rp.problem_id, m.id";
+                      "WHERE (?1 IS NULL OR rp.run_id=?1) ORDER BY rp.run_id, rp.problem_id, m.config_id";
     auto *s = prepare(sql);
     Reset reset{s};
     if (runId) put(s, 1, *runId);

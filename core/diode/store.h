@@ -135,9 +135,14 @@ private:
 
     std::string m_path;
     sqlite3 *m_db = nullptr;
-    std::unordered_map<std::string, sqlite3_stmt *> m_stmts;
+    // Keyed by the SQL text's address: every statement is a literal or a function-static string.
+    std::unordered_map<const void *, sqlite3_stmt *> m_stmts;
+    // Id caches keyed by cheap fingerprints: the ingest path must not build JSON per row.
     std::unordered_map<std::string, int64_t> m_configIds;
-    std::unordered_map<std::string, int64_t> m_problemIds;
+    struct ProblemHash {
+        size_t operator()(const GemmProblem &p) const noexcept;
+    };
+    std::unordered_map<GemmProblem, int64_t, ProblemHash> m_problemIds;
 };
 
 std::string utcNow();

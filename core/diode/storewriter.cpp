@@ -4,7 +4,9 @@ namespace diode {
 
 namespace {
 constexpr size_t kMaxBatch = 20000;
-}
+// A commit costs the same for 1 row as for thousands: let rows gather this long before one.
+constexpr auto kGather = std::chrono::milliseconds(20);
+} // namespace
 
 StoreWriter::StoreWriter(const std::string &dbPath)
     : m_store(dbPath)
@@ -29,18 +31,23 @@ void StoreWriter::rethrowIfFailed()
 
 void StoreWriter::push(Item item)
 {
+    bool wasEmpty;
     {
         std::lock_guard lock(m_mutex);
         rethrowIfFailed();
+        wasEmpty = m_queue.empty();
         m_queue.push_back(std::move(item));
     }
-    m_wake.notify_one();
+    if (wasEmpty) m_wake.notify_one();
 }
 
 void StoreWriter::flush()
 {
     std::unique_lock lock(m_mutex);
+    m_flushing = true;
+    m_wake.notify_one();
     m_idle.wait(lock, [this] { return (m_queue.empty() && !m_busy) || m_error; });
+    m_flushing = false;
     rethrowIfFailed();
 }
 
@@ -58,6 +65,7 @@ void StoreWriter::loop()
             std::unique_lock lock(m_mutex);
             m_wake.wait(lock, [this] { return m_stop || !m_queue.empty(); });
             if (m_queue.empty() && m_stop) return;
+            m_wake.wait_for(lock, kGather, [this] { return m_stop || m_flushing || m_queue.size() >= kMaxBatch; });
             const size_t n = std::min(m_queue.size(), kMaxBatch);
             batch.assign(std::make_move_iterator(m_queue.begin()), std::make_move_iterator(m_queue.begin() + n));
             m_queue.erase(m_queue.begin(), m_queue.begin() + n);

@@ -58,6 +58,7 @@ private:
     std::deque<Item> m_queue;
     bool m_busy = false;
     bool m_stop = false;
+    bool m_flushing = false;
     int64_t m_committed = 0;
     std::exception_ptr m_error;
     std::thread m_thread;

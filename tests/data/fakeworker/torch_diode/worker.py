@@ -1,0 +1,48 @@
+"""A stand-in for the inductor worker, for the process-supervision tests only (the real worker
+needs a GPU). It speaks the same JSON-lines protocol and misbehaves on purpose, keyed by M:
+  M == 13  the process dies with SIGSEGV mid-problem
+  M == 17  the process hangs (the runner's per-problem timeout must kill it)
+  M == 19  answers ok=false with an out-of-memory message
+  other    answers two candidates with times derived from the sizes
+FAKE_WORKER_HELLO_FAIL=1 makes the hello report a missing GPU.
+"""
+import json
+import os
+import signal
+import sys
+import time
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def main():
+    if os.environ.get("FAKE_WORKER_HELLO_FAIL"):
+        emit({"event": "hello", "ok": False, "error": "torch 2.11.0 sees no CUDA GPU (fake)"})
+        return 3
+    emit({"event": "hello", "ok": True, "torch": "2.11.0-fake", "triton": "3.6.0-fake",
+          "hardware": {"gpu": "Fake GPU", "sm_count": 7, "memory_mb": 1024, "driver": "0"}, "pid": os.getpid()})
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req.get("cmd") == "quit":
+            return 0
+        p = req["problem"]
+        if p["M"] == 13:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if p["M"] == 17:
+            time.sleep(3600)
+        if p["M"] == 19:
+            emit({"id": req["id"], "ok": False, "error": "out of GPU memory: tried to allocate 300 GiB"})
+            continue
+        t = 1e-6 * p["M"] * p["N"] * p["K"] / 1000.0
+        p["candidates"] = [{"kind": "aten", "name": "extern_kernels.mm", "time_ms": t},
+                           {"kind": "triton", "template": "mm", "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32,
+                            "GROUP_M": 8, "num_stages": 3, "num_warps": 4, "time_ms": t * 0.9}]
+        emit({"id": req["id"], "ok": True, "problem": p, "compile_s": 0.01})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+#pragma once
+
+#include "diode/config.h"
+#include "diode/store.h"
+
+#include <QDir>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <sqlite3.h>
+
+#include <string>
+
+namespace testutil {
+
+inline QString dataPath(const QString &rel) { return QStringLiteral(DIODE_TEST_DATA "/") + rel; }
+inline QString sourcePath(const QString &rel) { return QStringLiteral(DIODE_SOURCE_DIR "/") + rel; }
+
+/// Runs the real `diode` CLI; returns exit code, with stdout/stderr in the out-params.
+inline int runCli(const QStringList &args, QString *out = nullptr, QString *err = nullptr, int timeoutMs = 120000)
+{
+    QProcess p;
+    p.start(QStringLiteral(DIODE_CLI), args);
+    if (!p.waitForFinished(timeoutMs)) {
+        p.kill();
+        p.waitForFinished();
+        return -1;
+    }
+    if (out) *out = QString::fromUtf8(p.readAllStandardOutput());
+    if (err) *err = QString::fromUtf8(p.readAllStandardError());
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+
+inline std::string integrityCheck(const QString &path)
+{
+    sqlite3 *db = nullptr;
+    sqlite3_open_v2(path.toStdString().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt *s = nullptr;
+    sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, nullptr);
+    std::string result;
+    while (sqlite3_step(s) == SQLITE_ROW) result += reinterpret_cast<const char *>(sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return result;
+}
+
+inline int64_t scalar(const QString &path, const char *sql)
+{
+    sqlite3 *db = nullptr;
+    sqlite3_open_v2(path.toStdString().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt *s = nullptr;
+    sqlite3_prepare_v2(db, sql, -1, &s, nullptr);
+    int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return v;
+}
+
+inline QByteArray fileBytes(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+} // namespace testutil

@@ -1,0 +1,183 @@
+#include "testutil.h"
+
+#include "diode/importer.h"
+
+using namespace diode;
+using json = nlohmann::json;
+
+namespace {
+
+// A torch-diode dataset written from its documented structure: problem keys are JSON-encoded
+// strings, configs either objects or JSON-encoded strings, times in milliseconds.
+json torchDiodeDataset(bool configAsString, bool torchDtypeObjects)
+{
+    auto dtype = [&](const char *name) { return torchDtypeObjects ? json{{"__torch_dtype__", name}} : json(name); };
+    auto problemKey = [&](int b, int m, int n, int k, const char *dt) {
+        return json{{"B", b}, {"M", m}, {"N", n}, {"K", k}, {"M_dtype", dtype(dt)}, {"K_dtype", dtype(dt)},
+                    {"out_dtype", dtype(dt)}, {"out_size", {b, m, n}}, {"out_stride", {m * n, n, 1}}, {"version", 1}}
+            .dump();
+    };
+    auto config = [&](int bm, int bn, int bk, int stages, int warps) {
+        json c{{"block_m", bm},   {"block_n", bn},        {"block_k", bk},          {"group_m", 8},
+               {"num_stages", stages}, {"num_warps", warps}, {"EVEN_K", true},    {"ALLOW_TF32", false},
+               {"USE_FAST_ACCUM", false}, {"ACC_TYPE", "tl.float32"}, {"grid", 1}, {"name", "mm"}, {"version", 1}};
+        return configAsString ? json(c.dump()) : c;
+    };
+    json mm{{"name", "mm"}, {"solution", json::object()}};
+    mm["solution"][problemKey(1, 64, 4096, 4096, "float16")] = {
+        {"name", "mm"},
+        {"timed_configs",
+         {{{"config", config(64, 128, 32, 3, 4)}, {"time", 0.031}, {"version", 1}},
+          {{"config", config(128, 128, 64, 4, 8)}, {"time", 0.024}, {"version", 1}}}}};
+    mm["solution"][problemKey(1, 1, 1537, 3001, "bfloat16")] = {
+        {"name", "mm"}, {"timed_configs", {{{"config", config(16, 64, 128, 5, 4)}, {"time", 0.011}, {"version", 1}}}}};
+    json bmm{{"name", "bmm"}, {"solution", json::object()}};
+    bmm["solution"][problemKey(8, 32, 128, 256, "float32")] = {
+        {"name", "bmm"}, {"timed_configs", {{{"config", config(32, 32, 32, 2, 4)}, {"time", 0.007}, {"version", 1}}}}};
+    return {{"hardware", {{"NVIDIA H100 80GB HBM3", {{"operation", {{"mm", mm}, {"bmm", bmm}}}}}}}};
+}
+
+void writeFile(const QString &path, const std::string &bytes)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(bytes.data(), qint64(bytes.size()));
+}
+
+} // namespace
+
+class TestImport : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+    void checkImported(const QString &dbPath, const ImportResult &r, const char *format)
+    {
+        QCOMPARE(r.format, std::string(format));
+        QCOMPARE(r.problems, 3);
+        QCOMPARE(r.measurements, 4);
+        Store s(dbPath.toStdString());
+        const auto st = s.stats();
+        QCOMPARE(st.gpus, std::vector<std::string>{"NVIDIA H100 80GB HBM3"});
+        QCOMPARE(st.ops, (std::vector<std::string>{"bmm", "mm"}));
+        QCOMPARE(st.dtypes, (std::vector<std::string>{"bf16", "fp16", "fp32"}));
+        QCOMPARE(testutil::scalar(dbPath, "SELECT count(*) FROM problems WHERE op='bmm' AND b=8 AND m=32"), 1);
+        QCOMPARE(testutil::scalar(dbPath, "SELECT count(*) FROM kernel_configs WHERE block_m=128 AND block_k=64 AND num_warps=8"), 1);
+        QCOMPARE(testutil::scalar(dbPath, "SELECT round(min(time_ms)*1000) FROM measurements"), 7);
+    }
+
+private slots:
+    void torchDiodeJson_data()
+    {
+        QTest::addColumn<bool>("configAsString");
+        QTest::addColumn<bool>("dtypeObjects");
+        QTest::newRow("config object") << false << false;
+        QTest::newRow("config string") << true << false;
+        QTest::newRow("config string, __torch_dtype__") << true << true;
+    }
+    void torchDiodeJson()
+    {
+        QFETCH(bool, configAsString);
+        QFETCH(bool, dtypeObjects);
+        const QString file = m_dir.filePath(QString("td-%1.json").arg(QTest::currentDataTag()));
+        writeFile(file, torchDiodeDataset(configAsString, dtypeObjects).dump(2));
+        const QString dbPath = m_dir.filePath(QString("td-%1.db").arg(QTest::currentDataTag()));
+        Store s(dbPath.toStdString());
+        checkImported(dbPath, importFile(s, file.toStdString()), "torch-diode-json");
+    }
+
+    void torchDiodeMsgpack_data() { torchDiodeJson_data(); }
+    void torchDiodeMsgpack()
+    {
+        QFETCH(bool, configAsString);
+        QFETCH(bool, dtypeObjects);
+        const QString file = m_dir.filePath(QString("td-%1.msgpack").arg(QTest::currentDataTag()));
+        const auto bytes = json::to_msgpack(torchDiodeDataset(configAsString, dtypeObjects));
+        writeFile(file, std::string(bytes.begin(), bytes.end()));
+        const QString dbPath = m_dir.filePath(QString("mp-%1.db").arg(QTest::currentDataTag()));
+        Store s(dbPath.toStdString());
+        checkImported(dbPath, importFile(s, file.toStdString()), "torch-diode-msgpack");
+    }
+
+    void problemJsonLinesGroupRunsByHardware()
+    {
+        const QString file = m_dir.filePath("worker.jsonl");
+        writeFile(file,
+                  R"({"op":"mm","dtype":"bf16","M":16,"N":4096,"K":4096,"b_transposed":true,"hardware":{"gpu":"NVIDIA H200","sm_count":132},"versions":{"torch":"2.11.0"},"candidates":[{"kind":"aten","name":"extern_kernels.mm","time_ms":0.02}]})"
+                  "\n\n"
+                  R"({"op":"bmm","dtype":"fp32","B":4,"M":8,"N":128,"K":4096,"hardware":{"gpu":"NVIDIA H200","sm_count":132},"versions":{"torch":"2.11.0"},"error":"out of GPU memory","candidates":[]})"
+                  "\n");
+        const QString dbPath = m_dir.filePath("jsonl.db");
+        Store s(dbPath.toStdString());
+        const auto r = importFile(s, file.toStdString());
+        QCOMPARE(r.format, std::string("problem-jsonl"));
+        QCOMPARE(r.runs, 1);
+        QCOMPARE(r.problems, 2);
+        const auto runs = s.runs();
+        QCOMPARE(runs[0].smCount, 132);
+        QCOMPARE(runs[0].torchVersion, std::string("2.11.0"));
+        QCOMPARE(s.stats().failedProblems, 1);
+    }
+
+    // A corrupt or foreign file: a clear message, and the database byte-for-byte as before.
+    void badFilesLeaveDatabaseUntouched_data()
+    {
+        QTest::addColumn<QByteArray>("content");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("png") << QByteArray("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16) << "not problem JSON lines, a torch-diode dataset";
+        QTest::newRow("truncated json") << QByteArray(R"({"hardware": {"NVIDIA H200": {"operation": {"mm": {)")
+                                        << "line 1: not valid JSON";
+        QTest::newRow("foreign json") << QByteArray(R"({"name": "package.json", "version": "1.0"})")
+                                      << "field 'op' is missing";
+        QTest::newRow("bad line 3") << QByteArray("{\"op\":\"mm\",\"dtype\":\"bf16\",\"M\":1,\"N\":2,\"K\":3}\n"
+                                                  "{\"op\":\"mm\",\"dtype\":\"bf16\",\"M\":2,\"N\":2,\"K\":3}\n"
+                                                  "{\"op\":\"mm\",\"dtype\":\"bf16\",\"M\":0,\"N\":2,\"K\":3}\n")
+                                    << "line 3: field 'M' is 0";
+        QTest::newRow("torch-diode unknown op") << QByteArray(R"({"hardware":{"X":{"operation":{"conv":{"solution":{}}}}}})")
+                                                << "unknown op \"conv\"";
+        QTest::newRow("empty") << QByteArray("\n\n") << "file is empty";
+    }
+    void badFilesLeaveDatabaseUntouched()
+    {
+        QFETCH(QByteArray, content);
+        QFETCH(QString, message);
+        const QString dbPath = m_dir.filePath("keep.db");
+        {
+            Store s(dbPath.toStdString());
+            if (s.stats().problems == 0) {
+                const QString good = m_dir.filePath("good.json");
+                writeFile(good, torchDiodeDataset(false, false).dump());
+                importFile(s, good.toStdString());
+            }
+        }
+        const QString file = m_dir.filePath("bad.input");
+        writeFile(file, content.toStdString());
+        const int64_t measurements = testutil::scalar(dbPath, "SELECT count(*) FROM measurements");
+        const int64_t runs = testutil::scalar(dbPath, "SELECT count(*) FROM runs");
+        QString err;
+        QCOMPARE(testutil::runCli({"import", file, "--db", dbPath}, nullptr, &err), 2);
+        QVERIFY2(err.contains(message), qPrintable(err));
+        QVERIFY2(err.contains(file), qPrintable(err)); // names the file
+        QCOMPARE(testutil::scalar(dbPath, "SELECT count(*) FROM measurements"), measurements);
+        QCOMPARE(testutil::scalar(dbPath, "SELECT count(*) FROM runs"), runs);
+        QCOMPARE(testutil::integrityCheck(dbPath), std::string("ok"));
+    }
+
+    void exportRoundTripsThroughImport()
+    {
+        const QString src = m_dir.filePath("src.json"), a = m_dir.filePath("exp-a.db"), b = m_dir.filePath("exp-b.db");
+        writeFile(src, torchDiodeDataset(false, true).dump());
+        QCOMPARE(testutil::runCli({"import", src, "--db", a}), 0);
+        const QString jsonl = m_dir.filePath("out.jsonl"), csv = m_dir.filePath("out.csv");
+        QCOMPARE(testutil::runCli({"export", "--db", a, "--format", "jsonl", "--out", jsonl}), 0);
+        QCOMPARE(testutil::runCli({"export", "--db", a, "--format", "csv", "--out", csv}), 0);
+        QCOMPARE(testutil::runCli({"import", jsonl, "--db", b}), 0);
+        QCOMPARE(testutil::scalar(b, "SELECT count(*) FROM measurements"), 4);
+        QCOMPARE(testutil::scalar(b, "SELECT sum(time_ms)*1000"), testutil::scalar(a, "SELECT sum(time_ms)*1000"));
+        const auto csvLines = QString::fromUtf8(testutil::fileBytes(csv)).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(csvLines.size(), 1 + 4);
+        QVERIFY(csvLines[0].startsWith("run,gpu,op,dtype,B,M,N,K"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestImport)
+#include "tst_import.moc"

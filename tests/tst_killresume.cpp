@@ -1,0 +1,72 @@
+#include "testutil.h"
+
+#include <csignal>
+
+// SIGKILL a real `diode sweep` child process at several moments, check the database after each
+// kill, resume, and compare with an uninterrupted run of the same plan.
+class TestKillResume : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    QString m_plan;
+
+    static QString pairs(const QString &db)
+    {
+        // Every (problem, config) pair measured, as text, for an exact comparison.
+        sqlite3 *h = nullptr;
+        sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr);
+        sqlite3_stmt *s = nullptr;
+        sqlite3_prepare_v2(h,
+                           "SELECT p.op||p.dtype||p.b||'x'||p.m||'x'||p.n||'x'||p.k||c.config_key||m.status FROM measurements m "
+                           "JOIN problems p ON p.id=m.problem_id JOIN kernel_configs c ON c.id=m.config_id ORDER BY 1",
+                           -1, &s, nullptr);
+        QStringList out;
+        while (sqlite3_step(s) == SQLITE_ROW) out << reinterpret_cast<const char *>(sqlite3_column_text(s, 0));
+        sqlite3_finalize(s);
+        sqlite3_close(h);
+        return out.join('\n');
+    }
+
+private slots:
+    void initTestCase()
+    {
+        m_plan = m_dir.filePath("plan.json");
+        QFile f(m_plan);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"name": "kill", "repeats": 8, "timeout_s": 60,
+          "cpu": {"block_m": [16, 64], "block_n": [64], "block_k": [32, 128], "threads": [1]},
+          "entries": [{"ops": ["mm", "addmm"], "dtypes": ["fp32"], "M": [96, 128, 192], "N": [128, 192], "K": [192]}]})");
+    }
+
+    void killedSweepResumesToTheSameMeasurements()
+    {
+        const QString reference = m_dir.filePath("reference.db");
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan", m_plan, "--db", reference}), 0);
+        const QString expected = pairs(reference);
+        QCOMPARE(expected.count('\n') + 1, 12 * 4);
+
+        const QString db = m_dir.filePath("killed.db");
+        int kills = 0;
+        for (int delayMs : {150, 400, 700, 1000, 1300, 1600}) {
+            QProcess child;
+            QStringList args{"sweep", "--backend", "cpu", "--db", db, "--resume", "--plan", m_plan};
+            child.start(QStringLiteral(DIODE_CLI), args);
+            QVERIFY(child.waitForStarted());
+            if (child.waitForFinished(delayMs)) break; // finished before this kill: fine
+            ::kill(pid_t(child.processId()), SIGKILL);
+            QVERIFY(child.waitForFinished(10000));
+            QCOMPARE(child.exitStatus(), QProcess::CrashExit);
+            ++kills;
+            QCOMPARE(testutil::integrityCheck(db), std::string("ok"));
+        }
+        QVERIFY2(kills >= 2, "the sweep finished before it could be killed twice; make the plan larger");
+        QString err;
+        QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 0);
+        QCOMPARE(testutil::integrityCheck(db), std::string("ok"));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs"), 1); // every session continued the one run
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(12 * 4));
+        QCOMPARE(pairs(db), expected);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestKillResume)
+#include "tst_killresume.moc"
