@@ -167,12 +167,7 @@ ImportResult importFile(Store &store, const std::string &path)
             auto [it, isNew] = byHardware.emplace(key, groups.size());
             if (isNew) {
                 RunInfo run;
-                run.gpuName = hw.value("gpu", "");
-                run.smCount = hw.value("sm_count", 0);
-                run.gpuMemoryMb = hw.value("memory_mb", int64_t(0));
-                run.driver = hw.value("driver", "");
-                run.torchVersion = ver.value("torch", "");
-                run.tritonVersion = ver.value("triton", "");
+                run.setFromWorker(hw, ver);
                 run.searchSpace = rec.extra.value("search_space", "");
                 groups.emplace_back(run, std::vector<ProblemRecord>{});
             }

@@ -19,7 +19,7 @@ std::string pluginPythonDir()
 {
     if (const char *env = std::getenv("DIODE_PLUGIN_PYTHON"); env && *env) return env;
     namespace fs = std::filesystem;
-    for (const fs::path p : {fs::path(DIODE_SOURCE_DIR) / "plugin/python", fs::path(DIODE_INSTALL_DATADIR) / "python"})
+    for (const fs::path &p : {fs::path(DIODE_SOURCE_DIR) / "plugin/python", fs::path(DIODE_INSTALL_DATADIR) / "python"})
         if (fs::exists(p / "torch_diode/worker.py")) return p.string();
     return (fs::path(DIODE_SOURCE_DIR) / "plugin/python").string();
 }
@@ -77,14 +77,8 @@ void InductorBackend::start() { spawn(kHelloTimeout); }
 
 void InductorBackend::describe(RunInfo &run) const
 {
-    const auto &hw = m_hello.value("hardware", nlohmann::json::object());
     run.host = hostName();
-    run.gpuName = hw.value("gpu", "");
-    run.smCount = hw.value("sm_count", 0);
-    run.gpuMemoryMb = hw.value("memory_mb", int64_t(0));
-    run.driver = hw.value("driver", "");
-    run.torchVersion = m_hello.value("torch", "");
-    run.tritonVersion = m_hello.value("triton", "");
+    run.setFromWorker(m_hello.value("hardware", nlohmann::json::object()), m_hello);
 }
 
 ProblemOutcome InductorBackend::measure(const GemmProblem &problem, const SweepPlan &plan,

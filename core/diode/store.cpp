@@ -136,6 +136,20 @@ constexpr const char *kRunColumns =
 
 } // namespace
 
+void RunInfo::setFromWorker(const nlohmann::json &hw, const nlohmann::json &versions)
+{
+    if (hw.is_object()) {
+        gpuName = hw.value("gpu", "");
+        smCount = hw.value("sm_count", 0);
+        gpuMemoryMb = hw.value("memory_mb", int64_t(0));
+        driver = hw.value("driver", "");
+    }
+    if (versions.is_object()) {
+        torchVersion = versions.value("torch", "");
+        tritonVersion = versions.value("triton", "");
+    }
+}
+
 std::string utcNow()
 {
     std::time_t t = std::time(nullptr);

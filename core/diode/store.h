@@ -44,6 +44,10 @@ struct RunInfo {
     std::string tritonVersion;
     std::string source; ///< file a run was imported from
     int64_t problemsPlanned = 0;
+
+    /// Takes GPU identity from the worker's "hardware" object ({"gpu", "sm_count", "memory_mb",
+    /// "driver"}) and torch/Triton from one holding "torch" and "triton" (docs/FORMATS.md).
+    void setFromWorker(const nlohmann::json &hardware, const nlohmann::json &versions);
 };
 
 /// One telemetry sample taken while a run measured.
