@@ -32,14 +32,22 @@ inline int runCli(const QStringList &args, QString *out = nullptr, QString *err 
     return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
 }
 
+// Opened read-write, as the next diode process would: after a SIGKILL the WAL must be
+// recovered, which a read-only connection cannot do.
 inline std::string integrityCheck(const QString &path)
 {
     sqlite3 *db = nullptr;
-    sqlite3_open_v2(path.toStdString().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_open_v2(path.toStdString().c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
     sqlite3_stmt *s = nullptr;
-    sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, nullptr);
+    if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, nullptr) != SQLITE_OK) {
+        std::string err = std::string("cannot check: ") + sqlite3_errmsg(db);
+        sqlite3_close(db);
+        return err;
+    }
     std::string result;
-    while (sqlite3_step(s) == SQLITE_ROW) result += reinterpret_cast<const char *>(sqlite3_column_text(s, 0));
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) result += reinterpret_cast<const char *>(sqlite3_column_text(s, 0));
+    if (rc != SQLITE_DONE) result += std::string(" (step failed: ") + sqlite3_errmsg(db) + ")";
     sqlite3_finalize(s);
     sqlite3_close(db);
     return result;

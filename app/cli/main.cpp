@@ -1,6 +1,7 @@
 // diode: the command line face of the workbench (docs/CLI.md). Exit codes: 0 success,
 // 1 a failure while running, 2 bad input or usage, 3 the backend cannot run on this machine.
 
+#include "modelcommands.h"
 #include "progressbar.h"
 
 #include "diode/config.h"
@@ -8,6 +9,7 @@
 #include "diode/exporter.h"
 #include "diode/hardware.h"
 #include "diode/importer.h"
+#include "diode/modelpackage.h"
 #include "diode/inductorbackend.h"
 #include "diode/problemjson.h"
 #include "diode/store.h"
@@ -241,8 +243,11 @@ int main(int argc, char **argv)
     cmdPlan->add_option("file", planPath, "sweep plan JSON")->required()->check(CLI::ExistingFile);
     cmdPlan->add_flag("--count", planCount, "print only the number of problems");
 
+    const auto runModelCommand = cli::addModelCommands(app);
+
     CLI11_PARSE(app, argc, argv);
     try {
+        if (const int rc = runModelCommand(); rc >= 0) return rc;
         if (*cmdSweep) return runSweep(sweep);
         if (*cmdImport) return runImport(importFiles, importDb);
         if (*cmdExport) return runExport(exportDb, exportFormat, exportOut);
@@ -250,6 +255,9 @@ int main(int argc, char **argv)
         if (*cmdHw) return runHw(hwJson);
         if (*cmdPlan) return runPlan(planPath, planCount);
     } catch (const InvalidInput &e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return kExitBadInput;
+    } catch (const PackageError &e) {
         fmt::print(stderr, "error: {}\n", e.what());
         return kExitBadInput;
     } catch (const StoreError &e) {

@@ -481,6 +481,30 @@ std::vector<TelemetrySample> Store::telemetry(int64_t runId)
     return out;
 }
 
+int64_t Store::addModel(const std::string &name, const std::string &path, const nlohmann::json &manifest)
+{
+    auto *s = prepare("INSERT INTO models(name, path, created_at, manifest_json) VALUES(?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, name);
+    put(s, 2, path);
+    put(s, 3, utcNow());
+    put(s, 4, manifest.dump());
+    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot store model: {}", sqlite3_errmsg(m_db)));
+    return sqlite3_last_insert_rowid(m_db);
+}
+
+void Store::insertPrediction(int64_t modelId, const GemmProblem &p, const KernelConfig &c, double predictedMs)
+{
+    const int64_t pid = problemId(p), cid = configId(c);
+    auto *s = prepare("INSERT OR REPLACE INTO predictions(model_id, problem_id, config_id, predicted_ms) VALUES(?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, modelId);
+    put(s, 2, pid);
+    put(s, 3, cid);
+    put(s, 4, predictedMs);
+    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot store prediction: {}", sqlite3_errmsg(m_db)));
+}
+
 std::set<int64_t> Store::doneProblems(int64_t runId)
 {
     auto *s = prepare("SELECT problem_id FROM run_problems WHERE run_id=?");

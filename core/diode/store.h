@@ -119,6 +119,10 @@ public:
     /// Writes a whole problem record (measurements and its done marker) for `runId`.
     void insertRecord(int64_t runId, const ProblemRecord &r, double seconds = 0);
 
+    /// A model and its predictions, for the GUI (schema v2 tables).
+    int64_t addModel(const std::string &name, const std::string &path, const nlohmann::json &manifest);
+    void insertPrediction(int64_t modelId, const GemmProblem &p, const KernelConfig &c, double predictedMs);
+
     std::set<int64_t> doneProblems(int64_t runId);
     std::set<std::string> measuredConfigKeys(int64_t runId, int64_t problemId);
     int64_t measurementCount(std::optional<int64_t> runId = std::nullopt);

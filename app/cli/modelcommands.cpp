@@ -1,0 +1,237 @@
+#include "modelcommands.h"
+
+#include "diode/config.h"
+#include "diode/dataset.h"
+#include "diode/metrics.h"
+#include "diode/modelpackage.h"
+#include "diode/problemjson.h"
+#include "diode/store.h"
+#if DIODE_HAVE_TORCH
+#include "trainer.h"
+#endif
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+
+namespace diode::cli {
+
+namespace {
+
+struct Options {
+    std::string db, out, package, input;
+    std::vector<std::string> ops, dtypes;
+    int epochs = 600;
+    uint64_t seed = 1;
+    int hidden = 128;
+    double learningRate = 2e-3;
+    double rankWeight = 1.0;
+    double weightDecay = 0.0;
+};
+
+void printTable(const nlohmann::json &cmp)
+{
+    fmt::print("{:<14} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>9}\n", "selector", "top1 mean", "top1 p10", "top1 min",
+               "top3 mean", "top5 mean", "hit@1", "spearman");
+    auto row = [](const std::string &name, const nlohmann::json &m) {
+        fmt::print("{:<14} {:>9.4f} {:>8.4f} {:>8.4f} {:>9.4f} {:>9.4f} {:>7.3f} {:>9.3f}\n", name,
+                   m["top1_efficiency"]["mean"].get<double>(), m["top1_efficiency"]["p10"].get<double>(),
+                   m["top1_efficiency"]["min"].get<double>(), m["top3_efficiency"]["mean"].get<double>(),
+                   m["top5_efficiency"]["mean"].get<double>(), m["top1_hit"].get<double>(), m["spearman"].get<double>());
+    };
+    row("model", cmp["model"]["all"]);
+    for (const auto &[k, v] : cmp["baselines"].items()) row(k, v);
+    fmt::print("model on {} problems; MAPE {:.3f}, RMSE of ln(time) {:.3f}\n", cmp["model"]["all"]["problems"].get<int>(),
+               cmp["model"]["all"]["mape"].get<double>(), cmp["model"]["all"]["rmse_log"].get<double>());
+    for (const auto &[k, v] : cmp["model"]["by"].items())
+        fmt::print("  {:<12} {:>4} problems  top1 mean {:.4f} p10 {:.4f}  top3 mean {:.4f}\n", k, v["problems"].get<int>(),
+                   v["top1_efficiency"]["mean"].get<double>(), v["top1_efficiency"]["p10"].get<double>(),
+                   v["top3_efficiency"]["mean"].get<double>());
+}
+
+std::vector<TrainingProblem> loadProblems(const Options &o)
+{
+    DatasetFilter f{o.ops, o.dtypes};
+    if (!o.input.empty()) return loadDatasetJsonl(o.input, f);
+    if (!std::filesystem::exists(o.db)) throw InvalidInput(fmt::format("database '{}' does not exist", o.db));
+    Store store(o.db, Store::Mode::ReadOnly);
+    return loadDataset(store, f);
+}
+
+int runTrain(const Options &o)
+{
+#if DIODE_HAVE_TORCH
+    const auto problems = loadProblems(o);
+    TrainOptions t;
+    t.epochs = o.epochs;
+    t.seed = o.seed;
+    t.hidden = o.hidden;
+    t.learningRate = o.learningRate;
+    t.rankWeight = o.rankWeight;
+    t.weightDecay = o.weightDecay;
+    t.progress = [](const EpochReport &r) {
+        if (r.epoch % 25 == 0 || r.epoch == 1)
+            fmt::print(stderr, "epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n", r.epoch, r.loss, r.valTop1,
+                       r.improved ? " *" : "");
+    };
+    const auto res = train(problems, t);
+    std::set<std::string> ops, dtypes;
+    size_t rows = 0;
+    for (const auto &p : problems) {
+        ops.insert(std::string(toString(p.problem.op)));
+        dtypes.insert(std::string(toString(p.problem.dtype)));
+        rows += p.configs.size();
+    }
+    nlohmann::json manifest{
+        {"name", std::filesystem::path(o.out).stem().string()},
+        {"hardware", res.hardware},
+        {"ops", ops},
+        {"dtypes", dtypes},
+        {"training_data", {{"fingerprint", fingerprint(problems)}, {"source", o.db}, {"problems", problems.size()},
+                           {"rows", rows}, {"split", {{"train", res.split.train.size()}, {"validation", res.split.validation.size()},
+                                                       {"test", res.split.test.size()}}}}},
+        {"training", {{"seed", o.seed}, {"max_epochs", o.epochs}, {"hidden", o.hidden}, {"learning_rate", o.learningRate},
+                      {"rank_weight", o.rankWeight}, {"weight_decay", o.weightDecay}, {"epochs_run", res.epochsRun}, {"best_epoch", res.bestEpoch},
+                      {"loss", "MSE of ln(ms) + pairwise logistic ranking within each problem"}}},
+        {"metrics", {{"test_split", res.testMetrics}}},
+        {"created_at", utcNow()},
+        {"tool_version", DIODE_VERSION},
+    };
+    ModelPackage::save(o.out, manifest, res.weights);
+    fmt::print(stderr, "wrote {} (best epoch {} of {})\n", o.out, res.bestEpoch, res.epochsRun);
+    fmt::print("held-out test problems ({} of {}, split by problem, seed {}):\n", res.split.test.size(), problems.size(), o.seed);
+    printTable(res.testMetrics);
+    return 0;
+#else
+    (void)o;
+    fmt::print(stderr, "error: this diode was built without LibTorch; install libtorch-dev and reconfigure to train\n");
+    return 3;
+#endif
+}
+
+int runEval(const Options &o)
+{
+    const auto pkg = ModelPackage::load(o.package);
+    const auto problems = loadProblems(o);
+    if (problems.empty()) throw InvalidInput("no problems with timings to evaluate");
+    std::vector<TrainingProblem> usable;
+    for (const auto &p : problems) usable.push_back(p);
+    // Baselines and the model on the same problems, then the predictions into the store.
+    std::vector<RankedProblem> ranked;
+    nlohmann::json cmp{{"model", evaluateWithBreakdown([&] {
+                            std::vector<RankedProblem> r;
+                            for (const auto &p : usable) {
+                                RankedProblem x{p.problem, p.timesMs, {}, pkg.predictMs(p.problem, p.configs)};
+                                x.score = x.predictedMs;
+                                r.push_back(std::move(x));
+                            }
+                            ranked = r;
+                            return r;
+                        }())}};
+    uint64_t seed = 7;
+    for (const char *b : {"aten", "first-config", "random"}) {
+        std::vector<RankedProblem> r;
+        for (const auto &p : usable) r.push_back({p.problem, p.timesMs, baselineScores(b, p.configs, seed++), {}});
+        cmp["baselines"][b] = evaluate(r).toJson();
+    }
+    printTable(cmp);
+    if (!o.db.empty() && o.input.empty()) {
+        Store store(o.db);
+        Store::Transaction tx(store);
+        const int64_t model = store.addModel(pkg.manifest().value("name", ""), o.package, pkg.manifest());
+        for (size_t i = 0; i < usable.size(); ++i)
+            for (size_t c = 0; c < usable[i].configs.size(); ++c)
+                store.insertPrediction(model, usable[i].problem, usable[i].configs[c], ranked[i].predictedMs[c]);
+        tx.commit();
+        fmt::print(stderr, "predictions stored in {} as model {}\n", o.db, model);
+    }
+    return 0;
+}
+
+int runRank(const Options &o)
+{
+    const auto pkg = ModelPackage::load(o.package);
+    std::ifstream file;
+    std::istream *in = &std::cin;
+    if (o.input != "-") {
+        file.open(o.input);
+        if (!file) throw InvalidInput(fmt::format("cannot read '{}'", o.input));
+        in = &file;
+    }
+    std::string line;
+    for (int n = 1; std::getline(*in, line); ++n) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        nlohmann::json out;
+        try {
+            const auto rec = parseProblemLine(line, fmt::format("line {}", n));
+            std::vector<KernelConfig> configs;
+            for (const auto &m : rec.candidates) configs.push_back(m.config);
+            const auto ms = pkg.predictMs(rec.problem, configs);
+            std::vector<size_t> order(ms.size());
+            std::iota(order.begin(), order.end(), 0);
+            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ms[a] < ms[b]; });
+            out = {{"predicted_ms", ms}, {"order", order}};
+        } catch (const InvalidInput &e) {
+            out = {{"error", e.what()}};
+        }
+        std::cout << out.dump() << '\n';
+    }
+    return 0;
+}
+
+int runInspect(const Options &o)
+{
+    const auto pkg = ModelPackage::load(o.package);
+    nlohmann::json m = pkg.manifest();
+    m.erase("tensors");
+    m.erase("feature_names");
+    fmt::print("{}\n", m.dump(2));
+    return 0;
+}
+
+} // namespace
+
+std::function<int()> addModelCommands(CLI::App &app)
+{
+    auto o = std::make_shared<Options>();
+    auto *train = app.add_subcommand("train", "Train a runtime model on a database and write a .diode package");
+    train->add_option("--db", o->db, "SQLite database with measurements")->required()->check(CLI::ExistingFile);
+    train->add_option("--out", o->out, "package to write (.diode)")->required();
+    train->add_option("--ops", o->ops, "only these ops (mm addmm bmm)")->check(CLI::IsMember({"mm", "addmm", "bmm"}));
+    train->add_option("--dtypes", o->dtypes, "only these dtypes (bf16 fp16 fp32)")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+    train->add_option("--epochs", o->epochs, "most epochs (early stopping may end sooner)")->check(CLI::Range(1, 100000));
+    train->add_option("--seed", o->seed, "seed of the split and the initial weights");
+    train->add_option("--hidden", o->hidden, "width of the hidden layers")->check(CLI::Range(4, 1024));
+    train->add_option("--lr", o->learningRate, "Adam learning rate");
+    train->add_option("--rank-weight", o->rankWeight, "weight of the pairwise ranking term against the MSE");
+    train->add_option("--weight-decay", o->weightDecay, "L2 weight decay");
+
+    auto *eval = app.add_subcommand("eval", "Evaluate a package against the baselines; store its predictions in --db");
+    eval->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
+    auto *evalDb = eval->add_option("--db", o->db, "SQLite database (predictions are stored there)");
+    auto *evalIn = eval->add_option("--input", o->input, "problem JSON lines with timings (e.g. held-out problems)")->check(CLI::ExistingFile);
+    evalDb->excludes(evalIn);
+
+    auto *rank = app.add_subcommand("rank", "Rank each problem's candidates: one JSON line out per line in");
+    rank->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
+    rank->add_option("--input", o->input, "problem JSON lines, or - for standard input")->required();
+
+    auto *inspect = app.add_subcommand("inspect", "Print a package's manifest and metrics");
+    inspect->add_option("package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
+
+    return [=]() -> int {
+        if (*train) return runTrain(*o);
+        if (*eval) {
+            if (o->db.empty() && o->input.empty()) throw InvalidInput("eval needs --db or --input");
+            return runEval(*o);
+        }
+        if (*rank) return runRank(*o);
+        if (*inspect) return runInspect(*o);
+        return -1;
+    };
+}
+
+} // namespace diode::cli

@@ -1,0 +1,63 @@
+#pragma once
+
+#include "features.h"
+#include "measurement.h"
+
+#include <Eigen/Core>
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace diode {
+
+/// A package that cannot be used: truncated, corrupted, of a newer schema, inconsistent. The
+/// message names the fault.
+class PackageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// The trained MLP as plain arrays: what the trainer hands to the writer and the reader checks.
+struct MlpWeights {
+    std::vector<int> layerSizes;                ///< input width, hidden widths..., 1
+    std::vector<std::vector<float>> weights;    ///< per layer, row-major [out, in]
+    std::vector<std::vector<float>> biases;     ///< per layer, [out]
+    std::vector<float> inputMean, inputStd;     ///< feature normalisation, [input width]
+};
+
+/// A `.diode` model package (docs/PACKAGE.md): a JSON manifest and raw float32 tensors with
+/// CRC-32 checksums, in one file. Reading it never executes code. Inference runs on Eigen, so
+/// the plugin needs neither LibTorch nor Qt.
+class ModelPackage {
+public:
+    static constexpr int kFormatVersion = 1;
+
+    /// Throws PackageError naming the fault.
+    static ModelPackage load(const std::string &path);
+    static ModelPackage fromBytes(const std::string &bytes);
+    /// `manifest` holds everything but the architecture, normalisation and tensor table, which
+    /// are written from `weights`.
+    static std::string toBytes(nlohmann::json manifest, const MlpWeights &weights);
+    static void save(const std::string &path, const nlohmann::json &manifest, const MlpWeights &weights);
+
+    const nlohmann::json &manifest() const { return m_manifest; }
+    HardwareFeatures hardware() const;
+
+    /// Predicted milliseconds for each candidate of `problem`, in order. Throws InvalidInput
+    /// for a candidate the feature schema cannot describe.
+    std::vector<double> predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates) const;
+    /// The raw network output (log milliseconds) for already computed features, [rows x width].
+    Eigen::VectorXf forward(const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x) const;
+
+private:
+    using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    nlohmann::json m_manifest;
+    std::vector<Matrix> m_weights;
+    std::vector<Eigen::RowVectorXf> m_biases;
+    Eigen::RowVectorXf m_mean, m_invStd;
+    HardwareFeatures m_hw;
+};
+
+} // namespace diode

@@ -1,0 +1,63 @@
+#pragma once
+
+#include "diode/dataset.h"
+#include "diode/metrics.h"
+#include "diode/modelpackage.h"
+
+#include <functional>
+
+namespace diode {
+
+struct EpochReport {
+    int epoch = 0;
+    double loss = 0;
+    double valTop1 = 0; ///< mean top-1 efficiency on the validation problems
+    bool improved = false;
+};
+
+struct TrainOptions {
+    int epochs = 600;
+    uint64_t seed = 1;
+    double validationFraction = 0.15;
+    double testFraction = 0.15;
+    int hidden = 128;
+    double learningRate = 2e-3;
+    double rankWeight = 1.0;
+    double weightDecay = 0.0;
+    int patience = 150; ///< epochs without a better validation top-1 before stopping
+    int threads = 0;    ///< 0: all cores
+    std::function<void(const EpochReport &)> progress;
+};
+
+/// Which problems went where: the split is by problem, never by row.
+struct DataSplit {
+    std::vector<size_t> train, validation, test;
+    static DataSplit byProblem(size_t problems, double validationFraction, double testFraction, uint64_t seed);
+};
+
+struct TrainResult {
+    MlpWeights weights;
+    nlohmann::json hardware; ///< {"gpu", "sm_count"} of the training data, for the manifest
+    DataSplit split;
+    int epochsRun = 0;
+    int bestEpoch = 0;
+    nlohmann::json testMetrics;     ///< model and baselines on the test problems
+    std::vector<std::vector<float>> testFeatures; ///< rows of the test problems, for parity checks
+    std::vector<float> testTorchOutput;           ///< LibTorch's output on those rows
+};
+
+/// The fewest problems with timings that training accepts (each split needs several).
+constexpr int kMinTrainingProblems = 20;
+
+/// Trains the runtime MLP with LibTorch: MSE on log time plus a pairwise ranking term among the
+/// candidates of the same problem, early stopping on validation top-1 efficiency, seeded.
+/// Throws InvalidInput when there are too few problems.
+TrainResult train(const std::vector<TrainingProblem> &problems, const TrainOptions &options);
+
+/// Ranked problems for `evaluate`: the package's predictions, or a baseline's scores.
+std::vector<RankedProblem> rankWith(const ModelPackage &pkg, const std::vector<TrainingProblem> &problems);
+std::vector<RankedProblem> rankWithBaseline(const std::string &baseline, const std::vector<TrainingProblem> &problems);
+/// Model metrics next to the "aten", "first-config" and "random" baselines, with breakdowns.
+nlohmann::json compareWithBaselines(const ModelPackage &pkg, const std::vector<TrainingProblem> &problems);
+
+} // namespace diode

@@ -1,0 +1,276 @@
+#include "testutil.h"
+
+#include "diode/dataset.h"
+#include "diode/features.h"
+#include "diode/metrics.h"
+#include "diode/modelpackage.h"
+#include "trainer.h"
+
+#include <cmath>
+
+using namespace diode;
+
+namespace {
+
+KernelConfig triton(int bm, int bn, int bk, int stages = 3, int warps = 4)
+{
+    KernelConfig c;
+    c.kind = "triton";
+    c.name = "mm";
+    c.blockM = bm;
+    c.blockN = bn;
+    c.blockK = bk;
+    c.groupM = 8;
+    c.numStages = stages;
+    c.numWarps = warps;
+    return c;
+}
+
+MlpWeights tinyWeights(int hidden = 4)
+{
+    MlpWeights w;
+    const int f = FeatureSchema::size();
+    w.layerSizes = {f, hidden, 1};
+    w.inputMean.assign(size_t(f), 0.5f);
+    w.inputStd.assign(size_t(f), 2.0f);
+    w.weights = {std::vector<float>(size_t(hidden * f)), std::vector<float>(size_t(hidden))};
+    for (size_t i = 0; i < w.weights[0].size(); ++i) w.weights[0][i] = float(std::sin(double(i))) * 0.1f;
+    for (size_t i = 0; i < w.weights[1].size(); ++i) w.weights[1][i] = 0.3f + 0.1f * float(i);
+    w.biases = {std::vector<float>(size_t(hidden), 0.05f), std::vector<float>{-2.0f}};
+    return w;
+}
+
+std::string packageError(const std::string &bytes)
+{
+    try {
+        ModelPackage::fromBytes(bytes);
+    } catch (const PackageError &e) {
+        return e.what();
+    }
+    return {};
+}
+
+std::vector<TrainingProblem> shippedDataset()
+{
+    Store store(testutil::sourcePath("trained_models/h200/h200-dataset.db").toStdString(), Store::Mode::ReadOnly);
+    return loadDataset(store);
+}
+
+} // namespace
+
+class TestModel : public QObject {
+    Q_OBJECT
+private slots:
+    void featureSchemaHandChecked()
+    {
+        const GemmProblem p{GemmOp::Mm, DType::BF16, 1, 1024, 1024, 1000, false, true};
+        std::vector<float> f;
+        const auto hw = HardwareFeatures::forGpu("NVIDIA H200", 132);
+        QCOMPARE(hw.memoryBandwidthTBs, 4.8);
+        FeatureSchema::compute(p, triton(128, 128, 64), hw, f);
+        QCOMPARE(int(f.size()), FeatureSchema::size());
+        const auto &n = FeatureSchema::names();
+        auto at = [&](const char *name) { return f[size_t(std::find(n.begin(), n.end(), name) - n.begin())]; };
+        QCOMPARE(at("log2_M"), 10.f);
+        QCOMPARE(at("dtype_bf16"), 1.f);
+        QCOMPARE(at("b_transposed"), 1.f);
+        QCOMPARE(at("M_mod128"), 1.f);
+        QCOMPARE(at("K_mod16"), 0.f); // 1000 = 8 * 125
+        QCOMPARE(at("K_mod8"), 1.f);
+        QCOMPARE(at("log2_tiles"), 6.f); // 8 x 8 tiles of 128x128
+        QVERIFY(std::abs(at("wave_tail") - float(64.0 / 132.0)) < 1e-6);
+        QVERIFY(std::abs(at("pad_waste_K") - float(1024.0 / 1000.0 - 1)) < 1e-6); // 16 iterations of 64 over K=1000
+        QVERIFY(std::abs(at("log2_smem_kb") - float(std::log2(3 * (128 * 64 + 64 * 128) * 2 / 1024.0))) < 1e-5);
+        // ATen candidates carry no tile features.
+        std::vector<KernelConfig> aten(1);
+        aten[0].kind = "aten";
+        aten[0].name = "extern_kernels.mm";
+        f.clear();
+        FeatureSchema::compute(p, aten[0], hw, f);
+        QCOMPARE(at("is_aten"), 1.f);
+        QCOMPARE(at("log2_BM"), 0.f);
+        KernelConfig cpu;
+        cpu.kind = "cpu";
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, FeatureSchema::check(cpu, "x"));
+    }
+
+    void splitIsByProblemAndSeeded()
+    {
+        const auto a = DataSplit::byProblem(100, 0.15, 0.15, 3), b = DataSplit::byProblem(100, 0.15, 0.15, 3);
+        const auto c = DataSplit::byProblem(100, 0.15, 0.15, 4);
+        QCOMPARE(a.test, b.test);
+        QVERIFY(a.test != c.test);
+        QCOMPARE(a.test.size(), size_t(15));
+        QCOMPARE(a.validation.size(), size_t(15));
+        std::set<size_t> all;
+        for (auto *v : {&a.train, &a.validation, &a.test}) all.insert(v->begin(), v->end());
+        QCOMPARE(all.size(), size_t(100)); // disjoint and complete
+    }
+
+    void metricsOnHandComputedCases()
+    {
+        RankedProblem p{{}, {1.0, 2.0, 4.0, std::nullopt}, {3, 1, 2, 0}, {}};
+        // Predicted order: 3 (no time), 1 (2 ms), 2 (4 ms), 0 (1 ms).
+        QCOMPARE(topKEfficiency(p, 1), 0.0); // the pick has no timing
+        QCOMPARE(topKEfficiency(p, 2), 0.5);
+        QCOMPARE(topKEfficiency(p, 4), 1.0);
+        RankedProblem q{{}, {1.0, 2.0, 4.0}, {1, 2, 3}, {1.0, 2.0, 8.0}};
+        const auto m = evaluate({q});
+        QCOMPARE(m.top1.mean, 1.0);
+        QCOMPARE(m.hit1, 1.0);
+        QCOMPARE(m.spearman, 1.0);
+        QVERIFY(std::abs(m.mape - (1.0 / 3.0)) < 1e-12); // |8-4|/4 on one of three
+        QVERIFY(std::abs(m.rmseLog - std::sqrt(std::log(2.0) * std::log(2.0) / 3)) < 1e-12);
+        const auto d = Distribution::of({0.5, 1.0, 0.9, 0.8, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0});
+        QCOMPARE(d.min, 0.5);
+        QCOMPARE(d.p10, 0.5);
+        QVERIFY(std::abs(d.mean - 0.92) < 1e-12);
+    }
+
+    void packageRoundTrip()
+    {
+        const auto w = tinyWeights();
+        const auto pkg = ModelPackage::fromBytes(ModelPackage::toBytes({{"hardware", {{"gpu", "NVIDIA H200"}, {"sm_count", 132}}}}, w));
+        QCOMPARE(pkg.manifest()["feature_schema_version"].get<int>(), FeatureSchema::kVersion);
+        QCOMPARE(pkg.hardware().smCount, 132);
+        const GemmProblem p{GemmOp::Addmm, DType::FP16, 1, 16, 4096, 4096, false, true};
+        const auto ms = pkg.predictMs(p, {triton(16, 64, 128), triton(64, 128, 64)});
+        QCOMPARE(ms.size(), size_t(2));
+        // The same network by hand: normalise, one ReLU layer, linear output, exp.
+        std::vector<float> f;
+        FeatureSchema::compute(p, triton(16, 64, 128), pkg.hardware(), f);
+        double out = w.biases[1][0];
+        for (int h = 0; h < 4; ++h) {
+            double a = w.biases[0][size_t(h)];
+            for (int i = 0; i < FeatureSchema::size(); ++i)
+                a += w.weights[0][size_t(h * FeatureSchema::size() + i)] * (f[size_t(i)] - 0.5) / 2.0;
+            out += w.weights[1][size_t(h)] * std::max(0.0, a);
+        }
+        QVERIFY(std::abs(ms[0] / std::exp(out) - 1) < 1e-5);
+    }
+
+    void badPackagesNameTheFault()
+    {
+        const std::string good = ModelPackage::toBytes({}, tinyWeights());
+        QVERIFY(packageError(good).empty());
+        // Truncated anywhere.
+        for (size_t cut : {size_t(0), size_t(7), size_t(15), size_t(200), good.size() / 2, good.size() - 1})
+            QVERIFY2(!packageError(good.substr(0, cut)).empty(), qPrintable(QString::number(cut)));
+        QVERIFY(packageError(good.substr(0, good.size() - 1)).find("truncated") != std::string::npos);
+        // A bit flipped in the weights, and in the manifest.
+        std::string flipped = good;
+        flipped[flipped.size() - 9] ^= 0x10;
+        QVERIFY2(packageError(flipped).find("checksum mismatch in tensor 'layer1.weight'") != std::string::npos,
+                 packageError(flipped).c_str());
+        flipped = good;
+        flipped[40] ^= 0x01;
+        QVERIFY(packageError(flipped).find("manifest checksum mismatch") != std::string::npos);
+        // Written by a newer format.
+        std::string newer = good;
+        newer[8] = 9;
+        QVERIFY(packageError(newer).find("package format 9; this build reads up to 1") != std::string::npos);
+        // NaN and infinite weights.
+        auto nan = tinyWeights();
+        nan.weights[0][3] = std::nanf("");
+        QVERIFY(packageError(ModelPackage::toBytes({}, nan)).find("'layer0.weight' holds NaN") != std::string::npos);
+        auto inf = tinyWeights();
+        inf.biases[1][0] = INFINITY;
+        QVERIFY(packageError(ModelPackage::toBytes({}, inf)).find("'layer1.bias' holds NaN or infinite") != std::string::npos);
+        // Tensor data that disagrees with the shapes in the manifest.
+        auto shape = tinyWeights();
+        shape.weights[0].pop_back();
+        QVERIFY(packageError(ModelPackage::toBytes({}, shape)).find("disagrees with its shape") != std::string::npos);
+        auto width = tinyWeights();
+        width.layerSizes[0] = 7;
+        QVERIFY(packageError(ModelPackage::toBytes({}, width)).find("do not fit") != std::string::npos);
+        QVERIFY(packageError("PK\x03\x04 a zip file, not a package").find("bad magic") != std::string::npos);
+    }
+
+    void tooFewProblemsIsRefused()
+    {
+        auto data = shippedDataset();
+        data.resize(5);
+        try {
+            train(data, {});
+            QFAIL("trained on 5 problems");
+        } catch (const InvalidInput &e) {
+            QVERIFY2(QString(e.what()).contains("at least 20 problems"), e.what());
+        }
+    }
+
+    // Real LibTorch training on the shipped data (few epochs), then the package reader's
+    // predictions against LibTorch's on every test row.
+    void trainedPackageMatchesLibTorch()
+    {
+        const auto data = shippedDataset();
+        QVERIFY(data.size() >= 300);
+        TrainOptions o;
+        o.epochs = 40;
+        o.patience = 1000;
+        o.seed = 5;
+        int reports = 0;
+        o.progress = [&](const EpochReport &) { ++reports; };
+        const auto res = train(data, o);
+        QCOMPARE(reports, 40);
+        QVERIFY(res.testMetrics["model"]["all"]["problems"].get<int>() > 30);
+        const std::set<size_t> trained(res.split.train.begin(), res.split.train.end());
+        for (size_t t : res.split.test) QVERIFY(!trained.count(t));
+        const auto pkg = ModelPackage::fromBytes(ModelPackage::toBytes({{"hardware", res.hardware}}, res.weights));
+        const int f = FeatureSchema::size();
+        QCOMPARE(res.testFeatures.size(), res.testTorchOutput.size());
+        for (size_t r = 0; r < res.testFeatures.size(); ++r) {
+            Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic, Eigen::RowMajor>> x(res.testFeatures[r].data(), f);
+            const double eigenMs = std::exp(double(pkg.forward(x)[0]));
+            const double torchMs = std::exp(double(res.testTorchOutput[r]));
+            QVERIFY2(std::abs(eigenMs / torchMs - 1) < 1e-4, qPrintable(QString("row %1: %2 vs %3").arg(r).arg(eigenMs).arg(torchMs)));
+        }
+        // The same seed gives the same model.
+        const auto again = train(data, o);
+        QCOMPARE(again.weights.biases.back(), res.weights.biases.back());
+    }
+
+    void rankKeepsGoingPastABadLine()
+    {
+        QTemporaryDir dir;
+        const QString pkg = dir.filePath("tiny.diode");
+        ModelPackage::save(pkg.toStdString(), {{"hardware", {{"gpu", "NVIDIA H200"}}}}, tinyWeights());
+        const QString in = dir.filePath("in.jsonl");
+        QFile f(in);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"op":"mm","dtype":"bf16","M":64,"N":512,"K":512,"candidates":[{"kind":"aten","name":"extern_kernels.mm"},{"kind":"triton","template":"mm","BLOCK_M":64,"BLOCK_N":64,"BLOCK_K":32,"num_stages":3,"num_warps":4}]})"
+                "\n"
+                R"({"op":"gemv","dtype":"bf16","M":64,"N":512,"K":512,"candidates":[]})"
+                "\n"
+                R"({"op":"mm","dtype":"int8","M":64,"N":512,"K":512,"candidates":[]})"
+                "\n"
+                R"({"op":"mm","dtype":"bf16","M":64,"N":512,"K":512,"candidates":[{"kind":"cutlass","name":"x"}]})"
+                "\n"
+                R"({"op":"bmm","dtype":"fp32","B":4,"M":8,"N":64,"K":64,"candidates":[{"kind":"triton","template":"bmm","BLOCK_M":16,"BLOCK_N":64,"BLOCK_K":32,"num_stages":2,"num_warps":4}]})"
+                "\n");
+        f.close();
+        QString out;
+        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", in}, &out), 0);
+        const auto lines = out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 5);
+        const auto first = nlohmann::json::parse(lines[0].toStdString());
+        QCOMPARE(first["predicted_ms"].size(), size_t(2));
+        QCOMPARE(first["order"].size(), size_t(2));
+        QVERIFY(lines[1].contains(R"("error")") && lines[1].contains("field 'op'"));
+        QVERIFY(lines[2].contains(R"("error")") && lines[2].contains("field 'dtype'"));
+        QVERIFY(lines[3].contains(R"("error")") && lines[3].contains("cutlass"));
+        QCOMPARE(nlohmann::json::parse(lines[4].toStdString())["order"], nlohmann::json::array({0}));
+        QString err;
+        QCOMPARE(testutil::runCli({"inspect", pkg}, &out, &err), 0);
+        QVERIFY(out.contains("\"feature_schema_version\": 1"));
+        // A damaged package: a clear error, exit code 2.
+        QFile p(pkg);
+        QVERIFY(p.open(QIODevice::ReadWrite));
+        p.resize(p.size() - 10);
+        p.close();
+        QCOMPARE(testutil::runCli({"inspect", pkg}, &out, &err), 2);
+        QVERIFY2(err.contains("truncated"), qPrintable(err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModel)
+#include "tst_model.moc"
