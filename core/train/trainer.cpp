@@ -123,8 +123,11 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
     auto tensor2d = [F](const Rows &r) {
         return torch::from_blob(const_cast<float *>(r.x.data()), {int64_t(r.y.size()), F}, torch::kFloat32).clone();
     };
-    torch::Tensor xtr = tensor2d(tr), xva = tensor2d(va), xte = tensor2d(te);
-    torch::Tensor ytr = torch::from_blob(const_cast<float *>(tr.y.data()), {int64_t(tr.y.size())}, torch::kFloat32).clone();
+    // CUDA when this LibTorch has it and a GPU is present; the exported weights are the same either way.
+    const torch::Device device = torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+    torch::Tensor xtr = tensor2d(tr).to(device), xva = tensor2d(va).to(device), xte = tensor2d(te).to(device);
+    torch::Tensor ytr =
+        torch::from_blob(const_cast<float *>(tr.y.data()), {int64_t(tr.y.size())}, torch::kFloat32).clone().to(device);
     torch::Tensor mean = xtr.mean(0), sd = xtr.std(0, /*unbiased=*/false).clamp_min(1e-3);
     // Flags that never vary in training get std 1, so a new value at inference stays finite.
     sd = torch::where(xtr.std(0, false) < 1e-6, torch::ones_like(sd), sd);
@@ -141,10 +144,12 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
             pj.push_back(int64_t(aFaster ? b : a));
             pw.push_back(std::min(1.f, std::abs(d)));
         }
-    torch::Tensor ti = torch::tensor(pi, torch::kLong), tj = torch::tensor(pj, torch::kLong), tw = torch::tensor(pw);
+    torch::Tensor ti = torch::tensor(pi, torch::kLong).to(device), tj = torch::tensor(pj, torch::kLong).to(device),
+                  tw = torch::tensor(pw).to(device);
 
     const std::vector<int> sizes{F, opt.hidden, opt.hidden, opt.hidden / 2, 1};
     auto net = std::make_shared<Net>(sizes);
+    net->to(device);
     torch::optim::Adam optim(net->parameters(), torch::optim::AdamOptions(opt.learningRate).weight_decay(opt.weightDecay));
     auto norm = [&](const torch::Tensor &x) { return (x - mean) / sd; };
     const torch::Tensor ntr = norm(xtr), nva = norm(xva);
@@ -165,7 +170,7 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
         optim.step();
         net->eval();
         torch::NoGradGuard ng;
-        const double v = top1(problems, va, net->forward(nva).contiguous());
+        const double v = top1(problems, va, net->forward(nva).cpu().contiguous());
         EpochReport rep{epoch, loss.item<double>(), v, v > best + 1e-6};
         if (rep.improved) {
             best = v;
@@ -190,7 +195,7 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
     MlpWeights &w = res.weights;
     w.layerSizes = sizes;
     auto vec = [](const torch::Tensor &t) {
-        const torch::Tensor c = t.detach().contiguous().to(torch::kFloat32);
+        const torch::Tensor c = t.detach().cpu().contiguous().to(torch::kFloat32);
         return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
     };
     for (auto &l : net->layers) {
