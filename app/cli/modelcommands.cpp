@@ -6,6 +6,7 @@
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
 #include "diode/store.h"
+#include "diode/trainoptions.h"
 #if DIODE_HAVE_TORCH
 #include "trainer.h"
 #endif
@@ -24,12 +25,7 @@ namespace {
 struct Options {
     std::string db, out, package, input;
     std::vector<std::string> ops, dtypes;
-    int epochs = 600;
-    uint64_t seed = 1;
-    int hidden = 128;
-    double learningRate = 2e-3;
-    double rankWeight = 1.0;
-    double weightDecay = 0.0;
+    TrainOptions train;
 };
 
 void printTable(const nlohmann::json &cmp)
@@ -65,13 +61,7 @@ int runTrain(const Options &o)
 {
 #if DIODE_HAVE_TORCH
     const auto problems = loadProblems(o);
-    TrainOptions t;
-    t.epochs = o.epochs;
-    t.seed = o.seed;
-    t.hidden = o.hidden;
-    t.learningRate = o.learningRate;
-    t.rankWeight = o.rankWeight;
-    t.weightDecay = o.weightDecay;
+    TrainOptions t = o.train;
     t.progress = [](const EpochReport &r) {
         if (r.epoch % 25 == 0 || r.epoch == 1)
             fmt::print(stderr, "epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n", r.epoch, r.loss, r.valTop1,
@@ -93,8 +83,8 @@ int runTrain(const Options &o)
         {"training_data", {{"fingerprint", fingerprint(problems)}, {"source", o.db}, {"problems", problems.size()},
                            {"rows", rows}, {"split", {{"train", res.split.train.size()}, {"validation", res.split.validation.size()},
                                                        {"test", res.split.test.size()}}}}},
-        {"training", {{"seed", o.seed}, {"max_epochs", o.epochs}, {"hidden", o.hidden}, {"learning_rate", o.learningRate},
-                      {"rank_weight", o.rankWeight}, {"weight_decay", o.weightDecay}, {"epochs_run", res.epochsRun}, {"best_epoch", res.bestEpoch},
+        {"training", {{"seed", t.seed}, {"max_epochs", t.epochs}, {"hidden", t.hidden}, {"learning_rate", t.learningRate},
+                      {"rank_weight", t.rankWeight}, {"weight_decay", t.weightDecay}, {"epochs_run", res.epochsRun}, {"best_epoch", res.bestEpoch},
                       {"loss", "MSE of ln(ms) + pairwise logistic ranking within each problem"}}},
         {"metrics", {{"test_split", res.testMetrics}}},
         {"created_at", utcNow()},
@@ -102,7 +92,7 @@ int runTrain(const Options &o)
     };
     ModelPackage::save(o.out, manifest, res.weights);
     fmt::print(stderr, "wrote {} (best epoch {} of {})\n", o.out, res.bestEpoch, res.epochsRun);
-    fmt::print("held-out test problems ({} of {}, split by problem, seed {}):\n", res.split.test.size(), problems.size(), o.seed);
+    fmt::print("held-out test problems ({} of {}, split by problem, seed {}):\n", res.split.test.size(), problems.size(), t.seed);
     printTable(res.testMetrics);
     return 0;
 #else
@@ -202,12 +192,12 @@ std::function<int()> addModelCommands(CLI::App &app)
     train->add_option("--out", o->out, "package to write (.diode)")->required();
     train->add_option("--ops", o->ops, "only these ops (mm addmm bmm)")->check(CLI::IsMember({"mm", "addmm", "bmm"}));
     train->add_option("--dtypes", o->dtypes, "only these dtypes (bf16 fp16 fp32)")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
-    train->add_option("--epochs", o->epochs, "most epochs (early stopping may end sooner)")->check(CLI::Range(1, 100000));
-    train->add_option("--seed", o->seed, "seed of the split and the initial weights");
-    train->add_option("--hidden", o->hidden, "width of the hidden layers")->check(CLI::Range(4, 1024));
-    train->add_option("--lr", o->learningRate, "Adam learning rate");
-    train->add_option("--rank-weight", o->rankWeight, "weight of the pairwise ranking term against the MSE");
-    train->add_option("--weight-decay", o->weightDecay, "L2 weight decay");
+    train->add_option("--epochs", o->train.epochs, "most epochs (early stopping may end sooner)")->check(CLI::Range(1, 100000))->capture_default_str();
+    train->add_option("--seed", o->train.seed, "seed of the split and the initial weights")->capture_default_str();
+    train->add_option("--hidden", o->train.hidden, "width of the hidden layers")->check(CLI::Range(4, 1024))->capture_default_str();
+    train->add_option("--lr", o->train.learningRate, "Adam learning rate")->capture_default_str();
+    train->add_option("--rank-weight", o->train.rankWeight, "weight of the pairwise ranking term against the MSE")->capture_default_str();
+    train->add_option("--weight-decay", o->train.weightDecay, "L2 weight decay")->capture_default_str();
 
     auto *eval = app.add_subcommand("eval", "Evaluate a package against the baselines; store its predictions in --db");
     eval->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
