@@ -2,6 +2,7 @@
 
 #include "diode/config.h"
 #include "diode/dataset.h"
+#include "diode/evaluation.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
@@ -107,34 +108,15 @@ int runEval(const Options &o)
     const auto pkg = ModelPackage::load(o.package);
     const auto problems = loadProblems(o);
     if (problems.empty()) throw InvalidInput("no problems with timings to evaluate");
-    std::vector<TrainingProblem> usable;
-    for (const auto &p : problems) usable.push_back(p);
-    // Baselines and the model on the same problems, then the predictions into the store.
-    std::vector<RankedProblem> ranked;
-    nlohmann::json cmp{{"model", evaluateWithBreakdown([&] {
-                            std::vector<RankedProblem> r;
-                            for (const auto &p : usable) {
-                                RankedProblem x{p.problem, p.timesMs, {}, pkg.predictMs(p.problem, p.configs)};
-                                x.score = x.predictedMs;
-                                r.push_back(std::move(x));
-                            }
-                            ranked = r;
-                            return r;
-                        }())}};
-    uint64_t seed = 7;
-    for (const char *b : {"aten", "first-config", "random"}) {
-        std::vector<RankedProblem> r;
-        for (const auto &p : usable) r.push_back({p.problem, p.timesMs, baselineScores(b, p.configs, seed++), {}});
-        cmp["baselines"][b] = evaluate(r).toJson();
-    }
-    printTable(cmp);
+    const auto ranked = rankWith(pkg, problems);
+    printTable(compareWithBaselines(ranked, problems));
     if (!o.db.empty() && o.input.empty()) {
         Store store(o.db);
         Store::Transaction tx(store);
         const int64_t model = store.addModel(pkg.manifest().value("name", ""), o.package, pkg.manifest());
-        for (size_t i = 0; i < usable.size(); ++i)
-            for (size_t c = 0; c < usable[i].configs.size(); ++c)
-                store.insertPrediction(model, usable[i].problem, usable[i].configs[c], ranked[i].predictedMs[c]);
+        for (size_t i = 0; i < problems.size(); ++i)
+            for (size_t c = 0; c < problems[i].configs.size(); ++c)
+                store.insertPrediction(model, problems[i].problem, problems[i].configs[c], ranked[i].predictedMs[c]);
         tx.commit();
         fmt::print(stderr, "predictions stored in {} as model {}\n", o.db, model);
     }

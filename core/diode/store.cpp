@@ -312,22 +312,6 @@ void Store::setRunStatus(int64_t runId, const std::string &status)
     if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot update run {}: {}", runId, sqlite3_errmsg(m_db)));
 }
 
-void Store::setRunHardware(int64_t runId, const RunInfo &hw)
-{
-    auto *s = prepare("UPDATE runs SET host=?, gpu_name=?, sm_count=?, gpu_memory_mb=?, driver=?, torch_version=?, "
-                      "triton_version=? WHERE id=?");
-    Reset reset{s};
-    put(s, 1, hw.host);
-    put(s, 2, hw.gpuName);
-    put(s, 3, hw.smCount);
-    put(s, 4, hw.gpuMemoryMb);
-    put(s, 5, hw.driver);
-    put(s, 6, hw.torchVersion);
-    put(s, 7, hw.tritonVersion);
-    put(s, 8, runId);
-    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot update run {}: {}", runId, sqlite3_errmsg(m_db)));
-}
-
 RunInfo Store::run(int64_t runId)
 {
     static const std::string sql = fmt::format("SELECT {} FROM runs WHERE id=?", kRunColumns);
@@ -512,18 +496,6 @@ std::set<int64_t> Store::doneProblems(int64_t runId)
     put(s, 1, runId);
     std::set<int64_t> out;
     while (sqlite3_step(s) == SQLITE_ROW) out.insert(sqlite3_column_int64(s, 0));
-    return out;
-}
-
-std::set<std::string> Store::measuredConfigKeys(int64_t runId, int64_t problemId)
-{
-    auto *s = prepare("SELECT c.config_key FROM measurements m JOIN kernel_configs c ON c.id=m.config_id "
-                      "WHERE m.run_id=? AND m.problem_id=?");
-    Reset reset{s};
-    put(s, 1, runId);
-    put(s, 2, problemId);
-    std::set<std::string> out;
-    while (sqlite3_step(s) == SQLITE_ROW) out.insert(text(s, 0));
     return out;
 }
 

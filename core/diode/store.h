@@ -105,7 +105,6 @@ public:
 
     int64_t createRun(const RunInfo &run);
     void setRunStatus(int64_t runId, const std::string &status);
-    void setRunHardware(int64_t runId, const RunInfo &hw);
     RunInfo run(int64_t runId);
     std::vector<RunInfo> runs();
     std::optional<RunInfo> newestUnfinishedRun();
@@ -124,7 +123,6 @@ public:
     void insertPrediction(int64_t modelId, const GemmProblem &p, const KernelConfig &c, double predictedMs);
 
     std::set<int64_t> doneProblems(int64_t runId);
-    std::set<std::string> measuredConfigKeys(int64_t runId, int64_t problemId);
     int64_t measurementCount(std::optional<int64_t> runId = std::nullopt);
     std::vector<TelemetrySample> telemetry(int64_t runId);
     StoreStats stats();

@@ -81,7 +81,7 @@ struct Net : torch::nn::Module {
 
 // Top-1 efficiency on `which` problems with the current network: best measured over the
 // measured time of the candidate predicted fastest.
-double top1(const std::vector<TrainingProblem> &problems, const Rows &rows, const torch::Tensor &pred)
+double top1(const Rows &rows, const torch::Tensor &pred)
 {
     auto acc = pred.accessor<float, 1>();
     std::map<int64_t, std::pair<float, size_t>> bestPred; // problem -> (pred, row)
@@ -98,7 +98,6 @@ double top1(const std::vector<TrainingProblem> &problems, const Rows &rows, cons
     double sum = 0;
     for (const auto &[p, bp] : bestPred)
         if (!rows.failed[bp.second]) sum += bestTime[p] / std::exp(double(rows.y[bp.second]));
-    (void)problems;
     return bestPred.empty() ? 0 : sum / double(bestPred.size());
 }
 
@@ -170,7 +169,7 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
         optim.step();
         net->eval();
         torch::NoGradGuard ng;
-        const double v = top1(problems, va, net->forward(nva).cpu().contiguous());
+        const double v = top1(va, net->forward(nva).cpu().contiguous());
         EpochReport rep{epoch, loss.item<double>(), v, v > best + 1e-6};
         if (rep.improved) {
             best = v;
@@ -216,35 +215,8 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
     const auto pkg = ModelPackage::fromBytes(ModelPackage::toBytes({{"hardware", res.hardware}}, w));
     std::vector<TrainingProblem> test;
     for (size_t i : res.split.test) test.push_back(problems[i]);
-    res.testMetrics = compareWithBaselines(pkg, test);
+    res.testMetrics = compareWithBaselines(rankWith(pkg, test), test);
     return res;
-}
-
-std::vector<RankedProblem> rankWith(const ModelPackage &pkg, const std::vector<TrainingProblem> &problems)
-{
-    std::vector<RankedProblem> out;
-    for (const auto &p : problems) {
-        RankedProblem r{p.problem, p.timesMs, {}, {}};
-        r.predictedMs = pkg.predictMs(p.problem, p.configs);
-        r.score = r.predictedMs;
-        out.push_back(std::move(r));
-    }
-    return out;
-}
-
-std::vector<RankedProblem> rankWithBaseline(const std::string &baseline, const std::vector<TrainingProblem> &problems)
-{
-    std::vector<RankedProblem> out;
-    uint64_t seed = 7;
-    for (const auto &p : problems) out.push_back({p.problem, p.timesMs, baselineScores(baseline, p.configs, seed++), {}});
-    return out;
-}
-
-nlohmann::json compareWithBaselines(const ModelPackage &pkg, const std::vector<TrainingProblem> &problems)
-{
-    nlohmann::json j{{"model", evaluateWithBreakdown(rankWith(pkg, problems))}};
-    for (const char *b : {"aten", "first-config", "random"}) j["baselines"][b] = evaluate(rankWithBaseline(b, problems)).toJson();
-    return j;
 }
 
 } // namespace diode

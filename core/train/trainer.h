@@ -1,6 +1,7 @@
 #pragma once
 
 #include "diode/dataset.h"
+#include "diode/evaluation.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
 #include "diode/trainoptions.h"
@@ -34,10 +35,5 @@ constexpr int kMinTrainingProblems = 20;
 /// Throws InvalidInput when there are too few problems.
 TrainResult train(const std::vector<TrainingProblem> &problems, const TrainOptions &options);
 
-/// Ranked problems for `evaluate`: the package's predictions, or a baseline's scores.
-std::vector<RankedProblem> rankWith(const ModelPackage &pkg, const std::vector<TrainingProblem> &problems);
-std::vector<RankedProblem> rankWithBaseline(const std::string &baseline, const std::vector<TrainingProblem> &problems);
-/// Model metrics next to the "aten", "first-config" and "random" baselines, with breakdowns.
-nlohmann::json compareWithBaselines(const ModelPackage &pkg, const std::vector<TrainingProblem> &problems);
 
 } // namespace diode
