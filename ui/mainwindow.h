@@ -2,17 +2,28 @@
 
 #include <QMainWindow>
 
+class QListWidget;
+class QStackedWidget;
 class StoreLoader;
 class SummaryPage;
+class WorkbenchState;
 struct DatasetSummary;
 
-/// The workbench window. In this version: open a database and show its summary.
+/// The workbench window: a list of pages on the left, the current page on the right. Pages
+/// share one WorkbenchState (open database, model package).
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget *parent = nullptr);
-    void openDatabase(const QString &path);
+    void openDatabase(const QString &path, bool readOnly = false);
     SummaryPage *summaryPage() const { return m_summary; }
+    WorkbenchState *state() const { return m_state; }
+
+    /// Adds a page under `title`; Ctrl+<n> switches to the n-th page.
+    void addPage(QWidget *page, const QString &title);
+    /// Shows the page whose objectName is `name`; false if there is none.
+    bool showPage(const QString &name);
+    QStringList pageNames() const;
 
 signals:
     void databaseShown(const QString &path);
@@ -21,6 +32,9 @@ signals:
 private:
     void chooseDatabase();
 
+    WorkbenchState *m_state;
+    QListWidget *m_pageList;
+    QStackedWidget *m_pages;
     SummaryPage *m_summary;
     StoreLoader *m_loader;
 };

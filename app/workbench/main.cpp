@@ -68,6 +68,6 @@ int main(int argc, char **argv)
         QObject::connect(&window, &MainWindow::databaseFailed, &window, [save] { save(false); });
     }
     window.show();
-    window.openDatabase(db);
+    window.openDatabase(db, parser.positionalArguments().isEmpty()); // the shipped dataset is only read
     return app.exec();
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 
@@ -27,6 +28,9 @@ struct TrainOptions {
     int patience = 150; ///< epochs without a better validation top-1 before stopping
     int threads = 0;    ///< 0: all cores
     std::function<void(const EpochReport &)> progress;
+    /// Set from another thread to stop after the current epoch; the best network so far is kept
+    /// and `TrainResult::cancelled` says so.
+    const std::atomic<bool> *cancel = nullptr;
 };
 
 } // namespace diode

@@ -183,6 +183,10 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
         res.epochsRun = epoch;
         if (opt.progress) opt.progress(rep);
         if (sinceBest >= opt.patience) break;
+        if (opt.cancel && opt.cancel->load()) {
+            res.cancelled = true;
+            break;
+        }
     }
     {
         torch::NoGradGuard ng;

@@ -22,6 +22,7 @@ struct TrainResult {
     DataSplit split;
     int epochsRun = 0;
     int bestEpoch = 0;
+    bool cancelled = false; ///< stopped through TrainOptions::cancel before the epochs ran out
     nlohmann::json testMetrics;     ///< model and baselines on the test problems
     std::vector<std::vector<float>> testFeatures; ///< rows of the test problems, for parity checks
     std::vector<float> testTorchOutput;           ///< LibTorch's output on those rows
