@@ -9,6 +9,8 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QSettings>
+#include <QCloseEvent>
 #include <QShortcut>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -53,7 +55,19 @@ MainWindow::MainWindow(QWidget *parent)
         if (isVisible()) QMessageBox::warning(this, tr("Cannot open database"), msg);
         emit databaseFailed(msg);
     });
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     connect(m_state, &WorkbenchState::dataChanged, this, [this] { m_loader->load(m_state->databasePath()); });
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("window/page"), m_pageList->currentRow());
+    QMainWindow::closeEvent(event);
 }
 
 void MainWindow::addPage(QWidget *page, const QString &title)

@@ -25,6 +25,9 @@ public:
     bool showPage(const QString &name);
     QStringList pageNames() const;
 
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
 signals:
     void databaseShown(const QString &path);
     void databaseFailed(const QString &message);

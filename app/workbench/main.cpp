@@ -44,6 +44,7 @@ int main(int argc, char **argv)
         return 2;
     }
     QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("diode"));
     QApplication::setApplicationName(QStringLiteral("diode-workbench"));
     QApplication::setApplicationVersion(QStringLiteral(DIODE_VERSION));
     QCommandLineParser parser;

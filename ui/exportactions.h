@@ -1,0 +1,20 @@
+#pragma once
+
+#include <QString>
+
+class QAbstractItemModel;
+class QCustomPlot;
+class QTableView;
+class QWidget;
+
+// Every plot exports to PNG and PDF and every table to CSV, the same way on every page.
+
+/// Adds "Save plot as PNG…/PDF…" to the plot's context menu.
+void addPlotExport(QCustomPlot *plot, const QString &baseName);
+/// Adds "Save table as CSV…" to the view's context menu.
+void addTableExport(QTableView *view, const QString &baseName);
+/// Writes every row of `model` (display role, with the horizontal header) as CSV. Returns an
+/// empty string on success, otherwise the reason naming the file.
+QString saveModelCsv(const QAbstractItemModel *model, const QString &path);
+/// Colours a plot from the widget's palette so light and dark system themes both read well.
+void applyPalette(QCustomPlot *plot);
