@@ -5,6 +5,7 @@
 #include "diode/evaluation.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
+#include "diode/ranking.h"
 #include "diode/problemjson.h"
 #include "diode/store.h"
 #include "diode/trainoptions.h"
@@ -136,19 +137,7 @@ int runRank(const Options &o)
     std::string line;
     for (int n = 1; std::getline(*in, line); ++n) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        nlohmann::json out;
-        try {
-            const auto rec = parseProblemLine(line, fmt::format("line {}", n));
-            std::vector<KernelConfig> configs;
-            for (const auto &m : rec.candidates) configs.push_back(m.config);
-            const auto ms = pkg.predictMs(rec.problem, configs);
-            std::vector<size_t> order(ms.size());
-            std::iota(order.begin(), order.end(), 0);
-            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ms[a] < ms[b]; });
-            out = {{"predicted_ms", ms}, {"order", order}};
-        } catch (const InvalidInput &e) {
-            out = {{"error", e.what()}};
-        }
+        const nlohmann::json out = rankProblemLine(pkg, line, fmt::format("line {}", n));
         std::cout << out.dump() << '\n';
     }
     return 0;

@@ -1,0 +1,75 @@
+/* libdiode_inductor: the C ABI the torch_diode Python package (ctypes) loads inside a PyTorch
+ * process. It wraps core's package reader, feature schema and Eigen inference; it links no Qt
+ * and no LibTorch, so it never clashes with the torch already loaded.
+ *
+ * Threads: a model handle may be scored from several threads at once (scoring only reads it).
+ * Errors: calls that fail return NULL or a negative value; diode_last_error() then gives the
+ * reason, per thread, until the next failing call on that thread. */
+#ifndef DIODE_INDUCTOR_H
+#define DIODE_INDUCTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DIODE_ABI_VERSION 1
+
+#if defined(__GNUC__)
+#define DIODE_API __attribute__((visibility("default")))
+#else
+#define DIODE_API
+#endif
+
+typedef struct diode_model diode_model;
+
+/* One GEMM: C[B,M,N] = A[B,M,K] @ B[B,K,N]; op "mm" | "addmm" | "bmm", dtype "bf16" | "fp16" |
+ * "fp32" (torch names such as "bfloat16" are accepted too). */
+typedef struct diode_problem {
+    const char *op;
+    const char *dtype;
+    int64_t batch, m, n, k;
+    int32_t a_transposed, b_transposed; /* non-zero: stored column-major */
+} diode_problem;
+
+/* One candidate kernel: kind "aten" (name "extern_kernels.mm", ...) or "triton" (name = the
+ * template, "mm" | "bmm", and its parameters). Flags are 0/1; -1 means not given. */
+typedef struct diode_candidate {
+    const char *kind;
+    const char *name;
+    int32_t block_m, block_n, block_k, group_m, num_stages, num_warps;
+    int32_t even_k, allow_tf32;
+} diode_candidate;
+
+/* The version of this ABI (DIODE_ABI_VERSION) and of the feature schema packages must match. */
+DIODE_API int diode_abi_version(void);
+DIODE_API int diode_feature_schema_version(void);
+
+/* Opens and checks a .diode package; NULL on failure (diode_last_error says why). */
+DIODE_API diode_model *diode_model_open(const char *path);
+DIODE_API void diode_model_close(diode_model *model);
+
+/* The package's manifest as JSON text, owned by the model (valid until close). */
+DIODE_API const char *diode_model_manifest(const diode_model *model);
+
+/* Predicted milliseconds of each of `count` candidates of `problem`, written to out_ms[count],
+ * in one batched call. Returns 0, or -1 (nothing written) with diode_last_error naming the
+ * field at fault, e.g. "candidates[3]: candidate kind 'cutlass' is not one the model knows". */
+DIODE_API int diode_model_score(const diode_model *model, const diode_problem *problem, const diode_candidate *candidates,
+                      size_t count, double *out_ms);
+
+/* Scores one problem JSON line (docs/FORMATS.md) exactly as `diode rank` does and returns the
+ * same output object as JSON text ({"predicted_ms": [...], "order": [...]} or {"error": ...}).
+ * The text is malloc'ed: release it with diode_free. */
+DIODE_API char *diode_model_rank_json(const diode_model *model, const char *problem_line);
+DIODE_API void diode_free(void *p);
+
+/* The last error on this thread ("" if none). */
+DIODE_API const char *diode_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

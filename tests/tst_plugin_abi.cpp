@@ -1,0 +1,186 @@
+#include "testutil.h"
+
+#include "diode/problemjson.h"
+#include "diode_inductor.h"
+
+#include <QFile>
+
+#include <cmath>
+#include <fstream>
+#include <thread>
+
+// The plugin's C ABI, called as the Python package calls it, against the real shipped package.
+class TestPluginAbi : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    const QString m_package = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v1.diode");
+    const QString m_heldout = testutil::sourcePath("trained_models/h200/h200-heldout.jsonl");
+
+    struct Owned {
+        diode_problem problem{};
+        std::vector<diode_candidate> candidates;
+        std::vector<std::string> strings; // keeps the char pointers alive
+    };
+
+    static Owned toAbi(const diode::ProblemRecord &r)
+    {
+        Owned o;
+        o.strings.reserve(2 + 2 * r.candidates.size());
+        o.strings.emplace_back(diode::toString(r.problem.op));
+        o.strings.emplace_back(diode::toString(r.problem.dtype));
+        o.problem = {o.strings[0].c_str(), o.strings[1].c_str(), r.problem.batch, r.problem.m, r.problem.n, r.problem.k,
+                     r.problem.aTransposed, r.problem.bTransposed};
+        for (const auto &m : r.candidates) {
+            const auto &c = m.config;
+            o.strings.push_back(c.kind);
+            const char *kind = o.strings.back().c_str();
+            o.strings.push_back(c.name);
+            const char *name = o.strings.back().c_str();
+            auto flag = [&](const char *key) {
+                return c.extra.is_object() && c.extra.contains(key) && c.extra[key].is_boolean() ? int(c.extra[key].get<bool>()) : -1;
+            };
+            o.candidates.push_back({kind, name, c.blockM, c.blockN, c.blockK, c.groupM, c.numStages, c.numWarps,
+                                    flag("EVEN_K"), flag("ALLOW_TF32")});
+        }
+        return o;
+    }
+
+    std::vector<diode::ProblemRecord> heldout()
+    {
+        std::ifstream in(m_heldout.toStdString());
+        std::vector<diode::ProblemRecord> out;
+        std::string line;
+        for (int n = 1; std::getline(in, line); ++n) out.push_back(diode::parseProblemLine(line, "line " + std::to_string(n)));
+        return out;
+    }
+
+private slots:
+    void versions()
+    {
+        QCOMPARE(diode_abi_version(), DIODE_ABI_VERSION);
+        QCOMPARE(diode_feature_schema_version(), 1);
+    }
+
+    void scoringEqualsDiodeRank()
+    {
+        QString out, err;
+        QCOMPARE(testutil::runCli({"rank", "--package", m_package, "--input", m_heldout}, &out, &err), 0);
+        const QStringList lines = out.split('\n', Qt::SkipEmptyParts);
+        const auto records = heldout();
+        QCOMPARE(lines.size(), int(records.size()));
+        diode_model *model = diode_model_open(m_package.toUtf8().constData());
+        QVERIFY2(model, diode_last_error());
+        size_t compared = 0;
+        for (size_t i = 0; i < records.size(); ++i) {
+            const auto rank = nlohmann::json::parse(lines[int(i)].toStdString());
+            Owned o = toAbi(records[i]);
+            std::vector<double> ms(o.candidates.size());
+            QCOMPARE(diode_model_score(model, &o.problem, o.candidates.data(), o.candidates.size(), ms.data()), 0);
+            const auto expected = rank["predicted_ms"].get<std::vector<double>>();
+            QCOMPARE(ms.size(), expected.size());
+            for (size_t c = 0; c < ms.size(); ++c) {
+                // The CLI prints JSON doubles with full round-trip precision: equal, not close.
+                QCOMPARE(ms[c], expected[c]);
+                ++compared;
+            }
+            // The JSON entry point returns exactly what `diode rank` prints.
+            std::string line = diode::toProblemLine(records[i]);
+            char *json = diode_model_rank_json(model, line.c_str());
+            QVERIFY(json);
+            QCOMPARE(nlohmann::json::parse(json)["order"], rank["order"]);
+            diode_free(json);
+        }
+        QVERIFY(compared > 1000);
+        diode_model_close(model);
+    }
+
+    void badPackagesAreRefusedWithTheFault()
+    {
+        QFile src(m_package);
+        QVERIFY(src.open(QIODevice::ReadOnly));
+        const QByteArray bytes = src.readAll();
+        const QString truncated = m_dir.filePath("truncated.diode");
+        QFile t(truncated);
+        QVERIFY(t.open(QIODevice::WriteOnly));
+        t.write(bytes.left(bytes.size() / 2));
+        t.close();
+        QVERIFY(!diode_model_open(truncated.toUtf8().constData()));
+        QVERIFY2(QString(diode_last_error()).contains("truncated"), diode_last_error());
+
+        QByteArray flipped = bytes;
+        flipped[flipped.size() - 100] = char(flipped[flipped.size() - 100] ^ 0x10);
+        const QString bad = m_dir.filePath("flipped.diode");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(flipped);
+        f.close();
+        QVERIFY(!diode_model_open(bad.toUtf8().constData()));
+        QVERIFY2(QString(diode_last_error()).contains("checksum mismatch"), diode_last_error());
+
+        QVERIFY(!diode_model_open(m_dir.filePath("absent.diode").toUtf8().constData()));
+        QVERIFY2(QString(diode_last_error()).contains("absent.diode"), diode_last_error());
+        QVERIFY(!diode_model_open(nullptr));
+    }
+
+    void badCandidatesNameTheField()
+    {
+        diode_model *model = diode_model_open(m_package.toUtf8().constData());
+        QVERIFY(model);
+        diode_problem p{"mm", "bf16", 1, 128, 256, 512, 0, 1};
+        diode_candidate c[2] = {{"aten", "extern_kernels.mm", 0, 0, 0, 0, 0, 0, -1, -1},
+                                {"cutlass", "gemm", 128, 128, 64, 8, 3, 4, -1, -1}};
+        double ms[2] = {-1, -1};
+        QCOMPARE(diode_model_score(model, &p, c, 2, ms), -1);
+        QVERIFY2(QString(diode_last_error()).contains("candidates[1]"), diode_last_error());
+        QVERIFY2(QString(diode_last_error()).contains("cutlass"), diode_last_error());
+        QCOMPARE(ms[0], -1.0); // nothing written on failure
+
+        diode_problem op{"conv", "bf16", 1, 128, 256, 512, 0, 0};
+        QCOMPARE(diode_model_score(model, &op, c, 1, ms), -1);
+        QVERIFY2(QString(diode_last_error()).contains("op 'conv'"), diode_last_error());
+        diode_problem zero{"mm", "fp16", 1, 0, 256, 512, 0, 0};
+        QCOMPARE(diode_model_score(model, &zero, c, 1, ms), -1);
+        QVERIFY2(QString(diode_last_error()).contains("'M'"), diode_last_error());
+        QCOMPARE(diode_model_score(model, &p, c, 1, ms), 0);
+        QVERIFY(ms[0] > 0 && std::isfinite(ms[0]));
+        diode_model_close(model);
+    }
+
+    void concurrentScoringFromSeveralThreads()
+    {
+        diode_model *model = diode_model_open(m_package.toUtf8().constData());
+        QVERIFY(model);
+        const auto records = heldout();
+        std::vector<Owned> abi;
+        std::vector<std::vector<double>> expected;
+        for (const auto &r : records) {
+            abi.push_back(toAbi(r));
+            expected.emplace_back(abi.back().candidates.size());
+            QCOMPARE(diode_model_score(model, &abi.back().problem, abi.back().candidates.data(), abi.back().candidates.size(),
+                                       expected.back().data()),
+                     0);
+        }
+        std::atomic<int> mismatches{0}, failures{0};
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 8; ++t) {
+            threads.emplace_back([&, t] {
+                for (int round = 0; round < 20; ++round) {
+                    for (size_t i = size_t(t) % abi.size(), n = 0; n < abi.size(); ++n, i = (i + 1) % abi.size()) {
+                        std::vector<double> ms(abi[i].candidates.size());
+                        if (diode_model_score(model, &abi[i].problem, abi[i].candidates.data(), ms.size(), ms.data()) != 0)
+                            ++failures;
+                        else if (ms != expected[i])
+                            ++mismatches;
+                    }
+                }
+            });
+        }
+        for (auto &th : threads) th.join();
+        QCOMPARE(failures.load(), 0);
+        QCOMPARE(mismatches.load(), 0);
+        diode_model_close(model);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPluginAbi)
+#include "tst_plugin_abi.moc"
