@@ -45,7 +45,8 @@ void InductorBackend::spawn(std::chrono::seconds helloTimeout)
     if (const char *pp = std::getenv("PYTHONPATH"); pp && *pp) pythonPath += std::string(":") + pp;
     m_worker = std::make_unique<WorkerProcess>(
         std::vector<std::string>{m_python, "-u", "-m", "torch_diode.worker"},
-        std::vector<std::string>{"PYTHONPATH=" + pythonPath, "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1"}, m_logPath);
+        std::vector<std::string>{"PYTHONPATH=" + pythonPath, "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1",
+                                 "TORCH_DIODE_AUTOREGISTER=0" /* the sweep measures Inductor alone */}, m_logPath);
     m_worker->start();
     std::string line;
     for (;;) {

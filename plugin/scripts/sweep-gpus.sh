@@ -17,7 +17,7 @@ pids=()
 for ((i = 0; i < n; i++)); do
   gpu=$((i % gpus))
   CUDA_VISIBLE_DEVICES=$gpu TORCHINDUCTOR_COMPILE_THREADS=$((cores / n > 1 ? cores / n : 1)) \
-    PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" \
+    PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" TORCH_DIODE_AUTOREGISTER=0 \
     python3 -m torch_diode.worker --plan "$plan" --out "$out/shard$i.jsonl" --shard "$i/$n" \
       --deadline-s "$deadline" 2>>"$out/shard$i.log" &
   pids+=($!)

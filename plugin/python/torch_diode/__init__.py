@@ -1,7 +1,322 @@
 """torch_diode: pick GEMM kernels inside torch.compile from a Diode Workbench model package.
 
-This part of the package holds the sweep worker (`python3 -m torch_diode.worker`) and the plan
-expander shared with the C++ runner; it imports torch only when a GPU sweep actually runs.
+`import torch_diode` registers the selector with PyTorch Inductor, each step only if the one
+before succeeded:
+  1. import torch (>= 2.9; otherwise the reason is recorded and nothing else happens),
+  2. check that Inductor has the hook the selector needs (InductorChoices._finalize_template_configs),
+  3. detect the GPU and load the best matching package (TORCH_DIODE_MODEL_PATH, the user
+     directory, the shipped trained_models/),
+  4. install the selector and the Inductor options that engage it.
+Nothing here raises: get_integration_status() says what happened and why. Set
+TORCH_DIODE_AUTOREGISTER=0 for the library with no side effects.
+
+The selector engages where Inductor autotunes GEMMs: torch.compile(mode="max-autotune") or
+"max-autotune-no-cudagraphs" (config.max_autotune / max_autotune_gemm). Instead of
+benchmarking every kernel it keeps the model's top_k.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import threading
+from typing import Optional
+
+__version__ = "0.2.0"
+MIN_TORCH = (2, 9)
+
+log = logging.getLogger("torch_diode")
+if not log.handlers:
+    _handler = logging.StreamHandler()
+    _handler.setFormatter(logging.Formatter("[torch_diode] %(levelname)s: %(message)s"))
+    log.addHandler(_handler)
+    log.setLevel(logging.WARNING)
+    log.propagate = False
+
+_lock = threading.RLock()
+_runtime = None  # _selector.Runtime while installed
+_saved_config: dict = {}
+_previous_handler = None
+_status: dict = {
+    "version": __version__,
+    "autoregister": None,
+    "torch": {"ok": False, "reason": "not checked yet"},
+    "hook": {"ok": False, "reason": "not checked yet"},
+    "hardware": {"ok": False, "reason": "not checked yet"},
+    "model": {"ok": False, "reason": "not checked yet"},
+    "installed": False,
+    "reason": "not registered yet",
+}
+
+
+def set_log_level(level) -> None:
+    """Level for the "torch_diode" logger: a logging constant or a name ("INFO", "debug")."""
+    if isinstance(level, str):
+        value = logging.getLevelName(level.upper())
+        if not isinstance(value, int):
+            raise ValueError(f"unknown log level {level!r}")
+        level = value
+    log.setLevel(level)
+
+
+def _check_torch() -> Optional[str]:
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001
+        return f"torch is missing or broken: {e}"
+    version = tuple(int(x) for x in re.findall(r"\d+", torch.__version__)[:2])
+    _status["torch"] = {"ok": version >= MIN_TORCH, "version": torch.__version__}
+    if version < MIN_TORCH:
+        return f"torch {torch.__version__} is too old: the selector needs torch >= 2.9"
+    return None
+
+
+def _check_hook() -> Optional[str]:
+    try:
+        from torch._inductor.choices import InductorChoices
+        from torch._inductor.virtualized import V
+    except Exception as e:  # noqa: BLE001
+        return f"Inductor cannot be imported: {e}"
+    if not hasattr(InductorChoices, "_finalize_template_configs"):
+        return "this torch's InductorChoices has no _finalize_template_configs hook"
+    if not hasattr(V, "set_choices_handler"):
+        return "this torch's Inductor has no V.set_choices_handler"
+    return None
+
+
+def get_detected_hardware() -> dict:
+    """The GPU this process sees: {"available": True, "gpu", "sm_count", ...} or the reason."""
+    from ._hardware import detect
+
+    return detect()
+
+
+def list_available_models() -> list[dict]:
+    """Every package found (path, name, source, gpu, ops, dtypes, matches_hardware, or error)."""
+    from ._models import available
+
+    hw = get_detected_hardware()
+    return available(hw.get("gpu") if hw.get("available") else None)
+
+
+def _engage(options) -> None:
+    """Inductor options the selector needs while installed; the old values come back on
+    uninstall()."""
+    import torch._inductor.config as cfg
+
+    wanted = {"max_autotune_gemm_search_space": options.search_space}
+    backends = [b.strip().upper() for b in str(cfg.max_autotune_gemm_backends).split(",") if b.strip()]
+    for b in ("ATEN", "TRITON"):
+        if b not in backends:
+            backends.append(b)
+    wanted["max_autotune_gemm_backends"] = ",".join(backends)
+    for key, value in wanted.items():
+        if key not in _saved_config:
+            _saved_config[key] = getattr(cfg, key)
+        setattr(cfg, key, value)
+
+
+def _restore_config() -> None:
+    import torch._inductor.config as cfg
+
+    for key, value in _saved_config.items():
+        setattr(cfg, key, value)
+    _saved_config.clear()
+
+
+def install(model=None, top_k=3, performance_threshold=1.1, ops=("mm", "addmm", "bmm"), search_space="DEFAULT",
+            fallback=True) -> bool:
+    """Installs the selector. `model`: a path or name of a package, or None for the best package
+    for the detected GPU. Returns True when installed; otherwise get_integration_status() says
+    why (one warning is logged) and Inductor is left exactly as it was."""
+    global _runtime, _previous_handler
+    from ._selector import Options, Runtime, choices_class
+
+    options = Options(top_k, performance_threshold, ops, search_space, fallback)
+    with _lock:
+        uninstall()
+        _status.update(installed=False, options=options.as_dict())
+        for step, check in (("torch", _check_torch), ("hook", _check_hook)):
+            why = check()
+            if why:
+                # A Python without torch (a plan expander, a CPU box) is not worth a warning.
+                return _fail(step, why, logging.INFO if why.startswith("torch is missing") else logging.WARNING)
+            _status[step] = dict(_status.get(step, {}), ok=True, reason="")
+            _status[step].pop("reason")
+        hw = get_detected_hardware()
+        _status["hardware"] = dict(hw, ok=bool(hw.get("available")))
+        loaded = _load_model(model, hw)
+        if loaded is None:
+            return False
+        from torch._inductor.virtualized import V
+
+        runtime = Runtime(loaded, options)
+        _previous_handler = V.choices if _has_handler(V) else None
+        V.set_choices_handler(choices_class()(runtime))
+        _engage(options)
+        _runtime = runtime
+        _status.update(installed=True, reason="")
+        log.info("installed with %s (top_k=%d, threshold=%.2f, %s)", loaded.path, options.top_k,
+                 options.threshold, options.search_space)
+        return True
+
+
+def _has_handler(V) -> bool:
+    try:
+        return V.choices is not None
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _load_model(model, hw):
+    from ._models import available, best_for, resolve
+    from ._native import Model, NativeError, load_library
+
+    try:
+        load_library()
+    except NativeError as e:
+        _fail("model", str(e))
+        return None
+    gpu = hw.get("gpu") if hw.get("available") else None
+    if model is None:
+        if not gpu:
+            _fail("hardware", hw.get("reason", "no GPU"))
+            return None
+        choice, why = best_for(gpu, available(gpu))
+        if choice is None:
+            _fail("model", why)
+            return None
+    else:
+        try:
+            choice = resolve(str(model), gpu)
+        except FileNotFoundError as e:
+            _fail("model", str(e))
+            return None
+        if "error" in choice:
+            _fail("model", choice["error"])
+            return None
+        if not choice.get("matches_hardware"):
+            log.warning("model %s was made on %s; this process runs on %s: its choices may be poor", choice["path"],
+                        choice.get("gpu") or "an unknown GPU", gpu or "no GPU")
+    try:
+        loaded = Model(choice["path"])
+    except NativeError as e:
+        _fail("model", str(e))
+        return None
+    _status["model"] = {"ok": True, **{k: v for k, v in choice.items() if k != "error"}}
+    return loaded
+
+
+def _fail(step: str, why: str, level: int = logging.WARNING) -> bool:
+    _status[step] = dict(_status.get(step, {}), ok=False, reason=why)
+    _status.update(installed=False, reason=f"{step}: {why}")
+    log.log(level, "not installed: %s", why)
+    return False
+
+
+def uninstall() -> None:
+    """Removes the selector and restores the Inductor options it changed. Safe to call twice."""
+    global _runtime, _previous_handler
+    with _lock:
+        if _runtime is None:
+            return
+        try:
+            from torch._inductor.choices import InductorChoices
+            from torch._inductor.virtualized import V
+
+            V.set_choices_handler(_previous_handler if _previous_handler is not None else InductorChoices())
+            _restore_config()
+        finally:
+            _runtime = None
+            _previous_handler = None
+            _status.update(installed=False, reason="uninstalled")
+
+
+def get_integration_status() -> dict:
+    """Whether the selector is installed and, step by step, what was found or why it stopped."""
+    with _lock:
+        status = json.loads(json.dumps(_status, default=str))
+        if _runtime is not None:
+            status["stats"] = _runtime.stats.snapshot()
+        try:
+            from ._native import library_path
+
+            status["library"] = library_path()
+        except Exception:  # noqa: BLE001
+            status["library"] = None
+        return status
+
+
+def get_stats() -> dict:
+    """Selector counters: calls, model selections, fallbacks by reason, candidates filtered and
+    the time spent scoring. Empty counters when not installed."""
+    with _lock:
+        if _runtime is None:
+            from ._selector import Stats
+
+            return Stats().snapshot()
+        return _runtime.stats.snapshot()
+
+
+def reset_stats() -> None:
+    with _lock:
+        if _runtime is not None:
+            _runtime.stats.reset()
+
+
+def register_model(name_or_path, **install_options) -> bool:
+    """Loads a package by path or name and installs the selector with it, even when it was made
+    on another GPU (then with a warning)."""
+    options = dict(_status.get("options") or {})
+    options.update(install_options)
+    options.pop("model", None)
+    return install(model=name_or_path, **options)
+
+
+@contextlib.contextmanager
+def record_decisions(path: Optional[str] = None):
+    """Keeps every decision made inside the block: the problem, each candidate with its
+    predicted time and whether it was kept. Yields the list; with `path`, also writes it as
+    problem JSON lines (diode import and the workbench read them)."""
+    decisions: list = []
+    with _lock:
+        runtime = _runtime
+    if runtime is None:
+        log.warning("record_decisions: the selector is not installed; nothing will be recorded")
+    else:
+        runtime.recorders.append(decisions)
+    try:
+        yield decisions
+    finally:
+        if runtime is not None:
+            runtime.recorders.remove(decisions)
+        if path:
+            with open(path, "w") as f:
+                for d in decisions:
+                    f.write(json.dumps(d, separators=(",", ":")) + "\n")
+
+
+def collect(path: str, append: bool = False):
+    """Context manager recording Inductor's autotune timings as problem JSON lines while you
+    compile your own model; see torch_diode.collect_timings.Collector."""
+    from .collect_timings import collect as _collect
+
+    return _collect(path, append=append)
+
+
+def _autoregister() -> None:
+    flag = os.environ.get("TORCH_DIODE_AUTOREGISTER", "1").strip().lower()
+    _status["autoregister"] = flag not in ("0", "false", "no", "off")
+    if not _status["autoregister"]:
+        _status["reason"] = "TORCH_DIODE_AUTOREGISTER=0: nothing registered"
+        return
+    try:
+        install()
+    except Exception as e:  # noqa: BLE001 - importing the package must never raise
+        _fail("install", f"unexpected error: {e}")
+
+
+_autoregister()

@@ -27,8 +27,15 @@ os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
 
 MIN_TORCH = (2, 9)
 DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
-_TEMPLATE_RE = re.compile(r"^(?:triton_)?(.*?)(?:_\d+)?$")
-_KWARG_RE = re.compile(r"(\w+)=('[^']*'|[^,]+)")
+
+
+from ._timings import candidate_from_choice  # noqa: E402
+
+
+def hardware():
+    from ._hardware import gpu_identity
+
+    return gpu_identity(0)
 
 
 def log(msg):
@@ -60,71 +67,6 @@ def environment_problem():
     except Exception as e:  # noqa: BLE001
         return f"torch {torch.__version__} has no Inductor feedback saver: {e}"
     return None
-
-
-def hardware():
-    import torch
-    props = torch.cuda.get_device_properties(0)
-    hw = {"gpu": torch.cuda.get_device_name(0), "sm_count": props.multi_processor_count,
-          "memory_mb": props.total_memory // (1 << 20), "cc": f"{props.major}.{props.minor}",
-          "driver": "", "cuda": torch.version.cuda or ""}
-    try:
-        import pynvml
-        pynvml.nvmlInit()
-        drv = pynvml.nvmlSystemGetDriverVersion()
-        hw["driver"] = drv.decode() if isinstance(drv, bytes) else drv
-    except Exception:  # noqa: BLE001 - driver version is nice to have
-        pass
-    return hw
-
-
-def _parse_description(desc):
-    out = {}
-    for k, v in _KWARG_RE.findall(desc or ""):
-        v = v.strip().strip("'")
-        if v in ("True", "False"):
-            out[k] = v == "True"
-        elif re.fullmatch(r"-?\d+", v):
-            out[k] = int(v)
-        else:
-            out[k] = v
-    return out
-
-
-def candidate_from_choice(choice):
-    """Turn one benchmarked ChoiceCaller into a problem-JSON candidate."""
-    try:
-        info = dict(choice.info_dict())
-    except Exception:  # noqa: BLE001
-        info = {}
-    info = {k: v for k, v in info.items() if isinstance(v, (str, int, float, bool))}
-    call_name = info.get("kernel_call_name")
-    if call_name:
-        return {"kind": "aten", "name": str(call_name)}
-    name = str(getattr(choice, "name", "") or "")
-    desc = str(getattr(choice, "description", "") or "")
-    kw = _parse_description(desc)
-    cand = {"kind": "triton", "template": _TEMPLATE_RE.match(name).group(1) if name else "unknown"}
-    tile = info.get("tile_shape")
-    if isinstance(tile, str):
-        dims = [int(x) for x in re.findall(r"\d+", tile)]
-        if len(dims) == 3:  # Inductor writes (BLOCK_M, BLOCK_K, BLOCK_N)
-            kw.setdefault("BLOCK_M", dims[0])
-            kw.setdefault("BLOCK_K", dims[1])
-            kw.setdefault("BLOCK_N", dims[2])
-    for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps"):
-        v = kw.get(key, info.get(key))
-        if v is not None:
-            cand[key] = int(v)
-    for key in ("EVEN_K", "ALLOW_TF32", "USE_FAST_ACCUM", "ACC_TYPE"):
-        if key in kw:
-            cand[key] = kw[key]
-    if "allow_tf32" in info and "ALLOW_TF32" not in cand:
-        cand["ALLOW_TF32"] = info["allow_tf32"] in (True, "True")
-    extra = {k: v for k, v in kw.items() if k not in cand}
-    if extra:
-        cand["extra"] = extra
-    return cand
 
 
 class Collector:
@@ -225,6 +167,12 @@ def setup():
     if problem:
         return None, problem
     from torch._inductor.select_algorithm import add_feedback_saver
+
+    # The sweep measures Inductor's own max-autotune: the selector must not filter its choices,
+    # whatever `import torch_diode` auto-registered.
+    from . import uninstall
+
+    uninstall()
     collector = Collector()
     add_feedback_saver(collector)
     return collector, None

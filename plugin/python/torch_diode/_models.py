@@ -1,0 +1,119 @@
+"""Finding model packages and choosing the one for this GPU.
+
+Searched in order: $TORCH_DIODE_MODEL_PATH (files or directories, ':'-separated), the user
+directory ($XDG_DATA_HOME/torch_diode/models, by default ~/.local/share/torch_diode/models), the
+packages shipped with this package (torch_diode/trained_models after pip install) and, when run
+from a source checkout, its trained_models/ directory.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from ._hardware import normalize_gpu_name
+
+
+def user_model_dir() -> str:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "torch_diode", "models")
+
+
+def search_locations() -> list[tuple[str, str]]:
+    """(source, path) pairs in the order they are searched."""
+    locs = []
+    for entry in filter(None, os.environ.get("TORCH_DIODE_MODEL_PATH", "").split(os.pathsep)):
+        locs.append(("TORCH_DIODE_MODEL_PATH", entry))
+    locs.append(("user", user_model_dir()))
+    here = os.path.dirname(os.path.abspath(__file__))
+    locs.append(("shipped", os.path.join(here, "trained_models")))
+    repo = os.path.abspath(os.path.join(here, "..", "..", ".."))
+    if os.path.isdir(os.path.join(repo, "trained_models")) and os.path.isdir(os.path.join(repo, "plugin")):
+        locs.append(("shipped", os.path.join(repo, "trained_models")))
+    return locs
+
+
+def _package_files(path: str) -> list[str]:
+    if os.path.isfile(path):
+        return [path]
+    out = []
+    if os.path.isdir(path):
+        for root, _dirs, files in os.walk(path):
+            out.extend(os.path.join(root, f) for f in files if f.endswith(".diode"))
+    return sorted(out)
+
+
+def describe(path: str, source: str, detected_gpu: Optional[str]) -> dict:
+    """One package as list_available_models() reports it; opening it checks every checksum."""
+    from ._native import Model, NativeError
+
+    info = {"path": os.path.abspath(path), "name": os.path.splitext(os.path.basename(path))[0], "source": source}
+    try:
+        model = Model(path)
+    except NativeError as e:
+        info["error"] = str(e)
+        return info
+    m = model.manifest
+    model.close()
+    hw = m.get("hardware", {}) or {}
+    info.update(
+        gpu=hw.get("gpu", ""),
+        sm_count=hw.get("sm_count"),
+        ops=m.get("ops", []),
+        dtypes=m.get("dtypes", []),
+        created_at=m.get("created_at", ""),
+        feature_schema=m.get("feature_schema_version"),
+    )
+    if m.get("name"):
+        info["name"] = m["name"]
+    info["matches_hardware"] = bool(
+        detected_gpu and info["gpu"] and normalize_gpu_name(info["gpu"]) == normalize_gpu_name(detected_gpu)
+    )
+    return info
+
+
+def available(detected_gpu: Optional[str]) -> list[dict]:
+    seen = set()
+    out = []
+    for source, loc in search_locations():
+        for f in _package_files(loc):
+            real = os.path.realpath(f)
+            if real in seen:
+                continue
+            seen.add(real)
+            out.append(describe(f, source, detected_gpu))
+    return out
+
+
+def best_for(detected_gpu: str, models: list[dict]) -> tuple[Optional[dict], str]:
+    """The package to load automatically and, when there is none, why. Only a package made on
+    this GPU model is chosen: another GPU's package is loaded only through register_model().
+    Earlier search locations win (the user's path over shipped packages), then the newest."""
+    usable = [m for m in models if "error" not in m]
+    matching = [m for m in usable if m.get("matches_hardware")]
+    if matching:
+        order = {s: i for i, (s, _) in enumerate(search_locations())}
+        first_source = min(order.get(m["source"], 99) for m in matching)
+        same = [m for m in matching if order.get(m["source"], 99) == first_source]
+        same.sort(key=lambda m: m.get("created_at", ""), reverse=True)
+        return same[0], ""
+    broken = [m for m in models if "error" in m]
+    if broken and not usable:
+        return None, "no usable model package: " + "; ".join(f"{m['path']}: {m['error']}" for m in broken)
+    if not models:
+        return None, "no model package found in " + ", ".join(p for _, p in search_locations())
+    gpus = sorted({m.get("gpu", "?") for m in usable})
+    why = f"no model package for {detected_gpu} (packages found are for {', '.join(gpus) or 'unknown GPUs'})"
+    if broken:
+        why += "; unusable: " + "; ".join(f"{m['path']}: {m['error']}" for m in broken)
+    return None, why
+
+
+def resolve(name_or_path: str, detected_gpu: Optional[str]) -> dict:
+    """A package given by path, or by name (file stem or manifest name) among the available ones."""
+    if os.path.exists(name_or_path):
+        return describe(name_or_path, "register_model", detected_gpu)
+    for m in available(detected_gpu):
+        if name_or_path in (m["name"], os.path.basename(m["path"])):
+            return m
+    raise FileNotFoundError(f"model '{name_or_path}' is neither a file nor the name of an available package")

@@ -1,0 +1,216 @@
+"""ctypes binding of libdiode_inductor (plugin/include/diode_inductor.h).
+
+The scoring runs in C++ (Eigen); this module only finds the library, declares the ABI and
+turns Python values into the C structs. It imports nothing from torch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import json
+import os
+import threading
+from typing import Optional, Sequence
+
+ABI_VERSION = 1
+_LIB_NAME = "libdiode_inductor.so"
+
+
+class Problem(ctypes.Structure):
+    _fields_ = [
+        ("op", ctypes.c_char_p),
+        ("dtype", ctypes.c_char_p),
+        ("batch", ctypes.c_int64),
+        ("m", ctypes.c_int64),
+        ("n", ctypes.c_int64),
+        ("k", ctypes.c_int64),
+        ("a_transposed", ctypes.c_int32),
+        ("b_transposed", ctypes.c_int32),
+    ]
+
+
+class Candidate(ctypes.Structure):
+    _fields_ = [
+        ("kind", ctypes.c_char_p),
+        ("name", ctypes.c_char_p),
+        ("block_m", ctypes.c_int32),
+        ("block_n", ctypes.c_int32),
+        ("block_k", ctypes.c_int32),
+        ("group_m", ctypes.c_int32),
+        ("num_stages", ctypes.c_int32),
+        ("num_warps", ctypes.c_int32),
+        ("even_k", ctypes.c_int32),
+        ("allow_tf32", ctypes.c_int32),
+    ]
+
+
+class NativeError(RuntimeError):
+    """The library is missing or refused a call; the message says which and why."""
+
+
+def _package_dir() -> str:
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+def library_candidates() -> list[str]:
+    """Where the library is looked for, in order: $TORCH_DIODE_LIBRARY, next to this package
+    (pip install / cmake --install), then the build trees of the source checkout this package
+    lives in (build*/plugin/)."""
+    paths = []
+    env = os.environ.get("TORCH_DIODE_LIBRARY")
+    if env:
+        paths.append(env)
+    paths.append(os.path.join(_package_dir(), _LIB_NAME))
+    repo = os.path.abspath(os.path.join(_package_dir(), "..", "..", ".."))
+    if os.path.isfile(os.path.join(repo, "plugin", "include", "diode_inductor.h")):
+        found = glob.glob(os.path.join(repo, "build*", "plugin", _LIB_NAME))
+        found.sort(key=lambda p: os.path.getmtime(p), reverse=True)  # the newest build first
+        paths.extend(found)
+    return paths
+
+
+_lib = None
+_lib_path: Optional[str] = None
+_lib_lock = threading.Lock()
+
+
+def load_library() -> ctypes.CDLL:
+    """Loads the library once; raises NativeError naming every place it looked."""
+    global _lib, _lib_path
+    with _lib_lock:
+        if _lib is not None:
+            return _lib
+        tried = []
+        for path in library_candidates():
+            if not os.path.isfile(path):
+                tried.append(f"{path} (absent)")
+                continue
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError as e:
+                tried.append(f"{path} ({e})")
+                continue
+            _declare(lib)
+            if lib.diode_abi_version() != ABI_VERSION:
+                tried.append(f"{path} (ABI {lib.diode_abi_version()}, this package needs {ABI_VERSION})")
+                continue
+            _lib, _lib_path = lib, path
+            return lib
+        raise NativeError(
+            "libdiode_inductor not found: build it (cmake --build build --target diode_inductor) or "
+            "pip install plugin/python; looked in: " + "; ".join(tried)
+        )
+
+
+def library_path() -> Optional[str]:
+    return _lib_path
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    lib.diode_abi_version.restype = ctypes.c_int
+    lib.diode_feature_schema_version.restype = ctypes.c_int
+    lib.diode_model_open.argtypes = [ctypes.c_char_p]
+    lib.diode_model_open.restype = ctypes.c_void_p
+    lib.diode_model_close.argtypes = [ctypes.c_void_p]
+    lib.diode_model_manifest.argtypes = [ctypes.c_void_p]
+    lib.diode_model_manifest.restype = ctypes.c_char_p
+    lib.diode_model_score.argtypes = [
+        ctypes.c_void_p,
+        ctypes.POINTER(Problem),
+        ctypes.POINTER(Candidate),
+        ctypes.c_size_t,
+        ctypes.POINTER(ctypes.c_double),
+    ]
+    lib.diode_model_score.restype = ctypes.c_int
+    lib.diode_model_rank_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.diode_model_rank_json.restype = ctypes.c_void_p  # freed with diode_free
+    lib.diode_free.argtypes = [ctypes.c_void_p]
+    lib.diode_last_error.restype = ctypes.c_char_p
+
+
+def _last_error(lib) -> str:
+    return lib.diode_last_error().decode("utf-8", "replace")
+
+
+def _cstr(text: str, cache: dict) -> bytes:
+    b = cache.get(text)
+    if b is None:
+        b = cache[text] = text.encode()
+    return b
+
+
+class Model:
+    """An open .diode package. Scoring is safe from several threads."""
+
+    def __init__(self, path: str):
+        self._lib = load_library()
+        self.path = os.path.abspath(path)
+        handle = self._lib.diode_model_open(self.path.encode())
+        if not handle:
+            raise NativeError(_last_error(self._lib))
+        self._handle = handle
+        self.manifest = json.loads(self._lib.diode_model_manifest(handle).decode())
+        self._names: dict = {}
+
+    def close(self) -> None:
+        if getattr(self, "_handle", None):
+            self._lib.diode_model_close(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def hardware(self) -> dict:
+        return self.manifest.get("hardware", {})
+
+    def score(self, problem: dict, candidates: Sequence[dict]) -> list[float]:
+        """Predicted milliseconds of each candidate (dicts as in problem JSON), in order."""
+        n = len(candidates)
+        names = self._names
+        p = Problem(
+            _cstr(problem["op"], names),
+            _cstr(problem["dtype"], names),
+            int(problem.get("B", 1)),
+            int(problem["M"]),
+            int(problem["N"]),
+            int(problem["K"]),
+            int(bool(problem.get("a_transposed", False))),
+            int(bool(problem.get("b_transposed", False))),
+        )
+        arr = (Candidate * n)()
+        for i, c in enumerate(candidates):
+            kind = c["kind"]
+            dst = arr[i]
+            dst.kind = _cstr(kind, names)
+            if kind == "triton":
+                dst.name = _cstr(c.get("template", "mm"), names)
+                dst.block_m = c["BLOCK_M"]
+                dst.block_n = c["BLOCK_N"]
+                dst.block_k = c["BLOCK_K"]
+                dst.group_m = c.get("GROUP_M", 8)
+                dst.num_stages = c["num_stages"]
+                dst.num_warps = c["num_warps"]
+                dst.even_k = int(c["EVEN_K"]) if "EVEN_K" in c else -1
+                dst.allow_tf32 = int(c["ALLOW_TF32"]) if "ALLOW_TF32" in c else -1
+            else:
+                dst.name = _cstr(c.get("name", ""), names)
+                dst.even_k = dst.allow_tf32 = -1
+        out = (ctypes.c_double * n)()
+        if self._lib.diode_model_score(self._handle, ctypes.byref(p), arr, n, out) != 0:
+            raise NativeError(_last_error(self._lib))
+        return list(out)
+
+    def rank_json(self, line: str) -> dict:
+        """What `diode rank` prints for one problem JSON line."""
+        ptr = self._lib.diode_model_rank_json(self._handle, line.encode())
+        if not ptr:
+            raise NativeError(_last_error(self._lib))
+        try:
+            return json.loads(ctypes.string_at(ptr).decode())
+        finally:
+            self._lib.diode_free(ptr)

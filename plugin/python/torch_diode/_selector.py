@@ -1,0 +1,251 @@
+"""The kernel selector inside Inductor: a subclass of InductorChoices whose
+_finalize_template_configs scores every candidate with the model and keeps the best few.
+
+Nothing here may fail a compile: any exception is logged once per kind, counted, and Inductor's
+own choices are returned (unless install(fallback=False) asked for errors to propagate).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from typing import Any, Optional
+
+log = logging.getLogger("torch_diode")
+
+DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
+# Template uids the model was trained on; anything else is left to Inductor's default.
+TRITON_TEMPLATES = {"triton::mm": "mm", "triton::bmm": "bmm"}
+TRITON_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps")
+
+
+class Stats:
+    """Counters behind get_stats(); updated under one lock (compiles may run in threads)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.reset()
+
+    def reset(self):
+        self.calls = 0
+        self.model_selections = 0
+        self.fallbacks: Counter = Counter()
+        self.skipped: Counter = Counter()
+        self.candidates_seen = 0
+        self.candidates_scored = 0
+        self.candidates_filtered = 0
+        self.candidates_unknown = 0
+        self.scoring_s = 0.0
+        self.selector_s = 0.0
+        self.by_op: Counter = Counter()
+
+    def add(self, **kw):
+        with self._lock:
+            for k, v in kw.items():
+                setattr(self, k, getattr(self, k) + v)
+
+    def count(self, counter: str, key: str):
+        with self._lock:
+            getattr(self, counter)[key] += 1
+
+    def snapshot(self) -> dict:
+        with self._lock:
+            n = max(1, self.model_selections)
+            return {
+                "calls": self.calls,
+                "model_selections": self.model_selections,
+                "fallbacks": dict(self.fallbacks),
+                "fallback_total": sum(self.fallbacks.values()),
+                "skipped": dict(self.skipped),
+                "selections_by_op": dict(self.by_op),
+                "candidates_seen": self.candidates_seen,
+                "candidates_scored": self.candidates_scored,
+                "candidates_filtered": self.candidates_filtered,
+                "candidates_unknown_kept": self.candidates_unknown,
+                "scoring_time_s": self.scoring_s,
+                "selector_time_s": self.selector_s,
+                "mean_scoring_us": 1e6 * self.scoring_s / n,
+                "mean_selector_us": 1e6 * self.selector_s / n,
+            }
+
+
+class Options:
+    def __init__(self, top_k=3, performance_threshold=1.1, ops=("mm", "addmm", "bmm"), search_space="DEFAULT",
+                 fallback=True):
+        if int(top_k) < 1:
+            raise ValueError(f"top_k must be at least 1, got {top_k}")
+        if float(performance_threshold) < 1.0:
+            raise ValueError(f"performance_threshold must be at least 1.0, got {performance_threshold}")
+        unknown = set(ops) - {"mm", "addmm", "bmm"}
+        if unknown:
+            raise ValueError(f"ops {sorted(unknown)} are not supported; choose from mm, addmm, bmm")
+        if search_space.upper() not in ("DEFAULT", "EXHAUSTIVE"):
+            raise ValueError(f"search_space must be DEFAULT or EXHAUSTIVE, got {search_space!r}")
+        self.top_k = int(top_k)
+        self.threshold = float(performance_threshold)
+        self.ops = tuple(ops)
+        self.search_space = search_space.upper()
+        self.fallback = bool(fallback)
+
+    def as_dict(self) -> dict:
+        return {"top_k": self.top_k, "performance_threshold": self.threshold, "ops": list(self.ops),
+                "search_space": self.search_space, "fallback": self.fallback}
+
+
+def _layout_transposed(size, stride) -> bool:
+    """Column-major storage of the last two dims (a weight used as x @ W.t())."""
+    if len(size) < 2 or len(stride) < 2:
+        return False
+    if size[-1] == 1:
+        return False
+    return stride[-1] != 1 and stride[-2] == 1
+
+
+def problem_of(kernel_inputs, op_name: str) -> dict:
+    """The problem-JSON description of the GEMM Inductor is lowering."""
+    from torch._inductor.virtualized import V
+
+    m, n, k = kernel_inputs.mnk_hinted()
+    mat1, mat2 = kernel_inputs.mat1mat2()
+    sizes = V.graph.sizevars
+    s1, s2 = sizes.size_hints(mat1.get_size()), sizes.size_hints(mat2.get_size())
+    t1, t2 = sizes.size_hints(mat1.get_stride()), sizes.size_hints(mat2.get_stride())
+    dtype = DTYPES.get(str(mat1.get_dtype()))
+    if dtype is None:
+        raise LookupError(f"dtype {mat1.get_dtype()} is not one the model knows")
+    return {"op": op_name, "dtype": dtype, "B": int(kernel_inputs.batch_hinted()), "M": int(m), "N": int(n),
+            "K": int(k), "a_transposed": _layout_transposed(s1, t1), "b_transposed": _layout_transposed(s2, t2)}
+
+
+def candidate_of(ktc) -> Optional[dict]:
+    """A problem-JSON candidate for one KernelTemplateChoice, or None when the model does not
+    know its template or parameters."""
+    uid = getattr(ktc.template, "uid", "")
+    if uid.startswith("aten::"):
+        return {"kind": "aten", "name": "extern_kernels." + uid.split("::", 1)[1]}
+    tpl = TRITON_TEMPLATES.get(uid)
+    if tpl is None:
+        return None
+    kw = ktc.params.to_kwargs()
+    if any(key not in kw for key in TRITON_KEYS):
+        return None
+    cand = {"kind": "triton", "template": tpl}
+    for key in TRITON_KEYS:
+        cand[key] = int(kw[key])
+    cand["GROUP_M"] = int(kw.get("GROUP_M", 8))
+    if "EVEN_K" in kw:
+        cand["EVEN_K"] = bool(kw["EVEN_K"])
+    tf32 = ktc.extra_kwargs.get("ALLOW_TF32", kw.get("ALLOW_TF32"))
+    if tf32 is not None:
+        cand["ALLOW_TF32"] = bool(tf32)
+    return cand
+
+
+class Runtime:
+    """Everything the installed selector uses: the model, the options, stats and recorders."""
+
+    def __init__(self, model, options: Options):
+        self.model = model
+        self.options = options
+        self.stats = Stats()
+        self.recorders: list = []
+        self._logged: set = set()
+        self._lock = threading.Lock()
+
+    def log_once(self, key: str, msg: str, *args):
+        with self._lock:
+            if key in self._logged:
+                return
+            self._logged.add(key)
+        log.warning(msg, *args)
+
+    def select(self, by_template: dict, kernel_inputs, op_name: str) -> list:
+        t0 = time.perf_counter()
+        problem = problem_of(kernel_inputs, op_name)
+        known, cands, unknown = [], [], []
+        for uid, ktcs in by_template.items():
+            for ktc in ktcs:
+                c = candidate_of(ktc)
+                if c is None:
+                    unknown.append(ktc)
+                else:
+                    known.append(ktc)
+                    cands.append(c)
+        if not known:
+            self.stats.count("skipped", "no_known_candidates")
+            return unknown
+        t1 = time.perf_counter()
+        predicted = self.model.score(problem, cands)
+        t2 = time.perf_counter()
+        order = sorted(range(len(known)), key=predicted.__getitem__)
+        best = predicted[order[0]]
+        kept_idx = [i for i in order[: self.options.top_k] if predicted[i] <= best * self.options.threshold]
+        kept = [known[i] for i in kept_idx] + unknown
+        t3 = time.perf_counter()
+        self.stats.add(model_selections=1, candidates_seen=len(known) + len(unknown), candidates_scored=len(known),
+                       candidates_filtered=len(known) - len(kept_idx), candidates_unknown=len(unknown),
+                       scoring_s=t2 - t1, selector_s=(t1 - t0) + (t3 - t2))
+        self.stats.count("by_op", op_name)
+        if self.recorders:
+            keep = set(kept_idx)
+            decision = dict(problem)
+            decision["search_space"] = self.options.search_space
+            decision["selector"] = {"top_k": self.options.top_k, "performance_threshold": self.options.threshold,
+                                    "model": getattr(self.model, "path", "")}
+            decision["candidates"] = [dict(c, predicted_ms=predicted[i], kept=i in keep) for i, c in enumerate(cands)]
+            decision["unscored_templates"] = sorted({getattr(k.template, "uid", "?") for k in unknown})
+            for r in list(self.recorders):
+                r.append(decision)
+        return kept
+
+
+_choices_class = None
+
+
+def choices_class():
+    """The InductorChoices subclass, defined on first use so that importing torch_diode never
+    needs torch."""
+    global _choices_class
+    if _choices_class is not None:
+        return _choices_class
+    from torch._inductor.choices import InductorChoices
+
+    class DiodeChoices(InductorChoices):
+        def __init__(self, runtime: Runtime):
+            super().__init__()
+            self.diode_runtime = runtime
+
+        def _finalize_template_configs(self, template_choices, kernel_inputs, templates, op_name,
+                                       kwarg_overrides=None):
+            rt = self.diode_runtime
+            rt.stats.add(calls=1)
+            if op_name not in rt.options.ops:
+                rt.stats.count("skipped", f"op_{op_name}")
+                return super()._finalize_template_configs(template_choices, kernel_inputs, templates, op_name,
+                                                          kwarg_overrides)
+            # Materialise the generators first: on failure they are rebuilt for the fallback.
+            try:
+                by_template = {uid: list(gen) for uid, gen in template_choices.items()}
+            except Exception:
+                by_template = None
+            try:
+                if by_template is None:
+                    raise RuntimeError("Inductor's candidate generators failed")
+                return rt.select(by_template, kernel_inputs, op_name)
+            except Exception as e:  # noqa: BLE001 - any failure falls back to Inductor's choices
+                reason = type(e).__name__
+                rt.stats.count("fallbacks", reason)
+                rt.log_once(reason, "torch_diode: selection failed (%s: %s); using Inductor's default choices "
+                            "(logged once per kind of error)", reason, e)
+                if not rt.options.fallback:
+                    raise
+                if by_template is not None:
+                    return [ktc for ktcs in by_template.values() for ktc in ktcs]
+                overrides = kwarg_overrides or {}
+                fresh = {t.uid: self.get_ktc(kernel_inputs, t, op_name, overrides.get(t.uid, {})) for t in templates}
+                return super()._finalize_template_configs(fresh, kernel_inputs, templates, op_name, kwarg_overrides)
+
+    _choices_class = DiodeChoices
+    return DiodeChoices

@@ -1,0 +1,281 @@
+"""GPU tests of the selector inside Inductor (CTest label gpu; README: `ctest -L gpu`). They
+compile real GEMMs with torch.compile on the local GPU and skip, with the reason, where torch,
+Triton or a GPU is missing. Needs DIODE_CLI for the collector -> `diode import` check."""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+import zlib
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-gemm-mlp-v1.diode")
+os.environ["TORCH_DIODE_AUTOREGISTER"] = "0"  # this process installs explicitly
+os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+
+try:
+    import torch
+
+    from torch_diode.worker import environment_problem
+
+    WHY = environment_problem()
+except Exception as e:  # noqa: BLE001
+    WHY = f"torch cannot be imported: {e}"
+
+
+def child(code, **env):
+    """A fresh Python, so `import torch_diode` really auto-registers."""
+    e = dict(os.environ)
+    e.pop("TORCH_DIODE_AUTOREGISTER", None)
+    e["PYTHONPATH"] = os.path.join(ROOT, "plugin", "python")
+    e.update(env)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=e, timeout=600)
+
+
+def retarget(src, dst, gpu):
+    """A copy of a package whose manifest says it was made on `gpu` (checksum recomputed)."""
+    data = open(src, "rb").read()
+    (mlen,) = struct.unpack_from("<I", data, 12)
+    manifest = json.loads(data[16:16 + mlen])
+    manifest["hardware"]["gpu"] = gpu
+    text = json.dumps(manifest).encode()
+    rest = data[16 + mlen + 4:]
+    # Tensor offsets are relative to the data section, which follows the manifest's CRC.
+    with open(dst, "wb") as f:
+        f.write(data[:12] + struct.pack("<I", len(text)) + text + struct.pack("<I", zlib.crc32(text)) + rest)
+
+
+@unittest.skipIf(WHY, WHY or "")
+class SelectorTest(unittest.TestCase):
+    def setUp(self):
+        import torch_diode
+
+        torch_diode.uninstall()
+        torch._dynamo.reset()
+
+    def tearDown(self):
+        import torch_diode
+
+        torch_diode.uninstall()
+        torch._dynamo.reset()
+
+    def compile_and_check(self, op, *shape, dtype=None):
+        dtype = dtype or torch.bfloat16
+        B, M, N, K = shape
+        if op == "bmm":
+            a = torch.randn(B, M, K, device="cuda", dtype=dtype)
+            b = torch.randn(B, K, N, device="cuda", dtype=dtype)
+            fn, args = torch.bmm, (a, b)
+        else:
+            a = torch.randn(M, K, device="cuda", dtype=dtype)
+            w = torch.randn(N, K, device="cuda", dtype=dtype)  # a weight used as x @ w.t()
+            if op == "addmm":
+                bias = torch.randn(N, device="cuda", dtype=dtype)
+                fn, args = (lambda c, x, y: torch.addmm(c, x, y)), (bias, a, w.t())
+            else:
+                fn, args = torch.mm, (a, w.t())
+        compiled = torch.compile(fn, mode="max-autotune-no-cudagraphs", dynamic=False, fullgraph=True)
+        out = compiled(*args)
+        ref = fn(*args)
+        torch.testing.assert_close(out.float(), ref.float(), rtol=3e-2, atol=3e-1)
+        return compiled, args
+
+    def test_import_autoregisters_and_selects_mm_addmm_bmm(self):
+        code = r"""
+import json, torch, torch_diode
+st = torch_diode.get_integration_status()
+assert st["installed"], st
+for op in ("mm", "addmm", "bmm"):
+    torch._dynamo.reset()
+    a = torch.randn(4 if op == "bmm" else 1, 1024, 4096, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(4 if op == "bmm" else 1, 4096, 2048, device="cuda", dtype=torch.bfloat16)
+    if op == "mm": f, args = torch.mm, (a[0], b[0])
+    elif op == "addmm": f, args = (lambda c, x, y: torch.addmm(c, x, y)), (torch.randn(2048, device="cuda", dtype=torch.bfloat16), a[0], b[0])
+    else: f, args = torch.bmm, (a, b)
+    torch.compile(f, mode="max-autotune-no-cudagraphs", dynamic=False)(*args)
+print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
+"""
+        r = child(code)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        res = json.loads(r.stdout.strip().splitlines()[-1])
+        print("auto-registration:", json.dumps({k: res["status"][k] for k in ("installed", "model", "hardware")}))
+        print("stats:", json.dumps(res["stats"]))
+        self.assertTrue(res["status"]["model"]["path"].endswith(".diode"))
+        stats = res["stats"]
+        self.assertEqual(stats["fallback_total"], 0)
+        for op in ("mm", "addmm", "bmm"):
+            self.assertGreaterEqual(stats["selections_by_op"].get(op, 0), 1, stats)
+        self.assertGreater(stats["candidates_filtered"], 0)
+
+    def test_top_k_bounds_what_is_kept_and_records_decisions(self):
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(model=PACKAGE, top_k=2, performance_threshold=10.0))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "decisions.jsonl")
+            with torch_diode.record_decisions(path) as decisions:
+                self.compile_and_check("mm", 1, 2048, 3072, 1536)
+            self.assertGreaterEqual(len(decisions), 1)
+            for dec in decisions:
+                kept = [c for c in dec["candidates"] if c["kept"]]
+                self.assertEqual(len(kept), 2)
+                best = min(c["predicted_ms"] for c in dec["candidates"])
+                self.assertIn(best, [c["predicted_ms"] for c in kept])
+            lines = open(path).read().splitlines()
+            self.assertEqual(len(lines), len(decisions))
+            if os.environ.get("DIODE_CLI"):  # the decisions are problem JSON: diode rank reads them
+                r = subprocess.run([os.environ["DIODE_CLI"], "rank", "--package", PACKAGE, "--input", path],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                got = json.loads(r.stdout.splitlines()[0])["predicted_ms"]
+                want = [c["predicted_ms"] for c in decisions[0]["candidates"]]
+                self.assertEqual(got, want)
+
+    def test_top_1_with_aten_best_compiles_no_triton_kernel(self):
+        import torch_diode
+        from torch._inductor.utils import run_and_get_code
+
+        self.assertTrue(torch_diode.install(model=PACKAGE, top_k=1))
+        # Search shapes for one where the model predicts ATen fastest, then check the code.
+        shapes = [(1, 8192, 8192, 8192), (1, 4096, 4096, 4096), (1, 16, 4096, 4096), (1, 2048, 2048, 8192),
+                  (1, 8192, 1024, 1024), (1, 64, 14336, 4096)]
+        for shape in shapes:
+            torch._dynamo.reset()
+            with torch_diode.record_decisions() as decisions:
+                a = torch.randn(shape[1], shape[3], device="cuda", dtype=torch.bfloat16)
+                b = torch.randn(shape[2], shape[3], device="cuda", dtype=torch.bfloat16).t()
+                f = torch.compile(torch.mm, mode="max-autotune-no-cudagraphs", dynamic=False)
+                _, code = run_and_get_code(f, a, b)
+            kept = [c for d in decisions for c in d["candidates"] if c["kept"]]
+            self.assertEqual(len(kept), 1)
+            source = "\n".join(code)
+            if kept[0]["kind"] == "aten":
+                self.assertNotIn("triton_tem", source)
+                self.assertIn("extern_kernels.mm", source)
+                print("ATen predicted best for", shape, "-> no Triton template kernel in the generated code")
+                return
+            self.assertIn("triton_tem", source)  # the one Triton kernel kept is what runs
+        self.skipTest("the model preferred a Triton kernel for every probed shape")
+
+    def test_exhaustive_scores_the_large_space_and_keeps_top_k(self):
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(model=PACKAGE, top_k=3, search_space="EXHAUSTIVE"))
+        with torch_diode.record_decisions() as decisions:
+            self.compile_and_check("mm", 1, 1024, 1024, 4096)
+        dec = decisions[0]
+        self.assertGreater(len(dec["candidates"]), 200)
+        self.assertLessEqual(sum(c["kept"] for c in dec["candidates"]), 3)
+        print(f"EXHAUSTIVE: scored {len(dec['candidates'])} candidates, mean scoring "
+              f"{torch_diode.get_stats()['mean_scoring_us']:.0f} us")
+
+    def test_selector_error_falls_back_to_inductor_once_logged(self):
+        import torch_diode
+        from torch_diode import _selector
+
+        self.assertTrue(torch_diode.install(model=PACKAGE))
+        original = _selector.Runtime.select
+
+        def broken(self, *a, **k):
+            raise RuntimeError("injected failure")
+
+        _selector.Runtime.select = broken
+        try:
+            with self.assertLogs("torch_diode", level="WARNING") as logs:
+                self.compile_and_check("mm", 1, 512, 768, 1024)
+                torch._dynamo.reset()
+                self.compile_and_check("addmm", 1, 512, 768, 1024)
+        finally:
+            _selector.Runtime.select = original
+        stats = torch_diode.get_stats()
+        self.assertEqual(stats["fallbacks"].get("RuntimeError"), 2)
+        self.assertEqual(len([m for m in logs.output if "injected failure" in m]), 1)
+
+    def test_corrupt_and_foreign_packages(self):
+        import torch_diode
+
+        with tempfile.TemporaryDirectory() as d:
+            corrupt = os.path.join(d, "corrupt.diode")
+            data = bytearray(open(PACKAGE, "rb").read())
+            data[-50] ^= 0xFF
+            open(corrupt, "wb").write(data)
+            with self.assertLogs("torch_diode", level="WARNING"):
+                self.assertFalse(torch_diode.install(model=corrupt))
+            st = torch_diode.get_integration_status()
+            self.assertFalse(st["installed"])
+            self.assertIn("checksum mismatch", st["reason"])
+            self.compile_and_check("mm", 1, 256, 512, 512)  # compiles as without the plugin
+            self.assertEqual(torch_diode.get_stats()["calls"], 0)
+
+            foreign = os.path.join(d, "a100.diode")
+            retarget(PACKAGE, foreign, "NVIDIA A100-SXM4-80GB")
+            # Not chosen automatically: only that package on the path, and the shipped one.
+            r = child("import json, torch_diode; print(json.dumps(torch_diode.list_available_models()))",
+                      TORCH_DIODE_MODEL_PATH=foreign, TORCH_DIODE_AUTOREGISTER="0")
+            models = {os.path.basename(m["path"]): m for m in json.loads(r.stdout)}
+            self.assertFalse(models["a100.diode"]["matches_hardware"])
+            # register_model loads it, with a warning.
+            with self.assertLogs("torch_diode", level="WARNING") as logs:
+                self.assertTrue(torch_diode.register_model(foreign))
+            self.assertTrue(any("A100" in m for m in logs.output))
+            self.compile_and_check("mm", 1, 256, 512, 512)
+            self.assertGreaterEqual(torch_diode.get_stats()["model_selections"], 1)
+
+    def test_no_gpu_and_old_torch_install_nothing(self):
+        r = child("import json, torch_diode; print(json.dumps(torch_diode.get_integration_status()))",
+                  CUDA_VISIBLE_DEVICES="")
+        st = json.loads(r.stdout.strip().splitlines()[-1])
+        self.assertFalse(st["installed"])
+        self.assertIn("no CUDA GPU", st["reason"])
+        self.assertEqual(r.stderr.count("WARNING"), 1, r.stderr)
+        r = child("import torch; torch.__version__ = '2.8.0'\nimport json, torch_diode\n"
+                  "print(json.dumps(torch_diode.get_integration_status()))")
+        st = json.loads(r.stdout.strip().splitlines()[-1])
+        self.assertFalse(st["installed"])
+        self.assertIn("too old", st["reason"])
+        self.assertEqual(r.stderr.count("WARNING"), 1, r.stderr)
+
+    def test_collector_output_imports_with_diode(self):
+        import torch_diode
+        from torch._inductor.select_algorithm import add_feedback_saver
+
+        other = []
+        add_feedback_saver(lambda *args: other.append(args[1]))  # another tool's saver keeps working
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "collected.jsonl")
+            with torch_diode.collect(path) as c:
+                self.compile_and_check("addmm", 1, 384, 1536, 768)
+                torch._dynamo.reset()
+                self.compile_and_check("bmm", 3, 256, 512, 640)
+            self.assertGreaterEqual(c.problems, 2)
+            self.assertTrue(other)
+            recs = [json.loads(x) for x in open(path)]
+            self.assertEqual({r["op"] for r in recs}, {"addmm", "bmm"})
+            self.assertTrue(all(any(cand.get("time_ms") for cand in r["candidates"]) for r in recs))
+            if os.environ.get("DIODE_CLI"):
+                db = os.path.join(d, "collected.db")
+                r = subprocess.run([os.environ["DIODE_CLI"], "import", path, "--db", db], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                s = subprocess.run([os.environ["DIODE_CLI"], "stats", "--db", db, "--json"], capture_output=True, text=True)
+                self.assertEqual(json.loads(s.stdout)["problems"], len(recs))
+                print("collector:", len(recs), "problems imported with diode import")
+
+    def test_scoring_overhead_per_decision(self):
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(model=PACKAGE, top_k=1))
+        for n in (1024, 2048, 3072):
+            torch._dynamo.reset()
+            self.compile_and_check("mm", 1, n, n, n)
+        st = torch_diode.get_stats()
+        per = st["mean_scoring_us"] + st["mean_selector_us"]
+        print(f"selector overhead per decision: {per:.0f} us (scoring {st['mean_scoring_us']:.0f} us) "
+              f"over {st['model_selections']} decisions of ~{st['candidates_scored'] // max(1, st['model_selections'])} candidates")
+        self.assertLess(per, 5000)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,112 @@
+"""CPU tests of the torch_diode package: the ctypes binding against `diode rank`, bad packages,
+model discovery, and the status on a Python without torch. Run by CTest (label unit) with
+DIODE_CLI, TORCH_DIODE_LIBRARY and PYTHONPATH set."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-gemm-mlp-v1.diode")
+HELDOUT = os.path.join(ROOT, "trained_models", "h200", "h200-heldout.jsonl")
+NO_TORCH = os.path.join(ROOT, "tests", "data", "python-without-torch.sh")
+
+
+def python_env(**extra):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(ROOT, "plugin", "python")
+    env.update(extra)
+    return env
+
+
+class NativeTest(unittest.TestCase):
+    def test_scores_equal_diode_rank(self):
+        from torch_diode._native import Model
+
+        ranked = subprocess.run([os.environ["DIODE_CLI"], "rank", "--package", PACKAGE, "--input", HELDOUT],
+                                check=True, capture_output=True, text=True).stdout.splitlines()
+        model = Model(PACKAGE)
+        with open(HELDOUT) as f:
+            lines = [line for line in f if line.strip()]
+        self.assertEqual(len(lines), len(ranked))
+        for line, out in zip(lines, ranked):
+            p = json.loads(line)
+            self.assertEqual(model.score(p, p["candidates"]), json.loads(out)["predicted_ms"])
+            self.assertEqual(model.rank_json(line), json.loads(out))
+
+    def test_bad_package_names_the_fault(self):
+        from torch_diode._native import Model, NativeError
+
+        with open(PACKAGE, "rb") as f:
+            data = f.read()
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "half.diode")
+            with open(bad, "wb") as f:
+                f.write(data[: len(data) // 2])
+            with self.assertRaises(NativeError) as cm:
+                Model(bad)
+            self.assertIn("truncated", str(cm.exception))
+            self.assertIn("half.diode", str(cm.exception))
+
+    def test_unknown_candidate_kind_is_an_error_not_a_crash(self):
+        from torch_diode._native import Model, NativeError
+
+        model = Model(PACKAGE)
+        p = {"op": "mm", "dtype": "bf16", "M": 64, "N": 64, "K": 64}
+        with self.assertRaises(NativeError) as cm:
+            model.score(p, [{"kind": "aten", "name": "extern_kernels.mm"}, {"kind": "cutlass", "name": "x"}])
+        self.assertIn("candidates[1]", str(cm.exception))
+
+    def test_models_are_found_with_their_hardware(self):
+        import torch_diode
+
+        with tempfile.TemporaryDirectory() as d:
+            os.environ["TORCH_DIODE_MODEL_PATH"] = d
+            with open(os.path.join(d, "broken.diode"), "wb") as f:
+                f.write(b"DIODEPKG-not-really")
+            try:
+                models = torch_diode.list_available_models()
+            finally:
+                del os.environ["TORCH_DIODE_MODEL_PATH"]
+        by_name = {os.path.basename(m["path"]): m for m in models}
+        shipped = by_name["h200-gemm-mlp-v1.diode"]
+        self.assertEqual(shipped["gpu"], "NVIDIA H200")
+        self.assertEqual(shipped["source"], "shipped")
+        self.assertEqual(sorted(shipped["ops"]), ["addmm", "bmm", "mm"])
+        self.assertIn("error", by_name["broken.diode"])
+        self.assertEqual(by_name["broken.diode"]["source"], "TORCH_DIODE_MODEL_PATH")
+
+
+class StatusWithoutTorchTest(unittest.TestCase):
+    def run_python(self, code, **env):
+        return subprocess.run([NO_TORCH, "-c", code], capture_output=True, text=True, env=python_env(**env), timeout=60)
+
+    def test_status_says_torch_is_missing(self):
+        r = self.run_python("import torch_diode, json; print(json.dumps(torch_diode.get_integration_status()))")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        st = json.loads(r.stdout)
+        self.assertFalse(st["installed"])
+        self.assertFalse(st["torch"]["ok"])
+        self.assertIn("torch is missing", st["reason"])
+        self.assertEqual(r.stderr, "")  # a Python without torch is not worth a warning
+
+    def test_autoregister_off_does_nothing(self):
+        r = self.run_python("import torch_diode, json; print(json.dumps(torch_diode.get_integration_status()))",
+                            TORCH_DIODE_AUTOREGISTER="0")
+        st = json.loads(r.stdout)
+        self.assertFalse(st["autoregister"])
+        self.assertEqual(st["torch"]["reason"], "not checked yet")
+        self.assertIn("TORCH_DIODE_AUTOREGISTER=0", st["reason"])
+
+    def test_api_answers_without_torch(self):
+        r = self.run_python("import torch_diode as d; print(d.get_stats()['calls'], d.get_detected_hardware()['available']);"
+                            "print(d.install())")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.split(), ["0", "False", "False"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
