@@ -1,6 +1,7 @@
 // diode: the command line face of the workbench (docs/CLI.md). Exit codes: 0 success,
 // 1 a failure while running, 2 bad input or usage, 3 the backend cannot run on this machine.
 
+#include "democommand.h"
 #include "modelcommands.h"
 #include "progressbar.h"
 
@@ -244,10 +245,12 @@ int main(int argc, char **argv)
     cmdPlan->add_flag("--count", planCount, "print only the number of problems");
 
     const auto runModelCommand = cli::addModelCommands(app);
+    const auto runDemoCommand = cli::addDemoCommand(app);
 
     CLI11_PARSE(app, argc, argv);
     try {
         if (const int rc = runModelCommand(); rc >= 0) return rc;
+        if (const int rc = runDemoCommand(); rc >= 0) return rc;
         if (*cmdSweep) return runSweep(sweep);
         if (*cmdImport) return runImport(importFiles, importDb);
         if (*cmdExport) return runExport(exportDb, exportFormat, exportOut);

@@ -1,0 +1,101 @@
+// diode demo: compile GEMMs and a transformer MLP block with default, max-autotune and the
+// plugin on the local GPU, and print compile time and kernel time. The GPU work runs in
+// `python3 -m torch_diode.demo`, which writes the result JSON this command prints as a table.
+
+#include "democommand.h"
+
+#include "diode/demoresult.h"
+#include "diode/gemmproblem.h"
+#include "diode/inductorbackend.h"
+
+#include <fmt/format.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+namespace diode::cli {
+
+namespace {
+
+struct DemoOptions {
+    std::string problems, package, modes, json, casesOut, python, show;
+    int limit = 0;
+    int graphCalls = 20;
+    bool mlp = false;
+};
+
+int runPython(const std::vector<std::string> &args)
+{
+    std::vector<char *> argv;
+    for (const auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("cannot start the demo: fork failed");
+    if (pid == 0) {
+        const std::string pp = pluginPythonDir();
+        const char *old = std::getenv("PYTHONPATH");
+        setenv("PYTHONPATH", old && *old ? (pp + ":" + old).c_str() : pp.c_str(), 1);
+        setenv("TORCH_DIODE_AUTOREGISTER", "0", 1); // the demo installs the selector per mode itself
+        execvp(argv[0], argv.data());
+        fmt::print(stderr, "error: cannot run {}: {}\n", args[0], std::strerror(errno));
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int runDemo(const DemoOptions &o)
+{
+    if (!o.show.empty()) {
+        fmt::print("{}", DemoResult::load(o.show).table());
+        return 0;
+    }
+    std::string python = o.python;
+    if (python.empty()) {
+        const char *env = std::getenv("DIODE_PYTHON");
+        python = env && *env ? env : "python3";
+    }
+    const std::string json = o.json.empty() ? "diode-demo.json" : o.json;
+    std::vector<std::string> args{python, "-u", "-m", "torch_diode.demo", "--json", json,
+                                  "--graph-calls", std::to_string(o.graphCalls)};
+    if (!o.problems.empty()) args.insert(args.end(), {"--problems", o.problems});
+    if (o.limit > 0) args.insert(args.end(), {"--limit", std::to_string(o.limit)});
+    if (o.mlp) args.push_back("--mlp");
+    if (!o.package.empty()) args.insert(args.end(), {"--package", o.package});
+    if (!o.modes.empty()) args.insert(args.end(), {"--modes", o.modes});
+    if (!o.casesOut.empty()) args.insert(args.end(), {"--cases-out", o.casesOut});
+    if (o.problems.empty() && !o.mlp) throw InvalidInput("demo: give --problems FILE, --mlp, or both");
+    const int rc = runPython(args);
+    if (rc != 0) return rc; // 3: no GPU/torch (the worker's message said why), 2: bad input
+    fmt::print("{}", DemoResult::load(json).table());
+    fmt::print("result: {}\n", json);
+    return 0;
+}
+
+} // namespace
+
+std::function<int()> addDemoCommand(CLI::App &app)
+{
+    auto o = std::make_shared<DemoOptions>();
+    auto *demo = app.add_subcommand(
+        "demo", "Compile GEMMs and a bf16 MLP block with default, max-autotune and the plugin; print compile and kernel time");
+    demo->add_option("--problems", o->problems, "problem JSON lines to compile (e.g. resources/demo/h200-heldout-gemms.jsonl)")
+        ->check(CLI::ExistingFile);
+    demo->add_option("--limit", o->limit, "only the first N problems");
+    demo->add_flag("--mlp", o->mlp, "also a bf16 transformer MLP block built from nn.Linear");
+    demo->add_option("--package", o->package, ".diode package (default: the best for this GPU)")->check(CLI::ExistingFile);
+    demo->add_option("--modes", o->modes, "comma-separated: default,max-autotune,plugin-top1,plugin-top3,exhaustive-plugin");
+    demo->add_option("--graph-calls", o->graphCalls, "calls per CUDA graph when timing kernels")->capture_default_str();
+    demo->add_option("--json", o->json, "result file (default diode-demo.json)");
+    demo->add_option("--cases-out", o->casesOut, "keep finished cases here and skip them on a rerun");
+    demo->add_option("--python", o->python, "interpreter (default $DIODE_PYTHON or python3)");
+    demo->add_option("--show", o->show, "print the table of a saved result and exit (no GPU needed)")->check(CLI::ExistingFile);
+    return [o, demo]() { return *demo ? runDemo(*o) : -1; };
+}
+
+} // namespace diode::cli
