@@ -149,6 +149,58 @@ private slots:
         QVERIFY(std::abs(ms[0] / std::exp(out) - 1) < 1e-5);
     }
 
+    // The reader's kernels pad hidden layers to 64 outputs and work in tiles of several rows:
+    // widths that are not multiples of the tile, row counts with every remainder, and a network
+    // without hidden layers must all give the plain formula's result.
+    void oddShapesMatchThePlainFormula()
+    {
+        const int f = FeatureSchema::size();
+        for (const std::vector<int> &sizes : {std::vector<int>{f, 70, 3, 1}, std::vector<int>{f, 1}, std::vector<int>{f, 128, 128, 64, 1}}) {
+            MlpWeights w;
+            w.layerSizes = sizes;
+            for (int i = 0; i < f; ++i) {
+                w.inputMean.push_back(0.1f * float(i % 7));
+                w.inputStd.push_back(0.5f + 0.25f * float(i % 5));
+            }
+            for (size_t l = 0; l + 1 < sizes.size(); ++l) {
+                w.weights.emplace_back(size_t(sizes[l] * sizes[l + 1]));
+                for (size_t i = 0; i < w.weights.back().size(); ++i) w.weights.back()[i] = float(std::cos(double(i * (l + 3)))) * 0.2f;
+                w.biases.emplace_back(size_t(sizes[l + 1]));
+                for (size_t i = 0; i < w.biases.back().size(); ++i) w.biases.back()[i] = 0.01f * float(int(i % 9) - 4);
+            }
+            const auto pkg = ModelPackage::fromBytes(ModelPackage::toBytes({}, w));
+            for (int rows : {1, 2, 5, 6, 7, 13, 20}) {
+                Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> x(rows, f);
+                for (int r = 0; r < rows; ++r)
+                    for (int i = 0; i < f; ++i) x(r, i) = float(std::sin(double(r * f + i))) * 3.f;
+                const Eigen::VectorXf y = pkg.forward(x);
+                QCOMPARE(int(y.size()), rows);
+                for (int r = 0; r < rows; ++r) {
+                    std::vector<double> h(static_cast<size_t>(f), 0.0);
+                    for (int i = 0; i < f; ++i) h[size_t(i)] = (x(r, i) - w.inputMean[size_t(i)]) / w.inputStd[size_t(i)];
+                    for (size_t l = 0; l + 1 < sizes.size(); ++l) {
+                        std::vector<double> next(size_t(sizes[l + 1]));
+                        for (int o = 0; o < sizes[l + 1]; ++o) {
+                            double a = w.biases[l][size_t(o)];
+                            for (int i = 0; i < sizes[l]; ++i) a += double(w.weights[l][size_t(o * sizes[l] + i)]) * h[size_t(i)];
+                            next[size_t(o)] = l + 2 < sizes.size() ? std::max(0.0, a) : a;
+                        }
+                        h = std::move(next);
+                    }
+                    QVERIFY2(std::abs(double(y[r]) - h[0]) < 1e-4 * std::max(1.0, std::abs(h[0])),
+                             qPrintable(QString("layers %1, %2 rows, row %3: %4 vs %5").arg(sizes.size()).arg(rows).arg(r).arg(y[r]).arg(h[0])));
+                }
+            }
+        }
+        // predictMs into a caller's buffer gives what the allocating overload gives.
+        const auto pkg = ModelPackage::fromBytes(ModelPackage::toBytes({}, tinyWeights()));
+        const GemmProblem p{GemmOp::Mm, DType::BF16, 1, 512, 512, 512, false, false};
+        const std::vector<KernelConfig> cands{triton(64, 64, 32), triton(128, 64, 64), triton(32, 32, 32)};
+        std::vector<double> into{1.0};
+        pkg.predictMs(p, cands, into);
+        QCOMPARE(into, pkg.predictMs(p, cands));
+    }
+
     void badPackagesNameTheFault()
     {
         const std::string good = ModelPackage::toBytes({}, tinyWeights());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace diode {
@@ -54,6 +55,61 @@ const std::vector<std::string> kNames = {
 inline float l2(double v) { return float(std::log2(std::max(v, 1e-9))); }
 inline double ceilDiv(double a, double b) { return std::ceil(a / b); }
 
+// l2 of small whole numbers (block sizes, warps, k iterations, tile counts) from a table filled by
+// l2 itself, so the values are bit for bit those of l2: ranking calls this ~10 times per candidate.
+constexpr int kLog2Table = 4096;
+float l2n(double v)
+{
+    static const std::array<float, kLog2Table + 1> table = [] {
+        std::array<float, kLog2Table + 1> t{};
+        for (int i = 1; i <= kLog2Table; ++i) t[size_t(i)] = l2(double(i));
+        return t;
+    }();
+    if (v >= 1 && v <= kLog2Table && v == double(int(v))) return table[size_t(int(v))];
+    return l2(v);
+}
+
+constexpr size_t kProblemFeatures = 23, kCandidateFeatures = 25, kHardwareFeatures = 2;
+
+// The problem's and the hardware's features are the same for every candidate of a ranking call:
+// they are computed once and copied while the problem and hardware stay the same.
+struct ProblemFeatures {
+    GemmProblem problem;
+    int smCount = 0, sharedMemoryKB = 0;
+    double memoryBandwidthTBs = 0;
+    bool valid = false;
+    float values[kProblemFeatures + kHardwareFeatures];
+
+    bool matches(const GemmProblem &p, const HardwareFeatures &hw) const
+    {
+        return valid && problem == p && smCount == hw.smCount && sharedMemoryKB == hw.sharedMemoryKB &&
+               memoryBandwidthTBs == hw.memoryBandwidthTBs;
+    }
+    void compute(const GemmProblem &p, const HardwareFeatures &hw)
+    {
+        problem = p;
+        smCount = hw.smCount;
+        sharedMemoryKB = hw.sharedMemoryKB;
+        memoryBandwidthTBs = hw.memoryBandwidthTBs;
+        const double M = double(p.m), N = double(p.n), K = double(p.k), B = double(p.batch);
+        float *o = values;
+        *o++ = l2n(M), *o++ = l2n(N), *o++ = l2n(K), *o++ = l2n(B);
+        *o++ = float(p.dtype == DType::BF16), *o++ = float(p.dtype == DType::FP16), *o++ = float(p.dtype == DType::FP32);
+        *o++ = float(p.op == GemmOp::Mm), *o++ = float(p.op == GemmOp::Addmm), *o++ = float(p.op == GemmOp::Bmm);
+        *o++ = float(p.aTransposed), *o++ = float(p.bTransposed);
+        *o++ = l2(p.flops() / p.minBytes());
+        // The roofline floor in microseconds: bytes at the memory bandwidth or flops at a class rate.
+        const double peakTflops = p.dtype == DType::FP32 ? 60.0 : 800.0;
+        const double floorUs =
+            std::max(p.minBytes() / (hw.memoryBandwidthTBs * 1e12), p.flops() / (peakTflops * 1e12)) * 1e6;
+        *o++ = l2(floorUs);
+        for (int mod : {8, 16, 128})
+            for (double v : {M, N, K}) *o++ = float(std::fmod(v, mod) == 0);
+        *o++ = l2n(hw.smCount), *o++ = float(hw.memoryBandwidthTBs);
+        valid = true;
+    }
+};
+
 } // namespace
 
 const std::vector<std::string> &FeatureSchema::names() { return kNames; }
@@ -69,47 +125,45 @@ void FeatureSchema::check(const KernelConfig &c, const std::string &where)
 void FeatureSchema::compute(const GemmProblem &p, const KernelConfig &c, const HardwareFeatures &hw,
                             std::vector<float> &out)
 {
+    if (kNames.size() != kProblemFeatures + kCandidateFeatures + kHardwareFeatures)
+        throw std::logic_error(fmt::format("feature schema writes {} features, names {}",
+                                           kProblemFeatures + kCandidateFeatures + kHardwareFeatures, kNames.size()));
+    thread_local ProblemFeatures last;
+    if (!last.matches(p, hw)) last.compute(p, hw);
     const size_t start = out.size();
-    const double M = double(p.m), N = double(p.n), K = double(p.k), B = double(p.batch);
-    const int e = elementBytes(p.dtype);
-    out.insert(out.end(), {l2(M), l2(N), l2(K), l2(B)});
-    out.insert(out.end(), {float(p.dtype == DType::BF16), float(p.dtype == DType::FP16), float(p.dtype == DType::FP32)});
-    out.insert(out.end(), {float(p.op == GemmOp::Mm), float(p.op == GemmOp::Addmm), float(p.op == GemmOp::Bmm)});
-    out.insert(out.end(), {float(p.aTransposed), float(p.bTransposed)});
-    out.push_back(l2(p.flops() / p.minBytes()));
-    // The roofline floor in microseconds: bytes at the memory bandwidth or flops at a class rate.
-    const double peakTflops = p.dtype == DType::FP32 ? 60.0 : 800.0;
-    const double floorUs = std::max(p.minBytes() / (hw.memoryBandwidthTBs * 1e12), p.flops() / (peakTflops * 1e12)) * 1e6;
-    out.push_back(l2(floorUs));
-    for (int mod : {8, 16, 128})
-        for (double v : {M, N, K}) out.push_back(float(std::fmod(v, mod) == 0));
+    out.resize(start + kNames.size());
+    float *o = out.data() + start;
+    o = std::copy_n(last.values, kProblemFeatures, o);
 
+    const double M = double(p.m), N = double(p.n), K = double(p.k), B = double(p.batch);
     const bool aten = c.kind == "aten", triton = c.kind == "triton";
-    out.insert(out.end(), {float(aten), float(triton), float(aten && c.name.find("bias_addmm") != std::string::npos)});
+    *o++ = float(aten), *o++ = float(triton), *o++ = float(aten && c.name.find("bias_addmm") != std::string::npos);
     const bool persistent = triton && c.name.find("persistent") != std::string::npos;
     const bool tplMm = triton && !persistent && c.name == "mm";
     const bool tplBmm = triton && !persistent && c.name == "bmm";
-    out.insert(out.end(), {float(tplMm), float(tplBmm), float(persistent), float(triton && !tplMm && !tplBmm && !persistent)});
+    *o++ = float(tplMm), *o++ = float(tplBmm), *o++ = float(persistent), *o++ = float(triton && !tplMm && !tplBmm && !persistent);
     if (triton) {
+        const int e = elementBytes(p.dtype);
         const double bm = c.blockM, bn = c.blockN, bk = c.blockK;
+        const bool hasExtra = c.extra.is_object() && !c.extra.empty();
         const auto flag = [&](const char *key) {
-            return c.extra.is_object() && c.extra.contains(key) && c.extra[key].is_boolean() && c.extra[key].get<bool>();
+            return hasExtra && c.extra.contains(key) && c.extra[key].is_boolean() && c.extra[key].get<bool>();
         };
-        out.insert(out.end(), {l2(bm), l2(bn), l2(bk), l2(std::max(1, c.groupM)), float(c.numStages),
-                               l2(std::max(1, c.numWarps)), float(flag("EVEN_K")), float(flag("ALLOW_TF32"))});
+        *o++ = l2n(bm), *o++ = l2n(bn), *o++ = l2n(bk), *o++ = l2n(std::max(1, c.groupM)), *o++ = float(c.numStages);
+        *o++ = l2n(std::max(1, c.numWarps)), *o++ = float(flag("EVEN_K")), *o++ = float(flag("ALLOW_TF32"));
         const double tiles = ceilDiv(M, bm) * ceilDiv(N, bn) * B;
         const double waves = tiles / hw.smCount;
         const double smemKB = double(std::max(1, c.numStages)) * (bm * bk + bk * bn) * e / 1024.0;
-        out.insert(out.end(), {l2(tiles), l2(waves), float(waves - std::floor(waves)), l2(ceilDiv(K, bk)),
-                               float(ceilDiv(M, bm) * bm / M - 1), float(ceilDiv(N, bn) * bn / N - 1),
-                               float(ceilDiv(K, bk) * bk / K - 1), l2(smemKB), float(smemKB / hw.sharedMemoryKB),
-                               l2(bm * bn / (bm + bn))});
+        *o++ = l2n(tiles), *o++ = l2n(waves), *o++ = float(waves - std::floor(waves)), *o++ = l2n(ceilDiv(K, bk));
+        *o++ = float(ceilDiv(M, bm) * bm / M - 1), *o++ = float(ceilDiv(N, bn) * bn / N - 1);
+        *o++ = float(ceilDiv(K, bk) * bk / K - 1), *o++ = l2n(smemKB), *o++ = float(smemKB / hw.sharedMemoryKB);
+        *o++ = l2(bm * bn / (bm + bn));
     } else {
-        out.insert(out.end(), 8 + 10, 0.f);
+        o = std::fill_n(o, 8 + 10, 0.f);
     }
-    out.insert(out.end(), {l2(hw.smCount), float(hw.memoryBandwidthTBs)});
-    if (out.size() - start != kNames.size())
-        throw std::logic_error(fmt::format("feature schema wrote {} features, names {}", out.size() - start, kNames.size()));
+    o = std::copy_n(last.values + kProblemFeatures, kHardwareFeatures, o);
+    if (size_t(o - (out.data() + start)) != kNames.size())
+        throw std::logic_error(fmt::format("feature schema wrote {} features, names {}", o - (out.data() + start), kNames.size()));
 }
 
 } // namespace diode

@@ -4,8 +4,15 @@
 #include <fmt/ranges.h>
 #include <zlib.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <fstream>
 #include <sstream>
 
@@ -46,6 +53,92 @@ std::vector<TensorSpec> expectedTensors(const std::vector<int> &sizes)
         t.push_back({fmt::format("layer{}.bias", i), {sizes[i + 1]}});
     }
     return t;
+}
+
+// The dense layers, compiled for SSE2 (any x86-64), AVX2+FMA and AVX-512, picked at run time:
+// a portable build must still rank fast on the machine it lands on. See mlpkernel.inc.
+constexpr int kPad = 64; // hidden widths are padded to this: a multiple of every kernel's output tile
+
+using DenseFn = void (*)(const float *, long, long, int, const float *, int, const float *, float *, long, bool);
+using DotFn = void (*)(const float *, long, long, int, const float *, float, float *);
+struct Kernels {
+    DenseFn dense;
+    DotFn dot;
+};
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DIODE_X86_DISPATCH 1
+#else
+#define DIODE_X86_DISPATCH 0
+#endif
+
+namespace generic {
+#if DIODE_X86_DISPATCH
+using V = __m128;
+#else
+typedef float V __attribute__((vector_size(16)));
+#endif
+constexpr int kLanes = 4, kCols = 4, kRows = 2;
+inline __attribute__((always_inline)) V madd(V a, V b, V c) { return a * b + c; }
+#if DIODE_X86_DISPATCH
+inline __attribute__((always_inline)) V splat(float x) { return _mm_set1_ps(x); }
+#else
+inline __attribute__((always_inline)) V splat(float x) { return V{} + x; }
+#endif
+#include "mlpkernel.inc"
+} // namespace generic
+
+#if DIODE_X86_DISPATCH
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+namespace avx2 {
+using V = __m256;
+constexpr int kLanes = 8, kCols = 2, kRows = 6;
+inline __attribute__((always_inline)) V madd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+inline __attribute__((always_inline)) V splat(float x) { return _mm256_set1_ps(x); }
+#include "mlpkernel.inc"
+} // namespace avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#pragma clang attribute push(__attribute__((target("avx512f,fma"))), apply_to = function)
+#else
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,fma")
+#endif
+namespace avx512 {
+using V = __m512;
+constexpr int kLanes = 16, kCols = 4, kRows = 6;
+inline __attribute__((always_inline)) V madd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+inline __attribute__((always_inline)) V splat(float x) { return _mm512_set1_ps(x); }
+#include "mlpkernel.inc"
+} // namespace avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
+// DIODE_KERNEL=generic|avx2 caps the choice (to compare kernels, or to rule one out).
+const Kernels &kernels()
+{
+    static const Kernels k = [] {
+        const char *cap = std::getenv("DIODE_KERNEL");
+        const std::string_view want = cap ? cap : "";
+#if DIODE_X86_DISPATCH
+        __builtin_cpu_init();
+        const bool avx2 = want != "generic" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        if (avx2 && want != "avx2" && __builtin_cpu_supports("avx512f")) return Kernels{avx512::dense, avx512::dot};
+        if (avx2) return Kernels{avx2::dense, avx2::dot};
+#endif
+        return Kernels{generic::dense, generic::dot};
+    }();
+    return k;
 }
 
 } // namespace
@@ -170,14 +263,33 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
                 throw PackageError(fmt::format("tensor '{}' holds NaN or infinite values", name));
             tensors.push_back(std::move(v));
         }
-        const int f = sizes.front();
-        pkg.m_mean = Eigen::Map<const Eigen::RowVectorXf>(tensors[0].data(), f);
-        Eigen::RowVectorXf sd = Eigen::Map<const Eigen::RowVectorXf>(tensors[1].data(), f);
-        if ((sd.array() <= 0).any()) throw PackageError("tensor 'input_std' has values <= 0");
-        pkg.m_invStd = sd.cwiseInverse();
+        const auto &mean = tensors[0], &sd = tensors[1];
+        if (std::any_of(sd.begin(), sd.end(), [](float v) { return v <= 0; }))
+            throw PackageError("tensor 'input_std' has values <= 0");
         for (size_t l = 0; l + 1 < sizes.size(); ++l) {
-            pkg.m_weights.push_back(Eigen::Map<const Matrix>(tensors[2 + 2 * l].data(), sizes[l + 1], sizes[l]).transpose());
-            pkg.m_biases.push_back(Eigen::Map<const Eigen::RowVectorXf>(tensors[3 + 2 * l].data(), sizes[l + 1]));
+            const int in = sizes[l], out = sizes[l + 1];
+            const auto &w = tensors[2 + 2 * l], &b = tensors[3 + 2 * l]; // w: [out, in] row-major
+            Layer layer;
+            layer.in = in;
+            layer.out = out;
+            layer.outPadded = out == 1 ? 1 : (out + kPad - 1) / kPad * kPad;
+            layer.weightsT.assign(size_t(in) * size_t(layer.outPadded), 0.f);
+            layer.bias.assign(size_t(layer.outPadded), 0.f);
+            for (int o = 0; o < out; ++o) {
+                // Layer 0 sees raw features: W (x - mean) / sd = (W / sd) x - (W / sd) mean.
+                double shift = 0;
+                for (int i = 0; i < in; ++i) {
+                    const float wi = l == 0 ? float(double(w[size_t(o * in + i)]) / double(sd[size_t(i)])) : w[size_t(o * in + i)];
+                    layer.weightsT[size_t(i) * size_t(layer.outPadded) + size_t(o)] = wi;
+                    if (l == 0) shift += double(wi) * double(mean[size_t(i)]);
+                }
+                layer.bias[size_t(o)] = float(double(b[size_t(o)]) - shift);
+            }
+            if (!std::all_of(layer.weightsT.begin(), layer.weightsT.end(), [](float x) { return std::isfinite(x); }) ||
+                !std::all_of(layer.bias.begin(), layer.bias.end(), [](float x) { return std::isfinite(x); }))
+                throw PackageError(fmt::format("layer {} overflows once the input normalisation is folded in", l));
+            if (l + 2 < sizes.size()) pkg.m_maxWidth = std::max(pkg.m_maxWidth, layer.outPadded);
+            pkg.m_layers.push_back(std::move(layer));
         }
         const auto hw = m.value("hardware", nlohmann::json::object());
         pkg.m_hw = HardwareFeatures::forGpu(hw.value("gpu", ""), hw.value("sm_count", 0));
@@ -189,30 +301,64 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
 
 HardwareFeatures ModelPackage::hardware() const { return m_hw; }
 
-Eigen::VectorXf ModelPackage::forward(const Eigen::Ref<const Matrix> &x) const
+void ModelPackage::forward(const float *x, long rows, long stride, float *y) const
 {
-    Matrix h = (x.rowwise() - m_mean).array().rowwise() * m_invStd.array();
-    for (size_t l = 0; l < m_weights.size(); ++l) {
-        Matrix next = h * m_weights[l]; // stored transposed: [in, out]
-        next.rowwise() += m_biases[l];
-        if (l + 1 < m_weights.size()) next = next.cwiseMax(0.f);
-        h = std::move(next);
+    if (rows <= 0) return;
+    const Kernels &k = kernels();
+    thread_local std::vector<float> bufA, bufB;
+    const long ld = m_maxWidth;
+    if (m_layers.size() > 1) {
+        const size_t need = size_t(rows) * size_t(ld);
+        if (bufA.size() < need) bufA.resize(need), bufB.resize(need);
     }
-    return h.col(0);
+    const float *in = x;
+    long ldIn = stride;
+    float *out = bufA.data(), *spare = bufB.data();
+    for (size_t l = 0; l + 1 < m_layers.size(); ++l) {
+        const Layer &L = m_layers[l];
+        k.dense(in, ldIn, rows, L.in, L.weightsT.data(), L.outPadded, L.bias.data(), out, ld, true);
+        in = out;
+        ldIn = ld;
+        std::swap(out, spare);
+    }
+    const Layer &last = m_layers.back();
+    k.dot(in, ldIn, rows, last.in, last.weightsT.data(), last.bias[0], y);
+}
+
+Eigen::VectorXf ModelPackage::forward(const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x) const
+{
+    if (x.cols() != FeatureSchema::size())
+        throw InvalidInput(fmt::format("forward: {} columns; the feature schema has {}", x.cols(), FeatureSchema::size()));
+    Eigen::VectorXf y(x.rows());
+    forward(x.data(), long(x.rows()), long(x.outerStride()), y.data());
+    return y;
+}
+
+void ModelPackage::predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates,
+                             std::vector<double> &out) const
+{
+    thread_local std::vector<float> feats, y;
+    feats.clear();
+    feats.reserve(candidates.size() * size_t(FeatureSchema::size()));
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        try {
+            FeatureSchema::check(candidates[i], {});
+        } catch (const InvalidInput &) {
+            FeatureSchema::check(candidates[i], fmt::format("candidates[{}]", i)); // the message with its index
+            throw;
+        }
+        FeatureSchema::compute(problem, candidates[i], m_hw, feats);
+    }
+    y.resize(candidates.size());
+    forward(feats.data(), long(candidates.size()), FeatureSchema::size(), y.data());
+    out.resize(candidates.size());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = std::exp(double(y[i]));
 }
 
 std::vector<double> ModelPackage::predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates) const
 {
-    std::vector<float> feats;
-    feats.reserve(candidates.size() * size_t(FeatureSchema::size()));
-    for (size_t i = 0; i < candidates.size(); ++i) {
-        FeatureSchema::check(candidates[i], fmt::format("candidates[{}]", i));
-        FeatureSchema::compute(problem, candidates[i], m_hw, feats);
-    }
-    Eigen::Map<const Matrix> x(feats.data(), Eigen::Index(candidates.size()), FeatureSchema::size());
-    const Eigen::VectorXf y = forward(x);
-    std::vector<double> out(candidates.size());
-    for (size_t i = 0; i < out.size(); ++i) out[i] = std::exp(double(y[Eigen::Index(i)]));
+    std::vector<double> out;
+    predictMs(problem, candidates, out);
     return out;
 }
 

@@ -46,17 +46,29 @@ public:
     HardwareFeatures hardware() const;
 
     /// Predicted milliseconds for each candidate of `problem`, in order. Throws InvalidInput
-    /// for a candidate the feature schema cannot describe.
+    /// for a candidate the feature schema cannot describe. Thread-safe; scratch memory is per thread.
     std::vector<double> predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates) const;
+    /// The same into `out` (resized to the candidates), so a caller ranking many problems
+    /// allocates nothing per call.
+    void predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates, std::vector<double> &out) const;
     /// The raw network output (log milliseconds) for already computed features, [rows x width].
+    /// Throws InvalidInput when the width is not the feature schema's.
     Eigen::VectorXf forward(const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x) const;
+    /// The same from raw rows: `rows` rows of `FeatureSchema::size()` floats `stride` apart, into `y`.
+    void forward(const float *x, long rows, long stride, float *y) const;
 
 private:
-    using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    /// One dense layer prepared for the kernel in modelpackage.cpp: weights transposed to
+    /// [in, outPadded] (outputs contiguous, zero-padded to a multiple of 64), the input
+    /// normalisation folded into layer 0 at load time.
+    struct Layer {
+        int in = 0, out = 0, outPadded = 0;
+        std::vector<float> weightsT; ///< [in, outPadded]; for the output layer (out = 1) just [in]
+        std::vector<float> bias;     ///< [outPadded]
+    };
     nlohmann::json m_manifest;
-    std::vector<Matrix> m_weights;
-    std::vector<Eigen::RowVectorXf> m_biases;
-    Eigen::RowVectorXf m_mean, m_invStd;
+    std::vector<Layer> m_layers;
+    int m_maxWidth = 0; ///< widest padded hidden layer: the scratch row length
     HardwareFeatures m_hw;
 };
 
