@@ -1,6 +1,7 @@
 // diode-workbench: the Qt GUI. With no argument it opens the shipped H200 dataset.
 
 #include "mainwindow.h"
+#include "workbenchstate.h"
 
 #include "diode/config.h"
 
@@ -8,9 +9,13 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
+#include <QMetaMethod>
+#include <QSettings>
 #include <QTimer>
 
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <cstdlib>
 
 namespace {
@@ -24,14 +29,39 @@ bool haveDisplay()
     return (x && *x) || (wl && *wl);
 }
 
-QString shippedDataset()
+QString shippedFile(const QString &name)
 {
     for (const QString &dir : {QStringLiteral(DIODE_SOURCE_DIR "/trained_models"),
                                QStringLiteral(DIODE_INSTALL_DATADIR "/trained_models")}) {
-        const QString p = dir + QStringLiteral("/h200/h200-dataset.db");
+        const QString p = dir + QStringLiteral("/h200/") + name;
         if (QFileInfo::exists(p)) return p;
     }
-    return QStringLiteral(DIODE_SOURCE_DIR "/trained_models/h200/h200-dataset.db");
+    return QStringLiteral(DIODE_SOURCE_DIR "/trained_models/h200/") + name;
+}
+
+QString shippedDataset() { return shippedFile(QStringLiteral("h200-dataset.db")); }
+
+// The model last used, or the shipped H200 model on first start.
+QString startPackage()
+{
+    const QString saved = QSettings().value(QStringLiteral("state/package")).toString();
+    if (!saved.isEmpty() && QFileInfo::exists(saved)) return saved;
+    const QString shipped = shippedFile(QStringLiteral("h200-gemm-mlp-v1.diode"));
+    return QFileInfo::exists(shipped) ? shipped : QString();
+}
+
+// A page that does work before it shows results (Train, Validate) has a ready() signal; a
+// screenshot waits for it. A page with runForScreenshot() is asked to start that work.
+bool waitForPage(QWidget *page, const std::function<void()> &save)
+{
+    if (page->metaObject()->indexOfSignal("ready()") < 0) return false;
+    auto *delay = new QTimer(page); // a moment for the last replot to reach the screen
+    delay->setSingleShot(true);
+    delay->setInterval(300);
+    QObject::connect(delay, &QTimer::timeout, save);
+    QObject::connect(page, SIGNAL(ready()), delay, SLOT(start()));
+    if (page->metaObject()->indexOfMethod("runForScreenshot()") >= 0) QMetaObject::invokeMethod(page, "runForScreenshot");
+    return true;
 }
 
 } // namespace
@@ -52,23 +82,53 @@ int main(int argc, char **argv)
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("database"), QStringLiteral("SQLite database to open (default: the shipped H200 dataset)"));
-    QCommandLineOption shot(QStringLiteral("screenshot"), QStringLiteral("Save a PNG of the window once the database is shown, then quit."),
+    QCommandLineOption shot(QStringLiteral("screenshot"),
+                            QStringLiteral("Save a PNG of the window once the page's data is shown, then quit."),
+                            QStringLiteral("file"));
+    QCommandLineOption page(QStringLiteral("page"), QStringLiteral("Show the page with this object name (e.g. validatePage)."),
+                            QStringLiteral("name"));
+    QCommandLineOption demo(QStringLiteral("demo"), QStringLiteral("Open this diode demo result (JSON) on the Demo page."),
                             QStringLiteral("file"));
     parser.addOption(shot);
+    parser.addOption(page);
+    parser.addOption(demo);
     parser.process(app);
 
     MainWindow window;
+    QObject::connect(window.state(), &WorkbenchState::packageChanged, [](const QString &p) {
+        QSettings().setValue(QStringLiteral("state/package"), p);
+    });
     const QString db = parser.positionalArguments().value(0, shippedDataset());
+    QWidget *shown = nullptr;
+    if (parser.isSet(page)) {
+        if (!window.showPage(parser.value(page))) {
+            std::fprintf(stderr, "diode-workbench: no page '%s'; pages: %s\n", qPrintable(parser.value(page)),
+                         qPrintable(window.pageNames().join(QStringLiteral(", "))));
+            return 2;
+        }
+        shown = window.findChild<QWidget *>(parser.value(page));
+    }
+    if (parser.isSet(demo)) {
+        auto *demoPage = window.findChild<QWidget *>(QStringLiteral("demoPage"));
+        if (demoPage) QMetaObject::invokeMethod(demoPage, "openResult", Q_ARG(QString, parser.value(demo)));
+    }
     if (parser.isSet(shot)) {
         const QString out = parser.value(shot);
-        auto save = [&window, out](bool ok) {
-            window.grab().save(out);
+        auto saved = std::make_shared<bool>(false);
+        auto save = [&window, out, saved](bool ok) {
+            if (*saved) return;
+            *saved = true;
+            if (!window.grab().save(out)) ok = false;
             QApplication::exit(ok ? 0 : 1);
         };
-        QObject::connect(&window, &MainWindow::databaseShown, &window, [save] { QTimer::singleShot(100, [save] { save(true); }); });
+        if (!shown || !waitForPage(shown, [save] { save(true); }))
+            QObject::connect(&window, &MainWindow::databaseShown, &window,
+                             [save] { QTimer::singleShot(300, [save] { save(true); }); });
         QObject::connect(&window, &MainWindow::databaseFailed, &window, [save] { save(false); });
+        QTimer::singleShot(240000, &window, [save] { save(false); }); // never hang a screenshot script
     }
     window.show();
+    window.state()->setPackage(startPackage());
     window.openDatabase(db, parser.positionalArguments().isEmpty()); // the shipped dataset is only read
     return app.exec();
 }

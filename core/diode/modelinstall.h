@@ -1,0 +1,25 @@
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+
+namespace diode {
+
+/// Installing a package failed: the message names the file and the reason.
+class InstallError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// The directory the Inductor plugin searches for user models: the first entry of the
+/// ':'-separated $TORCH_DIODE_MODEL_PATH when set, else $XDG_DATA_HOME/torch_diode/models,
+/// else ~/.local/share/torch_diode/models.
+std::filesystem::path pluginModelDirectory();
+
+/// Copies `package` into `directory` (created when missing) under its own file name and returns
+/// the installed path. An existing file of that name is replaced only when `overwrite` is set;
+/// otherwise InstallError says it exists.
+std::filesystem::path installPackage(const std::filesystem::path &package, const std::filesystem::path &directory,
+                                     bool overwrite);
+
+} // namespace diode

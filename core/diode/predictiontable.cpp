@@ -1,0 +1,267 @@
+#include "predictiontable.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+namespace diode {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string text(sqlite3_stmt *s, int col)
+{
+    auto *p = sqlite3_column_text(s, col);
+    return p ? std::string(reinterpret_cast<const char *>(p)) : std::string();
+}
+
+// Statements here are one-off reads; a small RAII wrapper keeps error paths short.
+class Query {
+public:
+    Query(Store &store, const char *sql)
+        : m_db(store.handle())
+    {
+        if (sqlite3_prepare_v2(m_db, sql, -1, &m_s, nullptr) != SQLITE_OK)
+            throw StoreError(fmt::format("{}: cannot read predictions: {}", store.path(), sqlite3_errmsg(m_db)));
+    }
+    ~Query() { sqlite3_finalize(m_s); }
+    bool step()
+    {
+        const int rc = sqlite3_step(m_s);
+        if (rc == SQLITE_ROW) return true;
+        if (rc != SQLITE_DONE) throw StoreError(fmt::format("query failed: {}", sqlite3_errmsg(m_db)));
+        return false;
+    }
+    sqlite3_stmt *operator*() const { return m_s; }
+
+private:
+    sqlite3 *m_db;
+    sqlite3_stmt *m_s = nullptr;
+};
+
+// The candidates the feature schema can describe, as loadDataset() keeps them.
+bool modelled(const KernelConfig &c)
+{
+    if (c.kind == "aten") return true;
+    return c.kind == "triton" && c.blockM > 0 && c.blockN > 0 && c.blockK > 0;
+}
+
+} // namespace
+
+std::vector<KernelConfig> PredictionTable::configsOf(size_t i) const
+{
+    std::vector<KernelConfig> out;
+    out.reserve(start[i + 1] - start[i]);
+    for (uint32_t c = start[i]; c < start[i + 1]; ++c) out.push_back(configs[size_t(configOf[c])]);
+    return out;
+}
+
+PredictionTable PredictionTable::fromStore(Store &store, const DatasetFilter &filter)
+{
+    PredictionTable t;
+    std::unordered_map<int64_t, int32_t> configIndex; // store id -> index, -1 for unmodelled
+    {
+        Query q(store, "SELECT id, config_key FROM kernel_configs");
+        while (q.step()) {
+            auto c = KernelConfig::fromJson(nlohmann::json::parse(text(*q, 1)), "stored config");
+            if (!modelled(c)) {
+                configIndex.emplace(sqlite3_column_int64(*q, 0), -1);
+                continue;
+            }
+            configIndex.emplace(sqlite3_column_int64(*q, 0), int32_t(t.configs.size()));
+            t.configs.push_back(std::move(c));
+            t.configIds.push_back(sqlite3_column_int64(*q, 0));
+        }
+    }
+    std::unordered_map<int64_t, GemmProblem> problems;
+    {
+        Query q(store, "SELECT id, op, dtype, b, m, n, k, a_transposed, b_transposed FROM problems");
+        while (q.step()) {
+            GemmProblem p;
+            p.op = *parseOp(text(*q, 1));
+            p.dtype = *parseDType(text(*q, 2));
+            p.batch = sqlite3_column_int64(*q, 3);
+            p.m = sqlite3_column_int64(*q, 4);
+            p.n = sqlite3_column_int64(*q, 5);
+            p.k = sqlite3_column_int64(*q, 6);
+            p.aTransposed = sqlite3_column_int(*q, 7);
+            p.bTransposed = sqlite3_column_int(*q, 8);
+            if (filter.accepts(p)) problems.emplace(sqlite3_column_int64(*q, 0), p);
+        }
+    }
+    // The primary key order (problem, config, run): one pass, no sort.
+    Query q(store, "SELECT problem_id, config_id, time_ms, status FROM measurements ORDER BY problem_id, config_id");
+    int64_t curProblem = -1, lastConfig = -1;
+    bool timed = false;
+    auto close = [&] {
+        if (curProblem < 0) return;
+        if (!timed) { // a problem without any timing says nothing about a model: drop it
+            t.configOf.resize(t.start.back());
+            t.measuredMs.resize(t.start.back());
+            t.problems.pop_back();
+            t.problemIds.pop_back();
+            return;
+        }
+        t.start.push_back(uint32_t(t.configOf.size()));
+    };
+    while (q.step()) {
+        const int64_t pid = sqlite3_column_int64(*q, 0), cid = sqlite3_column_int64(*q, 1);
+        if (pid != curProblem) {
+            close();
+            curProblem = -1;
+            auto it = problems.find(pid);
+            if (it == problems.end()) continue;
+            curProblem = pid;
+            lastConfig = -1;
+            timed = false;
+            t.problems.push_back(it->second);
+            t.problemIds.push_back(pid);
+        }
+        if (cid == lastConfig) continue; // the same config measured again in another run
+        lastConfig = cid;
+        auto c = configIndex.find(cid);
+        if (c == configIndex.end() || c->second < 0) continue;
+        const bool ok = sqlite3_column_type(*q, 2) != SQLITE_NULL && text(*q, 3) == "ok";
+        t.configOf.push_back(c->second);
+        t.measuredMs.push_back(ok ? sqlite3_column_double(*q, 2) : kNaN);
+        timed = timed || ok;
+    }
+    close();
+    return t;
+}
+
+PredictionTable PredictionTable::fromProblems(const std::vector<TrainingProblem> &problems)
+{
+    PredictionTable t;
+    std::unordered_map<std::string, int32_t> index;
+    for (const auto &p : problems) {
+        t.problems.push_back(p.problem);
+        for (size_t i = 0; i < p.configs.size(); ++i) {
+            auto [it, added] = index.emplace(p.configs[i].key(), int32_t(t.configs.size()));
+            if (added) t.configs.push_back(p.configs[i]);
+            t.configOf.push_back(it->second);
+            t.measuredMs.push_back(p.timesMs[i] ? *p.timesMs[i] : kNaN);
+        }
+        t.start.push_back(uint32_t(t.configOf.size()));
+    }
+    return t;
+}
+
+std::vector<StoredModel> storedModels(Store &store)
+{
+    std::vector<StoredModel> out;
+    Query q(store, "SELECT m.id, m.name, m.path, m.created_at, m.manifest_json, "
+                   "(SELECT count(*) FROM predictions p WHERE p.model_id=m.id) FROM models m ORDER BY m.id");
+    while (q.step()) {
+        StoredModel m;
+        m.id = sqlite3_column_int64(*q, 0);
+        m.name = text(*q, 1);
+        m.path = text(*q, 2);
+        m.createdAt = text(*q, 3);
+        m.manifest = nlohmann::json::parse(text(*q, 4), nullptr, false);
+        m.predictions = sqlite3_column_int64(*q, 5);
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+int64_t findStoredModel(Store &store, const nlohmann::json &manifest)
+{
+    int64_t found = 0;
+    for (const auto &m : storedModels(store)) {
+        if (m.predictions == 0 || !m.manifest.is_object()) continue;
+        if (m.manifest.value("name", "") == manifest.value("name", "") &&
+            m.manifest.value("created_at", "") == manifest.value("created_at", ""))
+            found = m.id; // the newest wins
+    }
+    return found;
+}
+
+std::vector<double> storedPredictions(Store &store, int64_t modelId, const PredictionTable &table)
+{
+    std::vector<double> out(table.candidates(), kNaN);
+    if (table.problemIds.size() != table.problems.size()) return out;
+    std::unordered_map<int64_t, uint32_t> problemRow;
+    for (size_t i = 0; i < table.problemIds.size(); ++i) problemRow.emplace(table.problemIds[i], uint32_t(i));
+    std::unordered_map<int64_t, int32_t> configIndex;
+    for (size_t i = 0; i < table.configIds.size(); ++i) configIndex.emplace(table.configIds[i], int32_t(i));
+    Query q(store, "SELECT problem_id, config_id, predicted_ms FROM predictions WHERE model_id=? "
+                   "ORDER BY problem_id, config_id");
+    sqlite3_bind_int64(*q, 1, modelId);
+    while (q.step()) {
+        auto p = problemRow.find(sqlite3_column_int64(*q, 0));
+        auto c = configIndex.find(sqlite3_column_int64(*q, 1));
+        if (p == problemRow.end() || c == configIndex.end()) continue;
+        for (uint32_t i = table.start[p->second]; i < table.start[p->second + 1]; ++i) {
+            if (table.configOf[i] == c->second) {
+                out[i] = sqlite3_column_double(*q, 2);
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+std::vector<double> computePredictions(const ModelPackage &pkg, const PredictionTable &table,
+                                       const std::atomic<bool> *cancel)
+{
+    std::vector<double> out(table.candidates(), kNaN);
+    for (size_t i = 0; i < table.problems.size(); ++i) {
+        if (cancel && cancel->load()) return {};
+        const auto ms = pkg.predictMs(table.problems[i], table.configsOf(i));
+        std::copy(ms.begin(), ms.end(), out.begin() + table.start[i]);
+    }
+    return out;
+}
+
+int64_t storePredictions(Store &store, const std::string &packagePath, const nlohmann::json &manifest,
+                         const std::vector<TrainingProblem> &problems,
+                         const std::vector<std::vector<double>> &predictedMs)
+{
+    Store::Transaction tx(store);
+    const int64_t model = store.addModel(manifest.value("name", ""), packagePath, manifest);
+    for (size_t i = 0; i < problems.size(); ++i)
+        for (size_t c = 0; c < problems[i].configs.size(); ++c)
+            store.insertPrediction(model, problems[i].problem, problems[i].configs[c], predictedMs[i][c]);
+    tx.commit();
+    return model;
+}
+
+std::vector<RankedProblem> rankTable(const PredictionTable &table, const std::vector<double> &scores,
+                                     bool scoresArePredictions)
+{
+    std::vector<RankedProblem> out;
+    out.reserve(table.problems.size());
+    for (size_t i = 0; i < table.problems.size(); ++i) {
+        RankedProblem r;
+        r.problem = table.problems[i];
+        bool complete = true;
+        for (uint32_t c = table.start[i]; c < table.start[i + 1]; ++c) {
+            const double m = table.measuredMs[c];
+            r.measuredMs.push_back(std::isnan(m) ? std::nullopt : std::optional<double>(m));
+            // A candidate without a prediction is ranked last rather than dropped.
+            r.score.push_back(std::isnan(scores[c]) ? std::numeric_limits<double>::max() : scores[c]);
+            complete = complete && !std::isnan(scores[c]);
+        }
+        if (scoresArePredictions && complete) r.predictedMs = r.score; // errors only where all are predicted
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::vector<RankedProblem> rankTableWithBaseline(const PredictionTable &table, const std::string &baseline)
+{
+    std::vector<double> scores(table.candidates());
+    uint64_t seed = 7; // as rankWithBaseline(), so the numbers match `diode eval`
+    for (size_t i = 0; i < table.problems.size(); ++i) {
+        const auto s = baselineScores(baseline, table.configsOf(i), seed++);
+        std::copy(s.begin(), s.end(), scores.begin() + table.start[i]);
+    }
+    return rankTable(table, scores, false);
+}
+
+} // namespace diode

@@ -1,0 +1,72 @@
+#include "trainingjob.h"
+
+#include "diode/config.h"
+#include "diode/evaluation.h"
+#include "diode/modelpackage.h"
+#include "diode/predictiontable.h"
+#include "diode/store.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <set>
+
+namespace diode {
+
+nlohmann::json trainingManifest(const std::vector<TrainingProblem> &problems, const TrainResult &res,
+                                const TrainOptions &t, const std::string &name, const std::string &source)
+{
+    std::set<std::string> ops, dtypes;
+    size_t rows = 0;
+    for (const auto &p : problems) {
+        ops.insert(std::string(toString(p.problem.op)));
+        dtypes.insert(std::string(toString(p.problem.dtype)));
+        rows += p.configs.size();
+    }
+    const nlohmann::json split{{"train", res.split.train.size()},
+                               {"validation", res.split.validation.size()},
+                               {"test", res.split.test.size()}};
+    return {
+        {"name", name},
+        {"hardware", res.hardware},
+        {"ops", ops},
+        {"dtypes", dtypes},
+        {"training_data",
+         {{"fingerprint", fingerprint(problems)}, {"source", source}, {"problems", problems.size()}, {"rows", rows},
+          {"split", split}}},
+        {"training",
+         {{"seed", t.seed}, {"max_epochs", t.epochs}, {"hidden", t.hidden}, {"learning_rate", t.learningRate},
+          {"rank_weight", t.rankWeight}, {"weight_decay", t.weightDecay}, {"epochs_run", res.epochsRun},
+          {"best_epoch", res.bestEpoch}, {"loss", "MSE of ln(ms) + pairwise logistic ranking within each problem"}}},
+        {"metrics", {{"test_split", res.testMetrics}}},
+        {"created_at", utcNow()},
+        {"tool_version", DIODE_VERSION},
+    };
+}
+
+TrainingJobResult runTrainingJob(const TrainingJob &job)
+{
+    if (!std::filesystem::exists(job.db)) throw InvalidInput(fmt::format("database '{}' does not exist", job.db));
+    std::vector<TrainingProblem> problems;
+    {
+        Store store(job.db, Store::Mode::ReadOnly);
+        problems = loadDataset(store, job.filter);
+    }
+    TrainingJobResult out;
+    out.problems = problems.size();
+    out.train = train(problems, job.options);
+    out.manifest = trainingManifest(problems, out.train, job.options, std::filesystem::path(job.out).stem().string(),
+                                    job.db);
+    ModelPackage::save(job.out, out.manifest, out.train.weights);
+    if (job.storePredictions) {
+        const auto pkg = ModelPackage::load(job.out); // the written file, so the store matches it exactly
+        std::vector<std::vector<double>> predicted;
+        predicted.reserve(problems.size());
+        for (const auto &p : problems) predicted.push_back(pkg.predictMs(p.problem, p.configs));
+        Store store(job.db);
+        out.modelId = storePredictions(store, job.out, pkg.manifest(), problems, predicted);
+    }
+    return out;
+}
+
+} // namespace diode

@@ -1,0 +1,40 @@
+#pragma once
+
+#include "diode/dataset.h"
+#include "diode/trainoptions.h"
+#include "trainer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace diode {
+
+/// What `diode train` and the workbench's Train page both do: load a store's problems, train,
+/// write the package with its manifest, and (for a writable store) record the model and its
+/// predictions so the Validate page can read them back.
+struct TrainingJob {
+    std::string db;       ///< SQLite store with measurements
+    std::string out;      ///< package to write (.diode)
+    DatasetFilter filter; ///< ops and dtypes to train on
+    TrainOptions options;
+    bool storePredictions = false; ///< write the model and its predictions into `db`
+};
+
+struct TrainingJobResult {
+    TrainResult train;
+    nlohmann::json manifest; ///< as written into the package (without the tensor table)
+    size_t problems = 0;
+    int64_t modelId = 0; ///< in the store, when predictions were stored
+};
+
+/// The package manifest of a training run (docs/PACKAGE.md), without the parts the writer adds.
+nlohmann::json trainingManifest(const std::vector<TrainingProblem> &problems, const TrainResult &result,
+                                const TrainOptions &options, const std::string &name, const std::string &source);
+
+/// Runs the whole job; throws InvalidInput, StoreError or PackageError with a message naming
+/// the fault. A cancelled run still writes the best network so far (`train.cancelled`).
+TrainingJobResult runTrainingJob(const TrainingJob &job);
+
+} // namespace diode

@@ -1,0 +1,165 @@
+#include "testutil.h"
+
+#include "candidatemodel.h"
+#include "metricsmodel.h"
+#include "modellist.h"
+#include "validatepage.h"
+#include "validationworker.h"
+#include "workbenchstate.h"
+
+#include <QAbstractItemModelTester>
+#include <QSet>
+#include <QSignalSpy>
+
+namespace {
+
+const QString kDataset = testutil::sourcePath("trained_models/h200/h200-dataset.db");
+const QString kModel = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v1.diode");
+const QString kHeldOut = testutil::sourcePath("trained_models/h200/h200-heldout.jsonl");
+
+int distinctColours(const QImage &image)
+{
+    QSet<QRgb> seen;
+    const QImage img = image.convertToFormat(QImage::Format_RGB32);
+    for (int y = 0; y < img.height(); y += 3)
+        for (int x = 0; x < img.width(); x += 3) seen.insert(img.pixel(x, y));
+    return int(seen.size());
+}
+
+// Runs the worker to its complete result; the first delivery only carries the scatter.
+ValidationResult validate(ValidationWorker &worker, const ValidationRequest &req)
+{
+    QSignalSpy results(&worker, &ValidationWorker::resultReady);
+    QSignalSpy failed(&worker, &ValidationWorker::failed);
+    worker.start(req);
+    for (int i = 0; i < 2 && failed.isEmpty(); ++i)
+        if (results.size() < 2 && !results.wait(30000)) break;
+    if (!failed.isEmpty()) qWarning("failed: %s", qPrintable(failed.at(0).at(0).toString()));
+    return results.size() == 2 ? results.at(1).at(0).value<ValidationResult>() : ValidationResult{};
+}
+
+} // namespace
+
+class TestValidatePage : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName("diode-test");
+        QCoreApplication::setApplicationName("tst_validatepage");
+        QSettings().clear();
+    }
+
+    void workerValidatesTheShippedModel()
+    {
+        ValidationWorker worker;
+        const auto res = validate(worker, {kDataset, {}, {kModel}});
+        QVERIFY(res.complete);
+        QCOMPARE(res.table->problems.size(), size_t(341));
+        QCOMPARE(res.models.size(), size_t(1));
+        const auto &m = res.models[0];
+        QCOMPARE(m.top1.size(), size_t(341));
+        QVERIFY(std::is_sorted(m.top1.begin(), m.top1.end()));
+        QCOMPARE(res.atenTop1.size(), size_t(341));
+        QVERIFY2(m.metrics.top1.mean > res.aten.top1.mean, "the model beats ATen alone on its own dataset");
+        QVERIFY(m.source.contains("predicted with the package")); // the shipped db holds no predictions
+        QCOMPARE(res.byMeasured.size(), size_t(std::count_if(res.table->measuredMs.begin(), res.table->measuredMs.end(),
+                                                             [](double t) { return !std::isnan(t); })));
+    }
+
+    // The same numbers as `diode eval --input` (docs/MODELS.md): one metrics code path.
+    void heldOutMatchesTheCli()
+    {
+        ValidationWorker worker;
+        const auto res = validate(worker, {kDataset, kHeldOut, {kModel}});
+        QVERIFY(res.complete);
+        QCOMPARE(res.table->problems.size(), size_t(85));
+        QVERIFY2(std::abs(res.models[0].metrics.top1.mean - 0.9371) < 5e-4, qPrintable(QString::number(res.models[0].metrics.top1.mean)));
+        QVERIFY(std::abs(res.aten.top1.mean - 0.7759) < 5e-4);
+    }
+
+    // Predictions written by `diode eval` are read back from the store instead of recomputed.
+    void readsStoredPredictions()
+    {
+        const QString db = m_dir.filePath("copy.db");
+        QVERIFY(QFile::copy(kDataset, db));
+        QFile(db).setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+        QCOMPARE(testutil::runCli({"eval", "--package", kModel, "--db", db}), 0);
+        ValidationWorker worker;
+        const auto res = validate(worker, {db, {}, {kModel}});
+        QVERIFY(res.complete);
+        QVERIFY2(res.models[0].source.contains("stored in the database"), qPrintable(res.models[0].source));
+        ValidationWorker again;
+        const auto computed = validate(again, {kDataset, {}, {kModel}});
+        QVERIFY(std::abs(res.models[0].metrics.top1.mean - computed.models[0].metrics.top1.mean) < 1e-6);
+    }
+
+    void staleResultsAreDropped()
+    {
+        ValidationWorker worker;
+        QSignalSpy results(&worker, &ValidationWorker::resultReady);
+        QSignalSpy finished(&worker, &ValidationWorker::finished);
+        worker.start({kDataset, {}, {kModel}});
+        worker.cancel();
+        QCOMPARE(finished.size(), 1);
+        QVERIFY(!worker.isRunning());
+        QTest::qWait(1500); // long enough for the cancelled run to have delivered, had it not been stale
+        QCOMPARE(results.size(), 0);
+    }
+
+    void missingPackageIsAVisibleError()
+    {
+        ValidationWorker worker;
+        QSignalSpy failed(&worker, &ValidationWorker::failed);
+        worker.start({kDataset, {}, {m_dir.filePath("nope.diode")}});
+        QVERIFY(failed.wait(10000));
+        QVERIFY2(failed.at(0).at(0).toString().contains("nope.diode"), qPrintable(failed.at(0).at(0).toString()));
+    }
+
+    void itemModelsPassTheTester()
+    {
+        MetricsModel metrics;
+        QAbstractItemModelTester t1(&metrics, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        metrics.setResults({{"model", {}, true}, {"aten", {}, false}});
+        QCOMPARE(metrics.rowCount(), 2);
+        CandidateModel candidates;
+        QAbstractItemModelTester t2(&candidates, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        candidates.setResults({"A", "B"}, {CandidateRow{"aten", 0.1, 1, 1.0, {0.11, 0.12}, {1, 2}},
+                                           CandidateRow{"triton", NAN, 0, 0.0, {0.2, 0.1}, {2, 1}}});
+        QCOMPARE(candidates.columnCount(), 8);
+        candidates.setResults({}, {});
+        WorkbenchState state;
+        ModelList *models = ModelList::of(&state);
+        QCOMPARE(ModelList::of(&state), models);
+        QAbstractItemModelTester t3(models, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(models->add(kModel) >= 0);
+        QString error;
+        QCOMPARE(models->add(m_dir.filePath("missing.diode"), &error), -1);
+        QVERIFY(error.contains("missing.diode"));
+    }
+
+    void pageRendersTheShippedData()
+    {
+        WorkbenchState state;
+        state.setPackage(kModel);
+        state.setDatabase(kDataset, true);
+        ValidatePage page(&state);
+        page.resize(1130, 760);
+        QSignalSpy ready(&page, &ValidatePage::ready);
+        page.show(); // validates on first show
+        QVERIFY(ready.wait(30000));
+        QVERIFY(page.hasResult());
+        QCOMPARE(page.metricsModel()->rowCount(), 3); // the model, ATen only, Inductor's default order
+        page.openProblem(0);
+        QVERIFY(page.candidateModel()->rowCount() > 1);
+        QTest::qWait(100);
+        const QImage shot = page.grab().toImage();
+        QVERIFY(shot.save(m_dir.filePath("validate.png")));
+        QVERIFY2(distinctColours(shot) > 100, "the page is blank");
+    }
+};
+
+QTEST_MAIN(TestValidatePage)
+#include "tst_validatepage.moc"

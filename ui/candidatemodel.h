@@ -1,0 +1,37 @@
+#pragma once
+
+#include "diode/kernelconfig.h"
+
+#include <QAbstractTableModel>
+#include <QStringList>
+#include <QVector>
+
+/// One candidate of the problem opened on the Validate page.
+struct CandidateRow {
+    QString config;
+    double measuredMs = 0; ///< NaN: no timing
+    int measuredRank = 0;  ///< 1 = fastest; 0 without a timing
+    double efficiency = 0; ///< best measured time of the problem / this one's
+    QVector<double> predictedMs; ///< per model
+    QVector<int> modelRank;      ///< per model, 1 = predicted fastest
+};
+
+/// "triton mm 64×128×64 G8 s4 w4" or "aten extern_kernels.mm".
+QString configLabel(const diode::KernelConfig &config);
+
+/// All candidates of one problem, ranked by each model and by measurement.
+class CandidateModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    using QAbstractTableModel::QAbstractTableModel;
+    void setResults(const QStringList &modelNames, const QVector<CandidateRow> &rows);
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    QStringList m_models;
+    QVector<CandidateRow> m_rows;
+};

@@ -1,0 +1,79 @@
+#pragma once
+
+#include "diode/metrics.h"
+#include "diode/predictiontable.h"
+
+#include <QList>
+#include <QObject>
+#include <QPointer>
+#include <QString>
+#include <QStringList>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+class QThread;
+
+/// What to validate: one or two packages against the problems of a database or a JSON-lines
+/// file of problems with timings.
+struct ValidationRequest {
+    QString database;
+    QString problemsFile; ///< used instead of the database when set
+    QStringList packages; ///< one or two
+};
+
+/// One model's predictions on the shared table, and what they give.
+struct ModelValidation {
+    QString name, packagePath;
+    QString source;                  ///< where the predictions came from, for the status line
+    std::vector<double> predictedMs; ///< per candidate of the table (NaN where none)
+    std::vector<double> top1;        ///< per problem: top-1 efficiency, sorted ascending (a CDF)
+    diode::SelectorMetrics metrics;
+    std::vector<double> residualCounts; ///< histogram of ln(predicted / measured)
+    double residualLo = -2, residualHi = 2;
+};
+
+/// Everything the Validate page draws, as plain values. The table is shared, never modified.
+struct ValidationResult {
+    int job = 0;
+    bool complete = false; ///< false for the first (scatter-only) delivery
+    std::shared_ptr<const diode::PredictionTable> table;
+    std::vector<uint32_t> byMeasured; ///< candidate indices with a timing, sorted by measured time
+    std::vector<ModelValidation> models;
+    std::vector<double> atenTop1, defaultTop1; ///< per problem, sorted ascending
+    diode::SelectorMetrics aten, firstConfig;
+    double seconds = 0;
+};
+Q_DECLARE_METATYPE(ValidationResult)
+
+/// Loads problems and predictions and computes the validation on a worker thread. Predictions
+/// come from the store when it holds them for the same package (`diode eval`, a training run),
+/// else from the package's Eigen reader. A new start() or cancel() makes running work stale.
+class ValidationWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit ValidationWorker(QObject *parent = nullptr);
+    ~ValidationWorker() override;
+
+    void start(const ValidationRequest &request);
+    void cancel();
+    bool isRunning() const { return m_running; }
+
+signals:
+    void progress(int done, int total);
+    void status(const QString &text);
+    /// Emitted twice per run: first with the predictions (complete == false) so the scatter
+    /// shows early, then with metrics and curves.
+    void resultReady(const ValidationResult &result);
+    void finished();
+    void failed(const QString &message);
+
+private:
+    void joinThread();
+
+    std::atomic<int> m_job{0};
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    QList<QPointer<QThread>> m_threads;
+    bool m_running = false;
+};
