@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <algorithm>
+#include <map>
 #include <thread>
 
 #if DIODE_HAVE_ROCM_SMI
@@ -62,6 +64,43 @@ std::string cpuModel()
             if (pos != std::string::npos) return line.substr(pos + 2);
         }
     return "unknown CPU";
+}
+
+// NVML reports multiprocessor counts only for MIG instances (nvmlDeviceGetAttributes), so the
+// SM count of a whole GPU comes from the CUDA driver, matched to NVML's device by UUID.
+std::map<std::string, int> cudaSmCountsByUuid()
+{
+    std::map<std::string, int> out;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return out;
+    using Init = int (*)(unsigned);
+    using Count = int (*)(int *);
+    using Get = int (*)(int *, int);
+    using Attr = int (*)(int *, int, int);
+    using Uuid = int (*)(unsigned char *, int);
+    auto init = reinterpret_cast<Init>(dlsym(lib, "cuInit"));
+    auto count = reinterpret_cast<Count>(dlsym(lib, "cuDeviceGetCount"));
+    auto get = reinterpret_cast<Get>(dlsym(lib, "cuDeviceGet"));
+    auto attr = reinterpret_cast<Attr>(dlsym(lib, "cuDeviceGetAttribute"));
+    auto uuid = reinterpret_cast<Uuid>(dlsym(lib, "cuDeviceGetUuid_v2"));
+    if (!uuid) uuid = reinterpret_cast<Uuid>(dlsym(lib, "cuDeviceGetUuid"));
+    int n = 0;
+    if (init && count && get && attr && uuid && init(0) == 0 && count(&n) == 0) {
+        constexpr int kMultiprocessorCount = 16; // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        for (int i = 0; i < n; ++i) {
+            int dev = 0, sms = 0;
+            unsigned char u[16] = {};
+            if (get(&dev, i) != 0 || attr(&sms, kMultiprocessorCount, dev) != 0 || uuid(u, dev) != 0) continue;
+            std::string text = "GPU-";
+            for (int b = 0; b < 16; ++b) {
+                if (b == 4 || b == 6 || b == 8 || b == 10) text += '-';
+                text += fmt::format("{:02x}", u[b]);
+            }
+            out[text] = sms;
+        }
+    }
+    dlclose(lib);
+    return out;
 }
 
 } // namespace
@@ -162,6 +201,11 @@ HardwareReport HardwareMonitor::report() const
                 if (m_nvml->uuid(d, uuid, sizeof uuid) == 0) g.uuid = uuid;
             }
             r.gpus.push_back(g);
+        }
+        if (std::any_of(r.gpus.begin(), r.gpus.end(), [](const GpuInfo &g) { return g.smCount == 0; })) {
+            const auto sms = cudaSmCountsByUuid();
+            for (auto &g : r.gpus)
+                if (auto it = sms.find(g.uuid); g.smCount == 0 && it != sms.end()) g.smCount = it->second;
         }
     }
 #if DIODE_HAVE_ROCM_SMI

@@ -152,6 +152,7 @@ class Model:
         self._handle = handle
         self.manifest = json.loads(self._lib.diode_model_manifest(handle).decode())
         self._names: dict = {}
+        self._structs: dict = {}
 
     def close(self) -> None:
         if getattr(self, "_handle", None):
@@ -204,6 +205,26 @@ class Model:
         if self._lib.diode_model_score(self._handle, ctypes.byref(p), arr, n, out) != 0:
             raise NativeError(_last_error(self._lib))
         return list(out)
+
+    def score_keys(self, problem: tuple, keys: Sequence[tuple]) -> list[float]:
+        """The selector's fast path: `problem` is (op, dtype, B, M, N, K, a_t, b_t) and each key
+        (kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32)
+        with -1 for an absent flag. The C structs of keys seen before are reused."""
+        cache = self._structs
+        structs = []
+        for key in keys:
+            c = cache.get(key)
+            if c is None:
+                c = cache[key] = Candidate(key[0].encode(), key[1].encode(), *key[2:])
+            structs.append(c)
+        n = len(structs)
+        arr = (Candidate * n)(*structs)
+        names = self._names
+        p = Problem(_cstr(problem[0], names), _cstr(problem[1], names), *problem[2:])
+        out = (ctypes.c_double * n)()
+        if self._lib.diode_model_score(self._handle, ctypes.byref(p), arr, n, out) != 0:
+            raise NativeError(_last_error(self._lib))
+        return out[:]
 
     def rank_json(self, line: str) -> dict:
         """What `diode rank` prints for one problem JSON line."""

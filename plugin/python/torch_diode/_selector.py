@@ -103,11 +103,10 @@ def _layout_transposed(size, stride) -> bool:
     return stride[-1] != 1 and stride[-2] == 1
 
 
-def problem_of(kernel_inputs, op_name: str) -> dict:
-    """The problem-JSON description of the GEMM Inductor is lowering."""
+def problem_of(kernel_inputs, op_name: str) -> tuple:
+    """The GEMM Inductor is lowering, as (op, dtype, B, M, N, K, a_transposed, b_transposed)."""
     from torch._inductor.virtualized import V
 
-    m, n, k = kernel_inputs.mnk_hinted()
     mat1, mat2 = kernel_inputs.mat1mat2()
     sizes = V.graph.sizevars
     s1, s2 = sizes.size_hints(mat1.get_size()), sizes.size_hints(mat2.get_size())
@@ -115,32 +114,52 @@ def problem_of(kernel_inputs, op_name: str) -> dict:
     dtype = DTYPES.get(str(mat1.get_dtype()))
     if dtype is None:
         raise LookupError(f"dtype {mat1.get_dtype()} is not one the model knows")
-    return {"op": op_name, "dtype": dtype, "B": int(kernel_inputs.batch_hinted()), "M": int(m), "N": int(n),
-            "K": int(k), "a_transposed": _layout_transposed(s1, t1), "b_transposed": _layout_transposed(s2, t2)}
+    batch = int(s1[-3]) if len(s1) >= 3 else 1
+    return (op_name, dtype, batch, int(s1[-2]), int(s2[-1]), int(s1[-1]), int(_layout_transposed(s1, t1)),
+            int(_layout_transposed(s2, t2)))
 
 
-def candidate_of(ktc) -> Optional[dict]:
-    """A problem-JSON candidate for one KernelTemplateChoice, or None when the model does not
-    know its template or parameters."""
+PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed")
+
+
+def problem_dict(problem: tuple) -> dict:
+    d = dict(zip(PROBLEM_KEYS, problem))
+    d["a_transposed"], d["b_transposed"] = bool(d["a_transposed"]), bool(d["b_transposed"])
+    return d
+
+
+def candidate_key(ktc) -> Optional[tuple]:
+    """(kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32)
+    for one KernelTemplateChoice, or None when the model does not know its template or
+    parameters."""
     uid = getattr(ktc.template, "uid", "")
     if uid.startswith("aten::"):
-        return {"kind": "aten", "name": "extern_kernels." + uid.split("::", 1)[1]}
+        return ("aten", "extern_kernels." + uid[6:], 0, 0, 0, 0, 0, 0, -1, -1)
     tpl = TRITON_TEMPLATES.get(uid)
     if tpl is None:
         return None
     kw = ktc.params.to_kwargs()
-    if any(key not in kw for key in TRITON_KEYS):
+    try:
+        bm, bn, bk, stages, warps = (int(kw[k]) for k in TRITON_KEYS)
+    except KeyError:
         return None
-    cand = {"kind": "triton", "template": tpl}
-    for key in TRITON_KEYS:
-        cand[key] = int(kw[key])
-    cand["GROUP_M"] = int(kw.get("GROUP_M", 8))
-    if "EVEN_K" in kw:
-        cand["EVEN_K"] = bool(kw["EVEN_K"])
+    even = kw.get("EVEN_K")
     tf32 = ktc.extra_kwargs.get("ALLOW_TF32", kw.get("ALLOW_TF32"))
-    if tf32 is not None:
-        cand["ALLOW_TF32"] = bool(tf32)
-    return cand
+    return ("triton", tpl, bm, bn, bk, int(kw.get("GROUP_M", 8)), stages, warps, -1 if even is None else int(even),
+            -1 if tf32 is None else int(tf32))
+
+
+def candidate_dict(key: tuple) -> dict:
+    """The problem-JSON form of a candidate key (for recorded decisions)."""
+    if key[0] == "aten":
+        return {"kind": "aten", "name": key[1]}
+    c = {"kind": "triton", "template": key[1], "BLOCK_M": key[2], "BLOCK_N": key[3], "BLOCK_K": key[4],
+         "GROUP_M": key[5], "num_stages": key[6], "num_warps": key[7]}
+    if key[8] >= 0:
+        c["EVEN_K"] = bool(key[8])
+    if key[9] >= 0:
+        c["ALLOW_TF32"] = bool(key[9])
+    return c
 
 
 class Runtime:
@@ -164,24 +183,24 @@ class Runtime:
     def select(self, by_template: dict, kernel_inputs, op_name: str) -> list:
         t0 = time.perf_counter()
         problem = problem_of(kernel_inputs, op_name)
-        known, cands, unknown = [], [], []
-        for uid, ktcs in by_template.items():
+        known, keys, unknown = [], [], []
+        for ktcs in by_template.values():
             for ktc in ktcs:
-                c = candidate_of(ktc)
-                if c is None:
+                key = candidate_key(ktc)
+                if key is None:
                     unknown.append(ktc)
                 else:
                     known.append(ktc)
-                    cands.append(c)
+                    keys.append(key)
         if not known:
             self.stats.count("skipped", "no_known_candidates")
             return unknown
         t1 = time.perf_counter()
-        predicted = self.model.score(problem, cands)
+        predicted = self.model.score_keys(problem, keys)
         t2 = time.perf_counter()
         order = sorted(range(len(known)), key=predicted.__getitem__)
-        best = predicted[order[0]]
-        kept_idx = [i for i in order[: self.options.top_k] if predicted[i] <= best * self.options.threshold]
+        limit = predicted[order[0]] * self.options.threshold
+        kept_idx = [i for i in order[: self.options.top_k] if predicted[i] <= limit]
         kept = [known[i] for i in kept_idx] + unknown
         t3 = time.perf_counter()
         self.stats.add(model_selections=1, candidates_seen=len(known) + len(unknown), candidates_scored=len(known),
@@ -189,16 +208,20 @@ class Runtime:
                        scoring_s=t2 - t1, selector_s=(t1 - t0) + (t3 - t2))
         self.stats.count("by_op", op_name)
         if self.recorders:
-            keep = set(kept_idx)
-            decision = dict(problem)
-            decision["search_space"] = self.options.search_space
-            decision["selector"] = {"top_k": self.options.top_k, "performance_threshold": self.options.threshold,
-                                    "model": getattr(self.model, "path", "")}
-            decision["candidates"] = [dict(c, predicted_ms=predicted[i], kept=i in keep) for i, c in enumerate(cands)]
-            decision["unscored_templates"] = sorted({getattr(k.template, "uid", "?") for k in unknown})
-            for r in list(self.recorders):
-                r.append(decision)
+            self._record(problem, keys, predicted, kept_idx, unknown)
         return kept
+
+    def _record(self, problem, keys, predicted, kept_idx, unknown):
+        keep = set(kept_idx)
+        decision = problem_dict(problem)
+        decision["search_space"] = self.options.search_space
+        decision["selector"] = {"top_k": self.options.top_k, "performance_threshold": self.options.threshold,
+                                "model": getattr(self.model, "path", "")}
+        decision["candidates"] = [dict(candidate_dict(k), predicted_ms=predicted[i], kept=i in keep)
+                                  for i, k in enumerate(keys)]
+        decision["unscored_templates"] = sorted({getattr(k.template, "uid", "?") for k in unknown})
+        for r in list(self.recorders):
+            r.append(decision)
 
 
 _choices_class = None

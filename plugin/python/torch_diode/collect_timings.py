@@ -76,11 +76,13 @@ class Collector:
 
 
 def _saver_lists(fn):
+    """The lists holding feedback savers that contain `fn` (torch 2.11 keeps them on the
+    module's AlgorithmSelectorCache instance)."""
     import torch._inductor.select_algorithm as sa
 
-    holders = [sa, getattr(sa, "AlgorithmSelectorCache", None)]
-    for holder in filter(None, holders):
-        for attr in dir(holder):
+    holders = [getattr(sa, "_ALGORITHM_SELECTOR_CACHE", None), sa, getattr(sa, "AlgorithmSelectorCache", None)]
+    for holder in filter(lambda h: h is not None, holders):
+        for attr in ("feedback_saver_fns", "_feedback_savers", "feedback_savers"):
             val = getattr(holder, attr, None)
             if isinstance(val, list) and any(x is fn for x in val):
                 yield val
