@@ -2,6 +2,7 @@
 
 #include "storeloader.h"
 #include "summarypage.h"
+#include "trainpage.h"
 #include "validatepage.h"
 #include "workbenchstate.h"
 
@@ -44,6 +45,7 @@ MainWindow::MainWindow(QWidget *parent)
     m_summary->setObjectName(QStringLiteral("overviewPage"));
     addPage(m_summary, tr("Overview"));
     // Further pages are added here, one line each.
+    addPage(new TrainPage(m_state, this), tr("Train"));
     addPage(new ValidatePage(m_state, this), tr("Validate"));
 
     connect(m_loader, &StoreLoader::loaded, this, [this](const DatasetSummary &s) {

@@ -52,7 +52,7 @@ QString startPackage()
 
 // A page that does work before it shows results (Train, Validate) has a ready() signal; a
 // screenshot waits for it. A page with runForScreenshot() is asked to start that work.
-bool waitForPage(QWidget *page, const std::function<void()> &save)
+bool waitForPage(MainWindow &window, QWidget *page, const std::function<void()> &save)
 {
     if (page->metaObject()->indexOfSignal("ready()") < 0) return false;
     auto *delay = new QTimer(page); // a moment for the last replot to reach the screen
@@ -60,7 +60,8 @@ bool waitForPage(QWidget *page, const std::function<void()> &save)
     delay->setInterval(300);
     QObject::connect(delay, &QTimer::timeout, save);
     QObject::connect(page, SIGNAL(ready()), delay, SLOT(start()));
-    if (page->metaObject()->indexOfMethod("runForScreenshot()") >= 0) QMetaObject::invokeMethod(page, "runForScreenshot");
+    if (page->metaObject()->indexOfMethod("runForScreenshot()") >= 0)
+        QObject::connect(&window, &MainWindow::databaseShown, page, [page] { QMetaObject::invokeMethod(page, "runForScreenshot"); });
     return true;
 }
 
@@ -121,7 +122,7 @@ int main(int argc, char **argv)
             if (!window.grab().save(out)) ok = false;
             QApplication::exit(ok ? 0 : 1);
         };
-        if (!shown || !waitForPage(shown, [save] { save(true); }))
+        if (!shown || !waitForPage(window, shown, [save] { save(true); }))
             QObject::connect(&window, &MainWindow::databaseShown, &window,
                              [save] { QTimer::singleShot(300, [save] { save(true); }); });
         QObject::connect(&window, &MainWindow::databaseFailed, &window, [save] { save(false); });

@@ -1,0 +1,144 @@
+#include "testutil.h"
+
+#include "eventloopprobe.h"
+#include "modellist.h"
+#include "trainpage.h"
+#include "trainworker.h"
+#include "validationworker.h"
+#include "workbenchstate.h"
+
+#include <QSet>
+#include <QSignalSpy>
+
+namespace {
+
+const QString kDataset = testutil::sourcePath("trained_models/h200/h200-dataset.db");
+
+int distinctColours(const QImage &image)
+{
+    QSet<QRgb> seen;
+    const QImage img = image.convertToFormat(QImage::Format_RGB32);
+    for (int y = 0; y < img.height(); y += 3)
+        for (int x = 0; x < img.width(); x += 3) seen.insert(img.pixel(x, y));
+    return int(seen.size());
+}
+
+} // namespace
+
+// Real LibTorch training runs from the Train page on the shipped H200 dataset, a few epochs each.
+class TestTrainPage : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void initTestCase()
+    {
+        QCoreApplication::setOrganizationName("diode-test");
+        QCoreApplication::setApplicationName("tst_trainpage");
+        QSettings().clear();
+        QVERIFY(TrainWorker::available());
+    }
+
+    void shortRunLandsInTheModelList()
+    {
+        WorkbenchState state;
+        state.setDatabase(kDataset, true);
+        TrainPage page(&state);
+        page.resize(1130, 760);
+        page.show();
+        page.setEpochs(4);
+        QSignalSpy epochs(page.worker(), &TrainWorker::progress);
+        QSignalSpy ready(&page, &TrainPage::ready);
+        QSignalSpy failed(page.worker(), &TrainWorker::failed);
+        QSignalSpy package(&state, &WorkbenchState::packageChanged);
+        EventLoopProbe probe;
+        probe.start();
+        page.train();
+        QVERIFY(ready.wait(60000));
+        probe.stop();
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
+        QCOMPARE(epochs.size(), 4);
+        QCOMPARE(epochs.at(3).at(0).value<diode::EpochReport>().epoch, 4);
+        const TrainOutcome &o = page.lastOutcome();
+        QVERIFY(QFileInfo::exists(o.package));
+        QCOMPARE(o.epochsRun, 4);
+        QVERIFY(!o.cancelled);
+        QCOMPARE(o.problems, 341);
+        QCOMPARE(o.modelId, 0); // the shipped dataset is read-only: nothing stored
+        QVERIFY(page.models()->rowOf(o.package) >= 0);
+        QCOMPARE(state.packagePath(), o.package);
+        QCOMPARE(package.size(), 1);
+        qInfo("GUI thread worst stall during a 4-epoch training run: %.1f ms over %ld ticks", probe.worstMs(), probe.ticks());
+        QTest::qWait(100);
+        const QImage shot = page.grab().toImage();
+        QVERIFY(shot.save(m_dir.filePath("train.png")));
+        QVERIFY2(distinctColours(shot) > 100, "the page is blank");
+    }
+
+    void cancelStopsAfterTheCurrentEpochAndKeepsTheBest()
+    {
+        WorkbenchState state;
+        state.setDatabase(kDataset, true);
+        TrainPage page(&state);
+        page.setEpochs(5000);
+        QSignalSpy epochs(page.worker(), &TrainWorker::progress);
+        QSignalSpy ready(&page, &TrainPage::ready);
+        EventLoopProbe probe;
+        probe.start();
+        page.train();
+        QVERIFY(epochs.wait(60000));
+        page.cancel();
+        QVERIFY(ready.wait(60000));
+        probe.stop();
+        const TrainOutcome &o = page.lastOutcome();
+        QVERIFY(o.cancelled);
+        QVERIFY2(o.epochsRun < 50, qPrintable(QString::number(o.epochsRun)));
+        QVERIFY(QFileInfo::exists(o.package)); // the best network so far is written
+        qInfo("GUI thread worst stall during a cancelled training run: %.1f ms", probe.worstMs());
+    }
+
+    // A writable database gets the model and its predictions; Validate reads them back.
+    void predictionsGoToAWritableDatabase()
+    {
+        const QString db = m_dir.filePath("mine.db");
+        QVERIFY(QFile::copy(kDataset, db));
+        QFile(db).setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+        WorkbenchState state;
+        state.setDatabase(db, false);
+        QSignalSpy dataChanged(&state, &WorkbenchState::dataChanged);
+        TrainPage page(&state);
+        page.setEpochs(2);
+        QVERIFY(page.request().storePredictions);
+        QSignalSpy ready(&page, &TrainPage::ready);
+        page.train();
+        QVERIFY(ready.wait(60000));
+        QVERIFY(page.lastOutcome().modelId > 0);
+        QCOMPARE(dataChanged.size(), 1);
+        QVERIFY(testutil::scalar(db, "SELECT count(*) FROM predictions") > 6000);
+
+        ValidationWorker validation;
+        QSignalSpy results(&validation, &ValidationWorker::resultReady);
+        validation.start({db, {}, {page.lastOutcome().package}});
+        QVERIFY(results.wait(30000));
+        QVERIFY(results.wait(30000));
+        const auto res = results.at(1).at(0).value<ValidationResult>();
+        QVERIFY2(res.models.at(0).source.contains("stored in the database"), qPrintable(res.models.at(0).source));
+    }
+
+    void missingDatabaseIsAVisibleError()
+    {
+        WorkbenchState state;
+        state.setDatabase(kDataset, true);
+        TrainPage page(&state);
+        QSignalSpy failed(page.worker(), &TrainWorker::failed);
+        TrainRequest r = page.request();
+        r.database = m_dir.filePath("missing.db");
+        r.out = m_dir.filePath("never.diode");
+        page.worker()->start(r);
+        QVERIFY(failed.wait(30000));
+        QVERIFY2(failed.at(0).at(0).toString().contains("missing.db"), qPrintable(failed.at(0).at(0).toString()));
+    }
+};
+
+QTEST_MAIN(TestTrainPage)
+#include "tst_trainpage.moc"
