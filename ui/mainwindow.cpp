@@ -1,7 +1,10 @@
 #include "mainwindow.h"
 
+#include "datapage.h"
+#include "hardwarepage.h"
 #include "storeloader.h"
 #include "summarypage.h"
+#include "sweeppage.h"
 #include "trainpage.h"
 #include "validatepage.h"
 #include "workbenchstate.h"
@@ -45,6 +48,9 @@ MainWindow::MainWindow(QWidget *parent)
     m_summary->setObjectName(QStringLiteral("overviewPage"));
     addPage(m_summary, tr("Overview"));
     // Further pages are added here, one line each.
+    addPage(new HardwarePage(m_state, this), tr("Hardware"));
+    addPage(new SweepPage(m_state, this), tr("Sweep"));
+    addPage(new DataPage(m_state, this), tr("Data"));
     addPage(new TrainPage(m_state, this), tr("Train"));
     addPage(new ValidatePage(m_state, this), tr("Validate"));
 

@@ -1,0 +1,213 @@
+#include "testutil.h"
+
+#include "pagecheck.h"
+
+#include "datapage.h"
+#include "diode/storequery.h"
+#include "heatmapview.h"
+#include "rooflineview.h"
+#include "storetablemodel.h"
+#include "workbenchstate.h"
+
+#include <QAbstractItemModelTester>
+#include <QDoubleSpinBox>
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTabWidget>
+
+using diode::DataTable;
+
+namespace {
+
+const QString kShipped = testutil::sourcePath("trained_models/h200/h200-dataset.db");
+
+bool waitForPage(StoreTableModel &model, int timeoutMs = 20000) {
+    QSignalSpy spy(&model, &StoreTableModel::pageLoaded);
+    return model.isLoading() ? spy.wait(timeoutMs) : true;
+}
+
+/// A store with `problems` × `configs` measurements written in one transaction of raw SQL.
+void generate(const QString &path, int problems, int configs) {
+    { diode::Store store(path.toStdString()); } // creates the schema
+    sqlite3 *db = nullptr;
+    QCOMPARE(sqlite3_open(path.toStdString().c_str(), &db), SQLITE_OK);
+    const char *sql = R"sql(
+BEGIN;
+INSERT INTO runs(id, created_at, status, backend, plan_name, gpu_name) VALUES(1, '2025-01-01T00:00:00Z', 'finished', 'cpu', 'big', 'NVIDIA H200');
+WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM i WHERE x + 1 < %1)
+INSERT INTO problems(id, op, dtype, b, m, n, k, a_transposed, b_transposed)
+  SELECT x + 1, 'mm', CASE x % 3 WHEN 0 THEN 'bf16' WHEN 1 THEN 'fp16' ELSE 'fp32' END, 1, 1 + x * 7 % 8192, 64 + x % 97 * 64, 4096, 0, 1 FROM i;
+WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM i WHERE x + 1 < %2)
+INSERT INTO kernel_configs(id, config_key, kind, name, block_m, block_n, block_k, threads)
+  SELECT x + 1, 'cpu-' || x, 'cpu', 'tiled', 16 << (x % 4), 64, 64, 1 + x % 2 FROM i;
+INSERT INTO run_problems(run_id, problem_id, status, seconds) SELECT 1, id, 'ok', 1.0 FROM problems;
+INSERT INTO measurements(problem_id, config_id, run_id, time_ms, status)
+  SELECT p.id, c.id, 1, 0.01 + ((p.id * 131 + c.id * 17) % 1000) / 100.0, 'ok' FROM problems p, kernel_configs c;
+COMMIT;
+)sql";
+    char *err = nullptr;
+    const int rc = sqlite3_exec(db, QString::fromLatin1(sql).arg(problems).arg(configs).toUtf8().constData(),
+                                nullptr, nullptr, &err);
+    const QString msg = err ? QString::fromUtf8(err) : QString();
+    sqlite3_free(err);
+    sqlite3_close(db);
+    QVERIFY2(rc == SQLITE_OK, qPrintable(msg));
+}
+
+} // namespace
+
+class TestDataPage : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void modelsPassTheTesterOnTheShippedDataset() {
+        const qint64 expected[] = {1, 341, 6543};
+        int i = 0;
+        for (auto table : {DataTable::Runs, DataTable::Problems, DataTable::Measurements}) {
+            StoreTableModel model(table);
+            QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+            model.setDatabase(kShipped);
+            QVERIFY(waitForPage(model));
+            QCOMPARE(model.totalRows(), expected[i++]);
+            QCOMPARE(model.rowCount(), int(std::min<qint64>(model.totalRows(), StoreTableModel::kPageSize)));
+            if (model.canFetchMore({})) {
+                model.fetchMore({});
+                QVERIFY(waitForPage(model));
+                QCOMPARE(model.rowCount(),
+                         int(std::min<qint64>(model.totalRows(), 2 * StoreTableModel::kPageSize)));
+            }
+            model.sort(model.columnCount() - 2, Qt::DescendingOrder);
+            QVERIFY(waitForPage(model));
+            QCOMPARE(model.totalRows(), expected[i - 1]);
+        }
+    }
+
+    void filterAndSortRunInSql() {
+        StoreTableModel model(DataTable::Measurements);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setDatabase(kShipped);
+        QVERIFY(waitForPage(model));
+        diode::DataFilter f;
+        f.op = "bmm";
+        f.status = "ok";
+        model.setFilter(f);
+        QVERIFY(waitForPage(model));
+        const qint64 bmmOk = model.totalRows();
+        QVERIFY(bmmOk > 0 && bmmOk < 6543);
+        for (int r = 0; r < model.rowCount(); ++r)
+            QCOMPARE(model.index(r, 1).data().toString(), QString("bmm"));
+        const int timeCol = int(diode::columns(DataTable::Measurements).size()) - 4; // Time ms
+        QCOMPARE(model.headerData(timeCol, Qt::Horizontal).toString(), QString("Time ms"));
+        model.sort(timeCol, Qt::AscendingOrder);
+        QVERIFY(waitForPage(model));
+        double last = 0;
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const double t = model.index(r, timeCol).data(Qt::EditRole).toDouble();
+            QVERIFY(t >= last);
+            last = t;
+        }
+        // Filter text is bound, never spliced into SQL: quotes and wildcards are just text.
+        f.text = "x' OR 1=1; DROP TABLE runs; --%_";
+        model.setFilter(f);
+        QVERIFY(waitForPage(model));
+        QCOMPARE(model.totalRows(), qint64(0));
+        QCOMPARE(testutil::scalar(kShipped, "SELECT count(*) FROM runs"), int64_t(1));
+    }
+
+    void csvExportWritesEveryMatchingRow() {
+        StoreTableModel model(DataTable::Measurements);
+        model.setDatabase(kShipped);
+        QVERIFY(waitForPage(model));
+        QCOMPARE(model.rowCount(), StoreTableModel::kPageSize); // only the first page is loaded
+        const QString path = m_dir.filePath("measurements.csv");
+        QSignalSpy exported(&model, &StoreTableModel::exported);
+        model.exportCsv(path);
+        QVERIFY(exported.wait(20000));
+        QVERIFY2(exported.at(0).at(2).toString().isEmpty(), qPrintable(exported.at(0).at(2).toString()));
+        QCOMPARE(exported.at(0).at(1).toLongLong(), qlonglong(6543));
+        const QList<QByteArray> lines = testutil::fileBytes(path).split('\n');
+        QCOMPARE(lines.size(),
+                 qsizetype(6543 + 2)); // header, rows, and the empty piece after the last newline
+        QVERIFY(lines[0].startsWith("Run,Op,DType,B,M,N,K"));
+    }
+
+    void aMillionMeasurementsPageIn() {
+        const QString path = m_dir.filePath("million.db");
+        QElapsedTimer t;
+        t.start();
+        generate(path, 1000, 1000);
+        qInfo("generated 1,000,000 measurements in %.1f s", t.elapsed() / 1000.0);
+        StoreTableModel model(DataTable::Measurements);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        t.restart();
+        model.setDatabase(path);
+        QVERIFY(waitForPage(model, 60000));
+        qInfo("first page of 1,000,000 rows (with count) in %lld ms", t.elapsed());
+        QCOMPARE(model.totalRows(), qint64(1000000));
+        QCOMPARE(model.rowCount(), StoreTableModel::kPageSize);
+        for (int page = 2; page <= 3; ++page) {
+            // The tester may already have asked for the next page itself.
+            if (!model.isLoading()) {
+                QVERIFY(model.canFetchMore({}));
+                model.fetchMore({});
+            }
+            QVERIFY(waitForPage(model, 60000));
+            QVERIFY(model.rowCount() >= page * StoreTableModel::kPageSize);
+            QCOMPARE(model.rowCount() % StoreTableModel::kPageSize, 0);
+        }
+        QVERIFY(model.rowCount() <= 10 * StoreTableModel::kPageSize); // paged, never loaded whole
+        const int tflopsCol = int(diode::columns(DataTable::Measurements).size()) - 3;
+        t.restart();
+        model.sort(tflopsCol, Qt::DescendingOrder);
+        QVERIFY(waitForPage(model, 60000));
+        qInfo("first page sorted by TFLOP/s over 1,000,000 rows in %lld ms", t.elapsed());
+        QCOMPARE(model.rowCount(), StoreTableModel::kPageSize);
+        QVERIFY(model.index(0, tflopsCol).data(Qt::EditRole).toDouble() >=
+                model.index(999, tflopsCol).data(Qt::EditRole).toDouble());
+    }
+
+    void heatmapBinsByLog2() {
+        diode::StoreQuery q(kShipped.toStdString());
+        const auto best = q.bestPerProblem();
+        QVERIFY(best.size() > 300);
+        const auto cells = diode::heatmapCells(best, diode::GemmOp::Mm, diode::DType::BF16);
+        QVERIFY(cells.size() > 5);
+        for (const auto &c : cells) {
+            QVERIFY(c.tflops > 0 && c.tflops < 2000);
+            QVERIFY(c.log2M >= 0 && c.log2M <= 13);
+        }
+    }
+
+    void pageRendersTheShippedDataset() {
+        WorkbenchState state;
+        DataPage page(&state);
+        QAbstractItemModelTester tRuns(page.runsModel(),
+                                       QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tp(page.problemsModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tm(page.measurementsModel(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+        page.resize(1130, 760);
+        page.show();
+        QSignalSpy shown(&page, &DataPage::analysisShown);
+        state.setDatabase(kShipped, true);
+        QVERIFY(shown.wait(20000));
+        QVERIFY(waitForPage(*page.measurementsModel()));
+        auto *tabs = page.findChild<QTabWidget *>();
+        QVERIFY(tabs);
+        const char *names[] = {"data-runs", "data-problems", "data-measurements", "data-heatmap",
+                               "data-roofline"};
+        for (int i = 0; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            QTest::qWait(50);
+            pagecheck::checkRendered(&page, names[i], i >= 3 ? 40 : 8);
+        }
+        auto *peak = page.findChild<QDoubleSpinBox *>("peakTflops");
+        QVERIFY(peak);
+        QCOMPARE(peak->value(), 989.4); // H200 bf16 datasheet peak
+    }
+};
+
+QTEST_MAIN(TestDataPage)
+#include "tst_datapage.moc"

@@ -1,0 +1,256 @@
+#include "testutil.h"
+
+#include "pagecheck.h"
+
+#include "datapage.h"
+#include "eventloopprobe.h"
+#include "failedproblemsmodel.h"
+#include "mainwindow.h"
+#include "planform.h"
+#include "storetablemodel.h"
+#include "sweeppage.h"
+#include "throughputplot.h"
+#include "workbenchstate.h"
+
+#include <QAbstractItemModelTester>
+#include <QElapsedTimer>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+
+namespace {
+
+const QString kShipped = testutil::sourcePath("trained_models/h200/h200-dataset.db");
+
+// cpu-smoke's problems with 8 tile configs and 3 repeats: the same path, in a third of the time.
+const char *kSmallCpuPlan = R"json({
+  "name": "gui-cpu", "version": 1, "timeout_s": 60, "repeats": 3,
+  "cpu": {"block_m": [16, 64], "block_n": [64], "block_k": [64, 256], "threads": [1, 2]},
+  "entries": [
+    {"name": "square", "ops": ["mm"], "dtypes": ["fp32"], "M": [128, 256, 384], "N": [256], "K": [256]},
+    {"name": "linear", "ops": ["addmm"], "dtypes": ["bf16"], "M": [1, 32, 200], "N": [384], "K": [256], "b_transposed": [true]},
+    {"name": "batched", "ops": ["bmm"], "dtypes": ["fp16"], "B": [4], "M": [64], "N": [128, 200], "K": [96]},
+    {"name": "odd", "problems": [
+      {"op": "mm", "dtype": "fp32", "M": 97, "N": 301, "K": 153, "a_transposed": true},
+      {"op": "mm", "dtype": "bf16", "M": 333, "N": 127, "K": 211}]}
+  ]})json";
+
+PlanEstimate waitEstimate(SweepPage &page) {
+    QSignalSpy spy(&page, &SweepPage::estimateShown);
+    if (!spy.wait(10000))
+        return PlanEstimate{0, 0, 0, {}, QStringLiteral("no estimate")};
+    return spy.last().at(0).value<PlanEstimate>();
+}
+
+} // namespace
+
+class TestSweepPage : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void sizeSyntax() {
+        QCOMPARE(QString::fromStdString(parseSizes("64..1024 x2", "M").dump()),
+                 QString("[64,128,256,512,1024]"));
+        QCOMPARE(QString::fromStdString(parseSizes("64..256 +64", "M").dump()), QString("[64,128,192,256]"));
+        QCOMPARE(QString::fromStdString(parseSizes("1, 8 16", "M").dump()), QString("[1,8,16]"));
+        const auto lu = parseSizes("log 1..8192 n24 s15", "M");
+        QCOMPARE(lu["log_uniform"]["count"].get<int>(), 24);
+        QCOMPARE(lu["log_uniform"]["seed"].get<int>(), 15);
+        try {
+            parseSizes("1, 0", "N");
+            QFAIL("size 0 accepted");
+        } catch (const std::invalid_argument &e) {
+            QVERIFY(QString(e.what()).startsWith("N: '0'"));
+        }
+    }
+
+    void countsAndEstimatesPlans() {
+        WorkbenchState state;
+        SweepPage page(&state);
+        QVERIFY(page.openPlan(testutil::sourcePath("resources/plans/cpu-smoke.json")));
+        auto e = waitEstimate(page);
+        QVERIFY2(e.error.isEmpty(), qPrintable(e.error));
+        QCOMPARE(e.problems, qint64(10));
+        QCOMPARE(e.choicesPerProblem, qint64(16));
+        QVERIFY(e.seconds > 2 && e.seconds < 120);
+        QVERIFY(e.basis.contains("GFLOP/s"));
+        page.setBackend("inductor");
+        QVERIFY(page.openPlan(testutil::sourcePath("resources/plans/h200-dataset.json")));
+        e = waitEstimate(page);
+        QVERIFY2(e.error.isEmpty(), qPrintable(e.error));
+        QVERIFY(e.problems > 300);
+        QVERIFY(e.basis.contains("90.6"));
+        QVERIFY(e.seconds > 3600); // ~87 GPU-minutes measured
+        // An invalid plan names the entry and field, and cannot be run.
+        page.setPlanText(
+            R"({"entries": [{"name": "x", "ops": ["mm"], "dtypes": ["bf16"], "M": [0], "N": 1, "K": 1}]})",
+            m_dir.path());
+        e = waitEstimate(page);
+        QVERIFY2(e.error.contains("entries[0] (x): field 'M' has 0"), qPrintable(e.error));
+        QVERIFY(!page.findChild<QPushButton *>("runSweep")->isEnabled());
+    }
+
+    void formAddsAnEntry() {
+        WorkbenchState state;
+        SweepPage page(&state);
+        waitEstimate(page);
+        page.setPlanText("{}", m_dir.path());
+        waitEstimate(page);
+        page.findChild<QPushButton *>("addEntry")->click();
+        const auto e = waitEstimate(page);
+        QVERIFY2(e.error.isEmpty(), qPrintable(e.error));
+        QCOMPARE(e.problems, qint64(10)); // mm bf16, M 64..1024 x2 (5) × N {256, 512} × K {256}
+        const auto plan =
+            nlohmann::json::parse(page.findChild<QPlainTextEdit *>("planJson")->toPlainText().toStdString());
+        QCOMPARE(plan["entries"].size(), size_t(1));
+        QCOMPARE(plan["cpu"]["threads"].dump(), std::string("[1,2]"));
+    }
+
+    void shippedDatasetIsNeverTheSweepTarget() {
+        WorkbenchState state;
+        SweepPage page(&state);
+        state.setDatabase(kShipped, true);
+        QVERIFY(page.targetDatabase() != kShipped);
+        const QString mine = m_dir.filePath("mine.db");
+        state.setDatabase(mine, false);
+        QCOMPARE(page.targetDatabase(), mine);
+    }
+
+    void cpuSweepFillsTheDataPage() {
+        MainWindow w;
+        w.resize(1280, 800);
+        w.show();
+        QSignalSpy shown(&w, &MainWindow::databaseShown);
+        w.openDatabase(kShipped, true);
+        QVERIFY(shown.wait(20000));
+        auto *sweep = w.findChild<SweepPage *>("sweepPage");
+        auto *data = w.findChild<DataPage *>("dataPage");
+        QVERIFY(sweep && data);
+        QAbstractItemModelTester failedTester(sweep->failedModel(),
+                                              QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester measTester(data->measurementsModel(),
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(w.showPage("sweepPage"));
+        const QString db = m_dir.filePath("gui-sweep.db");
+        sweep->setBackend("cpu");
+        sweep->setTargetDatabase(db);
+        sweep->setPlanText(QString::fromLatin1(kSmallCpuPlan), m_dir.path());
+        const auto e = waitEstimate(*sweep);
+        QVERIFY2(e.error.isEmpty(), qPrintable(e.error));
+        QCOMPARE(e.problems, qint64(10));
+
+        QSignalSpy finished(sweep->worker(), &SweepWorker::finished);
+        QSignalSpy failed(sweep->worker(), &SweepWorker::failed);
+        QSignalSpy progress(sweep->worker(), &SweepWorker::progress);
+        QSignalSpy analysis(data, &DataPage::analysisShown);
+        EventLoopProbe probe;
+        QElapsedTimer t;
+        t.start();
+        probe.start();
+        sweep->run();
+        QVERIFY2(finished.wait(120000),
+                 failed.isEmpty() ? "no finish" : qPrintable(failed.at(0).at(0).toString()));
+        probe.stop();
+        const double seconds = t.elapsed() / 1000.0;
+        qInfo("cpu sweep of 10 problems x 8 configs from the Sweep page: %.1f s (estimated %.1f s); worst "
+              "GUI-thread "
+              "stall %.1f ms over %ld probe ticks",
+              seconds, e.seconds, probe.worstMs(), probe.ticks());
+        QCOMPARE(finished.at(0).at(0).toString(), QString("finished"));
+        QVERIFY(progress.count() >= 10);
+        QVERIFY2(probe.worstMs() < 1000, qPrintable(QString::number(probe.worstMs())));
+        QCOMPARE(sweep->plot()->points(), 10);
+        QCOMPARE(w.state()->databasePath(), db);
+        QVERIFY(!w.state()->databaseReadOnly());
+
+        // The Data page shows the sweep's database: 10 problems, 80 measurements.
+        QVERIFY(analysis.wait(20000));
+        QSignalSpy page(data->measurementsModel(), &StoreTableModel::pageLoaded);
+        QVERIFY(!data->measurementsModel()->isLoading() || page.wait(20000));
+        QCOMPARE(data->measurementsModel()->totalRows(), qint64(80));
+        QSignalSpy ppage(data->problemsModel(), &StoreTableModel::pageLoaded);
+        QVERIFY(!data->problemsModel()->isLoading() || ppage.wait(20000));
+        QCOMPARE(data->problemsModel()->totalRows(), qint64(10));
+        QCOMPARE(data->analysis().best.size(), size_t(10));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements WHERE status = 'ok'"), int64_t(80));
+        QTest::qWait(50);
+        pagecheck::checkRendered(sweep, "sweep-after-cpu-run", 40);
+        QVERIFY(w.showPage("dataPage"));
+        QTest::qWait(50);
+        pagecheck::checkRendered(data, "data-after-cpu-run", 8);
+    }
+
+    void cancelThenResumeFinishesTheRun() {
+        WorkbenchState state;
+        SweepPage page(&state);
+        waitEstimate(page);
+        const QString db = m_dir.filePath("resume.db");
+        page.setBackend("cpu");
+        page.setTargetDatabase(db);
+        page.setPlanText(QString::fromLatin1(kSmallCpuPlan), m_dir.path());
+        QVERIFY(waitEstimate(page).error.isEmpty());
+        QSignalSpy finished(page.worker(), &SweepWorker::finished);
+        QSignalSpy done(page.worker(), &SweepWorker::problemFinished);
+        page.run();
+        QVERIFY(done.wait(60000));
+        page.cancel();
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.at(0).at(0).toString(), QString("cancelled"));
+        const auto before = testutil::scalar(db, "SELECT count(*) FROM run_problems");
+        QVERIFY(before >= 1 && before < 10);
+        page.resume();
+        QVERIFY(finished.wait(120000));
+        QCOMPARE(finished.at(1).at(0).toString(), QString("finished"));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs"), int64_t(1));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM run_problems"), int64_t(10));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(80));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs WHERE status = 'finished'"), int64_t(1));
+    }
+
+    void failedProblemsAreListedWithTheirErrors() {
+        WorkbenchState state;
+        SweepPage page(&state);
+        QAbstractItemModelTester tester(page.failedModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        waitEstimate(page);
+        page.setBackend("cpu");
+        page.setTargetDatabase(m_dir.filePath("failed.db"));
+        page.setPlanText(
+            R"({"name": "too-big", "repeats": 1, "cpu": {"block_m": [64], "block_n": [64], "block_k": [64], "threads": [1]},
+            "entries": [{"problems": [{"op": "mm", "dtype": "fp32", "M": 20000, "N": 20000, "K": 20000},
+                                      {"op": "mm", "dtype": "fp32", "M": 8, "N": 8, "K": 8}]}]})",
+            m_dir.path());
+        QVERIFY(waitEstimate(page).error.isEmpty());
+        QSignalSpy finished(page.worker(), &SweepWorker::finished);
+        page.run();
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(page.failedModel()->rowCount(), 1);
+        QVERIFY(page.failedModel()->index(0, 0).data().toString().contains("20000"));
+        QVERIFY2(page.failedModel()->index(0, 1).data().toString().contains("2 GB"),
+                 qPrintable(page.failedModel()->index(0, 1).data().toString()));
+        QCOMPARE(page.plot()->points(), 1);
+    }
+
+    void unavailableBackendIsAVisibleError() {
+        WorkbenchState state;
+        SweepPage page(&state);
+        waitEstimate(page);
+        page.setBackend("inductor");
+        page.setTargetDatabase(m_dir.filePath("inductor.db"));
+        page.setPlanText(QString::fromLatin1(kSmallCpuPlan), m_dir.path());
+        QVERIFY(waitEstimate(page).error.isEmpty());
+        qputenv("DIODE_PYTHON", testutil::dataPath("python-without-torch.sh").toUtf8());
+        QSignalSpy failed(page.worker(), &SweepWorker::failed);
+        page.run();
+        QVERIFY(failed.wait(60000));
+        qunsetenv("DIODE_PYTHON");
+        auto *error = page.findChild<QLabel *>("sweepError");
+        QVERIFY(!error->isHidden());
+        QVERIFY2(error->text().contains("inductor backend cannot run"), qPrintable(error->text()));
+    }
+};
+
+QTEST_MAIN(TestSweepPage)
+#include "tst_sweeppage.moc"

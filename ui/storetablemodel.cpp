@@ -1,0 +1,140 @@
+#include "storetablemodel.h"
+
+#include "tablepageloader.h"
+
+#include <QMetaObject>
+
+StoreTableModel::StoreTableModel(diode::DataTable table, QObject *parent)
+    : QAbstractTableModel(parent)
+    , m_table(table)
+    , m_loader(new TablePageLoader(m_job)) {
+    m_thread.setObjectName(QStringLiteral("storeTableQuery"));
+    m_loader->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_loader, &QObject::deleteLater);
+    connect(m_loader, &TablePageLoader::loaded, this, &StoreTableModel::receive, Qt::QueuedConnection);
+    connect(m_loader, &TablePageLoader::exported, this, &StoreTableModel::exported, Qt::QueuedConnection);
+    m_thread.start();
+}
+
+StoreTableModel::~StoreTableModel() {
+    ++*m_job; // queued requests are skipped
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void StoreTableModel::setDatabase(const QString &path) {
+    m_path = path;
+    reload();
+}
+
+void StoreTableModel::setFilter(const diode::DataFilter &filter) {
+    m_filter = filter;
+    reload();
+}
+
+void StoreTableModel::reload() {
+    ++*m_job;
+    beginResetModel();
+    m_rows.clear();
+    m_total = 0;
+    m_pending = false;
+    endResetModel();
+    if (!m_path.isEmpty())
+        request(0);
+}
+
+void StoreTableModel::request(qint64 offset) {
+    TablePageRequest r;
+    r.job = m_job->load();
+    r.path = m_path;
+    r.table = m_table;
+    r.filter = m_filter;
+    r.sort = m_sort;
+    r.offset = offset;
+    r.limit = kPageSize;
+    m_pending = true;
+    QMetaObject::invokeMethod(
+        m_loader, [loader = m_loader, r] { loader->load(r); }, Qt::QueuedConnection);
+}
+
+void StoreTableModel::exportCsv(const QString &path) {
+    TablePageRequest r;
+    r.job = m_job->load();
+    r.path = m_path;
+    r.table = m_table;
+    r.filter = m_filter;
+    r.sort = m_sort;
+    QMetaObject::invokeMethod(
+        m_loader, [loader = m_loader, r, path] { loader->exportCsv(r, path); }, Qt::QueuedConnection);
+}
+
+void StoreTableModel::receive(const TablePageResult &result) {
+    if (result.job != m_job->load())
+        return; // stale: the filter, sort or database changed since
+    m_pending = false;
+    if (!result.error.isEmpty()) {
+        emit failed(result.error);
+        return;
+    }
+    m_total = result.page.total;
+    if (!result.page.rows.empty() && result.page.offset == qint64(m_rows.size())) {
+        const int first = int(m_rows.size());
+        beginInsertRows({}, first, first + int(result.page.rows.size()) - 1);
+        m_rows.insert(m_rows.end(), result.page.rows.begin(), result.page.rows.end());
+        endInsertRows();
+    }
+    emit pageLoaded(qint64(m_rows.size()), m_total);
+}
+
+int StoreTableModel::rowCount(const QModelIndex &parent) const {
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int StoreTableModel::columnCount(const QModelIndex &parent) const {
+    return parent.isValid() ? 0 : int(diode::columns(m_table).size());
+}
+
+QVariant StoreTableModel::data(const QModelIndex &index, int role) const {
+    if (!index.isValid() || index.row() >= int(m_rows.size()) || index.column() >= columnCount())
+        return {};
+    const diode::Cell &cell = m_rows[size_t(index.row())][size_t(index.column())];
+    if (role == Qt::TextAlignmentRole)
+        return std::holds_alternative<std::string>(cell) ? QVariant()
+                                                         : QVariant(int(Qt::AlignRight | Qt::AlignVCenter));
+    if (role != Qt::DisplayRole && role != Qt::ToolTipRole && role != Qt::EditRole)
+        return {};
+    if (auto *i = std::get_if<int64_t>(&cell))
+        return QVariant::fromValue(qlonglong(*i));
+    if (auto *d = std::get_if<double>(&cell))
+        return role == Qt::DisplayRole ? QVariant(QString::number(*d, 'g', 5)) : QVariant(*d);
+    if (auto *s = std::get_if<std::string>(&cell))
+        return QString::fromStdString(*s);
+    return {};
+}
+
+QVariant StoreTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (role != Qt::DisplayRole)
+        return {};
+    if (orientation == Qt::Vertical)
+        return section + 1;
+    const auto &cols = diode::columns(m_table);
+    return section >= 0 && section < int(cols.size()) ? QString::fromStdString(cols[size_t(section)])
+                                                      : QVariant();
+}
+
+bool StoreTableModel::canFetchMore(const QModelIndex &parent) const {
+    return !parent.isValid() && !m_pending && qint64(m_rows.size()) < m_total;
+}
+
+void StoreTableModel::fetchMore(const QModelIndex &parent) {
+    if (canFetchMore(parent))
+        request(qint64(m_rows.size()));
+}
+
+void StoreTableModel::sort(int column, Qt::SortOrder order) {
+    const diode::DataSort next{column, order == Qt::AscendingOrder};
+    if (next.column == m_sort.column && next.ascending == m_sort.ascending)
+        return;
+    m_sort = next;
+    reload();
+}

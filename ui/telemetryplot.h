@@ -1,0 +1,23 @@
+#pragma once
+
+#include "diode/store.h"
+
+#include <qcustomplot.h>
+
+/// SM and memory clocks (MHz, left axis), power (W) and temperature (°C, right axis) over
+/// time. Only draws.
+class TelemetryPlot : public QCustomPlot {
+    Q_OBJECT
+public:
+    explicit TelemetryPlot(QWidget *parent = nullptr);
+    void setSamples(const std::vector<diode::TelemetrySample> &samples, const QString &title);
+    /// Appends one live sample; keeps the last 10 minutes in view.
+    void addSample(const diode::TelemetrySample &sample);
+    int sampleCount() const { return m_graphs[0]->dataCount(); }
+
+private:
+    void rescale();
+
+    QCPGraph *m_graphs[4];
+    QCPTextElement *m_title;
+};

@@ -1,0 +1,21 @@
+#pragma once
+
+#include "sweepworker.h"
+
+#include <qcustomplot.h>
+
+/// Achieved TFLOP/s against problem size (GFLOP, log scale) as a sweep's problems finish,
+/// one colour per dtype. Only draws.
+class ThroughputPlot : public QCustomPlot {
+    Q_OBJECT
+public:
+    explicit ThroughputPlot(QWidget *parent = nullptr);
+    void addResult(const ProblemResult &result);
+    void clear();
+    int points() const { return m_points; }
+
+private:
+    QCPGraph *m_graphs[3];
+    int m_points = 0;
+    double m_top = 0;
+};
