@@ -71,18 +71,22 @@ void StoreTableModel::exportCsv(const QString &path) {
 void StoreTableModel::receive(const TablePageResult &result) {
     if (result.job != m_job->load())
         return; // stale: the filter, sort or database changed since
-    m_pending = false;
     if (!result.error.isEmpty()) {
+        m_pending = false;
         emit failed(result.error);
         return;
     }
     m_total = result.page.total;
     if (!result.page.rows.empty() && result.page.offset == qint64(m_rows.size())) {
+        // Still pending while the rows go in: a view (or QAbstractItemModelTester) that asks
+        // for more from its rowsAboutToBeInserted/rowsInserted handlers must not request this
+        // same page again.
         const int first = int(m_rows.size());
         beginInsertRows({}, first, first + int(result.page.rows.size()) - 1);
         m_rows.insert(m_rows.end(), result.page.rows.begin(), result.page.rows.end());
         endInsertRows();
     }
+    m_pending = false;
     emit pageLoaded(qint64(m_rows.size()), m_total);
 }
 
