@@ -45,7 +45,7 @@ public:
                 sink(m);
             },
             cancel);
-        if (!cancel)
+        if (!outcome.cancelled)
             m_done(p, outcome, std::isinf(best) ? 0 : best, n);
         return outcome;
     }

@@ -22,6 +22,11 @@ public:
 struct ProblemOutcome {
     MeasureStatus status = MeasureStatus::Ok;
     std::string error;
+    /// The cancel flag stopped the measurement part way: the problem stays unfinished (resume
+    /// completes it). A problem measured in full before a cancel is a normal outcome.
+    bool cancelled = false;
+
+    static ProblemOutcome interrupted() { return {MeasureStatus::Failed, "cancelled", true}; }
 };
 
 using MeasurementSink = std::function<void(const Measurement &)>;

@@ -89,7 +89,7 @@ ProblemOutcome CpuBackend::measure(const GemmProblem &p, const SweepPlan &plan, 
         for (auto &x : *v) x = dist(rng);
     const auto deadline = Clock::now() + std::chrono::duration<double>(plan.timeoutS);
     for (const auto &cfg : plan.cpuConfigs) {
-        if (cancel) return {MeasureStatus::Failed, "cancelled"};
+        if (cancel) return ProblemOutcome::interrupted();
         if (skip.count(cfg.key())) continue;
         Measurement m;
         m.config = cfg;
@@ -106,7 +106,7 @@ ProblemOutcome CpuBackend::measure(const GemmProblem &p, const SweepPlan &plan, 
             tiledGemm(p, a.data(), b.data(), bias.empty() ? nullptr : bias.data(), c.data(), cfg);
             times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
         }
-        if (cancel) return {MeasureStatus::Failed, "cancelled"};
+        if (cancel) return ProblemOutcome::interrupted();
         std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
         m.timeMs = std::max(times[times.size() / 2], 1e-6);
         sink(m);

@@ -103,7 +103,7 @@ ProblemOutcome InductorBackend::measure(const GemmProblem &problem, const SweepP
     for (;;) {
         if (cancel) {
             m_worker->kill();
-            return {MeasureStatus::Failed, "cancelled"};
+            return ProblemOutcome::interrupted();
         }
         if (Clock::now() > deadline) {
             m_worker->kill();

@@ -121,7 +121,7 @@ std::string SweepRunner::run(int64_t runId, const SweepPlan &plan)
                                              ++prog.measurements;
                                          },
                                          m_cancel);
-        if (m_cancel) break; // the problem stays unfinished; resume completes it
+        if (outcome.cancelled) break; // the problem stays unfinished; resume completes it
         const double seconds = std::chrono::duration<double>(Clock::now() - pt0).count();
         writer.push(StoreWriter::ProblemDone{runId, p, std::string(toString(outcome.status)), outcome.error, seconds});
         ++prog.done;
