@@ -43,7 +43,7 @@ void HeatmapView::setCells(const std::vector<diode::HeatCell> &cells, const QStr
     if (cells.empty()) {
         m_map->data()->clear();
         m_map->setVisible(false);
-        replot(QCustomPlot::rpQueuedReplot);
+        redraw();
         return;
     }
     int minM = cells[0].log2M, maxM = minM, minN = cells[0].log2N, maxN = minN;
@@ -68,5 +68,5 @@ void HeatmapView::setCells(const std::vector<diode::HeatCell> &cells, const QStr
     m_map->setDataRange(QCPRange(0, hi > 0 ? hi : 1));
     xAxis->setRange(minM - 0.5, maxM + 0.5);
     yAxis->setRange(minN - 0.5, maxN + 0.5);
-    replot(QCustomPlot::rpQueuedReplot);
+    redraw();
 }

@@ -12,7 +12,18 @@ public:
     /// Draws `cells`; `title` names the op and dtype shown (or why nothing is).
     void setCells(const std::vector<diode::HeatCell> &cells, const QString &title);
 
+protected:
+    // Hidden pages' plots have no paint buffer yet: draw when shown, not before.
+    void showEvent(QShowEvent *event) override {
+        QCustomPlot::showEvent(event);
+        replot(rpQueuedReplot);
+    }
+
 private:
+    void redraw() {
+        if (isVisible())
+            replot(rpQueuedReplot);
+    }
     QCPColorMap *m_map;
     QCPColorScale *m_scale;
     QCPTextElement *m_title;

@@ -5,6 +5,8 @@
 #include "storeloader.h"
 #include "summarypage.h"
 #include "sweeppage.h"
+#include "demopage.h"
+#include "exportpage.h"
 #include "trainpage.h"
 #include "validatepage.h"
 #include "workbenchstate.h"
@@ -53,6 +55,8 @@ MainWindow::MainWindow(QWidget *parent)
     addPage(new DataPage(m_state, this), tr("Data"));
     addPage(new TrainPage(m_state, this), tr("Train"));
     addPage(new ValidatePage(m_state, this), tr("Validate"));
+    addPage(new ExportPage(m_state, this), tr("Export"));
+    addPage(new DemoPage(m_state, this), tr("Demo"));
 
     connect(m_loader, &StoreLoader::loaded, this, [this](const DatasetSummary &s) {
         m_summary->setSummary(s);

@@ -68,5 +68,5 @@ void RooflineView::setPoints(const std::vector<diode::ProblemBest> &points, doub
     m_roof->setData(rx, ry);
     xAxis->setRange(lo, hi);
     yAxis->setRange(std::max(bottom / 2, 1e-6), top * 2);
-    replot(QCustomPlot::rpQueuedReplot);
+    redraw();
 }

@@ -15,7 +15,18 @@ public:
     void setPoints(const std::vector<diode::ProblemBest> &points, double peakTflops, double bandwidthTBs,
                    const QString &title);
 
+protected:
+    // Hidden pages' plots have no paint buffer yet: draw when shown, not before.
+    void showEvent(QShowEvent *event) override {
+        QCustomPlot::showEvent(event);
+        replot(rpQueuedReplot);
+    }
+
 private:
+    void redraw() {
+        if (isVisible())
+            replot(rpQueuedReplot);
+    }
     QCPGraph *m_points;
     QCPGraph *m_roof;
     QCPTextElement *m_title;

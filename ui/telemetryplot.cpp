@@ -66,5 +66,5 @@ void TelemetryPlot::rescale() {
     yAxis2->setRangeLower(0);
     yAxis->scaleRange(1.1, yAxis->range().lower);
     yAxis2->scaleRange(1.1, yAxis2->range().lower);
-    replot(QCustomPlot::rpQueuedReplot);
+    redraw();
 }

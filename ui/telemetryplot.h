@@ -15,7 +15,18 @@ public:
     void addSample(const diode::TelemetrySample &sample);
     int sampleCount() const { return m_graphs[0]->dataCount(); }
 
+protected:
+    // Hidden pages' plots have no paint buffer yet: draw when shown, not before.
+    void showEvent(QShowEvent *event) override {
+        QCustomPlot::showEvent(event);
+        replot(rpQueuedReplot);
+    }
+
 private:
+    void redraw() {
+        if (isVisible())
+            replot(rpQueuedReplot);
+    }
     void rescale();
 
     QCPGraph *m_graphs[4];

@@ -43,7 +43,7 @@ void ThroughputPlot::addResult(const ProblemResult &r) {
     }
     xAxis->setRange(x.lower / 2, x.upper * 2);
     yAxis->setRange(0, m_top * 1.15);
-    replot(QCustomPlot::rpQueuedReplot); // coalesced: a burst of results costs one repaint
+    redraw(); // coalesced: a burst of results costs one repaint
 }
 
 void ThroughputPlot::clear() {
@@ -53,5 +53,5 @@ void ThroughputPlot::clear() {
     m_top = 0;
     xAxis->setRange(1e-3, 1e3);
     yAxis->setRange(0, 1);
-    replot(QCustomPlot::rpQueuedReplot);
+    redraw();
 }

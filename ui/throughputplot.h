@@ -14,7 +14,18 @@ public:
     void clear();
     int points() const { return m_points; }
 
+protected:
+    // Hidden pages' plots have no paint buffer yet: draw when shown, not before.
+    void showEvent(QShowEvent *event) override {
+        QCustomPlot::showEvent(event);
+        replot(rpQueuedReplot);
+    }
+
 private:
+    void redraw() {
+        if (isVisible())
+            replot(rpQueuedReplot);
+    }
     QCPGraph *m_graphs[3];
     int m_points = 0;
     double m_top = 0;

@@ -1,0 +1,96 @@
+#include "testutil.h"
+
+#include "pagecheck.h"
+
+#include "demopage.h"
+#include "demorunner.h"
+#include "demotablemodel.h"
+#include "workbenchstate.h"
+
+#include <QAbstractItemModelTester>
+#include <QPushButton>
+#include <QSet>
+#include <QSignalSpy>
+
+class TestDemoPage : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void initTestCase()
+    {
+        testutil::freshSettings("tst_demopage");
+    }
+
+    void showsASavedResult()
+    {
+        WorkbenchState state;
+        DemoPage page(&state);
+        QAbstractItemModelTester tester(page.tableModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(page.openResult(testutil::dataPath("demo/h200-demo.json")));
+        // 4 cases x 5 modes, less the mode one case lacks; the failed mode stays as a row with its error.
+        QCOMPARE(page.tableModel()->rowCount(), 19);
+        bool sawError = false;
+        for (int r = 0; r < page.tableModel()->rowCount(); ++r)
+            sawError |= page.tableModel()->index(r, 7).data().toString() == "out of shared memory";
+        QVERIFY(sawError);
+        // max-autotune 9.7 s against plugin-top1 0.79 s on the first case
+        diode::DemoCase c{"x", "gemm", {{"max-autotune", {9.7, 0.0335, ""}}, {"plugin-top1", {0.79, 0.0339, ""}}}};
+        QVERIFY(std::abs(DemoTableModel::compileSpeedup(c, "plugin-top1") - 9.7 / 0.79) < 1e-9);
+        QVERIFY(std::isnan(DemoTableModel::compileSpeedup(c, "default")));
+
+        page.resize(1130, 760);
+        page.show();
+        QTest::qWait(50);
+        pagecheck::checkRendered(&page, "demo-fixture", 50);
+    }
+
+    void runIsDisabledWithoutAGpu()
+    {
+        WorkbenchState state;
+        DemoPage page(&state);
+        QSignalSpy checked(page.runner(), &DemoRunner::gpuChecked);
+        QVERIFY(checked.wait(20000)); // NVML is asked on a worker thread
+        if (checked.at(0).at(0).toBool()) QSKIP("this machine has a GPU; the demo itself is run by hand");
+        QVERIFY(!page.canRun());
+        QVERIFY2(page.runReason().contains("no GPU"), qPrintable(page.runReason()));
+        page.run(); // refused with a visible reason, nothing started
+        QVERIFY(!page.runner()->isRunning());
+        QVERIFY2(page.message().contains("Cannot run the demo"), qPrintable(page.message()));
+    }
+
+    // The real `diode demo` child process on a machine without torch or a GPU: the runner turns
+    // its exit code 3 and last words into a visible error, and no result is announced.
+    void demoProcessFailureReachesTheUser()
+    {
+        DemoRunner runner;
+        QSignalSpy failed(&runner, &DemoRunner::failed), finished(&runner, &DemoRunner::finished),
+            ready(&runner, &DemoRunner::resultReady);
+        qputenv("DIODE_PYTHON", testutil::dataPath("python-without-torch.sh").toUtf8());
+        runner.start({"--problems", testutil::sourcePath("resources/demo/h200-heldout-gemms.jsonl"), "--limit", "1"},
+                     m_dir.filePath("never.json"));
+        QVERIFY(finished.wait(60000));
+        qunsetenv("DIODE_PYTHON");
+        QCOMPARE(ready.count(), 0);
+        QCOMPARE(failed.count(), 1);
+        const QString msg = failed.at(0).at(0).toString();
+        QVERIFY2(msg.contains("cannot run on this machine") && msg.contains("torch"), qPrintable(msg));
+        QVERIFY(!QFileInfo::exists(m_dir.filePath("never.json")));
+    }
+
+    void badFileIsAVisibleError()
+    {
+        const QString bad = m_dir.filePath("bad.json");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"schema": "diode-demo/9", "modes": [], "cases": []})");
+        f.close();
+        WorkbenchState state;
+        DemoPage page(&state);
+        QVERIFY(!page.openResult(bad));
+        QVERIFY2(page.message().contains("diode-demo/9"), qPrintable(page.message()));
+    }
+};
+
+QTEST_MAIN(TestDemoPage)
+#include "tst_demopage.moc"

@@ -1,0 +1,85 @@
+#include "testutil.h"
+#include "pagecheck.h"
+
+#include "diode/modelinstall.h"
+#include "exportpage.h"
+#include "manifestmodel.h"
+#include "workbenchstate.h"
+
+#include <QAbstractItemModelTester>
+#include <QSet>
+
+namespace {
+const QString kModel = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v1.diode");
+}
+
+class TestExportPage : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void initTestCase()
+    {
+        testutil::freshSettings("tst_exportpage");
+    }
+
+    void pluginDirectoryFollowsTheEnvironment()
+    {
+        qputenv("TORCH_DIODE_MODEL_PATH", "/a/first:/b/second");
+        QCOMPARE(QString::fromStdString(diode::pluginModelDirectory().string()), QString("/a/first"));
+        qunsetenv("TORCH_DIODE_MODEL_PATH");
+        qputenv("XDG_DATA_HOME", "/x/data");
+        QCOMPARE(QString::fromStdString(diode::pluginModelDirectory().string()), QString("/x/data/torch_diode/models"));
+        qunsetenv("XDG_DATA_HOME");
+        qputenv("HOME", "/home/someone");
+        QCOMPARE(QString::fromStdString(diode::pluginModelDirectory().string()),
+                 QString("/home/someone/.local/share/torch_diode/models"));
+    }
+
+    void previewsSavesAndInstalls()
+    {
+        WorkbenchState state;
+        state.setPackage(kModel);
+        ExportPage page(&state);
+        QCOMPARE(page.packagePath(), QFileInfo(kModel).absoluteFilePath());
+        QAbstractItemModelTester tester(page.manifestModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(page.manifestModel()->rowCount() > 20);
+        bool sawName = false;
+        for (int r = 0; r < page.manifestModel()->rowCount(); ++r)
+            if (page.manifestModel()->index(r, 0).data().toString() == "name")
+                sawName = page.manifestModel()->index(r, 1).data().toString() == "h200-gemm-mlp-v1";
+        QVERIFY(sawName);
+
+        const QString copy = m_dir.filePath("copy.diode");
+        QCOMPARE(page.saveAs(copy), QString());
+        QCOMPARE(testutil::fileBytes(copy), testutil::fileBytes(kModel));
+
+        const QString dir = m_dir.filePath("plugin/models"); // created on install
+        qputenv("TORCH_DIODE_MODEL_PATH", dir.toUtf8());
+        QString error;
+        const QString installed = page.install(false, &error);
+        QCOMPARE(installed, dir + "/h200-gemm-mlp-v1.diode");
+        QCOMPARE(testutil::fileBytes(installed), testutil::fileBytes(kModel));
+        // A second install must not replace the file silently.
+        QVERIFY(page.install(false, &error).isEmpty());
+        QVERIFY2(error.contains("already exists"), qPrintable(error));
+        QCOMPARE(page.install(true, &error), installed);
+        qunsetenv("TORCH_DIODE_MODEL_PATH");
+
+        page.resize(1130, 760);
+        page.show();
+        QTest::qWait(50);
+        pagecheck::checkRendered(&page, "export", 20);
+    }
+
+    void corruptPackageIsAVisibleError()
+    {
+        WorkbenchState state;
+        ExportPage page(&state);
+        QVERIFY(!page.showPackage(testutil::dataPath("../fuzz/corpus/tiny-truncated.diode")));
+        QVERIFY2(page.message().contains("truncated"), qPrintable(page.message()));
+    }
+};
+
+QTEST_MAIN(TestExportPage)
+#include "tst_exportpage.moc"

@@ -1,0 +1,218 @@
+#include "demopage.h"
+
+#include "demochart.h"
+#include "demorunner.h"
+#include "demotablemodel.h"
+#include "exportactions.h"
+#include "workbenchstate.h"
+
+#include "diode/config.h"
+#include "diode/demoresult.h"
+
+#include <QAction>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace {
+
+QString dataFile(const QString &rel)
+{
+    for (const QString &dir : {QStringLiteral(DIODE_SOURCE_DIR), QStringLiteral(DIODE_INSTALL_DATADIR)})
+        if (QFileInfo::exists(dir + '/' + rel)) return dir + '/' + rel;
+    return {};
+}
+
+} // namespace
+
+DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
+    : QWidget(parent)
+    , m_state(state)
+    , m_runner(new DemoRunner(this))
+    , m_table(new DemoTableModel(this))
+    , m_compile(new DemoChart(this))
+    , m_kernel(new DemoChart(this))
+    , m_run(new QPushButton(tr("&Run demo on this GPU"), this))
+    , m_cancel(new QPushButton(tr("Cancel"), this))
+    , m_header(new QLabel(this))
+    , m_reason(new QLabel(tr("Looking for a GPU…"), this))
+    , m_message(new QLabel(this))
+    , m_summary(new QLabel(this))
+{
+    setObjectName(QStringLiteral("demoPage"));
+    auto *open = new QPushButton(tr("&Open result…"), this);
+    m_run->setEnabled(false);
+    m_cancel->setEnabled(false);
+    m_run->setToolTip(tr("diode demo --json on the local GPU (F5)"));
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(open);
+    bar->addWidget(m_run);
+    bar->addWidget(m_cancel);
+    bar->addWidget(m_reason, 1);
+    m_header->setTextFormat(Qt::RichText);
+    m_header->setObjectName(QStringLiteral("demoHeader"));
+    m_message->setWordWrap(true);
+    m_message->setObjectName(QStringLiteral("demoMessage"));
+    m_summary->setTextFormat(Qt::RichText);
+    m_summary->setWordWrap(true);
+
+    auto *view = new QTableView(this);
+    view->setModel(m_table);
+    view->setObjectName(QStringLiteral("demoTable"));
+    view->verticalHeader()->hide();
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    addTableExport(view, QStringLiteral("demo"));
+    addPlotExport(m_compile, QStringLiteral("demo-compile-time"));
+    addPlotExport(m_kernel, QStringLiteral("demo-kernel-time"));
+    auto *charts = new QSplitter(Qt::Horizontal, this);
+    charts->addWidget(m_compile);
+    charts->addWidget(m_kernel);
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(charts);
+    auto *bottom = new QWidget(this);
+    auto *bl = new QVBoxLayout(bottom);
+    bl->setContentsMargins(0, 0, 0, 0);
+    bl->addWidget(m_summary);
+    bl->addWidget(view, 1);
+    split->addWidget(bottom);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(m_header);
+    layout->addWidget(m_message);
+    layout->addWidget(split, 1);
+
+    auto *runAction = new QAction(this);
+    runAction->setShortcut(Qt::Key_F5);
+    runAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(runAction);
+    auto *openAction = new QAction(this);
+    openAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    openAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(openAction);
+    auto choose = [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Demo result"), QString(), tr("Demo results (*.json)"));
+        if (!p.isEmpty()) openResult(p);
+    };
+    connect(open, &QPushButton::clicked, this, choose);
+    connect(openAction, &QAction::triggered, this, choose);
+    connect(m_run, &QPushButton::clicked, this, &DemoPage::run);
+    connect(runAction, &QAction::triggered, this, &DemoPage::run);
+    connect(m_cancel, &QPushButton::clicked, m_runner, &DemoRunner::cancel);
+    connect(m_runner, &DemoRunner::gpuChecked, this, [this](bool ok, const QString &reason) {
+        m_gpu = ok;
+        m_run->setEnabled(canRun());
+        m_reason->setText(canRun() ? tr("Compiles on the local GPU; takes minutes.") : tr("Run disabled: %1").arg(runReason()));
+        if (!ok) m_run->setToolTip(reason);
+    });
+    connect(m_runner, &DemoRunner::status, this, [this](const QString &s) { setMessage(s, false); });
+    connect(m_runner, &DemoRunner::failed, this, [this](const QString &s) { setMessage(s, true); });
+    connect(m_runner, &DemoRunner::resultReady, this, &DemoPage::openResult);
+    connect(m_runner, &DemoRunner::finished, this, [this] {
+        m_run->setEnabled(canRun());
+        m_cancel->setEnabled(false);
+    });
+    m_runner->checkGpu();
+
+    const QString last = QSettings().value(QStringLiteral("demo/result")).toString();
+    const QString initial = QFileInfo::exists(last) ? last : shippedResult();
+    if (!initial.isEmpty()) openResult(initial);
+    else setMessage(tr("No saved demo result: run one on a GPU, or open a result file."), false);
+}
+
+QString DemoPage::shippedResult() { return dataFile(QStringLiteral("trained_models/h200/h200-demo.json")); }
+
+bool DemoPage::canRun() const { return m_gpu && !DemoRunner::diodeBinary().isEmpty() && !m_runner->isRunning(); }
+
+QString DemoPage::runReason() const
+{
+    if (!m_gpu) return tr("this machine has no GPU; showing a saved result instead");
+    if (DemoRunner::diodeBinary().isEmpty()) return tr("the diode command line is not next to the workbench");
+    return {};
+}
+
+QString DemoPage::message() const { return m_message->text(); }
+
+void DemoPage::setMessage(const QString &text, bool error)
+{
+    m_message->setStyleSheet(error ? QStringLiteral("color: #d62728; font-weight: bold") : QString());
+    m_message->setText(text);
+}
+
+void DemoPage::run()
+{
+    if (!canRun()) return setMessage(tr("Cannot run the demo: %1.").arg(runReason()), true);
+    QStringList args;
+    const QString problems = dataFile(QStringLiteral("resources/demo/h200-heldout-gemms.jsonl"));
+    if (!problems.isEmpty()) args << QStringLiteral("--problems") << problems << QStringLiteral("--limit") << QStringLiteral("8");
+    args << QStringLiteral("--mlp");
+    if (!m_state->packagePath().isEmpty()) args << QStringLiteral("--package") << m_state->packagePath();
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    QDir().mkpath(dir);
+    m_run->setEnabled(false);
+    m_cancel->setEnabled(true);
+    m_runner->start(args, dir + QStringLiteral("/diode-demo.json"));
+}
+
+bool DemoPage::openResult(const QString &path)
+{
+    diode::DemoResult r;
+    try {
+        r = diode::DemoResult::load(path.toStdString());
+    } catch (const std::exception &e) {
+        setMessage(tr("Cannot open the demo result: %1").arg(QString::fromUtf8(e.what())), true);
+        return false;
+    }
+    QSettings().setValue(QStringLiteral("demo/result"), path);
+    m_table->setResults(r);
+    QStringList cases, modes;
+    for (const auto &c : r.cases) cases << QString::fromStdString(c.name);
+    for (const auto &m : r.modes) modes << QString::fromStdString(m);
+    QVector<QVector<double>> compile(cases.size()), kernel(cases.size());
+    QVector<QVector<QString>> compileLabel(cases.size()), kernelLabel(cases.size());
+    for (int k = 0; k < cases.size(); ++k) {
+        const auto &c = r.cases[size_t(k)];
+        for (const auto &m : r.modes) {
+            const auto it = c.results.find(m);
+            const bool ok = it != c.results.end() && it->second.error.empty();
+            compile[k] << (ok ? it->second.compileS.value_or(NAN) : NAN);
+            kernel[k] << (ok ? it->second.kernelMs.value_or(NAN) : NAN);
+            const double cs = DemoTableModel::compileSpeedup(c, m), ks = DemoTableModel::kernelSpeed(c, m);
+            compileLabel[k] << (std::isnan(cs) || m == "max-autotune" ? QString() : QStringLiteral(" %1×").arg(cs, 0, 'f', cs < 10 ? 1 : 0));
+            kernelLabel[k] << (std::isnan(ks) || m == "max-autotune" ? QString() : QStringLiteral(" %1×").arg(ks, 0, 'f', 2));
+        }
+    }
+    m_compile->setBars(tr("Compile time (label: speed-up against max-autotune)"), tr("compile (s)"), cases, modes, compile,
+                       compileLabel);
+    m_kernel->setBars(tr("Kernel time (label: max-autotune's time / this one's)"), tr("kernel (ms)"), cases, modes, kernel,
+                      kernelLabel);
+    m_header->setText(tr("<b>%1</b> &nbsp; torch %2 &nbsp; %3 &nbsp; <i>%4</i>")
+                          .arg(QString::fromStdString(r.gpu), QString::fromStdString(r.torch), QString::fromStdString(r.createdAt),
+                               QFileInfo(path).fileName()));
+    QStringList lines;
+    for (const auto &[mode, s] : r.summary.items()) {
+        auto num = [&s](const char *k) { return s.contains(k) && s[k].is_number() ? s[k].get<double>() : NAN; };
+        const double cs = num("compile_speedup_median"), kr = num("kernel_time_ratio_geomean");
+        lines << tr("<b>%1</b>: compile %2× faster (median), kernel time ×%3 (geomean)")
+                     .arg(QString::fromStdString(mode))
+                     .arg(cs, 0, 'f', 1)
+                     .arg(kr, 0, 'f', 3);
+    }
+    m_summary->setText(tr("Against max-autotune: ") + lines.join(QStringLiteral(" &nbsp;·&nbsp; ")));
+    setMessage(tr("Showing %1.").arg(path), false);
+    emit resultShown(path);
+    return true;
+}

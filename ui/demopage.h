@@ -1,0 +1,45 @@
+#pragma once
+
+#include <QWidget>
+
+class DemoChart;
+class DemoRunner;
+class DemoTableModel;
+class QLabel;
+class QPushButton;
+class WorkbenchState;
+
+/// Demo: compile time and kernel time of default, max-autotune and the plugin's modes, from
+/// `diode demo` run on the local GPU or from a saved result (the shipped H200 one where there
+/// is no GPU), with the speed-up against max-autotune printed on each bar.
+class DemoPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit DemoPage(WorkbenchState *state, QWidget *parent = nullptr);
+
+    /// Shows a saved `diode demo --json` result; false with a visible message if unreadable.
+    Q_INVOKABLE bool openResult(const QString &path);
+    void run();
+    DemoTableModel *tableModel() const { return m_table; }
+    DemoRunner *runner() const { return m_runner; }
+    bool canRun() const;
+    QString runReason() const;
+    QString message() const;
+
+    /// The saved H200 result shipped with the workbench, if there is one.
+    static QString shippedResult();
+
+signals:
+    void resultShown(const QString &path);
+
+private:
+    void setMessage(const QString &text, bool error);
+
+    WorkbenchState *m_state;
+    DemoRunner *m_runner;
+    DemoTableModel *m_table;
+    DemoChart *m_compile, *m_kernel;
+    QPushButton *m_run, *m_cancel;
+    QLabel *m_header, *m_reason, *m_message, *m_summary;
+    bool m_gpu = false;
+};

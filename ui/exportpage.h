@@ -1,0 +1,47 @@
+#pragma once
+
+#include <QWidget>
+
+class ManifestModel;
+class ModelList;
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QTableView;
+class WorkbenchState;
+
+/// Export: preview a package's manifest, write it to a `.diode` file of the user's choosing,
+/// and install it into the Inductor plugin's model directory (never replacing a file without
+/// asking).
+class ExportPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit ExportPage(WorkbenchState *state, QWidget *parent = nullptr);
+
+    /// Loads and verifies `path` (checksums, schema) and shows its manifest; false with a
+    /// visible message when it is not a usable package.
+    bool showPackage(const QString &path);
+    QString packagePath() const { return m_path; }
+    /// Writes the shown package to `target`. Returns an empty string or the reason.
+    QString saveAs(const QString &target);
+    /// Installs into `directory` (default: the plugin's user model directory). Returns the
+    /// installed path, or an empty string with `error` set; an existing file is replaced only
+    /// with `overwrite`.
+    QString install(bool overwrite, QString *error, const QString &directory = {});
+    ManifestModel *manifestModel() const { return m_manifest; }
+    QString message() const;
+
+private:
+    void chooseSaveTarget();
+    void installInteractive();
+    void setMessage(const QString &text, bool error);
+
+    WorkbenchState *m_state;
+    ModelList *m_models;
+    QString m_path;
+    QComboBox *m_package;
+    QLabel *m_summary, *m_target, *m_message;
+    ManifestModel *m_manifest;
+    QTableView *m_view;
+    QPlainTextEdit *m_raw;
+};
