@@ -5,6 +5,7 @@
 
 #include <QDir>
 #include <QProcess>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -13,6 +14,15 @@
 #include <string>
 
 namespace testutil {
+
+/// GUI suites keep their QSettings apart from the workbench's and from each other, and start
+/// from none, so a setting left by an earlier run (a page's last backend, say) changes nothing.
+inline void freshSettings(const char *suite)
+{
+    QCoreApplication::setOrganizationName(QStringLiteral("diode-test"));
+    QCoreApplication::setApplicationName(QString::fromLatin1(suite));
+    QSettings().clear();
+}
 
 inline QString dataPath(const QString &rel) { return QStringLiteral(DIODE_TEST_DATA "/") + rel; }
 inline QString sourcePath(const QString &rel) { return QStringLiteral(DIODE_SOURCE_DIR "/") + rel; }

@@ -61,6 +61,7 @@ class TestDataPage : public QObject {
     QTemporaryDir m_dir;
 
 private slots:
+    void initTestCase() { testutil::freshSettings("tst_datapage"); }
     void modelsPassTheTesterOnTheShippedDataset() {
         const qint64 expected[] = {1, 341, 6543};
         int i = 0;

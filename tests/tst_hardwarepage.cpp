@@ -17,6 +17,7 @@ class TestHardwarePage : public QObject {
     QTemporaryDir m_dir;
 
 private slots:
+    void initTestCase() { testutil::freshSettings("tst_hardwarepage"); }
     void showsTheMachineAndSaysWhenThereIsNoGpu() {
         WorkbenchState state;
         HardwarePage page(&state);

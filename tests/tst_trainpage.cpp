@@ -33,9 +33,7 @@ class TestTrainPage : public QObject {
 private slots:
     void initTestCase()
     {
-        QCoreApplication::setOrganizationName("diode-test");
-        QCoreApplication::setApplicationName("tst_trainpage");
-        QSettings().clear();
+        testutil::freshSettings("tst_trainpage");
         QVERIFY(TrainWorker::available());
     }
 

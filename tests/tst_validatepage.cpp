@@ -47,9 +47,7 @@ class TestValidatePage : public QObject {
 private slots:
     void initTestCase()
     {
-        QCoreApplication::setOrganizationName("diode-test");
-        QCoreApplication::setApplicationName("tst_validatepage");
-        QSettings().clear();
+        testutil::freshSettings("tst_validatepage");
     }
 
     void workerValidatesTheShippedModel()

@@ -13,6 +13,7 @@ class TestWorkbench : public QObject {
     QTemporaryDir m_dir;
 
 private slots:
+    void initTestCase() { testutil::freshSettings("tst_workbench"); }
     void showsSummaryOfADatabase()
     {
         const QString db = m_dir.filePath("w.db");

@@ -75,6 +75,10 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_state, &WorkbenchState::dataChanged, this, [this] { m_loader->load(m_state->databasePath()); });
 }
 
+// Pages hold the shared state and save their settings when destroyed; QObject would delete the
+// state first (it is the older child), so the pages go before it.
+MainWindow::~MainWindow() { delete m_pages; }
+
 void MainWindow::closeEvent(QCloseEvent *event)
 {
     QSettings settings;

@@ -15,6 +15,7 @@ class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
     void openDatabase(const QString &path, bool readOnly = false);
     SummaryPage *summaryPage() const { return m_summary; }
     WorkbenchState *state() const { return m_state; }
