@@ -10,7 +10,7 @@
 #include <QSet>
 
 namespace {
-const QString kModel = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v1.diode");
+const QString kModel = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
 }
 
 class TestExportPage : public QObject {
@@ -47,7 +47,7 @@ private slots:
         bool sawName = false;
         for (int r = 0; r < page.manifestModel()->rowCount(); ++r)
             if (page.manifestModel()->index(r, 0).data().toString() == "name")
-                sawName = page.manifestModel()->index(r, 1).data().toString() == "h200-gemm-mlp-v1";
+                sawName = page.manifestModel()->index(r, 1).data().toString() == "h200-gemm-mlp-v2";
         QVERIFY(sawName);
 
         const QString copy = m_dir.filePath("copy.diode");
@@ -58,7 +58,7 @@ private slots:
         qputenv("TORCH_DIODE_MODEL_PATH", dir.toUtf8());
         QString error;
         const QString installed = page.install(false, &error);
-        QCOMPARE(installed, dir + "/h200-gemm-mlp-v1.diode");
+        QCOMPARE(installed, dir + "/h200-gemm-mlp-v2.diode");
         QCOMPARE(testutil::fileBytes(installed), testutil::fileBytes(kModel));
         // A second install must not replace the file silently.
         QVERIFY(page.install(false, &error).isEmpty());

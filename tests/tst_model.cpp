@@ -7,6 +7,9 @@
 #include "trainer.h"
 
 #include <cmath>
+#include <functional>
+#include <set>
+#include <zlib.h>
 
 using namespace diode;
 
@@ -220,7 +223,7 @@ private slots:
         // Written by a newer format.
         std::string newer = good;
         newer[8] = 9;
-        QVERIFY(packageError(newer).find("package format 9; this build reads up to 1") != std::string::npos);
+        QVERIFY(packageError(newer).find("package format 9; this build reads up to 2") != std::string::npos);
         // NaN and infinite weights.
         auto nan = tinyWeights();
         nan.weights[0][3] = std::nanf("");
@@ -250,24 +253,41 @@ private slots:
         }
     }
 
-    // Real LibTorch training on the shipped data (few epochs), then the package reader's
-    // predictions against LibTorch's on every test row.
+    // Real LibTorch training on the shipped data (few epochs, a three-network ensemble trained in
+    // batches of problems with both ranking terms), then the package reader's predictions
+    // against LibTorch's on every test row.
     void trainedPackageMatchesLibTorch()
     {
         const auto data = shippedDataset();
         QVERIFY(data.size() >= 300);
         TrainOptions o;
-        o.epochs = 40;
+        o.epochs = 15;
         o.patience = 1000;
         o.seed = 5;
-        int reports = 0;
-        o.progress = [&](const EpochReport &) { ++reports; };
+        o.members = 3;
+        o.batchProblems = 32;
+        o.listWeight = 1;
+        int reports = 0, lastStep = 0;
+        std::set<int> members;
+        o.progress = [&](const EpochReport &r) {
+            ++reports;
+            members.insert(r.member);
+            QCOMPARE(r.step, lastStep + 1);
+            lastStep = r.step;
+        };
         const auto res = train(data, o);
-        QCOMPARE(reports, 40);
+        QCOMPARE(reports, 45);
+        QCOMPARE(members.size(), size_t(3));
+        QCOMPARE(res.members.size(), size_t(3));
+        QCOMPARE(res.epochsRun, 45);
+        QVERIFY(res.members[0].weights[0] != res.members[1].weights[0]);
         QVERIFY(res.testMetrics["model"]["all"]["problems"].get<int>() > 30);
         const std::set<size_t> trained(res.split.train.begin(), res.split.train.end());
         for (size_t t : res.split.test) QVERIFY(!trained.count(t));
-        const auto pkg = ModelPackage::fromBytes(ModelPackage::toBytes({{"hardware", res.hardware}}, res.weights));
+        const std::string bytes = ModelPackage::toBytes({{"hardware", res.hardware}}, res.members);
+        const auto pkg = ModelPackage::fromBytes(bytes);
+        QCOMPARE(pkg.members(), 3);
+        QCOMPARE(pkg.manifest()["format_version"].get<int>(), 2);
         const int f = FeatureSchema::size();
         QCOMPARE(res.testFeatures.size(), res.testTorchOutput.size());
         for (size_t r = 0; r < res.testFeatures.size(); ++r) {
@@ -276,16 +296,55 @@ private slots:
             const double torchMs = std::exp(double(res.testTorchOutput[r]));
             QVERIFY2(std::abs(eigenMs / torchMs - 1) < 1e-4, qPrintable(QString("row %1: %2 vs %3").arg(r).arg(eigenMs).arg(torchMs)));
         }
+        // The ensemble predicts the mean of its members' ln(ms).
+        for (size_t r = 0; r < 5; ++r) {
+            Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic, Eigen::RowMajor>> x(res.testFeatures[r].data(), f);
+            double sum = 0;
+            for (const auto &m : res.members) sum += double(ModelPackage::fromBytes(ModelPackage::toBytes({}, m)).forward(x)[0]);
+            QVERIFY(std::abs(sum / 3 - double(pkg.forward(x)[0])) < 1e-4);
+        }
         // The same seed gives the same model.
+        lastStep = 0;
         const auto again = train(data, o);
-        QCOMPARE(again.weights.biases.back(), res.weights.biases.back());
+        for (size_t m = 0; m < 3; ++m) QCOMPARE(again.members[m].biases.back(), res.members[m].biases.back());
+    }
+
+    // An ensemble's manifest that disagrees with its tensors or its format is refused by name.
+    void ensembleManifestIsChecked()
+    {
+        const auto w = tinyWeights();
+        const std::string two = ModelPackage::toBytes({}, std::vector<MlpWeights>{w, w});
+        QCOMPARE(ModelPackage::fromBytes(two).members(), 2);
+        auto rewrite = [&](const std::function<void(nlohmann::json &)> &edit, uint32_t version) {
+            // Re-emit the file with an edited manifest (and a fresh manifest checksum).
+            const uint32_t mlen = uint32_t(uint8_t(two[12])) | uint32_t(uint8_t(two[13])) << 8 |
+                                  uint32_t(uint8_t(two[14])) << 16 | uint32_t(uint8_t(two[15])) << 24;
+            auto m = nlohmann::json::parse(two.substr(16, mlen));
+            edit(m);
+            const std::string text = m.dump();
+            std::string out = two.substr(0, 8);
+            for (uint32_t v : {version, uint32_t(text.size())})
+                for (int i = 0; i < 4; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
+            out += text;
+            const uint32_t c = uint32_t(crc32(0L, reinterpret_cast<const Bytef *>(text.data()), uInt(text.size())));
+            for (int i = 0; i < 4; ++i) out.push_back(char((c >> (8 * i)) & 0xff));
+            out += two.substr(16 + mlen + 4);
+            return packageError(out);
+        };
+        QVERIFY(rewrite([](nlohmann::json &) {}, 1).find("format 1 cannot hold 2 member networks") != std::string::npos);
+        QVERIFY(rewrite([](nlohmann::json &m) { m["architecture"]["members"] = 3; }, 2).find("lists 12 tensors; the architecture needs 18") !=
+                std::string::npos);
+        QVERIFY(rewrite([](nlohmann::json &m) { m["architecture"]["members"] = 0; }, 2).find("members 0 is out of range") !=
+                std::string::npos);
+        QVERIFY(rewrite([](nlohmann::json &m) { m["tensors"][6]["name"] = "member0.input_mean"; }, 2).find("the architecture needs 'member1.input_mean'") !=
+                std::string::npos);
     }
 
     void rankKeepsGoingPastABadLine()
     {
         QTemporaryDir dir;
         const QString pkg = dir.filePath("tiny.diode");
-        ModelPackage::save(pkg.toStdString(), {{"hardware", {{"gpu", "NVIDIA H200"}}}}, tinyWeights());
+        ModelPackage::save(pkg.toStdString(), {{"hardware", {{"gpu", "NVIDIA H200"}}}}, {tinyWeights()});
         const QString in = dir.filePath("in.jsonl");
         QFile f(in);
         QVERIFY(f.open(QIODevice::WriteOnly));

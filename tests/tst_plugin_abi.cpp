@@ -13,7 +13,7 @@
 class TestPluginAbi : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
-    const QString m_package = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v1.diode");
+    const QString m_package = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
     const QString m_heldout = testutil::sourcePath("trained_models/h200/h200-heldout.jsonl");
 
     struct Owned {

@@ -55,13 +55,16 @@ private slots:
         QVERIFY(ready.wait(60000));
         probe.stop();
         QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
-        QCOMPARE(epochs.size(), 4);
+        const int members = diode::TrainOptions().members;
+        QCOMPARE(epochs.size(), 4 * members);
         QCOMPARE(epochs.at(3).at(0).value<diode::EpochReport>().epoch, 4);
+        QCOMPARE(epochs.last().at(0).value<diode::EpochReport>().member, members - 1);
         const TrainOutcome &o = page.lastOutcome();
         QVERIFY(QFileInfo::exists(o.package));
-        QCOMPARE(o.epochsRun, 4);
+        QCOMPARE(o.epochsRun, 4 * diode::TrainOptions().members); // 4 epochs per network
+        QCOMPARE(o.members, diode::TrainOptions().members);
         QVERIFY(!o.cancelled);
-        QCOMPARE(o.problems, 341);
+        QCOMPARE(o.problems, 624);
         QCOMPARE(o.modelId, 0); // the shipped dataset is read-only: nothing stored
         QVERIFY(page.models()->rowOf(o.package) >= 0);
         QCOMPARE(state.packagePath(), o.package);

@@ -8,13 +8,14 @@
 #include "workbenchstate.h"
 
 #include <QAbstractItemModelTester>
+#include <QRegularExpression>
 #include <QSet>
 #include <QSignalSpy>
 
 namespace {
 
 const QString kDataset = testutil::sourcePath("trained_models/h200/h200-dataset.db");
-const QString kModel = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v1.diode");
+const QString kModel = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
 const QString kHeldOut = testutil::sourcePath("trained_models/h200/h200-heldout.jsonl");
 
 int distinctColours(const QImage &image)
@@ -55,12 +56,12 @@ private slots:
         ValidationWorker worker;
         const auto res = validate(worker, {kDataset, {}, {kModel}});
         QVERIFY(res.complete);
-        QCOMPARE(res.table->problems.size(), size_t(341));
+        QCOMPARE(res.table->problems.size(), size_t(624));
         QCOMPARE(res.models.size(), size_t(1));
         const auto &m = res.models[0];
-        QCOMPARE(m.top1.size(), size_t(341));
+        QCOMPARE(m.top1.size(), size_t(624));
         QVERIFY(std::is_sorted(m.top1.begin(), m.top1.end()));
-        QCOMPARE(res.atenTop1.size(), size_t(341));
+        QCOMPARE(res.atenTop1.size(), size_t(624));
         QVERIFY2(m.metrics.top1.mean > res.aten.top1.mean, "the model beats ATen alone on its own dataset");
         QVERIFY(m.source.contains("predicted with the package")); // the shipped db holds no predictions
         QCOMPARE(res.byMeasured.size(), size_t(std::count_if(res.table->measuredMs.begin(), res.table->measuredMs.end(),
@@ -73,9 +74,19 @@ private slots:
         ValidationWorker worker;
         const auto res = validate(worker, {kDataset, kHeldOut, {kModel}});
         QVERIFY(res.complete);
-        QCOMPARE(res.table->problems.size(), size_t(85));
-        QVERIFY2(std::abs(res.models[0].metrics.top1.mean - 0.9371) < 5e-4, qPrintable(QString::number(res.models[0].metrics.top1.mean)));
-        QVERIFY(std::abs(res.aten.top1.mean - 0.7759) < 5e-4);
+        QString out;
+        QCOMPARE(testutil::runCli({"eval", "--package", kModel, "--input", kHeldOut}, &out), 0);
+        // "model   <top1 mean> ..." and "aten   <top1 mean> ..." rows of the CLI's table.
+        auto firstNumber = [&out](const QString &row) {
+            const QRegularExpression re(QStringLiteral("^%1\\s+([0-9.]+)").arg(row), QRegularExpression::MultilineOption);
+            return re.match(out).captured(1).toDouble();
+        };
+        const int heldOut = int(testutil::fileBytes(kHeldOut).count('\n'));
+        QCOMPARE(res.table->problems.size(), size_t(heldOut));
+        QVERIFY(heldOut >= 85);
+        QVERIFY2(std::abs(res.models[0].metrics.top1.mean - firstNumber("model")) < 5e-5,
+                 qPrintable(QString("%1 vs %2").arg(res.models[0].metrics.top1.mean).arg(firstNumber("model"))));
+        QVERIFY(std::abs(res.aten.top1.mean - firstNumber("aten")) < 5e-5);
     }
 
     // Predictions written by `diode eval` are read back from the store instead of recomputed.

@@ -9,7 +9,7 @@ TrainingCurves::TrainingCurves(QWidget *parent)
     plotLayout()->insertRow(0);
     plotLayout()->addElement(0, 0, m_title);
     yAxis2->setVisible(true);
-    xAxis->setLabel(tr("epoch"));
+    xAxis->setLabel(tr("epoch (ensemble networks one after another)"));
     yAxis->setLabel(tr("training loss"));
     yAxis->setScaleType(QCPAxis::stLogarithmic);
     yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
@@ -49,10 +49,11 @@ int TrainingCurves::epochs() const { return m_loss->dataCount(); }
 
 void TrainingCurves::addEpoch(const diode::EpochReport &e)
 {
-    m_loss->addData(e.epoch, e.loss);
-    m_val->addData(e.epoch, e.valTop1);
-    if (e.improved) m_best->addData(e.epoch, e.valTop1);
-    xAxis->setRange(0, std::max(10, e.epoch + 1));
+    // x is the running epoch over all networks of an ensemble; each network's curve starts afresh.
+    m_loss->addData(e.step, e.loss);
+    m_val->addData(e.step, e.valTop1);
+    if (e.improved) m_best->addData(e.step, e.valTop1);
+    xAxis->setRange(0, std::max(10, e.step + 1));
     bool found = false;
     const QCPRange r = m_loss->getValueRange(found);
     if (found) yAxis->setRange(r.lower / 1.3, r.upper * 1.3);

@@ -73,6 +73,10 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     m_patience = spin(1, 100000, s.value("patience", d.patience).toInt(), this);
     m_seed = spin(0, 1 << 30, s.value("seed", int(d.seed)).toInt(), this);
     m_hidden = spin(4, 1024, s.value("hidden", d.hidden).toInt(), this);
+    m_members = spin(1, 64, s.value("members", d.members).toInt(), this);
+    m_batch = spin(0, 100000, s.value("batchProblems", d.batchProblems).toInt(), this);
+    m_batch->setSpecialValueText(tr("all (full batch)"));
+    m_listWeight = dspin(0, 100, s.value("listWeight", d.listWeight).toDouble(), 3, 0.1, this);
     m_lr = dspin(1e-5, 1, s.value("lr", d.learningRate).toDouble(), 5, 1e-4, this);
     m_rankWeight = dspin(0, 100, s.value("rankWeight", d.rankWeight).toDouble(), 3, 0.1, this);
     m_weightDecay = dspin(0, 1, s.value("weightDecay", d.weightDecay).toDouble(), 6, 1e-5, this);
@@ -104,9 +108,12 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     auto *hf = new QFormLayout(hp);
     hf->addRow(tr("Most epochs"), m_epochs);
     hf->addRow(tr("Patience (epochs)"), m_patience);
+    hf->addRow(tr("Ensemble members"), m_members);
     hf->addRow(tr("Hidden width"), m_hidden);
+    hf->addRow(tr("Problems per step"), m_batch);
     hf->addRow(tr("Learning rate"), m_lr);
-    hf->addRow(tr("Ranking weight"), m_rankWeight);
+    hf->addRow(tr("Pairwise ranking weight"), m_rankWeight);
+    hf->addRow(tr("Listwise ranking weight"), m_listWeight);
     hf->addRow(tr("Weight decay"), m_weightDecay);
     hf->addRow(tr("Validation share"), m_valFraction);
     hf->addRow(tr("Test share"), m_testFraction);
@@ -186,8 +193,13 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     });
     connect(m_worker, &TrainWorker::progress, this, [this](const diode::EpochReport &e) {
         m_curves->addEpoch(e);
-        m_progress->setValue(e.epoch);
-        m_status->setText(tr("Epoch %1: loss %2, validation top-1 %3").arg(e.epoch).arg(e.loss, 0, 'f', 5).arg(e.valTop1, 0, 'f', 4));
+        m_progress->setValue(e.step);
+        m_status->setText(tr("Network %1 of %2, epoch %3: loss %4, validation top-1 %5")
+                              .arg(e.member + 1)
+                              .arg(e.members)
+                              .arg(e.epoch)
+                              .arg(e.loss, 0, 'f', 5)
+                              .arg(e.valTop1, 0, 'f', 4));
     });
     connect(m_worker, &TrainWorker::status, m_status, &QLabel::setText);
     connect(m_worker, &TrainWorker::resultReady, this, &TrainPage::showOutcome);
@@ -218,6 +230,9 @@ TrainPage::~TrainPage()
     s.setValue("patience", r.options.patience);
     s.setValue("seed", int(r.options.seed));
     s.setValue("hidden", r.options.hidden);
+    s.setValue("members", r.options.members);
+    s.setValue("batchProblems", r.options.batchProblems);
+    s.setValue("listWeight", r.options.listWeight);
     s.setValue("lr", r.options.learningRate);
     s.setValue("rankWeight", r.options.rankWeight);
     s.setValue("weightDecay", r.options.weightDecay);
@@ -256,6 +271,9 @@ TrainRequest TrainPage::request() const
     r.options.patience = m_patience->value();
     r.options.seed = uint64_t(m_seed->value());
     r.options.hidden = m_hidden->value();
+    r.options.members = m_members->value();
+    r.options.batchProblems = m_batch->value();
+    r.options.listWeight = m_listWeight->value();
     r.options.learningRate = m_lr->value();
     r.options.rankWeight = m_rankWeight->value();
     r.options.weightDecay = m_weightDecay->value();
@@ -279,7 +297,7 @@ void TrainPage::train()
     m_error->hide();
     m_train->setEnabled(false);
     m_cancel->setEnabled(true);
-    m_progress->setRange(0, r.options.epochs);
+    m_progress->setRange(0, r.options.epochs * r.options.members); // early stopping ends sooner
     m_progress->setValue(0);
     m_curves->clearEpochs(tr("Training %1").arg(QFileInfo(r.out).fileName()));
     m_worker->start(r);
@@ -308,10 +326,10 @@ void TrainPage::showOutcome(const TrainOutcome &o)
     if (row < 0) return fail(tr("The package was written but cannot be read back: %1").arg(error));
     m_modelView->selectRow(row);
     m_progress->setValue(m_progress->maximum());
-    m_status->setText(tr("%1 %2: best epoch %3 of %4 on %5 problems in %6 s. Test split: top-1 %7 (ATen alone %8), top-3 %9.%10")
+    m_status->setText(tr("%1 %2: %3 network(s), %4 epochs in all, on %5 problems in %6 s. Test split: top-1 %7 (ATen alone %8), top-3 %9.%10")
                           .arg(o.cancelled ? tr("Cancelled; wrote the best network so far to") : tr("Wrote"))
                           .arg(QFileInfo(o.package).fileName())
-                          .arg(o.bestEpoch)
+                          .arg(o.members)
                           .arg(o.epochsRun)
                           .arg(o.problems)
                           .arg(o.seconds, 0, 'f', 1)

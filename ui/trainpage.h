@@ -52,8 +52,8 @@ private:
     TrainOutcome m_last;
     QLabel *m_database, *m_status, *m_error;
     QList<QCheckBox *> m_ops, m_dtypes;
-    QSpinBox *m_epochs, *m_patience, *m_seed, *m_hidden;
-    QDoubleSpinBox *m_lr, *m_rankWeight, *m_weightDecay, *m_valFraction, *m_testFraction;
+    QSpinBox *m_epochs, *m_patience, *m_seed, *m_hidden, *m_members, *m_batch;
+    QDoubleSpinBox *m_lr, *m_rankWeight, *m_weightDecay, *m_valFraction, *m_testFraction, *m_listWeight;
     QLineEdit *m_out;
     QCheckBox *m_store;
     QPushButton *m_train, *m_cancel;

@@ -82,7 +82,7 @@ void TrainWorker::start(const TrainRequest &request)
             out.package = request.out;
             out.cancelled = res.train.cancelled;
             out.epochsRun = res.train.epochsRun;
-            out.bestEpoch = res.train.bestEpoch;
+            out.members = int(res.train.members.size());
             out.problems = int(res.problems);
             out.modelId = res.modelId;
             const auto &m = res.train.testMetrics;

@@ -27,7 +27,7 @@ struct TrainOutcome {
     int job = 0;
     QString package;
     bool cancelled = false;
-    int epochsRun = 0, bestEpoch = 0;
+    int epochsRun = 0, members = 0;
     int problems = 0;
     qint64 modelId = 0; ///< in the store, when predictions were stored
     double testTop1 = 0, atenTop1 = 0, testTop3 = 0;

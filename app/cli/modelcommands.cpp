@@ -11,9 +11,11 @@
 #include "diode/trainoptions.h"
 #if DIODE_HAVE_TORCH
 #include "trainer.h"
+#include "trainingjob.h"
 #endif
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <fstream>
@@ -66,34 +68,15 @@ int runTrain(const Options &o)
     TrainOptions t = o.train;
     t.progress = [](const EpochReport &r) {
         if (r.epoch % 25 == 0 || r.epoch == 1)
-            fmt::print(stderr, "epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n", r.epoch, r.loss, r.valTop1,
-                       r.improved ? " *" : "");
+            fmt::print(stderr, "member {}/{}  epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n", r.member + 1,
+                       r.members, r.epoch, r.loss, r.valTop1, r.improved ? " *" : "");
     };
     const auto res = train(problems, t);
-    std::set<std::string> ops, dtypes;
-    size_t rows = 0;
-    for (const auto &p : problems) {
-        ops.insert(std::string(toString(p.problem.op)));
-        dtypes.insert(std::string(toString(p.problem.dtype)));
-        rows += p.configs.size();
-    }
-    nlohmann::json manifest{
-        {"name", std::filesystem::path(o.out).stem().string()},
-        {"hardware", res.hardware},
-        {"ops", ops},
-        {"dtypes", dtypes},
-        {"training_data", {{"fingerprint", fingerprint(problems)}, {"source", o.db}, {"problems", problems.size()},
-                           {"rows", rows}, {"split", {{"train", res.split.train.size()}, {"validation", res.split.validation.size()},
-                                                       {"test", res.split.test.size()}}}}},
-        {"training", {{"seed", t.seed}, {"max_epochs", t.epochs}, {"hidden", t.hidden}, {"learning_rate", t.learningRate},
-                      {"rank_weight", t.rankWeight}, {"weight_decay", t.weightDecay}, {"epochs_run", res.epochsRun}, {"best_epoch", res.bestEpoch},
-                      {"loss", "MSE of ln(ms) + pairwise logistic ranking within each problem"}}},
-        {"metrics", {{"test_split", res.testMetrics}}},
-        {"created_at", utcNow()},
-        {"tool_version", DIODE_VERSION},
-    };
-    ModelPackage::save(o.out, manifest, res.weights);
-    fmt::print(stderr, "wrote {} (best epoch {} of {})\n", o.out, res.bestEpoch, res.epochsRun);
+    const auto manifest = trainingManifest(problems, res, t, std::filesystem::path(o.out).stem().string(),
+                                           o.input.empty() ? o.db : o.input);
+    ModelPackage::save(o.out, manifest, res.members);
+    fmt::print(stderr, "wrote {} ({} network{}, best epochs {}; {} epochs in all)\n", o.out, res.members.size(),
+               res.members.size() == 1 ? "" : "s", fmt::join(res.bestEpochs, ", "), res.epochsRun);
     fmt::print("held-out test problems ({} of {}, split by problem, seed {}):\n", res.split.test.size(), problems.size(), t.seed);
     printTable(res.testMetrics);
     return 0;
@@ -169,6 +152,15 @@ std::function<int()> addModelCommands(CLI::App &app)
     train->add_option("--lr", o->train.learningRate, "Adam learning rate")->capture_default_str();
     train->add_option("--rank-weight", o->train.rankWeight, "weight of the pairwise ranking term against the MSE")->capture_default_str();
     train->add_option("--weight-decay", o->train.weightDecay, "L2 weight decay")->capture_default_str();
+    train->add_option("--list-weight", o->train.listWeight, "weight of the listwise (softmax) ranking term")->capture_default_str();
+    train->add_option("--list-temperature", o->train.listTemperature, "temperature of the listwise term, in ln(time)")
+        ->check(CLI::PositiveNumber)->capture_default_str();
+    train->add_option("--members", o->train.members, "networks in the ensemble (their ln-time predictions are averaged)")
+        ->check(CLI::Range(1, 64))->capture_default_str();
+    train->add_option("--batch-problems", o->train.batchProblems, "problems per optimiser step (0: all)")
+        ->check(CLI::NonNegativeNumber)->capture_default_str();
+    train->add_option("--patience", o->train.patience, "epochs without a better validation top-1 before stopping")
+        ->check(CLI::PositiveNumber)->capture_default_str();
 
     auto *eval = app.add_subcommand("eval", "Evaluate a package against the baselines; store its predictions in --db");
     eval->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);

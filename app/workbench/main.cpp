@@ -46,7 +46,7 @@ QString startPackage()
 {
     const QString saved = QSettings().value(QStringLiteral("state/package")).toString();
     if (!saved.isEmpty() && QFileInfo::exists(saved)) return saved;
-    const QString shipped = shippedFile(QStringLiteral("h200-gemm-mlp-v1.diode"));
+    const QString shipped = shippedFile(QStringLiteral("h200-gemm-mlp-v2.diode"));
     return QFileInfo::exists(shipped) ? shipped : QString();
 }
 

@@ -45,12 +45,20 @@ struct TensorSpec {
     std::vector<int64_t> shape;
 };
 
-std::vector<TensorSpec> expectedTensors(const std::vector<int> &sizes)
+// Tensor names and shapes for `members` networks of `sizes`: one network has the format-1
+// names (input_mean, input_std, layer{i}.weight, layer{i}.bias), an ensemble prefixes each
+// member's with member{m}.
+std::vector<TensorSpec> expectedTensors(const std::vector<int> &sizes, int members)
 {
-    std::vector<TensorSpec> t{{"input_mean", {sizes.front()}}, {"input_std", {sizes.front()}}};
-    for (size_t i = 0; i + 1 < sizes.size(); ++i) {
-        t.push_back({fmt::format("layer{}.weight", i), {sizes[i + 1], sizes[i]}});
-        t.push_back({fmt::format("layer{}.bias", i), {sizes[i + 1]}});
+    std::vector<TensorSpec> t;
+    for (int m = 0; m < members; ++m) {
+        const std::string pre = members > 1 ? fmt::format("member{}.", m) : std::string();
+        t.push_back({pre + "input_mean", {sizes.front()}});
+        t.push_back({pre + "input_std", {sizes.front()}});
+        for (size_t i = 0; i + 1 < sizes.size(); ++i) {
+            t.push_back({fmt::format("{}layer{}.weight", pre, i), {sizes[i + 1], sizes[i]}});
+            t.push_back({fmt::format("{}layer{}.bias", pre, i), {sizes[i + 1]}});
+        }
     }
     return t;
 }
@@ -143,20 +151,34 @@ const Kernels &kernels()
 
 } // namespace
 
-std::string ModelPackage::toBytes(nlohmann::json manifest, const MlpWeights &w)
+std::string ModelPackage::toBytes(nlohmann::json manifest, const std::vector<MlpWeights> &members)
 {
+    if (members.empty()) throw PackageError("a package needs at least one network");
+    for (const auto &w : members)
+        if (w.layerSizes != members.front().layerSizes) throw PackageError("ensemble members must have the same layer sizes");
+    const int n = int(members.size());
+    const uint32_t version = n > 1 ? 2u : 1u;
     manifest["format"] = "diode-package";
-    manifest["format_version"] = kFormatVersion;
+    manifest["format_version"] = version;
     manifest["feature_schema_version"] = FeatureSchema::kVersion;
     manifest["feature_names"] = FeatureSchema::names();
-    manifest["architecture"] = {{"type", "mlp"}, {"layers", w.layerSizes}, {"activation", "relu"}};
-    manifest["target"] = {{"transform", "log_ms"}, {"description", "network output is ln(milliseconds)"}};
-    std::vector<const std::vector<float> *> data{&w.inputMean, &w.inputStd};
-    for (size_t i = 0; i < w.weights.size(); ++i) {
-        data.push_back(&w.weights[i]);
-        data.push_back(&w.biases[i]);
+    manifest["architecture"] = {{"type", "mlp"}, {"layers", members.front().layerSizes}, {"activation", "relu"}};
+    if (n > 1) {
+        manifest["architecture"]["members"] = n;
+        manifest["architecture"]["combine"] = "mean of ln(ms)";
     }
-    const auto specs = expectedTensors(w.layerSizes);
+    manifest["target"] = {{"transform", "log_ms"}, {"description", "network output is ln(milliseconds)"}};
+    std::vector<const std::vector<float> *> data;
+    for (const auto &w : members) {
+        data.push_back(&w.inputMean);
+        data.push_back(&w.inputStd);
+        for (size_t i = 0; i < w.weights.size(); ++i) {
+            data.push_back(&w.weights[i]);
+            data.push_back(&w.biases[i]);
+        }
+    }
+    const auto specs = expectedTensors(members.front().layerSizes, n);
+    if (data.size() != specs.size()) throw PackageError("network weights do not match their layer sizes");
     std::string blob;
     auto table = nlohmann::json::array();
     for (size_t i = 0; i < specs.size(); ++i) {
@@ -170,7 +192,7 @@ std::string ModelPackage::toBytes(nlohmann::json manifest, const MlpWeights &w)
     manifest["data_bytes"] = blob.size();
     const std::string text = manifest.dump(2);
     std::string out(kMagic, 8);
-    putU32(out, kFormatVersion);
+    putU32(out, version);
     putU32(out, uint32_t(text.size()));
     out += text;
     putU32(out, crc(text.data(), text.size()));
@@ -178,9 +200,9 @@ std::string ModelPackage::toBytes(nlohmann::json manifest, const MlpWeights &w)
     return out;
 }
 
-void ModelPackage::save(const std::string &path, const nlohmann::json &manifest, const MlpWeights &weights)
+void ModelPackage::save(const std::string &path, const nlohmann::json &manifest, const std::vector<MlpWeights> &members)
 {
-    const std::string bytes = toBytes(manifest, weights);
+    const std::string bytes = toBytes(manifest, members);
     const std::string tmp = path + ".partial";
     {
         std::ofstream f(tmp, std::ios::binary);
@@ -232,12 +254,17 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
             std::any_of(sizes.begin(), sizes.end(), [](int s) { return s < 1 || s > 4096; }))
             throw PackageError(fmt::format("architecture layers [{}] do not fit {} features in and 1 output", fmt::join(sizes, ", "),
                                            FeatureSchema::size()));
+        const int members = arch.value("members", 1);
+        if (members < 1 || members > 64)
+            throw PackageError(fmt::format("architecture members {} is out of range (1..64)", members));
+        if ((members > 1) != (version >= 2))
+            throw PackageError(fmt::format("package format {} cannot hold {} member networks", version, members));
         const size_t dataStart = kHeader + mlen + 4;
         const size_t dataBytes = m.at("data_bytes").get<size_t>();
         if (in.size() != dataStart + dataBytes)
             throw PackageError(fmt::format("truncated or padded: tensor data should be {} bytes, file has {}", dataBytes,
                                            in.size() - dataStart));
-        const auto specs = expectedTensors(sizes);
+        const auto specs = expectedTensors(sizes, members);
         const auto &table = m.at("tensors");
         if (!table.is_array() || table.size() != specs.size())
             throw PackageError(fmt::format("manifest lists {} tensors; the architecture needs {}", table.size(), specs.size()));
@@ -263,33 +290,39 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
                 throw PackageError(fmt::format("tensor '{}' holds NaN or infinite values", name));
             tensors.push_back(std::move(v));
         }
-        const auto &mean = tensors[0], &sd = tensors[1];
-        if (std::any_of(sd.begin(), sd.end(), [](float v) { return v <= 0; }))
-            throw PackageError("tensor 'input_std' has values <= 0");
-        for (size_t l = 0; l + 1 < sizes.size(); ++l) {
-            const int in = sizes[l], out = sizes[l + 1];
-            const auto &w = tensors[2 + 2 * l], &b = tensors[3 + 2 * l]; // w: [out, in] row-major
-            Layer layer;
-            layer.in = in;
-            layer.out = out;
-            layer.outPadded = out == 1 ? 1 : (out + kPad - 1) / kPad * kPad;
-            layer.weightsT.assign(size_t(in) * size_t(layer.outPadded), 0.f);
-            layer.bias.assign(size_t(layer.outPadded), 0.f);
-            for (int o = 0; o < out; ++o) {
-                // Layer 0 sees raw features: W (x - mean) / sd = (W / sd) x - (W / sd) mean.
-                double shift = 0;
-                for (int i = 0; i < in; ++i) {
-                    const float wi = l == 0 ? float(double(w[size_t(o * in + i)]) / double(sd[size_t(i)])) : w[size_t(o * in + i)];
-                    layer.weightsT[size_t(i) * size_t(layer.outPadded) + size_t(o)] = wi;
-                    if (l == 0) shift += double(wi) * double(mean[size_t(i)]);
+        const size_t perMember = 2 + 2 * (sizes.size() - 1);
+        for (int mi = 0; mi < members; ++mi) {
+            const size_t base = size_t(mi) * perMember;
+            const auto &mean = tensors[base], &sd = tensors[base + 1];
+            if (std::any_of(sd.begin(), sd.end(), [](float v) { return v <= 0; }))
+                throw PackageError(fmt::format("tensor '{}' has values <= 0", specs[base + 1].name));
+            std::vector<Layer> layers;
+            for (size_t l = 0; l + 1 < sizes.size(); ++l) {
+                const int in = sizes[l], out = sizes[l + 1];
+                const auto &w = tensors[base + 2 + 2 * l], &b = tensors[base + 3 + 2 * l]; // w: [out, in] row-major
+                Layer layer;
+                layer.in = in;
+                layer.out = out;
+                layer.outPadded = out == 1 ? 1 : (out + kPad - 1) / kPad * kPad;
+                layer.weightsT.assign(size_t(in) * size_t(layer.outPadded), 0.f);
+                layer.bias.assign(size_t(layer.outPadded), 0.f);
+                for (int o = 0; o < out; ++o) {
+                    // Layer 0 sees raw features: W (x - mean) / sd = (W / sd) x - (W / sd) mean.
+                    double shift = 0;
+                    for (int i = 0; i < in; ++i) {
+                        const float wi = l == 0 ? float(double(w[size_t(o * in + i)]) / double(sd[size_t(i)])) : w[size_t(o * in + i)];
+                        layer.weightsT[size_t(i) * size_t(layer.outPadded) + size_t(o)] = wi;
+                        if (l == 0) shift += double(wi) * double(mean[size_t(i)]);
+                    }
+                    layer.bias[size_t(o)] = float(double(b[size_t(o)]) - shift);
                 }
-                layer.bias[size_t(o)] = float(double(b[size_t(o)]) - shift);
+                if (!std::all_of(layer.weightsT.begin(), layer.weightsT.end(), [](float x) { return std::isfinite(x); }) ||
+                    !std::all_of(layer.bias.begin(), layer.bias.end(), [](float x) { return std::isfinite(x); }))
+                    throw PackageError(fmt::format("layer {} overflows once the input normalisation is folded in", l));
+                if (l + 2 < sizes.size()) pkg.m_maxWidth = std::max(pkg.m_maxWidth, layer.outPadded);
+                layers.push_back(std::move(layer));
             }
-            if (!std::all_of(layer.weightsT.begin(), layer.weightsT.end(), [](float x) { return std::isfinite(x); }) ||
-                !std::all_of(layer.bias.begin(), layer.bias.end(), [](float x) { return std::isfinite(x); }))
-                throw PackageError(fmt::format("layer {} overflows once the input normalisation is folded in", l));
-            if (l + 2 < sizes.size()) pkg.m_maxWidth = std::max(pkg.m_maxWidth, layer.outPadded);
-            pkg.m_layers.push_back(std::move(layer));
+            pkg.m_members.push_back(std::move(layers));
         }
         const auto hw = m.value("hardware", nlohmann::json::object());
         pkg.m_hw = HardwareFeatures::forGpu(hw.value("gpu", ""), hw.value("sm_count", 0));
@@ -305,24 +338,33 @@ void ModelPackage::forward(const float *x, long rows, long stride, float *y) con
 {
     if (rows <= 0) return;
     const Kernels &k = kernels();
-    thread_local std::vector<float> bufA, bufB;
+    thread_local std::vector<float> bufA, bufB, member;
     const long ld = m_maxWidth;
-    if (m_layers.size() > 1) {
-        const size_t need = size_t(rows) * size_t(ld);
-        if (bufA.size() < need) bufA.resize(need), bufB.resize(need);
+    const size_t need = size_t(rows) * size_t(ld);
+    if (bufA.size() < need) bufA.resize(need), bufB.resize(need);
+    if (m_members.size() > 1 && member.size() < size_t(rows)) member.resize(size_t(rows));
+    for (size_t mi = 0; mi < m_members.size(); ++mi) {
+        const auto &layers = m_members[mi];
+        const float *in = x;
+        long ldIn = stride;
+        float *out = bufA.data(), *spare = bufB.data();
+        for (size_t l = 0; l + 1 < layers.size(); ++l) {
+            const Layer &L = layers[l];
+            k.dense(in, ldIn, rows, L.in, L.weightsT.data(), L.outPadded, L.bias.data(), out, ld, true);
+            in = out;
+            ldIn = ld;
+            std::swap(out, spare);
+        }
+        const Layer &last = layers.back();
+        float *dst = mi == 0 ? y : member.data();
+        k.dot(in, ldIn, rows, last.in, last.weightsT.data(), last.bias[0], dst);
+        if (mi > 0)
+            for (long r = 0; r < rows; ++r) y[r] += member[size_t(r)];
     }
-    const float *in = x;
-    long ldIn = stride;
-    float *out = bufA.data(), *spare = bufB.data();
-    for (size_t l = 0; l + 1 < m_layers.size(); ++l) {
-        const Layer &L = m_layers[l];
-        k.dense(in, ldIn, rows, L.in, L.weightsT.data(), L.outPadded, L.bias.data(), out, ld, true);
-        in = out;
-        ldIn = ld;
-        std::swap(out, spare);
+    if (m_members.size() > 1) {
+        const float scale = 1.f / float(m_members.size());
+        for (long r = 0; r < rows; ++r) y[r] *= scale;
     }
-    const Layer &last = m_layers.back();
-    k.dot(in, ldIn, rows, last.in, last.weightsT.data(), last.bias[0], y);
 }
 
 Eigen::VectorXf ModelPackage::forward(const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x) const

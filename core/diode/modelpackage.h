@@ -32,15 +32,22 @@ struct MlpWeights {
 /// the plugin needs neither LibTorch nor Qt.
 class ModelPackage {
 public:
-    static constexpr int kFormatVersion = 1;
+    /// 1: one network; 2: an ensemble (architecture.members > 1, tensors prefixed memberN.).
+    /// Single networks are still written as format 1, so older readers keep reading them.
+    static constexpr int kFormatVersion = 2;
 
     /// Throws PackageError naming the fault.
     static ModelPackage load(const std::string &path);
     static ModelPackage fromBytes(const std::string &bytes);
     /// `manifest` holds everything but the architecture, normalisation and tensor table, which
-    /// are written from `weights`.
-    static std::string toBytes(nlohmann::json manifest, const MlpWeights &weights);
-    static void save(const std::string &path, const nlohmann::json &manifest, const MlpWeights &weights);
+    /// are written from `members` (one network, or an ensemble whose ln-time outputs are averaged;
+    /// every member has the same layer sizes).
+    static std::string toBytes(nlohmann::json manifest, const std::vector<MlpWeights> &members);
+    static std::string toBytes(const nlohmann::json &manifest, const MlpWeights &weights)
+    {
+        return toBytes(manifest, std::vector<MlpWeights>{weights});
+    }
+    static void save(const std::string &path, const nlohmann::json &manifest, const std::vector<MlpWeights> &members);
 
     const nlohmann::json &manifest() const { return m_manifest; }
     HardwareFeatures hardware() const;
@@ -51,7 +58,8 @@ public:
     /// The same into `out` (resized to the candidates), so a caller ranking many problems
     /// allocates nothing per call.
     void predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates, std::vector<double> &out) const;
-    /// The raw network output (log milliseconds) for already computed features, [rows x width].
+    int members() const { return int(m_members.size()); }
+    /// The raw network output (log milliseconds; the ensemble's mean) for already computed features, [rows x width].
     /// Throws InvalidInput when the width is not the feature schema's.
     Eigen::VectorXf forward(const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x) const;
     /// The same from raw rows: `rows` rows of `FeatureSchema::size()` floats `stride` apart, into `y`.
@@ -67,7 +75,7 @@ private:
         std::vector<float> bias;     ///< [outPadded]
     };
     nlohmann::json m_manifest;
-    std::vector<Layer> m_layers;
+    std::vector<std::vector<Layer>> m_members; ///< the layers of each network
     int m_maxWidth = 0; ///< widest padded hidden layer: the scratch row length
     HardwareFeatures m_hw;
 };

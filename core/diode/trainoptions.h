@@ -10,22 +10,29 @@ namespace diode {
 // and document them in every build.
 
 struct EpochReport {
-    int epoch = 0;
+    int member = 0;  ///< which network of the ensemble is training (0-based)
+    int members = 1;
+    int step = 0;    ///< epochs run so far over all members: a running x axis for curves
+    int epoch = 0;   ///< the epoch of this member
     double loss = 0;
     double valTop1 = 0; ///< mean top-1 efficiency on the validation problems
     bool improved = false;
 };
 
 struct TrainOptions {
-    int epochs = 600;
+    int epochs = 400;
     uint64_t seed = 1;
     double validationFraction = 0.15;
     double testFraction = 0.15;
-    int hidden = 128;
-    double learningRate = 2e-3;
-    double rankWeight = 1.0;
+    int hidden = 64;
+    double learningRate = 1e-3;
+    double rankWeight = 1.0;      ///< pairwise logistic term among a problem's candidates
+    double listWeight = 1.0;      ///< listwise term: cross-entropy against softmax(-ln t / listTemperature)
+    double listTemperature = 0.2; ///< in ln(time): 0.2 makes a 20 % slower candidate e times less likely
+    int members = 6;              ///< networks in the ensemble; their ln-time predictions are averaged
+    int batchProblems = 32;       ///< problems per optimiser step, shuffled each epoch; 0: all (full batch)
     double weightDecay = 0.0;
-    int patience = 150; ///< epochs without a better validation top-1 before stopping
+    int patience = 80;  ///< epochs without a better validation top-1 before stopping
     int threads = 0;    ///< 0: all cores
     std::function<void(const EpochReport &)> progress;
     /// Set from another thread to stop after the current epoch; the best network so far is kept

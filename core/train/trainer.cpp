@@ -101,76 +101,137 @@ double top1(const Rows &rows, const torch::Tensor &pred)
     return bestPred.empty() ? 0 : sum / double(bestPred.size());
 }
 
+// Rows of problems order[b0..b1) as a [problems, most candidates] matrix of row indices, -1 where
+// a problem has fewer candidates: the ranking terms work on it densely.
+torch::Tensor problemBatch(const std::vector<std::pair<int64_t, int64_t>> &spans, const std::vector<size_t> &order,
+                           size_t b0, size_t b1, const torch::Device &device)
+{
+    int64_t width = 0;
+    for (size_t i = b0; i < b1; ++i) width = std::max(width, spans[order[i]].second);
+    std::vector<int64_t> idx(size_t(int64_t(b1 - b0) * width), -1);
+    for (size_t i = b0; i < b1; ++i) {
+        const auto [start, count] = spans[order[i]];
+        for (int64_t c = 0; c < count; ++c) idx[size_t(int64_t(i - b0) * width + c)] = start + c;
+    }
+    return torch::tensor(idx, torch::kLong).view({int64_t(b1 - b0), width}).to(device);
+}
+
+// The loss of one batch. `predFlat` holds the network's output for batch.flatten() (padding
+// slots computed on row 0 and masked out here). MSE on ln(time) keeps predictions calibrated
+// (the plugin's threshold compares predicted times); the pairwise term orders every pair of a
+// problem's candidates whose times differ by more than 2 %, weighted by how much they differ;
+// the listwise term is a cross-entropy between softmax(-prediction / T) and softmax(-ln t / T),
+// which puts the weight on the few fastest candidates, where top-1 is decided.
+torch::Tensor batchLoss(const torch::Tensor &predFlat, const torch::Tensor &y, const torch::Tensor &batch,
+                        const TrainOptions &opt)
+{
+    const torch::Tensor mask = batch >= 0;
+    const torch::Tensor pred = predFlat.view(batch.sizes());
+    const torch::Tensor target = y.index_select(0, batch.flatten().clamp_min(0)).view(batch.sizes());
+    const torch::Tensor fmask = mask.to(torch::kFloat32);
+    torch::Tensor loss = ((pred - target).pow(2) * fmask).sum() / fmask.sum();
+    if (opt.rankWeight > 0) {
+        // [P, C, C]: entry (i, j) compares candidate i (faster) with j.
+        const torch::Tensor d = target.unsqueeze(1) - target.unsqueeze(2); // t_j - t_i
+        const torch::Tensor pairMask = (d > 0.02f) & mask.unsqueeze(1) & mask.unsqueeze(2);
+        const torch::Tensor w = d.clamp_max(1.0f) * pairMask.to(torch::kFloat32);
+        const torch::Tensor pd = pred.unsqueeze(1) - pred.unsqueeze(2); // should be > 0
+        const torch::Tensor pairs = pairMask.sum().clamp_min(1).to(torch::kFloat32);
+        loss = loss + opt.rankWeight * (torch::softplus(-8.0 * pd) * w).sum() / pairs;
+    }
+    if (opt.listWeight > 0) {
+        const double T = opt.listTemperature;
+        const torch::Tensor minusInf = torch::full_like(pred, -1e9);
+        const torch::Tensor want = torch::softmax(torch::where(mask, -target / T, minusInf), 1);
+        const torch::Tensor logq = torch::log_softmax(torch::where(mask, -pred / T, minusInf), 1);
+        loss = loss + opt.listWeight * -(want * logq * fmask).sum(1).mean();
+    }
+    return loss;
+}
+
 } // namespace
 
-TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &opt)
+namespace {
+
+torch::Tensor rowsTensor(const Rows &r, const torch::Device &device)
 {
-    std::vector<TrainingProblem> problems;
-    for (const auto &p : all)
-        if (p.hasTiming()) problems.push_back(p);
-    if (int(problems.size()) < kMinTrainingProblems)
-        throw InvalidInput(fmt::format("training needs at least {} problems with timings; the data has {}",
-                                       kMinTrainingProblems, problems.size()));
-    torch::manual_seed(opt.seed);
-    torch::set_num_threads(opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency())));
-
-    TrainResult res;
-    res.split = DataSplit::byProblem(problems.size(), opt.validationFraction, opt.testFraction, opt.seed);
-    const Rows tr = buildRows(problems, res.split.train), va = buildRows(problems, res.split.validation),
-               te = buildRows(problems, res.split.test);
     const int F = FeatureSchema::size();
-    auto tensor2d = [F](const Rows &r) {
-        return torch::from_blob(const_cast<float *>(r.x.data()), {int64_t(r.y.size()), F}, torch::kFloat32).clone();
-    };
-    // CUDA when this LibTorch has it and a GPU is present; the exported weights are the same either way.
-    const torch::Device device = torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-    torch::Tensor xtr = tensor2d(tr).to(device), xva = tensor2d(va).to(device), xte = tensor2d(te).to(device);
-    torch::Tensor ytr =
+    return torch::from_blob(const_cast<float *>(r.x.data()), {int64_t(r.y.size()), F}, torch::kFloat32).clone().to(device);
+}
+
+std::vector<float> toVector(const torch::Tensor &t)
+{
+    const torch::Tensor c = t.detach().cpu().contiguous().to(torch::kFloat32);
+    return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+struct MemberResult {
+    MlpWeights weights;
+    std::shared_ptr<Net> net; ///< with the best epoch's parameters, in eval mode
+    torch::Tensor mean, sd;
+    int epochsRun = 0, bestEpoch = 0;
+    bool cancelled = false;
+};
+
+// One network of the ensemble on its own train/validation problems, keeping the epoch with the
+// best validation top-1.
+MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std::vector<size_t> &trainIdx,
+                         const std::vector<size_t> &valIdx, const TrainOptions &opt, int member, int &step,
+                         const torch::Device &device)
+{
+    torch::manual_seed(opt.seed + uint64_t(member) * 1000003ull);
+    const Rows tr = buildRows(problems, trainIdx), va = buildRows(problems, valIdx);
+    const torch::Tensor xtr = rowsTensor(tr, device), xva = rowsTensor(va, device);
+    const torch::Tensor ytr =
         torch::from_blob(const_cast<float *>(tr.y.data()), {int64_t(tr.y.size())}, torch::kFloat32).clone().to(device);
-    torch::Tensor mean = xtr.mean(0), sd = xtr.std(0, /*unbiased=*/false).clamp_min(1e-3);
+    MemberResult res;
+    res.mean = xtr.mean(0);
     // Flags that never vary in training get std 1, so a new value at inference stays finite.
-    sd = torch::where(xtr.std(0, false) < 1e-6, torch::ones_like(sd), sd);
+    const torch::Tensor sd = xtr.std(0, /*unbiased=*/false);
+    res.sd = torch::where(sd < 1e-6, torch::ones_like(sd), sd.clamp_min(1e-3));
 
-    // Ranking pairs: within each training problem, every pair whose times differ by > 2 %.
-    std::vector<int64_t> pi, pj;
-    std::vector<float> pw;
-    for (size_t a = 0; a < tr.y.size(); ++a)
-        for (size_t b = a + 1; b < tr.y.size() && tr.problem[b] == tr.problem[a]; ++b) {
-            const float d = tr.y[b] - tr.y[a];
-            if (std::abs(d) < 0.02f) continue;
-            const bool aFaster = d > 0;
-            pi.push_back(int64_t(aFaster ? a : b));
-            pj.push_back(int64_t(aFaster ? b : a));
-            pw.push_back(std::min(1.f, std::abs(d)));
-        }
-    torch::Tensor ti = torch::tensor(pi, torch::kLong).to(device), tj = torch::tensor(pj, torch::kLong).to(device),
-                  tw = torch::tensor(pw).to(device);
+    // Each training problem's rows are contiguous: [start, start + count).
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (size_t r = 0; r < tr.y.size(); ++r) {
+        if (r == 0 || tr.problem[r] != tr.problem[r - 1]) spans.push_back({int64_t(r), 0});
+        ++spans.back().second;
+    }
 
+    const int F = FeatureSchema::size();
     const std::vector<int> sizes{F, opt.hidden, opt.hidden, opt.hidden / 2, 1};
     auto net = std::make_shared<Net>(sizes);
     net->to(device);
     torch::optim::Adam optim(net->parameters(), torch::optim::AdamOptions(opt.learningRate).weight_decay(opt.weightDecay));
-    auto norm = [&](const torch::Tensor &x) { return (x - mean) / sd; };
-    const torch::Tensor ntr = norm(xtr), nva = norm(xva);
+    const torch::Tensor ntr = (xtr - res.mean) / res.sd, nva = (xva - res.mean) / res.sd;
+
+    const size_t perBatch = opt.batchProblems > 0 ? size_t(opt.batchProblems) : spans.size();
+    SplitMix64 shuffle(opt.seed ^ (0x9e3779b97f4a7c15ull + uint64_t(member)));
+    std::vector<size_t> problemOrder(spans.size());
+    std::iota(problemOrder.begin(), problemOrder.end(), 0);
 
     double best = -1;
     std::vector<torch::Tensor> bestParams;
     int sinceBest = 0;
     for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
         net->train();
-        optim.zero_grad();
-        const torch::Tensor pred = net->forward(ntr);
-        torch::Tensor loss = torch::mse_loss(pred, ytr);
-        if (pi.size() && opt.rankWeight > 0) {
-            const torch::Tensor diff = pred.index_select(0, tj) - pred.index_select(0, ti); // should be > 0
-            loss = loss + opt.rankWeight * (torch::softplus(-8.0 * diff) * tw).mean();
+        if (perBatch < spans.size())
+            for (size_t i = problemOrder.size() - 1; i > 0; --i) std::swap(problemOrder[i], problemOrder[shuffle.next() % (i + 1)]);
+        double lossSum = 0;
+        int steps = 0;
+        for (size_t b0 = 0; b0 < problemOrder.size(); b0 += perBatch) {
+            const size_t b1 = std::min(problemOrder.size(), b0 + perBatch);
+            const torch::Tensor batch = problemBatch(spans, problemOrder, b0, b1, device);
+            optim.zero_grad();
+            const torch::Tensor loss = batchLoss(net->forward(ntr.index_select(0, batch.flatten().clamp_min(0))), ytr, batch, opt);
+            loss.backward();
+            optim.step();
+            lossSum += loss.item<double>();
+            ++steps;
         }
-        loss.backward();
-        optim.step();
         net->eval();
         torch::NoGradGuard ng;
         const double v = top1(va, net->forward(nva).cpu().contiguous());
-        EpochReport rep{epoch, loss.item<double>(), v, v > best + 1e-6};
+        EpochReport rep{member, opt.members, ++step, epoch, lossSum / std::max(1, steps), v, v > best + 1e-6};
         if (rep.improved) {
             best = v;
             res.bestEpoch = epoch;
@@ -194,29 +255,75 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
         for (size_t i = 0; i < params.size(); ++i) params[i].copy_(bestParams[i]);
     }
     net->eval();
-    // Export the best network as plain arrays.
-    MlpWeights &w = res.weights;
-    w.layerSizes = sizes;
-    auto vec = [](const torch::Tensor &t) {
-        const torch::Tensor c = t.detach().cpu().contiguous().to(torch::kFloat32);
-        return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-    };
+    res.weights.layerSizes = sizes;
     for (auto &l : net->layers) {
-        w.weights.push_back(vec(l->weight));
-        w.biases.push_back(vec(l->bias));
+        res.weights.weights.push_back(toVector(l->weight));
+        res.weights.biases.push_back(toVector(l->bias));
     }
-    w.inputMean = vec(mean);
-    w.inputStd = vec(sd);
-    {
-        torch::NoGradGuard ng;
-        res.testTorchOutput = vec(net->forward(norm(xte)));
+    res.weights.inputMean = toVector(res.mean);
+    res.weights.inputStd = toVector(res.sd);
+    res.net = net;
+    return res;
+}
+
+} // namespace
+
+TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &opt)
+{
+    std::vector<TrainingProblem> problems;
+    for (const auto &p : all)
+        if (p.hasTiming()) problems.push_back(p);
+    if (int(problems.size()) < kMinTrainingProblems)
+        throw InvalidInput(fmt::format("training needs at least {} problems with timings; the data has {}",
+                                       kMinTrainingProblems, problems.size()));
+    if (opt.members < 1) throw InvalidInput(fmt::format("an ensemble needs at least 1 member, not {}", opt.members));
+    torch::set_num_threads(opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency())));
+    // CUDA when this LibTorch has it and a GPU is present; the exported weights are the same either way.
+    const torch::Device device = torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+
+    TrainResult res;
+    res.split = DataSplit::byProblem(problems.size(), opt.validationFraction, opt.testFraction, opt.seed);
+    // Member 0 uses the split as drawn; the others redraw validation from train + validation.
+    std::vector<size_t> pool = res.split.train;
+    pool.insert(pool.end(), res.split.validation.begin(), res.split.validation.end());
+    std::sort(pool.begin(), pool.end());
+    const Rows te = buildRows(problems, res.split.test);
+    const torch::Tensor xte = rowsTensor(te, device);
+    torch::Tensor ensembleOut;
+    int step = 0;
+    for (int m = 0; m < opt.members; ++m) {
+        std::vector<size_t> trainIdx = res.split.train, valIdx = res.split.validation;
+        if (m > 0) {
+            const auto s = DataSplit::byProblem(pool.size(), double(valIdx.size()) / double(pool.size()), 0, opt.seed + uint64_t(m));
+            trainIdx.clear();
+            valIdx.clear();
+            for (size_t i : s.train) trainIdx.push_back(pool[i]);
+            for (size_t i : s.validation) valIdx.push_back(pool[i]);
+            for (size_t i : s.test) trainIdx.push_back(pool[i]); // byProblem keeps at least one test problem
+            std::sort(trainIdx.begin(), trainIdx.end());
+        }
+        MemberResult mr = trainMember(problems, trainIdx, valIdx, opt, m, step, device);
+        {
+            torch::NoGradGuard ng;
+            const torch::Tensor out = mr.net->forward((xte - mr.mean) / mr.sd);
+            ensembleOut = m == 0 ? out : ensembleOut + out;
+        }
+        res.members.push_back(std::move(mr.weights));
+        res.bestEpochs.push_back(mr.bestEpoch);
+        res.epochsRun += mr.epochsRun;
+        if (mr.cancelled) {
+            res.cancelled = true;
+            break;
+        }
     }
+    res.testTorchOutput = toVector(ensembleOut / double(res.members.size()));
+    const int F = FeatureSchema::size();
     for (size_t r = 0; r < te.y.size(); ++r)
         res.testFeatures.emplace_back(te.x.begin() + long(r * size_t(F)), te.x.begin() + long((r + 1) * size_t(F)));
 
     // Held-out metrics of the trained package against the baselines, on the test problems.
     res.hardware = {{"gpu", problems.front().gpu}, {"sm_count", problems.front().smCount}};
-    const auto pkg = ModelPackage::fromBytes(ModelPackage::toBytes({{"hardware", res.hardware}}, w));
+    const auto pkg = ModelPackage::fromBytes(ModelPackage::toBytes({{"hardware", res.hardware}}, res.members));
     std::vector<TrainingProblem> test;
     for (size_t i : res.split.test) test.push_back(problems[i]);
     res.testMetrics = compareWithBaselines(rankWith(pkg, test), test);

@@ -17,11 +17,11 @@ struct DataSplit {
 };
 
 struct TrainResult {
-    MlpWeights weights;
+    std::vector<MlpWeights> members; ///< the ensemble: one network per member
     nlohmann::json hardware; ///< {"gpu", "sm_count"} of the training data, for the manifest
     DataSplit split;
-    int epochsRun = 0;
-    int bestEpoch = 0;
+    int epochsRun = 0;               ///< over all members
+    std::vector<int> bestEpochs;     ///< per member
     bool cancelled = false; ///< stopped through TrainOptions::cancel before the epochs ran out
     nlohmann::json testMetrics;     ///< model and baselines on the test problems
     std::vector<std::vector<float>> testFeatures; ///< rows of the test problems, for parity checks
@@ -31,8 +31,10 @@ struct TrainResult {
 /// The fewest problems with timings that training accepts (each split needs several).
 constexpr int kMinTrainingProblems = 20;
 
-/// Trains the runtime MLP with LibTorch: MSE on log time plus a pairwise ranking term among the
-/// candidates of the same problem, early stopping on validation top-1 efficiency, seeded.
+/// Trains the runtime MLP ensemble with LibTorch: MSE on log time plus pairwise and listwise
+/// ranking terms among the candidates of the same problem, early stopping on validation top-1
+/// efficiency, seeded. The test problems are the same for every member; each member draws its
+/// own validation problems from the rest and its own initial weights, so members differ.
 /// Throws InvalidInput when there are too few problems.
 TrainResult train(const std::vector<TrainingProblem> &problems, const TrainOptions &options);
 

@@ -35,9 +35,11 @@ nlohmann::json trainingManifest(const std::vector<TrainingProblem> &problems, co
          {{"fingerprint", fingerprint(problems)}, {"source", source}, {"problems", problems.size()}, {"rows", rows},
           {"split", split}}},
         {"training",
-         {{"seed", t.seed}, {"max_epochs", t.epochs}, {"hidden", t.hidden}, {"learning_rate", t.learningRate},
-          {"rank_weight", t.rankWeight}, {"weight_decay", t.weightDecay}, {"epochs_run", res.epochsRun},
-          {"best_epoch", res.bestEpoch}, {"loss", "MSE of ln(ms) + pairwise logistic ranking within each problem"}}},
+         {{"seed", t.seed}, {"members", res.members.size()}, {"max_epochs", t.epochs}, {"patience", t.patience},
+          {"hidden", t.hidden}, {"learning_rate", t.learningRate}, {"batch_problems", t.batchProblems},
+          {"rank_weight", t.rankWeight}, {"list_weight", t.listWeight}, {"list_temperature", t.listTemperature},
+          {"weight_decay", t.weightDecay}, {"epochs_run", res.epochsRun}, {"best_epochs", res.bestEpochs},
+          {"loss", "MSE of ln(ms) + pairwise logistic + listwise softmax ranking within each problem"}}},
         {"metrics", {{"test_split", res.testMetrics}}},
         {"created_at", utcNow()},
         {"tool_version", DIODE_VERSION},
@@ -57,7 +59,7 @@ TrainingJobResult runTrainingJob(const TrainingJob &job)
     out.train = train(problems, job.options);
     out.manifest = trainingManifest(problems, out.train, job.options, std::filesystem::path(job.out).stem().string(),
                                     job.db);
-    ModelPackage::save(job.out, out.manifest, out.train.weights);
+    ModelPackage::save(job.out, out.manifest, out.train.members);
     if (job.storePredictions) {
         const auto pkg = ModelPackage::load(job.out); // the written file, so the store matches it exactly
         std::vector<std::vector<double>> predicted;

@@ -12,7 +12,7 @@ import unittest
 import zlib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-gemm-mlp-v1.diode")
+PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-gemm-mlp-v2.diode")
 os.environ["TORCH_DIODE_AUTOREGISTER"] = "0"  # this process installs explicitly
 os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
 

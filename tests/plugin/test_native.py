@@ -10,7 +10,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-gemm-mlp-v1.diode")
+PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-gemm-mlp-v2.diode")
 HELDOUT = os.path.join(ROOT, "trained_models", "h200", "h200-heldout.jsonl")
 NO_TORCH = os.path.join(ROOT, "tests", "data", "python-without-torch.sh")
 
@@ -72,7 +72,7 @@ class NativeTest(unittest.TestCase):
             finally:
                 del os.environ["TORCH_DIODE_MODEL_PATH"]
         by_name = {os.path.basename(m["path"]): m for m in models}
-        shipped = by_name["h200-gemm-mlp-v1.diode"]
+        shipped = by_name["h200-gemm-mlp-v2.diode"]
         self.assertEqual(shipped["gpu"], "NVIDIA H200")
         self.assertEqual(shipped["source"], "shipped")
         self.assertEqual(sorted(shipped["ops"]), ["addmm", "bmm", "mm"])
