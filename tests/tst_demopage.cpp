@@ -8,6 +8,7 @@
 #include "workbenchstate.h"
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QPushButton>
 #include <QSet>
 #include <QSignalSpy>
@@ -43,6 +44,29 @@ private slots:
         page.show();
         QTest::qWait(50);
         pagecheck::checkRendered(&page, "demo-fixture", 50);
+    }
+
+    // The result measured on the H200 ships with the workbench and opens on first start: all
+    // cases summarised first, then any one case on its own.
+    void showsTheShippedH200Result()
+    {
+        WorkbenchState state;
+        DemoPage page(&state);
+        QVERIFY(!DemoPage::shippedResult().isEmpty());
+        QVERIFY(page.openResult(DemoPage::shippedResult()));
+        auto *cases = page.findChild<QComboBox *>("demoCase");
+        QVERIFY(cases);
+        QVERIFY(cases->count() >= 31); // the summary and at least 30 GEMMs
+        QVERIFY(cases->itemText(0).startsWith("All"));
+        QCOMPARE(page.tableModel()->rowCount() % (cases->count() - 1), 0);
+        page.resize(1130, 760);
+        page.show();
+        QTest::qWait(50);
+        pagecheck::checkRendered(&page, "demo-h200-summary", 50);
+        cases->setCurrentIndex(cases->count() - 1); // the MLP block
+        QVERIFY(cases->currentText().contains("MLP"));
+        QTest::qWait(50);
+        pagecheck::checkRendered(&page, "demo-h200-mlp", 50);
     }
 
     void runIsDisabledWithoutAGpu()

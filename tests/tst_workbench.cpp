@@ -37,6 +37,29 @@ private slots:
         QVERIFY(!w.grab().isNull());
     }
 
+    // "Usable at 1280x800": no page may force the window wider or taller than that.
+    void everyPageFitsA1280x800Screen()
+    {
+        MainWindow w;
+        w.show();
+        QTest::qWait(200);
+        const QSize min = w.minimumSizeHint().expandedTo(w.minimumSize());
+        QStringList wide;
+        for (const QString &name : w.pageNames()) {
+            QVERIFY(w.showPage(name));
+            auto *page = w.findChild<QWidget *>(name);
+            QVERIFY(page);
+            const QSize hint = page->minimumSizeHint();
+            if (hint.width() > 1100 || hint.height() > 740)
+                wide << QString("%1 %2x%3").arg(name).arg(hint.width()).arg(hint.height());
+        }
+        QVERIFY2(wide.isEmpty(), qPrintable(wide.join(", ")));
+        QVERIFY2(min.width() <= 1280 && min.height() <= 800, qPrintable(QString("%1x%2").arg(min.width()).arg(min.height())));
+        w.resize(1280, 800);
+        QTest::qWait(50);
+        QCOMPARE(w.size(), QSize(1280, 800));
+    }
+
     void foreignFileGivesAVisibleError()
     {
         const QString bad = m_dir.filePath("bad.db");

@@ -15,12 +15,10 @@ DemoChart::DemoChart(QWidget *parent)
 {
     plotLayout()->insertRow(0);
     plotLayout()->addElement(0, 0, m_title);
-    yAxis->setScaleType(QCPAxis::stLogarithmic);
-    yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-    yAxis->setNumberFormat(QStringLiteral("gb"));
     // The legend sits in its own row under the axes, so it never hides a bar.
     legend->setVisible(true);
     legend->setFillOrder(QCPLegend::foColumnsFirst);
+    legend->setWrap(3); // three modes a row: six in one row would make the chart 700 px wide at least
     axisRect()->insetLayout()->take(legend);
     plotLayout()->addElement(2, 0, legend);
     plotLayout()->setRowStretchFactor(2, 0.001);
@@ -32,8 +30,12 @@ DemoChart::DemoChart(QWidget *parent)
 }
 
 void DemoChart::setBars(const QString &title, const QString &yLabel, const QStringList &cases, const QStringList &modes,
-                        const QVector<QVector<double>> &values, const QVector<QVector<QString>> &labels)
+                        const QVector<QVector<double>> &values, const QVector<QVector<QString>> &labels, bool logScale)
 {
+    yAxis->setScaleType(logScale ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    if (logScale) yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    else yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    yAxis->setNumberFormat(logScale ? QStringLiteral("gb") : QStringLiteral("g"));
     clearPlottables();
     clearItems();
     m_title->setText(title);
@@ -77,7 +79,8 @@ void DemoChart::setBars(const QString &title, const QString &yLabel, const QStri
     xAxis->setTicker(ticker);
     xAxis->setRange(-0.6, cases.size() - 0.4);
     xAxis->grid()->setVisible(false);
-    if (hi > 0) yAxis->setRange(lo / 2, hi * 8); // headroom for the labels above the bars
+    if (hi > 0 && logScale) yAxis->setRange(lo / 2, hi * 8); // headroom for the labels above the bars
+    else if (hi > 0) yAxis->setRange(0, hi * 1.35);
     replot();
 }
 

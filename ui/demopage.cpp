@@ -10,6 +10,8 @@
 #include "diode/demoresult.h"
 
 #include <QAction>
+#include <QComboBox>
+#include <QSignalBlocker>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -23,7 +25,9 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace {
 
@@ -43,6 +47,8 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     , m_table(new DemoTableModel(this))
     , m_compile(new DemoChart(this))
     , m_kernel(new DemoChart(this))
+    , m_case(new QComboBox(this))
+    , m_view(new QTableView(this))
     , m_run(new QPushButton(tr("&Run demo on this GPU"), this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_header(new QLabel(this))
@@ -67,8 +73,9 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     m_summary->setTextFormat(Qt::RichText);
     m_summary->setWordWrap(true);
 
-    auto *view = new QTableView(this);
+    auto *view = m_view;
     view->setModel(m_table);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
     view->setObjectName(QStringLiteral("demoTable"));
     view->verticalHeader()->hide();
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -83,6 +90,14 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     auto *bottom = new QWidget(this);
     auto *bl = new QVBoxLayout(bottom);
     bl->setContentsMargins(0, 0, 0, 0);
+    auto *caseRow = new QHBoxLayout;
+    caseRow->addWidget(new QLabel(tr("Charts show"), this));
+    caseRow->addWidget(m_case, 1);
+    m_case->setObjectName(QStringLiteral("demoCase"));
+    m_case->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_case->setMinimumContentsLength(40);
+    m_case->setToolTip(tr("All cases summarised, or one case's modes"));
+    bl->addLayout(caseRow);
     bl->addWidget(m_summary);
     bl->addWidget(view, 1);
     split->addWidget(bottom);
@@ -110,6 +125,12 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     connect(open, &QPushButton::clicked, this, choose);
     connect(openAction, &QAction::triggered, this, choose);
     connect(m_run, &QPushButton::clicked, this, &DemoPage::run);
+    connect(m_case, &QComboBox::currentIndexChanged, this, &DemoPage::showCase);
+    connect(view, &QTableView::clicked, this, [this](const QModelIndex &i) {
+        const QString name = m_table->index(i.row(), 0).data().toString();
+        for (int k = 0; k < int(m_result.cases.size()); ++k)
+            if (QString::fromStdString(m_result.cases[size_t(k)].name) == name) m_case->setCurrentIndex(k + 1);
+    });
     connect(runAction, &QAction::triggered, this, &DemoPage::run);
     connect(m_cancel, &QPushButton::clicked, m_runner, &DemoRunner::cancel);
     connect(m_runner, &DemoRunner::gpuChecked, this, [this](bool ok, const QString &reason) {
@@ -167,6 +188,69 @@ void DemoPage::run()
     m_runner->start(args, dir + QStringLiteral("/diode-demo.json"));
 }
 
+void DemoPage::showCase(int index)
+{
+    if (index <= 0 || index > int(m_result.cases.size())) return showSummary();
+    const auto &c = m_result.cases[size_t(index - 1)];
+    QStringList modes;
+    QVector<QVector<double>> compile(1), kernel(1);
+    QVector<QVector<QString>> compileLabel(1), kernelLabel(1);
+    for (const auto &m : m_result.modes) {
+        modes << QString::fromStdString(m);
+        const auto it = c.results.find(m);
+        const bool ok = it != c.results.end() && it->second.error.empty();
+        compile[0] << (ok ? it->second.compileS.value_or(NAN) : NAN);
+        kernel[0] << (ok ? it->second.kernelMs.value_or(NAN) : NAN);
+        const double cs = DemoTableModel::compileSpeedup(c, m), ks = DemoTableModel::kernelSpeed(c, m);
+        compileLabel[0] << (std::isnan(cs) || m == "max-autotune" ? QString() : QStringLiteral(" %1×").arg(cs, 0, 'f', cs < 10 ? 1 : 0));
+        kernelLabel[0] << (std::isnan(ks) || m == "max-autotune" ? QString() : QStringLiteral(" %1×").arg(ks, 0, 'f', 2));
+    }
+    const QStringList name{QString::fromStdString(c.name)};
+    m_compile->setBars(tr("Compile time (label: speed-up against max-autotune)"), tr("compile (s)"), name, modes, compile,
+                       compileLabel);
+    m_kernel->setBars(tr("Kernel time (label: max-autotune's time / this one's)"), tr("kernel (ms)"), name, modes, kernel,
+                      kernelLabel);
+    for (int row = 0; row < m_table->rowCount(); ++row)
+        if (m_table->index(row, 0).data().toString() == name[0]) {
+            m_view->scrollTo(m_table->index(row, 0), QAbstractItemView::PositionAtTop);
+            break;
+        }
+}
+
+void DemoPage::showSummary()
+{
+    QStringList modes;
+    QVector<QVector<double>> compile(1), ratio(1);
+    QVector<QVector<QString>> compileLabel(1), ratioLabel(1);
+    for (const auto &m : m_result.modes) {
+        modes << QString::fromStdString(m);
+        std::vector<double> seconds, speedups, logRatios;
+        for (const auto &c : m_result.cases) {
+            const auto it = c.results.find(m);
+            if (it != c.results.end() && it->second.error.empty() && it->second.compileS) seconds.push_back(*it->second.compileS);
+            const double cs = DemoTableModel::compileSpeedup(c, m), ks = DemoTableModel::kernelSpeed(c, m);
+            if (!std::isnan(cs)) speedups.push_back(cs);
+            if (ks > 0) logRatios.push_back(-std::log(ks)); // ln(this time / max-autotune's)
+        }
+        auto median = [](std::vector<double> v) {
+            if (v.empty()) return double(NAN);
+            std::sort(v.begin(), v.end());
+            return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+        };
+        const double sp = median(speedups);
+        const double gm = logRatios.empty() ? NAN : std::exp(std::accumulate(logRatios.begin(), logRatios.end(), 0.0) / double(logRatios.size()));
+        compile[0] << median(seconds);
+        ratio[0] << gm;
+        compileLabel[0] << (std::isnan(sp) || m == "max-autotune" ? QString() : QStringLiteral(" %1×").arg(sp, 0, 'f', sp < 10 ? 1 : 0));
+        ratioLabel[0] << (std::isnan(gm) ? QString() : QStringLiteral(" ×%1").arg(gm, 0, 'f', 3));
+    }
+    const QString n = tr("%1 cases").arg(m_result.cases.size());
+    m_compile->setBars(tr("Median compile time (label: median speed-up against max-autotune)"), tr("compile (s)"), {n},
+                       modes, compile, compileLabel);
+    m_kernel->setBars(tr("Kernel time against max-autotune (geomean; 1 = max-autotune's kernels)"),
+                      tr("kernel time / max-autotune's"), {n}, modes, ratio, ratioLabel, false);
+}
+
 bool DemoPage::openResult(const QString &path)
 {
     diode::DemoResult r;
@@ -178,27 +262,15 @@ bool DemoPage::openResult(const QString &path)
     }
     QSettings().setValue(QStringLiteral("demo/result"), path);
     m_table->setResults(r);
-    QStringList cases, modes;
-    for (const auto &c : r.cases) cases << QString::fromStdString(c.name);
-    for (const auto &m : r.modes) modes << QString::fromStdString(m);
-    QVector<QVector<double>> compile(cases.size()), kernel(cases.size());
-    QVector<QVector<QString>> compileLabel(cases.size()), kernelLabel(cases.size());
-    for (int k = 0; k < cases.size(); ++k) {
-        const auto &c = r.cases[size_t(k)];
-        for (const auto &m : r.modes) {
-            const auto it = c.results.find(m);
-            const bool ok = it != c.results.end() && it->second.error.empty();
-            compile[k] << (ok ? it->second.compileS.value_or(NAN) : NAN);
-            kernel[k] << (ok ? it->second.kernelMs.value_or(NAN) : NAN);
-            const double cs = DemoTableModel::compileSpeedup(c, m), ks = DemoTableModel::kernelSpeed(c, m);
-            compileLabel[k] << (std::isnan(cs) || m == "max-autotune" ? QString() : QStringLiteral(" %1×").arg(cs, 0, 'f', cs < 10 ? 1 : 0));
-            kernelLabel[k] << (std::isnan(ks) || m == "max-autotune" ? QString() : QStringLiteral(" %1×").arg(ks, 0, 'f', 2));
-        }
+    m_result = r;
+    {
+        const QSignalBlocker block(m_case);
+        m_case->clear();
+        m_case->addItem(tr("All %1 cases: median compile time, geomean kernel time against max-autotune").arg(r.cases.size()));
+        for (const auto &c : r.cases) m_case->addItem(QString::fromStdString(c.name));
+        m_case->setCurrentIndex(0);
     }
-    m_compile->setBars(tr("Compile time (label: speed-up against max-autotune)"), tr("compile (s)"), cases, modes, compile,
-                       compileLabel);
-    m_kernel->setBars(tr("Kernel time (label: max-autotune's time / this one's)"), tr("kernel (ms)"), cases, modes, kernel,
-                      kernelLabel);
+    showCase(0);
     m_header->setText(tr("<b>%1</b> &nbsp; torch %2 &nbsp; %3 &nbsp; <i>%4</i>")
                           .arg(QString::fromStdString(r.gpu), QString::fromStdString(r.torch), QString::fromStdString(r.createdAt),
                                QFileInfo(path).fileName()));

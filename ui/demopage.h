@@ -1,11 +1,15 @@
 #pragma once
 
+#include "diode/demoresult.h"
+
 #include <QWidget>
 
 class DemoChart;
 class DemoRunner;
 class DemoTableModel;
+class QComboBox;
 class QLabel;
+class QTableView;
 class QPushButton;
 class WorkbenchState;
 
@@ -29,16 +33,23 @@ public:
     /// The saved H200 result shipped with the workbench, if there is one.
     static QString shippedResult();
 
+    /// 0: every case summarised (median compile time, geomean kernel ratio); k: case k - 1.
+    void showCase(int index);
+
 signals:
     void resultShown(const QString &path);
 
 private:
     void setMessage(const QString &text, bool error);
+    void showSummary();
 
     WorkbenchState *m_state;
     DemoRunner *m_runner;
     DemoTableModel *m_table;
     DemoChart *m_compile, *m_kernel;
+    QComboBox *m_case;
+    QTableView *m_view;
+    diode::DemoResult m_result;
     QPushButton *m_run, *m_cancel;
     QLabel *m_header, *m_reason, *m_message, *m_summary;
     bool m_gpu = false;

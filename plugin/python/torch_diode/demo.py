@@ -27,7 +27,10 @@ os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
 # Every compile must really compile: cached graphs or autotune results would hide its cost.
 os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
 
-MODES = ["default", "max-autotune", "plugin-top1", "plugin-top3", "exhaustive-plugin"]
+MODES = ["default", "max-autotune", "plugin-top1", "plugin-top3", "plugin-top3-unfiltered", "exhaustive-plugin"]
+# plugin-top3 keeps at most 3 candidates within install()'s default performance_threshold (1.1 x
+# the best prediction); plugin-top3-unfiltered keeps the 3 best predictions whatever their gap.
+UNFILTERED = float("inf")
 SCHEMA = "diode-demo/1"
 
 
@@ -103,7 +106,8 @@ def run_mode(mode, fn, args, package, graph_calls):
     if mode.startswith("plugin") or mode == "exhaustive-plugin":
         top_k = 1 if mode == "plugin-top1" else 3
         space = "EXHAUSTIVE" if mode == "exhaustive-plugin" else "DEFAULT"
-        if not torch_diode.install(model=package, top_k=top_k, search_space=space):
+        options = {"performance_threshold": UNFILTERED} if mode == "plugin-top3-unfiltered" else {}
+        if not torch_diode.install(model=package, top_k=top_k, search_space=space, **options):
             return {"error": torch_diode.get_integration_status()["reason"]}
         torch_diode.reset_stats()
     compile_mode = None if mode == "default" else "max-autotune-no-cudagraphs"
@@ -164,7 +168,8 @@ def main(argv=None):
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--graph-calls", type=int, default=20)
     ap.add_argument("--json", required=True, help="where to write the result (diode-demo/1)")
-    ap.add_argument("--cases-out", help="append each finished case here (JSON lines) and skip cases already there")
+    ap.add_argument("--cases-out", help="append each finished case here (JSON lines); cases already there only "
+                    "run the modes they lack")
     a = ap.parse_args(argv)
     modes = [m for m in a.modes.split(",") if m]
     bad = [m for m in modes if m not in MODES]
@@ -216,19 +221,20 @@ def main(argv=None):
     cases = []
     for i, (kind, p) in enumerate(specs, 1):
         name, fn, args = gemm_case(p) if kind == "gemm" else mlp_case()
-        if name in done:
-            cases.append(done[name])
+        case = done.get(name) or {"name": name, "kind": kind, "results": {}}
+        missing = [m for m in modes if m not in case["results"]]
+        if not missing:  # finished by an earlier run
+            cases.append(case)
             continue
-        case = {"name": name, "kind": kind, "results": {}}
         if p is not None:
             case["problem"] = p
-        for mode in modes:
+        for mode in missing:
             case["results"][mode] = run_mode(mode, fn, args, package, a.graph_calls)
             r = case["results"][mode]
             log(f"[{i}/{len(specs)}] {name} {mode}: " + (r["error"] if "error" in r else
                 f"compile {r['compile_s']:.2f} s, kernel {r['kernel_ms'] * 1000:.1f} us"))
         cases.append(case)
-        if a.cases_out:
+        if a.cases_out:  # a case that gained modes is appended again; the last line of a name wins
             with open(a.cases_out, "a") as f:
                 f.write(json.dumps(case) + "\n")
         del fn, args
