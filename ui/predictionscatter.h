@@ -13,11 +13,15 @@ struct ScatterGroup {
 };
 
 /// Predicted against measured time on log-log axes with the identity line. Only draws what it
-/// is handed; QCustomPlot's adaptive sampling keeps a million points fluid when panning and
-/// zooming. Reports the candidate under the mouse and the one clicked.
+/// is handed. With many points in view it draws an even sample of them (every k-th by measured
+/// time, at most kDrawBudget), redrawn as the view moves, so a million points pan and zoom
+/// fluidly; hover and click still find every point. Reports the candidate under the mouse and
+/// the one clicked.
 class PredictionScatter : public QCustomPlot {
     Q_OBJECT
 public:
+    static constexpr size_t kDrawBudget = 100000;
+
     explicit PredictionScatter(QWidget *parent = nullptr);
     void setGroups(const QString &title, std::vector<ScatterGroup> groups);
     void clearPoints(const QString &message);
@@ -35,7 +39,10 @@ protected:
     void changeEvent(QEvent *event) override;
 
 private:
+    void sampleVisible(); ///< hands the graphs the points in view, thinned to the draw budget
+
     std::vector<ScatterGroup> m_groups;
+    QString m_baseTitle;
     QCPTextElement *m_title;
     QPoint m_pressPos;
 };

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
+#include <future>
+#include <thread>
 #include <limits>
 #include <unordered_map>
 
@@ -210,11 +213,40 @@ std::vector<double> computePredictions(const ModelPackage &pkg, const Prediction
                                        const std::atomic<bool> *cancel)
 {
     std::vector<double> out(table.candidates(), kNaN);
-    for (size_t i = 0; i < table.problems.size(); ++i) {
-        if (cancel && cancel->load()) return {};
-        const auto ms = pkg.predictMs(table.problems[i], table.configsOf(i));
-        std::copy(ms.begin(), ms.end(), out.begin() + table.start[i]);
+    // Problems are split over the cores in interleaved order (sizes vary along the table); each
+    // thread writes only its problems' slots, and the reader keeps its scratch per thread.
+    const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 16);
+    std::atomic<bool> stop{false};
+    auto work = [&](size_t t) {
+        std::vector<double> ms;
+        for (size_t i = t; i < table.problems.size(); i += threads) {
+            if (stop || (cancel && cancel->load())) return;
+            try {
+                pkg.predictMs(table.problems[i], table.configsOf(i), ms);
+            } catch (...) {
+                stop = true;
+                throw;
+            }
+            std::copy(ms.begin(), ms.end(), out.begin() + table.start[i]);
+        }
+    };
+    std::vector<std::future<void>> jobs;
+    for (size_t t = 1; t < threads; ++t) jobs.push_back(std::async(std::launch::async, work, t));
+    std::exception_ptr error;
+    try {
+        work(0);
+    } catch (...) {
+        error = std::current_exception();
     }
+    for (auto &j : jobs) {
+        try {
+            j.get();
+        } catch (...) {
+            if (!error) error = std::current_exception();
+        }
+    }
+    if (error) std::rethrow_exception(error);
+    if (cancel && cancel->load()) return {};
     return out;
 }
 
