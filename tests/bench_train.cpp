@@ -1,6 +1,6 @@
 // Training-time benchmark (not a test): 100,000 rows for 30 epochs with all cores.
 // Rows are the shipped H200 dataset's problems repeated with M shifted (so each copy is a
-// distinct problem) and times scaled accordingly. Usage: bench_train DB [ROWS] [EPOCHS]
+// distinct problem) and times scaled accordingly. Usage: bench_train DB [ROWS] [EPOCHS] [MEMBERS]
 #include "trainer.h"
 
 #include <fmt/format.h>
@@ -13,7 +13,7 @@ using namespace diode;
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fmt::print(stderr, "usage: bench_train DB [ROWS] [EPOCHS]\n");
+        fmt::print(stderr, "usage: bench_train DB [ROWS] [EPOCHS] [MEMBERS]\n");
         return 2;
     }
     Store store(argv[1], Store::Mode::ReadOnly);
@@ -22,6 +22,7 @@ int main(int argc, char **argv)
     TrainOptions o;
     o.epochs = argc > 3 ? std::atoi(argv[3]) : 30;
     o.patience = 1 << 30;
+    if (argc > 4) o.members = std::atoi(argv[4]);
     std::vector<TrainingProblem> data;
     size_t n = 0;
     for (int copy = 0; n < rows; ++copy)
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
     const auto t0 = std::chrono::steady_clock::now();
     const auto res = train(data, o);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    fmt::print("{} timed rows ({} problems), {} epochs, {} threads: {:.1f} s\n", n, data.size(), res.epochsRun,
-               std::thread::hardware_concurrency(), s);
+    fmt::print("{} timed rows ({} problems), {} network(s) x {} epochs ({} in all), {} threads: {:.1f} s\n", n, data.size(),
+               o.members, o.epochs, res.epochsRun, std::thread::hardware_concurrency(), s);
     return 0;
 }
