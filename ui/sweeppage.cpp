@@ -6,7 +6,11 @@
 #include "throughputplot.h"
 #include "workbenchstate.h"
 
+#include "diode/config.h"
+#include "diode/store.h"
+
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -430,6 +434,27 @@ void SweepPage::run() {
     if (!m_planValid || m_worker->isRunning())
         return;
     start(false);
+}
+
+void SweepPage::runForScreenshot() {
+    QString plan;
+    for (const QString &dir : {QStringLiteral(DIODE_SOURCE_DIR), QStringLiteral(DIODE_INSTALL_DATADIR)})
+        if (QFileInfo::exists(dir + QStringLiteral("/resources/plans/cpu-smoke.json")))
+            plan = dir + QStringLiteral("/resources/plans/cpu-smoke.json");
+    if (plan.isEmpty() || !openPlan(plan))
+        return showError(tr("The shipped plan resources/plans/cpu-smoke.json was not found."));
+    setBackend(QStringLiteral("cpu"));
+    const QString db = QDir::temp().filePath(QStringLiteral("diode-screenshot-sweep-%1.db").arg(QCoreApplication::applicationPid()));
+    QFile::remove(db);
+    try {
+        diode::Store store(db.toStdString()); // an empty store, so the window can show it before the run
+    } catch (const std::exception &e) {
+        return showError(QString::fromUtf8(e.what()));
+    }
+    setTargetDatabase(db);
+    connect(m_worker, &SweepWorker::finished, this, [this] { emit ready(); }, Qt::SingleShotConnection);
+    connect(this, &SweepPage::estimateShown, this, [this](const PlanEstimate &e) { if (e.error.isEmpty()) run(); },
+            Qt::SingleShotConnection);
 }
 
 void SweepPage::resume() {

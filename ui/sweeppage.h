@@ -35,6 +35,9 @@ public:
     void setBackend(const QString &backend);
 
     void run();
+    /// A real cpu sweep of the shipped smoke plan into a temporary database, for the workbench's
+    /// --screenshot; ready() once it has finished and the plot is drawn.
+    Q_INVOKABLE void runForScreenshot();
     void resume();
     void cancel();
     SweepWorker *worker() const { return m_worker; }
@@ -44,6 +47,8 @@ public:
 signals:
     /// The plan was expanded: its problem count and estimate are shown (or its error).
     void estimateShown(const PlanEstimate &estimate);
+    /// The sweep started by runForScreenshot() has ended.
+    void ready();
 
 private:
     QWidget *planEditor();
