@@ -4,12 +4,13 @@
 #include "demorunner.h"
 #include "demotablemodel.h"
 #include "exportactions.h"
+#include "messagelabel.h"
+#include "pageshortcut.h"
 #include "workbenchstate.h"
 
 #include "diode/config.h"
 #include "diode/demoresult.h"
 
-#include <QAction>
 #include <QComboBox>
 #include <QSignalBlocker>
 #include <QDir>
@@ -53,7 +54,7 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_header(new QLabel(this))
     , m_reason(new QLabel(tr("Looking for a GPU…"), this))
-    , m_message(new QLabel(this))
+    , m_message(new MessageLabel(this))
     , m_summary(new QLabel(this))
 {
     setObjectName(QStringLiteral("demoPage"));
@@ -68,7 +69,6 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     bar->addWidget(m_reason, 1);
     m_header->setTextFormat(Qt::RichText);
     m_header->setObjectName(QStringLiteral("demoHeader"));
-    m_message->setWordWrap(true);
     m_message->setObjectName(QStringLiteral("demoMessage"));
     m_summary->setTextFormat(Qt::RichText);
     m_summary->setWordWrap(true);
@@ -110,20 +110,12 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     layout->addWidget(m_message);
     layout->addWidget(split, 1);
 
-    auto *runAction = new QAction(this);
-    runAction->setShortcut(Qt::Key_F5);
-    runAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    addAction(runAction);
-    auto *openAction = new QAction(this);
-    openAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
-    openAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    addAction(openAction);
     auto choose = [this] {
         const QString p = QFileDialog::getOpenFileName(this, tr("Demo result"), QString(), tr("Demo results (*.json)"));
         if (!p.isEmpty()) openResult(p);
     };
     connect(open, &QPushButton::clicked, this, choose);
-    connect(openAction, &QAction::triggered, this, choose);
+    addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), choose);
     connect(m_run, &QPushButton::clicked, this, &DemoPage::run);
     connect(m_case, &QComboBox::currentIndexChanged, this, &DemoPage::showCase);
     connect(view, &QTableView::clicked, this, [this](const QModelIndex &i) {
@@ -131,7 +123,7 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
         for (int k = 0; k < int(m_result.cases.size()); ++k)
             if (QString::fromStdString(m_result.cases[size_t(k)].name) == name) m_case->setCurrentIndex(k + 1);
     });
-    connect(runAction, &QAction::triggered, this, &DemoPage::run);
+    addPageShortcut(this, QKeySequence(Qt::Key_F5), [this] { run(); });
     connect(m_cancel, &QPushButton::clicked, m_runner, &DemoRunner::cancel);
     connect(m_runner, &DemoRunner::gpuChecked, this, [this](bool ok, const QString &reason) {
         m_gpu = ok;
@@ -167,11 +159,7 @@ QString DemoPage::runReason() const
 
 QString DemoPage::message() const { return m_message->text(); }
 
-void DemoPage::setMessage(const QString &text, bool error)
-{
-    m_message->setStyleSheet(error ? QStringLiteral("color: #d62728; font-weight: bold") : QString());
-    m_message->setText(text);
-}
+void DemoPage::setMessage(const QString &text, bool error) { m_message->showMessage(text, error); }
 
 void DemoPage::run()
 {

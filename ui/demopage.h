@@ -8,6 +8,7 @@ class DemoChart;
 class DemoRunner;
 class DemoTableModel;
 class QComboBox;
+class MessageLabel;
 class QLabel;
 class QTableView;
 class QPushButton;
@@ -51,6 +52,7 @@ private:
     QTableView *m_view;
     diode::DemoResult m_result;
     QPushButton *m_run, *m_cancel;
-    QLabel *m_header, *m_reason, *m_message, *m_summary;
+    QLabel *m_header, *m_reason, *m_summary;
+    MessageLabel *m_message;
     bool m_gpu = false;
 };

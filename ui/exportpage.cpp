@@ -1,6 +1,8 @@
 #include "exportpage.h"
 
 #include "exportactions.h"
+#include "messagelabel.h"
+#include "pageshortcut.h"
 #include "manifestmodel.h"
 #include "modellist.h"
 #include "workbenchstate.h"
@@ -8,7 +10,6 @@
 #include "diode/modelinstall.h"
 #include "diode/modelpackage.h"
 
-#include <QAction>
 #include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
@@ -32,7 +33,7 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     , m_package(new QComboBox(this))
     , m_summary(new QLabel(this))
     , m_target(new QLabel(this))
-    , m_message(new QLabel(this))
+    , m_message(new MessageLabel(this))
     , m_manifest(new ManifestModel(this))
     , m_view(new QTableView(this))
     , m_raw(new QPlainTextEdit(this))
@@ -56,7 +57,6 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     m_summary->setObjectName(QStringLiteral("packageSummary"));
     m_target->setWordWrap(true);
     m_target->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_message->setWordWrap(true);
     m_message->setObjectName(QStringLiteral("exportMessage"));
     m_view->setModel(m_manifest);
     m_view->setObjectName(QStringLiteral("manifestTable"));
@@ -80,17 +80,9 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     layout->addWidget(m_message);
     layout->addWidget(split, 1);
 
-    auto *saveAction = new QAction(this);
-    saveAction->setShortcut(QKeySequence::Save);
-    saveAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    addAction(saveAction);
-    auto *installAction = new QAction(this);
-    installAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
-    installAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    addAction(installAction);
-    connect(saveAction, &QAction::triggered, this, &ExportPage::chooseSaveTarget);
+    addPageShortcut(this, QKeySequence::Save, [this] { chooseSaveTarget(); });
     connect(save, &QPushButton::clicked, this, &ExportPage::chooseSaveTarget);
-    connect(installAction, &QAction::triggered, this, &ExportPage::installInteractive);
+    addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::Key_I), [this] { installInteractive(); });
     connect(install, &QPushButton::clicked, this, &ExportPage::installInteractive);
     connect(open, &QPushButton::clicked, this, [this] {
         const QString p = QFileDialog::getOpenFileName(this, tr("Model package"), QString(), tr("Diode packages (*.diode)"));
@@ -102,11 +94,7 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     else setMessage(tr("No package yet: train one or open a .diode file."), false);
 }
 
-void ExportPage::setMessage(const QString &text, bool error)
-{
-    m_message->setStyleSheet(error ? QStringLiteral("color: #d62728; font-weight: bold") : QString());
-    m_message->setText(text);
-}
+void ExportPage::setMessage(const QString &text, bool error) { m_message->showMessage(text, error); }
 
 QString ExportPage::message() const { return m_message->text(); }
 

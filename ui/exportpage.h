@@ -5,6 +5,7 @@
 class ManifestModel;
 class ModelList;
 class QComboBox;
+class MessageLabel;
 class QLabel;
 class QPlainTextEdit;
 class QTableView;
@@ -40,7 +41,8 @@ private:
     ModelList *m_models;
     QString m_path;
     QComboBox *m_package;
-    QLabel *m_summary, *m_target, *m_message;
+    QLabel *m_summary, *m_target;
+    MessageLabel *m_message;
     ManifestModel *m_manifest;
     QTableView *m_view;
     QPlainTextEdit *m_raw;

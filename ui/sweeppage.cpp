@@ -2,6 +2,7 @@
 
 #include "exportactions.h"
 #include "failedproblemsmodel.h"
+#include "pageshortcut.h"
 #include "planform.h"
 #include "throughputplot.h"
 #include "workbenchstate.h"
@@ -44,14 +45,6 @@ QString duration(double s) {
     if (s < 3600)
         return QObject::tr("%1 min %2 s").arg(int(s) / 60).arg(int(s) % 60);
     return QObject::tr("%1 h %2 min").arg(int(s) / 3600).arg(int(s) % 3600 / 60);
-}
-
-QShortcut *shortcut(const QKeySequence &keys, QWidget *page, std::function<void()> fn) {
-    // Window-wide, but only while the page is shown: hidden widgets' shortcuts never fire.
-    auto *sc = new QShortcut(keys, page);
-    sc->setContext(Qt::WindowShortcut);
-    QObject::connect(sc, &QShortcut::activated, page, std::move(fn));
-    return sc;
 }
 
 } // namespace
@@ -129,11 +122,11 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
             setTargetDatabase(path);
     });
 
-    shortcut(QKeySequence(Qt::CTRL | Qt::Key_R), this, [this] { run(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), this, [this] { resume(); });
-    shortcut(QKeySequence(Qt::Key_Escape), this, [this] { cancel(); });
-    shortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), this, [this] { choosePlanToOpen(); });
-    shortcut(QKeySequence::Save, this, [this] { savePlan(false); });
+    addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::Key_R), [this] { run(); });
+    addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), [this] { resume(); });
+    addPageShortcut(this, QKeySequence(Qt::Key_Escape), [this] { cancel(); });
+    addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), [this] { choosePlanToOpen(); });
+    addPageShortcut(this, QKeySequence::Save, [this] { savePlan(false); });
 
     QSettings settings;
     m_backend->setCurrentText(settings.value(QStringLiteral("sweep/backend"), "cpu").toString());

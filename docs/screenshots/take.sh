@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${1:-build}/app/diode-workbench
+TMPDIR=$(mktemp -d) # settings, data and the sweep's store of every run; removed at the end
+export TMPDIR
+trap 'rm -rf "$TMPDIR"' EXIT
 for page in overviewPage hardwarePage sweepPage dataPage trainPage validatePage exportPage demoPage; do
   # Fresh settings and data for each page: the shipped dataset and model, the default layout.
   XDG_CONFIG_HOME=$(mktemp -d) XDG_DATA_HOME=$(mktemp -d) \
