@@ -6,6 +6,7 @@
 #include "exportactions.h"
 #include "messagelabel.h"
 #include "pageshortcut.h"
+#include "shippedfile.h"
 #include "workbenchstate.h"
 
 #include "diode/config.h"
@@ -29,17 +30,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-
-namespace {
-
-QString dataFile(const QString &rel)
-{
-    for (const QString &dir : {QStringLiteral(DIODE_SOURCE_DIR), QStringLiteral(DIODE_INSTALL_DATADIR)})
-        if (QFileInfo::exists(dir + '/' + rel)) return dir + '/' + rel;
-    return {};
-}
-
-} // namespace
 
 DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     : QWidget(parent)
@@ -146,7 +136,7 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     else setMessage(tr("No saved demo result: run one on a GPU, or open a result file."), false);
 }
 
-QString DemoPage::shippedResult() { return dataFile(QStringLiteral("trained_models/h200/h200-demo.json")); }
+QString DemoPage::shippedResult() { return shippedFile(QStringLiteral("trained_models/h200/h200-demo.json")); }
 
 bool DemoPage::canRun() const { return m_gpu && !DemoRunner::diodeBinary().isEmpty() && !m_runner->isRunning(); }
 
@@ -165,7 +155,7 @@ void DemoPage::run()
 {
     if (!canRun()) return setMessage(tr("Cannot run the demo: %1.").arg(runReason()), true);
     QStringList args;
-    const QString problems = dataFile(QStringLiteral("resources/demo/h200-heldout-gemms.jsonl"));
+    const QString problems = shippedFile(QStringLiteral("resources/demo/h200-heldout-gemms.jsonl"));
     if (!problems.isEmpty()) args << QStringLiteral("--problems") << problems << QStringLiteral("--limit") << QStringLiteral("8");
     args << QStringLiteral("--mlp");
     if (!m_state->packagePath().isEmpty()) args << QStringLiteral("--package") << m_state->packagePath();

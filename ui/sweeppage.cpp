@@ -4,6 +4,7 @@
 #include "failedproblemsmodel.h"
 #include "pageshortcut.h"
 #include "planform.h"
+#include "shippedfile.h"
 #include "throughputplot.h"
 #include "workbenchstate.h"
 
@@ -430,10 +431,7 @@ void SweepPage::run() {
 }
 
 void SweepPage::runForScreenshot() {
-    QString plan;
-    for (const QString &dir : {QStringLiteral(DIODE_SOURCE_DIR), QStringLiteral(DIODE_INSTALL_DATADIR)})
-        if (QFileInfo::exists(dir + QStringLiteral("/resources/plans/cpu-smoke.json")))
-            plan = dir + QStringLiteral("/resources/plans/cpu-smoke.json");
+    const QString plan = shippedFile(QStringLiteral("resources/plans/cpu-smoke.json"));
     if (plan.isEmpty() || !openPlan(plan))
         return showError(tr("The shipped plan resources/plans/cpu-smoke.json was not found."));
     setBackend(QStringLiteral("cpu"));

@@ -1,6 +1,7 @@
 // diode-workbench: the Qt GUI. With no argument it opens the shipped H200 dataset.
 
 #include "mainwindow.h"
+#include "shippedfile.h"
 #include "workbenchstate.h"
 
 #include "diode/config.h"
@@ -29,24 +30,22 @@ bool haveDisplay()
     return (x && *x) || (wl && *wl);
 }
 
-QString shippedFile(const QString &name)
+// The shipped H200 file `name`; the source tree's path when neither copy exists, so the error
+// names where it was expected.
+QString shippedH200(const QString &name)
 {
-    for (const QString &dir : {QStringLiteral(DIODE_SOURCE_DIR "/trained_models"),
-                               QStringLiteral(DIODE_INSTALL_DATADIR "/trained_models")}) {
-        const QString p = dir + QStringLiteral("/h200/") + name;
-        if (QFileInfo::exists(p)) return p;
-    }
-    return QStringLiteral(DIODE_SOURCE_DIR "/trained_models/h200/") + name;
+    const QString found = shippedFile(QStringLiteral("trained_models/h200/") + name);
+    return found.isEmpty() ? QStringLiteral(DIODE_SOURCE_DIR "/trained_models/h200/") + name : found;
 }
 
-QString shippedDataset() { return shippedFile(QStringLiteral("h200-dataset.db")); }
+QString shippedDataset() { return shippedH200(QStringLiteral("h200-dataset.db")); }
 
 // The model last used, or the shipped H200 model on first start.
 QString startPackage()
 {
     const QString saved = QSettings().value(QStringLiteral("state/package")).toString();
     if (!saved.isEmpty() && QFileInfo::exists(saved)) return saved;
-    const QString shipped = shippedFile(QStringLiteral("h200-gemm-mlp-v2.diode"));
+    const QString shipped = shippedH200(QStringLiteral("h200-gemm-mlp-v2.diode"));
     return QFileInfo::exists(shipped) ? shipped : QString();
 }
 
