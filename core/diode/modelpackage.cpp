@@ -298,29 +298,9 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
                 throw PackageError(fmt::format("tensor '{}' has values <= 0", specs[base + 1].name));
             std::vector<Layer> layers;
             for (size_t l = 0; l + 1 < sizes.size(); ++l) {
-                const int in = sizes[l], out = sizes[l + 1];
-                const auto &w = tensors[base + 2 + 2 * l], &b = tensors[base + 3 + 2 * l]; // w: [out, in] row-major
-                Layer layer;
-                layer.in = in;
-                layer.out = out;
-                layer.outPadded = out == 1 ? 1 : (out + kPad - 1) / kPad * kPad;
-                layer.weightsT.assign(size_t(in) * size_t(layer.outPadded), 0.f);
-                layer.bias.assign(size_t(layer.outPadded), 0.f);
-                for (int o = 0; o < out; ++o) {
-                    // Layer 0 sees raw features: W (x - mean) / sd = (W / sd) x - (W / sd) mean.
-                    double shift = 0;
-                    for (int i = 0; i < in; ++i) {
-                        const float wi = l == 0 ? float(double(w[size_t(o * in + i)]) / double(sd[size_t(i)])) : w[size_t(o * in + i)];
-                        layer.weightsT[size_t(i) * size_t(layer.outPadded) + size_t(o)] = wi;
-                        if (l == 0) shift += double(wi) * double(mean[size_t(i)]);
-                    }
-                    layer.bias[size_t(o)] = float(double(b[size_t(o)]) - shift);
-                }
-                if (!std::all_of(layer.weightsT.begin(), layer.weightsT.end(), [](float x) { return std::isfinite(x); }) ||
-                    !std::all_of(layer.bias.begin(), layer.bias.end(), [](float x) { return std::isfinite(x); }))
-                    throw PackageError(fmt::format("layer {} overflows once the input normalisation is folded in", l));
-                if (l + 2 < sizes.size()) pkg.m_maxWidth = std::max(pkg.m_maxWidth, layer.outPadded);
-                layers.push_back(std::move(layer));
+                layers.push_back(foldLayer(l, sizes[l], sizes[l + 1], tensors[base + 2 + 2 * l], tensors[base + 3 + 2 * l],
+                                           l == 0 ? &mean : nullptr, l == 0 ? &sd : nullptr));
+                if (l + 2 < sizes.size()) pkg.m_maxWidth = std::max(pkg.m_maxWidth, layers.back().outPadded);
             }
             pkg.m_members.push_back(std::move(layers));
         }
@@ -330,6 +310,32 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
         throw PackageError(fmt::format("manifest field missing or of the wrong type: {}", e.what()));
     }
     return pkg;
+}
+
+ModelPackage::Layer ModelPackage::foldLayer(size_t index, int in, int out, const std::vector<float> &w,
+                                            const std::vector<float> &b, const std::vector<float> *mean,
+                                            const std::vector<float> *sd)
+{
+    Layer layer; // w: [out, in] row-major
+    layer.in = in;
+    layer.out = out;
+    layer.outPadded = out == 1 ? 1 : (out + kPad - 1) / kPad * kPad;
+    layer.weightsT.assign(size_t(in) * size_t(layer.outPadded), 0.f);
+    layer.bias.assign(size_t(layer.outPadded), 0.f);
+    for (int o = 0; o < out; ++o) {
+        // Layer 0 sees raw features: W (x - mean) / sd = (W / sd) x - (W / sd) mean.
+        double shift = 0;
+        for (int i = 0; i < in; ++i) {
+            const float wi = sd ? float(double(w[size_t(o * in + i)]) / double((*sd)[size_t(i)])) : w[size_t(o * in + i)];
+            layer.weightsT[size_t(i) * size_t(layer.outPadded) + size_t(o)] = wi;
+            if (mean) shift += double(wi) * double((*mean)[size_t(i)]);
+        }
+        layer.bias[size_t(o)] = float(double(b[size_t(o)]) - shift);
+    }
+    auto finite = [](const std::vector<float> &v) { return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); }); };
+    if (!finite(layer.weightsT) || !finite(layer.bias))
+        throw PackageError(fmt::format("layer {} overflows once the input normalisation is folded in", index));
+    return layer;
 }
 
 HardwareFeatures ModelPackage::hardware() const { return m_hw; }

@@ -74,6 +74,11 @@ private:
         std::vector<float> weightsT; ///< [in, outPadded]; for the output layer (out = 1) just [in]
         std::vector<float> bias;     ///< [outPadded]
     };
+    /// Layer `w` [out, in], `b` [out] in the kernel's layout; with `mean`/`sd`, the input
+    /// normalisation folded in (layer 0). Throws PackageError if the folding overflows.
+    static Layer foldLayer(size_t index, int in, int out, const std::vector<float> &w, const std::vector<float> &b,
+                           const std::vector<float> *mean, const std::vector<float> *sd);
+
     nlohmann::json m_manifest;
     std::vector<std::vector<Layer>> m_members; ///< the layers of each network
     int m_maxWidth = 0; ///< widest padded hidden layer: the scratch row length

@@ -149,10 +149,6 @@ torch::Tensor batchLoss(const torch::Tensor &predFlat, const torch::Tensor &y, c
     return loss;
 }
 
-} // namespace
-
-namespace {
-
 torch::Tensor rowsTensor(const Rows &r, const torch::Device &device)
 {
     const int F = FeatureSchema::size();
