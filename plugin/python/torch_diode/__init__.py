@@ -75,16 +75,9 @@ def _check_torch() -> Optional[str]:
 
 
 def _check_hook() -> Optional[str]:
-    try:
-        from torch._inductor.choices import InductorChoices
-        from torch._inductor.virtualized import V
-    except Exception as e:  # noqa: BLE001
-        return f"Inductor cannot be imported: {e}"
-    if not hasattr(InductorChoices, "_finalize_template_configs"):
-        return "this torch's InductorChoices has no _finalize_template_configs hook"
-    if not hasattr(V, "set_choices_handler"):
-        return "this torch's Inductor has no V.set_choices_handler"
-    return None
+    from . import _inductor_compat as compat
+
+    return compat.hook_problem()
 
 
 def get_detected_hardware() -> dict:
@@ -105,25 +98,26 @@ def list_available_models() -> list[dict]:
 def _engage(options) -> None:
     """Inductor options the selector needs while installed; the old values come back on
     uninstall()."""
-    import torch._inductor.config as cfg
+    from . import _inductor_compat as compat
 
     wanted = {"max_autotune_gemm_search_space": options.search_space}
-    backends = [b.strip().upper() for b in str(cfg.max_autotune_gemm_backends).split(",") if b.strip()]
+    backends = [b.strip().upper() for b in str(compat.get_config("max_autotune_gemm_backends")).split(",")
+                if b.strip()]
     for b in ("ATEN", "TRITON"):
         if b not in backends:
             backends.append(b)
     wanted["max_autotune_gemm_backends"] = ",".join(backends)
     for key, value in wanted.items():
         if key not in _saved_config:
-            _saved_config[key] = getattr(cfg, key)
-        setattr(cfg, key, value)
+            _saved_config[key] = compat.get_config(key)
+        compat.set_config(key, value)
 
 
 def _restore_config() -> None:
-    import torch._inductor.config as cfg
+    from . import _inductor_compat as compat
 
     for key, value in _saved_config.items():
-        setattr(cfg, key, value)
+        compat.set_config(key, value)
     _saved_config.clear()
 
 
@@ -151,24 +145,17 @@ def install(model=None, top_k=3, performance_threshold=1.1, ops=("mm", "addmm", 
         loaded = _load_model(model, hw)
         if loaded is None:
             return False
-        from torch._inductor.virtualized import V
+        from . import _inductor_compat as compat
 
         runtime = Runtime(loaded, options)
-        _previous_handler = V.choices if _has_handler(V) else None
-        V.set_choices_handler(choices_class()(runtime))
+        _previous_handler = compat.current_choices_handler()
+        compat.set_choices_handler(choices_class()(runtime))
         _engage(options)
         _runtime = runtime
         _status.update(installed=True, reason="")
         log.info("installed with %s (top_k=%d, threshold=%.2f, %s)", loaded.path, options.top_k,
                  options.threshold, options.search_space)
         return True
-
-
-def _has_handler(V) -> bool:
-    try:
-        return V.choices is not None
-    except Exception:  # noqa: BLE001
-        return False
 
 
 def _load_model(model, hw):
@@ -224,10 +211,10 @@ def uninstall() -> None:
         if _runtime is None:
             return
         try:
-            from torch._inductor.choices import InductorChoices
-            from torch._inductor.virtualized import V
+            from . import _inductor_compat as compat
 
-            V.set_choices_handler(_previous_handler if _previous_handler is not None else InductorChoices())
+            compat.set_choices_handler(_previous_handler if _previous_handler is not None
+                                       else compat.choices_base_class()())
             _restore_config()
         finally:
             _runtime = None

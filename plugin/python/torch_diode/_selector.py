@@ -13,12 +13,11 @@ import time
 from collections import Counter
 from typing import Any, Optional
 
+from . import _inductor_compat as compat
+
 log = logging.getLogger("torch_diode")
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
-# Template uids the model was trained on; anything else is left to Inductor's default.
-TRITON_TEMPLATES = {"triton::mm": "mm", "triton::bmm": "bmm"}
-TRITON_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps")
 
 
 class Stats:
@@ -105,15 +104,10 @@ def _layout_transposed(size, stride) -> bool:
 
 def problem_of(kernel_inputs, op_name: str) -> tuple:
     """The GEMM Inductor is lowering, as (op, dtype, B, M, N, K, a_transposed, b_transposed)."""
-    from torch._inductor.virtualized import V
-
-    mat1, mat2 = kernel_inputs.mat1mat2()
-    sizes = V.graph.sizevars
-    s1, s2 = sizes.size_hints(mat1.get_size()), sizes.size_hints(mat2.get_size())
-    t1, t2 = sizes.size_hints(mat1.get_stride()), sizes.size_hints(mat2.get_stride())
-    dtype = DTYPES.get(str(mat1.get_dtype()))
+    (s1, t1), (s2, t2), dt = compat.kernel_inputs_problem(kernel_inputs)
+    dtype = DTYPES.get(str(dt))
     if dtype is None:
-        raise LookupError(f"dtype {mat1.get_dtype()} is not one the model knows")
+        raise LookupError(f"dtype {dt} is not one the model knows")
     batch = int(s1[-3]) if len(s1) >= 3 else 1
     return (op_name, dtype, batch, int(s1[-2]), int(s2[-1]), int(s1[-1]), int(_layout_transposed(s1, t1)),
             int(_layout_transposed(s2, t2)))
@@ -128,25 +122,9 @@ def problem_dict(problem: tuple) -> dict:
     return d
 
 
-def candidate_key(ktc) -> Optional[tuple]:
-    """(kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32)
-    for one KernelTemplateChoice, or None when the model does not know its template or
-    parameters."""
-    uid = getattr(ktc.template, "uid", "")
-    if uid.startswith("aten::"):
-        return ("aten", "extern_kernels." + uid[6:], 0, 0, 0, 0, 0, 0, -1, -1)
-    tpl = TRITON_TEMPLATES.get(uid)
-    if tpl is None:
-        return None
-    kw = ktc.params.to_kwargs()
-    try:
-        bm, bn, bk, stages, warps = (int(kw[k]) for k in TRITON_KEYS)
-    except KeyError:
-        return None
-    even = kw.get("EVEN_K")
-    tf32 = ktc.extra_kwargs.get("ALLOW_TF32", kw.get("ALLOW_TF32"))
-    return ("triton", tpl, bm, bn, bk, int(kw.get("GROUP_M", 8)), stages, warps, -1 if even is None else int(even),
-            -1 if tf32 is None else int(tf32))
+# (kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32) of one
+# KernelTemplateChoice, or None when the model does not know its template or parameters.
+candidate_key = compat.ktc_key
 
 
 def candidate_dict(key: tuple) -> dict:
@@ -233,7 +211,7 @@ def choices_class():
     global _choices_class
     if _choices_class is not None:
         return _choices_class
-    from torch._inductor.choices import InductorChoices
+    InductorChoices = compat.choices_base_class()
 
     class DiodeChoices(InductorChoices):
         def __init__(self, runtime: Runtime):
@@ -266,8 +244,7 @@ def choices_class():
                     raise
                 if by_template is not None:
                     return [ktc for ktcs in by_template.values() for ktc in ktcs]
-                overrides = kwarg_overrides or {}
-                fresh = {t.uid: self.get_ktc(kernel_inputs, t, op_name, overrides.get(t.uid, {})) for t in templates}
+                fresh = compat.fresh_template_choices(self, kernel_inputs, templates, op_name, kwarg_overrides)
                 return super()._finalize_template_configs(fresh, kernel_inputs, templates, op_name, kwarg_overrides)
 
     _choices_class = DiodeChoices

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from . import _inductor_compat as compat
+
 _TEMPLATE_RE = re.compile(r"^(?:triton_)?(.*?)(?:_\d+)?$")
 _KWARG_RE = re.compile(r"(\w+)=('[^']*'|[^,]+)")
 
@@ -24,16 +26,12 @@ def _parse_description(desc):
 
 def candidate_from_choice(choice):
     """Turn one benchmarked ChoiceCaller into a problem-JSON candidate."""
-    try:
-        info = dict(choice.info_dict())
-    except Exception:  # noqa: BLE001
-        info = {}
-    info = {k: v for k, v in info.items() if isinstance(v, (str, int, float, bool))}
+    info = compat.choice_info(choice)
     call_name = info.get("kernel_call_name")
     if call_name:
         return {"kind": "aten", "name": str(call_name)}
-    name = str(getattr(choice, "name", "") or "")
-    desc = str(getattr(choice, "description", "") or "")
+    name = compat.choice_name(choice)
+    desc = compat.choice_description(choice)
     kw = _parse_description(desc)
     cand = {"kind": "triton", "template": _TEMPLATE_RE.match(name).group(1) if name else "unknown"}
     tile = info.get("tile_shape")

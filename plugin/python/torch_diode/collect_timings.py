@@ -10,11 +10,11 @@ import json
 import logging
 import threading
 
+from . import _inductor_compat as compat
 from ._selector import DTYPES, _layout_transposed
 from ._timings import candidate_from_choice
 
 log = logging.getLogger("torch_diode")
-_OPS = {"mm": "mm", "addmm": "addmm", "bias_addmm": "addmm", "bmm": "bmm"}
 
 
 class Collector:
@@ -44,16 +44,12 @@ class Collector:
 
     @staticmethod
     def record(timings, name, input_nodes):
-        import torch._inductor.config as cfg
-        from torch._inductor.virtualized import V
-
-        op = _OPS.get(str(name))
+        op = compat.SAVER_OPS.get(str(name))
         if op is None or len(input_nodes) < 2:
             return None
         mat1, mat2 = input_nodes[-2], input_nodes[-1]
-        sizes = V.graph.sizevars
-        s1, s2 = sizes.size_hints(mat1.get_size()), sizes.size_hints(mat2.get_size())
-        t1, t2 = sizes.size_hints(mat1.get_stride()), sizes.size_hints(mat2.get_stride())
+        s1, t1 = compat.node_size_stride(mat1)
+        s2, t2 = compat.node_size_stride(mat2)
         dtype = DTYPES.get(str(mat1.get_dtype()))
         if dtype is None:
             return None
@@ -71,39 +67,20 @@ class Collector:
         return {"op": op, "dtype": dtype, "B": int(s1[-3]) if len(s1) >= 3 else 1, "M": int(s1[-2]),
                 "N": int(s2[-1]), "K": int(s1[-1]), "a_transposed": _layout_transposed(s1, t1),
                 "b_transposed": _layout_transposed(s2, t2),
-                "search_space": str(cfg.max_autotune_gemm_search_space).upper(),
+                "search_space": compat.current_search_space(),
                 "source": "torch_diode.collect", "candidates": candidates}
-
-
-def _saver_lists(fn):
-    """The lists holding feedback savers that contain `fn` (torch 2.11 keeps them on the
-    module's AlgorithmSelectorCache instance)."""
-    import torch._inductor.select_algorithm as sa
-
-    holders = [getattr(sa, "_ALGORITHM_SELECTOR_CACHE", None), sa, getattr(sa, "AlgorithmSelectorCache", None)]
-    for holder in filter(lambda h: h is not None, holders):
-        for attr in ("feedback_saver_fns", "_feedback_savers", "feedback_savers"):
-            val = getattr(holder, attr, None)
-            if isinstance(val, list) and any(x is fn for x in val):
-                yield val
 
 
 @contextlib.contextmanager
 def collect(path: str, append: bool = False):
     """Yields the Collector (its `problems` counts lines written)."""
-    from torch._inductor.select_algorithm import add_feedback_saver
-
     with open(path, "a" if append else "w") as out:
         collector = Collector(out)
-        add_feedback_saver(collector)
+        compat.add_feedback_saver(collector)
         try:
             yield collector
         finally:
-            removed = False
-            for lst in _saver_lists(collector):
-                lst[:] = [x for x in lst if x is not collector]
-                removed = True
-            if not removed:
+            if not compat.remove_feedback_saver(collector):
                 log.warning("collect: could not find Inductor's feedback saver list; the collector stays "
                             "registered but writes nothing more")
                 collector._out = _Closed()

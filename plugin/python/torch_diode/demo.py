@@ -96,9 +96,9 @@ def kernel_ms(fn, args, graph_calls=20, replays=15):
 def run_mode(mode, fn, args, package, graph_calls):
     import torch
     import torch._dynamo
-    import torch._inductor.config as icfg
 
     import torch_diode
+    from torch_diode import _inductor_compat as compat
 
     torch_diode.uninstall()
     torch._dynamo.reset()
@@ -112,7 +112,7 @@ def run_mode(mode, fn, args, package, graph_calls):
         torch_diode.reset_stats()
     compile_mode = None if mode == "default" else "max-autotune-no-cudagraphs"
     try:
-        with icfg.patch(force_disable_caches=True):
+        with compat.config_patch({"force_disable_caches": True}):
             compiled = torch.compile(fn, mode=compile_mode, dynamic=False, fullgraph=True)
             torch.cuda.synchronize()
             t0 = time.perf_counter()

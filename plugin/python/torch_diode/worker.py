@@ -1,16 +1,25 @@
-"""The inductor sweep worker: compiles one GEMM at a time with max-autotune and reports every
-choice Inductor benchmarked, through Inductor's feedback saver.
+"""The inductor sweep worker: for each GEMM problem it measures what a compiled model runs.
+
+For every candidate Inductor offers in the search space (ATen and each Triton template config),
+max-autotune compiles them all (in parallel, as it always does) and a feedback saver keeps each
+one's launch function and Inductor's own benchmark tensors. After the compile, each candidate's
+kernel is timed alone in CUDA graphs (`graph_warm`, `graph_cold`: see ingraph.py) and its
+output checked against ATen's; Inductor's own number is kept as `inductor_autotune`. Two
+baselines are timed the same way: the op compiled by plain `torch.compile` (no autotune) and
+by max-autotune (its pick), with their compile seconds. Output: problem JSON version 2.
 
 Two ways to run it:
   python3 -m torch_diode.worker            JSON lines on stdin/stdout, driven by `diode sweep`
-  python3 -m torch_diode.worker --plan P --out OUT.jsonl [--shard i/n] [--deadline-s S]
-                                           alone on a GPU server; `diode import OUT.jsonl` later
+  python3 -m torch_diode.worker --problems P.jsonl --out OUT.jsonl [--shard i/n] [--deadline-s S]
+                                           alone on a GPU server (P from `diode plan PLAN --expand`);
+                                           `diode import OUT.jsonl` later
 
 Protocol (one JSON object per line; stdout carries nothing else, logs go to stderr):
-  worker -> {"event": "hello", "ok": true, "hardware": {...}, "torch": "...", "triton": "..."}
+  worker -> {"event": "hello", "ok": true, "hardware": {...}, "torch": "...", "triton": "...",
+             "methods": ["graph_warm", "graph_cold", "inductor_autotune"]}
             or {"event": "hello", "ok": false, "error": "..."} and exit 3
   runner -> {"id": 7, "problem": {...problem JSON...}, "search_space": "DEFAULT"}
-  worker -> {"id": 7, "ok": true, "problem": {... "candidates": [...]}, "compile_s": 9.1}
+  worker -> {"id": 7, "ok": true, "problem": {... "candidates": [...], "baselines": {...}}, "compile_s": 9.1}
             or {"id": 7, "ok": false, "error": "..."}
 """
 
@@ -22,14 +31,24 @@ import sys
 import time
 import traceback
 
-# Caches would hide new measurements: every problem must really be autotuned.
-os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
+# Every compile runs in a fresh, empty cache (compile_op): cached results would hide new
+# measurements and make compile times look shorter than a user's first compile.
+os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
 
 MIN_TORCH = (2, 9)
 DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+METHODS = ("graph_warm", "graph_cold", "inductor_autotune")
+# A candidate whose output differs from ATen's by more than this (max |diff| / max |ATen|) is wrong.
+TOLERANCE = {"bf16": 3e-2, "fp16": 1e-2, "fp32": 1e-3, "fp32_tf32": 1e-2}
+# A worker whose problems keep failing whole is broken (a bad CUDA context): stop, do not
+# mark the rest of the shard failed.
+MAX_FAILED_IN_A_ROW = 5
+PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed")
 
 
+from . import _inductor_compat as compat  # noqa: E402
 from ._timings import candidate_from_choice  # noqa: E402
+from .ingraph import gpu_lock  # noqa: E402
 
 
 def hardware():
@@ -62,21 +81,32 @@ def environment_problem():
         return f"cannot import triton in {sys.executable}: {e}"
     if not torch.cuda.is_available():
         return f"torch {torch.__version__} sees no CUDA GPU (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})"
-    try:
-        from torch._inductor.select_algorithm import add_feedback_saver  # noqa: F401
-    except Exception as e:  # noqa: BLE001
-        return f"torch {torch.__version__} has no Inductor feedback saver: {e}"
-    return None
+    return compat.saver_problem()
 
 
 class Collector:
-    """The feedback saver: torch 2.11 calls it with six positional arguments."""
+    """The feedback saver (six positional arguments in torch 2.11). For each autotuned GEMM it
+    keeps every choice with Inductor's time, the tensors Inductor benchmarked it with, and the
+    ChoiceCaller itself, so that the choices can be timed in CUDA graphs after the compile."""
 
     def __init__(self):
         self.events = []
+        self.shapes = []
+        self.armed = False
 
-    def __call__(self, timings, name, input_nodes, choices, profiled_time_fn, precompile_times, *rest):
-        self.events.append((name, dict(timings), precompile_times))
+    def __call__(self, timings, name, input_nodes, choices, profiled_time_fn, precompile_times=None, *rest):
+        if not self.armed:
+            return
+        try:
+            tensors_for = compat.benchmark_tensors(choices, input_nodes)
+            self.shapes.append([list(compat.node_size_stride(n)[0]) for n in input_nodes])
+            entries = []
+            for choice in choices:
+                inputs, out = tensors_for(choice)
+                entries.append((choice, timings.get(choice), inputs, out))
+            self.events.append((str(name), entries, None))
+        except Exception as e:  # noqa: BLE001 - a saver must never break the compile
+            self.events.append((str(name), [(c, timings.get(c), None, None) for c in choices], repr(e)))
 
 
 def make_inputs(p):
@@ -113,69 +143,200 @@ def fits_in_memory(p):
     return need, free
 
 
-def measure(p, search_space, collector):
-    """Compile the op with max-autotune and return its candidates with Inductor's timings."""
+def _valid_ms(t):
+    return t is not None and t == t and t != float("inf") and t > 0
+
+
+def _relative_error(out, ref) -> float:
+    diff = (out.float() - ref.float()).abs().max().item()
+    scale = ref.float().abs().max().item()
+    return diff / max(scale, 1e-6)
+
+
+def _tolerance(p, cand) -> float:
+    if p["dtype"] == "fp32" and cand.get("ALLOW_TF32"):
+        return TOLERANCE["fp32_tf32"]
+    return TOLERANCE[p["dtype"]]
+
+
+def time_candidates(p, timer, entries, check=True):
+    """Time each (choice, inductor_ms, inputs, out) in CUDA graphs and check its output against
+    ATen's. Returns problem-JSON v2 candidates (with `times` and, on failure, `error`)."""
+    import torch
+
+    candidates = [candidate_from_choice(choice) for choice, _t, _i, _o in entries]
+    # ATen of the problem's own op first: its output is the reference for the others.
+    aten_name = f"extern_kernels.{p['op']}"
+    order = sorted(range(len(entries)), key=lambda i: candidates[i].get("name") != aten_name)
+    reference = None
+    for i in order:
+        choice, inductor_ms, inputs, out = entries[i]
+        cand = candidates[i]
+        cand["times"] = {"inductor_autotune": float(inductor_ms)} if _valid_ms(inductor_ms) else {}
+        if inputs is None:
+            cand["error"] = "no benchmark tensors (Inductor's feedback saver interface changed?)"
+            continue
+        if not _valid_ms(inductor_ms):
+            cand["error"] = "Inductor reported no valid timing (failed to compile or run, e.g. out of shared memory)"
+            continue
+        try:
+            with timer.stream_ctx():
+                launch = compat.choice_run_fn(choice, inputs, out)
+                out.zero_()
+                launch()
+            timer.stream.synchronize()
+            if check:
+                if reference is None:
+                    reference = out.detach().clone() if cand.get("name") == aten_name else \
+                        _eager_reference(p, cand, inputs)
+                err = _relative_error(out, reference)
+                tol = _tolerance(p, cand)
+                if not err <= tol:
+                    cand["error"] = f"wrong result: max error {err:.3g} of the largest ATen value (tolerance {tol:g})"
+                    continue
+            warm, cold = timer.time(launch)
+            cand["times"].update(graph_warm=warm, graph_cold=cold)
+        except Exception as e:  # noqa: BLE001 - one bad candidate is a failed measurement
+            cand["error"] = f"in-graph timing failed: {type(e).__name__}: {e}".splitlines()[0][:300]
+            torch.cuda.synchronize()
+        finally:
+            compat.cleanup_run_fn(choice)
+    return candidates
+
+
+def _eager_reference(p, cand, inputs):
+    """ATen's result on the tensors a Triton choice got (when no ATen choice came first)."""
+    import torch
+
+    if p["op"] == "bmm":
+        return torch.bmm(inputs[-2], inputs[-1])
+    ref = torch.mm(inputs[-2], inputs[-1])
+    return ref + inputs[0] if p["op"] == "addmm" else ref
+
+
+def time_compiled(timer, fn, args):
+    """(graph_warm_ms, graph_cold_ms) of a compiled function, outputs allocated in the graph."""
+    return timer.time(lambda: fn(*args))
+
+
+def compile_op(fn, args, options):
+    """torch.compile `fn` with Inductor `options`, run it once; (compiled, seconds). Call it
+    inside `compat.fresh_cache()`, kept open while the compiled kernels are still loaded from
+    their files (the candidates' run functions are)."""
     import torch
     import torch._dynamo
-    import torch._inductor.config as icfg
 
-    need, free = fits_in_memory(p)
-    if need * 1.2 > free:
-        raise MemoryError(f"problem needs {need / 2**30:.1f} GiB of GPU memory; {free / 2**30:.1f} GiB free")
     torch._dynamo.reset()
-    collector.events.clear()
-    fn, args = make_inputs(p)
     t0 = time.perf_counter()
-    with icfg.patch(max_autotune=True, max_autotune_gemm=True,
-                    max_autotune_gemm_backends="ATEN,TRITON",
-                    max_autotune_gemm_search_space=search_space,
-                    force_disable_caches=True):
-        compiled = torch.compile(fn, mode="max-autotune-no-cudagraphs", dynamic=False, fullgraph=True)
+    with compat.config_patch(options):
+        compiled = torch.compile(fn, dynamic=False, fullgraph=True)
         compiled(*args)
         torch.cuda.synchronize()
-    compile_s = time.perf_counter() - t0
-    candidates = []
-    failed = 0
-    events = [e for e in collector.events if e[0] in (p["op"], "addmm", "mm", "bmm", "bias_addmm")] or collector.events
-    for _name, timings, _pre in events:
-        for choice, t in timings.items():
-            cand = candidate_from_choice(choice)
-            if t is None or not (t == t) or t == float("inf") or t <= 0:
-                cand["time_ms"] = None
-                cand["error"] = "no valid timing (failed to compile or run, e.g. out of shared memory)"
-                failed += 1
-            else:
-                cand["time_ms"] = float(t)
-            candidates.append(cand)
-    if not candidates:
-        # Inductor skips autotuning for some shapes (M=1 goes straight to ATen): time the ATen op
-        # ourselves with CUDA events so the dataset still holds the kernel that will run.
-        from triton.testing import do_bench
-        t = do_bench(lambda: fn(*args), warmup=25, rep=100, return_mode="median")
-        candidates.append({"kind": "aten", "name": f"extern_kernels.{p['op']}", "time_ms": float(t),
-                           "timed_by": "worker do_bench (Inductor did not autotune this shape)"})
-    del compiled, args
+    return compiled, time.perf_counter() - t0
+
+
+def measure(p, search_space, collector, timer, check=True):
+    """Candidates (times per method) and baselines of one problem: problem JSON version 2."""
+    import torch
+
+    need, free = fits_in_memory(p)
+    if need * 1.2 + timer.flush_bytes > free:
+        raise MemoryError(f"problem needs {need / 2**30:.1f} GiB of GPU memory; {free / 2**30:.1f} GiB free")
+    fn, args = make_inputs(p)
+    split = {}
+    baselines = {}
+
+    # Plain torch.compile: what a user gets without autotuning (ATen/cuBLAS for the GEMM).
+    with compat.fresh_cache():
+        plain, plain_s = compile_op(fn, args, compat.plain_options())
+        t = time.perf_counter()
+        with gpu_lock():
+            warm, cold = time_compiled(timer, plain, args)
+        split["time_baselines_s"] = time.perf_counter() - t
+    baselines["default"] = {"graph_warm": warm, "graph_cold": cold, "compile_s": round(plain_s, 3)}
+    del plain
+
+    # max-autotune: Inductor compiles and benchmarks every candidate; the saver keeps them.
+    collector.events.clear()
+    collector.shapes.clear()
+    collector.armed = True
+    with compat.fresh_cache():
+        try:
+            with gpu_lock_for_autotune():
+                tuned, tuned_s = compile_op(fn, args, compat.max_autotune_options(search_space))
+        finally:
+            collector.armed = False
+        split["max_autotune_compile_s"] = tuned_s
+        t = time.perf_counter()
+        with gpu_lock():
+            split["wait_gpu_s"] = time.perf_counter() - t
+            t = time.perf_counter()
+            warm, cold = time_compiled(timer, tuned, args)
+            baselines["max_autotune"] = {"graph_warm": warm, "graph_cold": cold, "compile_s": round(tuned_s, 3)}
+            events = [e for e in collector.events if compat.SAVER_OPS.get(e[0]) == p["op"]] or collector.events
+            candidates = []
+            notes = [e[2] for e in events if e[2]]
+            for _name, entries, _err in events:
+                got = time_candidates(p, timer, entries, check)
+                inductor = [c["times"].get("inductor_autotune") for c in got]
+                valid = [i for i, x in enumerate(inductor) if x is not None]
+                if valid and "pick" not in baselines["max_autotune"]:
+                    baselines["max_autotune"]["pick"] = len(candidates) + min(valid, key=inductor.__getitem__)
+                candidates.extend(got)
+            if not candidates:
+                # Inductor skips autotuning for some shapes: the ATen op is the only candidate;
+                # time it the same way.
+                warm, cold = timer.time(lambda: fn(*args))
+                candidates.append({"kind": "aten", "name": f"extern_kernels.{p['op']}",
+                                   "times": {"graph_warm": warm, "graph_cold": cold},
+                                   "note": "Inductor did not autotune this shape"})
+    split["time_candidates_s"] = time.perf_counter() - t
+    collector.events.clear()
+    del tuned, args
     torch.cuda.empty_cache()
-    out = dict(p)
+    # Keys the problem came with (plan, entry, family, ...) flow through.
+    out = {k: v for k, v in p.items() if k not in ("candidates", "baselines", "error", "time_split_s")}
+    out["version"] = 2
     out["search_space"] = search_space
     out["candidates"] = candidates
-    return out, compile_s, failed
+    out["baselines"] = baselines
+    out["time_split_s"] = {k: round(v, 3) for k, v in split.items()}
+    if notes:
+        out["worker_notes"] = notes[:3]
+    # Inductor may pad odd sizes before lowering the GEMM (pad_mm): then the candidates ran on
+    # the padded operands, and the compiled function adds the padding copies. Say so.
+    if collector.shapes and not _same_gemm(p, collector.shapes[0]):
+        out["inductor_operand_shapes"] = collector.shapes[0]
+    failed = sum(1 for c in candidates if c.get("error"))
+    return out, tuned_s + baselines["default"]["compile_s"], failed
+
+
+def _same_gemm(p, shapes) -> bool:
+    """Whether Inductor's GEMM operands (last two inputs) have the problem's M, K and K, N."""
+    if len(shapes) < 2:
+        return True
+    a, b = shapes[-2], shapes[-1]
+    return a[-2:] == [p["M"], p["K"]] and b[-2:] == [p["K"], p["N"]]
+
+
+def gpu_lock_for_autotune():
+    """Inductor's own benchmark must not run while another worker times on this GPU."""
+    return compat.lock_autotune_benchmark(gpu_lock)
 
 
 def setup():
     problem = environment_problem()
     if problem:
-        return None, problem
-    from torch._inductor.select_algorithm import add_feedback_saver
-
-    # The sweep measures Inductor's own max-autotune: the selector must not filter its choices,
-    # whatever `import torch_diode` auto-registered.
+        return None, None, problem
+    # The sweep measures Inductor's own candidates: the selector must not filter them, whatever
+    # `import torch_diode` auto-registered.
     from . import uninstall
+    from .ingraph import GraphTimer
 
     uninstall()
     collector = Collector()
-    add_feedback_saver(collector)
-    return collector, None
+    compat.add_feedback_saver(collector)
+    return collector, GraphTimer(), None
 
 
 def versions():
@@ -185,11 +346,11 @@ def versions():
 
 
 def serve(stdin, stdout):
-    collector, problem = setup()
+    collector, timer, problem = setup()
     if problem:
         emit(stdout, {"event": "hello", "ok": False, "error": problem})
         return 3
-    hello = {"event": "hello", "ok": True, "hardware": hardware(), "pid": os.getpid()}
+    hello = {"event": "hello", "ok": True, "hardware": hardware(), "pid": os.getpid(), "methods": list(METHODS)}
     hello.update(versions())
     emit(stdout, hello)
     for line in stdin:
@@ -205,77 +366,147 @@ def serve(stdin, stdout):
             break
         rid = req.get("id")
         try:
-            result, compile_s, failed = measure(req["problem"], req.get("search_space", "DEFAULT"), collector)
+            result, compile_s, failed = measure(req["problem"], req.get("search_space", "DEFAULT"), collector, timer)
             emit(stdout, {"id": rid, "ok": True, "problem": result, "compile_s": round(compile_s, 3),
                           "failed_choices": failed})
         except Exception as e:  # noqa: BLE001 - one bad problem must not end the sweep
-            import torch
-            msg = f"{type(e).__name__}: {e}".strip().splitlines()[0][:500]
-            if isinstance(e, torch.cuda.OutOfMemoryError) or isinstance(e, MemoryError):
-                msg = "out of GPU memory: " + msg
-            log(traceback.format_exc())
-            torch.cuda.empty_cache()
-            emit(stdout, {"id": rid, "ok": False, "error": msg})
+            emit(stdout, {"id": rid, "ok": False, "error": problem_error(e)})
     return 0
 
 
+def problem_error(e) -> str:
+    import torch
+
+    msg = f"{type(e).__name__}: {e}".strip().splitlines()[0][:500]
+    if isinstance(e, (torch.cuda.OutOfMemoryError, MemoryError)):
+        msg = "out of GPU memory: " + msg
+    log(traceback.format_exc())
+    torch.cuda.empty_cache()
+    return msg
+
+
+def problem_key(p, search_space):
+    return tuple(p[k] for k in PROBLEM_KEYS) + (str(p.get("search_space", search_space)).upper(),)
+
+
+class BadInput(Exception):
+    """A bad argument or input file: one line, exit 2."""
+
+
+def parse_shard(text):
+    m = re.fullmatch(r"(\d+)/(\d+)", text or "")
+    if not m or int(m.group(2)) < 1 or int(m.group(1)) >= int(m.group(2)):
+        raise BadInput(f"--shard {text!r}: expected i/n with 0 <= i < n, e.g. 0/4")
+    return int(m.group(1)), int(m.group(2))
+
+
+def read_problems(path, search_space):
+    """Problem JSON lines (`diode plan PLAN --expand`); each may carry its search_space."""
+    problems = []
+    try:
+        f = open(path)
+    except OSError as e:
+        raise BadInput(f"{path}: {e.strerror}") from None
+    with f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                p = json.loads(line)
+            except (ValueError, RecursionError) as e:
+                raise BadInput(f"{path}:{n}: not a JSON object: {str(e)[:120]}") from None
+            if not isinstance(p, dict):
+                raise BadInput(f"{path}:{n}: not a JSON object")
+            for k in PROBLEM_KEYS:
+                if k not in p:
+                    raise BadInput(f"{path}:{n}: field '{k}' is missing")
+            if p["op"] not in ("mm", "addmm", "bmm") or p["dtype"] not in DTYPE_NAMES:
+                raise BadInput(f"{path}:{n}: op {p['op']!r} / dtype {p['dtype']!r} is not one of mm, addmm, bmm / "
+                               "bf16, fp16, fp32")
+            for k in ("B", "M", "N", "K"):
+                if not isinstance(p[k], int) or isinstance(p[k], bool) or not 1 <= p[k] <= 2**31 - 1:
+                    raise BadInput(f"{path}:{n}: field '{k}' must be an integer from 1 to 2^31-1, got {p[k]!r}")
+            p["search_space"] = str(p.get("search_space", search_space)).upper()
+            if p["search_space"] not in ("DEFAULT", "EXHAUSTIVE"):
+                raise BadInput(f"{path}:{n}: field 'search_space' must be DEFAULT or EXHAUSTIVE")
+            problems.append(p)
+    return problems
+
+
 def run_alone(args):
-    from torch_diode import plan as planmod
-    settings, problems = planmod.load(args.plan)
-    index, count = (int(x) for x in args.shard.split("/"))
+    index, count = parse_shard(args.shard)
+    problems = read_problems(args.problems, args.search_space)
     mine = [p for i, p in enumerate(problems) if i % count == index]
     done = set()
-    if os.path.exists(args.out):
-        with open(args.out) as f:
-            for line in f:
-                try:
-                    done.add(planmod.problem_key(json.loads(line)))
-                except (ValueError, KeyError):
-                    pass
-    collector, problem = setup()
+    for path in [args.out] + list(args.done or []):
+        if os.path.exists(path):
+            with open(path) as f:
+                for line in f:
+                    try:
+                        p = json.loads(line)
+                        if not p.get("error"):  # a problem that failed as a whole is tried again
+                            done.add(problem_key(p, args.search_space))
+                    except (ValueError, KeyError, TypeError, AttributeError):
+                        pass
+    collector, timer, problem = setup()
     if problem:
         log(problem)
         return 3
     hw, ver = hardware(), versions()
     log(f"{len(mine)} problems in shard {args.shard}, {len(done)} already done, on {hw['gpu']}")
     start = time.perf_counter()
+    failed_in_a_row = 0
     with open(args.out, "a") as out:
         for n, p in enumerate(mine):
-            if planmod.problem_key(p) in done:
+            if problem_key(p, args.search_space) in done:
                 continue
             if args.deadline_s and time.perf_counter() - start > args.deadline_s:
                 log(f"deadline reached after {n} problems")
                 break
+            t0 = time.perf_counter()
             try:
-                result, compile_s, failed = measure(p, settings["search_space"], collector)
-                result.update({"hardware": hw, "versions": ver, "compile_s": round(compile_s, 3)})
+                result, compile_s, failed = measure(p, p["search_space"], collector, timer, check=not args.no_check)
+                failed_in_a_row = 0
             except Exception as e:  # noqa: BLE001
-                result = dict(p, search_space=settings["search_space"], hardware=hw, versions=ver,
-                              error=f"{type(e).__name__}: {e}".splitlines()[0][:500], candidates=[])
-                compile_s = 0.0
+                result = {k: p[k] for k in PROBLEM_KEYS}
+                result.update(version=2, search_space=p["search_space"], error=problem_error(e), candidates=[])
+                compile_s, failed = 0.0, 0
+                failed_in_a_row += 1
+            result.update(hardware=hw, versions=ver, compile_s=round(compile_s, 3),
+                          wall_s=round(time.perf_counter() - t0, 3))
             emit(out, result)
             log(f"{n + 1}/{len(mine)} {p['op']} {p['dtype']} B={p['B']} M={p['M']} N={p['N']} K={p['K']} "
-                f"-> {len(result['candidates'])} choices in {compile_s:.1f} s")
+                f"-> {len(result['candidates'])} candidates ({failed} failed) in {result['wall_s']:.1f} s")
+            if failed_in_a_row >= MAX_FAILED_IN_A_ROW:
+                log(f"stopping: {failed_in_a_row} problems in a row failed as a whole (last: {result['error']})")
+                return 1
     return 0
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m torch_diode.worker", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--plan", help="run this sweep plan alone and write problem JSON lines to --out")
+    ap.add_argument("--problems", help="problem JSON lines to measure alone (from `diode plan PLAN --expand`)")
     ap.add_argument("--out", help="output file (appended to; problems already in it are skipped)")
+    ap.add_argument("--search-space", default="DEFAULT", help="for lines that carry none (DEFAULT or EXHAUSTIVE)")
+    ap.add_argument("--done", nargs="*", help="earlier output files: problems in them are not measured again")
     ap.add_argument("--shard", default="0/1", help="i/n: run every n-th problem starting at i")
     ap.add_argument("--deadline-s", type=float, default=0, help="stop starting new problems after this many seconds")
+    ap.add_argument("--no-check", action="store_true", help="skip checking each candidate's output against ATen's")
     ap.add_argument("--check", action="store_true", help="print why this Python cannot run the backend, or 'ok'")
     args = ap.parse_args(argv)
     if args.check:
         problem = environment_problem()
         print(problem or "ok")
         return 3 if problem else 0
-    if args.plan:
-        if not args.out:
-            ap.error("--plan needs --out")
-        return run_alone(args)
+    try:
+        if args.problems:
+            if not args.out:
+                raise BadInput("--problems needs --out")
+            return run_alone(args)
+    except BadInput as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return serve(sys.stdin, sys.stdout)
 
 

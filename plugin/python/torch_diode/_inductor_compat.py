@@ -1,0 +1,334 @@
+"""Every private Inductor interface torch_diode touches, behind one door.
+
+Inductor's private attributes and signatures change with every torch release. The worker, the
+collector and the selector reach them only through this module, so a new torch breaks here,
+loudly (`InductorIncompatible` names what is missing), instead of in many places silently.
+Checked against torch 2.11 (`tests/plugin/test_compat.py` runs these functions against fakes
+shaped like 2.11's objects; the GPU tests run them against the real thing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Iterable, Optional
+
+# The hook the selector overrides; older torch called it `_finalize_mm_configs`.
+FINALIZE_HOOK = "_finalize_template_configs"
+# Template uids of the Triton GEMM templates the model knows, and their problem-JSON names.
+TRITON_TEMPLATES = {"triton::mm": "mm", "triton::bmm": "bmm"}
+TRITON_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps")
+# Inductor's feedback saver names for the GEMMs we measure, mapped to problem-JSON ops.
+SAVER_OPS = {"mm": "mm", "addmm": "addmm", "bias_addmm": "addmm", "bmm": "bmm"}
+
+
+class InductorIncompatible(RuntimeError):
+    """This torch's Inductor lacks an interface torch_diode needs; the message names it."""
+
+
+def _need(obj: Any, attr: str, where: str) -> Any:
+    try:
+        return getattr(obj, attr)
+    except AttributeError:
+        raise InductorIncompatible(f"{where} has no '{attr}' in this torch; torch_diode was checked against 2.11") \
+            from None
+
+
+# ---- the choices handler (selection) ----------------------------------------------------------
+
+def choices_base_class():
+    from torch._inductor.choices import InductorChoices
+
+    _need(InductorChoices, FINALIZE_HOOK, "torch._inductor.choices.InductorChoices")
+    return InductorChoices
+
+
+def hook_problem() -> Optional[str]:
+    """Why the selection hook cannot be installed in this torch, or None."""
+    try:
+        from torch._inductor.choices import InductorChoices
+        from torch._inductor.virtualized import V
+    except Exception as e:  # noqa: BLE001
+        return f"Inductor cannot be imported: {e}"
+    if not hasattr(InductorChoices, FINALIZE_HOOK):
+        return f"this torch's InductorChoices has no {FINALIZE_HOOK} hook"
+    if not hasattr(V, "set_choices_handler"):
+        return "this torch's Inductor has no V.set_choices_handler"
+    return None
+
+
+def current_choices_handler():
+    from torch._inductor.virtualized import V
+
+    try:
+        return V.choices
+    except Exception:  # noqa: BLE001 - no handler set
+        return None
+
+
+def set_choices_handler(handler) -> None:
+    from torch._inductor.virtualized import V
+
+    _need(V, "set_choices_handler", "torch._inductor.virtualized.V")(handler)
+
+
+@contextlib.contextmanager
+def choices_handler(handler):
+    """Installs `handler` for the duration of the block, then restores what was there."""
+    previous = current_choices_handler()
+    set_choices_handler(handler)
+    try:
+        yield handler
+    finally:
+        set_choices_handler(previous if previous is not None else choices_base_class()())
+
+
+def fresh_template_choices(handler, kernel_inputs, templates, op_name, kwarg_overrides):
+    """Inductor's own candidate generators again (for a fallback after a failed selection)."""
+    overrides = kwarg_overrides or {}
+    return {t.uid: handler.get_ktc(kernel_inputs, t, op_name, overrides.get(t.uid, {})) for t in templates}
+
+
+# ---- KernelTemplateChoice (what the selector sees) --------------------------------------------
+
+def ktc_template_uid(ktc) -> str:
+    return str(getattr(getattr(ktc, "template", None), "uid", "") or "")
+
+
+def ktc_kwargs(ktc) -> dict:
+    """The template parameters (BLOCK_M, ..., num_warps, EVEN_K) and extra kwargs (ALLOW_TF32)."""
+    params = getattr(ktc, "params", None)
+    kw = dict(params.to_kwargs()) if params is not None and hasattr(params, "to_kwargs") else {}
+    extra = getattr(ktc, "extra_kwargs", None) or {}
+    for k, v in dict(extra).items():
+        kw.setdefault(k, v)
+    return kw
+
+
+def ktc_key(ktc) -> Optional[tuple]:
+    """(kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32)
+    or None for a template the model does not know. EVEN_K / ALLOW_TF32 are -1 when absent."""
+    uid = ktc_template_uid(ktc)
+    if uid.startswith("aten::"):
+        return ("aten", "extern_kernels." + uid[6:], 0, 0, 0, 0, 0, 0, -1, -1)
+    tpl = TRITON_TEMPLATES.get(uid)
+    if tpl is None:
+        return None
+    kw = ktc_kwargs(ktc)
+    try:
+        bm, bn, bk, stages, warps = (int(kw[k]) for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    even, tf32 = kw.get("EVEN_K"), kw.get("ALLOW_TF32")
+    return ("triton", tpl, bm, bn, bk, int(kw.get("GROUP_M", 8)), stages, warps, -1 if even is None else int(even),
+            -1 if tf32 is None else int(tf32))
+
+
+def kernel_inputs_problem(kernel_inputs) -> tuple:
+    """((mat1 size, stride), (mat2 size, stride), dtype) with sizes as integer hints."""
+    from torch._inductor.virtualized import V
+
+    mat1, mat2 = _need(kernel_inputs, "mat1mat2", "MMKernelInputs")()
+    sizes = V.graph.sizevars
+    s1, s2 = sizes.size_hints(mat1.get_size()), sizes.size_hints(mat2.get_size())
+    t1, t2 = sizes.size_hints(mat1.get_stride()), sizes.size_hints(mat2.get_stride())
+    return (tuple(int(x) for x in s1), tuple(int(x) for x in t1)), \
+        (tuple(int(x) for x in s2), tuple(int(x) for x in t2)), mat1.get_dtype()
+
+
+def node_size_stride(node) -> tuple:
+    from torch._inductor.virtualized import V
+
+    sizes = V.graph.sizevars
+    return tuple(int(x) for x in sizes.size_hints(node.get_size())), \
+        tuple(int(x) for x in sizes.size_hints(node.get_stride()))
+
+
+# ---- ChoiceCaller (what max-autotune benchmarks) ----------------------------------------------
+
+def choice_info(choice) -> dict:
+    """info_dict() reduced to plain values: kernel_call_name for ATen, tile_shape, BLOCK_*,
+    num_stages, num_warps, allow_tf32 for Triton."""
+    try:
+        info = dict(choice.info_dict())
+    except Exception:  # noqa: BLE001
+        return {}
+    return {k: v for k, v in info.items() if isinstance(v, (str, int, float, bool))}
+
+
+def choice_name(choice) -> str:
+    return str(getattr(choice, "name", "") or "")
+
+
+def choice_description(choice) -> str:
+    return str(getattr(choice, "description", "") or "")
+
+
+def choice_ktc(choice):
+    """The KernelTemplateChoice a ChoiceCaller was built from (2.11 keeps it in annotations)."""
+    ann = getattr(choice, "annotations", None) or {}
+    return ann.get("ktc") if isinstance(ann, dict) else None
+
+
+def is_extern(choice) -> bool:
+    from torch._inductor.select_algorithm import ExternKernelCaller
+
+    return isinstance(choice, ExternKernelCaller)
+
+
+def benchmark_tensors(choices, input_nodes) -> Callable[[Any], tuple]:
+    """The input and output tensors Inductor's own autotuning hands each choice (ATen choices get
+    views with offsets, Triton ones base tensors), made the way Inductor makes them. Returns a
+    function choice -> (inputs, out). Must run inside the compile (V.graph set)."""
+    from torch._inductor.select_algorithm import AlgorithmSelectorCache
+
+    get_inputs = _need(AlgorithmSelectorCache, "get_inputs", "AlgorithmSelectorCache")
+    layout = _need(choices[0], "layout", "ChoiceCaller")
+    args = get_inputs(list(choices), list(input_nodes), layout, None)
+
+    def for_choice(choice):
+        return args.get_benchmark_tensors(is_extern(choice)).unpack()
+
+    return for_choice
+
+
+def choice_run_fn(choice, inputs, out) -> Callable[[], Any]:
+    """A no-argument callable that launches the choice's kernel once on the current stream, as
+    max-autotune's benchmark does (bmreq.make_run_fn). Create it on the stream it will run on."""
+    bmreq = _need(choice, "bmreq", type(choice).__name__)
+    if bmreq is None:
+        raise InductorIncompatible(f"{type(choice).__name__} has no benchmark request")
+    return _need(bmreq, "make_run_fn", type(bmreq).__name__)(*inputs, out=out)
+
+
+def cleanup_run_fn(choice) -> None:
+    bmreq = getattr(choice, "bmreq", None)
+    if bmreq is not None and hasattr(bmreq, "cleanup_run_fn"):
+        bmreq.cleanup_run_fn()
+
+
+# ---- the feedback saver (collection) ----------------------------------------------------------
+
+def add_feedback_saver(fn) -> None:
+    """`fn(timings, name, input_nodes, choices, profiled_time_fn, precompile_times)`: six
+    positional arguments in 2.11 (a five-argument callback crashes the compile)."""
+    from torch._inductor import select_algorithm as sa
+
+    _need(sa, "add_feedback_saver", "torch._inductor.select_algorithm")(fn)
+
+
+def saver_problem() -> Optional[str]:
+    """Why this torch offers no feedback saver to collect timings through, or None."""
+    try:
+        from torch._inductor import select_algorithm as sa
+    except Exception as e:  # noqa: BLE001
+        return f"Inductor's select_algorithm cannot be imported: {e}"
+    if not hasattr(sa, "add_feedback_saver"):
+        return "this torch's Inductor has no add_feedback_saver"
+    return None
+
+
+def _saver_lists(fn) -> Iterable[list]:
+    import torch._inductor.select_algorithm as sa
+
+    holders = [getattr(sa, "_ALGORITHM_SELECTOR_CACHE", None), sa, getattr(sa, "AlgorithmSelectorCache", None)]
+    for holder in filter(lambda h: h is not None, holders):
+        for attr in ("feedback_saver_fns", "_feedback_savers", "feedback_savers"):
+            val = getattr(holder, attr, None)
+            if isinstance(val, list) and any(x is fn for x in val):
+                yield val
+
+
+def remove_feedback_saver(fn) -> bool:
+    """Removes only `fn` (Inductor's clear_feedback_savers() removes every saver). False when
+    this torch keeps its savers somewhere we cannot find."""
+    removed = False
+    for lst in _saver_lists(fn):
+        lst[:] = [x for x in lst if x is not fn]
+        removed = True
+    return removed
+
+
+# ---- configuration ----------------------------------------------------------------------------
+
+def max_autotune_options(search_space: str) -> dict:
+    """Inductor config for one max-autotune compile of a GEMM in `search_space`."""
+    return {"max_autotune": True, "max_autotune_gemm": True, "max_autotune_gemm_backends": "ATEN,TRITON",
+            "max_autotune_gemm_search_space": search_space.upper()}
+
+
+def plain_options() -> dict:
+    """Inductor config of plain `torch.compile` (no autotune: ATen/cuBLAS for GEMMs)."""
+    return {"max_autotune": False, "max_autotune_gemm": False}
+
+
+def fresh_cache():
+    """Empty Inductor and Triton caches for one compile, as a user's first compile sees them.
+    Not `force_disable_caches`: with it the main process compiles every Triton candidate a
+    second time, single-threaded, after the parallel precompile (measured: 8-27 s a problem)."""
+    import torch._inductor.utils as iu
+
+    for name in ("fresh_cache", "fresh_inductor_cache"):
+        if hasattr(iu, name):
+            return getattr(iu, name)()
+    raise InductorIncompatible("torch._inductor.utils has neither fresh_cache nor fresh_inductor_cache")
+
+
+def cudagraph_benchmarking_option() -> Optional[str]:
+    """The Inductor option that makes autotuning benchmark in CUDA graphs, where this torch has
+    one (newer torch: `autotune_cudagraph_benchmarking`); None in torch 2.11."""
+    import torch._inductor.config as cfg
+
+    for name in ("autotune_cudagraph_benchmarking",):
+        if hasattr(cfg, name):
+            return name
+    return None
+
+
+def config_patch(options: dict):
+    import torch._inductor.config as cfg
+
+    return cfg.patch(**options)
+
+
+@contextlib.contextmanager
+def lock_autotune_benchmark(lock):
+    """Runs Inductor's in-process autotune benchmark under `lock()` (a context manager factory),
+    so workers sharing a GPU never benchmark while another times. No patch without a lock file."""
+    import os
+
+    if not os.environ.get("TORCH_DIODE_GPU_LOCK"):
+        yield
+        return
+    from torch._inductor.select_algorithm import AlgorithmSelectorCache
+
+    name = "benchmark_in_current_process"
+    original = AlgorithmSelectorCache.__dict__.get(name)
+    if not isinstance(original, classmethod):
+        raise InductorIncompatible(f"AlgorithmSelectorCache.{name} is not a classmethod in this torch")
+
+    def locked(cls, *args, **kwargs):
+        with lock():
+            return original.__func__(cls, *args, **kwargs)
+
+    setattr(AlgorithmSelectorCache, name, classmethod(locked))
+    try:
+        yield
+    finally:
+        setattr(AlgorithmSelectorCache, name, original)
+
+
+def get_config(name: str):
+    import torch._inductor.config as cfg
+
+    return _need(cfg, name, "torch._inductor.config")
+
+
+def set_config(name: str, value) -> None:
+    import torch._inductor.config as cfg
+
+    _need(cfg, name, "torch._inductor.config")
+    setattr(cfg, name, value)
+
+
+def current_search_space() -> str:
+    return str(get_config("max_autotune_gemm_search_space")).upper()

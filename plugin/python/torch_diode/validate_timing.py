@@ -1,0 +1,154 @@
+"""Checks the worker's fast in-graph timing against the slow, obvious method.
+
+Fast path (worker.measure): max-autotune compiles every candidate once; each candidate's kernel
+is launched through Inductor's benchmark run function inside a CUDA graph.
+Slow path (here): for one candidate, a choices handler keeps only that candidate, the op is
+compiled (Inductor then has nothing to benchmark) and the compiled function is timed in a CUDA
+graph, warm and cold, the same GraphTimer as the fast path.
+
+  python3 -m torch_diode.validate_timing --problems P.jsonl --out VALID.jsonl [--per-problem 3]
+
+Each line of VALID.jsonl: the problem, the candidate, fast and slow times per method, and
+whether they agree (within 3 % or 0.3 us). A summary goes to stderr and --summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+
+from . import _inductor_compat as compat
+from . import worker
+
+AGREE_REL, AGREE_ABS_MS = 0.03, 0.0003
+TRITON_FIELDS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps")
+
+
+def candidate_key(cand) -> tuple:
+    if cand["kind"] == "aten":
+        return ("aten", cand["name"])
+    return ("triton", cand.get("template"), *(int(cand.get(k, -1)) for k in TRITON_FIELDS))
+
+
+def ktc_candidate_key(ktc):
+    key = compat.ktc_key(ktc)
+    if key is None:
+        return None
+    if key[0] == "aten":
+        return ("aten", key[1])
+    return ("triton", key[1], *key[2:8])
+
+
+def only_handler(target):
+    """An InductorChoices keeping only the candidate whose key is `target`."""
+    base = compat.choices_base_class()
+
+    class OnlyOne(base):
+        found = 0
+
+        def _finalize_template_configs(self, template_choices, kernel_inputs, templates, op_name,
+                                       kwarg_overrides=None):
+            kept = [ktc for gen in template_choices.values() for ktc in gen if ktc_candidate_key(ktc) == target]
+            OnlyOne.found += len(kept)
+            return kept[:1]
+
+    return OnlyOne()
+
+
+def slow_time(p, cand, timer):
+    fn, args = worker.make_inputs(p)
+    handler = only_handler(candidate_key(cand))
+    with compat.fresh_cache():
+        with compat.choices_handler(handler):
+            compiled, _s = worker.compile_op(fn, args, compat.max_autotune_options(p.get("search_space", "DEFAULT")))
+        if not type(handler).found:
+            raise LookupError(f"Inductor offered no candidate matching {candidate_key(cand)}")
+        with worker.gpu_lock():
+            return worker.time_compiled(timer, compiled, args)
+
+
+def agree(fast, slow) -> bool:
+    return abs(fast - slow) <= max(AGREE_REL * slow, AGREE_ABS_MS)
+
+
+def pick(candidates, n, rng):
+    """ATen, the fastest candidate in graph, then others at random: the ones that matter most."""
+    ok = [c for c in candidates if not c.get("error") and "graph_warm" in c.get("times", {})]
+    if not ok:
+        return []
+    chosen = [min(ok, key=lambda c: c["times"]["graph_warm"])]
+    aten = [c for c in ok if c["kind"] == "aten" and c not in chosen]
+    chosen += aten[:1]
+    rest = [c for c in ok if c not in chosen]
+    rng.shuffle(rest)
+    return chosen + rest[: max(0, n - len(chosen))]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m torch_diode.validate_timing", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--problems", required=True, help="problem JSON lines (with or without measured candidates)")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--per-problem", type=int, default=3)
+    ap.add_argument("--limit", type=int, default=0, help="at most this many problems")
+    ap.add_argument("--summary", help="write the summary JSON here too")
+    args = ap.parse_args(argv)
+    try:
+        problems = worker.read_problems(args.problems, "DEFAULT")
+    except worker.BadInput as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.limit:
+        problems = problems[: args.limit]
+    collector, timer, why = worker.setup()
+    if why:
+        print(why, file=sys.stderr)
+        return 3
+    rng = random.Random(7)
+    rows = []
+    with open(args.out, "w") as out:
+        for p in problems:
+            try:
+                measured, _c, _f = worker.measure(p, p["search_space"], collector, timer)
+            except Exception as e:  # noqa: BLE001
+                worker.log(f"fast path failed on {p}: {e}")
+                continue
+            for cand in pick(measured["candidates"], args.per_problem, rng):
+                row = {k: p[k] for k in worker.PROBLEM_KEYS}
+                row["candidate"] = {k: v for k, v in cand.items() if k != "times"}
+                row["fast"] = {m: cand["times"][m] for m in ("graph_warm", "graph_cold")}
+                try:
+                    warm, cold = slow_time(p, cand, timer)
+                    row["slow"] = {"graph_warm": warm, "graph_cold": cold}
+                    row["agree"] = {m: agree(row["fast"][m], row["slow"][m]) for m in row["slow"]}
+                except Exception as e:  # noqa: BLE001
+                    row["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+                rows.append(row)
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+                worker.log(json.dumps(row))
+    summary = summarize(rows)
+    print(json.dumps(summary, indent=1), file=sys.stderr)
+    if args.summary:
+        with open(args.summary, "w") as f:
+            json.dump(summary, f, indent=1)
+    return 0
+
+
+def summarize(rows) -> dict:
+    done = [r for r in rows if "slow" in r]
+    s = {"candidates": len(rows), "compared": len(done), "errors": len(rows) - len(done),
+         "problems": len({tuple(r[k] for k in worker.PROBLEM_KEYS) for r in done})}
+    for m in ("graph_warm", "graph_cold"):
+        rel = sorted(abs(r["fast"][m] - r["slow"][m]) / r["slow"][m] for r in done if r["slow"][m] > 0)
+        s[m] = {"agree": sum(r["agree"][m] for r in done),
+                "median_rel_diff": rel[len(rel) // 2] if rel else None,
+                "p90_rel_diff": rel[int(len(rel) * 0.9)] if rel else None,
+                "max_rel_diff": rel[-1] if rel else None}
+    return s
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,303 @@
+"""CPU tests of torch_diode's Inductor compatibility module against fakes shaped like torch
+2.11's private objects (CTest label unit). A real torch is never imported: fake `torch._inductor`
+modules are installed in sys.modules for each test, so these run on any Python. The GPU tests
+(test_gpu_timing.py, test_gpu_selector.py) run the same functions against the real Inductor."""
+
+import contextlib
+import os
+import sys
+import tempfile
+import types
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "plugin", "python"))
+
+from torch_diode import _inductor_compat as compat  # noqa: E402
+from torch_diode import _selector, _timings, worker  # noqa: E402
+
+
+class Obj(types.SimpleNamespace):
+    pass
+
+
+class FakeInductor:
+    """Installs fake torch, torch._inductor.{choices, virtualized, select_algorithm, config, utils}."""
+
+    def __init__(self, with_hook=True):
+        self.handler_log = []
+        torch = types.ModuleType("torch")
+        inductor = types.ModuleType("torch._inductor")
+        choices = types.ModuleType("torch._inductor.choices")
+        virtualized = types.ModuleType("torch._inductor.virtualized")
+        sa = types.ModuleType("torch._inductor.select_algorithm")
+        cfg = types.ModuleType("torch._inductor.config")
+        utils = types.ModuleType("torch._inductor.utils")
+
+        class InductorChoices:
+            pass
+
+        if with_hook:
+            InductorChoices._finalize_template_configs = lambda self, *a, **k: []
+        choices.InductorChoices = InductorChoices
+
+        fake = self
+
+        class V:
+            choices = None
+
+            @staticmethod
+            def set_choices_handler(h):
+                fake.handler_log.append(h)
+                V.choices = h
+
+        V.graph = Obj(sizevars=Obj(size_hints=lambda xs: [int(x) for x in xs]))
+        virtualized.V = V
+
+        class ExternKernelCaller:
+            pass
+
+        class AlgorithmSelectorCache:
+            calls = []
+
+            @classmethod
+            def benchmark_in_current_process(cls, *args):
+                cls.calls.append(args)
+                return {"timed": True}
+
+            @classmethod
+            def get_inputs(cls, choices, input_nodes, layout, input_gen_fns):
+                extern = Obj(unpack=lambda: (["a_view", "b_view"], "out_extern"))
+                triton = Obj(unpack=lambda: (["a", "b"], "out"))
+                return Obj(get_benchmark_tensors=lambda is_extern: extern if is_extern else triton)
+
+        sa.ExternKernelCaller = ExternKernelCaller
+        sa.AlgorithmSelectorCache = AlgorithmSelectorCache
+        sa._ALGORITHM_SELECTOR_CACHE = Obj(feedback_saver_fns=[])
+        sa.add_feedback_saver = lambda fn: sa._ALGORITHM_SELECTOR_CACHE.feedback_saver_fns.append(fn)
+        cfg.max_autotune_gemm_search_space = "DEFAULT"
+        cfg.max_autotune_gemm_backends = "ATEN"
+        utils.fresh_inductor_cache = contextlib.nullcontext
+        torch._inductor = inductor
+        for name, mod in (("torch", torch), ("torch._inductor", inductor), ("torch._inductor.choices", choices),
+                          ("torch._inductor.virtualized", virtualized), ("torch._inductor.select_algorithm", sa),
+                          ("torch._inductor.config", cfg), ("torch._inductor.utils", utils)):
+            setattr(self, name.rsplit(".", 1)[-1], mod)
+        self.modules = {"torch": torch, "torch._inductor": inductor, "torch._inductor.choices": choices,
+                        "torch._inductor.virtualized": virtualized, "torch._inductor.select_algorithm": sa,
+                        "torch._inductor.config": cfg, "torch._inductor.utils": utils}
+        self.V, self.sa_cls, self.extern_cls = V, AlgorithmSelectorCache, ExternKernelCaller
+
+    def __enter__(self):
+        self.saved = {k: sys.modules.get(k) for k in self.modules}
+        sys.modules.update(self.modules)
+        return self
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+def ktc(uid, params=None, extra=None):
+    return Obj(template=Obj(uid=uid), params=Obj(to_kwargs=lambda: dict(params or {})), extra_kwargs=extra or {})
+
+
+TRITON = {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_stages": 4, "num_warps": 8, "EVEN_K": True}
+
+
+class KernelTemplateChoiceTest(unittest.TestCase):
+    def test_aten_and_triton_keys(self):
+        self.assertEqual(compat.ktc_key(ktc("aten::bias_addmm")),
+                         ("aten", "extern_kernels.bias_addmm", 0, 0, 0, 0, 0, 0, -1, -1))
+        self.assertEqual(compat.ktc_key(ktc("triton::mm", TRITON, {"ALLOW_TF32": False})),
+                         ("triton", "mm", 64, 128, 32, 8, 4, 8, 1, 0))
+
+    def test_unknown_template_or_missing_parameter_is_none(self):
+        self.assertIsNone(compat.ktc_key(ktc("triton::mm_persistent_tma", TRITON)))
+        partial = {k: v for k, v in TRITON.items() if k != "num_warps"}
+        self.assertIsNone(compat.ktc_key(ktc("triton::mm", partial)))
+        self.assertIsNone(compat.ktc_key(Obj()))  # no template at all
+
+
+class ChoiceCallerTest(unittest.TestCase):
+    def triton_choice(self):
+        return Obj(name="triton_mm_17", description="ACC_TYPE='tl.float32', ALLOW_TF32=False, BLOCK_K=32, "
+                   "BLOCK_M=64, BLOCK_N=128, EVEN_K=True, GROUP_M=8, USE_FAST_ACCUM=False, num_stages=4, num_warps=8",
+                   info_dict=lambda: {"tile_shape": "(64, 32, 128)", "num_stages": 4, "num_warps": 8,
+                                      "backend": "Triton", "not_primitive": [1, 2]},
+                   annotations={"ktc": "the-ktc"})
+
+    def test_candidate_from_triton_choice(self):
+        cand = _timings.candidate_from_choice(self.triton_choice())
+        self.assertEqual(cand["kind"], "triton")
+        self.assertEqual(cand["template"], "mm")
+        self.assertEqual((cand["BLOCK_M"], cand["BLOCK_N"], cand["BLOCK_K"]), (64, 128, 32))
+        self.assertEqual((cand["num_stages"], cand["num_warps"], cand["GROUP_M"]), (4, 8, 8))
+        self.assertIs(cand["EVEN_K"], True)
+        self.assertIs(cand["ALLOW_TF32"], False)
+
+    def test_candidate_from_aten_choice(self):
+        choice = Obj(info_dict=lambda: {"kernel_call_name": "extern_kernels.bias_addmm"})
+        self.assertEqual(_timings.candidate_from_choice(choice), {"kind": "aten", "name": "extern_kernels.bias_addmm"})
+
+    def test_info_is_plain_values_and_survives_a_raising_info_dict(self):
+        self.assertNotIn("not_primitive", compat.choice_info(self.triton_choice()))
+
+        def boom():
+            raise RuntimeError("no info")
+
+        self.assertEqual(compat.choice_info(Obj(info_dict=boom)), {})
+        self.assertEqual(compat.choice_ktc(self.triton_choice()), "the-ktc")
+        self.assertIsNone(compat.choice_ktc(Obj()))
+
+    def test_run_fn_goes_through_the_benchmark_request(self):
+        seen = []
+        choice = Obj(bmreq=Obj(make_run_fn=lambda *inputs, out: seen.append((inputs, out)) or "launch"))
+        self.assertEqual(compat.choice_run_fn(choice, ["a", "b"], "out"), "launch")
+        self.assertEqual(seen, [(("a", "b"), "out")])
+
+    def test_missing_benchmark_request_is_named(self):
+        class TritonTemplateCaller:
+            pass
+
+        with self.assertRaisesRegex(compat.InductorIncompatible, "TritonTemplateCaller has no 'bmreq'"):
+            compat.choice_run_fn(TritonTemplateCaller(), [], None)
+
+    def test_benchmark_tensors_as_inductor_makes_them(self):
+        with FakeInductor() as fake:
+            extern = fake.extern_cls()
+            triton = Obj(layout="layout")
+            for_choice = compat.benchmark_tensors([triton, extern], ["n1", "n2"])
+            self.assertEqual(for_choice(triton), (["a", "b"], "out"))
+            self.assertEqual(for_choice(extern), (["a_view", "b_view"], "out_extern"))
+
+
+class HookTest(unittest.TestCase):
+    def test_hook_problem_names_the_missing_hook(self):
+        with FakeInductor(with_hook=False):
+            self.assertIn("_finalize_template_configs", compat.hook_problem())
+            with self.assertRaisesRegex(compat.InductorIncompatible, "_finalize_template_configs"):
+                compat.choices_base_class()
+        with FakeInductor():
+            self.assertIsNone(compat.hook_problem())
+
+    def test_choices_handler_restores_the_previous_one(self):
+        with FakeInductor() as fake:
+            compat.set_choices_handler("previous")
+            with compat.choices_handler("mine"):
+                self.assertEqual(compat.current_choices_handler(), "mine")
+            self.assertEqual(compat.current_choices_handler(), "previous")
+
+    def test_problem_of_reads_sizes_and_layouts(self):
+        mat1 = Obj(get_size=lambda: [16, 4096], get_stride=lambda: [4096, 1], get_dtype=lambda: "torch.bfloat16")
+        mat2 = Obj(get_size=lambda: [4096, 1024], get_stride=lambda: [1, 4096])  # column-major weight
+        inputs = Obj(mat1mat2=lambda: (mat1, mat2))
+        with FakeInductor():
+            self.assertEqual(_selector.problem_of(inputs, "mm"), ("mm", "bf16", 1, 16, 1024, 4096, 0, 1))
+
+    def test_kernel_inputs_without_mat1mat2_is_named(self):
+        with FakeInductor():
+            with self.assertRaisesRegex(compat.InductorIncompatible, "MMKernelInputs has no 'mat1mat2'"):
+                compat.kernel_inputs_problem(Obj())
+
+
+class SaverAndConfigTest(unittest.TestCase):
+    def test_remove_feedback_saver_removes_only_ours(self):
+        with FakeInductor() as fake:
+            theirs, ours = (lambda *a: None), (lambda *a: None)
+            compat.add_feedback_saver(theirs)
+            compat.add_feedback_saver(ours)
+            self.assertTrue(compat.remove_feedback_saver(ours))
+            self.assertEqual(fake.select_algorithm._ALGORITHM_SELECTOR_CACHE.feedback_saver_fns, [theirs])
+            self.assertFalse(compat.remove_feedback_saver(ours))
+
+    def test_saver_problem(self):
+        with FakeInductor() as fake:
+            self.assertIsNone(compat.saver_problem())
+            del fake.select_algorithm.add_feedback_saver
+            self.assertIn("add_feedback_saver", compat.saver_problem())
+
+    def test_fresh_cache_uses_whichever_name_exists(self):
+        with FakeInductor() as fake:
+            with compat.fresh_cache():
+                pass
+            del fake.utils.fresh_inductor_cache
+            with self.assertRaisesRegex(compat.InductorIncompatible, "fresh_cache"):
+                compat.fresh_cache()
+
+    def test_config_names_are_checked(self):
+        with FakeInductor() as fake:
+            self.assertEqual(compat.current_search_space(), "DEFAULT")
+            compat.set_config("max_autotune_gemm_backends", "ATEN,TRITON")
+            self.assertEqual(fake.config.max_autotune_gemm_backends, "ATEN,TRITON")
+            with self.assertRaisesRegex(compat.InductorIncompatible, "no 'fast_autotune'"):
+                compat.set_config("fast_autotune", True)
+            self.assertIsNone(compat.cudagraph_benchmarking_option())
+            fake.config.autotune_cudagraph_benchmarking = False
+            self.assertEqual(compat.cudagraph_benchmarking_option(), "autotune_cudagraph_benchmarking")
+
+    def test_autotune_benchmark_runs_under_the_gpu_lock(self):
+        held = []
+
+        @contextlib.contextmanager
+        def lock():
+            held.append("in")
+            yield
+            held.append("out")
+
+        with FakeInductor() as fake:
+            original = fake.sa_cls.__dict__["benchmark_in_current_process"]
+            os.environ["TORCH_DIODE_GPU_LOCK"] = "/tmp/unused.lock"
+            try:
+                with compat.lock_autotune_benchmark(lock):
+                    self.assertEqual(fake.sa_cls.benchmark_in_current_process(1, 2), {"timed": True})
+                    self.assertEqual(held, ["in", "out"])
+            finally:
+                del os.environ["TORCH_DIODE_GPU_LOCK"]
+            self.assertIs(fake.sa_cls.__dict__["benchmark_in_current_process"], original)
+            with compat.lock_autotune_benchmark(lock):  # no lock file: nothing patched
+                self.assertIs(fake.sa_cls.__dict__["benchmark_in_current_process"], original)
+
+
+class WorkerInputTest(unittest.TestCase):
+    """The standalone worker's bad-input messages: one line naming the file, line and field."""
+
+    def write(self, text):
+        f = tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False)
+        f.write(text)
+        f.close()
+        self.addCleanup(os.unlink, f.name)
+        return f.name
+
+    def test_bad_shard(self):
+        for bad in ("1/0", "abc", "3/2", ""):
+            with self.assertRaisesRegex(worker.BadInput, "--shard"):
+                worker.parse_shard(bad)
+        self.assertEqual(worker.parse_shard("2/4"), (2, 4))
+
+    def test_bad_problem_lines_name_line_and_field(self):
+        good = '{"op": "mm", "dtype": "bf16", "B": 1, "M": 8, "N": 8, "K": 8, "a_transposed": false, "b_transposed": true}'
+        cases = {"{not json\n": ":1: not a JSON object",
+                 good + "\n" + good.replace('"M": 8', '"M": 0') + "\n": ":2: field 'M'",
+                 good.replace(', "K": 8', "") + "\n": ":1: field 'K' is missing",
+                 good.replace('"bf16"', '"int8"') + "\n": ":1: op 'mm' / dtype 'int8'",
+                 "[" * 100000 + "\n": ":1: not a JSON object"}
+        for text, message in cases.items():
+            path = self.write(text)
+            with self.assertRaises(worker.BadInput) as ctx:
+                worker.read_problems(path, "DEFAULT")
+            self.assertIn(path + message, str(ctx.exception))
+        problems = worker.read_problems(self.write(good + "\n"), "exhaustive")
+        self.assertEqual(problems[0]["search_space"], "EXHAUSTIVE")
+
+    def test_main_exits_2_with_one_line(self):
+        self.assertEqual(worker.main(["--problems", "/nonexistent.jsonl", "--out", "/tmp/x.jsonl"]), 2)
+        self.assertEqual(worker.main(["--problems", self.write("{}\n"), "--out", "/tmp/x.jsonl", "--shard", "1/0"]),
+                         2)
+
+
+if __name__ == "__main__":
+    unittest.main()
