@@ -1,0 +1,32 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace diode {
+
+/// What a JSON document handed to us by a user may hold. nlohmann::json parses any depth, but
+/// copying, comparing or destroying a value recurses once per level, so a file nested 100,000
+/// deep ends in a stack overflow far from the parser; a duplicate key silently replaces the
+/// first one; a file of gigabytes is read whole. Readers of plans and shape sets use the
+/// defaults (docs/PLANS.md); other readers may pick their own.
+struct JsonLimits {
+    int maxDepth = 64;               ///< arrays and objects nested deeper are refused while parsing
+    uint64_t maxBytes = 16ull << 20; ///< larger files are refused before they are read
+    bool refuseDuplicateKeys = true; ///< a key given twice in one object is refused, naming it
+};
+
+/// Parses `text`, refusing (InvalidInput, prefixed by `what`) nesting deeper than the limit, a
+/// key given twice, a number out of range and malformed JSON; each message names the path of the
+/// value at fault ("entries[0].M[1]") and what was expected. Never a raw library message.
+nlohmann::json parseJsonBounded(std::string_view text, const std::string &what,
+                                const JsonLimits &limits = {});
+
+/// Reads `path` and parses it as above. Refuses, before reading, a path that is missing, a
+/// directory, not a regular file or larger than `limits.maxBytes`. Messages start with `what`.
+nlohmann::json readJsonFile(const std::string &path, const std::string &what, const JsonLimits &limits = {});
+
+} // namespace diode
