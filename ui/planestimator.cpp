@@ -17,16 +17,13 @@ void PlanEstimator::estimate(const QByteArray &planJson, const QString &planDir,
     QThread *thread = QThread::create([self, planJson, planDir, backend, job] {
         PlanEstimate e;
         try {
-            const auto plan = diode::SweepPlan::fromJson(nlohmann::json::parse(planJson.toStdString()),
-                                                         planDir.toStdString());
+            const auto plan = diode::SweepPlan::parse(planJson.toStdString(), planDir.toStdString());
             const auto est =
                 diode::estimateDuration(plan, backend.toStdString(), QThread::idealThreadCount());
             e.problems = est.problems;
             e.choicesPerProblem = est.choicesPerProblem;
             e.seconds = est.seconds;
             e.basis = QString::fromStdString(est.basis);
-        } catch (const nlohmann::json::exception &ex) {
-            e.error = QObject::tr("Plan is not valid JSON: %1").arg(QString::fromStdString(ex.what()));
         } catch (const std::exception &ex) {
             e.error = QObject::tr("Plan: %1").arg(QString::fromStdString(ex.what()));
         }

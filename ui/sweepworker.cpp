@@ -126,12 +126,7 @@ bool SweepWorker::start(const SweepRequest &request) {
                 backendName = resumable->first.backend;
                 plan = std::move(resumable->second);
             } else {
-                try {
-                    plan = diode::SweepPlan::fromJson(nlohmann::json::parse(request.planJson.toStdString()),
-                                                      request.planDir.toStdString());
-                } catch (const nlohmann::json::exception &e) {
-                    throw std::runtime_error(std::string("the plan is not valid JSON: ") + e.what());
-                }
+                plan = diode::SweepPlan::parse(request.planJson.toStdString(), request.planDir.toStdString());
             }
             std::unique_ptr<diode::Backend> backend;
             if (backendName == "cpu")

@@ -1,19 +1,20 @@
 #include "sweepplan.h"
 
+#include "jsonlimits.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <set>
 #include <tuple>
 
 namespace diode {
 
-uint64_t SplitMix64::next()
-{
+uint64_t SplitMix64::next() {
     m_state += 0x9E3779B97F4A7C15ull;
     uint64_t z = m_state;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -21,149 +22,256 @@ uint64_t SplitMix64::next()
     return z ^ (z >> 31);
 }
 
-double SplitMix64::uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
+double SplitMix64::uniform() {
+    return double(next() >> 11) * (1.0 / 9007199254740992.0);
+}
 
 namespace {
 
 using json = nlohmann::json;
+namespace lim = planlimits;
 
-bool isInt(const json &v) { return v.is_number_integer(); }
+/// Plans and their shape sets: small hand-written files.
+const JsonLimits kPlanJsonLimits{64, 16ull << 20, true};
 
-std::vector<int64_t> sizeList(const json &value, const std::string &field, const std::string &where)
-{
-    json v = value;
-    if (isInt(v)) v = json::array({v});
-    if (!v.is_array() || v.empty())
-        throw InvalidInput(fmt::format("{}: field '{}' must be a positive integer or a non-empty list of them", where,
-                                       field));
-    std::vector<int64_t> out;
-    for (const auto &x : v) {
-        if (!isInt(x))
-            throw InvalidInput(fmt::format("{}: field '{}' has {}, which is not an integer", where, field, x.dump()));
-        if (x.get<int64_t>() < 1)
-            throw InvalidInput(fmt::format("{}: field '{}' has {}; sizes must be at least 1", where, field,
-                                           x.get<int64_t>()));
-        out.push_back(x.get<int64_t>());
+/// A value as a message quotes it: short, whatever it holds.
+std::string show(const json &v) {
+    std::string s = v.dump();
+    return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+}
+
+/// An integer in [lo, hi] (lo >= 0 or hi <= INT64_MAX), else nullopt. nlohmann keeps
+/// non-negative integers unsigned: one above INT64_MAX must not be read as an int64.
+std::optional<int64_t> intIn(const json &v, int64_t lo, int64_t hi) {
+    if (v.is_number_unsigned()) {
+        const uint64_t u = v.get<uint64_t>();
+        if (u > uint64_t(hi) || int64_t(u) < lo)
+            return std::nullopt;
+        return int64_t(u);
     }
+    if (v.is_number_integer()) {
+        const int64_t i = v.get<int64_t>();
+        if (i < lo || i > hi)
+            return std::nullopt;
+        return i;
+    }
+    return std::nullopt;
+}
+
+/// "an integer >= 1 and <= 1000", or "an integer >= 1" without an upper bound worth naming.
+std::string intRange(int64_t lo, int64_t hi) {
+    return hi == INT64_MAX ? fmt::format("an integer >= {}", lo)
+                           : fmt::format("an integer >= {} and <= {}", lo, hi);
+}
+
+int64_t intField(const json &spec, const char *key, int64_t lo, int64_t hi, const std::string &where,
+                 const std::string &field, std::optional<int64_t> dflt = std::nullopt) {
+    auto it = spec.find(key);
+    if (it == spec.end() && dflt)
+        return *dflt;
+    const std::string name = field.empty() ? key : field + "." + key;
+    if (it == spec.end())
+        throw InvalidInput(
+            fmt::format("{}: field '{}' is missing; expected {}", where, name, intRange(lo, hi)));
+    auto v = intIn(*it, lo, hi);
+    if (!v)
+        throw InvalidInput(
+            fmt::format("{}: field '{}' must be {}, got {}", where, name, intRange(lo, hi), show(*it)));
+    return *v;
+}
+
+/// Seeds are unsigned 64-bit: a negative or fractional one would mean different numbers to
+/// different readers, so it is refused.
+uint64_t seedOf(const json &v, const std::string &where, const std::string &field) {
+    if (v.is_number_unsigned())
+        return v.get<uint64_t>();
+    if (v.is_number_integer() && v.get<int64_t>() == 0)
+        return 0;
+    throw InvalidInput(
+        fmt::format("{}: field '{}' must be an integer >= 0 and < 2^64, got {}", where, field, show(v)));
+}
+
+/// One size (B, M, N, K) or CPU tile value, from 1 to `max`.
+int64_t sizeValue(const json &x, const std::string &field, const std::string &where,
+                  int64_t max = lim::kMaxSize) {
+    if (!x.is_number_integer())
+        throw InvalidInput(
+            fmt::format("{}: field '{}' has {}, which is not an integer", where, field, show(x)));
+    if (x.is_number_unsigned() ? x.get<uint64_t>() > uint64_t(max) : x.get<int64_t>() > max)
+        throw InvalidInput(
+            fmt::format("{}: field '{}' has {}; at most {} is allowed", where, field, show(x), max));
+    if (x.get<int64_t>() < 1)
+        throw InvalidInput(
+            fmt::format("{}: field '{}' has {}; sizes must be at least 1", where, field, x.get<int64_t>()));
+    return x.get<int64_t>();
+}
+
+std::vector<int64_t> sizeList(const json &value, const std::string &field, const std::string &where,
+                              int64_t max = lim::kMaxSize) {
+    if (value.is_number_integer())
+        return {sizeValue(value, field, where, max)};
+    if (!value.is_array() || value.empty())
+        throw InvalidInput(
+            fmt::format("{}: field '{}' must be a positive integer or a non-empty list of them, got {}",
+                        where, field, show(value)));
+    std::vector<int64_t> out;
+    out.reserve(value.size());
+    for (const auto &x : value)
+        out.push_back(sizeValue(x, field, where, max));
     return out;
 }
 
 template <typename T>
-std::vector<T> choiceList(const json &value, const std::string &field, const std::vector<std::string> &allowed,
-                          const std::string &where, T (*convert)(const std::string &))
-{
+std::vector<T> choiceList(const json &value, const std::string &field,
+                          const std::vector<std::string> &allowed, const std::string &where,
+                          T (*convert)(const std::string &)) {
     json v = value.is_string() ? json::array({value}) : value;
     if (!v.is_array() || v.empty())
         throw InvalidInput(fmt::format("{}: field '{}' must be a non-empty list", where, field));
     std::vector<T> out;
     for (const auto &x : v) {
-        if (!x.is_string() || std::find(allowed.begin(), allowed.end(), x.get<std::string>()) == allowed.end())
-            throw InvalidInput(fmt::format("{}: field '{}' has unknown value {}; expected one of {}", where, field,
-                                           x.dump(), fmt::join(allowed, ", ")));
+        if (!x.is_string() ||
+            std::find(allowed.begin(), allowed.end(), x.get<std::string>()) == allowed.end())
+            throw InvalidInput(fmt::format("{}: field '{}' has unknown value {}; expected one of {}", where,
+                                           field, show(x), fmt::join(allowed, ", ")));
         out.push_back(convert(x.get<std::string>()));
     }
     return out;
 }
 
-GemmOp toOp(const std::string &s) { return *parseOp(s); }
-DType toDType(const std::string &s) { return *parseDType(s); }
+GemmOp toOp(const std::string &s) {
+    return *parseOp(s);
+}
+DType toDType(const std::string &s) {
+    return *parseDType(s);
+}
 const std::vector<std::string> kOps{"mm", "addmm", "bmm"};
 const std::vector<std::string> kDTypes{"bf16", "fp16", "fp32"};
 
-std::vector<bool> boolList(const json &value, const std::string &field, const std::string &where)
-{
+std::vector<bool> boolList(const json &value, const std::string &field, const std::string &where) {
     json v = value.is_boolean() ? json::array({value}) : value;
-    if (!v.is_array() || v.empty() || !std::all_of(v.begin(), v.end(), [](const json &x) { return x.is_boolean(); }))
+    if (!v.is_array() || v.empty() ||
+        !std::all_of(v.begin(), v.end(), [](const json &x) { return x.is_boolean(); }))
         throw InvalidInput(fmt::format("{}: field '{}' must be true, false or a list of them", where, field));
     std::vector<bool> out;
-    for (const auto &x : v) out.push_back(x.get<bool>());
+    for (const auto &x : v)
+        out.push_back(x.get<bool>());
     return out;
 }
 
-int64_t positiveInt(const json &spec, const char *key, const std::string &where, const std::string &field,
-                    std::optional<int64_t> dflt = std::nullopt)
-{
-    auto it = spec.find(key);
-    if (it == spec.end() && dflt) return *dflt;
-    if (it == spec.end() || !isInt(*it) || it->get<int64_t>() < 1)
-        throw InvalidInput(fmt::format("{}: field '{}.{}' must be an integer >= 1", where, field, key));
-    return it->get<int64_t>();
+bool boolField(const json &obj, const char *key, bool dflt, const std::string &where) {
+    auto it = obj.find(key);
+    if (it == obj.end())
+        return dflt;
+    if (!it->is_boolean())
+        throw InvalidInput(
+            fmt::format("{}: field '{}' must be true or false, got {}", where, key, show(*it)));
+    return it->get<bool>();
+}
+
+std::vector<int64_t> logUniform(const json &spec, const std::string &where, const std::string &f) {
+    const int64_t lo = intField(spec, "min", 1, lim::kMaxSize, where, f);
+    const int64_t hi = intField(spec, "max", 1, lim::kMaxSize, where, f);
+    const int64_t count = intField(spec, "count", 1, lim::kMaxLogUniformCount, where, f);
+    const int64_t mult = intField(spec, "multiple_of", 1, lim::kMaxSize, where, f, 1);
+    uint64_t seed = 0;
+    if (auto s = spec.find("seed"); s != spec.end())
+        seed = seedOf(*s, where, f + ".seed");
+    if (hi < lo)
+        throw InvalidInput(fmt::format("{}: field '{}' has max {} < min {}", where, f, hi, lo));
+    if (mult > hi)
+        throw InvalidInput(
+            fmt::format("{}: field '{}.multiple_of' is {}, more than max {}; every size would be above "
+                        "max",
+                        where, f, mult, hi));
+    SplitMix64 rng(seed);
+    std::vector<int64_t> out;
+    out.reserve(size_t(count));
+    for (int64_t i = 0; i < count; ++i) {
+        const double u = rng.uniform();
+        int64_t v = int64_t(std::floor(
+            std::exp(std::log(double(lo)) + u * (std::log(double(hi + 1)) - std::log(double(lo))))));
+        v = std::clamp(v, lo, hi);
+        if (mult > 1)
+            v = std::max(mult, (v / mult) * mult);
+        out.push_back(v);
+    }
+    return out;
 }
 
 std::vector<int64_t> sizes(const json &entry, const std::string &field, const std::string &where,
-                           std::optional<std::vector<int64_t>> dflt = std::nullopt)
-{
+                           std::optional<std::vector<int64_t>> dflt = std::nullopt) {
     auto it = entry.find(field);
     if (it == entry.end()) {
-        if (dflt) return *dflt;
+        if (dflt)
+            return *dflt;
         throw InvalidInput(fmt::format("{}: field '{}' is missing", where, field));
     }
     if (it->is_object()) {
         auto spec = it->find("log_uniform");
         if (spec == it->end() || !spec->is_object())
-            throw InvalidInput(fmt::format("{}: field '{}' is an object without 'log_uniform'", where, field));
-        const std::string f = field + ".log_uniform";
-        const int64_t lo = positiveInt(*spec, "min", where, f), hi = positiveInt(*spec, "max", where, f);
-        const int64_t count = positiveInt(*spec, "count", where, f);
-        const int64_t mult = positiveInt(*spec, "multiple_of", where, f, 1);
-        uint64_t seed = 0;
-        if (auto s = spec->find("seed"); s != spec->end()) seed = s->get<uint64_t>();
-        if (hi < lo) throw InvalidInput(fmt::format("{}: field '{}' has max {} < min {}", where, f, hi, lo));
-        SplitMix64 rng(seed);
-        std::vector<int64_t> out;
-        for (int64_t i = 0; i < count; ++i) {
-            const double u = rng.uniform();
-            int64_t v = int64_t(std::floor(std::exp(std::log(double(lo)) +
-                                                    u * (std::log(double(hi + 1)) - std::log(double(lo))))));
-            v = std::clamp(v, lo, hi);
-            if (mult > 1) v = std::max(mult, (v / mult) * mult);
-            out.push_back(v);
-        }
-        return out;
+            throw InvalidInput(
+                fmt::format("{}: field '{}' is an object without 'log_uniform'", where, field));
+        return logUniform(*spec, where, field + ".log_uniform");
     }
     return sizeList(*it, field, where);
 }
 
-GemmProblem makeProblem(GemmOp op, DType dt, int64_t b, int64_t m, int64_t n, int64_t k, bool at, bool bt)
-{
-    return GemmProblem{op, dt, op == GemmOp::Bmm ? b : 1, m, n, k, at, bt};
-}
+/// How many problems the plan has taken so far, counted before anything is built.
+class ProblemBudget {
+public:
+    void take(double n, const std::string &what, const std::string &where) {
+        if (m_used + n <= double(lim::kMaxProblems)) {
+            m_used += int64_t(n);
+            return;
+        }
+        auto num = [](double x) { return x < 1e15 ? fmt::format("{:.0f}", x) : fmt::format("{:.3g}", x); };
+        throw InvalidInput(
+            fmt::format("{}: {} make {} problems{}; a plan may expand to at most {} problems (each "
+                        "entry counted before 'sample' and de-duplication)",
+                        where, what, num(n),
+                        m_used ? fmt::format(", {} with the entries before it", num(m_used + n)) : "",
+                        lim::kMaxProblems));
+    }
+
+private:
+    int64_t m_used = 0;
+};
 
 std::vector<std::pair<int64_t, int64_t>> loadShapeSet(const std::string &path, const std::string &baseDir,
-                                                      const std::string &where)
-{
+                                                      const std::string &where) {
     namespace fs = std::filesystem;
     const fs::path full = fs::path(path).is_absolute() ? fs::path(path) : fs::path(baseDir) / path;
-    std::ifstream in(full);
-    if (!in) throw InvalidInput(fmt::format("{}: cannot read shape set '{}' ({})", where, path, full.string()));
-    json doc;
-    try {
-        doc = json::parse(in);
-    } catch (const json::parse_error &e) {
-        throw InvalidInput(fmt::format("{}: shape set '{}' is not valid JSON: {}", where, path, e.what()));
-    }
-    auto layers = doc.find("layers");
-    if (!doc.is_object() || layers == doc.end() || !layers->is_array() || layers->empty())
-        throw InvalidInput(fmt::format("{}: shape set '{}' has no 'layers' list", where, path));
+    const std::string what = fmt::format("{}: field 'shape_set' ('{}')", where, path);
+    const json doc = readJsonFile(full.string(), what, kPlanJsonLimits);
+    const json *layers = doc.is_object() && doc.contains("layers") ? &doc["layers"] : nullptr;
+    if (!layers || !layers->is_array() || layers->empty())
+        throw InvalidInput(fmt::format("{}: expected an object with a non-empty 'layers' list", what));
     std::vector<std::pair<int64_t, int64_t>> out;
+    out.reserve(layers->size());
     for (size_t i = 0; i < layers->size(); ++i) {
         const auto &l = (*layers)[i];
         const std::string w = fmt::format("{} shape set '{}' layers[{}]", where, path, i);
-        if (!l.is_object() || !l.contains("N") || !l.contains("K")) throw InvalidInput(w + ": needs N and K");
-        out.emplace_back(sizeList(l["N"], "N", w)[0], sizeList(l["K"], "K", w)[0]);
+        if (!l.is_object() || !l.contains("N") || !l.contains("K"))
+            throw InvalidInput(w + ": expected an object with integers 'N' and 'K'");
+        out.emplace_back(sizeValue(l["N"], "N", w), sizeValue(l["K"], "K", w));
     }
     return out;
 }
 
-std::vector<GemmProblem> explicitProblems(const json &entry, const std::string &where)
-{
+std::vector<GemmProblem> explicitProblems(const json &entry, const std::string &where,
+                                          ProblemBudget &budget) {
     const auto &list = entry["problems"];
-    if (!list.is_array()) throw InvalidInput(where + ": field 'problems' must be a list");
+    if (!list.is_array())
+        throw InvalidInput(where + ": field 'problems' must be a list");
+    budget.take(double(list.size()), "the 'problems' list would", where);
     std::vector<GemmProblem> out;
+    out.reserve(list.size());
     for (size_t j = 0; j < list.size(); ++j) {
         const auto &p = list[j];
         const std::string w = fmt::format("{} problems[{}]", where, j);
-        if (!p.is_object()) throw InvalidInput(w + ": must be an object");
+        if (!p.is_object())
+            throw InvalidInput(w + ": must be an object");
         const auto op = choiceList<GemmOp>(p.value("op", json()), "op", kOps, w, toOp)[0];
         const auto dt = choiceList<DType>(p.value("dtype", json()), "dtype", kDTypes, w, toDType)[0];
         int64_t s[4];
@@ -173,96 +281,159 @@ std::vector<GemmProblem> explicitProblems(const json &entry, const std::string &
                 s[f] = 1;
                 continue;
             }
-            if (!p.contains(names[f])) throw InvalidInput(fmt::format("{}: field '{}' is missing", w, names[f]));
-            if (p[names[f]].is_array()) throw InvalidInput(fmt::format("{}: field '{}' must be one integer", w, names[f]));
-            s[f] = sizeList(p[names[f]], names[f], w)[0];
+            if (!p.contains(names[f]))
+                throw InvalidInput(fmt::format("{}: field '{}' is missing", w, names[f]));
+            if (p[names[f]].is_array())
+                throw InvalidInput(fmt::format("{}: field '{}' must be one integer", w, names[f]));
+            s[f] = sizeValue(p[names[f]], names[f], w);
         }
         const bool at = boolList(p.value("a_transposed", json(false)), "a_transposed", w)[0];
         const bool bt = boolList(p.value("b_transposed", json(false)), "b_transposed", w)[0];
-        out.push_back(makeProblem(op, dt, s[0], s[1], s[2], s[3], at, bt));
+        const GemmProblem problem{op, dt, s[0], s[1], s[2], s[3], at, bt};
+        validate(problem, w); // a batch on mm or addmm
+        out.push_back(problem);
     }
     return out;
 }
 
-std::vector<GemmProblem> generatedProblems(const json &entry, const std::string &where, const std::string &baseDir)
-{
+std::vector<GemmProblem> generatedProblems(const json &entry, const std::string &where,
+                                           const std::string &baseDir, ProblemBudget &budget) {
     const auto ops = choiceList<GemmOp>(entry.value("ops", json()), "ops", kOps, where, toOp);
     const auto dtypes = choiceList<DType>(entry.value("dtypes", json()), "dtypes", kDTypes, where, toDType);
     const auto aT = boolList(entry.value("a_transposed", json::array({false})), "a_transposed", where);
     const auto bT = boolList(entry.value("b_transposed", json::array({false})), "b_transposed", where);
     const auto batches = sizes(entry, "B", where, std::vector<int64_t>{1});
+    const bool batched = std::find(ops.begin(), ops.end(), GemmOp::Bmm) != ops.end();
+    if (!batched)
+        for (auto b : batches)
+            if (b != 1)
+                throw InvalidInput(
+                    fmt::format("{}: field 'B' has {} but none of 'ops' is batched; only bmm takes "
+                                "'B'",
+                                where, b));
     const auto ms = sizes(entry, "M", where);
-    std::vector<std::pair<int64_t, int64_t>> nks;
+    const bool zip = boolField(entry, "zip_sizes", false, where);
+    std::vector<int64_t> ns, ks;
+    std::vector<std::pair<int64_t, int64_t>> layers;
+    double nk = 0;
+    std::string nkWhat;
+    if (entry.contains("shape_set")) {
+        if (zip)
+            throw InvalidInput(where +
+                               ": field 'zip_sizes' pairs M, N and K; it cannot be used with 'shape_set'");
+        if (!entry["shape_set"].is_string())
+            throw InvalidInput(fmt::format("{}: field 'shape_set' must be a path (a string), got {}", where,
+                                           show(entry["shape_set"])));
+        layers = loadShapeSet(entry["shape_set"].get<std::string>(), baseDir, where);
+        nk = double(layers.size());
+        nkWhat = fmt::format("shape_set {}", layers.size());
+    } else {
+        ns = sizes(entry, "N", where);
+        ks = sizes(entry, "K", where);
+        if (zip) {
+            if (ms.size() != ns.size() || ms.size() != ks.size())
+                throw InvalidInput(
+                    fmt::format("{}: field 'zip_sizes' needs M, N and K of the same length; they have "
+                                "{}, {} and {}",
+                                where, ms.size(), ns.size(), ks.size()));
+            nk = 1;
+            nkWhat = "(zipped)";
+        } else {
+            nk = double(ns.size()) * double(ks.size());
+            nkWhat = fmt::format("N {} x K {}", ns.size(), ks.size());
+        }
+    }
+    // Count the grid before building it: a 1000 x 1000 x 1000 grid is refused, not allocated.
+    double perDtype = 0;
+    for (auto op : ops)
+        perDtype += op == GemmOp::Bmm ? double(batches.size()) : 1.0;
+    const double grid =
+        perDtype * double(dtypes.size()) * double(ms.size()) * nk * double(aT.size() * bT.size());
+    budget.take(
+        grid,
+        fmt::format("fields ops {} x dtypes {} x B {} x M {} x {} x a_transposed {} x b_transposed {}",
+                    ops.size(), dtypes.size(), batched ? batches.size() : 1, ms.size(), nkWhat, aT.size(),
+                    bT.size()),
+        where);
+    if (layers.empty() && !zip) {
+        layers.reserve(ns.size() * ks.size());
+        for (auto n : ns)
+            for (auto k : ks)
+                layers.emplace_back(n, k);
+    }
     std::vector<GemmProblem> out;
+    out.reserve(size_t(grid));
     auto emit = [&](GemmOp op, DType dt, int64_t b, int64_t m, int64_t n, int64_t k) {
         for (bool at : aT)
-            for (bool bt : bT) out.push_back(makeProblem(op, dt, b, m, n, k, at, bt));
+            for (bool bt : bT)
+                out.push_back(GemmProblem{op, dt, op == GemmOp::Bmm ? b : 1, m, n, k, at, bt});
     };
-    if (entry.contains("shape_set")) {
-        if (!entry["shape_set"].is_string()) throw InvalidInput(where + ": field 'shape_set' must be a path");
-        nks = loadShapeSet(entry["shape_set"].get<std::string>(), baseDir, where);
-    } else {
-        const auto ns = sizes(entry, "N", where);
-        const auto ks = sizes(entry, "K", where);
-        if (entry.value("zip_sizes", false)) {
-            if (ms.size() != ns.size() || ms.size() != ks.size())
-                throw InvalidInput(where + ": 'zip_sizes' needs M, N and K of the same length");
-            for (auto op : ops)
-                for (auto dt : dtypes)
-                    for (auto b : op == GemmOp::Bmm ? batches : std::vector<int64_t>{1})
-                        for (size_t i = 0; i < ms.size(); ++i) emit(op, dt, b, ms[i], ns[i], ks[i]);
-            return out;
-        }
-        for (auto n : ns)
-            for (auto k : ks) nks.emplace_back(n, k);
-    }
     for (auto op : ops)
         for (auto dt : dtypes)
-            for (auto b : op == GemmOp::Bmm ? batches : std::vector<int64_t>{1})
+            for (auto b : op == GemmOp::Bmm ? batches : std::vector<int64_t>{1}) {
+                if (zip) {
+                    for (size_t i = 0; i < ms.size(); ++i)
+                        emit(op, dt, b, ms[i], ns[i], ks[i]);
+                    continue;
+                }
                 for (auto m : ms)
-                    for (auto [n, k] : nks) emit(op, dt, b, m, n, k);
+                    for (auto [n, k] : layers)
+                        emit(op, dt, b, m, n, k);
+            }
     return out;
 }
 
-std::vector<GemmProblem> sample(std::vector<GemmProblem> items, const json &spec, const std::string &where)
-{
-    if (!spec.is_object()) throw InvalidInput(where + ": field 'sample' must be an object with 'count' and 'seed'");
-    const int64_t count = positiveInt(spec, "count", where, "sample");
+std::vector<GemmProblem> sample(std::vector<GemmProblem> items, const json &spec, const std::string &where) {
+    if (!spec.is_object())
+        throw InvalidInput(where + ": field 'sample' must be an object with 'count' and 'seed'");
+    const int64_t count = intField(spec, "count", 1, INT64_MAX, where, "sample");
     auto seedIt = spec.find("seed");
-    if (seedIt != spec.end() && (!isInt(*seedIt) || seedIt->get<int64_t>() < 0))
-        throw InvalidInput(where + ": field 'sample.seed' must be an integer >= 0");
-    if (size_t(count) >= items.size()) return items;
-    SplitMix64 rng(seedIt == spec.end() ? 0 : seedIt->get<uint64_t>());
+    const uint64_t seed = seedIt == spec.end() ? 0 : seedOf(*seedIt, where, "sample.seed");
+    if (size_t(count) >= items.size())
+        return items;
+    SplitMix64 rng(seed);
     std::vector<size_t> idx(items.size());
-    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    for (size_t i = 0; i < size_t(count); ++i) std::swap(idx[i], idx[i + rng.next() % (idx.size() - i)]);
+    for (size_t i = 0; i < idx.size(); ++i)
+        idx[i] = i;
+    for (size_t i = 0; i < size_t(count); ++i)
+        std::swap(idx[i], idx[i + rng.next() % (idx.size() - i)]);
     idx.resize(count);
     std::sort(idx.begin(), idx.end());
     std::vector<GemmProblem> out;
-    for (auto i : idx) out.push_back(items[i]);
+    out.reserve(idx.size());
+    for (auto i : idx)
+        out.push_back(items[i]);
     return out;
 }
 
-std::vector<KernelConfig> cpuConfigsOf(const json &plan)
-{
+std::vector<KernelConfig> cpuConfigsOf(const json &plan) {
     auto it = plan.find("cpu");
     json spec = it == plan.end() ? json::object() : *it;
-    if (!spec.is_object()) throw InvalidInput("plan: field 'cpu' must be an object");
-    auto axis = [&](const char *k, std::vector<int64_t> dflt) {
-        return spec.contains(k) ? sizeList(spec[k], std::string("cpu.") + k, "plan") : dflt;
+    if (!spec.is_object())
+        throw InvalidInput("plan: field 'cpu' must be an object");
+    auto axis = [&](const char *k, std::vector<int64_t> dflt, int64_t max) {
+        return spec.contains(k) ? sizeList(spec[k], std::string("cpu.") + k, "plan", max) : dflt;
     };
-    const auto bm = axis("block_m", {32, 64}), bn = axis("block_n", {64, 128}), bk = axis("block_k", {64, 256});
-    const auto th = axis("threads", {1, 2});
+    const auto bm = axis("block_m", {32, 64}, lim::kMaxCpuBlock),
+               bn = axis("block_n", {64, 128}, lim::kMaxCpuBlock);
+    const auto bk = axis("block_k", {64, 256}, lim::kMaxCpuBlock);
+    const auto th = axis("threads", {1, 2}, lim::kMaxCpuThreads);
+    const double n = double(bm.size()) * double(bn.size()) * double(bk.size()) * double(th.size());
+    if (n > double(lim::kMaxCpuConfigs))
+        throw InvalidInput(
+            fmt::format("plan: field 'cpu' makes {:.0f} configurations (block_m {} x block_n {} x "
+                        "block_k {} x threads {}); at most {} are allowed",
+                        n, bm.size(), bn.size(), bk.size(), th.size(), lim::kMaxCpuConfigs));
     std::vector<KernelConfig> out;
     for (auto m : bm)
-        for (auto n : bn)
+        for (auto nn : bn)
             for (auto k : bk)
                 for (auto t : th) {
                     KernelConfig c;
                     c.kind = "cpu";
                     c.name = "tiled";
                     c.blockM = int(m);
-                    c.blockN = int(n);
+                    c.blockN = int(nn);
                     c.blockK = int(k);
                     c.threads = int(t);
                     out.push_back(c);
@@ -270,66 +441,89 @@ std::vector<KernelConfig> cpuConfigsOf(const json &plan)
     return out;
 }
 
-} // namespace
-
-SweepPlan SweepPlan::fromJson(const json &j, const std::string &baseDir)
-{
-    if (!j.is_object()) throw InvalidInput("plan: must be a JSON object");
+SweepPlan expand(const json &j, const std::string &baseDir) {
+    if (!j.is_object())
+        throw InvalidInput("plan: must be a JSON object");
     SweepPlan plan;
-    plan.source = j;
     if (auto v = j.value("version", json(1)); v != json(1))
-        throw InvalidInput(fmt::format("plan: field 'version' is {}; this build reads version 1", v.dump()));
-    plan.name = j.value("name", std::string());
-    plan.searchSpace = j.value("search_space", std::string("DEFAULT"));
-    if (plan.searchSpace != "DEFAULT" && plan.searchSpace != "EXHAUSTIVE")
-        throw InvalidInput(fmt::format("plan: field 'search_space' has unknown value \"{}\"; expected one of DEFAULT, "
-                                       "EXHAUSTIVE",
-                                       plan.searchSpace));
+        throw InvalidInput(fmt::format("plan: field 'version' is {}; this build reads version 1", show(v)));
+    if (auto n = j.find("name"); n != j.end()) {
+        if (!n->is_string())
+            throw InvalidInput(fmt::format("plan: field 'name' must be a string, got {}", show(*n)));
+        plan.name = n->get<std::string>();
+    }
+    if (auto s = j.find("search_space"); s != j.end()) {
+        if (!s->is_string() || (*s != "DEFAULT" && *s != "EXHAUSTIVE"))
+            throw InvalidInput(
+                fmt::format("plan: field 'search_space' has unknown value {}; expected one of DEFAULT, "
+                            "EXHAUSTIVE",
+                            show(*s)));
+        plan.searchSpace = s->get<std::string>();
+    }
     if (auto t = j.find("timeout_s"); t != j.end()) {
-        if (!t->is_number() || t->get<double>() <= 0) throw InvalidInput("plan: field 'timeout_s' must be > 0");
+        if (!t->is_number() || t->get<double>() <= 0 || t->get<double>() > lim::kMaxTimeoutS)
+            throw InvalidInput(
+                fmt::format("plan: field 'timeout_s' must be a number > 0 and <= {} (a day), got {}",
+                            lim::kMaxTimeoutS, show(*t)));
         plan.timeoutS = t->get<double>();
     }
-    if (j.contains("repeats")) {
-        if (!isInt(j["repeats"]) || j["repeats"].get<int64_t>() < 1)
-            throw InvalidInput("plan: field 'repeats' must be an integer >= 1");
-        plan.repeats = j["repeats"].get<int>();
-    }
+    plan.repeats = int(intField(j, "repeats", 1, lim::kMaxRepeats, "plan", "", plan.repeats));
+    std::optional<uint64_t> shuffleSeed;
+    if (auto s = j.find("shuffle_seed"); s != j.end())
+        shuffleSeed = seedOf(*s, "plan", "shuffle_seed");
     plan.cpuConfigs = cpuConfigsOf(j);
     auto entries = j.find("entries");
     if (entries == j.end() || !entries->is_array() || entries->empty())
         throw InvalidInput("plan: field 'entries' must be a non-empty list");
+    ProblemBudget budget;
     std::set<std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, bool, bool>> seen;
     for (size_t i = 0; i < entries->size(); ++i) {
         const auto &e = (*entries)[i];
         std::string where = fmt::format("entries[{}]", i);
-        if (e.is_object() && e.contains("name") && e["name"].is_string())
-            where += fmt::format(" ({})", e["name"].get<std::string>());
-        if (!e.is_object()) throw InvalidInput(where + ": must be an object");
-        auto batch = e.contains("problems") ? explicitProblems(e, where) : generatedProblems(e, where, baseDir);
-        if (e.contains("sample")) batch = sample(std::move(batch), e["sample"], where);
+        if (!e.is_object())
+            throw InvalidInput(where + ": must be an object");
+        if (auto n = e.find("name"); n != e.end()) {
+            if (!n->is_string())
+                throw InvalidInput(fmt::format("{}: field 'name' must be a string, got {}", where, show(*n)));
+            where += fmt::format(" ({})", n->get<std::string>());
+        }
+        auto batch = e.contains("problems") ? explicitProblems(e, where, budget)
+                                            : generatedProblems(e, where, baseDir, budget);
+        if (e.contains("sample"))
+            batch = sample(std::move(batch), e["sample"], where);
         for (auto &p : batch) {
-            auto key = std::make_tuple(int(p.op), int(p.dtype), p.batch, p.m, p.n, p.k, p.aTransposed, p.bTransposed);
-            if (seen.insert(key).second) plan.problems.push_back(p);
+            auto key = std::make_tuple(int(p.op), int(p.dtype), p.batch, p.m, p.n, p.k, p.aTransposed,
+                                       p.bTransposed);
+            if (seen.insert(key).second)
+                plan.problems.push_back(p);
         }
     }
-    if (auto s = j.find("shuffle_seed"); s != j.end()) {
-        if (!isInt(*s) || s->get<int64_t>() < 0) throw InvalidInput("plan: field 'shuffle_seed' must be an integer >= 0");
-        SplitMix64 rng(s->get<uint64_t>());
-        for (size_t i = plan.problems.size() - 1; i > 0; --i) std::swap(plan.problems[i], plan.problems[rng.next() % (i + 1)]);
+    if (shuffleSeed) {
+        SplitMix64 rng(*shuffleSeed);
+        for (size_t i = plan.problems.size() - 1; i > 0; --i)
+            std::swap(plan.problems[i], plan.problems[rng.next() % (i + 1)]);
     }
+    plan.source = j;
     return plan;
 }
 
-SweepPlan SweepPlan::load(const std::string &path)
-{
-    std::ifstream in(path);
-    if (!in) throw InvalidInput(fmt::format("cannot read plan '{}'", path));
-    json j;
+} // namespace
+
+SweepPlan SweepPlan::fromJson(const json &j, const std::string &baseDir) {
     try {
-        j = json::parse(in);
-    } catch (const json::parse_error &e) {
-        throw InvalidInput(fmt::format("{}: not valid JSON: {}", path, e.what()));
+        return expand(j, baseDir);
+    } catch (const json::exception &e) {
+        // Every field is checked above; this only keeps a missed check from showing a library message.
+        throw InvalidInput(fmt::format("plan: a field has a value of an unexpected type ({})", e.what()));
     }
+}
+
+SweepPlan SweepPlan::parse(std::string_view text, const std::string &baseDir) {
+    return fromJson(parseJsonBounded(text, "plan", kPlanJsonLimits), baseDir);
+}
+
+SweepPlan SweepPlan::load(const std::string &path) {
+    const json j = readJsonFile(path, path, kPlanJsonLimits);
     try {
         return fromJson(j, std::filesystem::absolute(path).parent_path().string());
     } catch (const InvalidInput &e) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace diode {
@@ -15,12 +16,27 @@ namespace diode {
 /// problems in C++ and in the standalone worker.
 class SplitMix64 {
 public:
-    explicit SplitMix64(uint64_t seed) : m_state(seed) {}
+    explicit SplitMix64(uint64_t seed)
+        : m_state(seed) {}
     uint64_t next();
     double uniform(); ///< [0, 1) with 53 bits
 private:
     uint64_t m_state;
 };
+
+/// What a plan may ask for (docs/PLANS.md, "Limits"), checked before anything is allocated.
+namespace planlimits {
+/// Every entry's grid (or explicit list), before `sample` and de-duplication, added up.
+inline constexpr int64_t kMaxProblems = 1'000'000;
+inline constexpr int64_t kMaxLogUniformCount = 1'000'000;
+/// B, M, N and K: Inductor's kernels index with 32-bit integers; the worker refuses more.
+inline constexpr int64_t kMaxSize = 2'147'483'647;
+inline constexpr int64_t kMaxRepeats = 1000;
+inline constexpr double kMaxTimeoutS = 86'400;
+inline constexpr int64_t kMaxCpuConfigs = 4096;
+inline constexpr int64_t kMaxCpuBlock = 4096;
+inline constexpr int64_t kMaxCpuThreads = 256;
+} // namespace planlimits
 
 /// A sweep plan (docs/PLANS.md): which problems to measure, in which search space, and for the
 /// CPU backend which tile configurations. Expanded and validated before anything runs.
@@ -35,6 +51,9 @@ struct SweepPlan {
 
     /// Throws InvalidInput naming the entry and field ("entries[2] (bmm): field 'M' has 0; ...").
     static SweepPlan fromJson(const nlohmann::json &j, const std::string &baseDir);
+    /// Parses `text` with the plan's JSON limits (depth, duplicate keys), then as fromJson.
+    static SweepPlan parse(std::string_view text, const std::string &baseDir);
+    /// Reads a plan file; messages start with `path`.
     static SweepPlan load(const std::string &path);
 };
 
