@@ -4,6 +4,8 @@
 #include "diode/problemjson.h"
 #include "diode/sweepplan.h"
 
+#include <sstream>
+
 using namespace diode;
 using json = nlohmann::json;
 
@@ -139,35 +141,48 @@ private slots:
         QVERIFY2(got.contains(message), qPrintable(got));
     }
 
-    // The standalone worker expands plans in Python: both must give the same problems in order.
-    void pythonExpansionMatches_data() {
+    // `diode plan --expand` is the only expander the worker sees: every shipped plan's lines are
+    // problem JSON with the plan's search space and name, as many as --count says, in plan order.
+    void expandWritesProblemLines_data() {
         QTest::addColumn<QString>("plan");
         const QDir dir(testutil::sourcePath("resources/plans"));
         for (const auto &f : dir.entryList({"*.json"}))
             QTest::newRow(qPrintable(f)) << dir.filePath(f);
     }
-    void pythonExpansionMatches() {
+    void expandWritesProblemLines() {
         QFETCH(QString, plan);
-        QProcess py;
-        py.setWorkingDirectory(testutil::sourcePath("plugin/python"));
-        py.start(QStringLiteral(PYTHON3), {"-m", "torch_diode.plan", plan});
-        QVERIFY(py.waitForFinished(60000));
-        QCOMPARE(py.exitCode(), 0);
-        const auto lines = QString::fromUtf8(py.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+        QTemporaryDir tmp;
+        const QString out = tmp.filePath("problems.jsonl");
+        QString count, err;
+        QCOMPARE(testutil::runCli({"plan", plan, "--count"}, &count, &err), 0);
+        QCOMPARE(testutil::runCli({"plan", plan, "--expand", "--out", out}, nullptr, &err), 0);
+        const auto lines = QString::fromUtf8(testutil::fileBytes(out)).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(QString::number(lines.size()), count.trimmed());
         const auto cpp = SweepPlan::load(plan.toStdString());
         QCOMPARE(size_t(lines.size()), cpp.problems.size());
-        for (int i = 0; i < lines.size(); ++i)
-            QCOMPARE(problemFromJson(json::parse(lines[i].toStdString()), "python"), cpp.problems[size_t(i)]);
+        for (int i = 0; i < lines.size(); ++i) {
+            const auto j = json::parse(lines[i].toStdString());
+            QCOMPARE(problemFromJson(j, "line"), cpp.problems[size_t(i)]);
+            QCOMPARE(j.at("search_space").get<std::string>(), cpp.searchSpace);
+            QCOMPARE(j.at("plan").get<std::string>(), cpp.name);
+        }
+        QVERIFY(!QFile::exists(out + ".partial"));
+        // Standard output gets the same lines.
+        QString stdoutLines;
+        QCOMPARE(testutil::runCli({"plan", plan, "--expand"}, &stdoutLines), 0);
+        QCOMPARE(stdoutLines.toUtf8(), testutil::fileBytes(out));
     }
 
-    void pythonRejectsWhatCppRejects() {
-        QProcess py;
-        py.setWorkingDirectory(testutil::sourcePath("plugin/python"));
-        py.start(QStringLiteral(PYTHON3),
-                 {"-m", "torch_diode.plan", testutil::dataPath("plans/bad-m-zero.json")});
-        QVERIFY(py.waitForFinished(60000));
-        QCOMPARE(py.exitCode(), 2);
-        QVERIFY(py.readAllStandardError().contains("entries[1] (decode): field 'M' has 0"));
+    void expandedLineCarriesSearchSpaceAndName() {
+        auto p = expand(
+            R"({"name":"t","search_space":"EXHAUSTIVE","entries":[{"ops":["bmm"],"dtypes":["fp16"],"B":[3],"M":[8],"N":[16],"K":[32]}]})");
+        std::ostringstream os;
+        QCOMPARE(writeExpandedProblems(p, os), int64_t(1));
+        const auto j = json::parse(os.str());
+        QCOMPARE(j.at("search_space").get<std::string>(), std::string("EXHAUSTIVE"));
+        QCOMPARE(j.at("plan").get<std::string>(), std::string("t"));
+        QCOMPARE(problemFromJson(j, "line"),
+                 (GemmProblem{GemmOp::Bmm, DType::FP16, 3, 8, 16, 32, false, false}));
     }
 
     // Hardening (the hostile-input issue). Each row was accepted, crashed or showed a library
@@ -382,10 +397,14 @@ private slots:
         QTemporaryDir dir;
         const QString plan = writeFile(dir, "plan.json", "{\"name\":5," + QByteArray(kOneEntry) + "}");
         QString out, err;
-        QCOMPARE(testutil::runCli({"plan", plan, "--count"}, &out, &err), 2);
+        QCOMPARE(testutil::runCli({"plan", plan, "--expand"}, &out, &err), 2);
         QVERIFY(out.isEmpty());
         QVERIFY2(err.startsWith("error: " + plan + ": plan: field 'name' must be a string, got 5"),
                  qPrintable(err));
+        const QString good = writeFile(dir, "good.json", "{" + QByteArray(kOneEntry) + "}");
+        QCOMPARE(testutil::runCli({"plan", good, "--out", dir.filePath("x.jsonl")}, nullptr, &err),
+                 2); // needs --expand
+        QVERIFY(!QFile::exists(dir.filePath("x.jsonl")));
     }
 };
 

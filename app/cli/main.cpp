@@ -14,6 +14,7 @@
 #include "diode/inductorbackend.h"
 #include "diode/problemjson.h"
 #include "diode/store.h"
+#include "diode/sweepplan.h"
 #include "diode/sweeprunner.h"
 
 #include <CLI/CLI.hpp>
@@ -188,14 +189,44 @@ int runHw(bool asJson)
     return 0;
 }
 
-int runPlan(const std::string &path, bool countOnly)
-{
-    const auto plan = SweepPlan::load(path);
-    if (countOnly) {
+struct PlanOptions {
+    std::string path;
+    bool count = false;
+    bool expand = false;
+    std::string out;
+};
+
+int runPlan(const PlanOptions &o) {
+    const auto plan = SweepPlan::load(o.path); // refuses a bad plan, naming the entry and field
+    if (o.count) {
         fmt::print("{}\n", plan.problems.size());
         return 0;
     }
-    for (const auto &p : plan.problems) fmt::print("{}\n", problemToJson(p).dump());
+    if (!o.expand) {
+        fmt::print(
+            "{}: {} problems (plan '{}', search space {}, timeout {} s; cpu backend: {} configurations x {} "
+            "repeats)\n",
+            o.path, plan.problems.size(), plan.name, plan.searchSpace, plan.timeoutS, plan.cpuConfigs.size(),
+            plan.repeats);
+        return 0;
+    }
+    if (o.out.empty() || o.out == "-") {
+        writeExpandedProblems(plan, std::cout);
+        return 0;
+    }
+    // Written beside the target and renamed, so a worker never reads half a file.
+    const std::string tmp = o.out + ".partial";
+    std::ofstream os(tmp);
+    if (!os)
+        throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
+    const int64_t n = writeExpandedProblems(plan, os);
+    os.close();
+    if (!os) {
+        std::filesystem::remove(tmp);
+        throw std::runtime_error(fmt::format("writing '{}' failed (disk full?)", o.out));
+    }
+    std::filesystem::rename(tmp, o.out);
+    fmt::print(stderr, "{} problems written to {}\n", n, o.out);
     return 0;
 }
 
@@ -238,16 +269,28 @@ int main(int argc, char **argv)
     auto *cmdHw = app.add_subcommand("hw", "Show the detected CPU and GPUs (NVML, ROCm SMI)");
     cmdHw->add_flag("--json", hwJson, "print JSON");
 
-    std::string planPath;
-    bool planCount = false;
-    auto *cmdPlan = app.add_subcommand("plan", "Validate a sweep plan and print its problems as JSON lines");
-    cmdPlan->add_option("file", planPath, "sweep plan JSON")->required()->check(CLI::ExistingFile);
-    cmdPlan->add_flag("--count", planCount, "print only the number of problems");
+    PlanOptions planOpts;
+    auto *cmdPlan =
+        app.add_subcommand("plan", "Validate a sweep plan; count or expand its problems (docs/PLANS.md)");
+    cmdPlan->add_option("file", planOpts.path, "sweep plan JSON")->required()->check(CLI::ExistingFile);
+    auto *planCount = cmdPlan->add_flag("--count", planOpts.count, "print only the number of problems");
+    auto *planExpand = cmdPlan->add_flag(
+        "--expand", planOpts.expand,
+        "print the problems as problem JSON lines with the plan's search_space and name, for "
+        "`python3 -m torch_diode.worker --problems`");
+    planExpand->excludes(planCount);
+    cmdPlan->add_option("--out", planOpts.out, "with --expand: write the lines to this file")
+        ->needs(planExpand);
 
     const auto runModelCommand = cli::addModelCommands(app);
     const auto runDemoCommand = cli::addDemoCommand(app);
 
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        // --help and --version end here with 0; a usage error is bad input like any other.
+        return app.exit(e) == 0 ? 0 : kExitBadInput;
+    }
     try {
         if (const int rc = runModelCommand(); rc >= 0) return rc;
         if (const int rc = runDemoCommand(); rc >= 0) return rc;
@@ -256,7 +299,7 @@ int main(int argc, char **argv)
         if (*cmdExport) return runExport(exportDb, exportFormat, exportOut);
         if (*cmdStats) return runStats(statsDb, statsJson);
         if (*cmdHw) return runHw(hwJson);
-        if (*cmdPlan) return runPlan(planPath, planCount);
+        if (*cmdPlan) return runPlan(planOpts);
     } catch (const InvalidInput &e) {
         fmt::print(stderr, "error: {}\n", e.what());
         return kExitBadInput;

@@ -1,6 +1,7 @@
 #include "sweepplan.h"
 
 #include "jsonlimits.h"
+#include "problemjson.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <tuple>
 
@@ -529,6 +531,19 @@ SweepPlan SweepPlan::load(const std::string &path) {
     } catch (const InvalidInput &e) {
         throw InvalidInput(fmt::format("{}: {}", path, e.what()));
     }
+}
+
+json expandedProblemJson(const SweepPlan &plan, const GemmProblem &problem) {
+    json j = problemToJson(problem);
+    j["search_space"] = plan.searchSpace;
+    j["plan"] = plan.name;
+    return j;
+}
+
+int64_t writeExpandedProblems(const SweepPlan &plan, std::ostream &os) {
+    for (const auto &p : plan.problems)
+        os << expandedProblemJson(plan, p).dump() << '\n';
+    return int64_t(plan.problems.size());
 }
 
 } // namespace diode

@@ -6,14 +6,15 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace diode {
 
-/// The generator shared with plugin/python/torch_diode/plan.py, so a seed means the same
-/// problems in C++ and in the standalone worker.
+/// A small seeded generator (plans, training shuffles, bootstrap samples), so a seed means the
+/// same numbers on every machine.
 class SplitMix64 {
 public:
     explicit SplitMix64(uint64_t seed)
@@ -39,7 +40,8 @@ inline constexpr int64_t kMaxCpuThreads = 256;
 } // namespace planlimits
 
 /// A sweep plan (docs/PLANS.md): which problems to measure, in which search space, and for the
-/// CPU backend which tile configurations. Expanded and validated before anything runs.
+/// CPU backend which tile configurations. Expanded and validated before anything runs; this is
+/// the only expander (the standalone worker reads `diode plan PLAN --expand` output).
 struct SweepPlan {
     std::string name;
     std::string searchSpace = "DEFAULT";
@@ -56,5 +58,11 @@ struct SweepPlan {
     /// Reads a plan file; messages start with `path`.
     static SweepPlan load(const std::string &path);
 };
+
+/// One expanded problem as a problem JSON line (docs/FORMATS.md) that also carries the plan's
+/// "search_space" and its name as "plan": what `python3 -m torch_diode.worker --problems` reads.
+nlohmann::json expandedProblemJson(const SweepPlan &plan, const GemmProblem &problem);
+/// Writes every problem of `plan` as such a line; returns how many.
+int64_t writeExpandedProblems(const SweepPlan &plan, std::ostream &os);
 
 } // namespace diode

@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
-# Run a sweep plan with the inductor worker alone on every GPU of this host (WORKERS_PER_GPU
-# workers on each, sharded by problem index). Problems already in OUT_DIR/shard*.jsonl are skipped,
-# so a sweep cut by DEADLINE_S continues where it stopped when run again with the same GPU count.
-# Usage: sweep-gpus.sh PLAN OUT_DIR [DEADLINE_S]
+# Run problems with the inductor worker alone on every GPU of this host (WORKERS_PER_GPU workers
+# on each, sharded by problem index). Problems already in OUT_DIR/shard*.jsonl are skipped, so a
+# sweep cut by DEADLINE_S continues where it stopped when run again with the same GPU count.
+# Usage: sweep-gpus.sh PROBLEMS.jsonl OUT_DIR [DEADLINE_S]
+#        DIODE=path/to/diode sweep-gpus.sh PLAN.json OUT_DIR [DEADLINE_S]
+# PROBLEMS.jsonl is what `diode plan PLAN --expand --out PROBLEMS.jsonl` writes (plans are expanded
+# by diode alone); given DIODE, the script expands PLAN.json itself into OUT_DIR/problems.expanded.
 # Import the result elsewhere with: diode import OUT_DIR/shard*.jsonl --db DB
 set -euo pipefail
-plan=$1; out=$2; deadline=${3:-0}
+input=$1; out=$2; deadline=${3:-0}
 here=$(cd "$(dirname "$0")/../python" && pwd)
+mkdir -p "$out"
+if [[ -n ${DIODE:-} ]]; then
+  problems=$out/problems.expanded
+  "$DIODE" plan "$input" --expand --out "$problems"
+elif [[ $input == *.jsonl ]]; then
+  problems=$input
+else
+  echo "sweep-gpus: $input is not problem JSON lines (*.jsonl); expand a plan with" \
+       "'diode plan PLAN --expand --out P.jsonl', or set DIODE=path/to/diode" >&2
+  exit 2
+fi
 gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())')
 per=${WORKERS_PER_GPU:-1}
 n=$((gpus * per))
 cores=$(nproc)
-mkdir -p "$out"
-echo "sweep: $gpus GPU(s) x $per worker(s), $cores cores, deadline ${deadline}s" >&2
+echo "sweep: $(wc -l < "$problems") problems, $gpus GPU(s) x $per worker(s), $cores cores, deadline ${deadline}s" >&2
 pids=()
 for ((i = 0; i < n; i++)); do
   gpu=$((i % gpus))
   CUDA_VISIBLE_DEVICES=$gpu TORCHINDUCTOR_COMPILE_THREADS=$((cores / n > 1 ? cores / n : 1)) \
     PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" TORCH_DIODE_AUTOREGISTER=0 \
-    python3 -m torch_diode.worker --plan "$plan" --out "$out/shard$i.jsonl" --shard "$i/$n" \
+    python3 -m torch_diode.worker --problems "$problems" --out "$out/shard$i.jsonl" --shard "$i/$n" \
       --deadline-s "$deadline" 2>>"$out/shard$i.log" &
   pids+=($!)
 done

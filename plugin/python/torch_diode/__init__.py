@@ -136,7 +136,7 @@ def install(model=None, top_k=3, performance_threshold=1.1, ops=("mm", "addmm", 
         for step, check in (("torch", _check_torch), ("hook", _check_hook)):
             why = check()
             if why:
-                # A Python without torch (a plan expander, a CPU box) is not worth a warning.
+                # A Python without torch (a CPU box, a script) is not worth a warning.
                 return _fail(step, why, logging.INFO if why.startswith("torch is missing") else logging.WARNING)
             _status[step] = dict(_status.get(step, {}), ok=True, reason="")
             _status[step].pop("reason")
