@@ -17,7 +17,7 @@ int main(int argc, char **argv)
         return 2;
     }
     Store store(argv[1], Store::Mode::ReadOnly);
-    const auto base = loadDataset(store);
+    const auto base = loadDataset(store, std::nullopt).problems; // the store's default method
     const size_t rows = argc > 2 ? size_t(std::atol(argv[2])) : 100000;
     TrainOptions o;
     o.epochs = argc > 3 ? std::atoi(argv[3]) : 30;

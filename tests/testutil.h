@@ -75,6 +75,48 @@ inline int64_t scalar(const QString &path, const char *sql)
     return v;
 }
 
+/// A problem JSON version 2 line as the GPU worker writes it (docs/FORMATS.md): an ATen and a
+/// Triton candidate with all three GPU methods, one with a wrong result (Inductor's time only),
+/// one that failed to compile, and both baselines. Times scale with `m`, so lines differ.
+inline std::string v2Line(int m, const std::string &gpu = "NVIDIA H200") {
+    const double s = m / 16.0;
+    auto triton = [](int bm) {
+        return nlohmann::json{{"kind", "triton"}, {"template", "mm"},   {"BLOCK_M", bm},   {"BLOCK_N", 128},
+                              {"BLOCK_K", 64},    {"GROUP_M", 8},       {"num_stages", 5}, {"num_warps", 8},
+                              {"EVEN_K", true},   {"ALLOW_TF32", false}};
+    };
+    nlohmann::json j{{"version", 2},
+                     {"op", "mm"},
+                     {"dtype", "bf16"},
+                     {"B", 1},
+                     {"M", m},
+                     {"N", 4096},
+                     {"K", 4096},
+                     {"a_transposed", false},
+                     {"b_transposed", true},
+                     {"search_space", "DEFAULT"}};
+    auto aten = nlohmann::json{{"kind", "aten"}, {"name", "extern_kernels.mm"}};
+    aten["times"] = {
+        {"graph_warm", 0.0123 * s}, {"graph_cold", 0.0150 * s}, {"inductor_autotune", 0.0201 * s}};
+    auto good = triton(16);
+    good["times"] = {{"graph_warm", 0.011 * s}, {"graph_cold", 0.013 * s}, {"inductor_autotune", 0.019 * s}};
+    auto wrong = triton(128);
+    wrong["times"] = {{"inductor_autotune", 0.05 * s}};
+    wrong["error"] = "wrong result: max relative error 0.41 against ATen (tolerance 0.03)";
+    auto broken = triton(256);
+    broken["times"] = nlohmann::json::object();
+    broken["error"] = "failed to compile: out of resource: shared memory";
+    j["candidates"] = {aten, good, wrong, broken};
+    j["baselines"] = {
+        {"default", {{"graph_warm", 0.0121 * s}, {"graph_cold", 0.0149 * s}, {"compile_s", 0.9}}},
+        {"max_autotune",
+         {{"graph_warm", 0.0118 * s}, {"graph_cold", 0.0147 * s}, {"compile_s", 7.3}, {"pick", 1}}}};
+    j["hardware"] = {{"gpu", gpu}, {"sm_count", 132}, {"memory_mb", 143166}, {"driver", "580.159.04"}};
+    j["versions"] = {{"torch", "2.11.0+cu130"}, {"triton", "3.6.0"}};
+    j["compile_s"] = 9.4;
+    return j.dump();
+}
+
 inline QByteArray fileBytes(const QString &path)
 {
     QFile f(path);

@@ -56,7 +56,7 @@ std::string packageError(const std::string &bytes)
 std::vector<TrainingProblem> shippedDataset()
 {
     Store store(testutil::sourcePath("trained_models/h200/h200-dataset.db").toStdString(), Store::Mode::ReadOnly);
-    return loadDataset(store);
+    return loadDataset(store, std::nullopt).problems;
 }
 
 } // namespace

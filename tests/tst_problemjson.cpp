@@ -22,13 +22,81 @@ private slots:
         QCOMPARE(rec.candidates.size(), size_t(3));
         QCOMPARE(rec.candidates[1].config.blockM, 16);
         QCOMPARE(rec.candidates[1].config.extra["NEW_PARAM"].get<int>(), 3);
-        QCOMPARE(*rec.candidates[1].timeMs, 0.026);
-        QVERIFY(rec.candidates[2].status == MeasureStatus::Failed);
-        QVERIFY(!rec.candidates[2].timeMs);
+        // Version 1: time_ms is Inductor's autotune number, the only method of the line.
+        QCOMPARE(rec.candidates[1].timings.size(), size_t(1));
+        QVERIFY(rec.candidates[1].timings[0].method == TimingMethod::InductorAutotune);
+        QCOMPARE(*rec.candidates[1].timeMs(TimingMethod::InductorAutotune), 0.026);
+        QVERIFY(!rec.candidates[1].timeMs(TimingMethod::GraphWarm));
+        QCOMPARE(rec.candidates[2].timings.size(), size_t(1));
+        QVERIFY(rec.candidates[2].timings[0].method == TimingMethod::InductorAutotune);
+        QVERIFY(rec.candidates[2].timings[0].status == MeasureStatus::Failed);
+        QCOMPARE(rec.candidates[2].error(), std::string("out of resource"));
         QCOMPARE(rec.extra["hardware"]["gpu"].get<std::string>(), std::string("NVIDIA H200"));
+        // Written as version 2; read back, the failure stays under the method it was filed under.
+        const auto written = toJson(rec);
+        QCOMPARE(written["version"].get<int>(), 2);
+        QVERIFY(!written["candidates"][1].contains("time_ms"));
+        QCOMPARE(written["candidates"][1]["times"]["inductor_autotune"].get<double>(), 0.026);
         const auto again = parseProblemLine(toProblemLine(rec), "again");
         QCOMPARE(toProblemLine(again), toProblemLine(rec));
         QCOMPARE(again.candidates[1].config.key(), rec.candidates[1].config.key());
+        QVERIFY(again.candidates[2].timings[0].method == TimingMethod::InductorAutotune);
+        QVERIFY(again.candidates[2].timings[0].status == MeasureStatus::Failed);
+    }
+
+    void cpuCandidatesOfVersion1AreCpuTimes() {
+        const auto rec = parseProblemLine(
+            R"({"op":"mm","dtype":"fp32","M":8,"N":8,"K":8,"candidates":[{"kind":"cpu","name":"tiled","BLOCK_M":16,)"
+            R"("BLOCK_N":32,"BLOCK_K":32,"threads":2,"time_ms":0.5}]})",
+            "cpu");
+        QCOMPARE(rec.candidates[0].timings.size(), size_t(1));
+        QVERIFY(rec.candidates[0].timings[0].method == TimingMethod::Cpu);
+        QCOMPARE(*rec.candidates[0].timeMs(TimingMethod::Cpu), 0.5);
+    }
+
+    void version2TimesErrorsAndBaselines() {
+        const auto rec = parseProblemLine(testutil::v2Line(16), "v2");
+        QCOMPARE(rec.candidates.size(), size_t(4));
+        const auto &aten = rec.candidates[0];
+        QCOMPARE(*aten.timeMs(TimingMethod::GraphWarm), 0.0123);
+        QCOMPARE(*aten.timeMs(TimingMethod::GraphCold), 0.0150);
+        QCOMPARE(*aten.timeMs(TimingMethod::InductorAutotune), 0.0201);
+        QCOMPARE(aten.timings.size(), size_t(3));
+        QVERIFY(aten.error().empty());
+        // Wrong result: Inductor's number stays a success, the in-graph timing is the failure.
+        const auto &wrong = rec.candidates[2];
+        QCOMPARE(*wrong.timeMs(TimingMethod::InductorAutotune), 0.05);
+        QVERIFY(wrong.timing(TimingMethod::GraphWarm));
+        QVERIFY(wrong.timing(TimingMethod::GraphWarm)->status == MeasureStatus::Failed);
+        QVERIFY(QString::fromStdString(wrong.error()).startsWith("wrong result"));
+        QVERIFY(!wrong.timing(TimingMethod::GraphCold));
+        // Failed to compile: one failed row, graph_warm.
+        const auto &broken = rec.candidates[3];
+        QCOMPARE(broken.timings.size(), size_t(1));
+        QVERIFY(broken.timings[0].method == TimingMethod::GraphWarm);
+        QVERIFY(broken.timings[0].status == MeasureStatus::Failed);
+        // Baselines: one row per (baseline, method); compile seconds and the pick on each.
+        QCOMPARE(rec.baselines.size(), size_t(4));
+        int picks = 0;
+        for (const auto &b : rec.baselines) {
+            QVERIFY(b.baseline == "default" || b.baseline == "max_autotune");
+            QCOMPARE(*b.compileS, b.baseline == "default" ? 0.9 : 7.3);
+            if (b.pick) {
+                ++picks;
+                QCOMPARE(b.pick->key(), rec.candidates[1].config.key());
+            }
+        }
+        QCOMPARE(picks, 2);
+        QVERIFY(!rec.extra.contains("baselines"));
+        QVERIFY(!rec.extra.contains("version"));
+        QCOMPARE(rec.extra["search_space"].get<std::string>(), std::string("DEFAULT"));
+
+        const auto again = parseProblemLine(toProblemLine(rec), "again");
+        QCOMPARE(toProblemLine(again), toProblemLine(rec));
+        QCOMPARE(again.baselines.size(), size_t(4));
+        QCOMPARE(toJson(again)["baselines"]["max_autotune"]["pick"].get<int>(), 1);
+        QVERIFY(!toJson(again)["baselines"]["default"].contains("pick"));
+        QVERIFY(again.candidates[3].timings[0].method == TimingMethod::GraphWarm);
     }
 
     void configKeyIgnoresMeasurementFields()
@@ -38,6 +106,12 @@ private slots:
         QCOMPARE(a.key(), b.key());
         auto c = KernelConfig::fromJson(nlohmann::json::parse(R"({"kind":"triton","template":"mm","BLOCK_M":32})"), "c");
         QVERIFY(a.key() != c.key());
+        // The same kernel from a version 2 line is the same config.
+        auto d = KernelConfig::fromJson(
+            nlohmann::json::parse(
+                R"({"kind":"triton","template":"mm","BLOCK_M":64,"times":{"graph_warm":1},"error":"x"})"),
+            "d");
+        QCOMPARE(d.key(), a.key());
     }
 
     void badFieldsAreNamed_data()
@@ -58,6 +132,17 @@ private slots:
         QTest::newRow("unknown kind") << R"({"op":"mm","dtype":"fp16","M":4,"N":4,"K":8,"candidates":[{"kind":"cutlass"}]})"
                                       << "line 3 candidates[0]: candidate field 'kind' has unknown value \"cutlass\"";
         QTest::newRow("not json") << "{op: mm" << "line 3: not valid JSON";
+        QTest::newRow("newer version") << R"({"version":3,"op":"mm","dtype":"fp16","M":4,"N":4,"K":8})"
+                                       << "line 3: problem JSON version 3; this build reads up to 2";
+        QTest::newRow("unknown method")
+            << R"({"version":2,"op":"mm","dtype":"fp16","M":4,"N":4,"K":8,"candidates":[{"kind":"aten","name":"a","times":{"graph_hot":1}}]})"
+            << "line 3 candidates[0]: field 'times' has unknown timing method \"graph_hot\"";
+        QTest::newRow("negative time")
+            << R"({"version":2,"op":"mm","dtype":"fp16","M":4,"N":4,"K":8,"candidates":[{"kind":"aten","name":"a","times":{"graph_cold":-1}}]})"
+            << "line 3 candidates[0]: field 'times.graph_cold' must be a positive number";
+        QTest::newRow("pick out of range")
+            << R"({"version":2,"op":"mm","dtype":"fp16","M":4,"N":4,"K":8,"candidates":[],"baselines":{"max_autotune":{"graph_warm":1,"pick":0}}})"
+            << "line 3 baselines.max_autotune: field 'pick' must index the 0 candidates, got 0";
     }
     void badFieldsAreNamed()
     {

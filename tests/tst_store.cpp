@@ -12,16 +12,40 @@ ProblemRecord sampleRecord(int64_t m, int candidates)
     ProblemRecord r;
     r.problem = GemmProblem{GemmOp::Mm, DType::BF16, 1, m, 256, 512, false, true};
     for (int i = 0; i < candidates; ++i) {
-        Measurement x;
+        Candidate x;
         x.config.kind = "triton";
         x.config.name = "mm";
         x.config.blockM = 16 << (i % 4);
         x.config.blockN = 32 << (i / 4 % 4);
         x.config.numStages = 2 + i / 16;
-        x.timeMs = 0.01 * (i + 1);
+        x.timings.push_back({TimingMethod::InductorAutotune, 0.01 * (i + 1), MeasureStatus::Ok, {}});
         r.candidates.push_back(x);
     }
     return r;
+}
+
+// (config key, method, time, status, error) of every measurement of a store, sorted: what two
+// stores holding the same measurements agree on whatever their ids.
+QStringList measurementRows(const QString &path) {
+    sqlite3 *db = nullptr;
+    sqlite3_open_v2(path.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt *s = nullptr;
+    sqlite3_prepare_v2(
+        db,
+        "SELECT p.m, c.config_key, m.method, m.time_ms, m.status, coalesce(m.error, '') FROM measurements m "
+        "JOIN kernel_configs c ON c.id = m.config_id JOIN problems p ON p.id = m.problem_id",
+        -1, &s, nullptr);
+    QStringList out;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        QStringList cells;
+        for (int i = 0; i < 6; ++i)
+            cells << QString::fromUtf8(reinterpret_cast<const char *>(sqlite3_column_text(s, i)));
+        out << cells.join('|');
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    out.sort();
+    return out;
 }
 
 void execSql(const QString &path, const QByteArray &sql)
@@ -53,8 +77,9 @@ private slots:
         QCOMPARE(QString(reinterpret_cast<const char *>(sqlite3_column_text(st, 0))), QString("wal"));
         sqlite3_finalize(st);
         // Foreign keys are enforced: a measurement of a run that does not exist is refused.
-        QVERIFY_THROWS_EXCEPTION(StoreError, s.insertMeasurement(999, s.problemId(sampleRecord(1, 1).problem),
-                                                                 sampleRecord(1, 1).candidates[0]));
+        QVERIFY_THROWS_EXCEPTION(StoreError,
+                                 s.insertMeasurement(999, s.problemId(sampleRecord(1, 1).problem),
+                                                     sampleRecord(1, 1).candidates[0].measurements()[0]));
     }
 
     void roundTrip()
@@ -65,9 +90,14 @@ private slots:
         run.gpuName = "NVIDIA H200";
         const int64_t id = s.createRun(run);
         auto rec = sampleRecord(64, 20);
-        rec.candidates[3].status = MeasureStatus::Failed;
-        rec.candidates[3].timeMs.reset();
-        rec.candidates[3].error = "out of resource: shared memory";
+        rec.candidates[3].timings[0] = {TimingMethod::InductorAutotune, std::nullopt, MeasureStatus::Failed,
+                                        "out of resource: shared memory"};
+        // One kernel timed by three methods is one candidate with three rows.
+        rec.candidates[5].timings.push_back({TimingMethod::GraphWarm, 0.004, MeasureStatus::Ok, {}});
+        rec.candidates[5].timings.push_back({TimingMethod::GraphCold, 0.005, MeasureStatus::Ok, {}});
+        rec.baselines.push_back(
+            {"max_autotune", TimingMethod::GraphWarm, 0.0042, 7.5, rec.candidates[5].config});
+        rec.baselines.push_back({"default", TimingMethod::GraphWarm, 0.0061, std::nullopt, std::nullopt});
         {
             Store::Transaction tx(s);
             s.insertRecord(id, rec, 1.5);
@@ -83,14 +113,30 @@ private slots:
         QCOMPARE(back[0].candidates.size(), size_t(20));
         for (size_t i = 0; i < 20; ++i) {
             QCOMPARE(back[0].candidates[i].config.key(), rec.candidates[i].config.key());
-            QCOMPARE(back[0].candidates[i].timeMs, rec.candidates[i].timeMs);
+            for (TimingMethod m : kTimingMethods)
+                QCOMPARE(back[0].candidates[i].timeMs(m), rec.candidates[i].timeMs(m));
         }
-        QCOMPARE(back[0].candidates[3].error, rec.candidates[3].error);
+        QCOMPARE(back[0].candidates[3].error(), rec.candidates[3].error());
+        QCOMPARE(back[0].candidates[5].timings.size(), size_t(3));
+        QCOMPARE(*back[0].candidates[5].timeMs(TimingMethod::GraphCold), 0.005);
+        QCOMPARE(back[0].baselines.size(), size_t(2));
+        const auto &picked = back[0].baselines[1]; // ordered by baseline name
+        QCOMPARE(picked.baseline, std::string("max_autotune"));
+        QCOMPARE(*picked.compileS, 7.5);
+        QCOMPARE(picked.pick->key(), rec.candidates[5].config.key());
+        QVERIFY(!back[0].baselines[0].compileS); // unknown stays unknown, never 0
+        QVERIFY(!back[0].baselines[0].pick);
         const auto st = s.stats();
         QCOMPARE(st.problems, 1);
-        QCOMPARE(st.measurements, 20);
+        QCOMPARE(st.measurements, 22);
         QCOMPARE(st.failedMeasurements, 1);
         QCOMPARE(st.gpus, std::vector<std::string>{"NVIDIA H200"});
+        QCOMPARE(st.measurementsByMethod.at("inductor_autotune"), 20);
+        QCOMPARE(st.measurementsByMethod.at("graph_warm"), 1);
+        QCOMPARE(st.failedByMethod.at("inductor_autotune"), 1);
+        QCOMPARE(st.problemsByGpu.at("NVIDIA H200"), 1);
+        QCOMPARE(st.baselines, 2);
+        QVERIFY(st.defaultMethod.method == TimingMethod::GraphWarm); // the data has in-graph times
     }
 
     void migratesSchemaV1KeepingData()
@@ -100,7 +146,7 @@ private slots:
         QCOMPARE(testutil::scalar(path, "PRAGMA user_version"), 1);
         {
             Store s(path.toStdString());
-            QCOMPARE(s.schemaVersion(), 2);
+            QCOMPARE(s.schemaVersion(), Store::kSchemaVersion);
             QCOMPARE(s.measurementCount(), 1);
             QCOMPARE(s.run(1).planName, std::string("old-plan"));
             TelemetrySample t;
@@ -109,6 +155,73 @@ private slots:
             QCOMPARE(s.telemetry(1).size(), size_t(1));
         }
         QVERIFY2(testutil::integrityCheck(path) == "ok", testutil::integrityCheck(path).c_str());
+    }
+
+    void migratesSchemaV2FilingTimesUnderTheirMethods() {
+        const QString path = db("v2.db");
+        execSql(path, testutil::fileBytes(testutil::dataPath("schema-v2.sql")));
+        QCOMPARE(testutil::scalar(path, "PRAGMA user_version"), 2);
+        const QStringList before = {
+            "128|{\"BLOCK_K\":64,\"BLOCK_M\":16,\"BLOCK_N\":64,\"kind\":\"cpu\",\"name\":\"tiled\","
+            "\"threads\":2}|cpu|0.75|ok|",
+            "128|{\"BLOCK_K\":64,\"BLOCK_M\":64,\"BLOCK_N\":64,\"kind\":\"cpu\",\"name\":\"tiled\","
+            "\"threads\":1}|cpu||timeout|"
+            "per-problem timeout of 60 s reached before this config ran",
+            "64|{\"BLOCK_K\":64,\"BLOCK_M\":64,\"BLOCK_N\":128,\"GROUP_M\":8,\"kind\":\"triton\",\"num_"
+            "stages\":3,\"num_warps\":4,"
+            "\"template\":\"mm\"}|inductor_autotune|0.021|ok|",
+            "64|{\"BLOCK_K\":64,\"BLOCK_M\":64,\"BLOCK_N\":128,\"GROUP_M\":8,\"kind\":\"triton\",\"num_"
+            "stages\":3,\"num_warps\":4,"
+            "\"template\":\"mm\"}|inductor_autotune||failed|out of resource: shared memory",
+            "64|{\"kind\":\"aten\",\"name\":\"extern_kernels.mm\"}|inductor_autotune|0.0123|ok|",
+        };
+        {
+            // Read-only (the shipped dataset is opened so): not migrated, but read as schema 3.
+            Store ro(path.toStdString(), Store::Mode::ReadOnly);
+            QCOMPARE(ro.schemaVersion(), 2);
+            const auto st = ro.stats();
+            QCOMPARE(st.measurementsByMethod.at("cpu"), 2);
+            QCOMPARE(st.measurementsByMethod.at("inductor_autotune"), 3);
+            QCOMPARE(st.problemsByGpu.at("NVIDIA H100"), 1);
+            QCOMPARE(st.baselines, 0);
+            QVERIFY(st.defaultMethod.method == TimingMethod::Cpu); // no in-graph times; cpu ones
+            QCOMPARE(ro.methodCounts().at(TimingMethod::InductorAutotune), 2);
+            int candidates = 0;
+            ro.forEachRecord([&](const RunInfo &run, const ProblemRecord &r) {
+                for (const auto &c : r.candidates) {
+                    ++candidates;
+                    QCOMPARE(c.timings.size(), size_t(1));
+                    QVERIFY(c.timings[0].method ==
+                            (run.backend == "cpu" ? TimingMethod::Cpu : TimingMethod::InductorAutotune));
+                }
+            });
+            QCOMPARE(candidates, 5);
+        }
+        QCOMPARE(testutil::scalar(path, "PRAGMA user_version"), 2); // the read-only open changed nothing
+        {
+            Store s(path.toStdString());
+            QCOMPARE(s.schemaVersion(), 3);
+            QCOMPARE(s.measurementCount(), 5);
+            QCOMPARE(s.telemetry(1).size(), size_t(1)); // v2 tables keep their rows
+        }
+        QCOMPARE(measurementRows(path), before);
+        QCOMPARE(testutil::scalar(path, "SELECT count(*) FROM predictions"), 1);
+        // The method is part of the key: the same kernel, problem and run takes a second method.
+        {
+            Store s(path.toStdString());
+            Measurement m;
+            m.config = KernelConfig::fromJson(
+                nlohmann::json::parse(R"({"kind":"aten","name":"extern_kernels.mm"})"), "x");
+            m.method = TimingMethod::GraphWarm;
+            m.timeMs = 0.0101;
+            s.insertMeasurement(1, 1, m);
+            QCOMPARE(s.measurementCount(1), 3);
+            QVERIFY_THROWS_EXCEPTION(StoreError,
+                                     s.exec("INSERT INTO measurements(run_id, problem_id, config_id, method, "
+                                            "status) VALUES(1, 1, 1, 'graph_hot', 'ok')"));
+        }
+        QVERIFY2(testutil::integrityCheck(path) == "ok", testutil::integrityCheck(path).c_str());
+        QCOMPARE(testutil::scalar(path, "PRAGMA foreign_key_check"), -1); // no violations
     }
 
     void refusesNewerSchema()
@@ -121,7 +234,7 @@ private slots:
             Store s(path.toStdString());
             QFAIL("opened a database of a newer schema");
         } catch (const StoreError &e) {
-            QVERIFY2(QString(e.what()).contains("written by schema 7; this build reads up to 2"), e.what());
+            QVERIFY2(QString(e.what()).contains("written by schema 7; this build reads up to 3"), e.what());
         }
         QCOMPARE(testutil::fileBytes(path), before);
     }
@@ -194,7 +307,8 @@ private slots:
             StoreWriter w(path.toStdString());
             for (int m = 1; m <= 50; ++m) {
                 const auto rec = sampleRecord(m, 10);
-                for (const auto &x : rec.candidates) w.push(StoreWriter::MeasurementRow{id, rec.problem, x});
+                for (const auto &x : rec.candidates)
+                    w.push(StoreWriter::MeasurementRow{id, rec.problem, x.measurements()[0]});
                 w.push(StoreWriter::ProblemDone{id, rec.problem, "ok", "", 0.1});
             }
             w.flush();

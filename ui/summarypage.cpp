@@ -47,6 +47,11 @@ void SummaryPage::setSummary(const DatasetSummary &s)
     };
     m_title->setText(s.path);
     const auto &st = s.stats;
+    QStringList methods;
+    for (const auto &[method, n] : st.measurementsByMethod)
+        methods << tr("%1 %2").arg(QString::fromStdString(method)).arg(n);
+    if (methods.isEmpty())
+        methods << QStringLiteral("—");
     m_counts->setText(tr("<table cellspacing=4>"
                          "<tr><td><b>Runs</b></td><td>%1</td></tr>"
                          "<tr><td><b>Problems</b></td><td>%2 (%3 failed)</td></tr>"
@@ -54,14 +59,18 @@ void SummaryPage::setSummary(const DatasetSummary &s)
                          "<tr><td><b>Kernel configs</b></td><td>%6</td></tr>"
                          "<tr><td><b>GPU</b></td><td>%7</td></tr>"
                          "<tr><td><b>Ops</b></td><td>%8</td></tr>"
-                         "<tr><td><b>Dtypes</b></td><td>%9</td></tr></table>")
+                         "<tr><td><b>Dtypes</b></td><td>%9</td></tr>"
+                         "<tr><td><b>Timing methods</b></td><td>%10</td></tr>"
+                         "<tr><td><b>Default method</b></td><td>%11</td></tr></table>")
                           .arg(st.runs)
                           .arg(st.problems)
                           .arg(st.failedProblems)
                           .arg(st.measurements)
                           .arg(st.failedMeasurements)
                           .arg(st.configs)
-                          .arg(join(st.gpus), join(st.ops), join(st.dtypes)));
+                          .arg(join(st.gpus), join(st.ops), join(st.dtypes),
+                               methods.join(QStringLiteral(", ")),
+                               QString::fromStdString(st.defaultMethod.describe())));
     m_runs->setRowCount(int(s.runs.size()));
     for (int i = 0; i < int(s.runs.size()); ++i) {
         const auto &r = s.runs[size_t(i)];

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <mutex>
 
 struct SweepWorker::Job {
@@ -34,19 +35,28 @@ public:
     diode::ProblemOutcome measure(const diode::GemmProblem &p, const diode::SweepPlan &plan,
                                   const std::set<std::string> &skip, const diode::MeasurementSink &sink,
                                   const std::atomic<bool> &cancel) override {
-        double best = std::numeric_limits<double>::infinity();
+        // The best time of one method, chosen as train and eval would (defaultTimingMethod):
+        // mixing methods would put Inductor's slower numbers beside in-graph ones.
+        diode::MethodCounts timed;
+        std::map<diode::TimingMethod, double> best;
         int n = 0;
         auto outcome = m_inner.measure(
             p, plan, skip,
             [&](const diode::Measurement &m) {
-                if (m.status == diode::MeasureStatus::Ok && m.timeMs)
-                    best = std::min(best, *m.timeMs);
+                if (m.status == diode::MeasureStatus::Ok && m.timeMs) {
+                    ++timed[m.method];
+                    auto [it, added] = best.emplace(m.method, *m.timeMs);
+                    if (!added)
+                        it->second = std::min(it->second, *m.timeMs);
+                }
                 ++n;
                 sink(m);
             },
             cancel);
-        if (!outcome.cancelled)
-            m_done(p, outcome, std::isinf(best) ? 0 : best, n);
+        if (!outcome.cancelled) {
+            const auto it = best.find(diode::defaultTimingMethod(timed).method);
+            m_done(p, outcome, it == best.end() ? 0 : it->second, n);
+        }
         return outcome;
     }
 

@@ -2,6 +2,7 @@
 
 #include "exportactions.h"
 #include "modellist.h"
+#include "timingmethodbox.h"
 #include "trainingcurves.h"
 #include "workbenchstate.h"
 
@@ -59,12 +60,12 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     , m_error(new QLabel(this))
     , m_out(new QLineEdit(this))
     , m_store(new QCheckBox(tr("Store predictions in the database"), this))
+    , m_method(new TimingMethodBox(this))
     , m_train(new QPushButton(tr("&Train"), this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_progress(new QProgressBar(this))
     , m_curves(new TrainingCurves(this))
-    , m_modelView(new QTableView(this))
-{
+    , m_modelView(new QTableView(this)) {
     setObjectName(QStringLiteral("trainPage"));
     const diode::TrainOptions d;
     QSettings s;
@@ -84,6 +85,7 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     m_testFraction = dspin(0.05, 0.4, s.value("testFraction", d.testFraction).toDouble(), 2, 0.05, this);
     const QStringList ops = s.value("ops", QStringList{"mm", "addmm", "bmm"}).toStringList();
     const QStringList dtypes = s.value("dtypes", QStringList{"bf16", "fp16", "fp32"}).toStringList();
+    m_method->setSettingsValue(s.value("method").toString());
     s.endGroup();
 
     auto *data = new QGroupBox(tr("Data"), this);
@@ -102,6 +104,7 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     };
     df->addRow(tr("Ops"), checks({"mm", "addmm", "bmm"}, ops, m_ops));
     df->addRow(tr("Dtypes"), checks({"bf16", "fp16", "fp32"}, dtypes, m_dtypes));
+    df->addRow(tr("Times"), m_method);
     df->addRow(m_store);
 
     auto *hp = new QGroupBox(tr("Hyper-parameters"), this);
@@ -240,6 +243,7 @@ TrainPage::~TrainPage()
     s.setValue("testFraction", r.options.testFraction);
     s.setValue("ops", r.ops);
     s.setValue("dtypes", r.dtypes);
+    s.setValue("method", m_method->settingsValue());
 }
 
 void TrainPage::updateDatabase()
@@ -280,6 +284,7 @@ TrainRequest TrainPage::request() const
     r.options.validationFraction = m_valFraction->value();
     r.options.testFraction = m_testFraction->value();
     r.storePredictions = m_store->isEnabled() && m_store->isChecked();
+    r.method = m_method->method();
     return r;
 }
 
@@ -326,17 +331,20 @@ void TrainPage::showOutcome(const TrainOutcome &o)
     if (row < 0) return fail(tr("The package was written but cannot be read back: %1").arg(error));
     m_modelView->selectRow(row);
     m_progress->setValue(m_progress->maximum());
-    m_status->setText(tr("%1 %2: %3 network(s), %4 epochs in all, on %5 problems in %6 s. Test split: top-1 %7 (ATen alone %8), top-3 %9.%10")
-                          .arg(o.cancelled ? tr("Cancelled; wrote the best network so far to") : tr("Wrote"))
-                          .arg(QFileInfo(o.package).fileName())
-                          .arg(o.members)
-                          .arg(o.epochsRun)
-                          .arg(o.problems)
-                          .arg(o.seconds, 0, 'f', 1)
-                          .arg(o.testTop1, 0, 'f', 4)
-                          .arg(o.atenTop1, 0, 'f', 4)
-                          .arg(o.testTop3, 0, 'f', 4)
-                          .arg(o.modelId ? tr(" Predictions stored as model %1.").arg(o.modelId) : QString()));
+    m_status->setText(
+        tr("%1 %2: %3 network(s), %4 epochs in all, on %5 problems (%6) in %7 s. Test split: top-1 %8 (ATen "
+           "alone %9), top-3 %10.%11")
+            .arg(o.cancelled ? tr("Cancelled; wrote the best network so far to") : tr("Wrote"))
+            .arg(QFileInfo(o.package).fileName())
+            .arg(o.members)
+            .arg(o.epochsRun)
+            .arg(o.problems)
+            .arg(o.method)
+            .arg(o.seconds, 0, 'f', 1)
+            .arg(o.testTop1, 0, 'f', 4)
+            .arg(o.atenTop1, 0, 'f', 4)
+            .arg(o.testTop3, 0, 'f', 4)
+            .arg(o.modelId ? tr(" Predictions stored as model %1.").arg(o.modelId) : QString()));
     m_state->setPackage(o.package);
     if (o.modelId) m_state->notifyDataChanged();
     emit ready();

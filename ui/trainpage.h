@@ -13,6 +13,7 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QTableView;
+class TimingMethodBox;
 class TrainingCurves;
 class WorkbenchState;
 
@@ -56,6 +57,7 @@ private:
     QDoubleSpinBox *m_lr, *m_rankWeight, *m_weightDecay, *m_valFraction, *m_testFraction, *m_listWeight;
     QLineEdit *m_out;
     QCheckBox *m_store;
+    TimingMethodBox *m_method;
     QPushButton *m_train, *m_cancel;
     QProgressBar *m_progress;
     TrainingCurves *m_curves;

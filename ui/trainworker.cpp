@@ -71,6 +71,7 @@ void TrainWorker::start(const TrainRequest &request)
             t.out = request.out.toStdString();
             for (const QString &o : request.ops) t.filter.ops.push_back(o.toStdString());
             for (const QString &d : request.dtypes) t.filter.dtypes.push_back(d.toStdString());
+            t.method = request.method;
             t.options = request.options;
             t.options.cancel = cancelFlag.get();
             t.options.progress = [post, this](const diode::EpochReport &r) { post([this, r] { emit progress(r); }); };
@@ -84,6 +85,7 @@ void TrainWorker::start(const TrainRequest &request)
             out.epochsRun = res.train.epochsRun;
             out.members = int(res.train.members.size());
             out.problems = int(res.problems);
+            out.method = QString::fromStdString(res.method.describe());
             out.modelId = res.modelId;
             const auto &m = res.train.testMetrics;
             out.testTop1 = m.value("/model/all/top1_efficiency/mean"_json_pointer, 0.0);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "diode/timingmethod.h"
 #include "diode/trainoptions.h"
 
 #include <QList>
@@ -10,6 +11,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 class QThread;
 
@@ -18,6 +20,7 @@ struct TrainRequest {
     QString database;
     QString out; ///< package to write
     QStringList ops, dtypes;
+    std::optional<diode::TimingMethod> method; ///< the times to train on; nullopt: the data's default
     diode::TrainOptions options;
     bool storePredictions = false; ///< the database is writable and the user asked for it
 };
@@ -31,6 +34,7 @@ struct TrainOutcome {
     int problems = 0;
     qint64 modelId = 0; ///< in the store, when predictions were stored
     double testTop1 = 0, atenTop1 = 0, testTop3 = 0;
+    QString method; ///< the times it trained on, and why: "graph_warm times (default: ...)"
     double seconds = 0;
 };
 Q_DECLARE_METATYPE(diode::EpochReport)

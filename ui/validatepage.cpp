@@ -6,6 +6,7 @@
 #include "metricsmodel.h"
 #include "modellist.h"
 #include "predictionscatter.h"
+#include "timingmethodbox.h"
 #include "workbenchstate.h"
 
 #include <QAction>
@@ -19,6 +20,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTabWidget>
@@ -72,6 +74,7 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     , m_modelB(new QComboBox(this))
     , m_problems(new QComboBox(this))
     , m_colourBy(new QComboBox(this))
+    , m_method(new TimingMethodBox(this))
     , m_run(new QPushButton(tr("&Validate"), this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_progress(new QProgressBar(this))
@@ -83,11 +86,11 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     , m_scatterA(new PredictionScatter(this))
     , m_scatterB(new PredictionScatter(this))
     , m_histogram(new CurvePlot(tr("ln(predicted / measured)"), tr("candidates"), this))
-    , m_cdf(new CurvePlot(tr("top-1 efficiency (best time / time of the pick)"), tr("share of problems ≤ x"), this))
+    , m_cdf(new CurvePlot(tr("top-1 efficiency (best time / time of the pick)"), tr("share of problems ≤ x"),
+                          this))
     , m_bottomTabs(new QTabWidget(this))
     , m_metrics(new MetricsModel(this))
-    , m_candidates(new CandidateModel(this))
-{
+    , m_candidates(new CandidateModel(this)) {
     setObjectName(QStringLiteral("validatePage"));
     m_modelA->setModel(m_models);
     m_modelA->setObjectName(QStringLiteral("modelA"));
@@ -108,6 +111,8 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     bar->addWidget(new QLabel(tr("on"), this));
     bar->addWidget(m_problems, 2);
     bar->addWidget(problemsFile);
+    bar->addWidget(new QLabel(tr("times"), this));
+    bar->addWidget(m_method);
     bar->addWidget(new QLabel(tr("colour by"), this));
     bar->addWidget(m_colourBy);
     bar->addWidget(m_run);
@@ -171,6 +176,11 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     connect(browse, &QPushButton::clicked, this, &ValidatePage::addPackage);
     connect(problemsFile, &QPushButton::clicked, this, &ValidatePage::chooseProblemsFile);
     connect(m_colourBy, &QComboBox::currentIndexChanged, this, &ValidatePage::drawScatters);
+    connect(m_method, &QComboBox::currentIndexChanged, this, [this] {
+        m_stale = true; // the measured times on screen are another method's now
+        if (isVisible() && m_result.table)
+            validate();
+    });
 
     connect(m_worker, &ValidationWorker::progress, this, [this](int done, int total) {
         m_progress->setRange(0, total);
@@ -232,6 +242,10 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
 
     QSettings settings;
     m_colourBy->setCurrentIndex(settings.value(QStringLiteral("validate/colourBy"), 0).toInt());
+    {
+        const QSignalBlocker quiet(m_method);
+        m_method->setSettingsValue(settings.value(QStringLiteral("validate/method")).toString());
+    }
     m_modelB->setCurrentIndex(std::max(0, m_modelB->findData(settings.value(QStringLiteral("validate/modelB")).toString())));
     m_problems->setCurrentIndex(std::max(0, m_problems->findData(settings.value(QStringLiteral("validate/problems")).toString())));
     m_split->restoreState(settings.value(QStringLiteral("validate/split")).toByteArray());
@@ -243,6 +257,7 @@ ValidatePage::~ValidatePage()
 {
     QSettings settings;
     settings.setValue(QStringLiteral("validate/colourBy"), m_colourBy->currentIndex());
+    settings.setValue(QStringLiteral("validate/method"), m_method->settingsValue());
     settings.setValue(QStringLiteral("validate/modelB"), packageAt(m_modelB));
     settings.setValue(QStringLiteral("validate/problems"), m_problems->currentData().toString());
     settings.setValue(QStringLiteral("validate/split"), m_split->saveState());
@@ -270,6 +285,7 @@ void ValidatePage::validate()
     req.database = m_state->databasePath();
     req.problemsFile = m_problems->currentData().toString();
     req.packages << packageAt(m_modelA);
+    req.method = m_method->method();
     const QString b = packageAt(m_modelB);
     if (!b.isEmpty() && b != req.packages.first()) req.packages << b;
     if (req.packages.first().isEmpty()) {
@@ -320,9 +336,10 @@ void ValidatePage::showResult(const ValidationResult &result)
     if (result.complete) {
         QStringList sources;
         for (const auto &m : result.models) sources << QStringLiteral("%1: %2").arg(m.name, m.source);
-        m_status->setText(tr("%1 problems, %2 timed candidates; %3. %4 s.")
+        m_status->setText(tr("%1 problems, %2 timed candidates, %3; %4. %5 s.")
                               .arg(result.table->problems.size())
                               .arg(result.byMeasured.size())
+                              .arg(QString::fromStdString(result.method.describe()))
                               .arg(sources.join(QStringLiteral("; ")))
                               .arg(result.seconds, 0, 'f', 2));
         emit ready();

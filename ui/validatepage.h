@@ -16,6 +16,7 @@ class QPushButton;
 class QSplitter;
 class QTabWidget;
 class QTableView;
+class TimingMethodBox;
 class WorkbenchState;
 
 /// Validate: predicted against measured for every candidate (log-log, coloured by op or dtype,
@@ -38,6 +39,7 @@ public:
     void openProblem(size_t index);
     CandidateModel *candidateModel() const { return m_candidates; }
     MetricsModel *metricsModel() const { return m_metrics; }
+    TimingMethodBox *methodBox() const { return m_method; }
 
 signals:
     /// A complete validation is on screen.
@@ -68,6 +70,7 @@ private:
     qint64 m_startedMs = 0;
 
     QComboBox *m_modelA, *m_modelB, *m_problems, *m_colourBy;
+    TimingMethodBox *m_method;
     QPushButton *m_run, *m_cancel;
     QProgressBar *m_progress;
     QLabel *m_status, *m_error, *m_problemTitle;

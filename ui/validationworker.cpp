@@ -68,15 +68,21 @@ public:
         auto table = std::make_shared<diode::PredictionTable>();
         if (!m_req.problemsFile.isEmpty()) {
             status(QStringLiteral("Reading problems from %1…").arg(m_req.problemsFile));
-            *table = diode::PredictionTable::fromProblems(diode::loadDatasetJsonl(m_req.problemsFile.toStdString()));
+            auto data = diode::loadDatasetJsonl(m_req.problemsFile.toStdString(), m_req.method);
+            res.method = data.method;
+            *table = diode::PredictionTable::fromProblems(data.problems);
         } else {
             if (!QFileInfo::exists(m_req.database))
                 throw std::runtime_error(QStringLiteral("Database %1 does not exist.").arg(m_req.database).toStdString());
             status(QStringLiteral("Reading measurements from %1…").arg(m_req.database));
             store = std::make_unique<diode::Store>(m_req.database.toStdString(), diode::Store::Mode::ReadOnly);
-            *table = diode::PredictionTable::fromStore(*store);
+            res.method = diode::chooseTimingMethod(m_req.method, store->methodCounts());
+            *table = diode::PredictionTable::fromStore(*store, res.method.method);
         }
-        if (table->problems.empty()) throw std::runtime_error("No problems with timings to validate against.");
+        if (table->problems.empty())
+            throw std::runtime_error(QStringLiteral("No problems with %1 to validate against.")
+                                         .arg(QString::fromStdString(res.method.describe()))
+                                         .toStdString());
         if (stopped()) return;
         res.table = table;
         for (uint32_t i = 0; i < table->candidates(); ++i)

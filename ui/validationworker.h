@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 class QThread;
@@ -21,6 +22,8 @@ struct ValidationRequest {
     QString database;
     QString problemsFile; ///< used instead of the database when set
     QStringList packages; ///< one or two
+    std::optional<diode::TimingMethod>
+        method; ///< the measured times to compare with; nullopt: the data's default
 };
 
 /// One model's predictions on the shared table, and what they give.
@@ -42,6 +45,7 @@ struct ValidationResult {
     std::vector<uint32_t> byMeasured; ///< candidate indices with a timing, sorted by measured time
     std::vector<ModelValidation> models;
     std::vector<double> atenTop1, defaultTop1; ///< per problem, sorted ascending
+    diode::MethodChoice method;                ///< whose measured times the table holds, and why
     diode::SelectorMetrics aten, firstConfig;
     double seconds = 0;
 };

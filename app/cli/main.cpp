@@ -163,6 +163,14 @@ int runStats(const std::string &db, bool asJson)
                db, st.runs, st.problems, st.failedProblems, st.measurements, st.failedMeasurements, st.configs,
                fmt::join(st.gpus, ", "), fmt::join(st.ops, ", "), fmt::join(st.dtypes, ", "),
                fmt::join(st.backends, ", "));
+    for (const auto &[method, n] : st.measurementsByMethod) {
+        const auto failed = st.failedByMethod.find(method);
+        fmt::print("  {:<18} {} measurements ({} failed)\n", method, n,
+                   failed == st.failedByMethod.end() ? 0 : failed->second);
+    }
+    for (const auto &[gpu, n] : st.problemsByGpu)
+        fmt::print("  {:<18} {} problems\n", gpu.empty() ? "(no GPU)" : gpu, n);
+    fmt::print("baselines     {}\ndefault method {}\n", st.baselines, st.defaultMethod.describe());
     return 0;
 }
 

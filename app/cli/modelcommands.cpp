@@ -28,6 +28,7 @@ namespace {
 
 struct Options {
     std::string db, out, package, input;
+    std::string method; ///< empty: the data's default (defaultTimingMethod)
     std::vector<std::string> ops, dtypes;
     TrainOptions train;
 };
@@ -52,19 +53,28 @@ void printTable(const nlohmann::json &cmp)
                    v["top3_efficiency"]["mean"].get<double>());
 }
 
-std::vector<TrainingProblem> loadProblems(const Options &o)
-{
+Dataset loadProblems(const Options &o) {
     DatasetFilter f{o.ops, o.dtypes};
-    if (!o.input.empty()) return loadDatasetJsonl(o.input, f);
+    const std::optional<TimingMethod> asked = o.method.empty() ? std::nullopt : parseTimingMethod(o.method);
+    if (!o.input.empty())
+        return loadDatasetJsonl(o.input, asked, f);
     if (!std::filesystem::exists(o.db)) throw InvalidInput(fmt::format("database '{}' does not exist", o.db));
     Store store(o.db, Store::Mode::ReadOnly);
-    return loadDataset(store, f);
+    return loadDataset(store, asked, f);
+}
+
+// "training on graph_warm times (default: the data has in-graph times)"
+void printMethod(const char *doing, const MethodChoice &m) {
+    fmt::print(stderr, "{} on {}\n", doing,
+               m.byDefault ? m.describe() : fmt::format("{} times (--method)", toString(m.method)));
 }
 
 int runTrain(const Options &o)
 {
 #if DIODE_HAVE_TORCH
-    const auto problems = loadProblems(o);
+    const auto data = loadProblems(o);
+    const auto &problems = data.problems;
+    printMethod("training", data.method);
     TrainOptions t = o.train;
     t.progress = [](const EpochReport &r) {
         if (r.epoch % 25 == 0 || r.epoch == 1)
@@ -72,7 +82,7 @@ int runTrain(const Options &o)
                        r.members, r.epoch, r.loss, r.valTop1, r.improved ? " *" : "");
     };
     const auto res = train(problems, t);
-    const auto manifest = trainingManifest(problems, res, t, std::filesystem::path(o.out).stem().string(),
+    const auto manifest = trainingManifest(data, res, t, std::filesystem::path(o.out).stem().string(),
                                            o.input.empty() ? o.db : o.input);
     ModelPackage::save(o.out, manifest, res.members);
     fmt::print(stderr, "wrote {} ({} network{}, best epochs {}; {} epochs in all)\n", o.out, res.members.size(),
@@ -90,7 +100,11 @@ int runTrain(const Options &o)
 int runEval(const Options &o)
 {
     const auto pkg = ModelPackage::load(o.package);
-    const auto problems = loadProblems(o);
+    const auto data = loadProblems(o);
+    const auto &problems = data.problems;
+    printMethod("evaluating", data.method);
+    if (pkg.timingMethod() != data.method.method)
+        fmt::print(stderr, "note: the model was trained on {} times\n", toString(pkg.timingMethod()));
     if (problems.empty()) throw InvalidInput("no problems with timings to evaluate");
     const auto ranked = rankWith(pkg, problems);
     printTable(compareWithBaselines(ranked, problems));
@@ -146,6 +160,11 @@ std::function<int()> addModelCommands(CLI::App &app)
     train->add_option("--out", o->out, "package to write (.diode)")->required();
     train->add_option("--ops", o->ops, "only these ops (mm addmm bmm)")->check(CLI::IsMember({"mm", "addmm", "bmm"}));
     train->add_option("--dtypes", o->dtypes, "only these dtypes (bf16 fp16 fp32)")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+    const auto methods = CLI::IsMember({"graph_warm", "graph_cold", "inductor_autotune", "cpu"});
+    const std::string methodHelp =
+        "graph_warm, graph_cold, inductor_autotune or cpu (default: graph_warm when the "
+        "data has in-graph times, else cpu for cpu data, else inductor_autotune)";
+    train->add_option("--method", o->method, "timing method to train on: " + methodHelp)->check(methods);
     train->add_option("--epochs", o->train.epochs, "most epochs (early stopping may end sooner)")->check(CLI::Range(1, 100000))->capture_default_str();
     train->add_option("--seed", o->train.seed, "seed of the split and the initial weights")->capture_default_str();
     train->add_option("--hidden", o->train.hidden, "width of the hidden layers")->check(CLI::Range(4, 1024))->capture_default_str();
@@ -167,6 +186,8 @@ std::function<int()> addModelCommands(CLI::App &app)
     auto *evalDb = eval->add_option("--db", o->db, "SQLite database (predictions are stored there)");
     auto *evalIn = eval->add_option("--input", o->input, "problem JSON lines with timings (e.g. held-out problems)")->check(CLI::ExistingFile);
     evalDb->excludes(evalIn);
+    eval->add_option("--method", o->method, "timing method to evaluate against: " + methodHelp)
+        ->check(methods);
 
     auto *rank = app.add_subcommand("rank", "Rank each problem's candidates: one JSON line out per line in");
     rank->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);

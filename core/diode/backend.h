@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace diode {
 
@@ -25,8 +26,11 @@ struct ProblemOutcome {
     /// The cancel flag stopped the measurement part way: the problem stays unfinished (resume
     /// completes it). A problem measured in full before a cancel is a normal outcome.
     bool cancelled = false;
+    /// Whole-op baseline times of the problem (the inductor worker's plain torch.compile and
+    /// max-autotune), stored beside its measurements.
+    std::vector<BaselineTiming> baselines{};
 
-    static ProblemOutcome interrupted() { return {MeasureStatus::Failed, "cancelled", true}; }
+    static ProblemOutcome interrupted() { return {MeasureStatus::Failed, "cancelled", true, {}}; }
 };
 
 using MeasurementSink = std::function<void(const Measurement &)>;

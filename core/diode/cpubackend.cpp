@@ -93,6 +93,7 @@ ProblemOutcome CpuBackend::measure(const GemmProblem &p, const SweepPlan &plan, 
         if (skip.count(cfg.key())) continue;
         Measurement m;
         m.config = cfg;
+        m.method = TimingMethod::Cpu;
         if (Clock::now() > deadline) {
             m.status = MeasureStatus::Timeout;
             m.error = fmt::format("per-problem timeout of {} s reached before this config ran", plan.timeoutS);

@@ -24,18 +24,21 @@ bool DatasetFilter::accepts(const GemmProblem &p) const
 
 namespace {
 
-std::optional<TrainingProblem> fromRecord(const ProblemRecord &r, const std::string &gpu, int sms, const DatasetFilter &f)
-{
+// Every candidate the model can describe stays, timed or not: which method is read changes the
+// times, never the candidate list (a candidate that failed before any time is still one a model
+// must not pick).
+std::optional<TrainingProblem> fromRecord(const ProblemRecord &r, const std::string &gpu, int sms,
+                                          TimingMethod method, const DatasetFilter &f) {
     if (!f.accepts(r.problem)) return std::nullopt;
     TrainingProblem t;
     t.problem = r.problem;
     t.gpu = gpu;
     t.smCount = sms;
-    for (const auto &m : r.candidates) {
-        if (m.config.kind != "aten" && m.config.kind != "triton") continue;
-        if (m.config.kind == "triton" && (m.config.blockM <= 0 || m.config.blockN <= 0 || m.config.blockK <= 0)) continue;
-        t.configs.push_back(m.config);
-        t.timesMs.push_back(m.status == MeasureStatus::Ok ? m.timeMs : std::nullopt);
+    for (const auto &c : r.candidates) {
+        if (!FeatureSchema::describes(c.config))
+            continue;
+        t.configs.push_back(c.config);
+        t.timesMs.push_back(c.timeMs(method));
     }
     if (!t.hasTiming()) return std::nullopt;
     return t;
@@ -43,26 +46,47 @@ std::optional<TrainingProblem> fromRecord(const ProblemRecord &r, const std::str
 
 } // namespace
 
-std::vector<TrainingProblem> loadDataset(Store &store, const DatasetFilter &filter)
-{
-    std::vector<TrainingProblem> out;
+Dataset loadDataset(Store &store, std::optional<TimingMethod> asked, const DatasetFilter &filter) {
+    Dataset out;
+    out.method = chooseTimingMethod(asked, store.methodCounts());
     store.forEachRecord([&](const RunInfo &run, const ProblemRecord &r) {
-        if (auto t = fromRecord(r, run.gpuName, run.smCount, filter)) out.push_back(std::move(*t));
+        if (auto t = fromRecord(r, run.gpuName, run.smCount, out.method.method, filter))
+            out.problems.push_back(std::move(*t));
     });
     return out;
 }
 
-std::vector<TrainingProblem> loadDatasetJsonl(const std::string &path, const DatasetFilter &filter)
-{
+std::vector<ProblemRecord> readProblemFile(const std::string &path) {
     std::ifstream in(path);
     if (!in) throw InvalidInput(fmt::format("cannot read '{}'", path));
-    std::vector<TrainingProblem> out;
+    std::vector<ProblemRecord> out;
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        const auto rec = parseProblemLine(line, fmt::format("{}: line {}", path, n));
+        out.push_back(parseProblemLine(line, fmt::format("{}: line {}", path, n)));
+    }
+    return out;
+}
+
+MethodCounts methodCounts(const std::vector<ProblemRecord> &records) {
+    MethodCounts out;
+    for (const auto &r : records)
+        for (const auto &c : r.candidates)
+            for (const auto &t : c.timings)
+                if (t.status == MeasureStatus::Ok && t.timeMs)
+                    ++out[t.method];
+    return out;
+}
+
+Dataset loadDatasetJsonl(const std::string &path, std::optional<TimingMethod> asked,
+                         const DatasetFilter &filter) {
+    const auto records = readProblemFile(path);
+    Dataset out;
+    out.method = chooseTimingMethod(asked, methodCounts(records));
+    for (const auto &rec : records) {
         const auto hw = rec.extra.value("hardware", nlohmann::json::object());
-        if (auto t = fromRecord(rec, hw.value("gpu", ""), hw.value("sm_count", 0), filter)) out.push_back(std::move(*t));
+        if (auto t = fromRecord(rec, hw.value("gpu", ""), hw.value("sm_count", 0), out.method.method, filter))
+            out.problems.push_back(std::move(*t));
     }
     return out;
 }

@@ -14,6 +14,8 @@ int64_t exportJsonl(Store &store, std::ostream &out)
         j["hardware"] = {{"gpu", run.gpuName}, {"sm_count", run.smCount}, {"memory_mb", run.gpuMemoryMb},
                          {"driver", run.driver}};
         j["versions"] = {{"torch", run.torchVersion}, {"triton", run.tritonVersion}};
+        if (!run.searchSpace.empty())
+            j["search_space"] = run.searchSpace;
         j["run"] = run.id;
         out << j.dump() << '\n';
         ++n;
@@ -34,7 +36,7 @@ std::string csvField(const std::string &s)
 int64_t exportCsv(Store &store, std::ostream &out)
 {
     out << "run,gpu,op,dtype,B,M,N,K,a_transposed,b_transposed,kind,name,BLOCK_M,BLOCK_N,BLOCK_K,GROUP_M,"
-           "num_stages,num_warps,threads,time_ms,status,error\n";
+           "num_stages,num_warps,threads,method,time_ms,status,error\n";
     int64_t n = 0;
     store.forEachRecord([&](const RunInfo &run, const ProblemRecord &rec) {
         const auto &p = rec.problem;
@@ -42,16 +44,20 @@ int64_t exportCsv(Store &store, std::ostream &out)
                                                toString(p.op), toString(p.dtype), p.batch, p.m, p.n, p.k,
                                                int(p.aTransposed), int(p.bTransposed));
         if (rec.candidates.empty()) {
-            out << prefix << ",,,,,,,,,,," << "failed," << csvField(rec.error) << '\n';
+            out << prefix << ",,,,,,,,,,,,"
+                << "failed," << csvField(rec.error) << '\n';
             ++n;
         }
-        for (const auto &m : rec.candidates) {
-            const auto &c = m.config;
-            out << prefix << ',' << c.kind << ',' << csvField(c.name) << ',' << c.blockM << ',' << c.blockN << ','
-                << c.blockK << ',' << c.groupM << ',' << c.numStages << ',' << c.numWarps << ',' << c.threads << ','
-                << (m.timeMs ? fmt::format("{:.6g}", *m.timeMs) : "") << ',' << toString(m.status) << ','
-                << csvField(m.error) << '\n';
-            ++n;
+        for (const auto &cand : rec.candidates) {
+            const auto &c = cand.config;
+            for (const auto &t : cand.timings) {
+                out << prefix << ',' << c.kind << ',' << csvField(c.name) << ',' << c.blockM << ','
+                    << c.blockN << ',' << c.blockK << ',' << c.groupM << ',' << c.numStages << ','
+                    << c.numWarps << ',' << c.threads << ',' << toString(t.method) << ','
+                    << (t.timeMs ? fmt::format("{:.6g}", *t.timeMs) : "") << ',' << toString(t.status) << ','
+                    << csvField(t.error) << '\n';
+                ++n;
+            }
         }
     });
     return n;

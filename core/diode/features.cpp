@@ -114,12 +114,19 @@ struct ProblemFeatures {
 
 const std::vector<std::string> &FeatureSchema::names() { return kNames; }
 
+bool FeatureSchema::describes(const KernelConfig &c) {
+    if (c.kind == "aten")
+        return true;
+    return (c.kind == "triton" || c.kind == "cpu") && c.blockM > 0 && c.blockN > 0 && c.blockK > 0;
+}
+
 void FeatureSchema::check(const KernelConfig &c, const std::string &where)
 {
-    if (c.kind != "aten" && c.kind != "triton")
-        throw InvalidInput(fmt::format("{}: candidate kind '{}' is not one the model knows (aten, triton)", where, c.kind));
-    if (c.kind == "triton" && (c.blockM <= 0 || c.blockN <= 0 || c.blockK <= 0))
-        throw InvalidInput(fmt::format("{}: triton candidate needs BLOCK_M, BLOCK_N and BLOCK_K", where));
+    if (c.kind != "aten" && c.kind != "triton" && c.kind != "cpu")
+        throw InvalidInput(fmt::format(
+            "{}: candidate kind '{}' is not one the model knows (aten, triton, cpu)", where, c.kind));
+    if (!describes(c))
+        throw InvalidInput(fmt::format("{}: {} candidate needs BLOCK_M, BLOCK_N and BLOCK_K", where, c.kind));
 }
 
 void FeatureSchema::compute(const GemmProblem &p, const KernelConfig &c, const HardwareFeatures &hw,
@@ -136,21 +143,25 @@ void FeatureSchema::compute(const GemmProblem &p, const KernelConfig &c, const H
     o = std::copy_n(last.values, kProblemFeatures, o);
 
     const double M = double(p.m), N = double(p.n), K = double(p.k), B = double(p.batch);
-    const bool aten = c.kind == "aten", triton = c.kind == "triton";
+    const bool aten = c.kind == "aten", triton = c.kind == "triton", cpu = c.kind == "cpu";
     *o++ = float(aten), *o++ = float(triton), *o++ = float(aten && c.name.find("bias_addmm") != std::string::npos);
     const bool persistent = triton && c.name.find("persistent") != std::string::npos;
     const bool tplMm = triton && !persistent && c.name == "mm";
     const bool tplBmm = triton && !persistent && c.name == "bmm";
     *o++ = float(tplMm), *o++ = float(tplBmm), *o++ = float(persistent), *o++ = float(triton && !tplMm && !tplBmm && !persistent);
-    if (triton) {
-        const int e = elementBytes(p.dtype);
+    if (triton || cpu) {
+        // The cpu backend's tiled GEMM (neither ATen nor Triton) fills the same tile columns: its
+        // threads stand where warps do, it computes in fp32, and it has no pipeline stages.
+        const int e = cpu ? 4 : elementBytes(p.dtype);
         const double bm = c.blockM, bn = c.blockN, bk = c.blockK;
         const bool hasExtra = c.extra.is_object() && !c.extra.empty();
         const auto flag = [&](const char *key) {
             return hasExtra && c.extra.contains(key) && c.extra[key].is_boolean() && c.extra[key].get<bool>();
         };
+        const bool evenK = cpu ? std::fmod(K, bk) == 0 : flag("EVEN_K");
         *o++ = l2n(bm), *o++ = l2n(bn), *o++ = l2n(bk), *o++ = l2n(std::max(1, c.groupM)), *o++ = float(c.numStages);
-        *o++ = l2n(std::max(1, c.numWarps)), *o++ = float(flag("EVEN_K")), *o++ = float(flag("ALLOW_TF32"));
+        *o++ = l2n(std::max(1, cpu ? c.threads : c.numWarps)), *o++ = float(evenK),
+        *o++ = float(flag("ALLOW_TF32"));
         const double tiles = ceilDiv(M, bm) * ceilDiv(N, bn) * B;
         const double waves = tiles / hw.smCount;
         const double smemKB = double(std::max(1, c.numStages)) * (bm * bk + bk * bn) * e / 1024.0;

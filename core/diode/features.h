@@ -19,9 +19,10 @@ struct HardwareFeatures {
 };
 
 /// Feature schema version 1: the single definition of the model's inputs, used by training
-/// (core/diode/trainer.cpp) and by inference in the plugin. Change anything here and the
+/// (core/train/trainer.cpp) and by inference in the plugin. Change anything here and the
 /// version must go up: packages record the version they were trained with and are refused
-/// by a build with another one.
+/// by a build with another one. (Describing cpu candidates, which version 1 used to refuse, changed
+/// no feature of an ATen or Triton candidate, so the version stayed.)
 class FeatureSchema {
 public:
     static constexpr int kVersion = 1;
@@ -30,7 +31,10 @@ public:
     static int size() { return int(names().size()); }
     /// Appends the features of (problem, candidate) on `hw` to `out`.
     static void compute(const GemmProblem &p, const KernelConfig &c, const HardwareFeatures &hw, std::vector<float> &out);
-    /// Throws InvalidInput for a candidate the schema cannot describe (unknown kind).
+    /// Whether the schema can describe a candidate: ATen; Triton and the cpu backend's tiled GEMM
+    /// with BLOCK_M, BLOCK_N and BLOCK_K. The one definition of what a model can rank.
+    static bool describes(const KernelConfig &c);
+    /// Throws InvalidInput, naming `where`, for a candidate the schema cannot describe.
     static void check(const KernelConfig &c, const std::string &where);
 };
 

@@ -116,18 +116,22 @@ std::vector<std::pair<std::string, std::vector<ProblemRecord>>> fromTorchDiodeDa
                     const auto &tc = (*tcs)[i];
                     const std::string w3 = fmt::format("{} timed_configs[{}]", w2, i);
                     if (!tc.is_object() || !tc.contains("config")) throw InvalidInput(w3 + ": needs 'config' and 'time'");
-                    Measurement m;
-                    m.config = torchDiodeConfig(tc["config"], w3);
+                    Candidate c;
+                    c.config = torchDiodeConfig(tc["config"], w3);
                     const json &t = tc.value("time", json());
                     if (!t.is_number()) throw InvalidInput(w3 + ": field 'time' must be a number (milliseconds)");
                     const double ms = t.get<double>();
+                    // torch-diode records what Inductor's autotune benchmark measured.
+                    Timing timing;
+                    timing.method = TimingMethod::InductorAutotune;
                     if (std::isfinite(ms) && ms > 0) {
-                        m.timeMs = ms;
+                        timing.timeMs = ms;
                     } else {
-                        m.status = MeasureStatus::Failed;
-                        m.error = fmt::format("torch-diode recorded time {}", ms);
+                        timing.status = MeasureStatus::Failed;
+                        timing.error = fmt::format("torch-diode recorded time {}", ms);
                     }
-                    r.candidates.push_back(std::move(m));
+                    c.timings.push_back(std::move(timing));
+                    r.candidates.push_back(std::move(c));
                 }
                 records.push_back(std::move(r));
             }
@@ -198,7 +202,7 @@ ImportResult importFile(Store &store, const std::string &path)
         const int64_t runId = store.createRun(run);
         for (const auto &r : records) {
             store.insertRecord(runId, r);
-            res.measurements += int64_t(r.candidates.size());
+            res.measurements += int64_t(r.measurementCount());
         }
         store.setRunStatus(runId, "finished");
         res.problems += int64_t(records.size());

@@ -129,10 +129,16 @@ ProblemOutcome InductorBackend::measure(const GemmProblem &problem, const SweepP
         } catch (const std::exception &e) {
             return {MeasureStatus::Failed, fmt::format("worker answer unreadable: {}", e.what())};
         }
-        for (const auto &m : rec.candidates)
-            if (!skip.count(m.config.key())) sink(m);
+        // Every method the answer carries is stored (problem JSON version 2: graph_warm,
+        // graph_cold, inductor_autotune; version 1: inductor_autotune alone).
+        for (const auto &c : rec.candidates)
+            if (!skip.count(c.config.key()))
+                for (const auto &m : c.measurements())
+                    sink(m);
         if (rec.candidates.empty()) return {MeasureStatus::Failed, "Inductor benchmarked no choice for this problem"};
-        return {};
+        ProblemOutcome done;
+        done.baselines = std::move(rec.baselines);
+        return done;
     }
 }
 

@@ -21,8 +21,11 @@ constexpr std::array kIntFields{
     IntField{"threads", &KernelConfig::threads},
 };
 
-// Per-measurement keys that are not part of the kernel's identity.
-bool isMeasurementKey(const std::string &k) { return k == "time_ms" || k == "error" || k == "timed_by"; }
+// Per-measurement keys that are not part of the kernel's identity: the same kernel from a
+// version 1 line (time_ms) and a version 2 line (times) is one config.
+bool isMeasurementKey(const std::string &k) {
+    return k == "times" || k == "time_ms" || k == "error" || k == "timed_by";
+}
 
 } // namespace
 

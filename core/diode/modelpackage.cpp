@@ -306,10 +306,22 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
         }
         const auto hw = m.value("hardware", nlohmann::json::object());
         pkg.m_hw = HardwareFeatures::forGpu(hw.value("gpu", ""), hw.value("sm_count", 0));
+        pkg.m_timingMethod = packageTimingMethod(m);
     } catch (const nlohmann::json::exception &e) {
         throw PackageError(fmt::format("manifest field missing or of the wrong type: {}", e.what()));
     }
     return pkg;
+}
+
+TimingMethod packageTimingMethod(const nlohmann::json &manifest) {
+    auto it = manifest.find("timing_method");
+    if (it == manifest.end() || it->is_null())
+        return TimingMethod::InductorAutotune; // packages before methods
+    auto m = it->is_string() ? parseTimingMethod(it->get<std::string>()) : std::nullopt;
+    if (!m)
+        throw PackageError(fmt::format("manifest field 'timing_method' is {}; this build knows {}",
+                                       it->dump(), timingMethodNames()));
+    return *m;
 }
 
 ModelPackage::Layer ModelPackage::foldLayer(size_t index, int in, int out, const std::vector<float> &w,

@@ -51,6 +51,8 @@ public:
 
     const nlohmann::json &manifest() const { return m_manifest; }
     HardwareFeatures hardware() const;
+    /// The timing method of the times the model was trained on (manifest `timing_method`).
+    TimingMethod timingMethod() const { return m_timingMethod; }
 
     /// Predicted milliseconds for each candidate of `problem`, in order. Throws InvalidInput
     /// for a candidate the feature schema cannot describe. Thread-safe; scratch memory is per thread.
@@ -83,6 +85,11 @@ private:
     std::vector<std::vector<Layer>> m_members; ///< the layers of each network
     int m_maxWidth = 0; ///< widest padded hidden layer: the scratch row length
     HardwareFeatures m_hw;
+    TimingMethod m_timingMethod = TimingMethod::InductorAutotune;
 };
+
+/// The manifest's `timing_method`; packages written before timing methods were recorded were
+/// trained on Inductor's autotune times. Throws PackageError for a method this build does not know.
+TimingMethod packageTimingMethod(const nlohmann::json &manifest);
 
 } // namespace diode

@@ -46,13 +46,6 @@ private:
     sqlite3_stmt *m_s = nullptr;
 };
 
-// The candidates the feature schema can describe, as loadDataset() keeps them.
-bool modelled(const KernelConfig &c)
-{
-    if (c.kind == "aten") return true;
-    return c.kind == "triton" && c.blockM > 0 && c.blockN > 0 && c.blockK > 0;
-}
-
 } // namespace
 
 std::vector<KernelConfig> PredictionTable::configsOf(size_t i) const
@@ -63,15 +56,14 @@ std::vector<KernelConfig> PredictionTable::configsOf(size_t i) const
     return out;
 }
 
-PredictionTable PredictionTable::fromStore(Store &store, const DatasetFilter &filter)
-{
+PredictionTable PredictionTable::fromStore(Store &store, TimingMethod method, const DatasetFilter &filter) {
     PredictionTable t;
     std::unordered_map<int64_t, int32_t> configIndex; // store id -> index, -1 for unmodelled
     {
         Query q(store, "SELECT id, config_key FROM kernel_configs");
         while (q.step()) {
             auto c = KernelConfig::fromJson(nlohmann::json::parse(text(*q, 1)), "stored config");
-            if (!modelled(c)) {
+            if (!FeatureSchema::describes(c)) {
                 configIndex.emplace(sqlite3_column_int64(*q, 0), -1);
                 continue;
             }
@@ -96,8 +88,11 @@ PredictionTable PredictionTable::fromStore(Store &store, const DatasetFilter &fi
             if (filter.accepts(p)) problems.emplace(sqlite3_column_int64(*q, 0), p);
         }
     }
-    // The primary key order (problem, config, run): one pass, no sort.
-    Query q(store, "SELECT problem_id, config_id, time_ms, status FROM measurements ORDER BY problem_id, config_id");
+    // The primary key order (problem, config, run, method): one pass, no sort. Every candidate
+    // of the problem is kept; only `method`'s successful times count.
+    Query q(store, "SELECT problem_id, config_id, time_ms, status, method FROM measurements "
+                   "ORDER BY problem_id, config_id");
+    const std::string methodName(toString(method));
     int64_t curProblem = -1, lastConfig = -1;
     bool timed = false;
     auto close = [&] {
@@ -124,13 +119,18 @@ PredictionTable PredictionTable::fromStore(Store &store, const DatasetFilter &fi
             t.problems.push_back(it->second);
             t.problemIds.push_back(pid);
         }
-        if (cid == lastConfig) continue; // the same config measured again in another run
-        lastConfig = cid;
         auto c = configIndex.find(cid);
         if (c == configIndex.end() || c->second < 0) continue;
-        const bool ok = sqlite3_column_type(*q, 2) != SQLITE_NULL && text(*q, 3) == "ok";
-        t.configOf.push_back(c->second);
-        t.measuredMs.push_back(ok ? sqlite3_column_double(*q, 2) : kNaN);
+        if (cid != lastConfig) { // the config's first row (of any run or method)
+            lastConfig = cid;
+            t.configOf.push_back(c->second);
+            t.measuredMs.push_back(kNaN);
+        }
+        // Runs come in order: the first run's successful time of the method is kept.
+        const bool ok =
+            sqlite3_column_type(*q, 2) != SQLITE_NULL && text(*q, 3) == "ok" && text(*q, 4) == methodName;
+        if (ok && std::isnan(t.measuredMs.back()))
+            t.measuredMs.back() = sqlite3_column_double(*q, 2);
         timed = timed || ok;
     }
     close();

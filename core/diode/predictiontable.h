@@ -27,10 +27,11 @@ struct PredictionTable {
     /// The candidates of problem `i` as the selectors see them.
     std::vector<KernelConfig> configsOf(size_t i) const;
 
-    /// Timed ATen and Triton candidates of every problem of the store, in the order
-    /// loadDataset() gives them (by config id); a problem measured in several runs keeps its
-    /// first timing. Reads the tables directly: config JSON is parsed once per config.
-    static PredictionTable fromStore(Store &store, const DatasetFilter &filter = {});
+    /// The candidates a model describes of every problem of the store with a `method` time, in
+    /// the order loadDataset() gives them (by config id), with their `method` times; a problem
+    /// measured in several runs keeps its first time. Reads the tables directly: config JSON is
+    /// parsed once per config.
+    static PredictionTable fromStore(Store &store, TimingMethod method, const DatasetFilter &filter = {});
     static PredictionTable fromProblems(const std::vector<TrainingProblem> &problems);
 };
 

@@ -23,6 +23,46 @@ MeasureStatus parseMeasureStatus(std::string_view t)
     return MeasureStatus::Failed;
 }
 
+std::optional<double> Candidate::timeMs(TimingMethod method) const {
+    const Timing *t = timing(method);
+    return t && t->status == MeasureStatus::Ok ? t->timeMs : std::nullopt;
+}
+
+const Timing *Candidate::timing(TimingMethod method) const {
+    for (const auto &t : timings)
+        if (t.method == method)
+            return &t;
+    return nullptr;
+}
+
+std::string Candidate::error() const {
+    for (const auto &t : timings)
+        if (t.status != MeasureStatus::Ok)
+            return t.error.empty() ? std::string(toString(t.status)) : t.error;
+    return {};
+}
+
+std::vector<Measurement> Candidate::measurements() const {
+    std::vector<Measurement> out;
+    out.reserve(timings.size());
+    for (const auto &t : timings)
+        out.push_back({config, t.method, t.timeMs, t.status, t.error});
+    return out;
+}
+
+void ProblemRecord::add(const Measurement &m) {
+    if (candidates.empty() || !(candidates.back().config == m.config))
+        candidates.push_back({m.config, {}});
+    candidates.back().timings.push_back({m.method, m.timeMs, m.status, m.error});
+}
+
+size_t ProblemRecord::measurementCount() const {
+    size_t n = 0;
+    for (const auto &c : candidates)
+        n += c.timings.size();
+    return n;
+}
+
 namespace {
 
 int64_t sizeField(const nlohmann::json &j, const char *field, const std::string &where, bool required)
@@ -46,7 +86,8 @@ bool boolField(const nlohmann::json &j, const char *field, const std::string &wh
     return it->get<bool>();
 }
 
-const char *kProblemKeys[] = {"op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed", "candidates", "error"};
+const char *kProblemKeys[] = {"version", "op",           "dtype",        "B",          "M",         "N",
+                              "K",       "a_transposed", "b_transposed", "candidates", "baselines", "error"};
 
 } // namespace
 
@@ -87,34 +128,139 @@ nlohmann::json problemToJson(const GemmProblem &p)
             {"b_transposed", p.bTransposed}};
 }
 
+namespace {
+
+double positiveMs(const nlohmann::json &v, const std::string &where, const std::string &field) {
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+        throw InvalidInput(fmt::format("{}: field '{}' must be a positive number (milliseconds), got {}",
+                                       where, field, v.dump()));
+    return v.get<double>();
+}
+
+// Version 1: one `time_ms`, Inductor's autotune number on a GPU, the cpu backend's own for cpu.
+void readVersion1Times(const nlohmann::json &c, const std::string &where, Candidate &cand) {
+    Timing t;
+    t.method = cand.config.kind == "cpu" ? TimingMethod::Cpu : TimingMethod::InductorAutotune;
+    auto time = c.find("time_ms");
+    if (time != c.end() && !time->is_null())
+        t.timeMs = positiveMs(*time, where, "time_ms");
+    if (auto e = c.find("error"); e != c.end() && e->is_string()) {
+        t.status = MeasureStatus::Failed;
+        t.error = e->get<std::string>();
+    } else if (time != c.end() && !t.timeMs) {
+        t.status = MeasureStatus::Failed;
+        t.error = "no timing";
+    } else if (time == c.end()) {
+        return; // a candidate to rank, not a measurement
+    }
+    cand.timings.push_back(std::move(t));
+}
+
+// Version 2: `times` maps method -> ms; a method given as null was tried and gave no time. An
+// `error` without such a null is a failure of the in-graph timing (of the cpu timing for cpu
+// candidates), filed under the first of those methods the candidate has no time for.
+void readVersion2Times(const nlohmann::json &c, const nlohmann::json &times, const std::string &where,
+                       Candidate &cand) {
+    if (!times.is_object())
+        throw InvalidInput(fmt::format("{}: field 'times' must be an object of method: milliseconds", where));
+    for (const auto &[k, v] : times.items())
+        if (!parseTimingMethod(k))
+            throw InvalidInput(fmt::format("{}: field 'times' has unknown timing method \"{}\"; expected {}",
+                                           where, k, timingMethodNames()));
+    auto e = c.find("error");
+    const std::string error = e != c.end() && e->is_string() ? e->get<std::string>() : std::string();
+    bool failureFiled = false;
+    for (TimingMethod m : kTimingMethods) { // a fixed order, whatever the file's
+        auto it = times.find(std::string(toString(m)));
+        if (it == times.end())
+            continue;
+        if (it->is_null()) {
+            cand.timings.push_back(
+                {m, std::nullopt, MeasureStatus::Failed, error.empty() ? "no timing" : error});
+            failureFiled = true;
+        } else {
+            cand.timings.push_back(
+                {m, positiveMs(*it, where, fmt::format("times.{}", toString(m))), MeasureStatus::Ok, {}});
+        }
+    }
+    if (error.empty() || failureFiled)
+        return;
+    const auto failedUnder = cand.config.kind == "cpu" ? std::vector<TimingMethod>{TimingMethod::Cpu}
+                                                       : std::vector<TimingMethod>{TimingMethod::GraphWarm,
+                                                                                   TimingMethod::GraphCold};
+    for (TimingMethod m : failedUnder) {
+        if (cand.timing(m))
+            continue;
+        cand.timings.push_back({m, std::nullopt, MeasureStatus::Failed, error});
+        return;
+    }
+}
+
+std::vector<BaselineTiming> readBaselines(const nlohmann::json &j, const std::vector<Candidate> &candidates,
+                                          const std::string &where) {
+    std::vector<BaselineTiming> out;
+    if (!j.is_object())
+        throw InvalidInput(
+            fmt::format("{}: field 'baselines' must be an object of name: {{method: ms, ...}}", where));
+    for (const auto &[name, b] : j.items()) {
+        const std::string bw = fmt::format("{} baselines.{}", where, name);
+        if (!b.is_object())
+            throw InvalidInput(bw + ": must be an object of method: milliseconds");
+        std::optional<double> compileS;
+        if (auto it = b.find("compile_s"); it != b.end() && !it->is_null()) {
+            if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
+                throw InvalidInput(
+                    fmt::format("{}: field 'compile_s' must be seconds, got {}", bw, it->dump()));
+            compileS = it->get<double>();
+        }
+        std::optional<KernelConfig> pick;
+        if (auto it = b.find("pick"); it != b.end() && !it->is_null()) {
+            if (!it->is_number_integer() || it->get<int64_t>() < 0 ||
+                it->get<int64_t>() >= int64_t(candidates.size()))
+                throw InvalidInput(fmt::format("{}: field 'pick' must index the {} candidates, got {}", bw,
+                                               candidates.size(), it->dump()));
+            pick = candidates[size_t(it->get<int64_t>())].config;
+        }
+        for (TimingMethod m : kTimingMethods) {
+            auto it = b.find(std::string(toString(m)));
+            if (it == b.end() || it->is_null())
+                continue;
+            out.push_back({name, m, positiveMs(*it, bw, std::string(toString(m))), compileS, pick});
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &where)
 {
     ProblemRecord r;
     r.problem = problemFromJson(j, where);
+    if (auto it = j.find("version"); it != j.end()) {
+        if (!it->is_number_integer() || it->get<int64_t>() < 1)
+            throw InvalidInput(fmt::format("{}: field 'version' must be 1 or 2, got {}", where, it->dump()));
+        if (it->get<int64_t>() > kProblemJsonVersion)
+            throw InvalidInput(fmt::format("{}: problem JSON version {}; this build reads up to {}", where,
+                                           it->get<int64_t>(), kProblemJsonVersion));
+    }
     if (auto it = j.find("error"); it != j.end() && it->is_string()) r.error = it->get<std::string>();
     if (auto it = j.find("candidates"); it != j.end()) {
         if (!it->is_array()) throw InvalidInput(fmt::format("{}: field 'candidates' must be a list", where));
         int i = 0;
         for (const auto &c : *it) {
             const std::string cw = fmt::format("{} candidates[{}]", where, i++);
-            Measurement m;
-            m.config = KernelConfig::fromJson(c, cw);
-            if (auto t = c.find("time_ms"); t != c.end() && !t->is_null()) {
-                if (!t->is_number() || !std::isfinite(t->get<double>()) || t->get<double>() <= 0)
-                    throw InvalidInput(fmt::format("{}: field 'time_ms' must be a positive number, got {}", cw,
-                                                   t->dump()));
-                m.timeMs = t->get<double>();
-            }
-            if (auto e = c.find("error"); e != c.end() && e->is_string()) {
-                m.error = e->get<std::string>();
-                m.status = MeasureStatus::Failed;
-            } else if (c.contains("time_ms") && !m.timeMs) {
-                m.status = MeasureStatus::Failed;
-                m.error = "no timing";
-            }
-            r.candidates.push_back(std::move(m));
+            Candidate cand;
+            cand.config = KernelConfig::fromJson(c, cw);
+            if (auto t = c.find("times"); t != c.end())
+                readVersion2Times(c, *t, cw, cand);
+            else
+                readVersion1Times(c, cw, cand);
+            r.candidates.push_back(std::move(cand));
         }
     }
+    if (auto it = j.find("baselines"); it != j.end() && !it->is_null())
+        r.baselines = readBaselines(*it, r.candidates, where);
     for (const auto &[k, v] : j.items()) {
         bool known = false;
         for (const char *kk : kProblemKeys) known = known || k == kk;
@@ -139,14 +285,42 @@ nlohmann::json toJson(const ProblemRecord &r)
     nlohmann::json j = r.extra.is_object() ? r.extra : nlohmann::json::object();
     const nlohmann::json problem = problemToJson(r.problem);
     for (const auto &[k, v] : problem.items()) j[k] = v;
+    j["version"] = kProblemJsonVersion;
     auto cands = nlohmann::json::array();
-    for (const auto &m : r.candidates) {
-        auto c = m.config.toJson();
-        if (m.timeMs) c["time_ms"] = *m.timeMs;
-        if (m.status != MeasureStatus::Ok) c["error"] = m.error.empty() ? std::string(toString(m.status)) : m.error;
+    for (const auto &cand : r.candidates) {
+        auto c = cand.config.toJson();
+        if (!cand.timings.empty()) {
+            auto times = nlohmann::json::object();
+            // A failed method is written as null, so that reading the line files it where it was.
+            for (const auto &t : cand.timings)
+                times[std::string(toString(t.method))] = t.status == MeasureStatus::Ok && t.timeMs
+                                                             ? nlohmann::json(*t.timeMs)
+                                                             : nlohmann::json(nullptr);
+            c["times"] = std::move(times);
+        }
+        if (const std::string e = cand.error(); !e.empty())
+            c["error"] = e;
         cands.push_back(std::move(c));
     }
     j["candidates"] = std::move(cands);
+    if (!r.baselines.empty()) {
+        auto baselines = nlohmann::json::object();
+        for (const auto &b : r.baselines) {
+            auto &o = baselines[b.baseline];
+            o[std::string(toString(b.method))] = b.timeMs;
+            if (b.compileS && !o.contains("compile_s"))
+                o["compile_s"] = *b.compileS;
+            if (b.pick && !o.contains("pick")) {
+                const std::string key = b.pick->key();
+                for (size_t i = 0; i < r.candidates.size(); ++i)
+                    if (r.candidates[i].config.key() == key) {
+                        o["pick"] = i;
+                        break;
+                    }
+            }
+        }
+        j["baselines"] = std::move(baselines);
+    }
     if (!r.error.empty()) j["error"] = r.error;
     return j;
 }

@@ -8,8 +8,11 @@
 
 namespace diode {
 
-/// Problem JSON (docs/FORMATS.md), version 1: one object per line, shared by the worker,
-/// `diode import`, `diode rank` and the plugin.
+/// Problem JSON (docs/FORMATS.md): one object per line, shared by the worker, `diode import`,
+/// `diode rank` and the plugin. Version 2 gives each candidate `times` per timing method and the
+/// problem its `baselines`; version 1 lines (`time_ms`) are still read. Lines are written as 2.
+inline constexpr int kProblemJsonVersion = 2;
+
 GemmProblem problemFromJson(const nlohmann::json &j, const std::string &where);
 nlohmann::json problemToJson(const GemmProblem &p);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <ctime>
+#include <map>
 
 namespace diode {
 
@@ -75,6 +76,62 @@ CREATE TABLE predictions(
   predicted_ms REAL NOT NULL,
   PRIMARY KEY(model_id, problem_id, config_id));
 CREATE INDEX predictions_by_problem ON predictions(problem_id);
+)sql",
+    // 2 -> 3: each time carries its timing method (part of the key: one kernel is now timed in
+    // CUDA graphs, warm and cold, beside Inductor's own number), and per-problem baselines. Times
+    // stored before were Inductor's autotune numbers, or the cpu backend's own.
+    R"sql(
+CREATE TABLE measurements_v3(
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  config_id INTEGER NOT NULL REFERENCES kernel_configs(id),
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  method TEXT NOT NULL CHECK(method IN ('graph_warm','graph_cold','inductor_autotune','cpu')),
+  time_ms REAL,
+  status TEXT NOT NULL CHECK(status IN ('ok','failed','timeout')),
+  error TEXT,
+  PRIMARY KEY(problem_id, config_id, run_id, method)) WITHOUT ROWID;
+INSERT INTO measurements_v3(problem_id, config_id, run_id, method, time_ms, status, error)
+  SELECT m.problem_id, m.config_id, m.run_id,
+         CASE WHEN r.backend = 'cpu' OR c.kind = 'cpu' THEN 'cpu' ELSE 'inductor_autotune' END,
+         m.time_ms, m.status, m.error
+  FROM measurements m LEFT JOIN runs r ON r.id = m.run_id LEFT JOIN kernel_configs c ON c.id = m.config_id;
+DROP TABLE measurements;
+ALTER TABLE measurements_v3 RENAME TO measurements;
+CREATE INDEX measurements_by_config ON measurements(config_id);
+CREATE TABLE problem_baselines(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  baseline TEXT NOT NULL,
+  method TEXT NOT NULL CHECK(method IN ('graph_warm','graph_cold','inductor_autotune','cpu')),
+  time_ms REAL NOT NULL,
+  compile_s REAL,
+  pick_config_id INTEGER REFERENCES kernel_configs(id),
+  PRIMARY KEY(run_id, problem_id, baseline, method)) WITHOUT ROWID;
+)sql",
+};
+
+// A read-only connection cannot migrate an older database (the shipped dataset is opened so):
+// it reads it through temporary views and empty tables shaped like the current schema, which
+// shadow the older tables for unqualified names. Index i serves a database of schema i + 1.
+constexpr std::array<const char *, Store::kSchemaVersion - 1> kReadOnlyShims{
+    // 1: no telemetry, models or predictions yet.
+    R"sql(
+CREATE TEMP TABLE telemetry(run_id INTEGER, t REAL, sm_clock_mhz REAL, mem_clock_mhz REAL, power_w REAL,
+  temperature_c REAL, utilization_pct REAL);
+CREATE TEMP TABLE models(id INTEGER PRIMARY KEY, name TEXT, path TEXT, created_at TEXT, manifest_json TEXT);
+CREATE TEMP TABLE predictions(model_id INTEGER, problem_id INTEGER, config_id INTEGER, predicted_ms REAL,
+  PRIMARY KEY(model_id, problem_id, config_id));
+)sql",
+    // 2: measurements without their method (as the 2 -> 3 migration assigns it); no baselines.
+    R"sql(
+CREATE TEMP VIEW measurements AS
+  SELECT m.problem_id, m.config_id, m.run_id,
+         CASE WHEN r.backend = 'cpu' OR c.kind = 'cpu' THEN 'cpu' ELSE 'inductor_autotune' END AS method,
+         m.time_ms, m.status, m.error
+  FROM main.measurements m LEFT JOIN main.runs r ON r.id = m.run_id
+       LEFT JOIN main.kernel_configs c ON c.id = m.config_id;
+CREATE TEMP TABLE problem_baselines(run_id INTEGER, problem_id INTEGER, baseline TEXT, method TEXT, time_ms REAL,
+  compile_s REAL, pick_config_id INTEGER, PRIMARY KEY(run_id, problem_id, baseline, method));
 )sql",
 };
 
@@ -188,6 +245,9 @@ Store::Store(const std::string &path, Mode mode)
             migrate();
         } else if (int v = schemaVersion(); v > kSchemaVersion) {
             fail(fmt::format("database was written by schema {}; this build reads up to {}", v, kSchemaVersion));
+        } else if (v >= 1) {
+            for (int i = v; i < kSchemaVersion; ++i)
+                exec(kReadOnlyShims[size_t(i - 1)]);
         }
     } catch (...) {
         for (auto &[k, s] : m_stmts) sqlite3_finalize(s);
@@ -405,16 +465,41 @@ int64_t Store::configId(const KernelConfig &c)
 void Store::insertMeasurement(int64_t runId, int64_t problemId, const Measurement &m)
 {
     const int64_t cfg = configId(m.config);
-    auto *s = prepare("INSERT OR IGNORE INTO measurements(run_id, problem_id, config_id, time_ms, status, error) "
-                      "VALUES(?,?,?,?,?,?)");
+    auto *s =
+        prepare("INSERT OR IGNORE INTO measurements(run_id, problem_id, config_id, method, time_ms, status, "
+                "error) VALUES(?,?,?,?,?,?,?)");
     Reset reset{s};
     put(s, 1, runId);
     put(s, 2, problemId);
     put(s, 3, cfg);
-    if (m.timeMs) put(s, 4, *m.timeMs);
-    put(s, 5, toString(m.status));
-    if (!m.error.empty()) put(s, 6, m.error);
+    put(s, 4, toString(m.method));
+    if (m.timeMs)
+        put(s, 5, *m.timeMs);
+    put(s, 6, toString(m.status));
+    if (!m.error.empty())
+        put(s, 7, m.error);
     if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot store measurement: {}", sqlite3_errmsg(m_db)));
+}
+
+void Store::insertBaselines(int64_t runId, int64_t problemId, const std::vector<BaselineTiming> &baselines) {
+    for (const auto &b : baselines) {
+        const int64_t pick = b.pick ? configId(*b.pick) : 0;
+        auto *s =
+            prepare("INSERT OR REPLACE INTO problem_baselines(run_id, problem_id, baseline, method, time_ms, "
+                    "compile_s, pick_config_id) VALUES(?,?,?,?,?,?,?)");
+        Reset reset{s};
+        put(s, 1, runId);
+        put(s, 2, problemId);
+        put(s, 3, b.baseline);
+        put(s, 4, toString(b.method));
+        put(s, 5, b.timeMs);
+        if (b.compileS)
+            put(s, 6, *b.compileS);
+        if (pick)
+            put(s, 7, pick);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            fail(fmt::format("cannot store baseline: {}", sqlite3_errmsg(m_db)));
+    }
 }
 
 void Store::markProblemDone(int64_t runId, int64_t problemId, const std::string &status, const std::string &error,
@@ -433,7 +518,10 @@ void Store::markProblemDone(int64_t runId, int64_t problemId, const std::string 
 void Store::insertRecord(int64_t runId, const ProblemRecord &r, double seconds)
 {
     const int64_t pid = problemId(r.problem);
-    for (const auto &m : r.candidates) insertMeasurement(runId, pid, m);
+    for (const auto &c : r.candidates)
+        for (const auto &m : c.measurements())
+            insertMeasurement(runId, pid, m);
+    insertBaselines(runId, pid, r.baselines);
     markProblemDone(runId, pid, r.error.empty() ? "ok" : "failed", r.error, seconds);
 }
 
@@ -534,16 +622,54 @@ StoreStats Store::stats()
     st.ops = column("SELECT DISTINCT p.op FROM problems p JOIN run_problems r ON r.problem_id=p.id ORDER BY 1");
     st.dtypes = column("SELECT DISTINCT p.dtype FROM problems p JOIN run_problems r ON r.problem_id=p.id ORDER BY 1");
     st.backends = column("SELECT DISTINCT backend FROM runs ORDER BY 1");
+    auto counts = [&](const char *sql) {
+        auto *s = prepare(sql);
+        Reset reset{s};
+        std::map<std::string, int64_t> out;
+        while (sqlite3_step(s) == SQLITE_ROW)
+            out[text(s, 0)] = sqlite3_column_int64(s, 1);
+        return out;
+    };
+    st.measurementsByMethod = counts("SELECT method, count(*) FROM measurements GROUP BY method");
+    st.failedByMethod =
+        counts("SELECT method, count(*) FROM measurements WHERE status != 'ok' GROUP BY method");
+    st.problemsByGpu =
+        counts("SELECT coalesce(r.gpu_name, ''), count(DISTINCT rp.problem_id) FROM run_problems rp "
+               "JOIN runs r ON r.id = rp.run_id GROUP BY 1");
+    st.baselines = scalar("SELECT count(*) FROM problem_baselines");
+    st.defaultMethod = defaultTimingMethod(methodCounts());
     return st;
+}
+
+MethodCounts Store::methodCounts() {
+    auto *s = prepare(
+        "SELECT method, count(*) FROM measurements WHERE status = 'ok' AND time_ms > 0 GROUP BY method");
+    Reset reset{s};
+    MethodCounts out;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        if (auto m = parseTimingMethod(text(s, 0)))
+            out[*m] = sqlite3_column_int64(s, 1);
+    return out;
 }
 
 nlohmann::json StoreStats::toJson() const
 {
-    return {{"runs", runs},         {"problems", problems},
-            {"measurements", measurements}, {"failed_measurements", failedMeasurements},
-            {"failed_problems", failedProblems}, {"kernel_configs", configs},
-            {"gpus", gpus},         {"ops", ops},
-            {"dtypes", dtypes},     {"backends", backends}};
+    return {
+        {"runs", runs},
+        {"problems", problems},
+        {"measurements", measurements},
+        {"failed_measurements", failedMeasurements},
+        {"failed_problems", failedProblems},
+        {"kernel_configs", configs},
+        {"gpus", gpus},
+        {"ops", ops},
+        {"dtypes", dtypes},
+        {"backends", backends},
+        {"measurements_by_method", measurementsByMethod},
+        {"failed_measurements_by_method", failedByMethod},
+        {"problems_by_gpu", problemsByGpu},
+        {"baselines", baselines},
+        {"default_method", {{"method", toString(defaultMethod.method)}, {"reason", defaultMethod.reason}}}};
 }
 
 void Store::forEachRecord(const std::function<void(const RunInfo &, const ProblemRecord &)> &fn,
@@ -551,19 +677,58 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
 {
     std::unordered_map<int64_t, RunInfo> runsById;
     for (auto &r : runs()) runsById.emplace(r.id, std::move(r));
-    const char *sql = "SELECT rp.run_id, p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed, rp.status, "
-                      "rp.error, c.config_key, m.time_ms, m.status, m.error, rp.problem_id "
-                      "FROM run_problems rp JOIN problems p ON p.id=rp.problem_id "
-                      "LEFT JOIN measurements m ON m.run_id=rp.run_id AND m.problem_id=rp.problem_id "
-                      "LEFT JOIN kernel_configs c ON c.id=m.config_id "
-                      "WHERE (?1 IS NULL OR rp.run_id=?1) ORDER BY rp.run_id, rp.problem_id, m.config_id";
+    std::unordered_map<int64_t, KernelConfig> configs; // parsed once per config, not per row
+    auto config = [&](int64_t id, const std::string &key) -> const KernelConfig & {
+        auto it = configs.find(id);
+        if (it == configs.end())
+            it = configs.emplace(id, KernelConfig::fromJson(nlohmann::json::parse(key), "stored config"))
+                     .first;
+        return it->second;
+    };
+    // Baselines are few (a handful per problem): read them up front, keyed by (run, problem).
+    std::map<std::pair<int64_t, int64_t>, std::vector<BaselineTiming>> baselines;
+    {
+        auto *s = prepare(
+            "SELECT b.run_id, b.problem_id, b.baseline, b.method, b.time_ms, b.compile_s, "
+            "b.pick_config_id, c.config_key FROM problem_baselines b "
+            "LEFT JOIN kernel_configs c ON c.id = b.pick_config_id "
+            "WHERE (?1 IS NULL OR b.run_id = ?1) ORDER BY b.run_id, b.problem_id, b.baseline, b.method");
+        Reset reset{s};
+        if (runId)
+            put(s, 1, *runId);
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            BaselineTiming b;
+            b.baseline = text(s, 2);
+            auto m = parseTimingMethod(text(s, 3));
+            if (!m)
+                fail(fmt::format("unknown timing method '{}' in problem_baselines", text(s, 3)));
+            b.method = *m;
+            b.timeMs = sqlite3_column_double(s, 4);
+            if (sqlite3_column_type(s, 5) != SQLITE_NULL)
+                b.compileS = sqlite3_column_double(s, 5);
+            if (sqlite3_column_type(s, 7) != SQLITE_NULL)
+                b.pick = config(sqlite3_column_int64(s, 6), text(s, 7));
+            baselines[{sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1)}].push_back(std::move(b));
+        }
+    }
+    const char *sql =
+        "SELECT rp.run_id, p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed, rp.status, "
+        "rp.error, c.config_key, m.time_ms, m.status, m.error, rp.problem_id, m.method, m.config_id "
+        "FROM run_problems rp JOIN problems p ON p.id=rp.problem_id "
+        "LEFT JOIN measurements m ON m.run_id=rp.run_id AND m.problem_id=rp.problem_id "
+        "LEFT JOIN kernel_configs c ON c.id=m.config_id "
+        "WHERE (?1 IS NULL OR rp.run_id=?1) ORDER BY rp.run_id, rp.problem_id, m.config_id, m.method";
     auto *s = prepare(sql);
     Reset reset{s};
     if (runId) put(s, 1, *runId);
     ProblemRecord cur;
-    int64_t curRun = -1, curProblem = -1;
+    int64_t curRun = -1, curProblem = -1, curConfig = -1;
     auto flush = [&] {
-        if (curProblem >= 0) fn(runsById[curRun], cur);
+        if (curProblem < 0)
+            return;
+        if (auto it = baselines.find({curRun, curProblem}); it != baselines.end())
+            cur.baselines = it->second;
+        fn(runsById[curRun], cur);
     };
     while (true) {
         int rc = sqlite3_step(s);
@@ -575,6 +740,7 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
             cur = ProblemRecord{};
             curRun = run;
             curProblem = pid;
+            curConfig = -1;
             cur.problem.op = *parseOp(text(s, 1));
             cur.problem.dtype = *parseDType(text(s, 2));
             cur.problem.batch = sqlite3_column_int64(s, 3);
@@ -586,12 +752,21 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
             if (text(s, 9) != "ok") cur.error = text(s, 10);
         }
         if (sqlite3_column_type(s, 11) == SQLITE_NULL) continue;
-        Measurement m;
-        m.config = KernelConfig::fromJson(nlohmann::json::parse(text(s, 11)), "stored config");
-        if (sqlite3_column_type(s, 12) != SQLITE_NULL) m.timeMs = sqlite3_column_double(s, 12);
-        m.status = parseMeasureStatus(text(s, 13));
-        m.error = text(s, 14);
-        cur.candidates.push_back(std::move(m));
+        const int64_t cfg = sqlite3_column_int64(s, 17);
+        if (cfg != curConfig) {
+            cur.candidates.push_back({config(cfg, text(s, 11)), {}});
+            curConfig = cfg;
+        }
+        Timing t;
+        auto method = parseTimingMethod(text(s, 16));
+        if (!method)
+            fail(fmt::format("unknown timing method '{}' in measurements", text(s, 16)));
+        t.method = *method;
+        if (sqlite3_column_type(s, 12) != SQLITE_NULL)
+            t.timeMs = sqlite3_column_double(s, 12);
+        t.status = parseMeasureStatus(text(s, 13));
+        t.error = text(s, 14);
+        cur.candidates.back().timings.push_back(std::move(t));
     }
     flush();
 }

@@ -71,6 +71,11 @@ struct StoreStats {
     std::vector<std::string> ops;
     std::vector<std::string> dtypes;
     std::vector<std::string> backends;
+    std::map<std::string, int64_t> measurementsByMethod; ///< rows per timing method, failed ones included
+    std::map<std::string, int64_t> failedByMethod;
+    std::map<std::string, int64_t> problemsByGpu; ///< distinct problems measured per GPU name
+    int64_t baselines = 0;                        ///< rows of problem_baselines
+    MethodChoice defaultMethod;                   ///< what train and eval read unless told otherwise
     nlohmann::json toJson() const;
 };
 
@@ -79,7 +84,7 @@ struct StoreStats {
 /// through StoreWriter, which owns its own Store on a thread.
 class Store {
 public:
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
     enum class Mode { ReadWrite, ReadOnly };
 
     /// Opens (creating if needed, unless ReadOnly) and migrates. Throws StoreError.
@@ -112,6 +117,9 @@ public:
     int64_t problemId(const GemmProblem &p);
     int64_t configId(const KernelConfig &c);
     void insertMeasurement(int64_t runId, int64_t problemId, const Measurement &m);
+    /// A problem's whole-op baseline times (schema v3 table problem_baselines); a time already
+    /// stored for the same run, problem, baseline and method is replaced.
+    void insertBaselines(int64_t runId, int64_t problemId, const std::vector<BaselineTiming> &baselines);
     void markProblemDone(int64_t runId, int64_t problemId, const std::string &status, const std::string &error,
                          double seconds);
     void insertTelemetry(int64_t runId, const TelemetrySample &s);
@@ -126,8 +134,11 @@ public:
     int64_t measurementCount(std::optional<int64_t> runId = std::nullopt);
     std::vector<TelemetrySample> telemetry(int64_t runId);
     StoreStats stats();
+    /// Successful measurements per timing method: what defaultTimingMethod() decides on.
+    MethodCounts methodCounts();
 
-    /// Every problem of the store (or of one run) with its measurements, for export.
+    /// Every problem of the store (or of one run) with its candidates (every timing method) and
+    /// baselines, for export and datasets.
     void forEachRecord(const std::function<void(const RunInfo &, const ProblemRecord &)> &fn,
                        std::optional<int64_t> runId = std::nullopt);
 

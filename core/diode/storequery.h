@@ -27,6 +27,7 @@ struct DataFilter {
     std::string op;     ///< mm, addmm, bmm
     std::string dtype;  ///< bf16, fp16, fp32
     std::string status; ///< ok, failed, timeout (runs: running, finished, ...)
+    std::string method; ///< measurements: graph_warm, graph_cold, inductor_autotune, cpu
     std::string text;   ///< substring of the config key or error text (runs: plan, GPU)
 };
 
@@ -43,7 +44,8 @@ struct TablePage {
     std::vector<std::vector<Cell>> rows;
 };
 
-/// The fastest successful measurement of one problem (in one run, or over all runs).
+/// The fastest successful measurement of one problem (in one run, or over all runs), of one
+/// timing method.
 struct ProblemBest {
     int64_t runId = 0;
     GemmProblem problem;
@@ -74,8 +76,11 @@ public:
     /// Rows [offset, offset + limit) in the sort order; `total` counts all matching rows.
     TablePage page(DataTable table, const DataFilter &filter, const DataSort &sort, int64_t offset,
                    int64_t limit);
-    /// Per problem (and run) the best successful time; `runId` restricts to one run.
-    std::vector<ProblemBest> bestPerProblem(std::optional<int64_t> runId = std::nullopt);
+    /// Per problem (and run) the best successful time of `method`, or without one of the method
+    /// the default rule picks for the problem (graph_warm, else cpu, else inductor_autotune);
+    /// `runId` restricts to one run.
+    std::vector<ProblemBest> bestPerProblem(std::optional<int64_t> runId = std::nullopt,
+                                            std::optional<TimingMethod> method = std::nullopt);
     /// Every matching row in the sort order, one at a time (for exports of any size).
     void forEachRow(DataTable table, const DataFilter &filter, const DataSort &sort,
                     const std::function<bool(const std::vector<Cell> &)> &fn);

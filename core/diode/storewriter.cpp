@@ -86,6 +86,9 @@ void StoreWriter::loop()
                                                         it.seconds);
                             else if constexpr (std::is_same_v<T, Telemetry>)
                                 m_store.insertTelemetry(it.runId, it.sample);
+                            else if constexpr (std::is_same_v<T, Baselines>)
+                                m_store.insertBaselines(it.runId, m_store.problemId(it.problem),
+                                                        it.baselines);
                             else
                                 m_store.setRunStatus(it.runId, it.status);
                         },

@@ -39,7 +39,12 @@ public:
         int64_t runId;
         std::string status;
     };
-    using Item = std::variant<MeasurementRow, ProblemDone, Telemetry, RunStatus>;
+    struct Baselines {
+        int64_t runId;
+        GemmProblem problem;
+        std::vector<BaselineTiming> baselines;
+    };
+    using Item = std::variant<MeasurementRow, ProblemDone, Telemetry, RunStatus, Baselines>;
 
     /// Throws the writer's first error (StoreError) if it has failed.
     void push(Item item);

@@ -123,6 +123,8 @@ std::string SweepRunner::run(int64_t runId, const SweepPlan &plan)
                                          m_cancel);
         if (outcome.cancelled) break; // the problem stays unfinished; resume completes it
         const double seconds = std::chrono::duration<double>(Clock::now() - pt0).count();
+        if (!outcome.baselines.empty())
+            writer.push(StoreWriter::Baselines{runId, p, std::move(outcome.baselines)});
         writer.push(StoreWriter::ProblemDone{runId, p, std::string(toString(outcome.status)), outcome.error, seconds});
         ++prog.done;
         ++doneThisSession;

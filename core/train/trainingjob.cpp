@@ -13,9 +13,9 @@
 
 namespace diode {
 
-nlohmann::json trainingManifest(const std::vector<TrainingProblem> &problems, const TrainResult &res,
-                                const TrainOptions &t, const std::string &name, const std::string &source)
-{
+nlohmann::json trainingManifest(const Dataset &data, const TrainResult &res, const TrainOptions &t,
+                                const std::string &name, const std::string &source) {
+    const auto &problems = data.problems;
     std::set<std::string> ops, dtypes;
     size_t rows = 0;
     for (const auto &p : problems) {
@@ -31,14 +31,27 @@ nlohmann::json trainingManifest(const std::vector<TrainingProblem> &problems, co
         {"hardware", res.hardware},
         {"ops", ops},
         {"dtypes", dtypes},
+        {"timing_method", toString(data.method.method)},
         {"training_data",
-         {{"fingerprint", fingerprint(problems)}, {"source", source}, {"problems", problems.size()}, {"rows", rows},
+         {{"fingerprint", fingerprint(problems)},
+          {"source", source},
+          {"problems", problems.size()},
+          {"rows", rows},
           {"split", split}}},
         {"training",
-         {{"seed", t.seed}, {"members", res.members.size()}, {"max_epochs", t.epochs}, {"patience", t.patience},
-          {"hidden", t.hidden}, {"learning_rate", t.learningRate}, {"batch_problems", t.batchProblems},
-          {"rank_weight", t.rankWeight}, {"list_weight", t.listWeight}, {"list_temperature", t.listTemperature},
-          {"weight_decay", t.weightDecay}, {"epochs_run", res.epochsRun}, {"best_epochs", res.bestEpochs},
+         {{"seed", t.seed},
+          {"members", res.members.size()},
+          {"max_epochs", t.epochs},
+          {"patience", t.patience},
+          {"hidden", t.hidden},
+          {"learning_rate", t.learningRate},
+          {"batch_problems", t.batchProblems},
+          {"rank_weight", t.rankWeight},
+          {"list_weight", t.listWeight},
+          {"list_temperature", t.listTemperature},
+          {"weight_decay", t.weightDecay},
+          {"epochs_run", res.epochsRun},
+          {"best_epochs", res.bestEpochs},
           {"loss", "MSE of ln(ms) + pairwise logistic + listwise softmax ranking within each problem"}}},
         {"metrics", {{"test_split", res.testMetrics}}},
         {"created_at", utcNow()},
@@ -49,16 +62,18 @@ nlohmann::json trainingManifest(const std::vector<TrainingProblem> &problems, co
 TrainingJobResult runTrainingJob(const TrainingJob &job)
 {
     if (!std::filesystem::exists(job.db)) throw InvalidInput(fmt::format("database '{}' does not exist", job.db));
-    std::vector<TrainingProblem> problems;
+    Dataset data;
     {
         Store store(job.db, Store::Mode::ReadOnly);
-        problems = loadDataset(store, job.filter);
+        data = loadDataset(store, job.method, job.filter);
     }
+    const auto &problems = data.problems;
     TrainingJobResult out;
     out.problems = problems.size();
+    out.method = data.method;
     out.train = train(problems, job.options);
-    out.manifest = trainingManifest(problems, out.train, job.options, std::filesystem::path(job.out).stem().string(),
-                                    job.db);
+    out.manifest = trainingManifest(data, out.train, job.options,
+                                    std::filesystem::path(job.out).stem().string(), job.db);
     ModelPackage::save(job.out, out.manifest, out.train.members);
     if (job.storePredictions) {
         const auto pkg = ModelPackage::load(job.out); // the written file, so the store matches it exactly

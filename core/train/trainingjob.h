@@ -18,6 +18,7 @@ struct TrainingJob {
     std::string db;       ///< SQLite store with measurements
     std::string out;      ///< package to write (.diode)
     DatasetFilter filter; ///< ops and dtypes to train on
+    std::optional<TimingMethod> method; ///< the times to train on; nullopt: the store's default
     TrainOptions options;
     bool storePredictions = false; ///< write the model and its predictions into `db`
 };
@@ -26,12 +27,13 @@ struct TrainingJobResult {
     TrainResult train;
     nlohmann::json manifest; ///< as written into the package (without the tensor table)
     size_t problems = 0;
+    MethodChoice method; ///< the times it trained on, and why
     int64_t modelId = 0; ///< in the store, when predictions were stored
 };
 
 /// The package manifest of a training run (docs/PACKAGE.md), without the parts the writer adds.
-nlohmann::json trainingManifest(const std::vector<TrainingProblem> &problems, const TrainResult &result,
-                                const TrainOptions &options, const std::string &name, const std::string &source);
+nlohmann::json trainingManifest(const Dataset &data, const TrainResult &result, const TrainOptions &options,
+                                const std::string &name, const std::string &source);
 
 /// Runs the whole job; throws InvalidInput, StoreError or PackageError with a message naming
 /// the fault. A cancelled run still writes the best network so far (`train.cancelled`).
