@@ -35,8 +35,9 @@ INSERT INTO problems(id, op, dtype, b, m, n, k, a_transposed, b_transposed)
   SELECT x * 100000 + p.id, p.op, p.dtype, p.b, p.m + x * 10000, p.n, p.k, p.a_transposed, p.b_transposed FROM i, s.problems p;
 INSERT INTO run_problems(run_id, problem_id, status, seconds) SELECT 1, id, 'ok', 1.0 FROM problems;
 WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM i WHERE x + 1 < %2)
-INSERT INTO measurements(problem_id, config_id, run_id, time_ms, status, error)
-  SELECT x * 100000 + m.problem_id, m.config_id, 1, m.time_ms * (1 + 0.001 * x), m.status, m.error FROM i, s.measurements m;
+INSERT INTO measurements(problem_id, config_id, run_id, method, time_ms, status, error)
+  SELECT x * 100000 + m.problem_id, m.config_id, 1, 'inductor_autotune', m.time_ms * (1 + 0.001 * x), m.status, m.error
+  FROM i, s.measurements m;
 COMMIT;
 )sql").arg(shipped).arg(copies);
     char *err = nullptr;

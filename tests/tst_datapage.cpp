@@ -41,8 +41,8 @@ WITH RECURSIVE i(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM i WHERE x + 1 < %2)
 INSERT INTO kernel_configs(id, config_key, kind, name, block_m, block_n, block_k, threads)
   SELECT x + 1, 'cpu-' || x, 'cpu', 'tiled', 16 << (x % 4), 64, 64, 1 + x % 2 FROM i;
 INSERT INTO run_problems(run_id, problem_id, status, seconds) SELECT 1, id, 'ok', 1.0 FROM problems;
-INSERT INTO measurements(problem_id, config_id, run_id, time_ms, status)
-  SELECT p.id, c.id, 1, 0.01 + ((p.id * 131 + c.id * 17) % 1000) / 100.0, 'ok' FROM problems p, kernel_configs c;
+INSERT INTO measurements(problem_id, config_id, run_id, method, time_ms, status)
+  SELECT p.id, c.id, 1, 'cpu', 0.01 + ((p.id * 131 + c.id * 17) % 1000) / 100.0, 'ok' FROM problems p, kernel_configs c;
 COMMIT;
 )sql";
     char *err = nullptr;
