@@ -75,6 +75,30 @@ inline int64_t scalar(const QString &path, const char *sql)
     return v;
 }
 
+/// Every row of a query, columns joined by '|' (NULL as empty), sorted: what two stores holding
+/// the same data agree on whatever their ids.
+inline QStringList rows(const QString &path, const char *sql) {
+    sqlite3 *db = nullptr;
+    sqlite3_open_v2(path.toStdString().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt *s = nullptr;
+    QStringList out;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) {
+        out << QStringLiteral("cannot prepare: %1").arg(QString::fromUtf8(sqlite3_errmsg(db)));
+        sqlite3_close(db);
+        return out;
+    }
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        QStringList cells;
+        for (int i = 0; i < sqlite3_column_count(s); ++i)
+            cells << QString::fromUtf8(reinterpret_cast<const char *>(sqlite3_column_text(s, i)));
+        out << cells.join('|');
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    out.sort();
+    return out;
+}
+
 /// A problem JSON version 2 line as the GPU worker writes it (docs/FORMATS.md): an ATen and a
 /// Triton candidate with all three GPU methods, one with a wrong result (Inductor's time only),
 /// one that failed to compile, and both baselines. Times scale with `m`, so lines differ.

@@ -24,28 +24,11 @@ ProblemRecord sampleRecord(int64_t m, int candidates)
     return r;
 }
 
-// (config key, method, time, status, error) of every measurement of a store, sorted: what two
-// stores holding the same measurements agree on whatever their ids.
+// (M, config key, method, time, status, error) of every measurement of a store.
 QStringList measurementRows(const QString &path) {
-    sqlite3 *db = nullptr;
-    sqlite3_open_v2(path.toUtf8().constData(), &db, SQLITE_OPEN_READONLY, nullptr);
-    sqlite3_stmt *s = nullptr;
-    sqlite3_prepare_v2(
-        db,
-        "SELECT p.m, c.config_key, m.method, m.time_ms, m.status, coalesce(m.error, '') FROM measurements m "
-        "JOIN kernel_configs c ON c.id = m.config_id JOIN problems p ON p.id = m.problem_id",
-        -1, &s, nullptr);
-    QStringList out;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        QStringList cells;
-        for (int i = 0; i < 6; ++i)
-            cells << QString::fromUtf8(reinterpret_cast<const char *>(sqlite3_column_text(s, i)));
-        out << cells.join('|');
-    }
-    sqlite3_finalize(s);
-    sqlite3_close(db);
-    out.sort();
-    return out;
+    return testutil::rows(
+        path, "SELECT p.m, c.config_key, m.method, m.time_ms, m.status, m.error FROM measurements m "
+              "JOIN kernel_configs c ON c.id = m.config_id JOIN problems p ON p.id = m.problem_id");
 }
 
 void execSql(const QString &path, const QByteArray &sql)

@@ -51,6 +51,8 @@ private slots:
         Store s(db);
         QCOMPARE(s.run(run).status, std::string("finished"));
         QCOMPARE(s.measurementCount(run), 6);
+        // The cpu backend's own times, filed as such.
+        QCOMPARE(s.methodCounts(), (MethodCounts{{TimingMethod::Cpu, 6}}));
         QVERIFY(!SweepRunner::resumable(db)); // nothing left to resume
     }
 
@@ -100,7 +102,25 @@ private slots:
         QCOMPARE(backend.restarts(), 2);
         Store s(db);
         QCOMPARE(s.run(run).gpuName, std::string("Fake GPU"));
-        QCOMPARE(s.measurementCount(run), 3 * 2);
+        // M = 8, 16: version 1 answers, one Inductor time per candidate. M = 24: version 2, three
+        // methods for ATen; Inductor's time and a failed graph_warm for the wrong Triton result.
+        QCOMPARE(s.measurementCount(run), 2 * 2 + 3 + 2);
+        const QString path = QString::fromStdString(db);
+        QCOMPARE(testutil::scalar(
+                     path, "SELECT count(*) FROM measurements m JOIN problems p ON p.id = m.problem_id "
+                           "WHERE p.m = 24 AND m.method = 'graph_warm' AND m.status = 'failed'"),
+                 1);
+        QCOMPARE(testutil::scalar(
+                     path, "SELECT count(*) FROM measurements m JOIN problems p ON p.id = m.problem_id "
+                           "WHERE p.m = 16 AND m.method = 'inductor_autotune' AND m.status = 'ok'"),
+                 2);
+        // The baselines went through the writer: 2 baselines x 2 methods, max-autotune's pick is ATen.
+        QCOMPARE(testutil::scalar(path, "SELECT count(*) FROM problem_baselines"), 4);
+        QCOMPARE(testutil::scalar(
+                     path, "SELECT count(*) FROM problem_baselines b JOIN kernel_configs c "
+                           "ON c.id = b.pick_config_id WHERE b.baseline = 'max_autotune' AND c.kind = 'aten' "
+                           "AND b.compile_s = 2.5"),
+                 2);
         auto status = [&](int m) {
             return testutil::scalar(QString::fromStdString(db),
                                     qPrintable(QString("SELECT rp.status='%2' FROM run_problems rp JOIN problems p ON "

@@ -3,7 +3,9 @@ needs a GPU). It speaks the same JSON-lines protocol and misbehaves on purpose, 
   M == 13  the process dies with SIGSEGV mid-problem
   M == 17  the process hangs (the runner's per-problem timeout must kill it)
   M == 19  answers ok=false with an out-of-memory message
-  other    answers two candidates with times derived from the sizes
+  M == 24  answers problem JSON version 2, as the in-graph worker does: times per method, a
+           candidate that failed its in-graph timing, and both baselines
+  other    answers two candidates with times derived from the sizes (version 1: time_ms)
 FAKE_WORKER_HELLO_FAIL=1 makes the hello report a missing GPU.
 """
 import json
@@ -37,6 +39,19 @@ def main():
             emit({"id": req["id"], "ok": False, "error": "out of GPU memory: tried to allocate 300 GiB"})
             continue
         t = 1e-6 * p["M"] * p["N"] * p["K"] / 1000.0
+        if p["M"] == 24:
+            p["version"] = 2
+            p["candidates"] = [
+                {"kind": "aten", "name": "extern_kernels.mm",
+                 "times": {"graph_warm": t * 0.5, "graph_cold": t * 0.6, "inductor_autotune": t}},
+                {"kind": "triton", "template": "mm", "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8,
+                 "num_stages": 3, "num_warps": 4, "times": {"inductor_autotune": t * 0.9},
+                 "error": "wrong result: max error 0.5 of the largest ATen value (tolerance 0.03)"}]
+            p["baselines"] = {"default": {"graph_warm": t * 0.55, "graph_cold": t * 0.65, "compile_s": 0.4},
+                              "max_autotune": {"graph_warm": t * 0.5, "graph_cold": t * 0.6, "compile_s": 2.5,
+                                               "pick": 0}}
+            emit({"id": req["id"], "ok": True, "problem": p, "compile_s": 2.9})
+            continue
         p["candidates"] = [{"kind": "aten", "name": "extern_kernels.mm", "time_ms": t},
                            {"kind": "triton", "template": "mm", "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32,
                             "GROUP_M": 8, "num_stages": 3, "num_warps": 4, "time_ms": t * 0.9}]
