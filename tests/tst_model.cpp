@@ -94,7 +94,29 @@ private slots:
         QCOMPARE(at("log2_BM"), 0.f);
         KernelConfig cpu;
         cpu.kind = "cpu";
-        QVERIFY_THROWS_EXCEPTION(InvalidInput, FeatureSchema::check(cpu, "x"));
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, FeatureSchema::check(cpu, "x")); // no tile
+        // The cpu backend's tiled GEMM: neither ATen nor Triton, its threads where warps are,
+        // fp32 tiles, K = 1000 not a multiple of 64.
+        cpu.name = "tiled";
+        cpu.blockM = 32;
+        cpu.blockN = 64;
+        cpu.blockK = 64;
+        cpu.threads = 4;
+        QVERIFY(FeatureSchema::describes(cpu));
+        FeatureSchema::check(cpu, "x");
+        f.clear();
+        FeatureSchema::compute(p, cpu, hw, f);
+        QCOMPARE(int(f.size()), FeatureSchema::size());
+        QCOMPARE(at("is_aten"), 0.f);
+        QCOMPARE(at("is_triton"), 0.f);
+        QCOMPARE(at("tpl_other"), 0.f);
+        QCOMPARE(at("log2_BM"), 5.f);
+        QCOMPARE(at("log2_num_warps"), 2.f);
+        QCOMPARE(at("num_stages"), 0.f);
+        QCOMPARE(at("even_k"), 0.f);
+        QCOMPARE(at("log2_tiles"), 9.f); // 32 x 16 tiles of 32x64
+        QVERIFY(std::abs(at("log2_smem_kb") - float(std::log2((32 * 64 + 64 * 64) * 4 / 1024.0))) < 1e-5);
+        QCOMPARE(at("log2_M"), 10.f); // the problem's features are the same for every kind
     }
 
     void splitIsByProblemAndSeeded()
@@ -338,6 +360,49 @@ private slots:
                 std::string::npos);
         QVERIFY(rewrite([](nlohmann::json &m) { m["tensors"][6]["name"] = "member0.input_mean"; }, 2).find("the architecture needs 'member1.input_mean'") !=
                 std::string::npos);
+    }
+
+    // The cpu pipeline end to end: a cpu sweep's times are `cpu`, the default for a cpu
+    // database, and a model trains on them; the package says so.
+    void cpuDatabaseTrainsOnCpuTimes() {
+        QTemporaryDir dir;
+        const QString plan = dir.filePath("plan.json"), db = dir.filePath("cpu.db"),
+                      pkg = dir.filePath("cpu.diode");
+        QFile f(plan);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"name": "cpu-train", "version": 1, "timeout_s": 60, "repeats": 1,
+ "cpu": {"block_m": [8, 32], "block_n": [32], "block_k": [16, 64], "threads": [1]},
+ "entries": [{"name": "small", "ops": ["mm"], "dtypes": ["fp32"], "M": [8, 24, 40, 72, 136, 200], "N": [32, 96],
+              "K": [48, 160]}]})");
+        f.close();
+        QString out, err;
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan", plan, "--db", db}, &out, &err), 0);
+        QCOMPARE(
+            testutil::scalar(db, "SELECT count(*) FROM measurements WHERE method = 'cpu' AND status = 'ok'"),
+            96);
+        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--epochs", "20", "--members", "1"},
+                                  &out, &err),
+                 0);
+        QVERIFY2(err.contains("training on cpu times (default: the data holds cpu-backend times)"),
+                 qPrintable(err));
+        QVERIFY2(out.contains("held-out test problems (4 of 24"), qPrintable(out));
+        const auto trained = ModelPackage::load(pkg.toStdString());
+        QVERIFY(trained.timingMethod() == TimingMethod::Cpu);
+        QCOMPARE(trained.manifest()["timing_method"].get<std::string>(), std::string("cpu"));
+        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--method", "cpu", "--epochs", "2"},
+                                  &out, &err),
+                 0);
+        QVERIFY2(err.contains("training on cpu times (--method)"), qPrintable(err));
+        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--method", "graph_warm"}, &out, &err),
+                 2);
+        QVERIFY2(err.contains("the data has no successful graph_warm times; it has cpu (96)"),
+                 qPrintable(err));
+        // Packages from before timing methods were Inductor's autotune numbers; unknown names are refused.
+        const auto shipped = ModelPackage::load(
+            testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode").toStdString());
+        QVERIFY(shipped.timingMethod() == TimingMethod::InductorAutotune);
+        QVERIFY(packageError(ModelPackage::toBytes({{"timing_method", "graph_hot"}}, tinyWeights()))
+                    .find("'timing_method' is \"graph_hot\"") != std::string::npos);
     }
 
     void rankKeepsGoingPastABadLine()
