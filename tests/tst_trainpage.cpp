@@ -65,6 +65,10 @@ private slots:
         QCOMPARE(o.members, diode::TrainOptions().members);
         QVERIFY(!o.cancelled);
         QCOMPARE(o.problems, 624);
+        // The page's method box says "default for the data": Inductor's numbers in the shipped set.
+        QCOMPARE(o.method, QString("inductor_autotune times (default: the data has no in-graph times)"));
+        QVERIFY(diode::ModelPackage::load(o.package.toStdString()).timingMethod() ==
+                diode::TimingMethod::InductorAutotune);
         QCOMPARE(o.modelId, 0); // the shipped dataset is read-only: nothing stored
         QVERIFY(page.models()->rowOf(o.package) >= 0);
         QCOMPARE(state.packagePath(), o.package);

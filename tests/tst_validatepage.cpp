@@ -3,11 +3,13 @@
 #include "candidatemodel.h"
 #include "metricsmodel.h"
 #include "modellist.h"
+#include "timingmethodbox.h"
 #include "validatepage.h"
 #include "validationworker.h"
 #include "workbenchstate.h"
 
 #include <QAbstractItemModelTester>
+#include <QLabel>
 #include <QRegularExpression>
 #include <QSet>
 #include <QSignalSpy>
@@ -105,6 +107,20 @@ private slots:
         QVERIFY(std::abs(res.models[0].metrics.top1.mean - computed.models[0].metrics.top1.mean) < 1e-6);
     }
 
+    // The measured side reads one timing method: the data's default unless one is chosen.
+    void measuredTimesAreOneMethod() {
+        ValidationWorker worker;
+        const auto res = validate(worker, {kDataset, {}, {kModel}});
+        QVERIFY(res.method.method == diode::TimingMethod::InductorAutotune && res.method.byDefault);
+        ValidationRequest req{kDataset, {}, {kModel}};
+        req.method = diode::TimingMethod::GraphWarm;
+        QSignalSpy failed(&worker, &ValidationWorker::failed);
+        worker.start(req);
+        QVERIFY(failed.wait(30000));
+        QVERIFY2(failed.at(0).at(0).toString().contains("the data has no successful graph_warm times"),
+                 qPrintable(failed.at(0).at(0).toString()));
+    }
+
     void staleResultsAreDropped()
     {
         ValidationWorker worker;
@@ -161,6 +177,13 @@ private slots:
         QVERIFY(ready.wait(30000));
         QVERIFY(page.hasResult());
         QCOMPARE(page.metricsModel()->rowCount(), 3); // the model, ATen only, Inductor's default order
+        QVERIFY(!page.methodBox()->method());         // the data's default, said in the status line
+        QVERIFY(page.result().method.method == diode::TimingMethod::InductorAutotune);
+        bool said = false;
+        for (const auto *label : page.findChildren<QLabel *>())
+            said = said || label->text().contains(
+                               "inductor_autotune times (default: the data has no in-graph times)");
+        QVERIFY2(said, "the status line names the timing method");
         page.openProblem(0);
         QVERIFY(page.candidateModel()->rowCount() > 1);
         QTest::qWait(100);
