@@ -26,6 +26,25 @@ private slots:
         QVERIFY(testutil::scalar(db, "SELECT count(*) FROM kernel_configs WHERE kind='triton'") >= 10);
         QVERIFY(testutil::scalar(db, "SELECT count(*) FROM kernel_configs WHERE kind='aten'") >= 2);
         QVERIFY(testutil::scalar(db, "SELECT count(*) FROM telemetry") >= 1);
+        // Problem JSON version 2 from the worker: in-graph times beside Inductor's, and both baselines
+        // of every problem.
+        QVERIFY(testutil::scalar(
+                    db, "SELECT count(*) FROM measurements WHERE method='graph_warm' AND status='ok'") >= 10);
+        QVERIFY(testutil::scalar(
+                    db, "SELECT count(*) FROM measurements WHERE method='graph_cold' AND status='ok'") >= 10);
+        QVERIFY(testutil::scalar(db, "SELECT count(*) FROM measurements WHERE method='inductor_autotune'") >=
+                10);
+        QCOMPARE(testutil::scalar(
+                     db, "SELECT count(DISTINCT problem_id) FROM problem_baselines WHERE baseline='default' "
+                         "AND method='graph_warm'"),
+                 4);
+        QCOMPARE(testutil::scalar(db, "SELECT count(DISTINCT problem_id) FROM problem_baselines WHERE "
+                                      "baseline='max_autotune' AND method='graph_warm'"),
+                 4);
+        QString stats;
+        QCOMPARE(testutil::runCli({"stats", "--db", db}, &stats), 0);
+        QVERIFY2(stats.contains("default method graph_warm times (default: the data has in-graph times)"),
+                 qPrintable(stats));
     }
 };
 
