@@ -276,8 +276,12 @@ def measure(p, search_space, collector, timer, check=True):
             events = [e for e in collector.events if compat.SAVER_OPS.get(e[0]) == p["op"]] or collector.events
             candidates = []
             notes = [e[2] for e in events if e[2]]
+            # Where Inductor padded the operands, ATen gets sliced views and Triton the padded base
+            # tensors: their outputs cannot be compared element for element (measured: every
+            # Triton candidate of 3 padded problems "wrong"), so the check is skipped and said.
+            padded = bool(collector.shapes) and not _same_gemm(p, collector.shapes[0])
             for _name, entries, _err in events:
-                got = time_candidates(p, timer, entries, check)
+                got = time_candidates(p, timer, entries, check and not padded)
                 inductor = [c["times"].get("inductor_autotune") for c in got]
                 valid = [i for i, x in enumerate(inductor) if x is not None]
                 if valid and "pick" not in baselines["max_autotune"]:
@@ -305,8 +309,9 @@ def measure(p, search_space, collector, timer, check=True):
         out["worker_notes"] = notes[:3]
     # Inductor may pad odd sizes before lowering the GEMM (pad_mm): then the candidates ran on
     # the padded operands, and the compiled function adds the padding copies. Say so.
-    if collector.shapes and not _same_gemm(p, collector.shapes[0]):
+    if padded:
         out["inductor_operand_shapes"] = collector.shapes[0]
+        out["output_check"] = "skipped: Inductor padded the operands"
     failed = sum(1 for c in candidates if c.get("error"))
     return out, tuned_s + baselines["default"]["compile_s"], failed
 
