@@ -5,8 +5,10 @@
 #include "modelcommands.h"
 #include "progressbar.h"
 
+#include "diode/bias.h"
 #include "diode/config.h"
 #include "diode/cpubackend.h"
+#include "diode/dataset.h"
 #include "diode/exporter.h"
 #include "diode/hardware.h"
 #include "diode/importer.h"
@@ -174,6 +176,34 @@ int runStats(const std::string &db, bool asJson)
     return 0;
 }
 
+struct BiasOptions {
+    std::string db, input, method = "graph_warm";
+    bool json = false;
+};
+
+int runBias(const BiasOptions &o)
+{
+    const auto method = parseTimingMethod(o.method);
+    if (!method) throw InvalidInput(fmt::format("--method '{}': expected graph_warm or graph_cold", o.method));
+    BiasReport report;
+    if (!o.db.empty()) {
+        if (!std::filesystem::exists(o.db)) throw InvalidInput(fmt::format("database '{}' does not exist", o.db));
+        Store store(o.db, Store::Mode::ReadOnly);
+        report = computeBias(store, *method);
+    } else {
+        report = computeBias(readProblemFile(o.input), *method);
+    }
+    if (report.problems.empty())
+        throw InvalidInput(fmt::format("{} holds no problem with {} times: the bias view needs data from the "
+                                       "in-graph worker (docs/FORMATS.md)",
+                                       o.db.empty() ? o.input : o.db, toString(*method)));
+    if (o.json)
+        fmt::print("{}\n", biasToJson(report).dump(1));
+    else
+        fmt::print("{}", formatBiasTable(report));
+    return 0;
+}
+
 int runHw(bool asJson)
 {
     const auto r = HardwareMonitor().report();
@@ -273,6 +303,18 @@ int main(int argc, char **argv)
     cmdStats->add_option("--db", statsDb, "SQLite database")->required();
     cmdStats->add_flag("--json", statsJson, "print JSON");
 
+    BiasOptions biasOpts;
+    auto *cmdBias = app.add_subcommand(
+        "bias", "Where max-autotune's own benchmark misleads it: its picks, plain torch.compile and the best ATen "
+                "kernel against the fastest candidate in CUDA graphs, by op, dtype and size");
+    auto *biasDb = cmdBias->add_option("--db", biasOpts.db, "SQLite database");
+    auto *biasInput = cmdBias->add_option("--input", biasOpts.input, "problem JSON lines (version 2)")
+                          ->check(CLI::ExistingFile);
+    biasDb->excludes(biasInput);
+    cmdBias->add_option("--method", biasOpts.method, "in-graph method: graph_warm (default) or graph_cold")
+        ->capture_default_str();
+    cmdBias->add_flag("--json", biasOpts.json, "print groups and per-problem rows as JSON");
+
     bool hwJson = false;
     auto *cmdHw = app.add_subcommand("hw", "Show the detected CPU and GPUs (NVML, ROCm SMI)");
     cmdHw->add_flag("--json", hwJson, "print JSON");
@@ -307,6 +349,10 @@ int main(int argc, char **argv)
         if (*cmdExport) return runExport(exportDb, exportFormat, exportOut);
         if (*cmdStats) return runStats(statsDb, statsJson);
         if (*cmdHw) return runHw(hwJson);
+        if (*cmdBias) {
+            if (biasOpts.db.empty() && biasOpts.input.empty()) throw InvalidInput("bias needs --db or --input");
+            return runBias(biasOpts);
+        }
         if (*cmdPlan) return runPlan(planOpts);
     } catch (const InvalidInput &e) {
         fmt::print(stderr, "error: {}\n", e.what());

@@ -1,0 +1,87 @@
+#include "testutil.h"
+
+#include "diode/bias.h"
+#include "diode/dataset.h"
+#include "diode/store.h"
+
+#include <QTemporaryDir>
+
+using namespace diode;
+
+// Two in-graph problems worked out by hand (tests/data/bias-problems.jsonl) and one v1 problem
+// with Inductor's times only, which the bias view must skip and count.
+class TestBias : public QObject {
+    Q_OBJECT
+private slots:
+    void efficienciesAgainstTheFastestCandidate() {
+        const auto report =
+            computeBias(readProblemFile(testutil::dataPath("bias-problems.jsonl").toStdString()),
+                        TimingMethod::GraphWarm);
+        QCOMPARE(report.skipped, 1);
+        QCOMPARE(report.problems.size(), size_t(2));
+        const auto &mm = report.problems[0];
+        // max-autotune picks what Inductor timed fastest (0.011 ms), 0.012 ms in graph; the
+        // fastest in graph is 0.008 ms.
+        QCOMPARE(mm.fastestMs, 0.008);
+        QCOMPARE(*mm.pickMs, 0.012);
+        QVERIFY(!mm.pickIsFastest);
+        QVERIFY(qFuzzyCompare(*mm.pickEfficiency(), 0.008 / 0.012));
+        QVERIFY(qFuzzyCompare(*mm.defaultEfficiency(), 0.008 / 0.0105));
+        QVERIFY(qFuzzyCompare(*mm.atenEfficiency(), 0.8));
+        // A recorded pick wins over Inductor's fastest time; efficiency is capped at 1.
+        const auto &bmm = report.problems[1];
+        QVERIFY(bmm.pickIsFastest);
+        QCOMPARE(*bmm.pickEfficiency(), 1.0);
+        QCOMPARE(*bmm.defaultEfficiency(), 1.0);
+
+        const auto &all = report.groups.front();
+        QCOMPARE(all.op, std::string("all"));
+        QCOMPARE(all.problems, 2);
+        QCOMPARE(all.pickIsFastest, 1);
+        QVERIFY(qFuzzyCompare(*all.maxAutotune.mean, (0.008 / 0.012 + 1.0) / 2));
+        QVERIFY(qFuzzyCompare(*all.plainCompile.mean, (0.008 / 0.0105 + 1.0) / 2));
+        // Inductor's time over the in-graph time: ATen 3.0 and 1.25 (geomean), Triton
+        // 1.5, 0.9167, 0.96; the failed candidate is no point.
+        QVERIFY(qFuzzyCompare(*all.atenInflation, std::sqrt(3.0 * 1.25)));
+        QVERIFY(qFuzzyCompare(*all.tritonInflation, std::cbrt(1.5 * (0.011 / 0.012) * (0.024 / 0.025))));
+        QCOMPARE(report.points.size(), size_t(5));
+        // One row per op, then one per (op, dtype, size class).
+        QCOMPARE(report.groups.size(), size_t(1 + 2 + 2));
+    }
+
+    void coldIsItsOwnTruth() {
+        const auto report =
+            computeBias(readProblemFile(testutil::dataPath("bias-problems.jsonl").toStdString()),
+                        TimingMethod::GraphCold);
+        QCOMPARE(report.problems[0].fastestMs, 0.012);
+        QVERIFY(qFuzzyCompare(*report.problems[0].pickEfficiency(), 0.75));
+    }
+
+    void onlyInGraphMethodsAreTruth() {
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, computeBias({}, TimingMethod::InductorAutotune));
+    }
+
+    void cliFromFileAndFromDatabase() {
+        QString out, err;
+        const auto data = testutil::dataPath("bias-problems.jsonl");
+        QCOMPARE(testutil::runCli({"bias", "--input", data}, &out, &err), 0);
+        QVERIFY2(out.contains("2 problems, 1 without graph_warm times skipped"), qPrintable(out));
+        QVERIFY(out.contains("0.833 / 0.667")); // max-autotune: mean / P10
+        QTemporaryDir dir;
+        const auto db = dir.filePath("b.db");
+        QCOMPARE(testutil::runCli({"import", data, "--db", db}, &out, &err), 0);
+        QCOMPARE(testutil::runCli({"bias", "--db", db, "--method", "graph_cold", "--json"}, &out, &err), 0);
+        const auto j = nlohmann::json::parse(out.toStdString());
+        QCOMPARE(j["method"].get<std::string>(), std::string("graph_cold"));
+        QCOMPARE(j["problems"].size(), size_t(2));
+        QCOMPARE(j["groups"][0]["pick_is_fastest"].get<int>(), 1);
+        // Bad input: exit 2 with a message naming what is wrong.
+        QCOMPARE(testutil::runCli({"bias", "--input", data, "--method", "inductor_autotune"}, &out, &err), 2);
+        QVERIFY2(err.contains("graph_warm or graph_cold"), qPrintable(err));
+        QCOMPARE(testutil::runCli({"bias"}, &out, &err), 2);
+        QVERIFY(err.contains("--db or --input"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBias)
+#include "tst_bias.moc"
