@@ -229,6 +229,40 @@ private slots:
         QCOMPARE(testutil::fileBytes(path), before);
     }
 
+    void refusesNegativeSchemaVersion_data() {
+        QTest::addColumn<int>("version");
+        QTest::newRow("-1") << -1;
+        QTest::newRow("-1000") << -1000;
+        QTest::newRow("INT_MIN") << std::numeric_limits<int>::min();
+    }
+
+    // A negative user_version once indexed the migration table out of bounds (SIGSEGV, or
+    // garbage SQL run against the file).
+    void refusesNegativeSchemaVersion() {
+        QFETCH(int, version);
+        const QString path = db("negative.db");
+        QFile::remove(path);
+        { Store s(path.toStdString()); }
+        execSql(path, QByteArray("PRAGMA user_version=") + QByteArray::number(version));
+        const QByteArray before = testutil::fileBytes(path);
+        for (auto mode : {Store::Mode::ReadWrite, Store::Mode::ReadOnly}) {
+            try {
+                Store s(path.toStdString(), mode);
+                QFAIL("opened a database of a negative schema version");
+            } catch (const StoreError &e) {
+                const QString want =
+                    QStringLiteral("has schema version %1, which no diode wrote").arg(version);
+                QVERIFY2(QString(e.what()).contains(want), e.what());
+            }
+        }
+        QCOMPARE(testutil::fileBytes(path), before);
+        QString err;
+        QCOMPARE(testutil::runCli({"import", testutil::dataPath("bias-problems.jsonl"), "--db", path},
+                                  nullptr, &err),
+                 1);
+        QVERIFY2(err.contains("which no diode wrote"), qPrintable(err));
+    }
+
     void refusesForeignFile()
     {
         const QString path = db("notadb.db");

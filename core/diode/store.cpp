@@ -297,7 +297,13 @@ int Store::schemaVersion()
     auto *s = prepare("PRAGMA user_version");
     Reset r{s};
     if (sqlite3_step(s) != SQLITE_ROW) fail("cannot read schema version");
-    return sqlite3_column_int(s, 0);
+    const int version = sqlite3_column_int(s, 0);
+    // user_version is any 32-bit integer a file may carry; a negative one would index the
+    // migration table out of bounds.
+    if (version < 0)
+        throw StoreError(
+            fmt::format("database '{}' has schema version {}, which no diode wrote", m_path, version));
+    return version;
 }
 
 void Store::migrate()
