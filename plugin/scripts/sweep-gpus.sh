@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Run problems with the inductor worker alone on every GPU of this host (WORKERS_PER_GPU workers
-# on each, sharded by problem index). Problems already in OUT_DIR/shard*.jsonl are skipped, so a
-# sweep cut by DEADLINE_S continues where it stopped when run again with the same GPU count.
-# Usage: sweep-gpus.sh PROBLEMS.jsonl OUT_DIR [DEADLINE_S]
-#        DIODE=path/to/diode sweep-gpus.sh PLAN.json OUT_DIR [DEADLINE_S]
+# Run problems with the in-graph worker alone on every GPU of this host: WORKERS_PER_GPU workers on
+# each (default 3), sharded by problem index. Workers of one GPU compile in parallel and take
+# turns on the GPU for timing (a lock file per GPU), so the GPU times while others compile.
+# Problems already in OUT_DIR/*.jsonl or in the DONE files are skipped, so a sweep cut by
+# DEADLINE_S continues where it stopped, on any number of GPUs.
+# Usage: sweep-gpus.sh PROBLEMS.jsonl OUT_DIR [DEADLINE_S] [DONE.jsonl ...]
+#        DIODE=path/to/diode sweep-gpus.sh PLAN.json OUT_DIR [DEADLINE_S] [DONE.jsonl ...]
 # PROBLEMS.jsonl is what `diode plan PLAN --expand --out PROBLEMS.jsonl` writes (plans are expanded
 # by diode alone); given DIODE, the script expands PLAN.json itself into OUT_DIR/problems.expanded.
 # Import the result elsewhere with: diode import OUT_DIR/shard*.jsonl --db DB
 set -euo pipefail
 input=$1; out=$2; deadline=${3:-0}
+shift $(( $# < 3 ? $# : 3 ))
+done_files=("$@")
 here=$(cd "$(dirname "$0")/../python" && pwd)
 mkdir -p "$out"
 if [[ -n ${DIODE:-} ]]; then
@@ -22,17 +26,18 @@ else
   exit 2
 fi
 gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())')
-per=${WORKERS_PER_GPU:-1}
+per=${WORKERS_PER_GPU:-3}
+for f in "$out"/*.jsonl; do [[ -e $f ]] && done_files+=("$f"); done
 n=$((gpus * per))
 cores=$(nproc)
 echo "sweep: $(wc -l < "$problems") problems, $gpus GPU(s) x $per worker(s), $cores cores, deadline ${deadline}s" >&2
 pids=()
 for ((i = 0; i < n; i++)); do
   gpu=$((i % gpus))
-  CUDA_VISIBLE_DEVICES=$gpu TORCHINDUCTOR_COMPILE_THREADS=$((cores / n > 1 ? cores / n : 1)) \
+  CUDA_VISIBLE_DEVICES=$gpu TORCH_DIODE_GPU_LOCK=/tmp/torch_diode-gpu$gpu.lock TORCHINDUCTOR_COMPILE_THREADS=$((cores / n > 1 ? cores / n : 1)) \
     PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" TORCH_DIODE_AUTOREGISTER=0 \
     python3 -m torch_diode.worker --problems "$problems" --out "$out/shard$i.jsonl" --shard "$i/$n" \
-      --deadline-s "$deadline" 2>>"$out/shard$i.log" &
+      --deadline-s "$deadline" --done "${done_files[@]}" 2>>"$out/shard$i.log" &
   pids+=($!)
 done
 rc=0
