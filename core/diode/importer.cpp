@@ -1,5 +1,6 @@
 #include "importer.h"
 
+#include "jsonlimits.h"
 #include "problemjson.h"
 
 #include <fmt/format.h>
@@ -36,9 +37,12 @@ std::optional<DType> torchDType(const json &v)
 json decodeMaybeString(const json &v, const std::string &where, const char *what)
 {
     if (!v.is_string()) return v;
-    json j = json::parse(v.get<std::string>(), nullptr, false);
-    if (j.is_discarded()) throw InvalidInput(fmt::format("{}: {} is a string but not JSON", where, what));
-    return j;
+    try {
+        return parseJsonBounded(v.get<std::string>(), fmt::format("{}: {}", where, what), kProblemJsonLimits);
+    } catch (const InvalidInput &e) {
+        throw InvalidInput(
+            fmt::format("{}: {} is a string but not JSON we read ({})", where, what, e.what()));
+    }
 }
 
 int64_t intField(const json &o, const char *key, const std::string &where)
@@ -149,8 +153,16 @@ ImportResult importFile(Store &store, const std::string &path)
 
     const size_t first = data.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) throw InvalidInput(fmt::format("{}: file is empty", path));
-    json whole = data[first] == '{' ? json::parse(data, nullptr, false) : json(nullptr);
-    if (!whole.is_discarded() && whole.is_object() && whole.contains("hardware")) {
+    // Bounded: a document nested too deep is not taken whole, and the line reader below then
+    // refuses it naming its line.
+    json whole;
+    if (data[first] == '{') {
+        try {
+            whole = parseJsonBounded(data, path, JsonLimits{64, data.size(), false});
+        } catch (const InvalidInput &) {
+        }
+    }
+    if (whole.is_object() && whole.contains("hardware")) {
         res.format = "torch-diode-json";
         for (auto &[gpu, recs] : fromTorchDiodeDataset(whole, path)) {
             RunInfo run;
@@ -178,7 +190,7 @@ ImportResult importFile(Store &store, const std::string &path)
             groups[it->second].second.push_back(std::move(rec));
         }
     } else {
-        json doc = json::from_msgpack(data, true, false);
+        json doc = parseMsgpackBounded(data, path);
         if (doc.is_discarded())
             throw InvalidInput(fmt::format("{}: not problem JSON lines, a torch-diode dataset (JSON) or a torch-diode "
                                            "msgpack dataset",

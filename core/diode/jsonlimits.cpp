@@ -114,6 +114,57 @@ json parseJsonBounded(std::string_view text, const std::string &what, const Json
     }
 }
 
+namespace {
+
+/// Tracks only the nesting depth: a first pass over msgpack that builds nothing, so a document
+/// nested 100,000 deep is refused before nlohmann builds (and later recursively destroys) it.
+struct DepthCheck : json::json_sax_t {
+    int maxDepth = 0;
+    int depth = 0;
+    size_t opened = 0;
+    bool tooDeep = false;
+    bool malformed = false;
+    bool open() {
+        ++opened;
+        if (++depth <= maxDepth)
+            return true;
+        tooDeep = true;
+        return false;
+    }
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t &) override { return true; }
+    bool string(string_t &) override { return true; }
+    bool binary(binary_t &) override { return true; }
+    bool start_object(std::size_t) override { return open(); }
+    bool key(string_t &) override { return true; }
+    bool end_object() override { return --depth, true; }
+    bool start_array(std::size_t) override { return open(); }
+    bool end_array() override { return --depth, true; }
+    bool parse_error(std::size_t, const std::string &, const nlohmann::detail::exception &) override {
+        malformed = true;
+        return false;
+    }
+};
+
+} // namespace
+
+json parseMsgpackBounded(std::string_view data, const std::string &what, const JsonLimits &limits) {
+    DepthCheck check;
+    check.maxDepth = limits.maxDepth;
+    json::sax_parse(data.begin(), data.end(), &check, json::input_format_t::msgpack, true);
+    if (check.tooDeep)
+        throw InvalidInput(
+            fmt::format("{}: msgpack nests arrays and maps deeper than {} levels (at the {}th one "
+                        "opened); at most {} are allowed",
+                        what, limits.maxDepth, check.opened, limits.maxDepth));
+    if (check.malformed)
+        return json(json::value_t::discarded);
+    return json::from_msgpack(data.begin(), data.end(), true, false);
+}
+
 json readJsonFile(const std::string &path, const std::string &what, const JsonLimits &limits) {
     namespace fs = std::filesystem;
     std::error_code ec;

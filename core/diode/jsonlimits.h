@@ -25,6 +25,13 @@ struct JsonLimits {
 nlohmann::json parseJsonBounded(std::string_view text, const std::string &what,
                                 const JsonLimits &limits = {});
 
+/// Decodes msgpack `data`, refusing (InvalidInput, prefixed by `what`) arrays and maps nested
+/// deeper than `limits.maxDepth` before any value is built. Malformed msgpack gives a discarded
+/// value, as nlohmann::json::from_msgpack(data, true, false) would, so callers can try another
+/// format. `limits.refuseDuplicateKeys` does not apply.
+nlohmann::json parseMsgpackBounded(std::string_view data, const std::string &what,
+                                   const JsonLimits &limits = {});
+
 /// Reads `path` and parses it as above. Refuses, before reading, a path that is missing, a
 /// directory, not a regular file or larger than `limits.maxBytes`. Messages start with `what`.
 nlohmann::json readJsonFile(const std::string &path, const std::string &what, const JsonLimits &limits = {});

@@ -1,5 +1,7 @@
 #include "modelpackage.h"
 
+#include "jsonlimits.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <zlib.h>
@@ -239,9 +241,14 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
     const std::string text = in.substr(kHeader, mlen);
     if (crc(text.data(), text.size()) != getU32(in, kHeader + mlen)) throw PackageError("manifest checksum mismatch (corrupted file)");
     ModelPackage pkg;
-    pkg.m_manifest = nlohmann::json::parse(text, nullptr, false);
+    try {
+        pkg.m_manifest = parseJsonBounded(text, "manifest", JsonLimits{64, text.size(), false});
+    } catch (const InvalidInput &e) {
+        throw PackageError(e.what());
+    }
     const auto &m = pkg.m_manifest;
-    if (m.is_discarded() || !m.is_object()) throw PackageError("manifest is not a JSON object");
+    if (!m.is_object())
+        throw PackageError("manifest is not a JSON object");
     try {
         if (m.value("feature_schema_version", 0) != FeatureSchema::kVersion)
             throw PackageError(fmt::format("package uses feature schema {}; this build computes schema {}",

@@ -1,5 +1,7 @@
 #include "problemjson.h"
 
+#include "jsonlimits.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -271,13 +273,7 @@ ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &whe
 
 ProblemRecord parseProblemLine(const std::string &line, const std::string &where)
 {
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error &e) {
-        throw InvalidInput(fmt::format("{}: not valid JSON ({})", where, e.what()));
-    }
-    return parseProblemRecord(j, where);
+    return parseProblemRecord(parseJsonBounded(line, where, kProblemJsonLimits), where);
 }
 
 nlohmann::json toJson(const ProblemRecord &r)

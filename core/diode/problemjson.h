@@ -1,5 +1,6 @@
 #pragma once
 
+#include "jsonlimits.h"
 #include "measurement.h"
 
 #include <nlohmann/json.hpp>
@@ -13,10 +14,15 @@ namespace diode {
 /// problem its `baselines`; version 1 lines (`time_ms`) are still read. Lines are written as 2.
 inline constexpr int kProblemJsonVersion = 2;
 
+/// What one problem line may hold (docs/FORMATS.md, Limits): nesting 64 deep, 16 MiB. A later
+/// duplicate key replaces the earlier one, as Python's json module does.
+inline constexpr JsonLimits kProblemJsonLimits{64, 16ull << 20, false};
+
 GemmProblem problemFromJson(const nlohmann::json &j, const std::string &where);
 nlohmann::json problemToJson(const GemmProblem &p);
 
-/// Throws InvalidInput naming `where` ("line 12") and the field at fault.
+/// Throws InvalidInput naming `where` ("line 12") and the field at fault; parseProblemLine also
+/// refuses nesting deeper than kProblemJsonLimits before building the value.
 ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &where);
 ProblemRecord parseProblemLine(const std::string &line, const std::string &where);
 nlohmann::json toJson(const ProblemRecord &r);

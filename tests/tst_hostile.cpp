@@ -1,0 +1,126 @@
+// Hostile inputs: files shaped to crash, hang or exhaust the CLI (deep nesting, endless lines,
+// huge counts in a package header). Each must be refused with a message naming where, and a
+// non-zero exit code, never a signal.
+#include "testutil.h"
+
+#include "diode/features.h"
+#include "diode/modelpackage.h"
+#include "diode/problemjson.h"
+
+#include <zlib.h>
+
+using namespace diode;
+
+namespace {
+
+void writeFile(const QString &path, const QByteArray &bytes) {
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
+}
+
+MlpWeights tinyWeights() {
+    MlpWeights w;
+    const int f = FeatureSchema::size(), hidden = 4;
+    w.layerSizes = {f, hidden, 1};
+    w.inputMean.assign(size_t(f), 0.5f);
+    w.inputStd.assign(size_t(f), 2.0f);
+    w.weights = {std::vector<float>(size_t(hidden * f), 0.01f), std::vector<float>(size_t(hidden), 0.3f)};
+    w.biases = {std::vector<float>(size_t(hidden), 0.05f), std::vector<float>{-2.0f}};
+    return w;
+}
+
+QByteArray deepJson(int depth) {
+    return QByteArray(depth, '[') + QByteArray(depth, ']');
+}
+
+/// A package whose manifest is `text`, with a valid manifest checksum and nothing after it.
+std::string packageWithManifest(const std::string &text, uint32_t version = 2) {
+    std::string out = ModelPackage::toBytes({}, tinyWeights()).substr(0, 8);
+    for (uint32_t v : {version, uint32_t(text.size())})
+        for (int i = 0; i < 4; ++i)
+            out.push_back(char((v >> (8 * i)) & 0xff));
+    out += text;
+    const uint32_t c = uint32_t(crc32(0L, reinterpret_cast<const Bytef *>(text.data()), uInt(text.size())));
+    for (int i = 0; i < 4; ++i)
+        out.push_back(char((c >> (8 * i)) & 0xff));
+    return out;
+}
+
+const char *kGoodLine =
+    R"({"op":"mm","dtype":"bf16","M":64,"N":512,"K":512,"candidates":[{"kind":"triton","template":"mm","BLOCK_M":64,"BLOCK_N":64,"BLOCK_K":32,"num_stages":3,"num_warps":4}]})";
+
+} // namespace
+
+class TestHostile : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+private slots:
+    void deepProblemLineIsRefused() {
+        try {
+            parseProblemLine(("{\"op\":" + deepJson(100000) + "}").toStdString(), "f.jsonl: line 3");
+            QFAIL("parsed a line nested 100,000 deep");
+        } catch (const InvalidInput &e) {
+            QVERIFY2(QString(e.what()).startsWith("f.jsonl: line 3: field 'op[0][0]"), e.what());
+            QVERIFY2(QString(e.what()).contains("nests arrays and objects deeper than 64 levels"), e.what());
+        }
+    }
+
+    void importRefusesDeepJson() {
+        const QString file = m_dir.filePath("deep.jsonl"), db = m_dir.filePath("deep.db");
+        writeFile(file, QByteArray(kGoodLine) + "\n{\"op\":" + deepJson(100000) + "}\n");
+        QString err;
+        QCOMPARE(testutil::runCli({"import", file, "--db", db}, nullptr, &err), 2);
+        QVERIFY2(err.contains(file + ": line 2: field 'op[0][0]") && err.contains("deeper than 64 levels"),
+                 qPrintable(err));
+        // One document, on one line.
+        writeFile(file, "{\"hardware\":" + deepJson(100000) + "}");
+        QCOMPARE(testutil::runCli({"import", file, "--db", db}, nullptr, &err), 2);
+        QVERIFY2(err.contains(file + ": line 1: field 'hardware[0]") && err.contains("deeper than 64 levels"),
+                 qPrintable(err));
+    }
+
+    void importRefusesDeepMsgpack() {
+        const QString file = m_dir.filePath("deep.msgpack"), db = m_dir.filePath("deepmp.db");
+        // 0x91: a fixarray of one element, 100,000 times; then nil.
+        writeFile(file, QByteArray(100000, char(0x91)) + char(0xc0));
+        QString err;
+        QCOMPARE(testutil::runCli({"import", file, "--db", db}, nullptr, &err), 2);
+        QVERIFY2(err.contains(file + ": msgpack nests arrays and maps deeper than 64 levels"),
+                 qPrintable(err));
+    }
+
+    void rankSurvivesADeepLine() {
+        const QString pkg = m_dir.filePath("tiny.diode"), in = m_dir.filePath("rank-deep.jsonl");
+        ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
+        writeFile(in, QByteArray(kGoodLine) + "\n{\"op\":" + deepJson(100000) + "}\n" + kGoodLine + "\n");
+        QString out, err;
+        const int rc = testutil::runCli({"rank", "--package", pkg, "--input", in}, &out, &err);
+        QVERIFY2(rc >= 0, "rank died of a signal");
+        const auto lines = out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 3);
+        QVERIFY2(lines[1].contains("line 2") && lines[1].contains("deeper than 64"), qPrintable(lines[1]));
+        QVERIFY(lines[2].contains("predicted_ms"));
+    }
+
+    void inspectRefusesDeepManifest() {
+        const std::string bytes = packageWithManifest(deepJson(100000).toStdString());
+        try {
+            ModelPackage::fromBytes(bytes);
+            QFAIL("loaded a manifest nested 100,000 deep");
+        } catch (const PackageError &e) {
+            QVERIFY2(QString(e.what()).contains("manifest: field '[0][0]") &&
+                         QString(e.what()).contains("nests arrays and objects deeper than 64"),
+                     e.what());
+        }
+        const QString pkg = m_dir.filePath("deep.diode");
+        writeFile(pkg, QByteArray::fromStdString(bytes));
+        QString err;
+        QCOMPARE(testutil::runCli({"inspect", pkg}, nullptr, &err), 2);
+        QVERIFY2(err.contains(pkg) && err.contains("deeper than 64"), qPrintable(err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostile)
+#include "tst_hostile.moc"
