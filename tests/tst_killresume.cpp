@@ -76,6 +76,47 @@ private slots:
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(12 * 4));
         QCOMPARE(pairs(db), expected);
     }
+
+    // One sweep writes a database at a time: a second `--resume` of the same run is refused with
+    // the holder named (before, both measured everything that remained), and a holder killed
+    // with SIGKILL leaves no stale lock behind.
+    void secondSweepOfADatabaseIsRefused()
+    {
+        const QString db = m_dir.filePath("two.db");
+        QProcess first;
+        first.start(QStringLiteral(DIODE_CLI), {"sweep", "--backend", "cpu", "--plan", m_plan, "--db", db});
+        QVERIFY(first.waitForStarted());
+        while (!first.waitForFinished(2))
+            if (QFileInfo::exists(db) && testutil::scalar(db, "SELECT count(*) FROM measurements") >= 4) break;
+        QCOMPARE(first.state(), QProcess::Running);
+        QString err;
+        QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 1);
+        QVERIFY2(err.contains("is already being swept (by pid " + QString::number(first.processId())), qPrintable(err));
+        ::kill(pid_t(first.processId()), SIGKILL);
+        QVERIFY(first.waitForFinished(10000));
+        QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 0);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(12 * 4));
+    }
+
+    // Four imports into one new file at once: the schema is created once, every import lands.
+    void parallelImportsIntoANewFile()
+    {
+        const QString data = testutil::dataPath("bias-problems.jsonl");
+        for (int trial = 0; trial < 8; ++trial) {
+            const QString db = m_dir.filePath(QStringLiteral("parallel%1.db").arg(trial));
+            std::vector<std::unique_ptr<QProcess>> ps;
+            for (int i = 0; i < 4; ++i) {
+                ps.push_back(std::make_unique<QProcess>());
+                ps.back()->start(QStringLiteral(DIODE_CLI), {"import", data, "--db", db});
+            }
+            for (auto &p : ps) {
+                QVERIFY(p->waitForFinished(60000));
+                QVERIFY2(p->exitCode() == 0, p->readAllStandardError().constData());
+            }
+            QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM problems"), int64_t(3));
+            QVERIFY2(testutil::integrityCheck(db) == "ok", testutil::integrityCheck(db).c_str());
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestKillResume)

@@ -1,4 +1,5 @@
 #include "sweeprunner.h"
+#include "sweeplock.h"
 
 #include "hardware.h"
 #include "problemjson.h"
@@ -57,6 +58,7 @@ std::string SweepRunner::run(int64_t runId, const SweepPlan &plan)
 {
     using Clock = std::chrono::steady_clock;
     RunProgressState state;
+    const SweepLock lock(m_dbPath); // before reading what is done: a second sweep must not start from it
     {
         Store store(m_dbPath);
         state = runProgressState(store, runId);
