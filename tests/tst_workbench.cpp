@@ -63,6 +63,23 @@ private slots:
         QCOMPARE(w.size(), QSize(1280, 800));
     }
 
+    // --help and --version answer on a machine without a display (a GPU server, CI).
+    void helpNeedsNoDisplay()
+    {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const char *k : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"}) env.remove(k);
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(DIODE_WORKBENCH), {"--help"});
+        QVERIFY(p.waitForFinished(10000));
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY(QString::fromUtf8(p.readAllStandardOutput()).contains("--screenshot"));
+        p.start(QStringLiteral(DIODE_WORKBENCH), {});
+        QVERIFY(p.waitForFinished(10000));
+        QCOMPARE(p.exitCode(), 2); // no display and no --help: the one-line reason
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("no display"));
+    }
+
     // The real diode-workbench binary on the shipped data stays up (offscreen, as under Xvfb
     // without a window manager) until it is told to end, and prints no error on the way.
     void workbenchBinaryStaysUpOnTheShippedData()

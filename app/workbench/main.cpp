@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <cstdlib>
+#include <string_view>
 
 namespace {
 
@@ -64,10 +65,51 @@ bool waitForPage(MainWindow &window, QWidget *page, const std::function<void()> 
     return true;
 }
 
+// The command line; --help and --version answer without a display.
+struct CommandLine {
+    QCommandLineParser parser;
+    QCommandLineOption shot{QStringLiteral("screenshot"),
+                            QStringLiteral("Save a PNG of the window once the page's data is shown, then quit."),
+                            QStringLiteral("file")};
+    QCommandLineOption page{QStringLiteral("page"),
+                            QStringLiteral("Show the page with this object name (e.g. validatePage)."),
+                            QStringLiteral("name")};
+    QCommandLineOption demo{QStringLiteral("demo"), QStringLiteral("Open this diode demo result (JSON) on the Demo page."),
+                            QStringLiteral("file")};
+
+    CommandLine()
+    {
+        parser.setApplicationDescription(QStringLiteral("Diode Workbench: GEMM sweeps, runtime models, kernel selection"));
+        parser.addHelpOption();
+        parser.addVersionOption();
+        parser.addPositionalArgument(QStringLiteral("database"),
+                                     QStringLiteral("SQLite database to open (default: the shipped H200 dataset)"));
+        parser.addOption(shot);
+        parser.addOption(page);
+        parser.addOption(demo);
+    }
+};
+
+bool asksForHelpOrVersion(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a(argv[i]);
+        if (a == "--help" || a == "-h" || a == "--help-all" || a == "--version" || a == "-v") return true;
+    }
+    return false;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
+    CommandLine cl;
+    if (asksForHelpOrVersion(argc, argv)) {
+        QCoreApplication core(argc, argv);
+        QCoreApplication::setApplicationName(QStringLiteral("diode-workbench"));
+        QCoreApplication::setApplicationVersion(QStringLiteral(DIODE_VERSION));
+        cl.parser.process(core); // prints and exits
+    }
     if (!haveDisplay()) {
         std::fprintf(stderr, "diode-workbench: no display (DISPLAY and WAYLAND_DISPLAY are unset). Run it on a desktop, "
                              "under xvfb-run, or with QT_QPA_PLATFORM=offscreen; the CLI 'diode' needs no display.\n");
@@ -77,21 +119,8 @@ int main(int argc, char **argv)
     QApplication::setOrganizationName(QStringLiteral("diode"));
     QApplication::setApplicationName(QStringLiteral("diode-workbench"));
     QApplication::setApplicationVersion(QStringLiteral(DIODE_VERSION));
-    QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Diode Workbench: GEMM sweeps, runtime models, kernel selection"));
-    parser.addHelpOption();
-    parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("database"), QStringLiteral("SQLite database to open (default: the shipped H200 dataset)"));
-    QCommandLineOption shot(QStringLiteral("screenshot"),
-                            QStringLiteral("Save a PNG of the window once the page's data is shown, then quit."),
-                            QStringLiteral("file"));
-    QCommandLineOption page(QStringLiteral("page"), QStringLiteral("Show the page with this object name (e.g. validatePage)."),
-                            QStringLiteral("name"));
-    QCommandLineOption demo(QStringLiteral("demo"), QStringLiteral("Open this diode demo result (JSON) on the Demo page."),
-                            QStringLiteral("file"));
-    parser.addOption(shot);
-    parser.addOption(page);
-    parser.addOption(demo);
+    QCommandLineParser &parser = cl.parser;
+    const QCommandLineOption &shot = cl.shot, &page = cl.page, &demo = cl.demo;
     parser.process(app);
 
     MainWindow window;
