@@ -94,14 +94,36 @@ private slots:
     void rankSurvivesADeepLine() {
         const QString pkg = m_dir.filePath("tiny.diode"), in = m_dir.filePath("rank-deep.jsonl");
         ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
-        writeFile(in, QByteArray(kGoodLine) + "\n{\"op\":" + deepJson(100000) + "}\n" + kGoodLine + "\n");
+        writeFile(in, QByteArray(kGoodLine) + "\n\n{\"op\":" + deepJson(100000) + "}\n" + kGoodLine + "\n");
         QString out, err;
-        const int rc = testutil::runCli({"rank", "--package", pkg, "--input", in}, &out, &err);
-        QVERIFY2(rc >= 0, "rank died of a signal");
+        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", in}, &out, &err), 2);
         const auto lines = out.split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 3);
-        QVERIFY2(lines[1].contains("line 2") && lines[1].contains("deeper than 64"), qPrintable(lines[1]));
+        // Each answer names the input line it answers (blank lines are skipped, not answered).
+        const auto first = nlohmann::json::parse(lines[0].toStdString());
+        QCOMPARE(first["line"].get<int>(), 1);
+        QCOMPARE(first["problem"].get<std::string>(), std::string("mm bf16 64x512x512"));
+        const auto deep = nlohmann::json::parse(lines[1].toStdString());
+        QCOMPARE(deep["line"].get<int>(), 3);
+        QVERIFY2(deep["error"].get<std::string>().find("line 3: field 'op[0]") == 0, lines[1].toUtf8());
+        QVERIFY2(lines[1].contains("deeper than 64"), qPrintable(lines[1]));
+        QCOMPARE(nlohmann::json::parse(lines[2].toStdString())["line"].get<int>(), 4);
         QVERIFY(lines[2].contains("predicted_ms"));
+    }
+
+    // /dev/zero never ends a line: rank once held all of it in memory (4 GB, then exit 0 with
+    // no output). A line over 16 MiB is refused and ends the run.
+    void rankRefusesAnEndlessLine() {
+        const QString pkg = m_dir.filePath("tiny.diode");
+        ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
+        QString out, err;
+        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", "/dev/zero"}, &out, &err, 60000), 2);
+        const auto lines = out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1);
+        const auto j = nlohmann::json::parse(lines[0].toStdString());
+        QCOMPARE(j["line"].get<int>(), 1);
+        QVERIFY2(j["error"].get<std::string>().find("line 1: longer than 16777216 bytes") == 0,
+                 lines[0].toUtf8());
     }
 
     void inspectRefusesDeepManifest() {

@@ -425,7 +425,7 @@ private slots:
                 "\n");
         f.close();
         QString out;
-        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", in}, &out), 0);
+        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", in}, &out), 2);
         const auto lines = out.split('\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 5);
         const auto first = nlohmann::json::parse(lines[0].toStdString());

@@ -1,5 +1,6 @@
 #include "mainwindow.h"
 
+#include "biaspage.h"
 #include "datapage.h"
 #include "hardwarepage.h"
 #include "storeloader.h"
@@ -55,6 +56,7 @@ MainWindow::MainWindow(QWidget *parent)
     addPage(new DataPage(m_state, this), tr("Data"));
     addPage(new TrainPage(m_state, this), tr("Train"));
     addPage(new ValidatePage(m_state, this), tr("Validate"));
+    addPage(new BiasPage(m_state, this), tr("Bias"));
     addPage(new ExportPage(m_state, this), tr("Export"));
     addPage(new DemoPage(m_state, this), tr("Demo"));
 

@@ -1,5 +1,7 @@
 #include "timingmethodbox.h"
 
+#include <algorithm>
+
 TimingMethodBox::TimingMethodBox(QWidget *parent)
     : QComboBox(parent) {
     setObjectName(QStringLiteral("timingMethod"));
@@ -29,4 +31,12 @@ QString TimingMethodBox::settingsValue() const {
 
 void TimingMethodBox::setSettingsValue(const QString &value) {
     setCurrentIndex(std::max(0, findData(value)));
+}
+
+void TimingMethodBox::offerOnly(std::initializer_list<diode::TimingMethod> methods) {
+    for (int i = count() - 1; i >= 0; --i) {
+        const auto m = diode::parseTimingMethod(itemData(i).toString().toStdString());
+        if (!m || std::find(methods.begin(), methods.end(), *m) == methods.end())
+            removeItem(i);
+    }
 }

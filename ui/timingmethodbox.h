@@ -4,6 +4,7 @@
 
 #include <QComboBox>
 
+#include <initializer_list>
 #include <optional>
 
 /// Picks the timing method a page trains or validates on: the data's default (the rule of
@@ -19,4 +20,6 @@ public:
     /// The choice as QSettings keep it: "" for the default, else the method's name.
     QString settingsValue() const;
     void setSettingsValue(const QString &value);
+    /// Offers only `methods`, without the data's default (a page that reads no other method).
+    void offerOnly(std::initializer_list<diode::TimingMethod> methods);
 };

@@ -131,13 +131,33 @@ int runRank(const Options &o)
         if (!file) throw InvalidInput(fmt::format("cannot read '{}'", o.input));
         in = &file;
     }
+    // Each answer names its input line, so a reader can pair them even past a refused line; any
+    // refused line makes the exit code 2. A line over the limit ends the run: the input may
+    // never reach another newline (/dev/zero).
     std::string line;
-    for (int n = 1; std::getline(*in, line); ++n) {
+    bool refused = false;
+    for (int n = 1;; ++n) {
+        const LineRead got = readProblemLine(*in, line);
+        if (got == LineRead::End)
+            break;
+        if (got == LineRead::TooLong) {
+            const nlohmann::json out = {
+                {"line", n},
+                {"error", fmt::format("line {}: longer than {} bytes; a problem line may hold "
+                                      "at most that (docs/FORMATS.md, Limits)",
+                                      n, kProblemJsonLimits.maxBytes)}};
+            std::cout << out.dump() << '\n';
+            return 2;
+        }
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        const nlohmann::json out = rankProblemLine(pkg, line, fmt::format("line {}", n));
+        nlohmann::json out = {{"line", n}};
+        out.update(rankProblemLine(pkg, line, fmt::format("line {}", n)));
+        refused = refused || out.contains("error");
         std::cout << out.dump() << '\n';
     }
-    return 0;
+    if (in->bad())
+        throw InvalidInput(fmt::format("cannot read '{}'", o.input));
+    return refused ? 2 : 0;
 }
 
 int runInspect(const Options &o)

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <istream>
 
 namespace diode {
 
@@ -274,6 +275,25 @@ ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &whe
 ProblemRecord parseProblemLine(const std::string &line, const std::string &where)
 {
     return parseProblemRecord(parseJsonBounded(line, where, kProblemJsonLimits), where);
+}
+
+LineRead readProblemLine(std::istream &in, std::string &line) {
+    line.clear();
+    auto *buf = in.rdbuf();
+    bool any = false;
+    for (;;) {
+        const int c = buf->sbumpc();
+        if (c == std::char_traits<char>::eof()) {
+            in.setstate(std::ios::eofbit);
+            return any ? LineRead::Line : LineRead::End;
+        }
+        any = true;
+        if (c == '\n')
+            return LineRead::Line;
+        if (line.size() >= kProblemJsonLimits.maxBytes)
+            return LineRead::TooLong;
+        line.push_back(char(c));
+    }
 }
 
 nlohmann::json toJson(const ProblemRecord &r)

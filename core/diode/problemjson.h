@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <iosfwd>
 #include <string>
 
 namespace diode {
@@ -26,6 +27,15 @@ nlohmann::json problemToJson(const GemmProblem &p);
 ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &where);
 ProblemRecord parseProblemLine(const std::string &line, const std::string &where);
 nlohmann::json toJson(const ProblemRecord &r);
+
+/// What readProblemLine found: a line (possibly empty), a line longer than
+/// kProblemJsonLimits.maxBytes (of which only that much was consumed: the stream cannot be trusted
+/// to reach a newline, /dev/zero never does), or the end of the stream.
+enum class LineRead { Line, TooLong, End };
+
+/// std::getline with a bound: reads one line into `line` without its newline, never holding more
+/// than kProblemJsonLimits.maxBytes of it.
+LineRead readProblemLine(std::istream &in, std::string &line);
 std::string toProblemLine(const ProblemRecord &r);
 
 } // namespace diode

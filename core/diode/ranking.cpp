@@ -23,7 +23,7 @@ nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &l
         configs.reserve(rec.candidates.size());
         for (const auto &m : rec.candidates) configs.push_back(m.config);
         const auto ms = package.predictMs(rec.problem, configs);
-        return {{"predicted_ms", ms}, {"order", orderByPrediction(ms)}};
+        return {{"problem", rec.problem.label()}, {"predicted_ms", ms}, {"order", orderByPrediction(ms)}};
     } catch (const InvalidInput &e) {
         return {{"error", e.what()}};
     }

@@ -30,12 +30,17 @@ class NativeTest(unittest.TestCase):
                                 check=True, capture_output=True, text=True).stdout.splitlines()
         model = Model(PACKAGE)
         with open(HELDOUT) as f:
-            lines = [line for line in f if line.strip()]
+            numbered = [(n, line) for n, line in enumerate(f, 1) if line.strip()]
+        lines = [line for _, line in numbered]
+        numbers = [n for n, _ in numbered]
         self.assertEqual(len(lines), len(ranked))
         for line, out in zip(lines, ranked):
             p = json.loads(line)
             self.assertEqual(model.score(p, p["candidates"]), json.loads(out)["predicted_ms"])
-            self.assertEqual(model.rank_json(line), json.loads(out))
+            # rank adds the input line's number; the rest is the plugin's answer.
+            answer = json.loads(out)
+            self.assertEqual(answer.pop("line"), numbers.pop(0))
+            self.assertEqual(model.rank_json(line), answer)
 
     def test_bad_package_names_the_fault(self):
         from torch_diode._native import Model, NativeError

@@ -1,0 +1,128 @@
+#include "testutil.h"
+
+#include "biasgroupmodel.h"
+#include "biaspage.h"
+#include "biasproblemmodel.h"
+#include "pagecheck.h"
+#include "timingmethodbox.h"
+#include "workbenchstate.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QTableView>
+
+// The Bias page on tests/data/bias-problems.jsonl (two in-graph problems worked out by hand in
+// tst_bias, one v1 problem with Inductor's times only), imported into a real database.
+class TestBiasPage : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    QString m_db, m_oldDb;
+
+    static QString cell(const QAbstractItemModel *m, int row, int column) {
+        return m->data(m->index(row, column)).toString();
+    }
+
+    static bool waitReady(BiasPage &page) {
+        QSignalSpy ready(&page, &BiasPage::ready);
+        return ready.wait(30000);
+    }
+
+private slots:
+    void initTestCase() {
+        testutil::freshSettings("tst_biaspage");
+        QVERIFY(m_dir.isValid());
+        const QString data = testutil::dataPath("bias-problems.jsonl");
+        QString out, err;
+        m_db = m_dir.filePath("bias.db");
+        QVERIFY2(testutil::runCli({"import", data, "--db", m_db}, &out, &err) == 0, qPrintable(err));
+        // The same problems as data written before in-graph timing: the v1 line alone.
+        const QString v1 = m_dir.filePath("v1.jsonl");
+        QFile f(v1);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(testutil::fileBytes(data).split('\n').value(2) + '\n');
+        f.close();
+        m_oldDb = m_dir.filePath("old.db");
+        QVERIFY2(testutil::runCli({"import", v1, "--db", m_oldDb}, &out, &err) == 0, qPrintable(err));
+    }
+
+    void showsTheGroupsAndProblems() {
+        WorkbenchState state;
+        BiasPage page(&state);
+        QAbstractItemModelTester groupTester(page.groupModel(),
+                                             QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester problemTester(page.problemModel(),
+                                               QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(page.methodBox()->count(), 2); // graph_warm and graph_cold only
+        QVERIFY(page.methodBox()->method() == diode::TimingMethod::GraphWarm);
+        page.resize(1200, 800);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        state.setDatabase(m_db, true);
+        QVERIFY(waitReady(page));
+        QVERIFY2(page.emptyText().isEmpty(), qPrintable(page.emptyText()));
+
+        const auto *g = page.groupModel();
+        QCOMPARE(g->rowCount(), 5); // overall, two ops, two op x dtype x size classes
+        QCOMPARE(cell(g, 0, BiasGroupModel::Op), QStringLiteral("all"));
+        QCOMPARE(cell(g, 0, BiasGroupModel::Problems), QStringLiteral("2"));
+        QCOMPARE(cell(g, 0, BiasGroupModel::MaxAutotuneMean), QStringLiteral("0.833"));
+        QCOMPARE(cell(g, 0, BiasGroupModel::MaxAutotuneP10), QStringLiteral("0.667"));
+        QCOMPARE(cell(g, 0, BiasGroupModel::CompileMean), QString::number((0.008 / 0.0105 + 1) / 2, 'f', 3));
+        QCOMPARE(cell(g, 0, BiasGroupModel::PickIsFastest), QStringLiteral("50%"));
+        QCOMPARE(cell(g, 0, BiasGroupModel::AtenInflation), QStringLiteral("1.94×"));
+        for (int r = 0; r < g->rowCount(); ++r)
+            for (int c = BiasGroupModel::MaxAutotuneMean; c < BiasGroupModel::ColumnCount; ++c)
+                QVERIFY2(!cell(g, r, c).isEmpty() && cell(g, r, c) != QStringLiteral("0.000"),
+                         qPrintable(QStringLiteral("row %1 column %2: %3").arg(r).arg(c).arg(cell(g, r, c))));
+
+        // Worst loss first: the mm problem, whose pick runs at 2/3 of the fastest.
+        const auto *p = page.problemModel();
+        QCOMPARE(p->rowCount(), 2);
+        auto *view = page.findChild<QTableView *>(QStringLiteral("biasProblems"));
+        QVERIFY(view);
+        const auto *shown = view->model();
+        QVERIFY(cell(shown, 0, BiasProblemModel::Problem).contains(QStringLiteral("mm")));
+        QCOMPARE(cell(shown, 0, BiasProblemModel::PickLoss), QStringLiteral("33.3%"));
+        QCOMPARE(cell(shown, 1, BiasProblemModel::PickLoss), QStringLiteral("0.0%"));
+        QCOMPARE(cell(shown, 0, BiasProblemModel::FastestUs), QStringLiteral("8.00"));
+        QCOMPARE(page.result().report.points.size(), size_t(5));
+        pagecheck::checkRendered(&page, QStringLiteral("bias"), 20);
+
+        // Cold L2 is its own truth: the mm pick's efficiency is 0.75 there.
+        page.methodBox()->setMethod(diode::TimingMethod::GraphCold);
+        QVERIFY(!page.hasResult()); // the warm numbers are gone at once
+        QCOMPARE(g->rowCount(), 0);
+        QVERIFY(waitReady(page));
+        QVERIFY(page.result().method == diode::TimingMethod::GraphCold);
+        QCOMPARE(cell(g, 0, BiasGroupModel::MaxAutotuneMean), QString::number((0.75 + 1) / 2, 'f', 3));
+        QCOMPARE(cell(g, 0, BiasGroupModel::MaxAutotuneP10), QStringLiteral("0.750"));
+    }
+
+    void oldDatabaseIsOneSentence() {
+        WorkbenchState state;
+        BiasPage page(&state);
+        page.resize(1000, 700);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        // A switch before the first result ends: only the last database's result is shown.
+        state.setDatabase(m_db, true);
+        state.setDatabase(m_oldDb, true);
+        QVERIFY(waitReady(page));
+        QCOMPARE(page.result().database, m_oldDb);
+        QVERIFY2(page.emptyText().startsWith(
+                     QStringLiteral("This database has no in-graph times (graph_warm/graph_cold): sweep with "
+                                    "the in-graph worker")),
+                 qPrintable(page.emptyText()));
+        QVERIFY(page.emptyText().contains(QStringLiteral("inductor_autotune")));
+        QVERIFY(!page.findChild<QWidget *>(QStringLiteral("biasScatter"))
+                     ->isVisible()); // a sentence, no empty plot
+        QCOMPARE(page.groupModel()->rowCount(), 0);
+        QTest::qWait(300); // the dropped job for the first database must not land afterwards
+        QCOMPARE(page.result().database, m_oldDb);
+        QVERIFY(!page.emptyText().isEmpty());
+        pagecheck::checkRendered(&page, QStringLiteral("bias-empty"), 2, 0.001);
+    }
+};
+
+QTEST_MAIN(TestBiasPage)
+#include "tst_biaspage.moc"
