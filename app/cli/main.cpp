@@ -23,7 +23,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -270,8 +273,27 @@ int runPlan(const PlanOptions &o) {
 
 } // namespace
 
+#if DIODE_CLI_EXECS_TRAIN
+// `diode train` runs in diode-train, the one executable that links LibTorch (289 shared
+// libraries, 0.5-0.9 s to load): every other command starts without it.
+[[noreturn]] void execTrain(char **argv)
+{
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const auto train = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "diode-train";
+    ::execv(train.c_str(), argv);
+    fmt::print(stderr, "error: diode train runs {}, which cannot be started: {}. It is built with LibTorch "
+                       "(libtorch-dev) next to diode.\n",
+               train.string(), std::strerror(errno));
+    std::exit(3);
+}
+#endif
+
 int main(int argc, char **argv)
 {
+#if DIODE_CLI_EXECS_TRAIN
+    if (argc > 1 && std::string_view(argv[1]) == "train") execTrain(argv);
+#endif
     CLI::App app{"diode: GEMM benchmark sweeps, measurement store and datasets for torch.compile kernel selection"};
     app.set_version_flag("--version", std::string("diode ") + DIODE_VERSION);
     app.require_subcommand(1);

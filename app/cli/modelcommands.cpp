@@ -9,7 +9,7 @@
 #include "diode/problemjson.h"
 #include "diode/store.h"
 #include "diode/trainoptions.h"
-#if DIODE_HAVE_TORCH
+#if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands train to diode-train (app/CMakeLists.txt)
 #include "trainer.h"
 #include "trainingjob.h"
 #endif
@@ -71,7 +71,7 @@ void printMethod(const char *doing, const MethodChoice &m) {
 
 int runTrain(const Options &o)
 {
-#if DIODE_HAVE_TORCH
+#if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands train to diode-train (app/CMakeLists.txt)
     const auto data = loadProblems(o);
     const auto &problems = data.problems;
     printMethod("training", data.method);
