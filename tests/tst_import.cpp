@@ -118,6 +118,29 @@ private slots:
         QCOMPARE(s.stats().failedProblems, 1);
     }
 
+    // Importing the same content twice would double its data silently (4 imports of 1,000
+    // problems gave 12,000 rows for 3,000 measurements): the second is refused naming the first,
+    // the database unchanged; --again imports it once more on purpose. Export -> import of a
+    // one-problem database works (it is new content for the new database).
+    void sameContentIsImportedOnce()
+    {
+        const QString data = testutil::dataPath("bias-problems.jsonl");
+        const QString db = m_dir.filePath("once.db");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"import", data, "--db", db}, &out, &err), 0);
+        const auto rows = testutil::scalar(db, "SELECT count(*) FROM measurements");
+        const QString copy = m_dir.filePath("renamed-copy.jsonl");
+        QVERIFY(QFile::copy(data, copy));
+        QCOMPARE(testutil::runCli({"import", copy, "--db", db}, &out, &err), 2);
+        QVERIFY2(err.contains("the same content was imported already (run 1 from '" + data + "'"), qPrintable(err));
+        QVERIFY(err.contains("--again"));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), rows);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs"), int64_t(1));
+        QCOMPARE(testutil::runCli({"import", copy, "--db", db, "--again"}, &out, &err), 0);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs"), int64_t(2));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), 2 * rows);
+    }
+
     // A corrupt or foreign file: a clear message, and the database byte-for-byte as before.
     void badFilesLeaveDatabaseUntouched_data()
     {

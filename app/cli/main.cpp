@@ -121,11 +121,11 @@ int runSweep(const SweepOptions &o)
     return status == "finished" ? 0 : kExitFailure;
 }
 
-int runImport(const std::vector<std::string> &files, const std::string &db)
+int runImport(const std::vector<std::string> &files, const std::string &db, bool again)
 {
     Store store(db);
     for (const auto &f : files) {
-        const auto r = importFile(store, f);
+        const auto r = importFile(store, f, again);
         fmt::print("{}: {} ({} runs, {} problems, {} measurements)\n", f, r.format, r.runs, r.problems, r.measurements);
     }
     return 0;
@@ -312,6 +312,8 @@ int main(int argc, char **argv)
     auto *cmdImport = app.add_subcommand("import", "Import problem JSON lines or a torch-diode dataset (JSON or msgpack)");
     cmdImport->add_option("files", importFiles, "files to import, each in one transaction")->required()->check(CLI::ExistingFile);
     cmdImport->add_option("--db", importDb, "SQLite database (created if missing)")->required();
+    bool importAgain = false;
+    cmdImport->add_flag("--again", importAgain, "import a file whose content this database already holds once more");
 
     std::string exportDb, exportFormat = "jsonl", exportOut;
     auto *cmdExport = app.add_subcommand("export", "Write every measurement as problem JSON lines or CSV");
@@ -367,7 +369,7 @@ int main(int argc, char **argv)
         if (const int rc = runModelCommand(); rc >= 0) return rc;
         if (const int rc = runDemoCommand(); rc >= 0) return rc;
         if (*cmdSweep) return runSweep(sweep);
-        if (*cmdImport) return runImport(importFiles, importDb);
+        if (*cmdImport) return runImport(importFiles, importDb, importAgain);
         if (*cmdExport) return runExport(exportDb, exportFormat, exportOut);
         if (*cmdStats) return runStats(statsDb, statsJson);
         if (*cmdHw) return runHw(hwJson);

@@ -145,9 +145,12 @@ std::vector<std::pair<std::string, std::vector<ProblemRecord>>> fromTorchDiodeDa
     return out;
 }
 
-ImportResult importFile(Store &store, const std::string &path)
+ImportResult importFile(Store &store, const std::string &path, bool again)
 {
     const std::string data = readAll(path);
+    uint64_t fnv = 0xcbf29ce484222325ull;
+    for (unsigned char ch : data) fnv = (fnv ^ ch) * 0x100000001b3ull;
+    const std::string fingerprint = fmt::format("{:016x}", fnv);
     ImportResult res;
     std::vector<std::pair<RunInfo, std::vector<ProblemRecord>>> groups;
 
@@ -205,11 +208,18 @@ ImportResult importFile(Store &store, const std::string &path)
     if (groups.empty()) throw InvalidInput(fmt::format("{}: holds no problems", path));
 
     Store::Transaction tx(store);
+    // Checked inside the write transaction, so parallel imports of one file land once.
+    if (!again)
+        if (const auto earlier = store.importOfContent(fingerprint))
+            throw InvalidInput(fmt::format("{}: the same content was imported already (run {} from '{}', {}); "
+                                           "nothing imported. Use --again to import it once more",
+                                           path, earlier->id, earlier->source, earlier->createdAt));
     for (auto &[run, records] : groups) {
         run.backend = "import";
         run.status = "finished";
         run.source = path;
         run.planName = res.format;
+        run.planJson = json{{"content_fnv1a64", fingerprint}, {"bytes", data.size()}}.dump();
         run.problemsPlanned = int64_t(records.size());
         const int64_t runId = store.createRun(run);
         for (const auto &r : records) {

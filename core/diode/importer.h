@@ -16,7 +16,9 @@ struct ImportResult {
 /// Imports problem JSON lines (the worker's output), a torch-diode dataset (JSON) or its
 /// msgpack variant into `store`, in one transaction: on any error (InvalidInput naming the file
 /// and where in it, or StoreError) the database is exactly as before.
-ImportResult importFile(Store &store, const std::string &path);
+/// A file whose content was imported before (same bytes, any name) is refused naming the earlier
+/// run, unless `again`: importing twice would silently double its measurements.
+ImportResult importFile(Store &store, const std::string &path, bool again = false);
 
 /// torch-diode's dataset ({"hardware": {GPU: {"operation": {OP: {"solution": ...}}}}}) as our
 /// records, grouped by GPU name. Exposed for tests.

@@ -414,6 +414,19 @@ std::optional<RunInfo> Store::newestUnfinishedRun()
     return readRun(s);
 }
 
+std::optional<RunInfo> Store::importOfContent(const std::string &fingerprint)
+{
+    static const std::string sql =
+        fmt::format("SELECT {} FROM runs WHERE backend = 'import' AND json_valid(plan_json) AND "
+                    "json_extract(plan_json, '$.content_fnv1a64') = ?1 ORDER BY id LIMIT 1",
+                    kRunColumns);
+    auto *s = prepare(sql.c_str());
+    Reset reset{s};
+    put(s, 1, std::string_view(fingerprint));
+    if (sqlite3_step(s) != SQLITE_ROW) return std::nullopt;
+    return readRun(s);
+}
+
 size_t Store::ProblemHash::operator()(const GemmProblem &p) const noexcept
 {
     uint64_t h = uint64_t(p.op) | uint64_t(p.dtype) << 2 | uint64_t(p.aTransposed) << 4 | uint64_t(p.bTransposed) << 5;

@@ -113,6 +113,8 @@ public:
     RunInfo run(int64_t runId);
     std::vector<RunInfo> runs();
     std::optional<RunInfo> newestUnfinishedRun();
+    /// The first import run whose file had this content fingerprint (diode import), if any.
+    std::optional<RunInfo> importOfContent(const std::string &fingerprint);
 
     int64_t problemId(const GemmProblem &p);
     int64_t configId(const KernelConfig &c);
