@@ -7,6 +7,9 @@
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
 
+#include <QElapsedTimer>
+
+#include <functional>
 #include <zlib.h>
 
 using namespace diode;
@@ -45,6 +48,25 @@ std::string packageWithManifest(const std::string &text, uint32_t version = 2) {
     for (int i = 0; i < 4; ++i)
         out.push_back(char((c >> (8 * i)) & 0xff));
     return out;
+}
+
+/// The tiny package with its manifest edited (and the manifest checksum recomputed).
+std::string withManifest(const std::function<void(nlohmann::json &)> &edit) {
+    const std::string good = ModelPackage::toBytes({}, tinyWeights());
+    const uint32_t mlen = uint32_t(uint8_t(good[12])) | uint32_t(uint8_t(good[13])) << 8 |
+                          uint32_t(uint8_t(good[14])) << 16 | uint32_t(uint8_t(good[15])) << 24;
+    auto m = nlohmann::json::parse(good.substr(16, mlen));
+    edit(m);
+    return packageWithManifest(m.dump(), uint32_t(uint8_t(good[8]))) + good.substr(16 + mlen + 4);
+}
+
+std::string packageError(const std::string &bytes) {
+    try {
+        ModelPackage::fromBytes(bytes);
+    } catch (const PackageError &e) {
+        return e.what();
+    }
+    return {};
 }
 
 const char *kGoodLine =
@@ -141,6 +163,61 @@ private slots:
         QString err;
         QCOMPARE(testutil::runCli({"inspect", pkg}, nullptr, &err), 2);
         QVERIFY2(err.contains(pkg) && err.contains("deeper than 64"), qPrintable(err));
+    }
+
+    // A manifest listing 1,000,000 layers took 69 s and 17 GB before it was refused.
+    void packageCountsAreCheckedBeforeAllocating() {
+        QVERIFY(packageError(withManifest([](nlohmann::json &) {})).empty());
+        QElapsedTimer t;
+        t.start();
+        const std::string many = withManifest([](nlohmann::json &m) {
+            auto layers = nlohmann::json::array({FeatureSchema::size()});
+            for (int i = 0; i < 999998; ++i)
+                layers.push_back(4);
+            layers.push_back(1);
+            m["architecture"]["layers"] = layers;
+        });
+        const std::string err = packageError(many);
+        QVERIFY2(err.find("'architecture.layers' lists 1000000 sizes; a package may list 2..16") !=
+                     std::string::npos,
+                 err.c_str());
+        QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
+        // Widths that fit the limits but not the bytes the file holds.
+        const std::string wide = packageError(withManifest([](nlohmann::json &m) {
+            m["architecture"]["layers"] = {FeatureSchema::size(), 4096, 4096, 4096, 1};
+        }));
+        QVERIFY2(wide.find("the architecture needs 10") != std::string::npos, wide.c_str());
+    }
+
+    // 2^32+6 members was read as 6, a layer of 2^32+4 as 4.
+    void packageIntegersOutOfRangeAreRefused() {
+        const std::string members = packageError(
+            withManifest([](nlohmann::json &m) { m["architecture"]["members"] = (uint64_t(1) << 32) + 6; }));
+        QVERIFY2(members.find("architecture members 4294967302 is out of range") != std::string::npos,
+                 members.c_str());
+        const std::string layer = packageError(withManifest(
+            [](nlohmann::json &m) { m["architecture"]["layers"][1] = (uint64_t(1) << 32) + 4; }));
+        QVERIFY2(layer.find("'architecture.layers[1]' is 4294967300; expected an integer in 1..4096") !=
+                     std::string::npos,
+                 layer.c_str());
+        const std::string fractional =
+            packageError(withManifest([](nlohmann::json &m) { m["architecture"]["layers"][1] = 4.5; }));
+        QVERIFY2(fractional.find("'architecture.layers[1]' is 4.5") != std::string::npos, fractional.c_str());
+    }
+
+    // A finite 3e38 weight overflowed the first sum: every prediction printed as null.
+    void packageWeightsOutOfRangeAreRefused() {
+        for (float bad : {3e38f, -1e5f, INFINITY, NAN}) {
+            auto w = tinyWeights();
+            w.weights[1][2] = bad;
+            const std::string err = packageError(ModelPackage::toBytes({}, w));
+            QVERIFY2(err.find("non-finite or out-of-range weight in layer 1") != std::string::npos,
+                     err.c_str());
+        }
+        auto w = tinyWeights();
+        w.inputStd[3] = 1e-30f;
+        QVERIFY(packageError(ModelPackage::toBytes({}, w)).find("'input_std' has values below") !=
+                std::string::npos);
     }
 };
 

@@ -50,6 +50,24 @@ struct TensorSpec {
 // Tensor names and shapes for `members` networks of `sizes`: one network has the format-1
 // names (input_mean, input_std, layer{i}.weight, layer{i}.bias), an ensemble prefixes each
 // member's with member{m}.
+// Limits on what a package may declare (docs/FORMATS.md, Limits).
+constexpr int kMaxLayerSizes = 16; // input, hidden layers, output
+constexpr int64_t kMaxLayerWidth = 4096;
+constexpr float kMaxWeight = 1e4f; // trained weights are O(1); 3e38 would overflow every sum
+constexpr float kMaxInputMean = 1e9f;
+constexpr float kMaxInputStd = 1e9f;
+constexpr float kMinInputStd = 1e-6f;
+
+/// An integer manifest field in lo..hi; anything else (a float, 2^32+6) is refused naming it.
+int64_t manifestInt(const nlohmann::json &v, const std::string &field, int64_t lo, int64_t hi) {
+    const bool ok = v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(hi)) &&
+                    v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+    if (!ok)
+        throw PackageError(
+            fmt::format("manifest field '{}' is {}; expected an integer in {}..{}", field, v.dump(), lo, hi));
+    return v.get<int64_t>();
+}
+
 std::vector<TensorSpec> expectedTensors(const std::vector<int> &sizes, int members)
 {
     std::vector<TensorSpec> t;
@@ -256,14 +274,29 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
         const auto &arch = m.at("architecture");
         if (arch.value("type", "") != "mlp" || arch.value("activation", "") != "relu")
             throw PackageError(fmt::format("unsupported architecture {}", arch.dump()));
-        const auto sizes = arch.at("layers").get<std::vector<int>>();
-        if (sizes.size() < 2 || sizes.front() != FeatureSchema::size() || sizes.back() != 1 ||
-            std::any_of(sizes.begin(), sizes.end(), [](int s) { return s < 1 || s > 4096; }))
+        // Counts and sizes from the manifest are checked against the limits (docs/FORMATS.md,
+        // Limits) before anything is allocated from them, each tensor against the bytes the file
+        // holds;
+        // an integer beyond int range is refused, never truncated (2^32+64 is not 64).
+        const auto &layersJ = arch.at("layers");
+        if (!layersJ.is_array() || layersJ.size() < 2 || layersJ.size() > size_t(kMaxLayerSizes))
+            throw PackageError(
+                fmt::format("manifest field 'architecture.layers' lists {} sizes; a package may list 2..{}",
+                            layersJ.is_array() ? layersJ.size() : 0, kMaxLayerSizes));
+        std::vector<int> sizes;
+        for (size_t i = 0; i < layersJ.size(); ++i)
+            sizes.push_back(
+                int(manifestInt(layersJ[i], fmt::format("architecture.layers[{}]", i), 1, kMaxLayerWidth)));
+        if (sizes.front() != FeatureSchema::size() || sizes.back() != 1)
             throw PackageError(fmt::format("architecture layers [{}] do not fit {} features in and 1 output", fmt::join(sizes, ", "),
                                            FeatureSchema::size()));
-        const int members = arch.value("members", 1);
-        if (members < 1 || members > 64)
-            throw PackageError(fmt::format("architecture members {} is out of range (1..64)", members));
+        const auto membersJ = arch.value("members", nlohmann::json(1));
+        if (!membersJ.is_number_integer() ||
+            (membersJ.is_number_unsigned() && membersJ.get<uint64_t>() > 64) || membersJ.get<int64_t>() < 1 ||
+            membersJ.get<int64_t>() > 64)
+            throw PackageError(
+                fmt::format("architecture members {} is out of range (1..64)", membersJ.dump()));
+        const int members = membersJ.get<int>();
         if ((members > 1) != (version >= 2))
             throw PackageError(fmt::format("package format {} cannot hold {} member networks", version, members));
         const size_t dataStart = kHeader + mlen + 4;
@@ -293,16 +326,28 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
                 throw PackageError(fmt::format("checksum mismatch in tensor '{}' (corrupted file)", name));
             std::vector<float> v(static_cast<size_t>(count));
             std::memcpy(v.data(), p, nbytes);
-            if (!std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); }))
-                throw PackageError(fmt::format("tensor '{}' holds NaN or infinite values", name));
+            // Finite is not enough: 3e38 overflows the first sum and every prediction is NaN.
+            const size_t inMember = i % (2 + 2 * (sizes.size() - 1));
+            const float bound = inMember == 0 ? kMaxInputMean : inMember == 1 ? kMaxInputStd : kMaxWeight;
+            if (!std::all_of(v.begin(), v.end(),
+                             [&](float x) { return std::isfinite(x) && std::abs(x) <= bound; })) {
+                if (inMember < 2)
+                    throw PackageError(fmt::format(
+                        "tensor '{}' holds NaN or infinite values, or values beyond ±{:g}", name, bound));
+                throw PackageError(fmt::format(
+                    "non-finite or out-of-range weight in layer {}: tensor '{}' holds NaN or infinite "
+                    "values, or values beyond ±{:g}",
+                    (inMember - 2) / 2, name, bound));
+            }
             tensors.push_back(std::move(v));
         }
         const size_t perMember = 2 + 2 * (sizes.size() - 1);
         for (int mi = 0; mi < members; ++mi) {
             const size_t base = size_t(mi) * perMember;
             const auto &mean = tensors[base], &sd = tensors[base + 1];
-            if (std::any_of(sd.begin(), sd.end(), [](float v) { return v <= 0; }))
-                throw PackageError(fmt::format("tensor '{}' has values <= 0", specs[base + 1].name));
+            if (std::any_of(sd.begin(), sd.end(), [](float v) { return v < kMinInputStd; }))
+                throw PackageError(
+                    fmt::format("tensor '{}' has values below {:g}", specs[base + 1].name, kMinInputStd));
             std::vector<Layer> layers;
             for (size_t l = 0; l + 1 < sizes.size(); ++l) {
                 layers.push_back(foldLayer(l, sizes[l], sizes[l + 1], tensors[base + 2 + 2 * l], tensors[base + 3 + 2 * l],
