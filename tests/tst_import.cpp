@@ -158,6 +158,18 @@ private slots:
         QTest::newRow("torch-diode unknown op") << QByteArray(R"({"hardware":{"X":{"operation":{"conv":{"solution":{}}}}}})")
                                                 << "unknown op \"conv\"";
         QTest::newRow("empty") << QByteArray("\n\n") << "file is empty";
+        // 2^40 was truncated to 0 and the config stored without BLOCK_M.
+        json doc;
+        const json cfg{{"name", "mm"},  {"block_m", uint64_t(1) << 40},
+                       {"block_n", 64}, {"block_k", 32},
+                       {"group_m", 8},  {"num_stages", 3},
+                       {"num_warps", 4}};
+        const json key{{"M", 64}, {"N", 64}, {"K", 64}, {"M_dtype", "float16"}};
+        doc["hardware"]["X"]["operation"]["mm"]["solution"][key.dump()]["timed_configs"] =
+            json::array({json{{"config", cfg}, {"time", 0.01}}});
+        QTest::newRow("torch-diode block_m 2^40") << QByteArray::fromStdString(doc.dump())
+                                                  << "timed_configs[0]: candidate field 'block_m' must be an "
+                                                     "integer in 0..1048576, got 1099511627776";
     }
     void badFilesLeaveDatabaseUntouched()
     {

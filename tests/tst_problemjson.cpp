@@ -132,6 +132,13 @@ private slots:
         QTest::newRow("unknown kind") << R"({"op":"mm","dtype":"fp16","M":4,"N":4,"K":8,"candidates":[{"kind":"cutlass"}]})"
                                       << "line 3 candidates[0]: candidate field 'kind' has unknown value \"cutlass\"";
         QTest::newRow("not json") << "{op: mm" << "line 3: not valid JSON";
+        QTest::newRow("BLOCK_M 2^40")
+            << R"({"op":"mm","dtype":"fp16","M":4,"N":4,"K":8,"candidates":[{"kind":"triton","template":"mm","BLOCK_M":1099511627776}]})"
+            << "line 3 candidates[0]: candidate field 'BLOCK_M' must be an integer in 0..1048576, got "
+               "1099511627776";
+        QTest::newRow("num_warps 2^64-1")
+            << R"({"op":"mm","dtype":"fp16","M":4,"N":4,"K":8,"candidates":[{"kind":"triton","template":"mm","num_warps":18446744073709551615}]})"
+            << "candidate field 'num_warps' must be an integer in 0..1048576, got 18446744073709551615";
         QTest::newRow("newer version") << R"({"version":3,"op":"mm","dtype":"fp16","M":4,"N":4,"K":8})"
                                        << "line 3: problem JSON version 3; this build reads up to 2";
         QTest::newRow("unknown method")

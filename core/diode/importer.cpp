@@ -64,12 +64,12 @@ KernelConfig torchDiodeConfig(const json &cfgIn, const std::string &where)
     c.name = name;
     if (!aten) {
         c.name = name.rfind("triton_", 0) == 0 ? name.substr(7) : name;
-        c.blockM = int(intField(cfg, "block_m", where));
-        c.blockN = int(intField(cfg, "block_n", where));
-        c.blockK = int(intField(cfg, "block_k", where));
-        c.groupM = int(intField(cfg, "group_m", where));
-        c.numStages = int(intField(cfg, "num_stages", where));
-        c.numWarps = int(intField(cfg, "num_warps", where));
+        c.blockM = KernelConfig::intParameter(cfg.value("block_m", json()), where, "block_m");
+        c.blockN = KernelConfig::intParameter(cfg.value("block_n", json()), where, "block_n");
+        c.blockK = KernelConfig::intParameter(cfg.value("block_k", json()), where, "block_k");
+        c.groupM = KernelConfig::intParameter(cfg.value("group_m", json()), where, "group_m");
+        c.numStages = KernelConfig::intParameter(cfg.value("num_stages", json()), where, "num_stages");
+        c.numWarps = KernelConfig::intParameter(cfg.value("num_warps", json()), where, "num_warps");
         for (const char *k : {"EVEN_K", "ALLOW_TF32", "USE_FAST_ACCUM", "ACC_TYPE"})
             if (cfg.contains(k) && !cfg[k].is_null()) c.extra[k] = cfg[k];
     }

@@ -41,6 +41,15 @@ nlohmann::json KernelConfig::toJson() const
 
 std::string KernelConfig::key() const { return toJson().dump(); } // nlohmann objects are sorted
 
+int KernelConfig::intParameter(const nlohmann::json &v, const std::string &where, const std::string &field) {
+    constexpr uint64_t kMax = 1 << 20;
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > kMax) ||
+        v.get<int64_t>() < 0 || v.get<int64_t>() > int64_t(kMax))
+        throw InvalidInput(fmt::format("{}: candidate field '{}' must be an integer in 0..{}, got {}", where,
+                                       field, kMax, v.dump()));
+    return v.get<int>();
+}
+
 KernelConfig KernelConfig::fromJson(const nlohmann::json &j, const std::string &where)
 {
     if (!j.is_object()) throw InvalidInput(fmt::format("{}: a candidate must be a JSON object", where));
@@ -64,10 +73,7 @@ KernelConfig KernelConfig::fromJson(const nlohmann::json &j, const std::string &
         for (const auto &f : kIntFields) {
             if (k != f.jsonName) continue;
             known = true;
-            if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1 << 20)
-                throw InvalidInput(fmt::format("{}: candidate field '{}' must be a non-negative integer, got {}",
-                                               where, k, v.dump()));
-            c.*f.member = v.get<int>();
+            c.*f.member = intParameter(v, where, k);
         }
         if (!known) c.extra[k] = v;
     }

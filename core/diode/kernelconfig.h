@@ -27,6 +27,9 @@ struct KernelConfig {
     nlohmann::json toJson() const;
     /// Throws InvalidInput naming `where` for an unknown kind or a malformed field.
     static KernelConfig fromJson(const nlohmann::json &j, const std::string &where);
+    /// One integer parameter (BLOCK_M, num_warps, ...) from any reader: 0..2^20, else InvalidInput
+    /// naming `where` and `field`. Never truncated (2^40 is refused, not stored as 0).
+    static int intParameter(const nlohmann::json &v, const std::string &where, const std::string &field);
     bool operator==(const KernelConfig &o) const { return key() == o.key(); }
 };
 
