@@ -141,6 +141,29 @@ private slots:
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), 2 * rows);
     }
 
+    // A one-line problem JSONL file parses as one object with a "hardware" key: it was taken for a
+    // torch-diode dataset and refused, so export -> import of a one-problem database failed.
+    void oneProblemLineIsProblemJsonl() {
+        const QString file = m_dir.filePath("one.jsonl"), db = m_dir.filePath("one.db");
+        writeFile(
+            file,
+            R"({"version":2,"op":"mm","dtype":"bf16","M":64,"N":128,"K":256,)"
+            R"("hardware":{"gpu":"NVIDIA H200","sm_count":132},)"
+            R"("candidates":[{"kind":"aten","name":"extern_kernels.mm","times":{"inductor_autotune":0.01}}]})"
+            "\n");
+        Store s(db.toStdString());
+        const auto r = importFile(s, file.toStdString());
+        QCOMPARE(r.format, std::string("problem-jsonl"));
+        QCOMPARE(r.problems, 1);
+        QCOMPARE(s.runs()[0].smCount, 132);
+        // And the export of that database imports into a fresh one.
+        const QString out = m_dir.filePath("one-out.jsonl"), db2 = m_dir.filePath("one-b.db");
+        QCOMPARE(testutil::runCli({"export", "--db", db, "--format", "jsonl", "--out", out}), 0);
+        QString err;
+        QCOMPARE(testutil::runCli({"import", out, "--db", db2}, nullptr, &err), 0);
+        QCOMPARE(testutil::scalar(db2, "SELECT count(*) FROM problems"), int64_t(1));
+    }
+
     // A corrupt or foreign file: a clear message, and the database byte-for-byte as before.
     void badFilesLeaveDatabaseUntouched_data()
     {

@@ -76,6 +76,21 @@ KernelConfig torchDiodeConfig(const json &cfgIn, const std::string &where)
     return c;
 }
 
+// By content, not by line count: a one-line problem JSONL file is one object too, and a problem
+// line carries "hardware" (the worker's GPU facts). A torch-diode dataset has no "op" or
+// "candidates", and its "hardware" maps GPU names to objects holding "operation".
+bool isTorchDiodeDataset(const json &doc) {
+    if (!doc.is_object() || doc.contains("op") || doc.contains("candidates"))
+        return false;
+    auto hw = doc.find("hardware");
+    if (hw == doc.end() || !hw->is_object() || hw->empty())
+        return false;
+    for (const auto &[gpu, v] : hw->items())
+        if (!v.is_object() || !v.contains("operation"))
+            return false;
+    return true;
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, std::vector<ProblemRecord>>> fromTorchDiodeDataset(const json &doc,
@@ -165,7 +180,7 @@ ImportResult importFile(Store &store, const std::string &path, bool again)
         } catch (const InvalidInput &) {
         }
     }
-    if (whole.is_object() && whole.contains("hardware")) {
+    if (isTorchDiodeDataset(whole)) {
         res.format = "torch-diode-json";
         for (auto &[gpu, recs] : fromTorchDiodeDataset(whole, path)) {
             RunInfo run;
