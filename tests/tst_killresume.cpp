@@ -77,6 +77,32 @@ private slots:
         QCOMPARE(pairs(db), expected);
     }
 
+    // SIGTERM (kill, a scheduler's timeout) left the run `running`: it is a clean cancel now,
+    // like Ctrl-C, and the run resumes to the full plan.
+    void sigtermCancelsCleanly() {
+        const QString db = m_dir.filePath("term.db");
+        QProcess child;
+        child.start(QStringLiteral(DIODE_CLI), {"sweep", "--backend", "cpu", "--db", db, "--plan", m_plan});
+        QVERIFY(child.waitForStarted());
+        bool finished = false;
+        while (!(finished = child.waitForFinished(2)))
+            if (QFileInfo::exists(db) && testutil::scalar(db, "SELECT count(*) FROM measurements") >= 4)
+                break;
+        if (finished)
+            QSKIP("the sweep finished before it could be terminated; make the plan larger");
+        ::kill(pid_t(child.processId()), SIGTERM);
+        QVERIFY(child.waitForFinished(30000));
+        QCOMPARE(child.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(child.exitCode(), 1);
+        QVERIFY2(QString::fromUtf8(child.readAllStandardError()).contains("diode sweep --resume"),
+                 "no resume hint");
+        QCOMPARE(testutil::rows(db, "SELECT status FROM runs"), QStringList{"cancelled"});
+        QVERIFY2(testutil::integrityCheck(db) == "ok", testutil::integrityCheck(db).c_str());
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--db", db, "--resume", "--plan", m_plan}),
+                 0);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(48));
+    }
+
     // One sweep writes a database at a time: a second `--resume` of the same run is refused with
     // the holder named (before, both measured everything that remained), and a holder killed
     // with SIGKILL leaves no stale lock behind.

@@ -41,10 +41,11 @@ constexpr int kExitUnavailable = 3;
 
 std::atomic<SweepRunner *> g_runner{nullptr};
 
-void onInterrupt(int)
-{
+// SIGTERM (kill, systemd, a batch scheduler's timeout) is a cancel like Ctrl-C: the run ends
+// `cancelled`, resumable, instead of dying with its status left `running`.
+void onInterrupt(int sig) {
     if (auto *r = g_runner.load()) r->cancel();
-    std::signal(SIGINT, SIG_DFL); // a second Ctrl-C ends the process at once
+    std::signal(sig, SIG_DFL); // a second Ctrl-C (or SIGTERM) ends the process at once
 }
 
 std::unique_ptr<Backend> makeBackend(const std::string &name, const std::string &python, const std::string &db)
@@ -112,6 +113,7 @@ int runSweep(const SweepOptions &o)
     runner.setProgressCallback([&](const SweepProgress &p) { bar.update(p); });
     g_runner = &runner;
     std::signal(SIGINT, onInterrupt);
+    std::signal(SIGTERM, onInterrupt);
     const std::string status = runner.run(runId, *plan);
     g_runner = nullptr;
     bar.finish();
