@@ -1,3 +1,4 @@
+#include "sortabletable.h"
 #include "biaspage.h"
 
 #include "biasgroupmodel.h"
@@ -24,21 +25,6 @@
 #include <QVBoxLayout>
 
 namespace {
-
-QTableView *makeTable(QAbstractItemModel *model, const QString &name, QWidget *parent) {
-    auto *view = new QTableView(parent);
-    auto *proxy = new QSortFilterProxyModel(view);
-    proxy->setSourceModel(model);
-    proxy->setSortRole(Qt::UserRole);
-    view->setModel(proxy);
-    view->setSortingEnabled(true);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    view->verticalHeader()->hide();
-    view->setObjectName(name);
-    addTableExport(view, name);
-    return view;
-}
 
 QString methodName(diode::TimingMethod m) {
     return QString::fromUtf8(diode::toString(m).data());
@@ -89,8 +75,8 @@ BiasPage::BiasPage(WorkbenchState *state, QWidget *parent)
     big.setPointSizeF(big.pointSizeF() * 1.3);
     m_empty->setFont(big);
 
-    m_groupView = makeTable(m_groups, QStringLiteral("biasGroups"), this);
-    m_problemView = makeTable(m_problems, QStringLiteral("biasProblems"), this);
+    m_groupView = makeSortableTable(m_groups, QStringLiteral("biasGroups"), this);
+    m_problemView = makeSortableTable(m_problems, QStringLiteral("biasProblems"), this);
     m_scatter->setObjectName(QStringLiteral("biasScatter"));
     m_scatter->setMinimumSize(300, 220);
     m_tables->addTab(m_groupView, tr("Groups"));

@@ -1,3 +1,4 @@
+#include "sortabletable.h"
 #include "validatepage.h"
 
 #include "candidatemodel.h"
@@ -45,22 +46,6 @@ QVector<double> cdfY(size_t n)
 Curve cdf(const QString &name, const std::vector<double> &sorted, Qt::PenStyle style = Qt::SolidLine)
 {
     return {name, QVector<double>(sorted.begin(), sorted.end()), cdfY(sorted.size()), style};
-}
-
-QTableView *makeTable(QAbstractItemModel *model, const QString &name, QWidget *parent)
-{
-    auto *view = new QTableView(parent);
-    auto *proxy = new QSortFilterProxyModel(view);
-    proxy->setSourceModel(model);
-    proxy->setSortRole(Qt::UserRole);
-    view->setModel(proxy);
-    view->setSortingEnabled(true);
-    view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    view->verticalHeader()->hide();
-    view->setObjectName(name);
-    addTableExport(view, name);
-    return view;
 }
 
 } // namespace
@@ -134,8 +119,8 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     m_topSplit->addWidget(m_scatterB);
     m_topSplit->addWidget(curves);
     m_scatterB->hide();
-    m_metricsView = makeTable(m_metrics, QStringLiteral("validationMetrics"), this);
-    m_candidateView = makeTable(m_candidates, QStringLiteral("problemCandidates"), this);
+    m_metricsView = makeSortableTable(m_metrics, QStringLiteral("validationMetrics"), this);
+    m_candidateView = makeSortableTable(m_candidates, QStringLiteral("problemCandidates"), this);
     auto *problemBox = new QWidget(this);
     auto *pl = new QVBoxLayout(problemBox);
     pl->setContentsMargins(0, 0, 0, 0);
