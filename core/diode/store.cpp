@@ -1,5 +1,9 @@
 #include "store.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -191,6 +195,30 @@ constexpr const char *kRunColumns =
     "id, created_at, finished_at, status, backend, plan_name, plan_json, search_space, host, gpu_name, "
     "sm_count, gpu_memory_mb, driver, torch_version, triton_version, source, problems_planned";
 
+/// An exclusive flock on the database file for the set-up of a read-write connection (no-op for
+/// an empty path or a file that cannot be opened: SQLite then says what is wrong).
+class SetupLock {
+public:
+    explicit SetupLock(const std::string &path)
+    {
+        if (path.empty() || path == ":memory:") return;
+        m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (m_fd >= 0 && ::flock(m_fd, LOCK_EX) != 0) {
+            ::close(m_fd);
+            m_fd = -1;
+        }
+    }
+    ~SetupLock()
+    {
+        if (m_fd >= 0) ::close(m_fd); // closing releases the flock
+    }
+    SetupLock(const SetupLock &) = delete;
+    SetupLock &operator=(const SetupLock &) = delete;
+
+private:
+    int m_fd = -1;
+};
+
 } // namespace
 
 void RunInfo::setFromWorker(const nlohmann::json &hw, const nlohmann::json &versions)
@@ -232,6 +260,10 @@ Store::Store(const std::string &path, Mode mode)
     }
     sqlite3_extended_result_codes(m_db, 1);
     sqlite3_busy_timeout(m_db, 10000);
+    // Processes opening one new file at once race on switching it to WAL and creating the schema
+    // ("database is locked" without the busy handler in rollback-journal mode): an flock on the
+    // file, which SQLite's own fcntl locks do not see, lets one set it up at a time.
+    SetupLock setupLock(mode == Mode::ReadWrite ? path : std::string());
     try {
         // Fail early, with a clear message, on a file that is not a database.
         exec("SELECT count(*) FROM sqlite_master");
