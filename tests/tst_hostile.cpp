@@ -9,6 +9,7 @@
 
 #include <QElapsedTimer>
 
+#include <algorithm>
 #include <functional>
 #include <zlib.h>
 
@@ -203,6 +204,116 @@ private slots:
         const std::string fractional =
             packageError(withManifest([](nlohmann::json &m) { m["architecture"]["layers"][1] = 4.5; }));
         QVERIFY2(fractional.find("'architecture.layers[1]' is 4.5") != std::string::npos, fractional.c_str());
+    }
+
+    // Format 0 was reported as "package format 0 cannot hold 1 member networks".
+    void packageFormatZeroIsNamed() {
+        const std::string err = packageError(withManifest([](nlohmann::json &) {}).replace(8, 1, 1, '\0'));
+        QVERIFY2(err.find("package format 0 is not one diode writes; this build reads formats 1..2") == 0, err.c_str());
+    }
+
+    // A package is read whole: /dev/zero never ended, a directory gave a stream error.
+    void packageFilesAreBoundedBeforeReading() {
+        try {
+            ModelPackage::load(m_dir.path().toStdString()); // the CLI refuses a directory itself
+            QFAIL("loaded a directory");
+        } catch (const PackageError &e) {
+            QCOMPARE(QString(e.what()), m_dir.path() + ": is a directory, not a package");
+        }
+        QString err;
+        QCOMPARE(testutil::runCli({"inspect", "/dev/zero"}, nullptr, &err, 30000), 2);
+        QVERIFY2(err.contains("/dev/zero: not a regular file"), qPrintable(err));
+        const QString big = m_dir.filePath("big.diode");
+        {
+            QFile f(big);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            QVERIFY(f.resize(qint64(ModelPackage::kMaxFileBytes) + 1)); // sparse: no disk used
+        }
+        QCOMPARE(testutil::runCli({"inspect", big}, nullptr, &err), 2);
+        QVERIFY2(err.contains(big + ": 268435457 bytes; a package may be at most 268435456 bytes"), qPrintable(err));
+        QFile::remove(big);
+    }
+
+    // A pretty-printed torch-diode dataset with a fault on line 9 was reported at "line 1 column 2".
+    void prettyPrintedDatasetErrorNamesItsLine() {
+        const QString file = m_dir.filePath("pretty.json"), db = m_dir.filePath("pretty.db");
+        const auto key = nlohmann::json{{"B", 1}, {"M", 64}, {"M_dtype", "float16"}, {"N", 128}, {"K", 256}}.dump();
+        nlohmann::json doc;
+        doc["hardware"]["NVIDIA H100"]["operation"]["mm"]["solution"][key]["timed_configs"] = {
+            {{"config", {{"name", "aten_mm"}}}, {"time", 0.5}}};
+        std::string text = doc.dump(2);
+        const auto at = text.find("0.5");
+        text.replace(at, 3, "0.5,,");
+        writeFile(file, QByteArray::fromStdString(text));
+        const int line = int(std::count(text.begin(), text.begin() + long(at), '\n')) + 1;
+        QString err;
+        QCOMPARE(testutil::runCli({"import", file, "--db", db}, nullptr, &err), 2);
+        QVERIFY2(err.contains(QStringLiteral("%1: not valid JSON").arg(file)) &&
+                     err.contains(QStringLiteral("at line %1, column").arg(line)),
+                 qPrintable(err));
+        QVERIFY2(!err.contains("line 1, column 2"), qPrintable(err));
+        // Well-formed but not a dataset: what it lacks, not a line reader's complaint.
+        writeFile(file, "{\n  \"hardware\": {\"H100\": {\"ops\": {}}}\n}\n");
+        QCOMPARE(testutil::runCli({"import", file, "--db", db}, nullptr, &err), 2);
+        QVERIFY2(err.contains(file + " hardware[\"H100\"]: no 'operation' object"), qPrintable(err));
+        // A one-line problem file and a pretty-printed one-problem dataset still import.
+        writeFile(file, QByteArray(kGoodLine).replace("\"M\":64", "\"M\":65") + "\n");
+        QCOMPARE(testutil::runCli({"import", file, "--db", db}, nullptr, &err), 0);
+        doc["hardware"]["NVIDIA H100"]["operation"]["mm"]["solution"][key]["timed_configs"][0]["time"] = 0.25;
+        writeFile(file, QByteArray::fromStdString(doc.dump(2)));
+        QCOMPARE(testutil::runCli({"import", file, "--db", db}, nullptr, &err), 0);
+    }
+
+    // "number overflow parsing '1e999'" came with no file, line or field.
+    void numberOverflowNamesFileLineAndField() {
+        const QString lines = m_dir.filePath("overflow.jsonl"), db = m_dir.filePath("overflow.db"),
+                      pkg = m_dir.filePath("tiny.diode"), plan = m_dir.filePath("overflow-plan.json");
+        ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
+        QByteArray bad(kGoodLine);
+        bad.replace("\"num_warps\":4", "\"num_warps\":4,\"time_ms\":1e999");
+        writeFile(lines, QByteArray(kGoodLine) + "\n" + bad + "\n");
+        const QString field = "field 'candidates[0].time_ms' has a number out of range";
+        QString out, err;
+        QCOMPARE(testutil::runCli({"import", lines, "--db", db}, &out, &err), 2);
+        QVERIFY2(err.contains(lines + ": line 2: " + field), qPrintable(err));
+        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--input", lines}, &out, &err), 2);
+        QVERIFY2(err.contains(lines + ": line 2: " + field), qPrintable(err));
+        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", lines}, &out, &err), 2);
+        QVERIFY2(out.contains("\"line\":2") && out.contains("line 2: " + field), qPrintable(out));
+        writeFile(plan, R"({"name": "o", "entries": [{"ops": ["mm"], "dtypes": ["bf16"], "M": [8, 1e999], "N": 8, "K": 8}]})");
+        QCOMPARE(testutil::runCli({"plan", plan}, &out, &err), 2);
+        QVERIFY2(err.contains(plan + ": field 'entries[0].M[1]' has a number out of range"), qPrintable(err));
+    }
+
+    // A candidate the model cannot describe was answered without the line it came from.
+    void rankCandidateErrorsCarryTheLine() {
+        const QString pkg = m_dir.filePath("tiny.diode"), in = m_dir.filePath("rank-cand.jsonl");
+        ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
+        QByteArray noBlocks(kGoodLine);
+        noBlocks.replace("\"BLOCK_M\":64,", "");
+        writeFile(in, QByteArray(kGoodLine) + "\n\n" + noBlocks + "\n");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", in}, &out, &err), 2);
+        const auto lines = out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        const auto j = nlohmann::json::parse(lines[1].toStdString());
+        QCOMPARE(j["line"].get<int>(), 3);
+        QVERIFY2(j["error"].get<std::string>().find("line 3: candidates[0]: triton candidate needs BLOCK_M") == 0,
+                 lines[1].toUtf8());
+    }
+
+    // Readers of problem lines and import files once read /dev/zero without end, and a directory
+    // failed with "basic_filebuf::underflow".
+    void problemReadersRefuseEndlessInputAndDirectories() {
+        const QString pkg = m_dir.filePath("tiny.diode"), db = m_dir.filePath("zero.db");
+        ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
+        QString err;
+        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--input", "/dev/zero"}, nullptr, &err, 60000), 2);
+        QVERIFY2(err.contains("/dev/zero: line 1: longer than 16777216 bytes"), qPrintable(err));
+        QCOMPARE(testutil::runCli({"import", "/dev/zero", "--db", db}, nullptr, &err, 30000), 2);
+        QVERIFY2(err.contains("'/dev/zero' is not a regular file"), qPrintable(err));
+        QCOMPARE(testutil::runCli({"bias", "--input", m_dir.path()}, nullptr, &err), 2);
+        QVERIFY2(!err.contains("underflow") && err.contains(m_dir.path()), qPrintable(err));
     }
 
     // A finite 3e38 weight overflowed the first sum: every prediction printed as null.

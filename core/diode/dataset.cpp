@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 namespace diode {
@@ -57,11 +58,20 @@ Dataset loadDataset(Store &store, std::optional<TimingMethod> asked, const Datas
 }
 
 std::vector<ProblemRecord> readProblemFile(const std::string &path) {
+    // A directory opens as a stream and fails on the first read ("basic_filebuf::underflow").
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw InvalidInput(fmt::format("'{}' is a directory; expected a file of problem JSON lines", path));
     std::ifstream in(path);
     if (!in) throw InvalidInput(fmt::format("cannot read '{}'", path));
     std::vector<ProblemRecord> out;
     std::string line;
-    for (int n = 1; std::getline(in, line); ++n) {
+    for (int n = 1;; ++n) {
+        const LineRead read = readProblemLine(in, line); // bounded: /dev/zero never ends a line
+        if (read == LineRead::End) break;
+        if (read == LineRead::TooLong)
+            throw InvalidInput(fmt::format("{}: line {}: longer than {} bytes; a problem line is far shorter", path, n,
+                                           kProblemJsonLimits.maxBytes));
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
         out.push_back(parseProblemLine(line, fmt::format("{}: line {}", path, n)));
     }

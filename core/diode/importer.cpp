@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -18,6 +19,13 @@ using json = nlohmann::json;
 
 std::string readAll(const std::string &path)
 {
+    // Read whole, so only a regular file: /dev/zero or a FIFO never ends.
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (!ec && std::filesystem::is_directory(st))
+        throw InvalidInput(fmt::format("'{}' is a directory; expected a file to import", path));
+    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+        throw InvalidInput(fmt::format("'{}' is not a regular file; import reads files", path));
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InvalidInput(fmt::format("cannot read '{}'", path));
     std::ostringstream ss;
@@ -160,25 +168,38 @@ std::vector<std::pair<std::string, std::vector<ProblemRecord>>> fromTorchDiodeDa
     return out;
 }
 
-ImportResult importFile(Store &store, const std::string &path, bool again)
+ParsedImport parseImportData(const std::string &data, const std::string &path)
 {
-    const std::string data = readAll(path);
-    uint64_t fnv = 0xcbf29ce484222325ull;
-    for (unsigned char ch : data) fnv = (fnv ^ ch) * 0x100000001b3ull;
-    const std::string fingerprint = fmt::format("{:016x}", fnv);
-    ImportResult res;
-    std::vector<std::pair<RunInfo, std::vector<ProblemRecord>>> groups;
+    ParsedImport res;
+    auto &groups = res.groups;
 
     const size_t first = data.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) throw InvalidInput(fmt::format("{}: file is empty", path));
     // Bounded: a document nested too deep is not taken whole, and the line reader below then
     // refuses it naming its line.
     json whole;
+    std::string wholeError;
     if (data[first] == '{') {
         try {
             whole = parseJsonBounded(data, path, JsonLimits{64, data.size(), false});
-        } catch (const InvalidInput &) {
+        } catch (const InvalidInput &e) {
+            wholeError = e.what();
         }
+    }
+    // One document over several lines (a pretty-printed dataset) is not problem JSON lines: its
+    // first line alone is no JSON, and the line reader would report "line 1 column 2" for an
+    // error further down. Report the document's own error, or what it lacks.
+    const size_t firstEnd = data.find('\n', first);
+    const bool spansLines = data[first] == '{' && firstEnd != std::string::npos &&
+                            !json::accept(std::string_view(data).substr(first, firstEnd - first));
+    if (spansLines && !wholeError.empty()) throw InvalidInput(wholeError);
+    if (spansLines && !isTorchDiodeDataset(whole)) {
+        if (whole.contains("hardware") && !whole.contains("op") && !whole.contains("candidates"))
+            (void)fromTorchDiodeDataset(whole, path); // names the entry it cannot read
+        throw InvalidInput(fmt::format("{}: one JSON document over several lines that is not a torch-diode dataset "
+                                       "(no 'hardware' object of GPUs with 'operation'); problem JSON has one "
+                                       "object per line",
+                                       path));
     }
     if (isTorchDiodeDataset(whole)) {
         res.format = "torch-diode-json";
@@ -220,6 +241,19 @@ ImportResult importFile(Store &store, const std::string &path, bool again)
             groups.emplace_back(run, std::move(recs));
         }
     }
+    return res;
+}
+
+ImportResult importFile(Store &store, const std::string &path, bool again)
+{
+    const std::string data = readAll(path);
+    uint64_t fnv = 0xcbf29ce484222325ull;
+    for (unsigned char ch : data) fnv = (fnv ^ ch) * 0x100000001b3ull;
+    const std::string fingerprint = fmt::format("{:016x}", fnv);
+    auto parsed = parseImportData(data, path);
+    auto &groups = parsed.groups;
+    ImportResult res;
+    res.format = parsed.format;
     if (groups.empty()) throw InvalidInput(fmt::format("{}: holds no problems", path));
 
     Store::Transaction tx(store);

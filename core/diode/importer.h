@@ -13,6 +13,17 @@ struct ImportResult {
     int64_t measurements = 0;
 };
 
+/// A file's content read as one of the formats importFile takes, not yet stored: one group of
+/// records per GPU (torch-diode) or per worker hardware and versions (problem JSON lines).
+struct ParsedImport {
+    std::string format; ///< as ImportResult::format
+    std::vector<std::pair<RunInfo, std::vector<ProblemRecord>>> groups;
+};
+
+/// Tells the format by content and reads `data` (the bytes of `path`, named in messages). Throws
+/// InvalidInput naming the file, the line (problem JSON lines) or the entry, and the field.
+ParsedImport parseImportData(const std::string &data, const std::string &path);
+
 /// Imports problem JSON lines (the worker's output), a torch-diode dataset (JSON) or its
 /// msgpack variant into `store`, in one transaction: on any error (InvalidInput naming the file
 /// and where in it, or StoreError) the database is exactly as before.

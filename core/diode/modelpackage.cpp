@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -234,6 +235,14 @@ void ModelPackage::save(const std::string &path, const nlohmann::json &manifest,
 
 ModelPackage ModelPackage::load(const std::string &path)
 {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto st = fs::status(path, ec);
+    if (!ec && fs::is_directory(st)) throw PackageError(fmt::format("{}: is a directory, not a package", path));
+    if (!ec && fs::exists(st) && !fs::is_regular_file(st))
+        throw PackageError(fmt::format("{}: not a regular file; a package is a file", path));
+    if (const auto size = fs::file_size(path, ec); !ec && size > kMaxFileBytes)
+        throw PackageError(fmt::format("{}: {} bytes; a package may be at most {} bytes", path, size, kMaxFileBytes));
     std::ifstream f(path, std::ios::binary);
     if (!f) throw PackageError(fmt::format("cannot read package '{}'", path));
     std::ostringstream ss;
@@ -250,6 +259,9 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
     if (in.size() < kHeader) throw PackageError(fmt::format("truncated: {} bytes is shorter than the header", in.size()));
     if (std::memcmp(in.data(), kMagic, 8) != 0) throw PackageError("not a diode model package (bad magic bytes)");
     const uint32_t version = getU32(in, 8);
+    if (version < 1)
+        throw PackageError(fmt::format("package format {} is not one diode writes; this build reads formats 1..{}",
+                                       version, kFormatVersion));
     if (version > uint32_t(kFormatVersion))
         throw PackageError(fmt::format("package was written by package format {}; this build reads up to {}", version,
                                        kFormatVersion));

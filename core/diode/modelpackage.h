@@ -35,6 +35,9 @@ public:
     /// 1: one network; 2: an ensemble (architecture.members > 1, tensors prefixed memberN.).
     /// Single networks are still written as format 1, so older readers keep reading them.
     static constexpr int kFormatVersion = 2;
+    /// A package file larger than this is refused before it is read (docs/PACKAGE.md, Limits):
+    /// the shipped model is 0.25 MB; /dev/zero or a stray multi-gigabyte file is not a package.
+    static constexpr uint64_t kMaxFileBytes = 256ull << 20;
 
     /// Throws PackageError naming the fault.
     static ModelPackage load(const std::string &path);
