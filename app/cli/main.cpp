@@ -60,12 +60,22 @@ struct SweepOptions {
     std::string db;
     std::string python;
     bool resume = false;
+    bool adoptForeign = false;
 };
+
+Store::Foreign foreignPolicy(bool adopt)
+{
+    return adopt ? Store::Foreign::Adopt : Store::Foreign::Refuse;
+}
 
 int runSweep(const SweepOptions &o)
 {
     std::optional<SweepPlan> plan;
     if (!o.plan.empty()) plan = SweepPlan::load(o.plan); // rejects bad plans before anything runs
+    // Once adopted (diode's tables added) the database is ours, and every later open reads it.
+    if (o.adoptForeign) {
+        Store adopted(o.db, Store::Mode::ReadWrite, Store::Foreign::Adopt);
+    }
     int64_t runId = 0;
     std::string backendName = o.backend;
     if (o.resume) {
@@ -123,9 +133,9 @@ int runSweep(const SweepOptions &o)
     return status == "finished" ? 0 : kExitFailure;
 }
 
-int runImport(const std::vector<std::string> &files, const std::string &db, bool again)
+int runImport(const std::vector<std::string> &files, const std::string &db, bool again, bool adoptForeign)
 {
-    Store store(db);
+    Store store(db, Store::Mode::ReadWrite, foreignPolicy(adoptForeign));
     for (const auto &f : files) {
         const auto r = importFile(store, f, again);
         fmt::print("{}: {} ({} runs, {} problems, {} measurements)\n", f, r.format, r.runs, r.problems, r.measurements);
@@ -307,6 +317,9 @@ int main(int argc, char **argv)
     cmdSweep->add_option("--plan", sweep.plan, "sweep plan JSON (docs/PLANS.md)")->check(CLI::ExistingFile);
     cmdSweep->add_option("--db", sweep.db, "SQLite database (created if missing)")->required();
     cmdSweep->add_flag("--resume", sweep.resume, "continue the newest unfinished run in --db");
+    const char *adoptHelp = "add diode's tables to a SQLite database that holds another program's tables (refused "
+                            "without this flag; the database is switched to WAL)";
+    cmdSweep->add_flag("--adopt-foreign-db", sweep.adoptForeign, adoptHelp);
     cmdSweep->add_option("--python", sweep.python, "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");
 
     std::vector<std::string> importFiles;
@@ -314,8 +327,9 @@ int main(int argc, char **argv)
     auto *cmdImport = app.add_subcommand("import", "Import problem JSON lines or a torch-diode dataset (JSON or msgpack)");
     cmdImport->add_option("files", importFiles, "files to import, each in one transaction")->required()->check(CLI::ExistingFile);
     cmdImport->add_option("--db", importDb, "SQLite database (created if missing)")->required();
-    bool importAgain = false;
+    bool importAgain = false, importAdopt = false;
     cmdImport->add_flag("--again", importAgain, "import a file whose content this database already holds once more");
+    cmdImport->add_flag("--adopt-foreign-db", importAdopt, adoptHelp);
 
     std::string exportDb, exportFormat = "jsonl", exportOut;
     auto *cmdExport = app.add_subcommand("export", "Write every measurement as problem JSON lines or CSV");
@@ -371,7 +385,7 @@ int main(int argc, char **argv)
         if (const int rc = runModelCommand(); rc >= 0) return rc;
         if (const int rc = runDemoCommand(); rc >= 0) return rc;
         if (*cmdSweep) return runSweep(sweep);
-        if (*cmdImport) return runImport(importFiles, importDb, importAgain);
+        if (*cmdImport) return runImport(importFiles, importDb, importAgain, importAdopt);
         if (*cmdExport) return runExport(exportDb, exportFormat, exportOut);
         if (*cmdStats) return runStats(statsDb, statsJson);
         if (*cmdHw) return runHw(hwJson);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -9,6 +10,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cmath>
+#include <cstring>
 #include <ctime>
 #include <map>
 
@@ -219,6 +223,58 @@ private:
     int m_fd = -1;
 };
 
+/// Tables and indexes of the current schema, which an adopted database must not hold already.
+constexpr std::array<const char *, 13> kOurNames{
+    "runs", "problems", "kernel_configs", "measurements", "run_problems", "telemetry", "models",
+    "predictions", "problem_baselines", "measurements_by_config", "run_problems_by_problem",
+    "telemetry_by_run", "predictions_by_problem"};
+
+/// `path` as an SQLite URI file name (RFC 3986 percent-encoding of what a URI reserves).
+std::string uriPath(const std::string &path)
+{
+    std::string out = "file:";
+    for (unsigned char c : path) {
+        if (std::isalnum(c) || std::strchr("/-_.~", c))
+            out += char(c);
+        else
+            out += fmt::format("%{:02X}", c);
+    }
+    return out;
+}
+
+bool isWritableFolderOf(const std::string &path)
+{
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    return ::access(dir.c_str(), W_OK) == 0;
+}
+
+/// True for a file whose header says WAL (bytes 18 and 19 are 2): SQLite needs a -shm file beside
+/// it even to read it.
+bool headerSaysWal(const std::string &path)
+{
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    unsigned char h[20] = {};
+    const bool wal = ::read(fd, h, sizeof h) == ssize_t(sizeof h) && h[18] == 2 && h[19] == 2;
+    ::close(fd);
+    return wal;
+}
+
+/// What to check after a write failed for want of space: SQLite says "disk I/O error" when the
+/// file size limit is hit and "database or disk is full" on ENOSPC.
+std::string diskHint(sqlite3 *db)
+{
+    const int code = sqlite3_errcode(db) & 0xff; // extended codes are on: SQLITE_IOERR_WRITE and kin
+    return code == SQLITE_FULL || code == SQLITE_IOERR ? " (is its disk full, or the file size limited?)" : "";
+}
+
+off_t fileSize(const std::string &path)
+{
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+}
+
 } // namespace
 
 void RunInfo::setFromWorker(const nlohmann::json &hw, const nlohmann::json &versions)
@@ -245,14 +301,30 @@ std::string utcNow()
     return buf;
 }
 
-Store::Store(const std::string &path, Mode mode)
+Store::Store(const std::string &path, Mode mode, Foreign foreign)
     : m_path(path)
 {
     // Memory statistics cost a global mutex on every allocation; the store never reads them.
     static const bool configured = [] { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK; }();
     (void)configured;
-    const int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    if (sqlite3_open_v2(path.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    std::string name = path;
+    // Reading a WAL database needs its -shm file, which SQLite cannot create in a folder we may
+    // not write (a shared dataset, a read-only mount): "attempt to write a readonly database"
+    // even for a SELECT. Without a -shm there is no writer, and without a -wal holding changes
+    // the file alone is the database, so it is read as immutable.
+    if (mode == Mode::ReadOnly && path != ":memory:" && headerSaysWal(path) && !isWritableFolderOf(path) &&
+        ::access((path + "-shm").c_str(), F_OK) != 0) {
+        if (fileSize(path + "-wal") > 0)
+            throw StoreError(fmt::format(
+                "cannot read database '{}': its folder is not writable and '{}-wal' holds changes not yet in the "
+                "database file, which only a process that may write the folder can read (open it once there, "
+                "or copy the database, its -wal file included, to a writable folder)",
+                path, path));
+        name = uriPath(path) + "?immutable=1";
+        flags |= SQLITE_OPEN_URI;
+    }
+    if (sqlite3_open_v2(name.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
         sqlite3_close(m_db);
         m_db = nullptr;
@@ -267,6 +339,7 @@ Store::Store(const std::string &path, Mode mode)
     try {
         // Fail early, with a clear message, on a file that is not a database.
         exec("SELECT count(*) FROM sqlite_master");
+        checkOwnership(mode, foreign); // before anything is switched to WAL or created
         if (mode == Mode::ReadWrite) {
             exec("PRAGMA journal_mode=WAL");
             exec("PRAGMA synchronous=NORMAL");
@@ -309,7 +382,7 @@ void Store::exec(const char *sql)
         sqlite3_free(err);
         if (sqlite3_errcode(m_db) == SQLITE_NOTADB)
             fail("not a SQLite database (file is corrupt or of another kind)");
-        fail(msg);
+        fail(msg + diskHint(m_db));
     }
 }
 
@@ -328,7 +401,8 @@ int Store::schemaVersion()
 {
     auto *s = prepare("PRAGMA user_version");
     Reset r{s};
-    if (sqlite3_step(s) != SQLITE_ROW) fail("cannot read schema version");
+    if (sqlite3_step(s) != SQLITE_ROW)
+        fail(fmt::format("cannot read schema version: {}{}", sqlite3_errmsg(m_db), diskHint(m_db)));
     const int version = sqlite3_column_int(s, 0);
     // user_version is any 32-bit integer a file may carry; a negative one would index the
     // migration table out of bounds.
@@ -336,6 +410,56 @@ int Store::schemaVersion()
         throw StoreError(
             fmt::format("database '{}' has schema version {}, which no diode wrote", m_path, version));
     return version;
+}
+
+void Store::checkOwnership(Mode mode, Foreign foreign)
+{
+    std::vector<std::string> tables, ours;
+    int64_t objects = 0;
+    {
+        auto *s = prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY rowid");
+        Reset r{s};
+        int rc;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            ++objects;
+            const std::string name = text(s, 1);
+            if (std::find_if(kOurNames.begin(), kOurNames.end(), [&](const char *n) { return name == n; }) !=
+                kOurNames.end())
+                ours.push_back(name);
+            else if (text(s, 0) == "table")
+                tables.push_back(name);
+        }
+        if (rc != SQLITE_DONE) fail(fmt::format("cannot list its tables: {}", sqlite3_errmsg(m_db)));
+    }
+    const int version = schemaVersion();
+    const bool hasRuns = std::find(ours.begin(), ours.end(), "runs") != ours.end();
+    if (objects == 0 && version == 0 && mode == Mode::ReadOnly)
+        throw InvalidInput(fmt::format("database '{}' is empty: it holds no diode tables (nothing was stored in it, "
+                                       "or the command that was to set it up failed, on a full disk say)",
+                                       m_path));
+    if (objects == 0 && version == 0) return; // empty: a new database
+    if (version >= 1 && hasRuns) return;      // ours (a newer schema is refused by the caller)
+    const size_t shown = std::min<size_t>(tables.size(), 5);
+    const std::string found = fmt::format("{} table{}{}{}{}, schema version (PRAGMA user_version) {}", tables.size(),
+                                          tables.size() == 1 ? "" : "s", tables.empty() ? "" : ": ",
+                                          fmt::join(tables.begin(), tables.begin() + long(shown), ", "),
+                                          tables.size() > shown ? ", ..." : "", version);
+    // Pointing diode at another program's file is bad input (exit 2), not a store failure.
+    auto refuse = [&](const std::string &why) { throw InvalidInput(fmt::format("database '{}': {}", m_path, why)); };
+    if (mode == Mode::ReadOnly)
+        refuse(fmt::format("not a diode database (it holds {}; no diode tables)", found));
+    if (foreign == Foreign::Refuse)
+        refuse(fmt::format("not a diode database (it holds {}); diode leaves another program's database as it "
+                           "is. Use a new file, or pass --adopt-foreign-db to add diode's tables beside the others "
+                           "(the database is switched to WAL journaling)",
+                           found));
+    if (!ours.empty())
+        refuse(fmt::format("cannot adopt it: it already has tables or indexes under names diode uses ({})",
+                           fmt::join(ours, ", ")));
+    if (version != 0)
+        refuse(fmt::format("cannot adopt it: its schema version (PRAGMA user_version) is {}, set by the program "
+                           "that wrote it; diode would overwrite it with its own",
+                           version));
 }
 
 void Store::migrate()
@@ -623,6 +747,20 @@ int64_t Store::addModel(const std::string &name, const std::string &path, const 
 
 void Store::insertPrediction(int64_t modelId, const GemmProblem &p, const KernelConfig &c, double predictedMs)
 {
+    // The column is NOT NULL and SQLite stores NaN as NULL: say which model and candidate, not
+    // "NOT NULL constraint failed".
+    if (!std::isfinite(predictedMs) || predictedMs < 0) {
+        std::string model = fmt::format("model {}", modelId);
+        auto *m = prepare("SELECT name, path FROM models WHERE id=?");
+        Reset r{m};
+        put(m, 1, modelId);
+        if (sqlite3_step(m) == SQLITE_ROW) model = fmt::format("model '{}' ({})", text(m, 0), text(m, 1));
+        throw InvalidInput(fmt::format("{} predicts {} ms for {} with config {}; a prediction must be a finite "
+                                       "number >= 0, so none of its predictions were stored in '{}' (the package's "
+                                       "weights overflow on this input)",
+                                       model, std::isnan(predictedMs) ? "NaN" : fmt::format("{}", predictedMs),
+                                       p.label(), c.key(), m_path));
+    }
     const int64_t pid = problemId(p), cid = configId(c);
     auto *s = prepare("INSERT OR REPLACE INTO predictions(model_id, problem_id, config_id, predicted_ms) VALUES(?,?,?,?)");
     Reset reset{s};

@@ -86,9 +86,15 @@ class Store {
 public:
     static constexpr int kSchemaVersion = 3;
     enum class Mode { ReadWrite, ReadOnly };
+    /// A database that is neither empty nor diode's (another program's tables): Refuse leaves
+    /// it untouched (no WAL, no tables) and throws StoreError naming what it holds; Adopt adds
+    /// diode's tables beside the others (`--adopt-foreign-db`). Read-only opens always refuse.
+    enum class Foreign { Refuse, Adopt };
 
-    /// Opens (creating if needed, unless ReadOnly) and migrates. Throws StoreError.
-    explicit Store(const std::string &path, Mode mode = Mode::ReadWrite);
+    /// Opens (creating if needed, unless ReadOnly) and migrates. Throws StoreError. ReadOnly
+    /// also reads a WAL database in a folder it cannot write (no -shm can be made there): as
+    /// immutable, unless a -wal file holds changes that only a writable folder can replay.
+    explicit Store(const std::string &path, Mode mode = Mode::ReadWrite, Foreign foreign = Foreign::Refuse);
     ~Store();
     Store(const Store &) = delete;
     Store &operator=(const Store &) = delete;
@@ -151,6 +157,7 @@ private:
     sqlite3_stmt *prepare(const char *sql);
     [[noreturn]] void fail(const std::string &what);
     void migrate();
+    void checkOwnership(Mode mode, Foreign foreign);
 
     std::string m_path;
     sqlite3 *m_db = nullptr;
