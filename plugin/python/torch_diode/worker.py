@@ -408,12 +408,23 @@ def parse_shard(text):
 def read_problems(path, search_space):
     """Problem JSON lines (`diode plan PLAN --expand`); each may carry its search_space."""
     problems = []
+    limit = 16 << 20  # as `diode import` and `diode rank`: /dev/zero never ends a line
     try:
-        f = open(path)
+        f = open(path, encoding="utf-8")
     except OSError as e:
         raise BadInput(f"{path}: {e.strerror}") from None
     with f:
-        for n, line in enumerate(f, 1):
+        n = 0
+        while True:
+            n += 1
+            try:
+                line = f.readline(limit + 1)
+            except UnicodeDecodeError as e:
+                raise BadInput(f"{path}:{n}: not UTF-8 text ({e.reason})") from None
+            if not line:
+                break
+            if len(line) > limit:
+                raise BadInput(f"{path}:{n}: longer than {limit} characters; a problem line is a few hundred")
             if not line.strip():
                 continue
             try:
@@ -508,6 +519,9 @@ def main(argv=None):
         if args.problems:
             if not args.out:
                 raise BadInput("--problems needs --out")
+            for path in [args.out] + list(args.done or []):
+                if os.path.isdir(path):
+                    raise BadInput(f"{path}: is a directory; --out and --done name files of problem JSON lines")
             return run_alone(args)
     except BadInput as e:
         print(f"error: {e}", file=sys.stderr)
