@@ -1,14 +1,21 @@
 #include "testutil.h"
 
 #include "candidatemodel.h"
+#include "curveplot.h"
 #include "metricsmodel.h"
 #include "modellist.h"
+#include "plotmessage.h"
+#include "predictionscatter.h"
 #include "timingmethodbox.h"
 #include "validatepage.h"
 #include "validationworker.h"
 #include "workbenchstate.h"
 
+#include "diode/features.h"
+#include "diode/modelpackage.h"
+
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QLabel>
 #include <QRegularExpression>
 #include <QSet>
@@ -40,6 +47,24 @@ ValidationResult validate(ValidationWorker &worker, const ValidationRequest &req
     if (!failed.isEmpty()) qWarning("failed: %s", qPrintable(failed.at(0).at(0).toString()));
     return results.size() == 2 ? results.at(1).at(0).value<ValidationResult>() : ValidationResult{};
 }
+
+// A second, untrained package under another name: an ensemble of one small network.
+QString otherPackage(const QString &dir)
+{
+    const int f = diode::FeatureSchema::size();
+    diode::MlpWeights w;
+    w.layerSizes = {f, 8, 1};
+    w.weights = {std::vector<float>(size_t(8 * f), 0.01f), std::vector<float>(8, 0.1f)};
+    w.biases = {std::vector<float>(8, 0.0f), std::vector<float>(1, -3.0f)};
+    w.inputMean.assign(size_t(f), 0.0f);
+    w.inputStd.assign(size_t(f), 1.0f);
+    const QString path = dir + "/other-model.diode";
+    diode::ModelPackage::save(path.toStdString(),
+                              {{"name", "other-model"}, {"hardware", {{"gpu", "NVIDIA H200"}, {"sm_count", 132}}}}, {w});
+    return path;
+}
+
+QString scatterMessage(QWidget &page) { return plotMessage(page.findChild<PredictionScatter *>("scatterA")); }
 
 } // namespace
 
@@ -163,6 +188,100 @@ private slots:
         QString error;
         QCOMPARE(models->add(m_dir.filePath("missing.diode"), &error), -1);
         QVERIFY(error.contains("missing.diode"));
+    }
+
+    // Validate measures on problems the model never saw unless told otherwise, and says which.
+    void defaultSourceIsHeldOut()
+    {
+        WorkbenchState state;
+        state.setPackage(kModel);
+        state.setDatabase(kDataset, true);
+        ValidatePage page(&state);
+        auto *source = page.findChild<QComboBox *>("problemSource");
+        QCOMPARE(source->currentData().toString(), ValidatePage::kHeldOutSource);
+        page.resize(1130, 760);
+        QSignalSpy ready(&page, &ValidatePage::ready);
+        page.show();
+        QVERIFY(ready.wait(30000));
+        QVERIFY(page.result().heldOutOnly);
+        QCOMPARE(page.result().problemsBeforeCut, size_t(624));
+        const size_t heldOut = page.result().table->problems.size();
+        QVERIFY2(heldOut >= 85 && heldOut <= 94, qPrintable(QString::number(heldOut))); // the test split: 94 drawn
+        QCOMPARE(page.result().models[0].trainedOnShown, 0);
+        QVERIFY2(page.scopeText().contains("never trained on"), qPrintable(page.scopeText()));
+        // The same problems and numbers as `diode eval --db` (its default is held-out too).
+        QString out, err;
+        const QString db = m_dir.filePath("eval-heldout.db"); // eval stores predictions: never in the shipped file
+        QVERIFY(QFile::copy(kDataset, db));
+        QFile(db).setPermissions(QFile::ReadOwner | QFile::WriteOwner);
+        QCOMPARE(testutil::runCli({"eval", "--package", kModel, "--db", db}, &out, &err), 0);
+        QVERIFY2(err.contains(QString("measuring on the %1 problems").arg(heldOut)), qPrintable(err));
+        QVERIFY2(out.contains(QString("model on %1 problems").arg(heldOut)), qPrintable(out));
+        // Every problem: labelled as including training problems, in the scope line and the titles.
+        source->setCurrentIndex(source->findData(ValidatePage::kAllSource));
+        QVERIFY(!page.hasResult()); // the held-out view is gone at once
+        QVERIFY(ready.wait(30000));
+        QCOMPARE(page.result().table->problems.size(), size_t(624));
+        QVERIFY(page.result().models[0].trainedOnShown >= int(624 - heldOut));
+        QVERIFY2(page.scopeText().contains("trained on"), qPrintable(page.scopeText()));
+        // The CDF plots a share: its y axis ends at 1.
+        const auto *cdf = page.findChild<CurvePlot *>("efficiencyCdf");
+        QVERIFY(cdf->yAxis->range().upper <= 1.05 && cdf->yAxis->range().lower == 0);
+    }
+
+    // After another model is chosen, nothing of the old one stays on screen under its name.
+    void noStaleViewAfterAChangeOfModel()
+    {
+        WorkbenchState state;
+        state.setPackage(kModel);
+        state.setDatabase(kDataset, true);
+        ValidatePage page(&state);
+        page.resize(1130, 760);
+        QSignalSpy ready(&page, &ValidatePage::ready);
+        page.show();
+        QVERIFY(ready.wait(30000));
+        QCOMPARE(page.metricsModel()->index(0, 0).data().toString(), QString("h200-gemm-mlp-v2"));
+        const int row = ModelList::of(&state)->add(otherPackage(m_dir.path()));
+        QVERIFY(row >= 0);
+        auto *modelA = page.findChild<QComboBox *>("modelA");
+        modelA->setCurrentIndex(row);
+        // Shown, it recomputes at once: the old result is gone before the new one arrives.
+        QVERIFY(!page.hasResult());
+        QCOMPARE(page.metricsModel()->rowCount(), 0);
+        QVERIFY2(scatterMessage(page).contains("other-model"), qPrintable(scatterMessage(page)));
+        QVERIFY(ready.wait(30000));
+        QCOMPARE(page.result().models[0].name, QString("other-model"));
+        QCOMPARE(page.metricsModel()->index(0, 0).data().toString(), QString("other-model"));
+        QVERIFY(scatterMessage(page).isEmpty());
+        // Hidden, it says it is out of date until it is shown again.
+        page.hide();
+        modelA->setCurrentIndex(modelA->findText("h200-gemm-mlp-v2"));
+        QVERIFY(!page.hasResult());
+        QVERIFY2(scatterMessage(page).startsWith("Out of date"), qPrintable(scatterMessage(page)));
+        page.show();
+        QVERIFY(ready.wait(30000));
+        QCOMPARE(page.result().models[0].name, QString("h200-gemm-mlp-v2"));
+    }
+
+    // Two models side by side keep the page within a 1280x800 window.
+    void twoModelsFitTheWindow()
+    {
+        WorkbenchState state;
+        state.setPackage(kModel);
+        state.setDatabase(kDataset, true);
+        ModelList::of(&state)->add(otherPackage(m_dir.path()));
+        ValidatePage page(&state);
+        page.resize(1130, 760);
+        QSignalSpy ready(&page, &ValidatePage::ready);
+        page.show();
+        QVERIFY(ready.wait(30000));
+        auto *modelB = page.findChild<QComboBox *>("modelB");
+        modelB->setCurrentIndex(modelB->findText("other-model"));
+        QVERIFY(ready.wait(30000));
+        QCOMPARE(page.result().models.size(), size_t(2));
+        const int width = page.minimumSizeHint().width();
+        modelB->setCurrentIndex(0); // the page remembers its second model: none for the next case
+        QVERIFY2(width <= 1100, qPrintable(QString::number(width)));
     }
 
     void pageRendersTheShippedData()

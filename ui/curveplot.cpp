@@ -1,6 +1,7 @@
 #include "curveplot.h"
 
 #include "exportactions.h"
+#include "plotmessage.h"
 
 namespace {
 const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(214, 39, 40),
@@ -21,8 +22,20 @@ CurvePlot::CurvePlot(const QString &xLabel, const QString &yLabel, QWidget *pare
     m_title->setTextColor(palette().color(QPalette::WindowText));
 }
 
+void CurvePlot::showMessage(const QString &sentence)
+{
+    clearGraphs();
+    m_title->setText(QString());
+    setPlotMessage(this, sentence);
+    replot();
+}
+
+void CurvePlot::setFixedYRange(double lo, double hi) { m_fixedY = QCPRange(lo, hi); }
+
 void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QCPGraph::LineStyle step)
 {
+    if (curves.isEmpty()) return showMessage(title);
+    setPlotMessage(this, QString());
     clearGraphs();
     m_title->setText(title);
     for (int i = 0; i < curves.size(); ++i) {
@@ -33,7 +46,8 @@ void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QC
         g->setData(curves[i].x, curves[i].y, true);
     }
     rescaleAxes();
-    yAxis->setRangeLower(0);
+    if (m_fixedY.size() > 0) yAxis->setRange(m_fixedY);
+    else yAxis->setRangeLower(0);
     replot();
 }
 

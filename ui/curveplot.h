@@ -17,10 +17,15 @@ public:
     explicit CurvePlot(const QString &xLabel, const QString &yLabel, QWidget *parent = nullptr);
     /// `step`: lsStepCenter for histograms, lsStepLeft for CDFs.
     void setCurves(const QString &title, const QVector<Curve> &curves, QCPGraph::LineStyle step);
+    /// No curves: `sentence` says why instead of empty axes.
+    void showMessage(const QString &sentence);
+    /// Keeps the y axis at [lo, hi] (a share: 0 to 1) instead of fitting it to the curves.
+    void setFixedYRange(double lo, double hi);
 
 protected:
     void changeEvent(QEvent *event) override;
 
 private:
     QCPTextElement *m_title;
+    QCPRange m_fixedY{0, 0};
 };

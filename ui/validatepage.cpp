@@ -6,6 +6,7 @@
 #include "exportactions.h"
 #include "metricsmodel.h"
 #include "modellist.h"
+#include "plotmessage.h"
 #include "predictionscatter.h"
 #include "timingmethodbox.h"
 #include "workbenchstate.h"
@@ -43,6 +44,14 @@ QVector<double> cdfY(size_t n)
     return y;
 }
 
+// ", held out" or ", incl. training problems": every title says what its numbers are measured on.
+QString scopeTag(const ModelValidation &m)
+{
+    if (m.trainedOnShown == 0) return QObject::tr(", held out");
+    if (m.trainedOnShown > 0) return QObject::tr(", incl. %1 training problems").arg(m.trainedOnShown);
+    return {};
+}
+
 Curve cdf(const QString &name, const std::vector<double> &sorted, Qt::PenStyle style = Qt::SolidLine)
 {
     return {name, QVector<double>(sorted.begin(), sorted.end()), cdfY(sorted.size()), style};
@@ -66,6 +75,7 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     , m_status(new QLabel(this))
     , m_error(new QLabel(this))
     , m_problemTitle(new QLabel(tr("Click a point to open its problem."), this))
+    , m_scope(new QLabel(this))
     , m_split(new QSplitter(Qt::Vertical, this))
     , m_topSplit(new QSplitter(Qt::Horizontal, this))
     , m_scatterA(new PredictionScatter(this))
@@ -83,23 +93,36 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     m_modelA->setToolTip(tr("The model to validate"));
     m_modelB->setToolTip(tr("A second model to show side by side"));
     m_colourBy->addItems({tr("op"), tr("dtype")});
-    m_problems->setToolTip(tr("Problems to validate on: the open database, or problem JSON lines with timings"));
+    // Long model and file names elide instead of widening the window (two models side by side).
+    for (QComboBox *box : {m_modelA, m_modelB, m_problems}) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(14);
+    }
+    m_problems->setObjectName(QStringLiteral("problemSource"));
+    m_problems->setToolTip(tr("Problems to validate on: those of the open database the model never trained on, all of "
+                              "them, or problem JSON lines with timings"));
+    m_cdf->setFixedYRange(0, 1.02); // a share of problems
+    m_cdf->setObjectName(QStringLiteral("efficiencyCdf"));
+    m_scatterA->setObjectName(QStringLiteral("scatterA"));
     auto *browse = new QPushButton(tr("Package…"), this);
     auto *problemsFile = new QPushButton(tr("Problems…"), this);
 
+    // Two rows: what is compared (models, problems), then how (times, colours) and the buttons.
+    auto *models = new QHBoxLayout;
+    models->addWidget(new QLabel(tr("Model"), this));
+    models->addWidget(m_modelA, 2);
+    models->addWidget(new QLabel(tr("vs"), this));
+    models->addWidget(m_modelB, 2);
+    models->addWidget(browse);
+    models->addWidget(new QLabel(tr("on"), this));
+    models->addWidget(m_problems, 3);
+    models->addWidget(problemsFile);
     auto *bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Model"), this));
-    bar->addWidget(m_modelA, 2);
-    bar->addWidget(new QLabel(tr("vs"), this));
-    bar->addWidget(m_modelB, 2);
-    bar->addWidget(browse);
-    bar->addWidget(new QLabel(tr("on"), this));
-    bar->addWidget(m_problems, 2);
-    bar->addWidget(problemsFile);
-    bar->addWidget(new QLabel(tr("times"), this));
+    bar->addWidget(new QLabel(tr("Times"), this));
     bar->addWidget(m_method);
     bar->addWidget(new QLabel(tr("colour by"), this));
     bar->addWidget(m_colourBy);
+    bar->addStretch(1);
     bar->addWidget(m_run);
     bar->addWidget(m_cancel);
     auto *statusRow = new QHBoxLayout;
@@ -107,6 +130,13 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     m_progress->setTextVisible(false);
     statusRow->addWidget(m_progress);
     statusRow->addWidget(m_status, 1);
+    // A long status (two models and where their predictions came from) wraps; it must not widen
+    // the window.
+    m_status->setWordWrap(true);
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_scope->setObjectName(QStringLiteral("validateScope"));
+    m_scope->setWordWrap(true);
+    m_scope->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_error->setStyleSheet(QStringLiteral("color: #d62728; font-weight: bold"));
     m_error->setWordWrap(true);
     m_error->setObjectName(QStringLiteral("validateError"));
@@ -119,6 +149,9 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     m_topSplit->addWidget(m_scatterB);
     m_topSplit->addWidget(curves);
     m_scatterB->hide();
+    // Two models side by side share the width; a plot's title must not make the window wider
+    // than the screen.
+    for (QWidget *plot : std::initializer_list<QWidget *>{m_scatterA, m_scatterB, curves}) plot->setMinimumSize(240, 200);
     m_metricsView = makeSortableTable(m_metrics, QStringLiteral("validationMetrics"), this);
     m_candidateView = makeSortableTable(m_candidates, QStringLiteral("problemCandidates"), this);
     auto *problemBox = new QWidget(this);
@@ -134,8 +167,10 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     m_split->setStretchFactor(1, 1);
 
     auto *layout = new QVBoxLayout(this);
+    layout->addLayout(models);
     layout->addLayout(bar);
     layout->addLayout(statusRow);
+    layout->addWidget(m_scope);
     layout->addWidget(m_error);
     layout->addWidget(m_split, 1);
     addPlotExport(m_scatterA, QStringLiteral("predicted-vs-measured"));
@@ -161,11 +196,9 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     connect(browse, &QPushButton::clicked, this, &ValidatePage::addPackage);
     connect(problemsFile, &QPushButton::clicked, this, &ValidatePage::chooseProblemsFile);
     connect(m_colourBy, &QComboBox::currentIndexChanged, this, &ValidatePage::drawScatters);
-    connect(m_method, &QComboBox::currentIndexChanged, this, [this] {
-        m_stale = true; // the measured times on screen are another method's now
-        if (isVisible() && m_result.table)
-            validate();
-    });
+    // The measured times on screen would be another method's, the predictions another model's.
+    for (QComboBox *box : {static_cast<QComboBox *>(m_method), m_modelA, m_modelB, m_problems})
+        connect(box, &QComboBox::currentIndexChanged, this, &ValidatePage::inputsChanged);
 
     connect(m_worker, &ValidationWorker::progress, this, [this](int done, int total) {
         m_progress->setRange(0, total);
@@ -186,13 +219,21 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
 
     auto refreshSources = [this] {
         const QString current = m_problems->currentData().toString();
+        const QString db = QFileInfo(m_state->databasePath()).fileName();
+        m_rebuildingSources = true;
         m_problems->clear();
-        m_problems->addItem(tr("database %1").arg(QFileInfo(m_state->databasePath()).fileName()), QString());
+        m_problems->addItem(tr("held-out problems of %1").arg(db), kHeldOutSource);
+        m_problems->setItemData(0, tr("Only the problems the model never trained on (its test split), when %1 is its "
+                                      "training data").arg(db), Qt::ToolTipRole);
+        m_problems->addItem(tr("all problems of %1").arg(db), kAllSource);
+        m_problems->setItemData(1, tr("Every problem, including those the model trained on: flatters the model"),
+                                Qt::ToolTipRole);
         const QString heldOut = QFileInfo(m_state->databasePath()).dir().filePath(QStringLiteral("h200-heldout.jsonl"));
-        if (QFileInfo::exists(heldOut)) m_problems->addItem(tr("held-out h200-heldout.jsonl"), heldOut);
+        if (QFileInfo::exists(heldOut)) m_problems->addItem(tr("held-out file h200-heldout.jsonl"), heldOut);
         const QString saved = QSettings().value(QStringLiteral("validate/problemsFile")).toString();
         if (!saved.isEmpty() && saved != heldOut && QFileInfo::exists(saved)) m_problems->addItem(QFileInfo(saved).fileName(), saved);
         m_problems->setCurrentIndex(std::max(0, m_problems->findData(current)));
+        m_rebuildingSources = false;
     };
     auto selectPackage = [this](const QString &path) {
         if (path.isEmpty()) return;
@@ -203,25 +244,25 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     };
     auto rebuildB = [this] {
         const QString keep = packageAt(m_modelB);
-        m_modelB->clear();
-        m_modelB->addItem(tr("(none)"), QString());
-        for (const auto &m : m_models->models()) m_modelB->addItem(m.name, m.path);
-        m_modelB->setCurrentIndex(std::max(0, m_modelB->findData(keep)));
+        {
+            const QSignalBlocker quiet(m_modelB); // a new model in the list changes no choice
+            m_modelB->clear();
+            m_modelB->addItem(tr("(none)"), QString());
+            for (const auto &m : m_models->models()) m_modelB->addItem(m.name, m.path);
+            m_modelB->setCurrentIndex(std::max(0, m_modelB->findData(keep)));
+        }
+        if (packageAt(m_modelB) != keep) inputsChanged();
     };
     connect(m_models, &QAbstractItemModel::rowsInserted, this, rebuildB);
     connect(m_models, &QAbstractItemModel::dataChanged, this, rebuildB);
     rebuildB();
     connect(m_state, &WorkbenchState::databaseChanged, this, [this, refreshSources] {
         refreshSources();
-        m_stale = true;
-        if (isVisible()) validate();
+        inputsChanged();
     });
-    connect(m_state, &WorkbenchState::packageChanged, this, [this, selectPackage](const QString &p) {
-        selectPackage(p);
-        m_stale = true;
-        if (isVisible()) validate();
-    });
-    connect(m_state, &WorkbenchState::dataChanged, this, [this] { m_stale = true; });
+    // Choosing the model shown already changes nothing; another one clears the view (inputsChanged).
+    connect(m_state, &WorkbenchState::packageChanged, this, selectPackage);
+    connect(m_state, &WorkbenchState::dataChanged, this, &ValidatePage::inputsChanged);
     refreshSources();
     selectPackage(m_state->packagePath());
 
@@ -235,7 +276,8 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     m_problems->setCurrentIndex(std::max(0, m_problems->findData(settings.value(QStringLiteral("validate/problems")).toString())));
     m_split->restoreState(settings.value(QStringLiteral("validate/split")).toByteArray());
     m_topSplit->restoreState(settings.value(QStringLiteral("validate/topSplit")).toByteArray());
-    m_scatterA->clearPoints(tr("Choose a model and press Validate (F5)"));
+    clearViews(tr("Choose a model and press Validate (F5)."));
+    m_stale = true;
 }
 
 ValidatePage::~ValidatePage()
@@ -268,7 +310,9 @@ void ValidatePage::validate()
 {
     ValidationRequest req;
     req.database = m_state->databasePath();
-    req.problemsFile = m_problems->currentData().toString();
+    const QString source = m_problems->currentData().toString();
+    req.problemsFile = source.startsWith(QLatin1String("db:")) ? QString() : source;
+    req.heldOutOnly = source != kAllSource;
     req.packages << packageAt(m_modelA);
     req.method = m_method->method();
     const QString b = packageAt(m_modelB);
@@ -279,11 +323,12 @@ void ValidatePage::validate()
     }
     m_stale = false;
     m_error->hide();
+    clearViews(tr("Validating %1 on %2…").arg(m_modelA->currentText(), m_problems->currentText()));
+    m_scope->clear();
     m_run->setEnabled(false);
     m_cancel->setEnabled(true);
     m_progress->setRange(0, 0);
     m_startedMs = QDateTime::currentMSecsSinceEpoch();
-    m_result = {};
     m_worker->start(req);
 }
 
@@ -292,8 +337,65 @@ void ValidatePage::cancel()
     if (!m_worker->isRunning()) return;
     m_worker->cancel();
     m_stale = true;
+    clearViews(tr("Cancelled. Validate (F5) to see %1 on %2.").arg(m_modelA->currentText(), m_problems->currentText()));
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
+}
+
+void ValidatePage::inputsChanged()
+{
+    if (m_rebuildingSources) return;
+    if (m_worker->isRunning()) m_worker->cancel();
+    m_stale = true;
+    clearViews(tr("Out of date: the model, problems or times changed. Validate (F5) to see %1 on %2.")
+                   .arg(m_modelA->currentText(), m_problems->currentText()));
+    m_scope->setText(tr("Out of date."));
+    if (isVisible() && !packageAt(m_modelA).isEmpty() && !m_state->databasePath().isEmpty()) validate();
+}
+
+void ValidatePage::clearViews(const QString &sentence)
+{
+    m_result = {};
+    m_problemOf.clear();
+    m_scatterA->clearPoints(QString());
+    setPlotMessage(m_scatterA, sentence);
+    m_scatterB->hide();
+    m_histogram->showMessage(sentence);
+    m_cdf->showMessage(sentence);
+    m_metrics->setResults({});
+    m_candidates->setResults({}, {});
+    m_problemTitle->setText(tr("Click a point to open its problem."));
+}
+
+QString ValidatePage::scopeText() const { return m_scope->text(); }
+
+void ValidatePage::showScope()
+{
+    if (m_result.models.empty() || !m_result.table) return m_scope->clear();
+    const auto &a = m_result.models.front();
+    const size_t n = m_result.table->problems.size();
+    const QString source = m_problems->currentText();
+    QStringList lines;
+    bool training = false;
+    if (a.trainedOnShown == 0)
+        lines << tr("Measured on %1 problems %2 never trained on (its test split of %3).")
+                     .arg(n).arg(a.name, QFileInfo(m_state->databasePath()).fileName());
+    else if (a.trainedOnShown > 0) {
+        training = true;
+        lines << tr("Includes %1 of %2 problems %3 trained on: training problems flatter a model; choose "
+                    "“held-out problems” to measure it fairly.")
+                     .arg(a.trainedOnShown).arg(n).arg(a.name);
+    } else
+        lines << tr("Measured on %1 problems of %2 (%3).").arg(n).arg(source, a.unknownWhy);
+    for (size_t k = 1; k < m_result.models.size(); ++k) {
+        const auto &b = m_result.models[k];
+        if (b.trainedOnShown > 0) {
+            training = true;
+            lines << tr("%1 trained on %2 of them.").arg(b.name).arg(b.trainedOnShown);
+        }
+    }
+    m_scope->setStyleSheet(training ? QStringLiteral("color: #b35c00; font-weight: bold") : QString());
+    m_scope->setText(lines.join(QLatin1Char(' ')));
 }
 
 void ValidatePage::fail(const QString &message)
@@ -301,6 +403,7 @@ void ValidatePage::fail(const QString &message)
     m_error->setText(message);
     m_error->show();
     m_status->setText(tr("Validation failed."));
+    clearViews(tr("Nothing to show: the validation failed (the message above says why)."));
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
 }
@@ -314,7 +417,9 @@ void ValidatePage::showResult(const ValidationResult &result)
         m_problemOf.assign(t.candidates(), 0);
         for (size_t p = 0; p < t.problems.size(); ++p)
             std::fill(m_problemOf.begin() + t.start[p], m_problemOf.begin() + t.start[p + 1], uint32_t(p));
+        setPlotMessage(m_scatterA, QString());
         drawScatters();
+        showScope();
         emit scatterShown((QDateTime::currentMSecsSinceEpoch() - m_startedMs) / 1000.0);
     }
     drawCurves();
@@ -363,7 +468,7 @@ void ValidatePage::drawScatters()
         }
         std::erase_if(groups, [](const ScatterGroup &g) { return g.points.isEmpty(); });
         views[k]->setVisible(true);
-        views[k]->setGroups(tr("%1: predicted vs measured (%2 candidates)").arg(m.name).arg(m_result.byMeasured.size()),
+        views[k]->setGroups(tr("%1\npredicted vs measured (%2 candidates%3)").arg(m.name).arg(m_result.byMeasured.size()).arg(scopeTag(m)),
                             std::move(groups));
     }
 }
@@ -382,7 +487,7 @@ void ValidatePage::drawCurves()
     }
     m_histogram->setCurves(tr("Residuals: ln(predicted / measured), clamped to ±2"), hist, QCPGraph::lsStepCenter);
     if (!m_result.complete) {
-        m_cdf->setCurves(tr("Computing efficiencies…"), {}, QCPGraph::lsStepLeft);
+        m_cdf->showMessage(tr("Computing efficiencies…"));
         return;
     }
     QVector<Curve> curves;
@@ -395,7 +500,10 @@ void ValidatePage::drawCurves()
            << cdf(tr("Inductor default order"), m_result.defaultTop1, Qt::DotLine);
     rows << MetricsRow{tr("ATen only"), m_result.aten, false}
          << MetricsRow{tr("Inductor default order (first config)"), m_result.firstConfig, false};
-    m_cdf->setCurves(tr("Per-problem top-1 efficiency (%1 problems)").arg(m_result.table->problems.size()), curves,
+    m_cdf->setCurves(tr("Per-problem top-1 efficiency (%1 problems%2)")
+                         .arg(m_result.table->problems.size())
+                         .arg(scopeTag(m_result.models.front())),
+                     curves,
                      QCPGraph::lsStepLeft);
     m_metrics->setResults(rows);
 }

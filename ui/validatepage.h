@@ -40,6 +40,12 @@ public:
     CandidateModel *candidateModel() const { return m_candidates; }
     MetricsModel *metricsModel() const { return m_metrics; }
     TimingMethodBox *methodBox() const { return m_method; }
+    /// What the shown numbers are measured on, and whether that includes training problems.
+    QString scopeText() const;
+
+    /// Values of the problem-source box for the open database.
+    static inline const QString kHeldOutSource = QStringLiteral("db:held-out");
+    static inline const QString kAllSource = QStringLiteral("db:all");
 
 signals:
     /// A complete validation is on screen.
@@ -52,6 +58,11 @@ protected:
 
 private:
     void showResult(const ValidationResult &result);
+    /// A model, the problems or the times changed: what is on screen no longer matches the
+    /// controls. Clears it and validates again when the page is shown (now, if it is).
+    void inputsChanged();
+    void clearViews(const QString &sentence);
+    void showScope();
     void drawScatters();
     void drawCurves();
     void showHover(qint64 candidate, const QPoint &globalPos);
@@ -73,7 +84,8 @@ private:
     TimingMethodBox *m_method;
     QPushButton *m_run, *m_cancel;
     QProgressBar *m_progress;
-    QLabel *m_status, *m_error, *m_problemTitle;
+    QLabel *m_status, *m_error, *m_problemTitle, *m_scope;
+    bool m_rebuildingSources = false;
     QSplitter *m_split, *m_topSplit;
     PredictionScatter *m_scatterA, *m_scatterB;
     CurvePlot *m_histogram, *m_cdf;

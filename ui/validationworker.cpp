@@ -1,5 +1,6 @@
 #include "validationworker.h"
 
+#include "diode/datasplit.h"
 #include "diode/evaluation.h"
 
 #include <QElapsedTimer>
@@ -23,6 +24,25 @@ std::vector<double> sortedTop1(const std::vector<diode::RankedProblem> &ranked)
     for (const auto &r : ranked) e.push_back(diode::topKEfficiency(r, 1));
     std::sort(e.begin(), e.end());
     return e;
+}
+
+// The table with only the problems whose label is in `keep`, candidates and configs as they were.
+diode::PredictionTable onlyProblems(const diode::PredictionTable &t, const std::set<std::string> &keep)
+{
+    diode::PredictionTable out;
+    out.configs = t.configs;
+    out.configIds = t.configIds;
+    for (size_t p = 0; p < t.problems.size(); ++p) {
+        if (!keep.count(t.problems[p].label())) continue;
+        out.problems.push_back(t.problems[p]);
+        if (!t.problemIds.empty()) out.problemIds.push_back(t.problemIds[p]);
+        for (uint32_t c = t.start[p]; c < t.start[p + 1]; ++c) {
+            out.configOf.push_back(t.configOf[c]);
+            out.measuredMs.push_back(t.measuredMs[c]);
+        }
+        out.start.push_back(uint32_t(out.configOf.size()));
+    }
+    return out;
 }
 
 void fillResiduals(ModelValidation &m, const diode::PredictionTable &t)
@@ -66,6 +86,7 @@ public:
         }
         if (packages.empty()) throw std::runtime_error("No model package chosen.");
         auto table = std::make_shared<diode::PredictionTable>();
+        std::vector<diode::HeldOutProblems> held; // per package, of a database
         if (!m_req.problemsFile.isEmpty()) {
             status(QStringLiteral("Reading problems from %1…").arg(m_req.problemsFile));
             auto data = diode::loadDatasetJsonl(m_req.problemsFile.toStdString(), m_req.method);
@@ -78,7 +99,19 @@ public:
             store = std::make_unique<diode::Store>(m_req.database.toStdString(), diode::Store::Mode::ReadOnly);
             res.method = diode::chooseTimingMethod(m_req.method, store->methodCounts());
             *table = diode::PredictionTable::fromStore(*store, res.method.method);
+            for (const auto &pkg : packages) held.push_back(diode::heldOutProblems(*store, pkg.manifest()));
+            res.problemsBeforeCut = table->problems.size();
+            if (m_req.heldOutOnly && held.front().known) {
+                *table = onlyProblems(*table, held.front().labels);
+                res.heldOutOnly = true;
+            }
         }
+        if (table->problems.empty() && res.heldOutOnly)
+            throw std::runtime_error(QStringLiteral("None of the problems %1 never trained on has %2 here; choose all "
+                                                    "problems of the database to validate on.")
+                                         .arg(QString::fromStdString(packages.front().manifest().value("name", "the model")),
+                                              QString::fromStdString(res.method.describe()))
+                                         .toStdString());
         if (table->problems.empty())
             throw std::runtime_error(QStringLiteral("No problems with %1 to validate against.")
                                          .arg(QString::fromStdString(res.method.describe()))
@@ -106,6 +139,13 @@ public:
                 m.source = QStringLiteral("predicted with the package");
             }
             if (stopped()) return;
+            if (k < held.size() && held[k].known) {
+                m.trainedOnShown = 0;
+                for (const auto &p : table->problems) m.trainedOnShown += held[k].labels.count(p.label()) ? 0 : 1;
+            } else {
+                m.unknownWhy = k < held.size() ? QString::fromStdString(held[k].why)
+                                               : QStringLiteral("problems from a file");
+            }
             fillResiduals(m, *table);
             res.models.push_back(std::move(m));
             progress(int(k) + 1, int(packages.size()) + 2);

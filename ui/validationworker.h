@@ -24,6 +24,10 @@ struct ValidationRequest {
     QStringList packages; ///< one or two
     std::optional<diode::TimingMethod>
         method; ///< the measured times to compare with; nullopt: the data's default
+    /// Of the database, only the problems the first model never trained on (its test split),
+    /// when the database is its training data; otherwise every problem. Either way each model's
+    /// result says how many of the problems it trained on (the Validate page defaults to this).
+    bool heldOutOnly = false;
 };
 
 /// One model's predictions on the shared table, and what they give.
@@ -35,6 +39,10 @@ struct ModelValidation {
     diode::SelectorMetrics metrics;
     std::vector<double> residualCounts; ///< histogram of ln(predicted / measured)
     double residualLo = -2, residualHi = 2;
+    /// Problems of the table this model trained on; -1 where that cannot be told (problems from
+    /// a file, or a database that is not its training data: `unknownWhy` says which).
+    int trainedOnShown = -1;
+    QString unknownWhy;
 };
 
 /// Everything the Validate page draws, as plain values. The table is shared, never modified.
@@ -48,6 +56,8 @@ struct ValidationResult {
     diode::MethodChoice method;                ///< whose measured times the table holds, and why
     diode::SelectorMetrics aten, firstConfig;
     double seconds = 0;
+    bool heldOutOnly = false; ///< the table was cut to the first model's test split
+    size_t problemsBeforeCut = 0; ///< problems of the source before that cut
 };
 Q_DECLARE_METATYPE(ValidationResult)
 

@@ -2,6 +2,7 @@
 
 #include "diode/config.h"
 #include "diode/dataset.h"
+#include "diode/datasplit.h"
 #include "diode/evaluation.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
@@ -29,6 +30,7 @@ namespace {
 struct Options {
     std::string db, out, package, input;
     std::string method; ///< empty: the data's default (defaultTimingMethod)
+    bool all = false;   ///< eval --db: every problem, not only those the model never saw
     std::vector<std::string> ops, dtypes;
     TrainOptions train;
 };
@@ -97,6 +99,35 @@ int runTrain(const Options &o)
 #endif
 }
 
+// Of a database, eval measures on the problems the package never trained on when it can tell
+// them apart (the database is its training data): numbers on training problems flatter a model.
+std::vector<size_t> problemsToMeasure(const Options &o, const ModelPackage &pkg, const std::vector<TrainingProblem> &problems)
+{
+    std::vector<size_t> all(problems.size());
+    std::iota(all.begin(), all.end(), size_t(0));
+    if (o.db.empty()) return all;
+    HeldOutProblems held;
+    {
+        Store store(o.db, Store::Mode::ReadOnly);
+        held = heldOutProblems(store, pkg.manifest());
+    }
+    if (!held.known) {
+        fmt::print(stderr, "measuring on all {} problems of {} ({})\n", problems.size(), o.db, held.why);
+        return all;
+    }
+    if (o.all) {
+        fmt::print(stderr, "measuring on all {} problems of {}, including the {} the model trained on (--all)\n",
+                   problems.size(), o.db, held.trainedOn);
+        return all;
+    }
+    std::vector<size_t> out;
+    for (size_t i = 0; i < problems.size(); ++i)
+        if (held.labels.count(problems[i].problem.label())) out.push_back(i);
+    fmt::print(stderr, "measuring on the {} problems of {} the model never saw (its test split; --all for all {})\n",
+               out.size(), o.db, problems.size());
+    return out;
+}
+
 int runEval(const Options &o)
 {
     const auto pkg = ModelPackage::load(o.package);
@@ -107,8 +138,16 @@ int runEval(const Options &o)
         fmt::print(stderr, "note: the model was trained on {} times\n", toString(pkg.timingMethod()));
     if (problems.empty()) throw InvalidInput("no problems with timings to evaluate");
     const auto ranked = rankWith(pkg, problems);
-    printTable(compareWithBaselines(ranked, problems));
-    if (!o.db.empty() && o.input.empty()) {
+    const auto measured = problemsToMeasure(o, pkg, problems);
+    if (measured.empty()) throw InvalidInput("none of the model's test problems has timings here; --all measures on every problem");
+    std::vector<RankedProblem> rankedPart;
+    std::vector<TrainingProblem> part;
+    for (size_t i : measured) {
+        rankedPart.push_back(ranked[i]);
+        part.push_back(problems[i]);
+    }
+    printTable(compareWithBaselines(rankedPart, part));
+    if (!o.db.empty() && o.input.empty()) { // every problem's predictions, for the Validate page
         Store store(o.db);
         Store::Transaction tx(store);
         const int64_t model = store.addModel(pkg.manifest().value("name", ""), o.package, pkg.manifest());
@@ -206,6 +245,9 @@ std::function<int()> addModelCommands(CLI::App &app)
     auto *evalDb = eval->add_option("--db", o->db, "SQLite database (predictions are stored there)");
     auto *evalIn = eval->add_option("--input", o->input, "problem JSON lines with timings (e.g. held-out problems)")->check(CLI::ExistingFile);
     evalDb->excludes(evalIn);
+    eval->add_flag("--all", o->all,
+                   "with --db: measure on every problem, including those the model trained on (default: only "
+                   "the problems of its test split when the database is its training data)");
     eval->add_option("--method", o->method, "timing method to evaluate against: " + methodHelp)
         ->check(methods);
 

@@ -12,22 +12,6 @@
 
 namespace diode {
 
-DataSplit DataSplit::byProblem(size_t n, double valFrac, double testFrac, uint64_t seed)
-{
-    std::vector<size_t> idx(n);
-    std::iota(idx.begin(), idx.end(), 0);
-    SplitMix64 rng(seed);
-    for (size_t i = n - 1; i > 0; --i) std::swap(idx[i], idx[rng.next() % (i + 1)]);
-    const size_t nTest = std::max<size_t>(1, size_t(std::round(testFrac * double(n))));
-    const size_t nVal = std::max<size_t>(1, size_t(std::round(valFrac * double(n))));
-    DataSplit s;
-    s.test.assign(idx.begin(), idx.begin() + long(nTest));
-    s.validation.assign(idx.begin() + long(nTest), idx.begin() + long(nTest + nVal));
-    s.train.assign(idx.begin() + long(nTest + nVal), idx.end());
-    for (auto *v : {&s.train, &s.validation, &s.test}) std::sort(v->begin(), v->end());
-    return s;
-}
-
 namespace {
 
 // A candidate that produced no timing (out of shared memory, failed to compile) must rank last:

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "diode/dataset.h"
+#include "diode/datasplit.h"
 #include "diode/evaluation.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
@@ -9,12 +10,6 @@
 #include <functional>
 
 namespace diode {
-
-/// Which problems went where: the split is by problem, never by row.
-struct DataSplit {
-    std::vector<size_t> train, validation, test;
-    static DataSplit byProblem(size_t problems, double validationFraction, double testFraction, uint64_t seed);
-};
 
 struct TrainResult {
     std::vector<MlpWeights> members; ///< the ensemble: one network per member
