@@ -7,6 +7,7 @@
 #include "failedproblemsmodel.h"
 #include "mainwindow.h"
 #include "planform.h"
+#include "plotmessage.h"
 #include "storetablemodel.h"
 #include "sweeppage.h"
 #include "throughputplot.h"
@@ -16,7 +17,9 @@
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QPushButton>
+#include <QStandardPaths>
 #include <QSignalSpy>
 
 namespace {
@@ -189,6 +192,40 @@ private slots:
         QVERIFY(w.showPage("dataPage"));
         QTest::qWait(50);
         pagecheck::checkRendered(data, "data-after-cpu-run", 8);
+    }
+
+    // Before a run the bar counts the plan's problems (never a default "0 / 100"), and the plot
+    // is a sentence, not empty axes.
+    void progressCountsThePlanBeforeARun() {
+        WorkbenchState state;
+        SweepPage page(&state);
+        page.setPlanText(QString::fromLatin1(kSmallCpuPlan), m_dir.path());
+        QCOMPARE(waitEstimate(page).problems, qint64(10));
+        auto *bar = page.findChild<QProgressBar *>("sweepProgress");
+        QCOMPARE(bar->maximum(), 10);
+        QCOMPARE(bar->text(), QString("0 / 10 problems"));
+        QVERIFY(!plotMessage(page.plot()).isEmpty());
+    }
+
+    // What `diode-workbench --page sweepPage --screenshot` shows: a finished cpu run, written to
+    // the run's own data folder.
+    void screenshotShowsAFinishedRun() {
+        QStandardPaths::setTestModeEnabled(true); // the data folder of this test, not the user's
+        WorkbenchState state;
+        SweepPage page(&state);
+        page.resize(1130, 760);
+        page.show();
+        QSignalSpy ready(&page, &SweepPage::ready);
+        page.runForScreenshot();
+        QVERIFY(ready.wait(120000));
+        auto *bar = page.findChild<QProgressBar *>("sweepProgress");
+        QCOMPARE(bar->value(), bar->maximum());
+        QCOMPARE(bar->maximum(), 10);
+        QCOMPARE(page.plot()->points(), 10);
+        QVERIFY(plotMessage(page.plot()).isEmpty());
+        QVERIFY(page.targetDatabase().startsWith(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)));
+        QFile::remove(page.targetDatabase());
+        QStandardPaths::setTestModeEnabled(false);
     }
 
     void cancelThenResumeFinishesTheRun() {

@@ -149,39 +149,41 @@ void HardwarePage::showStored(const StoredTelemetry &t) {
 void HardwarePage::showSource() {
     const QVariant v = m_source->currentData();
     if (!v.isValid()) {
-        m_plot->setSamples({}, tr("No telemetry"));
-        m_sourceInfo->setText(m_reported && m_liveGpus == 0
-                                  ? tr("No live GPU, and no database with runs is open.")
-                                  : QString());
+        const QString why = m_reported && m_liveGpus == 0
+                                ? tr("No GPU on this machine, and the open database has no runs: there is no "
+                                     "telemetry to show.")
+                                : tr("No telemetry source.");
+        m_plot->setSamples({}, QString(), why);
+        m_sourceInfo->clear();
         return;
     }
     const qlonglong i = v.toLongLong();
     if (i < 0) {
-        m_plot->setSamples({}, tr("Live telemetry of GPU %1 (one sample a second)").arg(-1 - i));
+        m_plot->setSamples({}, tr("Live telemetry of GPU %1 (one sample a second)").arg(-1 - i),
+                           tr("Waiting for the first sample of GPU %1…").arg(-1 - i));
         m_sourceInfo->setText(tr("Sampling live."));
         return;
     }
     const auto &samples = m_stored.samples[size_t(i)];
     const auto &run = m_stored.runs[size_t(i)];
-    m_plot->setSamples(
-        samples,
-        tr("Telemetry stored with run %1 (%2)").arg(run.id).arg(QString::fromStdString(run.gpuName)));
     if (!samples.empty()) {
         m_sourceInfo->setText(tr("%1 samples over %2 s, stored while the run measured.")
                                   .arg(samples.size())
                                   .arg(samples.back().tSeconds, 0, 'f', 0));
-    } else {
-        const bool imported = run.backend == "import";
-        m_sourceInfo->setText(
-            (m_liveGpus == 0 ? tr("No live GPU on this machine. ") : QString()) +
-            (imported
-                 ? tr("Run %1 has no telemetry: it was imported from the sweep worker's problem JSON, which "
+        m_plot->setSamples(samples, tr("Telemetry stored with run %1 (%2)").arg(run.id).arg(QString::fromStdString(run.gpuName)),
+                           QString());
+        return;
+    }
+    const bool imported = run.backend == "import";
+    const QString why =
+        imported ? tr("Run %1 has no telemetry: it was imported from the sweep worker's problem JSON, which "
                       "carries no clock, power or temperature samples.")
                        .arg(run.id)
                  : tr("Run %1 has no telemetry: its backend (%2) sampled none (no GPU library where it ran).")
                        .arg(run.id)
-                       .arg(QString::fromStdString(run.backend))));
-    }
+                       .arg(QString::fromStdString(run.backend));
+    m_sourceInfo->setText(m_liveGpus == 0 ? tr("No live GPU on this machine.") : QString());
+    m_plot->setSamples({}, QString(), why);
 }
 
 void HardwarePage::addLiveSample(int gpu, const diode::TelemetrySample &sample) {

@@ -1,6 +1,7 @@
 #include "heatmapview.h"
 
 #include "exportactions.h"
+#include "plotmessage.h"
 
 #include <algorithm>
 
@@ -16,8 +17,15 @@ HeatmapView::HeatmapView(QWidget *parent)
     m_scale->setType(QCPAxis::atRight);
     m_scale->axis()->setLabel(tr("best TFLOP/s"));
     m_map->setColorScale(m_scale);
-    QCPColorGradient gradient(QCPColorGradient::gpThermal);
-    gradient.setNanHandling(QCPColorGradient::nhTransparent); // empty bins show the background
+    // Viridis: dark to yellow, never near white, so the best cell cannot pass for an empty one;
+    // empty bins are transparent and show the plot's background.
+    QCPColorGradient gradient;
+    gradient.clearColorStops();
+    const QColor stops[] = {QColor(68, 1, 84), QColor(59, 82, 139), QColor(33, 145, 140), QColor(94, 201, 98),
+                            QColor(253, 231, 37)};
+    for (int i = 0; i < 5; ++i) gradient.setColorStopAt(i / 4.0, stops[i]);
+    gradient.setColorInterpolation(QCPColorGradient::ciRGB);
+    gradient.setNanHandling(QCPColorGradient::nhTransparent);
     m_map->setGradient(gradient);
     m_map->setInterpolate(false);
     auto *margins = new QCPMarginGroup(this);
@@ -39,13 +47,16 @@ HeatmapView::HeatmapView(QWidget *parent)
 }
 
 void HeatmapView::setCells(const std::vector<diode::HeatCell> &cells, const QString &title) {
-    m_title->setText(title);
     if (cells.empty()) {
+        m_title->setText(QString());
         m_map->data()->clear();
         m_map->setVisible(false);
+        setPlotMessage(this, title);
         redraw();
         return;
     }
+    setPlotMessage(this, QString());
+    m_title->setText(title);
     int minM = cells[0].log2M, maxM = minM, minN = cells[0].log2N, maxN = minN;
     for (const auto &c : cells) {
         minM = std::min(minM, c.log2M);

@@ -1,8 +1,10 @@
 #include "rooflineview.h"
 
 #include "exportactions.h"
+#include "plotmessage.h"
 
 #include <algorithm>
+#include <cmath>
 
 RooflineView::RooflineView(QWidget *parent)
     : QCustomPlot(parent)
@@ -33,40 +35,62 @@ RooflineView::RooflineView(QWidget *parent)
     addPlotExport(this, QStringLiteral("roofline"));
 }
 
+namespace {
+
+// Whole decades around [lo, hi], at least one: a log axis labelled at powers of ten only, never
+// the same rounded label twice.
+QCPRange decades(double lo, double hi)
+{
+    const double a = std::floor(std::log10(lo)), b = std::max(std::ceil(std::log10(hi)), a + 1);
+    return QCPRange(std::pow(10.0, a), std::pow(10.0, b));
+}
+
+} // namespace
+
 void RooflineView::setPoints(const std::vector<diode::ProblemBest> &points, double peakTflops,
                              double bandwidthTBs, const QString &title) {
-    m_title->setText(title);
+    if (points.empty()) {
+        m_title->setText(QString());
+        m_points->data()->clear();
+        m_roof->data()->clear();
+        setPlotMessage(this, tr("No successful measurements to place under a roof in this selection (%1).").arg(title));
+        redraw();
+        return;
+    }
+    setPlotMessage(this, QString());
     QVector<double> x, y;
-    double lo = 1, hi = 1000, top = std::max(peakTflops, 1e-3), bottom = top;
     for (const auto &p : points) {
         x << p.intensity();
         y << p.tflops();
     }
-    if (!x.isEmpty()) {
-        lo = *std::min_element(x.begin(), x.end());
-        hi = *std::max_element(x.begin(), x.end());
-        top = std::max(top, *std::max_element(y.begin(), y.end()));
-        bottom = *std::min_element(y.begin(), y.end());
-    }
+    double lo = *std::min_element(x.begin(), x.end()), hi = *std::max_element(x.begin(), x.end());
+    double bottom = *std::min_element(y.begin(), y.end()), top = *std::max_element(y.begin(), y.end());
     m_points->setData(x, y);
-    lo = std::max(lo / 2, 1e-3);
-    hi = hi * 2;
     // The roof: bandwidth-bound (TB/s × FLOP/byte = TFLOP/s) until the ridge, compute-bound after.
+    // Without both peaks there is no roof to draw, and the legend must not promise one.
     QVector<double> rx, ry;
-    if (peakTflops > 0 && bandwidthTBs > 0) {
+    const bool roof = peakTflops > 0 && bandwidthTBs > 0;
+    if (roof) {
         const double ridge = peakTflops / bandwidthTBs;
         lo = std::min(lo, ridge / 100);
         hi = std::max(hi, ridge * 4);
-        rx << lo << ridge << hi;
-        ry << bandwidthTBs * lo << peakTflops << peakTflops;
-        bottom = std::min(bottom, bandwidthTBs * lo);
+        const QCPRange xr = decades(std::max(lo / 2, 1e-3), hi * 2);
+        rx << xr.lower << ridge << xr.upper;
+        ry << bandwidthTBs * xr.lower << peakTflops << peakTflops;
+        bottom = std::min(bottom, bandwidthTBs * xr.lower);
+        top = std::max(top, peakTflops);
         m_roof->setName(tr("roof: %1 TFLOP/s, %2 TB/s (ridge %3 FLOP/B)")
                             .arg(peakTflops, 0, 'f', 1)
                             .arg(bandwidthTBs, 0, 'f', 2)
                             .arg(ridge, 0, 'f', 0));
+        m_roof->addToLegend();
+        m_title->setText(title);
+    } else {
+        m_roof->removeFromLegend();
+        m_title->setText(tr("%1 (no roof: no peak compute and bandwidth for this hardware; set them above)").arg(title));
     }
     m_roof->setData(rx, ry);
-    xAxis->setRange(lo, hi);
-    yAxis->setRange(std::max(bottom / 2, 1e-6), top * 2);
+    xAxis->setRange(decades(std::max(lo / 2, 1e-3), hi * 2));
+    yAxis->setRange(decades(std::max(bottom / 2, 1e-6), top * 2));
     redraw();
 }

@@ -36,6 +36,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <climits>
+
 using json = nlohmann::json;
 
 namespace {
@@ -93,6 +95,7 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
             [this](qint64 runId, qint64 total, const QString &backend) {
                 m_status->setText(tr("Run %1 (%2 backend): %3 problems").arg(runId).arg(backend).arg(total));
                 m_progress->setRange(0, int(total));
+                m_progress->setTextVisible(true);
                 // Show the sweep's database everywhere, so the Data page fills as it is written.
                 if (m_state->databasePath() != m_database)
                     m_state->setDatabase(m_database, false);
@@ -211,8 +214,10 @@ QWidget *SweepPage::runPanel() {
     m_cancel->setEnabled(false);
     m_progress = new QProgressBar(box);
     m_progress->setObjectName(QStringLiteral("sweepProgress"));
-    m_progress->setFormat(QStringLiteral("%v / %m"));
+    m_progress->setFormat(tr("%v / %m problems"));
+    m_progress->setRange(0, 1); // the plan's size once it is counted (showEstimate)
     m_progress->setValue(0);
+    m_progress->setTextVisible(false);
     m_status = new QLabel(tr("No sweep running."), box);
     m_status->setObjectName(QStringLiteral("sweepStatus"));
     m_status->setWordWrap(true);
@@ -390,6 +395,11 @@ void SweepPage::scheduleEstimate() {
 void SweepPage::showEstimate(const PlanEstimate &e) {
     m_planValid = e.error.isEmpty();
     m_run->setEnabled(m_planValid && !m_worker->isRunning());
+    if (!m_worker->isRunning()) { // before a run the bar counts the plan's problems, not a default 100
+        m_progress->setRange(0, m_planValid ? int(std::min<qint64>(e.problems, INT_MAX)) : 1);
+        m_progress->setValue(0);
+        m_progress->setTextVisible(m_planValid);
+    }
     if (!m_planValid) {
         m_estimate->setStyleSheet(QStringLiteral("QLabel { color: #c0392b; }"));
         m_estimate->setText(e.error);
@@ -435,7 +445,10 @@ void SweepPage::runForScreenshot() {
     if (plan.isEmpty() || !openPlan(plan))
         return showError(tr("The shipped plan resources/plans/cpu-smoke.json was not found."));
     setBackend(QStringLiteral("cpu"));
-    const QString db = QDir::temp().filePath(QStringLiteral("diode-screenshot-sweep-%1.db").arg(QCoreApplication::applicationPid()));
+    // Into the data folder of this run: a --screenshot run has a throw-away one (app/workbench).
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    QDir().mkpath(dir);
+    const QString db = dir + QStringLiteral("/screenshot-sweep-%1.db").arg(QCoreApplication::applicationPid());
     QFile::remove(db);
     try {
         diode::Store store(db.toStdString()); // an empty store, so the window can show it before the run
@@ -467,7 +480,7 @@ void SweepPage::start(bool resume) {
     r.resume = resume;
     m_failed->clear();
     m_results->setTabText(1, tr("Failed problems (0)"));
-    m_plot->clear();
+    m_plot->clear(tr("Measuring: each problem's best TFLOP/s appears here as it finishes."));
     m_progress->setRange(0, 0); // busy until the run's size is known
     m_status->setText(resume ? tr("Resuming the newest unfinished run of %1…").arg(m_database)
                              : tr("Starting the %1 backend…").arg(r.backend));

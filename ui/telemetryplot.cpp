@@ -1,6 +1,7 @@
 #include "telemetryplot.h"
 
 #include "exportactions.h"
+#include "plotmessage.h"
 
 TelemetryPlot::TelemetryPlot(QWidget *parent)
     : QCustomPlot(parent)
@@ -37,8 +38,10 @@ TelemetryPlot::TelemetryPlot(QWidget *parent)
     addPlotExport(this, QStringLiteral("telemetry"));
 }
 
-void TelemetryPlot::setSamples(const std::vector<diode::TelemetrySample> &samples, const QString &title) {
+void TelemetryPlot::setSamples(const std::vector<diode::TelemetrySample> &samples, const QString &title,
+                               const QString &whyEmpty) {
     m_title->setText(title);
+    setPlotMessage(this, samples.empty() ? whyEmpty : QString());
     for (QCPGraph *g : m_graphs)
         g->data()->clear();
     for (const auto &s : samples) {
@@ -51,6 +54,7 @@ void TelemetryPlot::setSamples(const std::vector<diode::TelemetrySample> &sample
 }
 
 void TelemetryPlot::addSample(const diode::TelemetrySample &s) {
+    setPlotMessage(this, QString());
     m_graphs[0]->addData(s.tSeconds, s.smClockMhz);
     m_graphs[1]->addData(s.tSeconds, s.memClockMhz);
     m_graphs[2]->addData(s.tSeconds, s.powerW);

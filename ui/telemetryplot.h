@@ -10,7 +10,8 @@ class TelemetryPlot : public QCustomPlot {
     Q_OBJECT
 public:
     explicit TelemetryPlot(QWidget *parent = nullptr);
-    void setSamples(const std::vector<diode::TelemetrySample> &samples, const QString &title);
+    /// Draws `samples`; with none, `whyEmpty` stands in for the plot.
+    void setSamples(const std::vector<diode::TelemetrySample> &samples, const QString &title, const QString &whyEmpty);
     /// Appends one live sample; keeps the last 10 minutes in view.
     void addSample(const diode::TelemetrySample &sample);
     int sampleCount() const { return m_graphs[0]->dataCount(); }

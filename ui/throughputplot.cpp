@@ -1,6 +1,7 @@
 #include "throughputplot.h"
 
 #include "exportactions.h"
+#include "plotmessage.h"
 
 ThroughputPlot::ThroughputPlot(QWidget *parent)
     : QCustomPlot(parent) {
@@ -19,7 +20,7 @@ ThroughputPlot::ThroughputPlot(QWidget *parent)
     yAxis->setLabel(tr("achieved TFLOP/s (best config)"));
     legend->setVisible(true);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
-    clear();
+    clear(tr("No sweep has run yet."));
     applyPalette(this);
     addPlotExport(this, QStringLiteral("sweep-throughput"));
 }
@@ -30,7 +31,8 @@ void ThroughputPlot::addResult(const ProblemResult &r) {
     const double gflop = r.problem.flops() / 1e9;
     m_graphs[int(r.problem.dtype)]->addData(gflop, r.tflops());
     m_top = std::max(m_top, r.tflops());
-    ++m_points;
+    if (m_points++ == 0)
+        setPlotMessage(this, QString());
     bool found = false;
     QCPRange x;
     for (QCPGraph *g : m_graphs) {
@@ -46,7 +48,8 @@ void ThroughputPlot::addResult(const ProblemResult &r) {
     redraw(); // coalesced: a burst of results costs one repaint
 }
 
-void ThroughputPlot::clear() {
+void ThroughputPlot::clear(const QString &sentence) {
+    setPlotMessage(this, sentence);
     for (QCPGraph *g : m_graphs)
         g->data()->clear();
     m_points = 0;

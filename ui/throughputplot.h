@@ -11,7 +11,8 @@ class ThroughputPlot : public QCustomPlot {
 public:
     explicit ThroughputPlot(QWidget *parent = nullptr);
     void addResult(const ProblemResult &result);
-    void clear();
+    /// No points; `sentence` stands in for the plot until the first one arrives.
+    void clear(const QString &sentence);
     int points() const { return m_points; }
 
 protected:

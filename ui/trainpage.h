@@ -31,7 +31,7 @@ public:
     void setEpochs(int epochs);
     void train();
     void cancel();
-    /// A short real run (80 epochs) so a screenshot shows curves and a result.
+    /// A short real run (40 epochs) so a screenshot shows curves and a result.
     Q_INVOKABLE void runForScreenshot();
     TrainWorker *worker() const { return m_worker; }
     ModelList *models() const { return m_models; }
