@@ -5,7 +5,12 @@
 #include "mainwindow.h"
 #include "summarypage.h"
 
+#include "diode/config.h"
+
+#include <QCryptographicHash>
+#include <QDirIterator>
 #include <QLabel>
+#include <QMessageBox>
 #include <QSignalSpy>
 #include <QTableWidget>
 
@@ -99,6 +104,78 @@ private slots:
         QVERIFY(p.waitForFinished(10000));
         const QString out = QString::fromUtf8(p.readAll());
         QVERIFY2(!out.contains("Cannot") && !out.contains("error"), qPrintable(out));
+    }
+
+    // Every page says in one line what it shows; Help ▸ About names the version, the build's
+    // features, where data lives and the documentation.
+    void pagesSayWhatTheyShowAndAboutNamesTheBuild()
+    {
+        MainWindow w;
+        w.show();
+        auto *description = w.findChild<QLabel *>("pageDescription");
+        QVERIFY(description);
+        QSet<QString> seen;
+        for (const QString &name : w.pageNames()) {
+            QVERIFY(w.showPage(name));
+            QVERIFY2(description->text().size() > 20, qPrintable(name));
+            seen.insert(description->text());
+        }
+        QCOMPARE(seen.size(), w.pageNames().size());
+        const QString about = MainWindow::aboutText();
+        for (const QString &part : {QString(DIODE_VERSION), QString("training (LibTorch)"), QString("settings:"),
+                                    QString("trained models:"), QString("README.md")})
+            QVERIFY2(about.contains(part), qPrintable(part));
+        w.showAbout();
+        auto *box = w.findChild<QMessageBox *>("aboutDialog");
+        QVERIFY(box && box->isVisible());
+        box->close();
+    }
+
+    // A --screenshot run trains, sweeps and opens files to show real content, in a world of its
+    // own: the user's settings, model folder, current model and sweep database stay as they were.
+    void screenshotRunLeavesSettingsAndDataAlone()
+    {
+        const QString config = m_dir.filePath("user-config"), data = m_dir.filePath("user-data");
+        const QString settings = config + "/diode/diode-workbench.conf";
+        QVERIFY(QDir().mkpath(QFileInfo(settings).absolutePath()));
+        QVERIFY(QDir().mkpath(data + "/diode/diode-workbench/models"));
+        auto write = [](const QString &path, const QByteArray &bytes) {
+            QFile f(path);
+            return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+        };
+        QVERIFY(write(settings, "[state]\npackage=/home/someone/mine.diode\n\n[sweep]\ndatabase=/home/someone/mine.db\n\n"
+                                "[train]\nepochs=3\n"));
+        QVERIFY(write(data + "/diode/diode-workbench/models/mine.diode", "not a real package"));
+        auto snapshot = [&] { // every file under both folders with a hash of its bytes
+            QStringList files;
+            for (const QString &root : {config, data}) {
+                QDirIterator it(root, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+                while (it.hasNext()) {
+                    const QString f = it.next();
+                    files << f + ' ' + QCryptographicHash::hash(testutil::fileBytes(f), QCryptographicHash::Sha1).toHex();
+                }
+            }
+            files.sort();
+            return files;
+        };
+        const QStringList before = snapshot();
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        env.insert("XDG_CONFIG_HOME", config);
+        env.insert("XDG_DATA_HOME", data);
+        QStringList pages{"sweepPage"};
+        if (DIODE_HAVE_TORCH) pages << "trainPage"; // trains a model and makes it current
+        for (const QString &page : pages) {
+            const QString png = m_dir.filePath(page + ".png");
+            QProcess p;
+            p.setProcessEnvironment(env);
+            p.setProcessChannelMode(QProcess::MergedChannels);
+            p.start(QStringLiteral(DIODE_WORKBENCH), {"--page", page, "--screenshot", png});
+            QVERIFY2(p.waitForFinished(240000), qPrintable(page));
+            QVERIFY2(p.exitCode() == 0, qPrintable(page + ": " + QString::fromUtf8(p.readAll())));
+            QVERIFY(QFileInfo(png).size() > 10000);
+        }
+        QCOMPARE(snapshot(), before);
     }
 
     void foreignFileGivesAVisibleError()

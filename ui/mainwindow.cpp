@@ -10,9 +10,20 @@
 #include "exportpage.h"
 #include "trainpage.h"
 #include "validatepage.h"
+#include "shippedfile.h"
 #include "workbenchstate.h"
 
+#include "diode/config.h"
+#include "diode/modelinstall.h"
+
+#include <QDesktopServices>
+#include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QStandardPaths>
+#include <QUrl>
+#include <QVBoxLayout>
 #include <QHBoxLayout>
 #include <QListWidget>
 #include <QMenuBar>
@@ -27,6 +38,7 @@ MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
     , m_state(new WorkbenchState(this))
     , m_pageList(new QListWidget(this))
+    , m_pageDescription(new QLabel(this))
     , m_pages(new QStackedWidget(this))
     , m_summary(new SummaryPage(this))
     , m_loader(new StoreLoader(this))
@@ -38,27 +50,58 @@ MainWindow::MainWindow(QWidget *parent)
     m_pageList->setObjectName(QStringLiteral("pageList"));
     m_pageList->setFixedWidth(150);
     layout->addWidget(m_pageList);
-    layout->addWidget(m_pages, 1);
+    auto *right = new QVBoxLayout;
+    m_pageDescription->setObjectName(QStringLiteral("pageDescription"));
+    m_pageDescription->setWordWrap(true);
+    m_pageDescription->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_pageDescription->setContentsMargins(6, 4, 6, 0);
+    m_pageDescription->setStyleSheet(QStringLiteral("QLabel { font-style: italic; }"));
+    right->addWidget(m_pageDescription);
+    right->addWidget(m_pages, 1);
+    layout->addLayout(right, 1);
     setCentralWidget(central);
-    connect(m_pageList, &QListWidget::currentRowChanged, m_pages, &QStackedWidget::setCurrentIndex);
+    connect(m_pageList, &QListWidget::currentRowChanged, this, [this](int row) {
+        m_pages->setCurrentIndex(row);
+        m_pageDescription->setText(m_descriptions.value(row));
+    });
     resize(1280, 800);
 
     auto *file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open database…"), QKeySequence::Open, this, &MainWindow::chooseDatabase);
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    auto *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Documentation"), QKeySequence::HelpContents, this, [] {
+        QDesktopServices::openUrl(QUrl::fromLocalFile(shippedFile(QStringLiteral("README.md"))));
+    });
+    help->addAction(tr("&About Diode Workbench"), this, &MainWindow::showAbout);
 
     m_summary->setObjectName(QStringLiteral("overviewPage"));
-    addPage(m_summary, tr("Overview"));
+    addPage(m_summary, tr("Overview"),
+            tr("What the open database holds: problems, measurements and their timing methods, GPUs, and one row per run."));
     // Further pages are added here, one line each.
-    addPage(new HardwarePage(m_state, this), tr("Hardware"));
-    addPage(new SweepPage(m_state, this), tr("Sweep"));
-    addPage(new DataPage(m_state, this), tr("Data"));
-    addPage(new TrainPage(m_state, this), tr("Train"));
-    addPage(new ValidatePage(m_state, this), tr("Validate"));
-    addPage(new BiasPage(m_state, this), tr("Bias"));
-    addPage(new ExportPage(m_state, this), tr("Export"));
-    addPage(new DemoPage(m_state, this), tr("Demo"));
+    addPage(new HardwarePage(m_state, this), tr("Hardware"),
+            tr("This machine's CPU and GPUs, and clock, power and temperature telemetry: live, or stored with a run."));
+    addPage(new SweepPage(m_state, this), tr("Sweep"),
+            tr("Design a sweep plan, see its size and duration, run it (cpu or inductor backend) and watch each "
+               "problem's best TFLOP/s arrive."));
+    addPage(new DataPage(m_state, this), tr("Data"),
+            tr("Every run, problem and measurement of the open database, filtered and sorted; best TFLOP/s over "
+               "(M, N) and the roofline."));
+    addPage(new TrainPage(m_state, this), tr("Train"),
+            tr("Train the runtime model on the open database: loss and validation top-1 efficiency per epoch, one "
+               "curve per network of the ensemble."));
+    addPage(new ValidatePage(m_state, this), tr("Validate"),
+            tr("How well a model picks kernels on problems it never trained on: predicted against measured time, "
+               "and top-1 efficiency against ATen alone and Inductor's default."));
+    addPage(new BiasPage(m_state, this), tr("Bias"),
+            tr("Where Inductor's own autotune benchmark misleads max-autotune, against in-graph times."));
+    addPage(new ExportPage(m_state, this), tr("Export"),
+            tr("A model package's metrics on its held-out test split and its manifest; save it, or install it "
+               "for the Inductor plugin."));
+    addPage(new DemoPage(m_state, this), tr("Demo"),
+            tr("diode demo: compile time and kernel speed-up against max-autotune, run on a local GPU or read "
+               "from a saved result."));
 
     connect(m_loader, &StoreLoader::loaded, this, [this](const DatasetSummary &s) {
         m_summary->setSummary(s);
@@ -90,10 +133,12 @@ void MainWindow::closeEvent(QCloseEvent *event)
     QMainWindow::closeEvent(event);
 }
 
-void MainWindow::addPage(QWidget *page, const QString &title)
+void MainWindow::addPage(QWidget *page, const QString &title, const QString &description)
 {
+    m_descriptions << description;
     m_pages->addWidget(page);
     m_pageList->addItem(title);
+    m_pageList->item(m_pageList->count() - 1)->setToolTip(description);
     const int n = m_pages->count();
     if (n <= 9) {
         auto *sc = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + n)), this);
@@ -132,4 +177,34 @@ void MainWindow::chooseDatabase()
     const QString path = QFileDialog::getOpenFileName(this, tr("Open database"), QString(),
                                                       tr("Diode databases (*.db *.sqlite);;All files (*)"));
     if (!path.isEmpty()) openDatabase(path);
+}
+
+QString MainWindow::aboutText()
+{
+    const QString models = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/models");
+    const QString shipped = QFileInfo(shippedFile(QStringLiteral("trained_models/h200/h200-dataset.db"))).absolutePath();
+    const QString readme = shippedFile(QStringLiteral("README.md"));
+    auto yesNo = [](bool on) { return on ? tr("yes") : tr("no"); };
+    return tr("<h3>Diode Workbench %1</h3>"
+              "<p>GEMM sweeps, runtime models and kernel selection for PyTorch Inductor.</p>"
+              "<p><b>Build</b>: Qt %2; training (LibTorch) %3; CUDA telemetry %4; ROCm SMI %5.</p>"
+              "<p><b>Data</b><br>settings: %6<br>trained models: %7<br>plugin models (Install): %8<br>"
+              "shipped data: %9</p>"
+              "<p><b>Documentation</b>: <a href=\"%10\">%11</a> and docs/ beside it.</p>")
+        .arg(QStringLiteral(DIODE_VERSION), QString::fromLatin1(qVersion()), yesNo(DIODE_HAVE_TORCH),
+             yesNo(DIODE_HAVE_CUDA), yesNo(DIODE_HAVE_ROCM_SMI), QSettings().fileName().toHtmlEscaped(),
+             QDir::toNativeSeparators(models).toHtmlEscaped(),
+             QString::fromStdString(diode::pluginModelDirectory().string()).toHtmlEscaped(),
+             shipped.isEmpty() ? tr("not found") : shipped.toHtmlEscaped())
+        .arg(QUrl::fromLocalFile(readme).toString(), readme.isEmpty() ? tr("README.md (not found)") : readme.toHtmlEscaped());
+}
+
+void MainWindow::showAbout()
+{
+    auto *box = new QMessageBox(QMessageBox::NoIcon, tr("About Diode Workbench"), aboutText(), QMessageBox::Close, this);
+    box->setObjectName(QStringLiteral("aboutDialog"));
+    box->setTextFormat(Qt::RichText);
+    box->setTextInteractionFlags(Qt::TextBrowserInteraction);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
 }

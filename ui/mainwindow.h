@@ -2,6 +2,7 @@
 
 #include <QMainWindow>
 
+class QLabel;
 class QListWidget;
 class QStackedWidget;
 class StoreLoader;
@@ -20,11 +21,15 @@ public:
     SummaryPage *summaryPage() const { return m_summary; }
     WorkbenchState *state() const { return m_state; }
 
-    /// Adds a page under `title`; Ctrl+<n> switches to the n-th page.
-    void addPage(QWidget *page, const QString &title);
+    /// Adds a page under `title`; `description` (one sentence: what the page shows) stands
+    /// above it. Ctrl+<n> switches to the n-th page.
+    void addPage(QWidget *page, const QString &title, const QString &description);
     /// Shows the page whose objectName is `name`; false if there is none.
     bool showPage(const QString &name);
     QStringList pageNames() const;
+    /// The About box's text: version, build features, where data lives, the documentation.
+    static QString aboutText();
+    void showAbout();
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -38,6 +43,8 @@ private:
 
     WorkbenchState *m_state;
     QListWidget *m_pageList;
+    QLabel *m_pageDescription;
+    QStringList m_descriptions;
     QStackedWidget *m_pages;
     SummaryPage *m_summary;
     StoreLoader *m_loader;

@@ -12,6 +12,8 @@
 #include <QFileInfo>
 #include <QMetaMethod>
 #include <QSettings>
+#include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTimer>
 
 #include <cstdio>
@@ -61,7 +63,9 @@ bool waitForPage(MainWindow &window, QWidget *page, const std::function<void()> 
     QObject::connect(delay, &QTimer::timeout, save);
     QObject::connect(page, SIGNAL(ready()), delay, SLOT(start()));
     if (page->metaObject()->indexOfMethod("runForScreenshot()") >= 0)
-        QObject::connect(&window, &MainWindow::databaseShown, page, [page] { QMetaObject::invokeMethod(page, "runForScreenshot"); });
+        // Once: the run itself writes to the database, which is then shown again.
+        QObject::connect(&window, &MainWindow::databaseShown, page,
+                         [page] { QMetaObject::invokeMethod(page, "runForScreenshot"); }, Qt::SingleShotConnection);
     return true;
 }
 
@@ -72,7 +76,8 @@ struct CommandLine {
                             QStringLiteral("Save a PNG of the window once the page's data is shown, then quit."),
                             QStringLiteral("file")};
     QCommandLineOption page{QStringLiteral("page"),
-                            QStringLiteral("Show the page with this object name (e.g. validatePage)."),
+                            QStringLiteral("Show the page with this object name (e.g. validatePage); NAME/TAB also "
+                                           "shows a tab of it (dataPage/Heatmap)."),
                             QStringLiteral("name")};
     QCommandLineOption demo{QStringLiteral("demo"), QStringLiteral("Open this diode demo result (JSON) on the Demo page."),
                             QStringLiteral("file")};
@@ -89,6 +94,43 @@ struct CommandLine {
         parser.addOption(demo);
     }
 };
+
+bool asksForScreenshot(int argc, char **argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a(argv[i]);
+        if (a == "--screenshot" || a.starts_with("--screenshot=")) return true;
+    }
+    return false;
+}
+
+// A --screenshot run trains, sweeps and opens files to show real content, and must leave the
+// user's world as it was: settings, the model folder, the current model, the sweep database. It
+// runs with settings and data folders of its own, removed when it ends. Called before the
+// application object exists, so nothing has read the real locations yet.
+std::unique_ptr<QTemporaryDir> useThrowAwayLocations()
+{
+    auto dir = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/diode-screenshot-XXXXXX"));
+    if (!dir->isValid()) return nullptr;
+    for (const char *name : {"config", "data", "cache"}) QDir(dir->path()).mkpath(QString::fromLatin1(name));
+    qputenv("XDG_CONFIG_HOME", dir->filePath(QStringLiteral("config")).toUtf8());
+    qputenv("XDG_DATA_HOME", dir->filePath(QStringLiteral("data")).toUtf8());
+    qputenv("XDG_CACHE_HOME", dir->filePath(QStringLiteral("cache")).toUtf8());
+    for (auto format : {QSettings::NativeFormat, QSettings::IniFormat})
+        QSettings::setPath(format, QSettings::UserScope, dir->filePath(QStringLiteral("config")));
+    return dir;
+}
+
+// "dataPage/Heatmap": the page, then the tab of that title (without its & accelerator) in it.
+void showTab(QWidget *page, const QString &title)
+{
+    for (auto *tabs : page->findChildren<QTabWidget *>())
+        for (int i = 0; i < tabs->count(); ++i)
+            if (tabs->tabText(i).remove(QLatin1Char('&')).compare(title, Qt::CaseInsensitive) == 0) {
+                tabs->setCurrentIndex(i);
+                return;
+            }
+}
 
 bool asksForHelpOrVersion(int argc, char **argv)
 {
@@ -115,6 +157,8 @@ int main(int argc, char **argv)
                              "under xvfb-run, or with QT_QPA_PLATFORM=offscreen; the CLI 'diode' needs no display.\n");
         return 2;
     }
+    // Lives until main returns: the window's settings are written on close, into it.
+    const std::unique_ptr<QTemporaryDir> throwAway = asksForScreenshot(argc, argv) ? useThrowAwayLocations() : nullptr;
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("diode"));
     QApplication::setApplicationName(QStringLiteral("diode-workbench"));
@@ -130,12 +174,14 @@ int main(int argc, char **argv)
     const QString db = parser.positionalArguments().value(0, shippedDataset());
     QWidget *shown = nullptr;
     if (parser.isSet(page)) {
-        if (!window.showPage(parser.value(page))) {
-            std::fprintf(stderr, "diode-workbench: no page '%s'; pages: %s\n", qPrintable(parser.value(page)),
+        const QString name = parser.value(page).section(QLatin1Char('/'), 0, 0);
+        if (!window.showPage(name)) {
+            std::fprintf(stderr, "diode-workbench: no page '%s'; pages: %s\n", qPrintable(name),
                          qPrintable(window.pageNames().join(QStringLiteral(", "))));
             return 2;
         }
-        shown = window.findChild<QWidget *>(parser.value(page));
+        shown = window.findChild<QWidget *>(name);
+        if (parser.value(page).contains(QLatin1Char('/'))) showTab(shown, parser.value(page).section(QLatin1Char('/'), 1));
     }
     if (parser.isSet(demo)) {
         auto *demoPage = window.findChild<QWidget *>(QStringLiteral("demoPage"));
@@ -158,6 +204,7 @@ int main(int argc, char **argv)
     }
     window.show();
     window.state()->setPackage(startPackage());
-    window.openDatabase(db, parser.positionalArguments().isEmpty()); // the shipped dataset is only read
+    // The shipped dataset is only read; so is any database a screenshot shows.
+    window.openDatabase(db, parser.positionalArguments().isEmpty() || parser.isSet(shot));
     return app.exec();
 }
