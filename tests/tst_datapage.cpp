@@ -5,6 +5,7 @@
 #include "datapage.h"
 #include "diode/storequery.h"
 #include "heatmapview.h"
+#include "plotmessage.h"
 #include "rooflineview.h"
 #include "storetablemodel.h"
 #include "workbenchstate.h"
@@ -13,7 +14,9 @@
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QHeaderView>
 #include <QTabWidget>
+#include <QTableView>
 
 using diode::DataTable;
 
@@ -99,7 +102,7 @@ private slots:
         for (int r = 0; r < model.rowCount(); ++r)
             QCOMPARE(model.index(r, 1).data().toString(), QString("bmm"));
         const int timeCol = int(diode::columns(DataTable::Measurements).size()) - 4; // Time ms
-        QCOMPARE(model.headerData(timeCol, Qt::Horizontal).toString(), QString("Time ms"));
+        QCOMPARE(model.headerData(timeCol, Qt::Horizontal).toString(), QString("Time (µs)"));
         model.sort(timeCol, Qt::AscendingOrder);
         QVERIFY(waitForPage(model));
         double last = 0;
@@ -107,6 +110,8 @@ private slots:
             const double t = model.index(r, timeCol).data(Qt::EditRole).toDouble();
             QVERIFY(t >= last);
             last = t;
+            // Shown in µs with one decimal, whatever the size: 5 µs and 2 s read alike.
+            QCOMPARE(model.index(r, timeCol).data().toString(), QLocale().toString(t * 1000, 'f', 1));
         }
         // Filter text is bound, never spliced into SQL: quotes and wildcards are just text.
         f.text = "x' OR 1=1; DROP TABLE runs; --%_";
@@ -207,6 +212,47 @@ private slots:
         auto *peak = page.findChild<QDoubleSpinBox *>("peakTflops");
         QVERIFY(peak);
         QCOMPARE(peak->value(), 989.4); // H200 bf16 datasheet peak
+
+        // Columns as wide as their content: the kernel names are not cut ("extern_kern…").
+        auto *view = page.findChild<QTableView *>("measurementsView");
+        tabs->setCurrentIndex(2);
+        const auto &cols = diode::columns(DataTable::Measurements);
+        const int kernel = int(std::find(cols.begin(), cols.end(), "Kernel") - cols.begin());
+        int widest = 0;
+        for (int r = 0; r < page.measurementsModel()->rowCount(); ++r)
+            widest = std::max(widest, view->fontMetrics().horizontalAdvance(
+                                          page.measurementsModel()->index(r, kernel).data().toString()));
+        QVERIFY2(view->columnWidth(kernel) >= widest, qPrintable(QString("%1 < %2").arg(view->columnWidth(kernel)).arg(widest)));
+        // Time and TFLOP/s come right after the run, not behind the problem's columns.
+        const int time = int(std::find(cols.begin(), cols.end(), "Time ms") - cols.begin());
+        QCOMPARE(view->horizontalHeader()->visualIndex(time), 1);
+    }
+
+    // Empty must look empty: the best cell's colour is far from the background an empty cell shows.
+    void heatmapTopIsNotNearWhite() {
+        HeatmapView view;
+        const QColor top = view.colourAt(1.0), bottom = view.colourAt(0.0);
+        QVERIFY2(top.lightness() < 200, qPrintable(top.name()));
+        QVERIFY2(bottom.lightness() < 200, qPrintable(bottom.name()));
+        view.setCells({}, "No successful mm bf16 measurements");
+        QCOMPARE(plotMessage(&view), QString("No successful mm bf16 measurements"));
+    }
+
+    // A roofline without a roof says so (no "0 TFLOP/s" roof in the legend) and labels whole
+    // decades only.
+    void rooflineWithoutPeaksHasNoRoof() {
+        diode::ProblemBest b;
+        b.problem.m = b.problem.n = b.problem.k = 256;
+        b.bestMs = 2.0;
+        RooflineView view;
+        view.setPoints({b}, 0, 0, "1 problems, fp32");
+        QCOMPARE(view.legend->itemCount(), 1); // the points only
+        for (QCPAxis *axis : {view.xAxis, view.yAxis}) {
+            const double decades = std::log10(axis->range().upper / axis->range().lower);
+            QVERIFY2(std::abs(decades - std::round(decades)) < 1e-9 && decades >= 1, qPrintable(QString::number(decades)));
+        }
+        view.setPoints({}, 989.4, 4.8, "0 problems, bf16");
+        QVERIFY(!plotMessage(&view).isEmpty());
     }
 };
 

@@ -22,6 +22,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace {
 
 QComboBox *choiceBox(const QStringList &items, const QString &name, QWidget *parent) {
@@ -136,6 +138,22 @@ QWidget *DataPage::tablePage(StoreTableModel *model, const QString &name, QTable
     view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     view->horizontalHeader()->setDefaultSectionSize(90);
+    view->horizontalHeader()->setMaximumSectionSize(420);
+    // The figures that matter next to the run, before the problem's ten columns; the model's
+    // column numbers (and the SQL behind them) stay as they are.
+    const auto &cols = diode::columns(model->table());
+    int to = 1;
+    for (const char *key : {"Time ms", "TFLOP/s", "Best ms", "Best TFLOP/s", "Status", "Kernel"}) {
+        const auto it = std::find(cols.begin(), cols.end(), key);
+        if (it == cols.end()) continue;
+        auto *header = view->horizontalHeader();
+        header->moveSection(header->visualIndex(int(it - cols.begin())), to++);
+    }
+    // Columns as wide as their content (dates, versions, "extern_kernels.bias_addmm"), measured
+    // once per reload on the first page: later pages keep the widths the user sees.
+    connect(model, &StoreTableModel::pageLoaded, view, [view](qint64 loaded) {
+        if (loaded <= StoreTableModel::kPageSize) view->resizeColumnsToContents();
+    });
     // Not addTableExport: that writes the rows loaded so far; this writes every matching row.
     view->setContextMenuPolicy(Qt::ActionsContextMenu);
     auto *csv = new QAction(tr("Save table as CSV (all matching rows)…"), view);

@@ -2,7 +2,44 @@
 
 #include "tablepageloader.h"
 
+#include <QLocale>
 #include <QMetaObject>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+namespace {
+
+// How a column reads (its SQL lives in core/diode/storequery.cpp). Times are shown in µs with
+// one decimal everywhere, so a 5 µs kernel and a 2 s cpu GEMM compare at a glance.
+enum class Shown { Plain, TimeMs, Tflops, Seconds };
+
+Shown shownAs(const std::string &header)
+{
+    if (header == "Time ms" || header == "Best ms") return Shown::TimeMs;
+    if (header == "TFLOP/s" || header == "Best TFLOP/s") return Shown::Tflops;
+    if (header == "Seconds") return Shown::Seconds;
+    return Shown::Plain;
+}
+
+QString headerText(const std::string &header)
+{
+    if (header == "Time ms") return QObject::tr("Time (µs)");
+    if (header == "Best ms") return QObject::tr("Best (µs)");
+    if (header == "Seconds") return QObject::tr("Seconds (sweep)");
+    return QString::fromStdString(header);
+}
+
+// Four significant digits without exponents: 1234, 123.4, 1.234, 0.001234.
+QString fourDigits(double v)
+{
+    if (v == 0) return QStringLiteral("0");
+    const int decimals = std::clamp(3 - int(std::floor(std::log10(std::abs(v)))), 0, 9);
+    return QLocale().toString(v, 'f', decimals);
+}
+
+} // namespace
 
 StoreTableModel::StoreTableModel(diode::DataTable table, QObject *parent)
     : QAbstractTableModel(parent)
@@ -107,6 +144,23 @@ QVariant StoreTableModel::data(const QModelIndex &index, int role) const {
                                                          : QVariant(int(Qt::AlignRight | Qt::AlignVCenter));
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole && role != Qt::EditRole)
         return {};
+    const Shown shown = shownAs(diode::columns(m_table)[size_t(index.column())]);
+    if (role == Qt::DisplayRole && shown != Shown::Plain) {
+        const double *d = std::get_if<double>(&cell);
+        const int64_t *i = std::get_if<int64_t>(&cell);
+        const std::optional<double> v = d ? std::optional(*d) : i ? std::optional(double(*i)) : std::nullopt;
+        // Unknown is n/a, never 0: imported runs carry no seconds, failed kernels no time.
+        if (!v || (shown == Shown::Seconds && *v <= 0))
+            return tr("n/a");
+        switch (shown) {
+        case Shown::TimeMs: return QLocale().toString(*v * 1000, 'f', 1);
+        case Shown::Tflops: return fourDigits(*v);
+        case Shown::Seconds: return QLocale().toString(*v, 'f', 1);
+        case Shown::Plain: break;
+        }
+    }
+    if (role == Qt::ToolTipRole && shown == Shown::Seconds && std::holds_alternative<std::monostate>(cell))
+        return tr("Not recorded: imported problems carry no sweep time");
     if (auto *i = std::get_if<int64_t>(&cell))
         return QVariant::fromValue(qlonglong(*i));
     if (auto *d = std::get_if<double>(&cell))
@@ -122,8 +176,7 @@ QVariant StoreTableModel::headerData(int section, Qt::Orientation orientation, i
     if (orientation == Qt::Vertical)
         return section + 1;
     const auto &cols = diode::columns(m_table);
-    return section >= 0 && section < int(cols.size()) ? QString::fromStdString(cols[size_t(section)])
-                                                      : QVariant();
+    return section >= 0 && section < int(cols.size()) ? QVariant(headerText(cols[size_t(section)])) : QVariant();
 }
 
 bool StoreTableModel::canFetchMore(const QModelIndex &parent) const {
