@@ -37,8 +37,23 @@ private slots:
         QVERIFY(sawError);
         // max-autotune 9.7 s against plugin-top1 0.79 s on the first case
         diode::DemoCase c{"x", "gemm", {{"max-autotune", {9.7, 0.0335, ""}}, {"plugin-top1", {0.79, 0.0339, ""}}}};
-        QVERIFY(std::abs(DemoTableModel::compileSpeedup(c, "plugin-top1") - 9.7 / 0.79) < 1e-9);
-        QVERIFY(std::isnan(DemoTableModel::compileSpeedup(c, "default")));
+        QVERIFY(std::abs(diode::DemoResult::compileSpeedup(c, "plugin-top1") - 9.7 / 0.79) < 1e-9);
+        QVERIFY(std::isnan(diode::DemoResult::compileSpeedup(c, "default")));
+        // One convention everywhere: speed-up × against max-autotune, higher is better, times in µs.
+        QVERIFY(std::abs(diode::DemoResult::kernelSpeedup(c, "plugin-top1") - 0.0335 / 0.0339) < 1e-9);
+        const auto *model = page.tableModel();
+        QCOMPARE(model->headerData(4, Qt::Horizontal).toString(), QString("kernel (µs)"));
+        QVERIFY(model->headerData(6, Qt::Horizontal).toString().startsWith("kernel speed-up ×"));
+        for (int r = 0; r < model->rowCount(); ++r) {
+            const QString mode = model->index(r, 2).data().toString(), speedup = model->index(r, 6).data().toString();
+            QVERIFY2(mode == "max-autotune" ? speedup.startsWith("1×") : speedup.endsWith("×") || speedup == "n/a",
+                     qPrintable(mode + ": " + speedup));
+        }
+        // The CLI prints the same speed-ups (diode demo --show).
+        QString out;
+        QCOMPARE(testutil::runCli({"demo", "--show", testutil::dataPath("demo/h200-demo.json")}, &out), 0);
+        QVERIFY2(out.contains("kernel µs") && out.contains("speed-up against max-autotune (higher is better)"), qPrintable(out));
+        QVERIFY2(!out.contains("ratio"), qPrintable(out));
 
         page.resize(1130, 760);
         page.show();

@@ -166,6 +166,17 @@ void DemoPage::run()
     m_runner->start(args, dir + QStringLiteral("/diode-demo.json"));
 }
 
+namespace {
+
+// "1.05×", or "ref" on max-autotune's own bar: every bar carries a label.
+QString speedupLabel(double v, const std::string &mode)
+{
+    if (mode == diode::DemoResult::kReference) return QObject::tr(" ref");
+    return std::isnan(v) ? QString() : QStringLiteral(" %1×").arg(v, 0, 'f', v < 10 ? 2 : 0);
+}
+
+} // namespace
+
 void DemoPage::showCase(int index)
 {
     if (index <= 0 || index > int(m_result.cases.size())) return showSummary();
@@ -178,15 +189,14 @@ void DemoPage::showCase(int index)
         const auto it = c.results.find(m);
         const bool ok = it != c.results.end() && it->second.error.empty();
         compile[0] << (ok ? it->second.compileS.value_or(NAN) : NAN);
-        kernel[0] << (ok ? it->second.kernelMs.value_or(NAN) : NAN);
-        const double cs = DemoTableModel::compileSpeedup(c, m), ks = DemoTableModel::kernelSpeed(c, m);
-        compileLabel[0] << (std::isnan(cs) || m == "max-autotune" ? QString() : QStringLiteral(" %1×").arg(cs, 0, 'f', cs < 10 ? 1 : 0));
-        kernelLabel[0] << (std::isnan(ks) || m == "max-autotune" ? QString() : QStringLiteral(" %1×").arg(ks, 0, 'f', 2));
+        kernel[0] << (ok ? it->second.kernelMs.value_or(NAN) * 1000 : NAN);
+        compileLabel[0] << speedupLabel(diode::DemoResult::compileSpeedup(c, m), m);
+        kernelLabel[0] << speedupLabel(diode::DemoResult::kernelSpeedup(c, m), m);
     }
     const QStringList name{QString::fromStdString(c.name)};
-    m_compile->setBars(tr("Compile time (label: speed-up against max-autotune)"), tr("compile (s)"), name, modes, compile,
+    m_compile->setBars(tr("Compile time (label: speed-up × against max-autotune)"), tr("compile (s)"), name, modes, compile,
                        compileLabel);
-    m_kernel->setBars(tr("Kernel time (label: max-autotune's time / this one's)"), tr("kernel (ms)"), name, modes, kernel,
+    m_kernel->setBars(tr("Kernel time (label: speed-up × against max-autotune)"), tr("kernel (µs)"), name, modes, kernel,
                       kernelLabel);
     for (int row = 0; row < m_table->rowCount(); ++row)
         if (m_table->index(row, 0).data().toString() == name[0]) {
@@ -198,35 +208,22 @@ void DemoPage::showCase(int index)
 void DemoPage::showSummary()
 {
     QStringList modes;
-    QVector<QVector<double>> compile(1), ratio(1);
-    QVector<QVector<QString>> compileLabel(1), ratioLabel(1);
+    QVector<QVector<double>> compile(1), kernel(1);
+    QVector<QVector<QString>> compileLabel(1), kernelLabel(1);
     for (const auto &m : m_result.modes) {
         modes << QString::fromStdString(m);
-        std::vector<double> seconds, speedups, logRatios;
-        for (const auto &c : m_result.cases) {
-            const auto it = c.results.find(m);
-            if (it != c.results.end() && it->second.error.empty() && it->second.compileS) seconds.push_back(*it->second.compileS);
-            const double cs = DemoTableModel::compileSpeedup(c, m), ks = DemoTableModel::kernelSpeed(c, m);
-            if (!std::isnan(cs)) speedups.push_back(cs);
-            if (ks > 0) logRatios.push_back(-std::log(ks)); // ln(this time / max-autotune's)
-        }
-        auto median = [](std::vector<double> v) {
-            if (v.empty()) return double(NAN);
-            std::sort(v.begin(), v.end());
-            return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-        };
-        const double sp = median(speedups);
-        const double gm = logRatios.empty() ? NAN : std::exp(std::accumulate(logRatios.begin(), logRatios.end(), 0.0) / double(logRatios.size()));
-        compile[0] << median(seconds);
-        ratio[0] << gm;
-        compileLabel[0] << (std::isnan(sp) || m == "max-autotune" ? QString() : QStringLiteral(" %1×").arg(sp, 0, 'f', sp < 10 ? 1 : 0));
-        ratioLabel[0] << (std::isnan(gm) ? QString() : QStringLiteral(" ×%1").arg(gm, 0, 'f', 3));
+        const bool ref = m == diode::DemoResult::kReference;
+        const diode::DemoModeSummary s = m_result.summaryOf(m);
+        compile[0] << (ref ? 1.0 : s.compileSpeedupMedian);
+        kernel[0] << (ref ? 1.0 : s.kernelSpeedupGeomean);
+        compileLabel[0] << speedupLabel(s.compileSpeedupMedian, m);
+        kernelLabel[0] << speedupLabel(s.kernelSpeedupGeomean, m);
     }
     const QString n = tr("%1 cases").arg(m_result.cases.size());
-    m_compile->setBars(tr("Median compile time (label: median speed-up against max-autotune)"), tr("compile (s)"), {n},
-                       modes, compile, compileLabel);
-    m_kernel->setBars(tr("Kernel time against max-autotune (geomean; 1 = max-autotune's kernels)"),
-                      tr("kernel time / max-autotune's"), {n}, modes, ratio, ratioLabel, false);
+    m_compile->setBars(tr("Compile speed-up × against max-autotune (median; higher is better)"), tr("compile speed-up ×"),
+                       {n}, modes, compile, compileLabel);
+    m_kernel->setBars(tr("Kernel speed-up × against max-autotune (geomean; higher is better)"), tr("kernel speed-up ×"),
+                      {n}, modes, kernel, kernelLabel, false);
 }
 
 bool DemoPage::openResult(const QString &path)
@@ -244,7 +241,7 @@ bool DemoPage::openResult(const QString &path)
     {
         const QSignalBlocker block(m_case);
         m_case->clear();
-        m_case->addItem(tr("All %1 cases: median compile time, geomean kernel time against max-autotune").arg(r.cases.size()));
+        m_case->addItem(tr("All %1 cases: compile and kernel speed-up against max-autotune").arg(r.cases.size()));
         for (const auto &c : r.cases) m_case->addItem(QString::fromStdString(c.name));
         m_case->setCurrentIndex(0);
     }
@@ -253,15 +250,16 @@ bool DemoPage::openResult(const QString &path)
                           .arg(QString::fromStdString(r.gpu), QString::fromStdString(r.torch), QString::fromStdString(r.createdAt),
                                QFileInfo(path).fileName()));
     QStringList lines;
-    for (const auto &[mode, s] : r.summary.items()) {
-        auto num = [&s](const char *k) { return s.contains(k) && s[k].is_number() ? s[k].get<double>() : NAN; };
-        const double cs = num("compile_speedup_median"), kr = num("kernel_time_ratio_geomean");
-        lines << tr("<b>%1</b>: compile %2× faster (median), kernel time ×%3 (geomean)")
+    for (const auto &mode : r.modes) {
+        if (mode == diode::DemoResult::kReference) continue;
+        const diode::DemoModeSummary s = r.summaryOf(mode);
+        lines << tr("<b>%1</b>: compile %2× (median), kernel %3× (geomean, worst %4×)")
                      .arg(QString::fromStdString(mode))
-                     .arg(cs, 0, 'f', 1)
-                     .arg(kr, 0, 'f', 3);
+                     .arg(s.compileSpeedupMedian, 0, 'f', 1)
+                     .arg(s.kernelSpeedupGeomean, 0, 'f', 2)
+                     .arg(s.kernelSpeedupWorst, 0, 'f', 2);
     }
-    m_summary->setText(tr("Against max-autotune: ") + lines.join(QStringLiteral(" &nbsp;·&nbsp; ")));
+    m_summary->setText(tr("Speed-up against max-autotune (higher is better): ") + lines.join(QStringLiteral(" &nbsp;·&nbsp; ")));
     setMessage(tr("Showing %1.").arg(path), false);
     emit resultShown(path);
     return true;

@@ -3,29 +3,8 @@
 #include <cmath>
 
 namespace {
-enum Column { Case, Kind, Mode, CompileS, KernelMs, CompileSpeedup, KernelSpeed, Error, Count };
-const std::string kReference = "max-autotune";
-
-const diode::DemoTiming *timing(const diode::DemoCase &c, const std::string &mode)
-{
-    const auto it = c.results.find(mode);
-    return it == c.results.end() || !it->second.error.empty() ? nullptr : &it->second;
-}
+enum Column { Case, Kind, Mode, CompileS, KernelUs, CompileSpeedup, KernelSpeedup, Error, Count };
 } // namespace
-
-double DemoTableModel::compileSpeedup(const diode::DemoCase &c, const std::string &mode)
-{
-    const auto *t = timing(c, mode), *ref = timing(c, kReference);
-    if (!t || !ref || !t->compileS || !ref->compileS || *t->compileS <= 0) return NAN;
-    return *ref->compileS / *t->compileS;
-}
-
-double DemoTableModel::kernelSpeed(const diode::DemoCase &c, const std::string &mode)
-{
-    const auto *t = timing(c, mode), *ref = timing(c, kReference);
-    if (!t || !ref || !t->kernelMs || !ref->kernelMs || *t->kernelMs <= 0) return NAN;
-    return *ref->kernelMs / *t->kernelMs;
-}
 
 void DemoTableModel::setResults(const diode::DemoResult &result)
 {
@@ -45,18 +24,24 @@ int DemoTableModel::columnCount(const QModelIndex &parent) const { return parent
 QVariant DemoTableModel::data(const QModelIndex &index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-    if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
+    if (role != Qt::DisplayRole && role != Qt::ToolTipRole && role != Qt::TextAlignmentRole) return {};
     const Row &r = m_rows[index.row()];
     const diode::DemoTiming &t = r.c->results.at(r.mode);
-    auto num = [](double v, int digits) { return std::isnan(v) ? QStringLiteral("–") : QString::number(v, 'f', digits); };
+    auto num = [](double v, int digits) { return std::isnan(v) ? tr("n/a") : QString::number(v, 'f', digits); };
+    auto speedup = [&](double v) {
+        if (r.mode == diode::DemoResult::kReference) return tr("1× (reference)");
+        return std::isnan(v) ? tr("n/a") : QStringLiteral("%1×").arg(v, 0, 'f', v < 10 ? 2 : 1);
+    };
+    if (role == Qt::TextAlignmentRole)
+        return index.column() >= CompileS && index.column() <= KernelSpeedup ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
     switch (index.column()) {
     case Case: return QString::fromStdString(r.c->name);
     case Kind: return QString::fromStdString(r.c->kind);
     case Mode: return QString::fromStdString(r.mode);
     case CompileS: return num(t.compileS.value_or(NAN), 2);
-    case KernelMs: return num(t.kernelMs.value_or(NAN), 4);
-    case CompileSpeedup: return num(compileSpeedup(*r.c, r.mode), 1);
-    case KernelSpeed: return num(kernelSpeed(*r.c, r.mode), 3);
+    case KernelUs: return num(t.kernelMs.value_or(NAN) * 1000, 1);
+    case CompileSpeedup: return speedup(diode::DemoResult::compileSpeedup(*r.c, r.mode));
+    case KernelSpeedup: return speedup(diode::DemoResult::kernelSpeedup(*r.c, r.mode));
     case Error: return QString::fromStdString(t.error);
     default: return {};
     }
@@ -64,8 +49,10 @@ QVariant DemoTableModel::data(const QModelIndex &index, int role) const
 
 QVariant DemoTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && (section == CompileSpeedup || section == KernelSpeedup))
+        return tr("Against max-autotune: its time over this mode's; higher is better");
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
-    static const char *names[] = {"case", "kind", "mode", "compile (s)", "kernel (ms)",
-                                  "compile speed-up vs max-autotune", "kernel speed vs max-autotune", "error"};
+    static const char *names[] = {"case", "kind", "mode", "compile (s)", "kernel (µs)",
+                                  "compile speed-up ×", "kernel speed-up ×", "error"};
     return section >= 0 && section < Count ? QVariant(tr(names[section])) : QVariant();
 }

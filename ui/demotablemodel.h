@@ -4,7 +4,8 @@
 
 #include <QAbstractTableModel>
 
-/// One row per case and mode of a demo result: times, speed-ups against max-autotune, errors.
+/// One row per case and mode of a demo result: compile seconds, kernel µs, speed-ups against
+/// max-autotune (higher is better, as everywhere the demo is shown), errors.
 class DemoTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -15,11 +16,6 @@ public:
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
-
-    /// Compile-time speed-up of `mode` against max-autotune on `c`, or NaN.
-    static double compileSpeedup(const diode::DemoCase &c, const std::string &mode);
-    /// Kernel speed of `mode` against max-autotune (max-autotune's time / this one's), or NaN.
-    static double kernelSpeed(const diode::DemoCase &c, const std::string &mode);
 
 private:
     struct Row {

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 
 namespace diode {
@@ -57,10 +59,54 @@ DemoResult DemoResult::load(const std::string &path)
     return fromJson(j, path);
 }
 
+namespace {
+
+const DemoTiming *timing(const DemoCase &c, const std::string &mode)
+{
+    const auto it = c.results.find(mode);
+    return it == c.results.end() || !it->second.error.empty() ? nullptr : &it->second;
+}
+
+} // namespace
+
+double DemoResult::compileSpeedup(const DemoCase &c, const std::string &mode)
+{
+    const auto *t = timing(c, mode), *ref = timing(c, kReference);
+    if (!t || !ref || !t->compileS || !ref->compileS || *t->compileS <= 0) return std::nan("");
+    return *ref->compileS / *t->compileS;
+}
+
+double DemoResult::kernelSpeedup(const DemoCase &c, const std::string &mode)
+{
+    const auto *t = timing(c, mode), *ref = timing(c, kReference);
+    if (!t || !ref || !t->kernelMs || !ref->kernelMs || *t->kernelMs <= 0 || *ref->kernelMs <= 0) return std::nan("");
+    return *ref->kernelMs / *t->kernelMs;
+}
+
+DemoModeSummary DemoResult::summaryOf(const std::string &mode) const
+{
+    std::vector<double> compile;
+    double logSum = 0;
+    DemoModeSummary s;
+    s.kernelSpeedupWorst = std::nan("");
+    for (const auto &c : cases) {
+        if (const double v = compileSpeedup(c, mode); !std::isnan(v)) compile.push_back(v);
+        if (const double v = kernelSpeedup(c, mode); !std::isnan(v)) {
+            logSum += std::log(v);
+            s.kernelSpeedupWorst = s.cases++ ? std::min(s.kernelSpeedupWorst, v) : v;
+        }
+    }
+    std::sort(compile.begin(), compile.end());
+    const size_t n = compile.size();
+    s.compileSpeedupMedian = n == 0 ? std::nan("") : n % 2 ? compile[n / 2] : (compile[n / 2 - 1] + compile[n / 2]) / 2;
+    s.kernelSpeedupGeomean = s.cases ? std::exp(logSum / s.cases) : std::nan("");
+    return s;
+}
+
 std::string DemoResult::table() const
 {
     std::string out = fmt::format("{} (torch {}), {}\n", gpu, torch, createdAt);
-    out += fmt::format("{:<44}", "case: compile s / kernel us");
+    out += fmt::format("{:<44}", "case: compile s / kernel µs");
     for (const auto &m : modes) out += fmt::format(" {:>18}", m);
     out += '\n';
     for (const auto &c : cases) {
@@ -74,11 +120,12 @@ std::string DemoResult::table() const
         }
         out += '\n';
     }
-    out += "\nagainst max-autotune: median compile speed-up, kernel time ratio (geomean, worst)\n";
-    for (const auto &[mode, s] : summary.items()) {
-        auto num = [&](const char *k) { return s.contains(k) && s[k].is_number() ? s[k].get<double>() : std::nan(""); };
-        out += fmt::format("  {:<18} {:>7.1f}x  {:.3f}  {:.3f}  ({} cases)\n", mode, num("compile_speedup_median"),
-                           num("kernel_time_ratio_geomean"), num("kernel_time_ratio_worst"), s.value("cases", 0));
+    out += fmt::format("\nspeed-up against {} (higher is better): compile (median), kernel (geomean, worst)\n", kReference);
+    for (const auto &m : modes) {
+        if (m == kReference) continue;
+        const DemoModeSummary s = summaryOf(m);
+        out += fmt::format("  {:<24} compile {:>6.1f}×  kernel {:.3f}×  worst {:.3f}×  ({} cases)\n", m,
+                           s.compileSpeedupMedian, s.kernelSpeedupGeomean, s.kernelSpeedupWorst, s.cases);
     }
     return out;
 }

@@ -22,6 +22,14 @@ struct DemoCase {
     std::map<std::string, DemoTiming> results; ///< by mode
 };
 
+/// One mode against max-autotune over the cases that have both: higher is better everywhere.
+struct DemoModeSummary {
+    double compileSpeedupMedian = 0; ///< max-autotune's compile seconds / this mode's, median
+    double kernelSpeedupGeomean = 0; ///< max-autotune's kernel time / this mode's, geometric mean
+    double kernelSpeedupWorst = 0;   ///< the smallest of those
+    int cases = 0;                   ///< cases with both kernel times
+};
+
 /// The result of `diode demo` (`python3 -m torch_diode.demo`), schema "diode-demo/1"
 /// (docs/FORMATS.md): what the CLI prints as a table and the workbench's Demo page draws.
 struct DemoResult {
@@ -33,8 +41,15 @@ struct DemoResult {
     /// Throws InvalidInput naming the field at fault.
     static DemoResult fromJson(const nlohmann::json &j, const std::string &where);
     static DemoResult load(const std::string &path);
-    /// Compile seconds and kernel microseconds per case and mode, then the summary.
+    /// Compile seconds and kernel microseconds per case and mode, then the speed-ups.
     std::string table() const;
+
+    /// Against max-autotune (the reference), as a speed-up: higher is better, 1 is the same.
+    /// NaN where either side has no time. The CLI and the workbench both show these.
+    static double compileSpeedup(const DemoCase &c, const std::string &mode);
+    static double kernelSpeedup(const DemoCase &c, const std::string &mode);
+    DemoModeSummary summaryOf(const std::string &mode) const;
+    static constexpr const char *kReference = "max-autotune";
 };
 
 } // namespace diode
