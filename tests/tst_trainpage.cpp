@@ -2,6 +2,7 @@
 
 #include "eventloopprobe.h"
 #include "modellist.h"
+#include "trainingcurves.h"
 #include "trainpage.h"
 #include "trainworker.h"
 #include "validationworker.h"
@@ -73,6 +74,17 @@ private slots:
         QVERIFY(page.models()->rowOf(o.package) >= 0);
         QCOMPARE(state.packagePath(), o.package);
         QCOMPARE(package.size(), 1);
+        // One curve per network over the same epoch axis (not one after another: a saw-tooth),
+        // on a loss axis of whole decades.
+        const auto *curves = page.findChild<TrainingCurves *>();
+        QCOMPARE(curves->networks(), members);
+        for (int k = 0; k < members; ++k) {
+            QCOMPARE(curves->lossOf(k)->dataCount(), 4);
+            QCOMPARE(curves->lossOf(k)->data()->constBegin()->key, 1.0);
+        }
+        QVERIFY(curves->xAxis->range().upper < 20);
+        const double decades = std::log10(curves->yAxis->range().upper / curves->yAxis->range().lower);
+        QVERIFY2(decades >= 1 && std::abs(decades - std::round(decades)) < 1e-9, qPrintable(QString::number(decades)));
         qInfo("GUI thread worst stall during a 4-epoch training run: %.1f ms over %ld ticks", probe.worstMs(), probe.ticks());
         QTest::qWait(100);
         const QImage shot = page.grab().toImage();

@@ -1,6 +1,19 @@
 #include "trainingcurves.h"
 
 #include "exportactions.h"
+#include "plotmessage.h"
+
+#include <cmath>
+
+namespace {
+const QColor kLoss(31, 119, 180), kVal(255, 127, 14);
+
+// Network k of n a little lighter than network k-1, so the lines stay apart but read as one kind.
+QColor shade(const QColor &base, int k, int n)
+{
+    return n <= 1 ? base : base.lighter(100 + 60 * k / std::max(1, n - 1));
+}
+} // namespace
 
 TrainingCurves::TrainingCurves(QWidget *parent)
     : QCustomPlot(parent)
@@ -9,24 +22,25 @@ TrainingCurves::TrainingCurves(QWidget *parent)
     plotLayout()->insertRow(0);
     plotLayout()->addElement(0, 0, m_title);
     yAxis2->setVisible(true);
-    xAxis->setLabel(tr("epoch (ensemble networks one after another)"));
+    xAxis->setLabel(tr("epoch (every network of the ensemble from its first epoch)"));
     yAxis->setLabel(tr("training loss"));
     yAxis->setScaleType(QCPAxis::stLogarithmic);
-    yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    auto ticker = QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog);
+    ticker->setSubTickCount(8); // 2, 3, ... 9 between the decades
+    yAxis->setTicker(ticker);
+    yAxis->setNumberFormat(QStringLiteral("gb"));
     yAxis2->setLabel(tr("validation top-1 efficiency"));
-    yAxis2->setRange(0, 1);
-    m_loss = addGraph(xAxis, yAxis);
-    m_loss->setName(tr("loss"));
-    m_loss->setPen(QPen(QColor(31, 119, 180), 2));
-    m_val = addGraph(xAxis, yAxis2);
-    m_val->setName(tr("validation top-1"));
-    m_val->setPen(QPen(QColor(255, 127, 14), 2));
+    yAxis2->setRange(0, 1.02);
     m_best = addGraph(xAxis, yAxis2);
-    m_best->setName(tr("new best"));
+    m_best->setName(tr("a network's new best"));
     m_best->setLineStyle(QCPGraph::lsNone);
-    m_best->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QColor(255, 127, 14), 5));
+    m_best->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, kVal, 5));
+    // The legend sits in its own row under the axes, so it never covers a curve.
     legend->setVisible(true);
-    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    legend->setFillOrder(QCPLegend::foColumnsFirst);
+    axisRect()->insetLayout()->take(legend);
+    plotLayout()->addElement(2, 0, legend);
+    plotLayout()->setRowStretchFactor(2, 0.001);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     applyPalette(this);
     for (QCPAxis *a : {yAxis2}) {
@@ -34,29 +48,64 @@ TrainingCurves::TrainingCurves(QWidget *parent)
         a->setLabelColor(palette().color(QPalette::WindowText));
     }
     m_title->setTextColor(palette().color(QPalette::WindowText));
-    clearEpochs(tr("No training run yet"));
+    clearEpochs(tr("No training run yet: Train (Ctrl+Return) draws its loss and validation top-1 here, epoch by epoch."));
 }
 
-void TrainingCurves::clearEpochs(const QString &title)
+void TrainingCurves::clearEpochs(const QString &sentence)
 {
-    for (QCPGraph *g : {m_loss, m_val, m_best}) g->data()->clear();
-    m_title->setText(title);
+    for (QCPGraph *g : m_loss + m_val) removeGraph(g);
+    m_loss.clear();
+    m_val.clear();
+    m_best->data()->clear();
+    m_lossLo = m_lossHi = 0;
+    m_lastEpoch = 0;
+    m_title->setText(sentence);
+    setPlotMessage(this, sentence);
     xAxis->setRange(0, 10);
+    yAxis->setRange(0.1, 10);
     replot();
 }
 
-int TrainingCurves::epochs() const { return m_loss->dataCount(); }
+int TrainingCurves::epochs() const
+{
+    int n = 0;
+    for (const QCPGraph *g : m_loss) n += g->dataCount();
+    return n;
+}
+
+void TrainingCurves::addNetwork(int members)
+{
+    const int k = int(m_loss.size());
+    QCPGraph *loss = addGraph(xAxis, yAxis), *val = addGraph(xAxis, yAxis2);
+    loss->setPen(QPen(shade(kLoss, k, members), 1.5));
+    val->setPen(QPen(shade(kVal, k, members), 1.5));
+    loss->setName(members > 1 ? tr("loss (one line per network)") : tr("loss"));
+    val->setName(members > 1 ? tr("validation top-1 (one line per network)") : tr("validation top-1"));
+    if (k > 0) { // one legend entry per kind of line
+        loss->removeFromLegend();
+        val->removeFromLegend();
+    }
+    m_loss << loss;
+    m_val << val;
+}
 
 void TrainingCurves::addEpoch(const diode::EpochReport &e)
 {
-    // x is the running epoch over all networks of an ensemble; each network's curve starts afresh.
-    m_loss->addData(e.step, e.loss);
-    m_val->addData(e.step, e.valTop1);
-    if (e.improved) m_best->addData(e.step, e.valTop1);
-    xAxis->setRange(0, std::max(10, e.step + 1));
-    bool found = false;
-    const QCPRange r = m_loss->getValueRange(found);
-    if (found) yAxis->setRange(r.lower / 1.3, r.upper * 1.3);
+    if (m_loss.isEmpty()) setPlotMessage(this, QString());
+    while (m_loss.size() <= e.member) addNetwork(e.members);
+    m_loss[e.member]->addData(e.epoch, e.loss);
+    m_val[e.member]->addData(e.epoch, e.valTop1);
+    if (e.improved) m_best->addData(e.epoch, e.valTop1);
+    m_lastEpoch = std::max(m_lastEpoch, e.epoch);
+    xAxis->setRange(0, std::max(10, m_lastEpoch + 1));
+    if (e.loss > 0) {
+        m_lossLo = m_lossLo > 0 ? std::min(m_lossLo, e.loss) : e.loss;
+        m_lossHi = std::max(m_lossHi, e.loss);
+        // Whole decades: a log axis labelled 1, 10, 100, never 15 / 12.5 / 10 / 7.5.
+        const double lo = std::pow(10.0, std::floor(std::log10(m_lossLo)));
+        const double hi = std::pow(10.0, std::max(std::ceil(std::log10(m_lossHi)), std::log10(lo) + 1));
+        yAxis->setRange(lo, hi);
+    }
     replot(QCustomPlot::rpQueuedReplot); // many epochs per frame cost one repaint
 }
 

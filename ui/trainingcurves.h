@@ -4,21 +4,32 @@
 
 #include <qcustomplot.h>
 
-/// Training loss (left axis, log) and validation top-1 efficiency (right axis) per epoch,
-/// appended live. Only draws.
+/// Training loss (left axis, log, in decades) and validation top-1 efficiency (right axis) per
+/// epoch, appended live: one line per network of the ensemble, all over the same epoch axis.
+/// Only draws.
 class TrainingCurves : public QCustomPlot {
     Q_OBJECT
 public:
     explicit TrainingCurves(QWidget *parent = nullptr);
-    void clearEpochs(const QString &title);
+    /// No curves; `sentence` stands in for the plot until the first epoch arrives.
+    void clearEpochs(const QString &sentence);
     void addEpoch(const diode::EpochReport &epoch);
+    /// Epochs drawn, over all networks.
     int epochs() const;
+    /// Networks with a curve.
+    int networks() const { return int(m_loss.size()); }
+    /// The loss line of network `member` (for tests: one series per network).
+    const QCPGraph *lossOf(int member) const { return m_loss.value(member); }
 
 protected:
     void changeEvent(QEvent *event) override;
 
 private:
-    QCPGraph *m_loss, *m_val;
+    void addNetwork(int members);
+
+    QVector<QCPGraph *> m_loss, m_val;
     QCPGraph *m_best;
     QCPTextElement *m_title;
+    double m_lossLo = 0, m_lossHi = 0;
+    int m_lastEpoch = 0;
 };
