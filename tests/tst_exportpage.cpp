@@ -3,7 +3,7 @@
 
 #include "diode/modelinstall.h"
 #include "exportpage.h"
-#include "manifestmodel.h"
+#include "metricsmodel.h"
 #include "workbenchstate.h"
 
 #include <QAbstractItemModelTester>
@@ -42,13 +42,24 @@ private slots:
         state.setPackage(kModel);
         ExportPage page(&state);
         QCOMPARE(page.packagePath(), QFileInfo(kModel).absoluteFilePath());
-        QAbstractItemModelTester tester(page.manifestModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QVERIFY(page.manifestModel()->rowCount() > 20);
-        bool sawName = false;
-        for (int r = 0; r < page.manifestModel()->rowCount(); ++r)
-            if (page.manifestModel()->index(r, 0).data().toString() == "name")
-                sawName = page.manifestModel()->index(r, 1).data().toString() == "h200-gemm-mlp-v2";
-        QVERIFY(sawName);
+        QAbstractItemModelTester tester(page.metricsModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        // The metrics in a table, the rest of the manifest as JSON: nothing shown twice.
+        const auto *metrics = page.metricsModel();
+        QVERIFY(metrics->rowCount() >= 4); // the model, its groups, three baselines
+        QCOMPARE(metrics->index(0, 0).data().toString(), QString("h200-gemm-mlp-v2"));
+        QCOMPARE(metrics->index(0, 2).data().toString(), QString("0.9243")); // test-split top-1 mean
+        int baselines = 0;
+        for (int r = 0; r < metrics->rowCount(); ++r) {
+            const QString selector = metrics->index(r, 0).data().toString();
+            if (selector != "aten" && selector != "first-config" && selector != "random") continue;
+            ++baselines; // a baseline predicts no times: its MAPE and RMSE do not exist
+            QCOMPARE(metrics->index(r, 9).data().toString(), QString("n/a"));
+            QCOMPARE(metrics->index(r, 10).data().toString(), QString("n/a"));
+        }
+        QCOMPARE(baselines, 3);
+        const QString json = page.manifestText();
+        QVERIFY(json.contains("\"name\": \"h200-gemm-mlp-v2\""));
+        QVERIFY2(!json.contains("top1_efficiency") && !json.contains("\"metrics\""), "metrics are in the table only");
 
         const QString copy = m_dir.filePath("copy.diode");
         QCOMPARE(page.saveAs(copy), QString());

@@ -3,7 +3,7 @@
 #include "exportactions.h"
 #include "messagelabel.h"
 #include "pageshortcut.h"
-#include "manifestmodel.h"
+#include "metricsmodel.h"
 #include "modellist.h"
 #include "workbenchstate.h"
 
@@ -34,7 +34,7 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     , m_summary(new QLabel(this))
     , m_target(new QLabel(this))
     , m_message(new MessageLabel(this))
-    , m_manifest(new ManifestModel(this))
+    , m_metrics(new MetricsModel(this))
     , m_view(new QTableView(this))
     , m_raw(new QPlainTextEdit(this))
 {
@@ -58,20 +58,31 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     m_target->setWordWrap(true);
     m_target->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_message->setObjectName(QStringLiteral("exportMessage"));
-    m_view->setModel(m_manifest);
-    m_view->setObjectName(QStringLiteral("manifestTable"));
+    m_view->setModel(m_metrics);
+    m_view->setObjectName(QStringLiteral("packageMetrics"));
     m_view->verticalHeader()->hide();
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
-    addTableExport(m_view, QStringLiteral("manifest"));
+    m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    addTableExport(m_view, QStringLiteral("package-metrics"));
     m_raw->setReadOnly(true);
     m_raw->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     m_raw->setObjectName(QStringLiteral("manifestJson"));
-    auto *split = new QSplitter(Qt::Horizontal, this);
-    split->addWidget(m_view);
-    split->addWidget(m_raw);
+    auto *metricsBox = new QWidget(this);
+    auto *ml = new QVBoxLayout(metricsBox);
+    ml->setContentsMargins(0, 0, 0, 0);
+    auto *metricsTitle = new QLabel(tr("<b>Metrics on the test split</b> (problems the model never trained on)"), this);
+    metricsTitle->setObjectName(QStringLiteral("metricsTitle"));
+    ml->addWidget(metricsTitle);
+    ml->addWidget(m_view, 1);
+    auto *rawBox = new QWidget(this);
+    auto *rl = new QVBoxLayout(rawBox);
+    rl->setContentsMargins(0, 0, 0, 0);
+    rl->addWidget(new QLabel(tr("<b>Manifest</b> (JSON; metrics in the table, tensors and feature names left out)"), this));
+    rl->addWidget(m_raw, 1);
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(metricsBox);
+    split->addWidget(rawBox);
     split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 1);
+    split->setStretchFactor(1, 2);
 
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(bar);
@@ -94,6 +105,8 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     else setMessage(tr("No package yet: train one or open a .diode file."), false);
 }
 
+QString ExportPage::manifestText() const { return m_raw->toPlainText(); }
+
 void ExportPage::setMessage(const QString &text, bool error) { m_message->showMessage(text, error); }
 
 QString ExportPage::message() const { return m_message->text(); }
@@ -111,10 +124,23 @@ bool ExportPage::showPackage(const QString &path)
     m_path = QFileInfo(path).absoluteFilePath();
     const int row = m_models->add(m_path);
     if (row >= 0) m_package->setCurrentIndex(row);
+    // Each fact once: the metrics go to the table, the rest of the manifest stays JSON.
     nlohmann::json preview = m;
     preview.erase("tensors");
     preview.erase("feature_names");
-    m_manifest->setResults(m);
+    preview.erase("metrics");
+    QVector<MetricsRow> rows;
+    const auto test = m.value("/metrics/test_split"_json_pointer, nlohmann::json::object());
+    const QString name = QString::fromStdString(m.value("name", "model"));
+    const auto model = test.value("model", nlohmann::json::object());
+    rows << MetricsRow::fromJson(name, model.value("all", nlohmann::json::object()), true);
+    const auto groups = model.value("by", nlohmann::json::object()); // named: items() must not outlive it
+    for (const auto &[group, g] : groups.items())
+        rows << MetricsRow::fromJson(QStringLiteral("%1, %2").arg(name, QString::fromStdString(group)), g, true);
+    const auto baselines = test.value("baselines", nlohmann::json::object());
+    for (const auto &[baseline, b] : baselines.items())
+        rows << MetricsRow::fromJson(QString::fromStdString(baseline), b, false);
+    m_metrics->setResults(rows);
     m_raw->setPlainText(QString::fromStdString(preview.dump(2)));
     auto list = [](const nlohmann::json &a) {
         QStringList s;

@@ -2,7 +2,7 @@
 
 #include <QWidget>
 
-class ManifestModel;
+class MetricsModel;
 class ModelList;
 class QComboBox;
 class MessageLabel;
@@ -11,9 +11,10 @@ class QPlainTextEdit;
 class QTableView;
 class WorkbenchState;
 
-/// Export: preview a package's manifest, write it to a `.diode` file of the user's choosing,
-/// and install it into the Inductor plugin's model directory (never replacing a file without
-/// asking).
+/// Export: a package's metrics on its test split (model, its groups, the baselines) beside the
+/// rest of its manifest as JSON, each fact shown once; write it to a `.diode` file of the user's
+/// choosing, and install it into the Inductor plugin's model directory (never replacing a file
+/// without asking).
 class ExportPage : public QWidget {
     Q_OBJECT
 public:
@@ -29,7 +30,9 @@ public:
     /// installed path, or an empty string with `error` set; an existing file is replaced only
     /// with `overwrite`.
     QString install(bool overwrite, QString *error, const QString &directory = {});
-    ManifestModel *manifestModel() const { return m_manifest; }
+    MetricsModel *metricsModel() const { return m_metrics; }
+    /// The manifest as shown (JSON, without the metrics the table holds).
+    QString manifestText() const;
     QString message() const;
 
 private:
@@ -43,7 +46,7 @@ private:
     QComboBox *m_package;
     QLabel *m_summary, *m_target;
     MessageLabel *m_message;
-    ManifestModel *m_manifest;
+    MetricsModel *m_metrics;
     QTableView *m_view;
     QPlainTextEdit *m_raw;
 };

@@ -9,7 +9,10 @@
 struct MetricsRow {
     QString selector;
     diode::SelectorMetrics metrics;
-    bool predictsTimes = false; ///< baselines have no MAPE
+    bool predictsTimes = false; ///< baselines predict no times: MAPE and RMSE are n/a, not 0
+
+    /// A row from a package manifest's metrics (SelectorMetrics::toJson()).
+    static MetricsRow fromJson(const QString &selector, const nlohmann::json &j, bool predictsTimes);
 };
 
 /// Selectors against the efficiency metrics of docs/MODELS.md, one row each.
