@@ -18,7 +18,13 @@ QColor shade(const QColor &base, int k, int n)
 TrainingCurves::TrainingCurves(QWidget *parent)
     : QCustomPlot(parent)
     , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold)))
+    , m_replot(new QTimer(this))
 {
+    // A small network finishes an epoch every few milliseconds; repainting after each kept the GUI
+    // thread busy enough to slow LibTorch's threads on a small machine twentyfold.
+    m_replot->setSingleShot(true);
+    m_replot->setInterval(200);
+    connect(m_replot, &QTimer::timeout, this, [this] { replot(); });
     plotLayout()->insertRow(0);
     plotLayout()->addElement(0, 0, m_title);
     yAxis2->setVisible(true);
@@ -59,6 +65,7 @@ void TrainingCurves::clearEpochs(const QString &sentence)
     m_best->data()->clear();
     m_lossLo = m_lossHi = 0;
     m_lastEpoch = 0;
+    m_replot->stop();
     m_title->setText(sentence);
     setPlotMessage(this, sentence);
     xAxis->setRange(0, 10);
@@ -106,7 +113,7 @@ void TrainingCurves::addEpoch(const diode::EpochReport &e)
         const double hi = std::pow(10.0, std::max(std::ceil(std::log10(m_lossHi)), std::log10(lo) + 1));
         yAxis->setRange(lo, hi);
     }
-    replot(QCustomPlot::rpQueuedReplot); // many epochs per frame cost one repaint
+    if (!m_replot->isActive()) m_replot->start(); // many epochs per repaint
 }
 
 void TrainingCurves::changeEvent(QEvent *event)

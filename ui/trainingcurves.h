@@ -30,6 +30,7 @@ private:
     QVector<QCPGraph *> m_loss, m_val;
     QCPGraph *m_best;
     QCPTextElement *m_title;
+    QTimer *m_replot; ///< at most a few repaints a second, however fast epochs arrive
     double m_lossLo = 0, m_lossHi = 0;
     int m_lastEpoch = 0;
 };

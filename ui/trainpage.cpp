@@ -336,6 +336,7 @@ void TrainPage::showOutcome(const TrainOutcome &o)
     const int row = m_models->add(o.package, &error);
     if (row < 0) return fail(tr("The package was written but cannot be read back: %1").arg(error));
     m_modelView->selectRow(row);
+    m_curves->replot(); // the last epochs, not only those of the last throttled repaint
     m_progress->setValue(m_progress->maximum());
     m_status->setText(
         tr("%1 %2: %3 network(s), %4 epochs in all, on %5 problems (%6) in %7 s. Test split: top-1 %8 (ATen "
