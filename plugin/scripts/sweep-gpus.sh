@@ -30,11 +30,16 @@ per=${WORKERS_PER_GPU:-3}
 for f in "$out"/*.jsonl; do [[ -e $f ]] && done_files+=("$f"); done
 n=$((gpus * per))
 cores=$(nproc)
+# Compile threads per worker: the cores less two a GPU, kept free for the worker that holds the
+# GPU (its Python and driver calls are on the timing's critical path).
+threads=$(( (cores - 2 * gpus) / n > 1 ? (cores - 2 * gpus) / n : 1 ))
 echo "sweep: $(wc -l < "$problems") problems, $gpus GPU(s) x $per worker(s), $cores cores, deadline ${deadline}s" >&2
 pids=()
 for ((i = 0; i < n; i++)); do
   gpu=$((i % gpus))
-  CUDA_VISIBLE_DEVICES=$gpu TORCH_DIODE_GPU_LOCK=/tmp/torch_diode-gpu$gpu.lock TORCHINDUCTOR_COMPILE_THREADS=$((cores / n > 1 ? cores / n : 1)) \
+  cache=${TMPDIR:-/tmp}/torch_diode-cache-$$-$i
+  [[ ${WORKER_CACHE:-1} == 1 ]] && export TORCH_DIODE_WORKER_CACHE=1 TORCHINDUCTOR_CACHE_DIR=$cache TRITON_CACHE_DIR=$cache/triton
+  CUDA_VISIBLE_DEVICES=$gpu TORCH_DIODE_GPU_LOCK=/tmp/torch_diode-gpu$gpu.lock TORCHINDUCTOR_COMPILE_THREADS=$threads \
     PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" TORCH_DIODE_AUTOREGISTER=0 \
     python3 -m torch_diode.worker --problems "$problems" --out "$out/shard$i.jsonl" --shard "$i/$n" \
       --deadline-s "$deadline" --done "${done_files[@]}" 2>>"$out/shard$i.log" &

@@ -7,6 +7,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import time
 import types
 import unittest
 
@@ -227,6 +228,35 @@ class SaverAndConfigTest(unittest.TestCase):
             del fake.utils.fresh_inductor_cache
             with self.assertRaisesRegex(compat.InductorIncompatible, "fresh_cache"):
                 compat.fresh_cache()
+
+    def test_worker_cache_mode_keeps_one_directory_and_turns_graph_caches_off(self):
+        patched = []
+        with FakeInductor() as fake:
+            fake.config.patch = lambda **kw: patched.append(kw) or contextlib.nullcontext()
+            del fake.utils.fresh_inductor_cache  # must not be asked for in this mode
+            os.environ["TORCH_DIODE_WORKER_CACHE"] = "1"
+            try:
+                with compat.fresh_cache():
+                    pass
+            finally:
+                del os.environ["TORCH_DIODE_WORKER_CACHE"]
+            self.assertEqual(patched, [{"fx_graph_cache": False, "autotune_local_cache": False,
+                                        "autotune_remote_cache": False, "fx_graph_remote_cache": False}])
+
+    def test_gpu_lock_counts_wait_and_hold(self):
+        from torch_diode import ingraph
+
+        with tempfile.NamedTemporaryFile(suffix=".lock") as f:
+            before = dict(ingraph.LOCK_SECONDS)
+            with ingraph.gpu_lock(f.name):
+                time.sleep(0.05)
+            self.assertGreaterEqual(ingraph.LOCK_SECONDS["hold"] - before["hold"], 0.05)
+            self.assertGreaterEqual(ingraph.LOCK_SECONDS["wait"], before["wait"])
+            held = ingraph.LOCK_SECONDS["hold"]
+            with ingraph.gpu_lock(None if "TORCH_DIODE_GPU_LOCK" not in os.environ else f.name):
+                pass  # no lock file: nothing held, nothing counted
+            if "TORCH_DIODE_GPU_LOCK" not in os.environ:
+                self.assertEqual(ingraph.LOCK_SECONDS["hold"], held)
 
     def test_config_names_are_checked(self):
         with FakeInductor() as fake:

@@ -264,7 +264,18 @@ def plain_options() -> dict:
 def fresh_cache():
     """Empty Inductor and Triton caches for one compile, as a user's first compile sees them.
     Not `force_disable_caches`: with it the main process compiles every Triton candidate a
-    second time, single-threaded, after the parallel precompile (measured: 8-27 s a problem)."""
+    second time, single-threaded, after the parallel precompile (measured: 8-27 s a problem).
+
+    With TORCH_DIODE_WORKER_CACHE=1 (the sweep script sets it, with a cache directory per worker
+    process set before Inductor's compile pool starts): no new directory per compile, and no
+    FX-graph or autotune caches. A new directory per compile leaves the pool's workers writing
+    where the main process no longer looks, so it compiled kernels again inside the benchmark
+    (a third of the GPU lock's held time in stack samples on 2 H200s)."""
+    import os
+
+    if os.environ.get("TORCH_DIODE_WORKER_CACHE") == "1":
+        return config_patch({"fx_graph_cache": False, "autotune_local_cache": False,
+                             "autotune_remote_cache": False, "fx_graph_remote_cache": False})
     import torch._inductor.utils as iu
 
     for name in ("fresh_cache", "fresh_inductor_cache"):

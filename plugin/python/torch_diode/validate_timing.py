@@ -93,6 +93,8 @@ def main(argv=None):
     ap.add_argument("--out", required=True)
     ap.add_argument("--per-problem", type=int, default=3)
     ap.add_argument("--limit", type=int, default=0, help="at most this many problems")
+    ap.add_argument("--want", type=int, default=0,
+                    help="stop once this many problems were compared (padded ones do not count)")
     ap.add_argument("--summary", help="write the summary JSON here too")
     args = ap.parse_args(argv)
     try:
@@ -108,12 +110,22 @@ def main(argv=None):
         return 3
     rng = random.Random(7)
     rows = []
+    padded = 0
     with open(args.out, "w") as out:
         for p in problems:
             try:
                 measured, _c, _f = worker.measure(p, p["search_space"], collector, timer)
             except Exception as e:  # noqa: BLE001
                 worker.log(f"fast path failed on {p}: {e}")
+                continue
+            if "inductor_operand_shapes" in measured:
+                # Inductor padded the operands (pad_mm): the fast path times the kernel on the
+                # padded tensors, the compiled function adds the padding copies (or, compiled
+                # with one candidate, may not pad at all). Not the same thing: not compared.
+                row = {k: p[k] for k in worker.PROBLEM_KEYS}
+                row["skipped"] = f"Inductor padded the operands to {measured['inductor_operand_shapes']}"
+                out.write(json.dumps(row) + "\n")
+                padded += 1
                 continue
             for cand in pick(measured["candidates"], args.per_problem, rng):
                 row = {k: p[k] for k in worker.PROBLEM_KEYS}
@@ -129,7 +141,10 @@ def main(argv=None):
                 out.write(json.dumps(row) + "\n")
                 out.flush()
                 worker.log(json.dumps(row))
+            if args.want and summarize(rows)["problems"] >= args.want:
+                break
     summary = summarize(rows)
+    summary["padded_problems_not_compared"] = padded
     print(json.dumps(summary, indent=1), file=sys.stderr)
     if args.summary:
         with open(args.summary, "w") as f:

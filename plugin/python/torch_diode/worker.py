@@ -48,6 +48,7 @@ PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed
 
 from . import _inductor_compat as compat  # noqa: E402
 from ._timings import candidate_from_choice  # noqa: E402
+from . import ingraph  # noqa: E402
 from .ingraph import gpu_lock  # noqa: E402
 
 
@@ -245,6 +246,7 @@ def measure(p, search_space, collector, timer, check=True):
     fn, args = make_inputs(p)
     split = {}
     baselines = {}
+    lock_before = dict(ingraph.LOCK_SECONDS)
 
     # Plain torch.compile: what a user gets without autotuning (ATen/cuBLAS for the GEMM).
     with compat.fresh_cache():
@@ -304,6 +306,10 @@ def measure(p, search_space, collector, timer, check=True):
     out["search_space"] = search_space
     out["candidates"] = candidates
     out["baselines"] = baselines
+    # Whole-problem GPU lock accounting (Inductor's benchmark included): how much of the GPU's
+    # time this problem took, and how long it waited for other workers.
+    split["gpu_lock_hold_s"] = ingraph.LOCK_SECONDS["hold"] - lock_before["hold"]
+    split["gpu_lock_wait_s"] = ingraph.LOCK_SECONDS["wait"] - lock_before["wait"]
     out["time_split_s"] = {k: round(v, 3) for k, v in split.items()}
     if notes:
         out["worker_notes"] = notes[:3]
