@@ -88,6 +88,13 @@ class WorkerInputTest(unittest.TestCase):
         # /dev/zero never ends a line: the worker once read it whole.
         self.refused("--problems", "/dev/zero", "--out", self.out, expect="/dev/zero:1: longer than 16777216")
 
+    def test_done_files_are_bounded_and_checked_like_problems(self):
+        binary = self.file("done.jsonl", b"\xff\xfe\x00{}\n")
+        self.refused("--problems", self.good, "--out", self.out, "--done", binary,
+                     expect=f"{binary}:1: not UTF-8 text")
+        self.refused("--problems", self.good, "--out", self.out, "--done", "/dev/zero",
+                     expect="/dev/zero:1: longer than 16777216")
+
     def test_problems_without_out(self):
         self.refused("--problems", self.good, expect="--problems needs --out")
 

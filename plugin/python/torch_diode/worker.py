@@ -411,10 +411,12 @@ def parse_shard(text):
     return int(m.group(1)), int(m.group(2))
 
 
-def read_problems(path, search_space):
-    """Problem JSON lines (`diode plan PLAN --expand`); each may carry its search_space."""
-    problems = []
-    limit = 16 << 20  # as `diode import` and `diode rank`: /dev/zero never ends a line
+LINE_LIMIT = 16 << 20  # as `diode import` and `diode rank`: /dev/zero never ends a line
+
+
+def json_lines(path):
+    """(line number, text) of each non-blank line of a text file, bounded in length; BadInput
+    naming the file and line for what is not UTF-8 text or far too long."""
     try:
         f = open(path, encoding="utf-8")
     except OSError as e:
@@ -424,34 +426,40 @@ def read_problems(path, search_space):
         while True:
             n += 1
             try:
-                line = f.readline(limit + 1)
+                line = f.readline(LINE_LIMIT + 1)
             except UnicodeDecodeError as e:
                 raise BadInput(f"{path}:{n}: not UTF-8 text ({e.reason})") from None
             if not line:
-                break
-            if len(line) > limit:
-                raise BadInput(f"{path}:{n}: longer than {limit} characters; a problem line is a few hundred")
-            if not line.strip():
-                continue
-            try:
-                p = json.loads(line)
-            except (ValueError, RecursionError) as e:
-                raise BadInput(f"{path}:{n}: not a JSON object: {str(e)[:120]}") from None
-            if not isinstance(p, dict):
-                raise BadInput(f"{path}:{n}: not a JSON object")
-            for k in PROBLEM_KEYS:
-                if k not in p:
-                    raise BadInput(f"{path}:{n}: field '{k}' is missing")
-            if p["op"] not in ("mm", "addmm", "bmm") or p["dtype"] not in DTYPE_NAMES:
-                raise BadInput(f"{path}:{n}: op {p['op']!r} / dtype {p['dtype']!r} is not one of mm, addmm, bmm / "
-                               "bf16, fp16, fp32")
-            for k in ("B", "M", "N", "K"):
-                if not isinstance(p[k], int) or isinstance(p[k], bool) or not 1 <= p[k] <= 2**31 - 1:
-                    raise BadInput(f"{path}:{n}: field '{k}' must be an integer from 1 to 2^31-1, got {p[k]!r}")
-            p["search_space"] = str(p.get("search_space", search_space)).upper()
-            if p["search_space"] not in ("DEFAULT", "EXHAUSTIVE"):
-                raise BadInput(f"{path}:{n}: field 'search_space' must be DEFAULT or EXHAUSTIVE")
-            problems.append(p)
+                return
+            if len(line) > LINE_LIMIT:
+                raise BadInput(f"{path}:{n}: longer than {LINE_LIMIT} characters; a problem line is a few hundred")
+            if line.strip():
+                yield n, line
+
+
+def read_problems(path, search_space):
+    """Problem JSON lines (`diode plan PLAN --expand`); each may carry its search_space."""
+    problems = []
+    for n, line in json_lines(path):
+        try:
+            p = json.loads(line)
+        except (ValueError, RecursionError) as e:
+            raise BadInput(f"{path}:{n}: not a JSON object: {str(e)[:120]}") from None
+        if not isinstance(p, dict):
+            raise BadInput(f"{path}:{n}: not a JSON object")
+        for k in PROBLEM_KEYS:
+            if k not in p:
+                raise BadInput(f"{path}:{n}: field '{k}' is missing")
+        if p["op"] not in ("mm", "addmm", "bmm") or p["dtype"] not in DTYPE_NAMES:
+            raise BadInput(f"{path}:{n}: op {p['op']!r} / dtype {p['dtype']!r} is not one of mm, addmm, bmm / "
+                           "bf16, fp16, fp32")
+        for k in ("B", "M", "N", "K"):
+            if not isinstance(p[k], int) or isinstance(p[k], bool) or not 1 <= p[k] <= 2**31 - 1:
+                raise BadInput(f"{path}:{n}: field '{k}' must be an integer from 1 to 2^31-1, got {p[k]!r}")
+        p["search_space"] = str(p.get("search_space", search_space)).upper()
+        if p["search_space"] not in ("DEFAULT", "EXHAUSTIVE"):
+            raise BadInput(f"{path}:{n}: field 'search_space' must be DEFAULT or EXHAUSTIVE")
+        problems.append(p)
     return problems
 
 
@@ -462,14 +470,13 @@ def run_alone(args):
     done = set()
     for path in [args.out] + list(args.done or []):
         if os.path.exists(path):
-            with open(path) as f:
-                for line in f:
-                    try:
-                        p = json.loads(line)
-                        if not p.get("error"):  # a problem that failed as a whole is tried again
-                            done.add(problem_key(p, args.search_space))
-                    except (ValueError, KeyError, TypeError, AttributeError):
-                        pass
+            for _n, line in json_lines(path):
+                try:
+                    p = json.loads(line)
+                    if not p.get("error"):  # a problem that failed as a whole is tried again
+                        done.add(problem_key(p, args.search_space))
+                except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                    pass  # a line cut by a kill: that problem is measured again
     collector, timer, problem = setup()
     if problem:
         log(problem)
