@@ -3,7 +3,7 @@
 // replot while zooming and panning it. Usage:
 //   bench_validate DB PACKAGE [--store-predictions]
 // DB is built from the shipped H200 dataset (82 copies of its problems with M shifted by multiples of 10,000) when it
-// does not exist; --store-predictions runs `diode eval --db` on it first, as after a training run.
+// does not exist; --store-predictions runs `diode eval --db --store-predictions` on it first, as after a training run.
 #include "testutil.h"
 
 #include "predictionscatter.h"
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
     if (args.contains("--store-predictions")) {
         t.start();
         QString out, err;
-        if (testutil::runCli({"eval", "--package", package, "--db", db}, &out, &err, 3600000) != 0) {
+        if (testutil::runCli({"eval", "--package", package, "--db", db, "--store-predictions"}, &out, &err, 3600000) != 0) {
             std::fprintf(stderr, "diode eval failed: %s\n", qPrintable(err));
             return 1;
         }

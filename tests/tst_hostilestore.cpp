@@ -184,6 +184,47 @@ private slots:
         QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     }
 
+    // `diode eval --db` only reads the database: predictions are written when asked for, and a
+    // read-only database (the shipped data, a folder one cannot write) is refused up front.
+    void evalWritesPredictionsOnlyWhenAsked() {
+        QTemporaryDir base;
+        QFile::setPermissions(base.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner |
+                                               QFileDevice::ReadOther | QFileDevice::ExeOther);
+        const QString dir = base.filePath("data"), db = dir + "/eval.db", lines = dir + "/eval.jsonl",
+                      pkg = dir + "/small.diode";
+        QVERIFY(QDir().mkpath(dir));
+        writeFile(lines, QByteArray(kLine) + "\n");
+        QCOMPARE(testutil::runCli({"import", lines, "--db", db}), 0);
+        const int f = FeatureSchema::size();
+        MlpWeights m;
+        m.layerSizes = {f, 4, 1};
+        m.weights = {std::vector<float>(size_t(4 * f), 0.01f), std::vector<float>(4, 0.1f)};
+        m.biases = {std::vector<float>(4, 0.0f), std::vector<float>(1, -3.0f)};
+        m.inputMean.assign(size_t(f), 0.0f);
+        m.inputStd.assign(size_t(f), 1.0f);
+        ModelPackage::save(pkg.toStdString(), {{"name", "small"}}, {m});
+        QString out, err;
+        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--db", db}, &out, &err), 0);
+        QVERIFY2(err.contains("predictions not stored (--store-predictions keeps them in " + db), qPrintable(err));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM predictions"), int64_t(0));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM models"), int64_t(0));
+        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--input", lines, "--store-predictions"}, &out, &err), 2);
+
+        QFile::setPermissions(db, QFileDevice::ReadOwner | QFileDevice::ReadOther | QFileDevice::ReadGroup);
+        QFile::setPermissions(pkg, QFileDevice::ReadOwner | QFileDevice::ReadOther | QFileDevice::ReadGroup);
+        QVERIFY(QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::ExeOwner | QFileDevice::ReadOther |
+                                               QFileDevice::ExeOther));
+        QString how;
+        const int rc = runCliWithoutWriteAccess({"eval", "--package", pkg, "--db", db, "--store-predictions"}, &out,
+                                                &err, &how);
+        QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+        if (how.isEmpty()) QSKIP("running as root without setpriv: no way to take write access away here");
+        QCOMPARE(rc, 2);
+        QVERIFY2(err.contains("cannot store predictions in '" + db + "': it (or its folder) is read-only"),
+                 qPrintable(err));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM predictions"), int64_t(0));
+    }
+
     // On a nearly full disk a new database said "cannot read schema version", and the next
     // command "no such table: runs". A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored) fails the
     // same writes as a full disk does, without filling one.
@@ -230,7 +271,7 @@ private slots:
         }
         ModelPackage::save(pkg.toStdString(), {{"name", "overflow"}}, {m});
         QString out, err;
-        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--db", db}, &out, &err), 2);
+        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--db", db, "--store-predictions"}, &out, &err), 2);
         QVERIFY2(err.contains("model 'overflow' (" + pkg + ") predicts NaN ms for mm bf16 64x512x512") &&
                      err.contains("none of its predictions were stored in '" + db + "'"),
                  qPrintable(err));

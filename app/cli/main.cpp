@@ -7,17 +7,16 @@
 
 #include "diode/bias.h"
 #include "diode/config.h"
-#include "diode/cpubackend.h"
 #include "diode/dataset.h"
 #include "diode/exporter.h"
 #include "diode/hardware.h"
 #include "diode/importer.h"
 #include "diode/modelpackage.h"
-#include "diode/inductorbackend.h"
 #include "diode/problemjson.h"
 #include "diode/store.h"
 #include "diode/sweepplan.h"
 #include "diode/sweeprunner.h"
+#include "diode/sweepsession.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -39,19 +38,13 @@ constexpr int kExitFailure = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitUnavailable = 3;
 
-std::atomic<SweepRunner *> g_runner{nullptr};
+std::atomic<SweepSession *> g_session{nullptr};
 
 // SIGTERM (kill, systemd, a batch scheduler's timeout) is a cancel like Ctrl-C: the run ends
 // `cancelled`, resumable, instead of dying with its status left `running`.
 void onInterrupt(int sig) {
-    if (auto *r = g_runner.load()) r->cancel();
+    if (auto *s = g_session.load()) s->cancel();
     std::signal(sig, SIG_DFL); // a second Ctrl-C (or SIGTERM) ends the process at once
-}
-
-std::unique_ptr<Backend> makeBackend(const std::string &name, const std::string &python, const std::string &db)
-{
-    if (name == "cpu") return std::make_unique<CpuBackend>();
-    return std::make_unique<InductorBackend>(python, db + ".worker.log");
 }
 
 struct SweepOptions {
@@ -68,65 +61,49 @@ Store::Foreign foreignPolicy(bool adopt)
     return adopt ? Store::Foreign::Adopt : Store::Foreign::Refuse;
 }
 
+// The same session as the workbench's Sweep page (core/diode/sweepsession.h); this face prints.
 int runSweep(const SweepOptions &o)
 {
-    std::optional<SweepPlan> plan;
-    if (!o.plan.empty()) plan = SweepPlan::load(o.plan); // rejects bad plans before anything runs
+    SweepSession::Request req;
+    if (!o.plan.empty()) req.plan = SweepPlan::load(o.plan); // rejects bad plans before anything runs
     // Once adopted (diode's tables added) the database is ours, and every later open reads it.
     if (o.adoptForeign) {
         Store adopted(o.db, Store::Mode::ReadWrite, Store::Foreign::Adopt);
     }
-    int64_t runId = 0;
-    std::string backendName = o.backend;
-    if (o.resume) {
-        if (auto r = SweepRunner::resumable(o.db)) {
-            auto &[run, frozen] = *r;
-            if (plan && frozenPlan(*plan) != frozenPlan(frozen))
-                throw InvalidInput(fmt::format("the newest unfinished run ({}) of {} was started with another plan; "
-                                               "run without --resume to start a new run",
-                                               run.id, o.db));
-            if (!backendName.empty() && backendName != run.backend)
-                throw InvalidInput(fmt::format("run {} used backend '{}', not '{}'", run.id, run.backend, backendName));
-            backendName = run.backend;
-            runId = run.id;
-            plan = std::move(frozen);
-            fmt::print(stderr, "resuming run {} ({} backend, plan '{}')\n", runId, backendName, run.planName);
-        } else {
-            // Nothing interrupted: a finished run of the same plan means there is nothing to do.
-            Store store(o.db);
-            const auto runs = store.runs();
-            const RunInfo *last = nullptr;
-            for (const auto &r : runs)
-                if (r.backend != "import") last = &r;
-            const bool samePlan = last && plan && last->planJson == frozenPlan(*plan).dump();
-            if (last && (!plan || samePlan)) {
-                fmt::print(stderr, "nothing to resume: the newest run ({}) of {} is {}\n", last->id, o.db, last->status);
-                return 0;
-            }
-            if (!plan) throw InvalidInput(fmt::format("{} has no run to resume", o.db));
-        }
+    req.db = o.db;
+    req.backend = o.backend;
+    req.python = o.python;
+    req.resume = o.resume;
+    SweepSession session(req);
+    if (!session.nothingToDo().empty()) {
+        fmt::print(stderr, "{}\n", session.nothingToDo());
+        return 0;
     }
-    if (!plan) throw InvalidInput("sweep needs --plan FILE (or --resume with an unfinished run in --db)");
-    if (backendName.empty()) throw InvalidInput("sweep needs --backend inductor|cpu");
-
-    auto backend = makeBackend(backendName, o.python, o.db);
-    try {
-        backend->start();
-    } catch (const BackendUnavailable &e) {
-        fmt::print(stderr, "error: {}\n", e.what());
-        return kExitUnavailable;
-    }
-    SweepRunner runner(o.db, *backend);
-    if (!runId) runId = runner.createRun(*plan);
-    fmt::print(stderr, "run {}: {} problems, backend {}, database {}\n", runId, plan->problems.size(), backendName, o.db);
+    if (session.resumed())
+        fmt::print(stderr, "resuming run {} ({} backend, plan '{}')\n", session.runId(), session.backend(),
+                   session.plan().name);
     cli::ProgressBar bar(stderr);
-    runner.setProgressCallback([&](const SweepProgress &p) { bar.update(p); });
-    g_runner = &runner;
+    session.setProgressCallback([&](const SweepProgress &p) { bar.update(p); });
+    g_session = &session;
     std::signal(SIGINT, onInterrupt);
     std::signal(SIGTERM, onInterrupt);
-    const std::string status = runner.run(runId, *plan);
-    g_runner = nullptr;
+    std::string status;
+    try {
+        status = session.run([&](int64_t runId) {
+            fmt::print(stderr, "run {}: {} problems, backend {}, database {}\n", runId, session.plan().problems.size(),
+                       session.backend(), o.db);
+        });
+    } catch (const BackendUnavailable &e) {
+        g_session = nullptr;
+        fmt::print(stderr, "error: {}\n", e.what());
+        return kExitUnavailable;
+    } catch (...) {
+        g_session = nullptr;
+        throw;
+    }
+    g_session = nullptr;
     bar.finish();
+    const int64_t runId = session.runId();
     Store store(o.db, Store::Mode::ReadOnly);
     fmt::print(stderr, "run {} {}: {} measurements stored\n", runId, status, store.measurementCount(runId));
     if (status == "cancelled") fmt::print(stderr, "continue it with: diode sweep --resume --db {}\n", o.db);

@@ -2,8 +2,8 @@
 
 #include "diode/config.h"
 #include "diode/dataset.h"
-#include "diode/datasplit.h"
 #include "diode/evaluation.h"
+#include "diode/evaluationjob.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
 #include "diode/ranking.h"
@@ -21,7 +21,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <numeric>
 
 namespace diode::cli {
 
@@ -31,6 +30,7 @@ struct Options {
     std::string db, out, package, input;
     std::string method; ///< empty: the data's default (defaultTimingMethod)
     bool all = false;   ///< eval --db: every problem, not only those the model never saw
+    bool storePredictions = false; ///< eval --db: write the predictions into the database
     std::vector<std::string> ops, dtypes;
     TrainOptions train;
 };
@@ -55,42 +55,46 @@ void printTable(const nlohmann::json &cmp)
                    v["top3_efficiency"]["mean"].get<double>());
 }
 
-Dataset loadProblems(const Options &o) {
-    DatasetFilter f{o.ops, o.dtypes};
-    const std::optional<TimingMethod> asked = o.method.empty() ? std::nullopt : parseTimingMethod(o.method);
-    if (!o.input.empty())
-        return loadDatasetJsonl(o.input, asked, f);
-    if (!std::filesystem::exists(o.db)) throw InvalidInput(fmt::format("database '{}' does not exist", o.db));
-    Store store(o.db, Store::Mode::ReadOnly);
-    return loadDataset(store, asked, f);
-}
-
 // "training on graph_warm times (default: the data has in-graph times)"
 void printMethod(const char *doing, const MethodChoice &m) {
     fmt::print(stderr, "{} on {}\n", doing,
                m.byDefault ? m.describe() : fmt::format("{} times (--method)", toString(m.method)));
 }
 
+// Without --out the package is named after the database, in the current directory (never
+// beside the database: the shipped data's folder is not the user's).
+[[maybe_unused]] std::string packagePathFor(const Options &o)
+{
+    if (!o.out.empty()) return o.out;
+    return std::filesystem::path(o.db).stem().string() + ".diode";
+}
+
 int runTrain(const Options &o)
 {
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands train to diode-train (app/CMakeLists.txt)
-    const auto data = loadProblems(o);
-    const auto &problems = data.problems;
-    printMethod("training", data.method);
-    TrainOptions t = o.train;
-    t.progress = [](const EpochReport &r) {
+    // The same job as the workbench's Train page (core/train/trainingjob.h); this face prints.
+    TrainingJob job;
+    job.db = o.db;
+    job.out = packagePathFor(o);
+    job.filter = DatasetFilter{o.ops, o.dtypes};
+    job.method = o.method.empty() ? std::nullopt : parseTimingMethod(o.method);
+    job.options = o.train;
+    job.options.progress = [](const EpochReport &r) {
         if (r.epoch % 25 == 0 || r.epoch == 1)
             fmt::print(stderr, "member {}/{}  epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n", r.member + 1,
                        r.members, r.epoch, r.loss, r.valTop1, r.improved ? " *" : "");
     };
-    const auto res = train(problems, t);
-    const auto manifest = trainingManifest(data, res, t, std::filesystem::path(o.out).stem().string(),
-                                           o.input.empty() ? o.db : o.input);
-    ModelPackage::save(o.out, manifest, res.members);
-    fmt::print(stderr, "wrote {} ({} network{}, best epochs {}; {} epochs in all)\n", o.out, res.members.size(),
-               res.members.size() == 1 ? "" : "s", fmt::join(res.bestEpochs, ", "), res.epochsRun);
-    fmt::print("held-out test problems ({} of {}, split by problem, seed {}):\n", res.split.test.size(), problems.size(), t.seed);
-    printTable(res.testMetrics);
+    job.loaded = [](size_t, const MethodChoice &m) { printMethod("training", m); };
+    const auto res = runTrainingJob(job);
+    fmt::print(stderr, "wrote {} ({} network{}, best epochs {}; {} epochs in all)\n", job.out,
+               res.train.members.size(), res.train.members.size() == 1 ? "" : "s",
+               fmt::join(res.train.bestEpochs, ", "), res.train.epochsRun);
+    if (res.method.method == TimingMethod::Cpu)
+        fmt::print(stderr, "a cpu model: it ranks the cpu backend's tiles and is never offered to the Inductor "
+                           "plugin\n");
+    fmt::print("held-out test problems ({} of {}, split by problem, seed {}):\n", res.train.split.test.size(),
+               res.problems, job.options.seed);
+    printTable(res.train.testMetrics);
     return 0;
 #else
     (void)o;
@@ -99,64 +103,46 @@ int runTrain(const Options &o)
 #endif
 }
 
-// Of a database, eval measures on the problems the package never trained on when it can tell
-// them apart (the database is its training data): numbers on training problems flatter a model.
-std::vector<size_t> problemsToMeasure(const Options &o, const ModelPackage &pkg, const std::vector<TrainingProblem> &problems)
-{
-    std::vector<size_t> all(problems.size());
-    std::iota(all.begin(), all.end(), size_t(0));
-    if (o.db.empty()) return all;
-    HeldOutProblems held;
-    {
-        Store store(o.db, Store::Mode::ReadOnly);
-        held = heldOutProblems(store, pkg.manifest());
-    }
-    if (!held.known) {
-        fmt::print(stderr, "measuring on all {} problems of {} ({})\n", problems.size(), o.db, held.why);
-        return all;
-    }
-    if (o.all) {
-        fmt::print(stderr, "measuring on all {} problems of {}, including the {} the model trained on (--all)\n",
-                   problems.size(), o.db, held.trainedOn);
-        return all;
-    }
-    std::vector<size_t> out;
-    for (size_t i = 0; i < problems.size(); ++i)
-        if (held.labels.count(problems[i].problem.label())) out.push_back(i);
-    fmt::print(stderr, "measuring on the {} problems of {} the model never saw (its test split; --all for all {})\n",
-               out.size(), o.db, problems.size());
-    return out;
-}
-
+// The same evaluation as the Validate page (core/diode/evaluationjob.h); this face prints. Of a
+// database it measures on the problems the package never trained on when it can tell them
+// apart (the database is its training data): numbers on training problems flatter a model.
 int runEval(const Options &o)
 {
-    const auto pkg = ModelPackage::load(o.package);
-    const auto data = loadProblems(o);
-    const auto &problems = data.problems;
-    printMethod("evaluating", data.method);
-    if (pkg.timingMethod() != data.method.method)
-        fmt::print(stderr, "note: the model was trained on {} times\n", toString(pkg.timingMethod()));
-    if (problems.empty()) throw InvalidInput("no problems with timings to evaluate");
-    const auto ranked = rankWith(pkg, problems);
-    const auto measured = problemsToMeasure(o, pkg, problems);
-    if (measured.empty()) throw InvalidInput("none of the model's test problems has timings here; --all measures on every problem");
-    std::vector<RankedProblem> rankedPart;
-    std::vector<TrainingProblem> part;
-    for (size_t i : measured) {
-        rankedPart.push_back(ranked[i]);
-        part.push_back(problems[i]);
+    EvaluationJob job;
+    job.db = o.db;
+    job.problemsFile = o.input;
+    job.packages = {o.package};
+    job.method = o.method.empty() ? std::nullopt : parseTimingMethod(o.method);
+    job.heldOutOnly = !o.all;
+    job.storePredictions = o.storePredictions;
+    const auto res = runEvaluationJob(job);
+    const auto &model = res.models.front();
+    printMethod("evaluating", res.method);
+    if (model.trainedOn != res.method.method)
+        fmt::print(stderr, "note: the model was trained on {} times\n", toString(model.trainedOn));
+    if (!o.db.empty()) {
+        const size_t all = res.problemsBeforeCut;
+        if (!res.heldOut.known)
+            fmt::print(stderr, "measuring on all {} problems of {} ({})\n", all, o.db, res.heldOut.why);
+        else if (!res.heldOutOnly)
+            fmt::print(stderr, "measuring on all {} problems of {}, including the {} the model trained on (--all)\n",
+                       all, o.db, res.heldOut.trainedOn);
+        else
+            fmt::print(stderr,
+                       "measuring on the {} problems of {} the model never saw (its test split; --all for all {})\n",
+                       res.table->problems.size(), o.db, all);
     }
-    printTable(compareWithBaselines(rankedPart, part));
-    if (!o.db.empty() && o.input.empty()) { // every problem's predictions, for the Validate page
-        Store store(o.db);
-        Store::Transaction tx(store);
-        const int64_t model = store.addModel(pkg.manifest().value("name", ""), o.package, pkg.manifest());
-        for (size_t i = 0; i < problems.size(); ++i)
-            for (size_t c = 0; c < problems[i].configs.size(); ++c)
-                store.insertPrediction(model, problems[i].problem, problems[i].configs[c], ranked[i].predictedMs[c]);
-        tx.commit();
-        fmt::print(stderr, "predictions stored in {} as model {}\n", o.db, model);
-    }
+    const nlohmann::json cmp{{"model", model.breakdown},
+                             {"baselines",
+                              {{"aten", res.aten.toJson()},
+                               {"first-config", res.firstConfig.toJson()},
+                               {"random", res.random.toJson()}}}};
+    printTable(cmp);
+    if (res.storedModelId)
+        fmt::print(stderr, "predictions stored in {} as model {}\n", o.db, res.storedModelId);
+    else if (!o.db.empty())
+        fmt::print(stderr, "predictions not stored (--store-predictions keeps them in {} for the Validate page)\n",
+                   o.db);
     return 0;
 }
 
@@ -216,7 +202,8 @@ std::function<int()> addModelCommands(CLI::App &app)
     auto o = std::make_shared<Options>();
     auto *train = app.add_subcommand("train", "Train a runtime model on a database and write a .diode package");
     train->add_option("--db", o->db, "SQLite database with measurements")->required()->check(CLI::ExistingFile);
-    train->add_option("--out", o->out, "package to write (.diode)")->required();
+    train->add_option("--out", o->out, "package to write (default: the database's name with .diode, in the "
+                                       "current directory)");
     train->add_option("--ops", o->ops, "only these ops (mm addmm bmm)")->check(CLI::IsMember({"mm", "addmm", "bmm"}));
     train->add_option("--dtypes", o->dtypes, "only these dtypes (bf16 fp16 fp32)")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
     const auto methods = CLI::IsMember({"graph_warm", "graph_cold", "inductor_autotune", "cpu"});
@@ -240,11 +227,15 @@ std::function<int()> addModelCommands(CLI::App &app)
     train->add_option("--patience", o->train.patience, "epochs without a better validation top-1 before stopping")
         ->check(CLI::PositiveNumber)->capture_default_str();
 
-    auto *eval = app.add_subcommand("eval", "Evaluate a package against the baselines; store its predictions in --db");
+    auto *eval = app.add_subcommand("eval", "Evaluate a package against the baselines");
     eval->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
-    auto *evalDb = eval->add_option("--db", o->db, "SQLite database (predictions are stored there)");
+    auto *evalDb = eval->add_option("--db", o->db, "SQLite database with measurements (read only)");
     auto *evalIn = eval->add_option("--input", o->input, "problem JSON lines with timings (e.g. held-out problems)")->check(CLI::ExistingFile);
     evalDb->excludes(evalIn);
+    eval->add_flag("--store-predictions", o->storePredictions,
+                   "with --db: store the model's predictions for every problem in the database, for the "
+                   "workbench's Validate page (the database must be writable)")
+        ->needs(evalDb);
     eval->add_flag("--all", o->all,
                    "with --db: measure on every problem, including those the model trained on (default: only "
                    "the problems of its test split when the database is its training data)");

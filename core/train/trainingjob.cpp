@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 namespace diode {
@@ -59,9 +60,34 @@ nlohmann::json trainingManifest(const Dataset &data, const TrainResult &res, con
     };
 }
 
+namespace {
+
+// Minutes of training must not end in "cannot write": the package is written beside its target
+// and renamed (ModelPackage::save), so that is what is tried first.
+void checkWritable(const std::string &out)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::is_directory(out, ec))
+        throw InvalidInput(fmt::format("--out '{}' is a directory; name the package file to write", out));
+    const std::string probe = out + ".partial";
+    const bool existed = fs::exists(probe, ec);
+    {
+        std::ofstream f(probe, std::ios::app | std::ios::binary);
+        if (!f)
+            throw InvalidInput(fmt::format("cannot write the package '{}': {} is not writable", out,
+                                           fs::path(out).has_parent_path() ? fs::path(out).parent_path().string()
+                                                                           : std::string("the current directory")));
+    }
+    if (!existed) fs::remove(probe, ec);
+}
+
+} // namespace
+
 TrainingJobResult runTrainingJob(const TrainingJob &job)
 {
     if (!std::filesystem::exists(job.db)) throw InvalidInput(fmt::format("database '{}' does not exist", job.db));
+    checkWritable(job.out);
     Dataset data;
     {
         Store store(job.db, Store::Mode::ReadOnly);
@@ -71,6 +97,7 @@ TrainingJobResult runTrainingJob(const TrainingJob &job)
     TrainingJobResult out;
     out.problems = problems.size();
     out.method = data.method;
+    if (job.loaded) job.loaded(problems.size(), data.method);
     out.train = train(problems, job.options);
     out.manifest = trainingManifest(data, out.train, job.options,
                                     std::filesystem::path(job.out).stem().string(), job.db);

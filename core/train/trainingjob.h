@@ -6,14 +6,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace diode {
 
-/// What `diode train` and the workbench's Train page both do: load a store's problems, train,
-/// write the package with its manifest, and (for a writable store) record the model and its
-/// predictions so the Validate page can read them back.
+/// What `diode train` (app/cli/modelcommands.cpp) and the workbench's Train page
+/// (ui/trainworker.cpp) both run: load a store's problems, train, write the package with its
+/// manifest, and (when asked, for a writable store) record the model and its predictions so the
+/// Validate page can read them back. The faces only turn options into a job and print or draw.
 struct TrainingJob {
     std::string db;       ///< SQLite store with measurements
     std::string out;      ///< package to write (.diode)
@@ -21,6 +23,8 @@ struct TrainingJob {
     std::optional<TimingMethod> method; ///< the times to train on; nullopt: the store's default
     TrainOptions options;
     bool storePredictions = false; ///< write the model and its predictions into `db`
+    /// Called once the problems are loaded, before training: how many, and whose times.
+    std::function<void(size_t problems, const MethodChoice &method)> loaded;
 };
 
 struct TrainingJobResult {
@@ -36,7 +40,8 @@ nlohmann::json trainingManifest(const Dataset &data, const TrainResult &result, 
                                 const std::string &name, const std::string &source);
 
 /// Runs the whole job; throws InvalidInput, StoreError or PackageError with a message naming
-/// the fault. A cancelled run still writes the best network so far (`train.cancelled`).
+/// the fault. An output that cannot be written is refused before anything is loaded or
+/// trained. A cancelled run still writes the best network so far (`train.cancelled`).
 TrainingJobResult runTrainingJob(const TrainingJob &job);
 
 } // namespace diode

@@ -1,0 +1,130 @@
+#include "sweepsession.h"
+
+#include "cpubackend.h"
+#include "inductorbackend.h"
+#include "store.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace diode {
+
+/// Passes every call to the real backend and reports each problem's outcome as it ends.
+class SweepSession::Observer final : public Backend {
+public:
+    Observer(Backend &inner, const std::function<void(const ProblemReport &)> &done)
+        : m_inner(inner)
+        , m_done(done)
+    {
+    }
+    std::string name() const override { return m_inner.name(); }
+    void start() override { m_inner.start(); }
+    void describe(RunInfo &run) const override { m_inner.describe(run); }
+    ProblemOutcome measure(const GemmProblem &p, const SweepPlan &plan, const std::set<std::string> &skip,
+                           const MeasurementSink &sink, const std::atomic<bool> &cancel) override
+    {
+        if (!m_done) return m_inner.measure(p, plan, skip, sink, cancel);
+        // The best time of one method, chosen as train and eval would (defaultTimingMethod):
+        // mixing methods would put Inductor's slower numbers beside in-graph ones.
+        MethodCounts timed;
+        std::map<TimingMethod, double> best;
+        int n = 0;
+        auto outcome = m_inner.measure(
+            p, plan, skip,
+            [&](const Measurement &m) {
+                if (m.status == MeasureStatus::Ok && m.timeMs) {
+                    ++timed[m.method];
+                    auto [it, added] = best.emplace(m.method, *m.timeMs);
+                    if (!added) it->second = std::min(it->second, *m.timeMs);
+                }
+                ++n;
+                sink(m);
+            },
+            cancel);
+        if (!outcome.cancelled) {
+            const auto it = best.find(defaultTimingMethod(timed).method);
+            m_done({p, outcome, it == best.end() ? 0 : it->second, n});
+        }
+        return outcome;
+    }
+
+private:
+    Backend &m_inner;
+    const std::function<void(const ProblemReport &)> &m_done;
+};
+
+std::unique_ptr<Backend> SweepSession::makeBackend(const std::string &name, const std::string &python,
+                                                   const std::string &db)
+{
+    if (name == "cpu") return std::make_unique<CpuBackend>();
+    if (name == "inductor") return std::make_unique<InductorBackend>(python, db + ".worker.log");
+    throw InvalidInput(fmt::format("unknown backend '{}': expected inductor or cpu", name));
+}
+
+SweepSession::SweepSession(const Request &r)
+    : m_db(r.db)
+    , m_backendName(r.backend)
+{
+    std::optional<SweepPlan> plan = r.plan;
+    if (r.resume) {
+        if (auto found = SweepRunner::resumable(r.db)) {
+            auto &[run, frozen] = *found;
+            if (plan && frozenPlan(*plan) != frozenPlan(frozen))
+                throw InvalidInput(fmt::format("the newest unfinished run ({}) of {} was started with another plan; "
+                                               "run without --resume to start a new run",
+                                               run.id, r.db));
+            if (!m_backendName.empty() && m_backendName != run.backend)
+                throw InvalidInput(fmt::format("run {} used backend '{}', not '{}'", run.id, run.backend, m_backendName));
+            m_backendName = run.backend;
+            m_runId = run.id;
+            m_resumed = true;
+            plan = std::move(frozen);
+        } else {
+            // Nothing interrupted: a finished run of the same plan means there is nothing to do.
+            Store store(r.db);
+            const auto runs = store.runs();
+            const RunInfo *last = nullptr;
+            for (const auto &x : runs)
+                if (x.backend != "import") last = &x;
+            const bool samePlan = last && plan && last->planJson == frozenPlan(*plan).dump();
+            if (last && (!plan || samePlan)) {
+                m_nothingToDo = fmt::format("nothing to resume: the newest run ({}) of {} is {}", last->id, r.db,
+                                            last->status);
+                return;
+            }
+            if (!plan) throw InvalidInput(fmt::format("{} has no run to resume", r.db));
+        }
+    }
+    if (!plan) throw InvalidInput("sweep needs --plan FILE (or --resume with an unfinished run in --db)");
+    if (m_backendName.empty()) throw InvalidInput("sweep needs --backend inductor|cpu");
+    m_plan = std::move(*plan);
+    m_backend = makeBackend(m_backendName, r.python, r.db);
+    m_observer = std::make_unique<Observer>(*m_backend, m_problemDone);
+    // Made here, not in run(): cancel() may come from a signal handler at any moment after.
+    m_runner = std::make_unique<SweepRunner>(r.db, *m_observer);
+}
+
+SweepSession::~SweepSession() = default;
+
+void SweepSession::setProgressCallback(std::function<void(const SweepProgress &)> fn)
+{
+    if (m_runner) m_runner->setProgressCallback(std::move(fn));
+}
+
+void SweepSession::cancel()
+{
+    if (m_runner) m_runner->cancel();
+}
+
+std::string SweepSession::run(const std::function<void(int64_t)> &started)
+{
+    if (!m_nothingToDo.empty()) return "finished";
+    m_observer->start(); // throws BackendUnavailable with one sentence
+    if (!m_resumed) m_runId = m_runner->createRun(m_plan);
+    if (started) started(m_runId);
+    return m_runner->run(m_runId, m_plan);
+}
+
+} // namespace diode

@@ -1,0 +1,79 @@
+#pragma once
+
+#include "backend.h"
+#include "sweepplan.h"
+#include "sweeprunner.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace diode {
+
+/// One problem as it ended in a session: its best time of one timing method (the one train and
+/// eval would choose), or why it failed.
+struct ProblemReport {
+    GemmProblem problem;
+    ProblemOutcome outcome;
+    double bestMs = 0; ///< 0: no successful measurement
+    int measurements = 0;
+};
+
+/// A sweep as `diode sweep` (app/cli/main.cpp) and the workbench's Sweep page
+/// (ui/sweepworker.cpp) both run it: the backend chosen by name, the resume checks (same plan,
+/// same backend, nothing left to do), the run created or continued, measured, cancellable. The
+/// faces only turn options into a request and print or draw progress.
+class SweepSession {
+public:
+    struct Request {
+        std::string db;
+        std::string backend;           ///< "cpu" or "inductor"; "" on resume: the run's own
+        std::optional<SweepPlan> plan; ///< on resume: checked against the run's frozen plan when given
+        std::string python;            ///< inductor: the interpreter ("" = $DIODE_PYTHON or python3)
+        bool resume = false;           ///< continue the newest unfinished run of `db`
+    };
+
+    /// Resolves the request (refusing a resume with another plan or backend, a sweep with no
+    /// plan or backend) with InvalidInput; starts nothing.
+    explicit SweepSession(const Request &request);
+    ~SweepSession();
+    SweepSession(const SweepSession &) = delete;
+    SweepSession &operator=(const SweepSession &) = delete;
+
+    /// Non-empty when there is nothing to run: a resume whose newest run already ended.
+    const std::string &nothingToDo() const { return m_nothingToDo; }
+    bool resumed() const { return m_resumed; }
+    int64_t runId() const { return m_runId; } ///< 0 until run() created it, unless resumed
+    const SweepPlan &plan() const { return m_plan; }
+    const std::string &backend() const { return m_backendName; }
+
+    void setProgressCallback(std::function<void(const SweepProgress &)> fn);
+    void setProblemCallback(std::function<void(const ProblemReport &)> fn) { m_problemDone = std::move(fn); }
+
+    /// Starts the backend (BackendUnavailable with one sentence when it cannot run here),
+    /// creates the run unless resuming, calls `started` with its id, and measures. Returns
+    /// "finished" or "cancelled"; store errors propagate and leave the run resumable.
+    std::string run(const std::function<void(int64_t runId)> &started = {});
+    /// From any thread, or a signal handler: the run stops within one configuration.
+    void cancel();
+
+    /// The backend of that name ("cpu", "inductor"); InvalidInput for another.
+    static std::unique_ptr<Backend> makeBackend(const std::string &name, const std::string &python,
+                                                const std::string &db);
+
+private:
+    class Observer;
+    std::string m_db;
+    std::string m_backendName;
+    SweepPlan m_plan;
+    int64_t m_runId = 0;
+    bool m_resumed = false;
+    std::string m_nothingToDo;
+    std::function<void(const ProblemReport &)> m_problemDone;
+    std::unique_ptr<Backend> m_backend;
+    std::unique_ptr<Observer> m_observer;
+    std::unique_ptr<SweepRunner> m_runner;
+};
+
+} // namespace diode
