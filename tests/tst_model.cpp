@@ -362,40 +362,74 @@ private slots:
                 std::string::npos);
     }
 
-    // The cpu pipeline end to end: a cpu sweep's times are `cpu`, the default for a cpu
-    // database, and a model trains on them; the package says so.
+    // The cpu pipeline end to end, as the README runs it (its exact plan and command lines, in
+    // a fresh folder): a cpu sweep's times are `cpu`, the default for a cpu database, a model
+    // trains on them and says it is a cpu model, eval measures it on its test split without
+    // writing the database unless asked, and the measurements export.
     void cpuDatabaseTrainsOnCpuTimes() {
         QTemporaryDir dir;
-        const QString plan = dir.filePath("plan.json"), db = dir.filePath("cpu.db"),
-                      pkg = dir.filePath("cpu.diode");
-        QFile f(plan);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(R"({"name": "cpu-train", "version": 1, "timeout_s": 60, "repeats": 1,
- "cpu": {"block_m": [8, 32], "block_n": [32], "block_k": [16, 64], "threads": [1]},
- "entries": [{"name": "small", "ops": ["mm"], "dtypes": ["fp32"], "M": [8, 24, 40, 72, 136, 200], "N": [32, 96],
-              "K": [48, 160]}]})");
-        f.close();
+        const QString db = dir.filePath("cpu.db"), pkg = dir.filePath("cpu.diode");
+        // `diode ...` run in `dir`, as a newcomer types it there.
+        auto diodeIn = [&dir](const QStringList &args, QString *out, QString *err) {
+            QProcess p;
+            p.setWorkingDirectory(dir.path());
+            p.start(QStringLiteral(DIODE_CLI), args);
+            if (!p.waitForFinished(600000)) return -1;
+            *out = QString::fromUtf8(p.readAllStandardOutput());
+            *err = QString::fromUtf8(p.readAllStandardError());
+            return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+        };
         QString out, err;
-        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan", plan, "--db", db}, &out, &err), 0);
-        QCOMPARE(
-            testutil::scalar(db, "SELECT count(*) FROM measurements WHERE method = 'cpu' AND status = 'ok'"),
-            96);
-        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--epochs", "20", "--members", "1"},
-                                  &out, &err),
+        QCOMPARE(diodeIn({"sweep", "--backend", "cpu", "--plan", testutil::sourcePath("resources/plans/cpu-smoke.json"),
+                          "--db", "cpu.db"},
+                         &out, &err),
                  0);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements WHERE method = 'cpu' AND status = 'ok'"),
+                 26 * 16);
+        QCOMPARE(diodeIn({"train", "--db", "cpu.db"}, &out, &err), 0);
         QVERIFY2(err.contains("training on cpu times (default: the data holds cpu-backend times)"),
                  qPrintable(err));
-        QVERIFY2(out.contains("held-out test problems (4 of 24"), qPrintable(out));
+        QVERIFY2(err.contains("wrote cpu.diode") && err.contains("a cpu model"), qPrintable(err));
+        QVERIFY2(out.contains(QRegularExpression("held-out test problems \\([1-9][0-9]* of 26,")), qPrintable(out));
         const auto trained = ModelPackage::load(pkg.toStdString());
         QVERIFY(trained.timingMethod() == TimingMethod::Cpu);
         QCOMPARE(trained.manifest()["timing_method"].get<std::string>(), std::string("cpu"));
+
+        QCOMPARE(diodeIn({"eval", "--package", "cpu.diode", "--db", "cpu.db"}, &out, &err), 0);
+        QVERIFY2(err.contains("measuring on the ") && err.contains("problems of cpu.db the model never saw"),
+                 qPrintable(err));
+        QVERIFY2(out.contains(QRegularExpression("^model\\s+[0-9.]+", QRegularExpression::MultilineOption)),
+                 qPrintable(out));
+        QVERIFY2(err.contains("predictions not stored (--store-predictions"), qPrintable(err));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM predictions"), int64_t(0));
+        QCOMPARE(diodeIn({"eval", "--package", "cpu.diode", "--db", "cpu.db", "--store-predictions"}, &out, &err), 0);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM predictions"), int64_t(26 * 16));
+        QCOMPARE(diodeIn({"export", "--db", "cpu.db", "--format", "csv", "--out", "cpu.csv"}, &out, &err), 0);
+        QVERIFY2(err.contains("416 rows written to cpu.csv"), qPrintable(err));
+
+        // The Inductor plugin lists a cpu model as unusable and never loads it.
+        QProcess py;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("PYTHONPATH", testutil::sourcePath("plugin/python"));
+        env.insert("TORCH_DIODE_AUTOREGISTER", "0");
+        env.insert("TORCH_DIODE_LIBRARY", QStringLiteral(DIODE_INDUCTOR_LIBRARY));
+        py.setProcessEnvironment(env);
+        py.start(QStringLiteral(PYTHON3),
+                 {"-c", "import sys, json; from torch_diode import _models; "
+                        "m = _models.describe(sys.argv[1], 'test', 'NVIDIA H200'); "
+                        "print(json.dumps([m.get('error', ''), _models.best_for('NVIDIA H200', [m])[0]]))",
+                  pkg});
+        QVERIFY(py.waitForFinished(60000));
+        const QString said = QString::fromUtf8(py.readAllStandardOutput() + py.readAllStandardError());
+        QVERIFY2(said.contains("a cpu model") && said.contains("null]"), qPrintable(said));
+
         QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--method", "cpu", "--epochs", "2"},
                                   &out, &err),
                  0);
         QVERIFY2(err.contains("training on cpu times (--method)"), qPrintable(err));
         QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--method", "graph_warm"}, &out, &err),
                  2);
-        QVERIFY2(err.contains("the data has no successful graph_warm times; it has cpu (96)"),
+        QVERIFY2(err.contains("the data has no successful graph_warm times; it has cpu (416)"),
                  qPrintable(err));
         // Packages from before timing methods were Inductor's autotune numbers; unknown names are refused.
         const auto shipped = ModelPackage::load(

@@ -84,7 +84,7 @@ private slots:
         QVERIFY(page.openPlan(testutil::sourcePath("resources/plans/cpu-smoke.json")));
         auto e = waitEstimate(page);
         QVERIFY2(e.error.isEmpty(), qPrintable(e.error));
-        QCOMPARE(e.problems, qint64(10));
+        QCOMPARE(e.problems, qint64(26));
         QCOMPARE(e.choicesPerProblem, qint64(16));
         QVERIFY(e.seconds > 2 && e.seconds < 120);
         QVERIFY(e.basis.contains("GFLOP/s"));
@@ -220,8 +220,8 @@ private slots:
         QVERIFY(ready.wait(120000));
         auto *bar = page.findChild<QProgressBar *>("sweepProgress");
         QCOMPARE(bar->value(), bar->maximum());
-        QCOMPARE(bar->maximum(), 10);
-        QCOMPARE(page.plot()->points(), 10);
+        QCOMPARE(bar->maximum(), 26); // cpu-smoke
+        QCOMPARE(page.plot()->points(), 26);
         QVERIFY(plotMessage(page.plot()).isEmpty());
         QVERIFY(page.targetDatabase().startsWith(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)));
         QFile::remove(page.targetDatabase());

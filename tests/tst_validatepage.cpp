@@ -2,6 +2,7 @@
 
 #include "candidatemodel.h"
 #include "curveplot.h"
+#include "exportpage.h"
 #include "metricsmodel.h"
 #include "modellist.h"
 #include "plotmessage.h"
@@ -122,7 +123,7 @@ private slots:
         const QString db = m_dir.filePath("copy.db");
         QVERIFY(QFile::copy(kDataset, db));
         QFile(db).setPermissions(QFile::ReadOwner | QFile::WriteOwner);
-        QCOMPARE(testutil::runCli({"eval", "--package", kModel, "--db", db}), 0);
+        QCOMPARE(testutil::runCli({"eval", "--package", kModel, "--db", db, "--store-predictions"}), 0);
         ValidationWorker worker;
         const auto res = validate(worker, {db, {}, {kModel}});
         QVERIFY(res.complete);
@@ -130,6 +131,50 @@ private slots:
         ValidationWorker again;
         const auto computed = validate(again, {kDataset, {}, {kModel}});
         QVERIFY(std::abs(res.models[0].metrics.top1.mean - computed.models[0].metrics.top1.mean) < 1e-6);
+    }
+
+    // The README's cpu pipeline past the command line: a model trained on a cpu sweep validates
+    // on its own test split, and the Export page saves it but never installs it into the plugin.
+    void cpuModelValidatesAndIsNotInstalled()
+    {
+#if !DIODE_HAVE_TORCH
+        QSKIP("this build has no LibTorch: diode train cannot run");
+#endif
+        const QString db = m_dir.filePath("cpu.db"), pkg = m_dir.filePath("cpu.diode");
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan",
+                                   testutil::sourcePath("resources/plans/cpu-smoke.json"), "--db", db}),
+                 0);
+        QString out, err;
+        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--epochs", "30", "--members", "1"}, &out, &err,
+                                  300000),
+                 0);
+        ValidationWorker worker;
+        ValidationRequest req{db, {}, {pkg}};
+        req.heldOutOnly = true;
+        const auto res = validate(worker, req);
+        QVERIFY(res.complete);
+        QVERIFY(res.heldOutOnly);
+        QVERIFY(res.method.method == diode::TimingMethod::Cpu);
+        QCOMPARE(res.problemsBeforeCut, size_t(26));
+        QVERIFY(!res.table->problems.empty() && res.table->problems.size() < 26);
+        QCOMPARE(res.models[0].trainedOnShown, 0);
+        QVERIFY(res.models[0].metrics.top1.mean > 0);
+        ModelList models;
+        const int row = models.add(pkg);
+        QVERIFY(row >= 0);
+        QCOMPARE(models.at(row).name, QString("cpu (cpu model)"));
+
+        WorkbenchState state;
+        state.setPackage(pkg);
+        ExportPage page(&state);
+        QVERIFY(page.manifestText().contains("\"timing_method\": \"cpu\""));
+        const QString saved = m_dir.filePath("saved-cpu.diode");
+        QCOMPARE(page.saveAs(saved), QString());
+        const QString plugin = m_dir.filePath("plugin-models");
+        QString error;
+        QVERIFY(page.install(false, &error, plugin).isEmpty());
+        QVERIFY2(error.contains("is a cpu model"), qPrintable(error));
+        QVERIFY(!QFileInfo::exists(plugin + "/cpu.diode"));
     }
 
     // The measured side reads one timing method: the data's default unless one is chosen.

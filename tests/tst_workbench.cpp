@@ -34,8 +34,8 @@ private slots:
         QVERIFY(shown.wait(10000));
         auto *counts = w.findChild<QLabel *>("summaryCounts");
         QVERIFY(counts);
-        QVERIFY2(counts->text().contains("<td>10 (0 failed)</td>"), qPrintable(counts->text()));
-        QVERIFY(counts->text().contains("160 (0 failed)"));
+        QVERIFY2(counts->text().contains("<td>26 (0 failed)</td>"), qPrintable(counts->text()));
+        QVERIFY(counts->text().contains("416 (0 failed)"));
         QVERIFY(counts->text().contains("addmm, bmm, mm"));
         auto *runs = w.findChild<QTableWidget *>("runsTable");
         QCOMPARE(runs->rowCount(), 1);

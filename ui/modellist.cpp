@@ -19,6 +19,8 @@ std::optional<KnownModel> readPackage(const QString &path, QString *error)
         KnownModel k;
         k.path = QFileInfo(path).absoluteFilePath();
         k.name = QString::fromStdString(m.value("name", QFileInfo(path).baseName().toStdString()));
+        // Labelled where it is chosen: a cpu model ranks the cpu backend's tiles, not GPU kernels.
+        if (pkg.timingMethod() == diode::TimingMethod::Cpu) k.name += QStringLiteral(" (cpu model)");
         k.createdAt = QString::fromStdString(m.value("created_at", ""));
         const auto top1 = m.value("/metrics/test_split/model/all/top1_efficiency/mean"_json_pointer, nlohmann::json());
         k.testTop1 = top1.is_number() ? top1.get<double>() : 0.0;

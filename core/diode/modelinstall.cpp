@@ -1,5 +1,7 @@
 #include "modelinstall.h"
 
+#include "modelpackage.h"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -28,6 +30,15 @@ fs::path installPackage(const fs::path &package, const fs::path &directory, bool
     std::error_code ec;
     if (!fs::is_regular_file(package, ec))
         throw InstallError(fmt::format("'{}' is not a package file", package.string()));
+    // A cpu model ranks the cpu backend's tiles: the plugin, which ranks GPU kernels, never gets one.
+    try {
+        if (ModelPackage::load(package.string()).timingMethod() == TimingMethod::Cpu)
+            throw InstallError(fmt::format("'{}' is a cpu model (trained on cpu-backend times): it cannot rank GPU "
+                                           "kernels, so it is not installed into the plugin",
+                                           package.string()));
+    } catch (const PackageError &e) {
+        throw InstallError(fmt::format("'{}' is not a usable package: {}", package.string(), e.what()));
+    }
     fs::create_directories(directory, ec);
     if (ec) throw InstallError(fmt::format("cannot create '{}': {}", directory.string(), ec.message()));
     const fs::path target = directory / package.filename();

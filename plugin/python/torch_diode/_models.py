@@ -66,6 +66,12 @@ def describe(path: str, source: str, detected_gpu: Optional[str]) -> dict:
     )
     if m.get("name"):
         info["name"] = m["name"]
+    if m.get("timing_method") == "cpu":
+        # Trained on the cpu backend's tiled GEMM (diode's pipeline check on any machine): its
+        # scores say nothing about GPU kernels, so it is listed but never loaded.
+        info["error"] = ("a cpu model: trained on cpu-backend times of CPU tiles, it cannot rank GPU kernels "
+                         "and is never loaded by the plugin")
+        return info
     info["matches_hardware"] = bool(
         detected_gpu and info["gpu"] and normalize_gpu_name(info["gpu"]) == normalize_gpu_name(detected_gpu)
     )
