@@ -7,6 +7,7 @@
 #include "messagelabel.h"
 #include "pageshortcut.h"
 #include "shippedfile.h"
+#include "diode/shippeddata.h"
 #include "workbenchstate.h"
 
 #include "diode/config.h"
@@ -136,7 +137,7 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     else setMessage(tr("No saved demo result: run one on a GPU, or open a result file."), false);
 }
 
-QString DemoPage::shippedResult() { return shippedFile(QStringLiteral("trained_models/h200/h200-demo.json")); }
+QString DemoPage::shippedResult() { return shippedFile(diode::shipped::kDemoResult); }
 
 bool DemoPage::canRun() const { return m_gpu && !DemoRunner::diodeBinary().isEmpty() && !m_runner->isRunning(); }
 
@@ -155,7 +156,7 @@ void DemoPage::run()
 {
     if (!canRun()) return setMessage(tr("Cannot run the demo: %1.").arg(runReason()), true);
     QStringList args;
-    const QString problems = shippedFile(QStringLiteral("resources/demo/h200-heldout-gemms.jsonl"));
+    const QString problems = shippedFile(diode::shipped::kDemoProblems);
     if (!problems.isEmpty()) args << QStringLiteral("--problems") << problems << QStringLiteral("--limit") << QStringLiteral("8");
     args << QStringLiteral("--mlp");
     if (!m_state->packagePath().isEmpty()) args << QStringLiteral("--package") << m_state->packagePath();

@@ -11,6 +11,7 @@
 #include "trainpage.h"
 #include "validatepage.h"
 #include "shippedfile.h"
+#include "diode/shippeddata.h"
 #include "workbenchstate.h"
 
 #include "diode/config.h"
@@ -182,7 +183,7 @@ void MainWindow::chooseDatabase()
 QString MainWindow::aboutText()
 {
     const QString models = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/models");
-    const QString shipped = QFileInfo(shippedFile(QStringLiteral("trained_models/h200/h200-dataset.db"))).absolutePath();
+    const QString shipped = QFileInfo(shippedFile(diode::shipped::kDataset)).absolutePath();
     const QString readme = shippedFile(QStringLiteral("README.md"));
     auto yesNo = [](bool on) { return on ? tr("yes") : tr("no"); };
     return tr("<h3>Diode Workbench %1</h3>"

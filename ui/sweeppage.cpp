@@ -5,6 +5,7 @@
 #include "pageshortcut.h"
 #include "planform.h"
 #include "shippedfile.h"
+#include "diode/shippeddata.h"
 #include "throughputplot.h"
 #include "workbenchstate.h"
 
@@ -441,7 +442,7 @@ void SweepPage::run() {
 }
 
 void SweepPage::runForScreenshot() {
-    const QString plan = shippedFile(QStringLiteral("resources/plans/cpu-smoke.json"));
+    const QString plan = shippedFile(diode::shipped::kCpuPlan);
     if (plan.isEmpty() || !openPlan(plan))
         return showError(tr("The shipped plan resources/plans/cpu-smoke.json was not found."));
     setBackend(QStringLiteral("cpu"));

@@ -11,6 +11,8 @@
 #include "timingmethodbox.h"
 #include "workbenchstate.h"
 
+#include "diode/shippeddata.h"
+
 #include <QAction>
 #include <QComboBox>
 #include <QDateTime>
@@ -228,8 +230,11 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
         m_problems->addItem(tr("all problems of %1").arg(db), kAllSource);
         m_problems->setItemData(1, tr("Every problem, including those the model trained on: flatters the model"),
                                 Qt::ToolTipRole);
-        const QString heldOut = QFileInfo(m_state->databasePath()).dir().filePath(QStringLiteral("h200-heldout.jsonl"));
-        if (QFileInfo::exists(heldOut)) m_problems->addItem(tr("held-out file h200-heldout.jsonl"), heldOut);
+        // The held-out problems kept beside the database (core/diode/shippeddata.h names them).
+        const QFileInfo dbFile(m_state->databasePath());
+        const QString heldOutName = QString::fromStdString(diode::shipped::heldOutFileName(dbFile.fileName().toStdString()));
+        const QString heldOut = dbFile.dir().filePath(heldOutName);
+        if (QFileInfo::exists(heldOut)) m_problems->addItem(tr("held-out file %1").arg(heldOutName), heldOut);
         const QString saved = QSettings().value(QStringLiteral("validate/problemsFile")).toString();
         if (!saved.isEmpty() && saved != heldOut && QFileInfo::exists(saved)) m_problems->addItem(QFileInfo(saved).fileName(), saved);
         m_problems->setCurrentIndex(std::max(0, m_problems->findData(current)));

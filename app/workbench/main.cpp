@@ -5,6 +5,7 @@
 #include "workbenchstate.h"
 
 #include "diode/config.h"
+#include "diode/shippeddata.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -33,22 +34,23 @@ bool haveDisplay()
     return (x && *x) || (wl && *wl);
 }
 
-// The shipped H200 file `name`; the source tree's path when neither copy exists, so the error
-// names where it was expected.
-QString shippedH200(const QString &name)
+// A shipped file (core/diode/shippeddata.h); the source tree's path when neither copy exists,
+// so the error names where it was expected.
+QString shippedOrSource(std::string_view relative)
 {
-    const QString found = shippedFile(QStringLiteral("trained_models/h200/") + name);
-    return found.isEmpty() ? QStringLiteral(DIODE_SOURCE_DIR "/trained_models/h200/") + name : found;
+    const QString found = shippedFile(relative);
+    return found.isEmpty() ? QStringLiteral(DIODE_SOURCE_DIR "/") + QString::fromUtf8(relative.data(), qsizetype(relative.size()))
+                           : found;
 }
 
-QString shippedDataset() { return shippedH200(QStringLiteral("h200-dataset.db")); }
+QString shippedDataset() { return shippedOrSource(diode::shipped::kDataset); }
 
 // The model last used, or the shipped H200 model on first start.
 QString startPackage()
 {
     const QString saved = QSettings().value(QStringLiteral("state/package")).toString();
     if (!saved.isEmpty() && QFileInfo::exists(saved)) return saved;
-    const QString shipped = shippedH200(QStringLiteral("h200-gemm-mlp-v2.diode"));
+    const QString shipped = shippedOrSource(diode::shipped::kModel);
     return QFileInfo::exists(shipped) ? shipped : QString();
 }
 

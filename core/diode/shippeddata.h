@@ -1,0 +1,35 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+/// The files shipped with the workbench, named once. Paths are relative to the source tree or
+/// the installed data directory (the workbench finds them with shippedFile()).
+namespace diode::shipped {
+
+inline constexpr std::string_view kDataset = "trained_models/h200/h200-dataset.db";
+inline constexpr std::string_view kModel = "trained_models/h200/h200-gemm-mlp-v2.diode";
+inline constexpr std::string_view kDemoResult = "trained_models/h200/h200-demo.json";
+inline constexpr std::string_view kDemoProblems = "resources/demo/h200-heldout-gemms.jsonl";
+inline constexpr std::string_view kCpuPlan = "resources/plans/cpu-smoke.json";
+
+/// A shipped database and the file of held-out problems kept beside it (file names).
+struct HeldOutFile {
+    std::string_view database, heldOut;
+};
+inline constexpr HeldOutFile kHeldOutFiles[] = {
+    {"h200-dataset.db", "h200-heldout.jsonl"},
+    {"h200-ingraph.db", "h200-ingraph-heldout.jsonl"},
+};
+
+/// The name of the held-out problem file that belongs beside a database file: the shipped
+/// pairing, else "<stem>-heldout.jsonl".
+inline std::string heldOutFileName(std::string_view databaseFileName)
+{
+    for (const auto &f : kHeldOutFiles)
+        if (f.database == databaseFileName) return std::string(f.heldOut);
+    const auto dot = databaseFileName.rfind('.');
+    return std::string(databaseFileName.substr(0, dot)) + "-heldout.jsonl";
+}
+
+} // namespace diode::shipped
