@@ -1,6 +1,9 @@
 #include "testutil.h"
 
+#include "diode/predictiontable.h"
 #include "diode/problemjson.h"
+#include "diode/sqlstatement.h"
+#include "diode/storequery.h"
 #include "diode/storewriter.h"
 
 using namespace diode;
@@ -54,11 +57,11 @@ private slots:
         Store s(db("a.db").toStdString());
         QCOMPARE(s.schemaVersion(), Store::kSchemaVersion);
         QCOMPARE(testutil::scalar(db("a.db"), "SELECT count(*) FROM sqlite_master WHERE name='measurements_by_config'"), 1);
-        sqlite3_stmt *st = nullptr;
-        sqlite3_prepare_v2(s.handle(), "PRAGMA journal_mode", -1, &st, nullptr);
-        sqlite3_step(st);
-        QCOMPARE(QString(reinterpret_cast<const char *>(sqlite3_column_text(st, 0))), QString("wal"));
-        sqlite3_finalize(st);
+        {
+            SqlStatement st(s, "PRAGMA journal_mode");
+            QVERIFY(st.step());
+            QCOMPARE(st.text(0), std::string("wal"));
+        }
         // Foreign keys are enforced: a measurement of a run that does not exist is refused.
         QVERIFY_THROWS_EXCEPTION(StoreError,
                                  s.insertMeasurement(999, s.problemId(sampleRecord(1, 1).problem),
@@ -120,6 +123,41 @@ private slots:
         QCOMPARE(st.problemsByGpu.at("NVIDIA H200"), 1);
         QCOMPARE(st.baselines, 2);
         QVERIFY(st.defaultMethod.method == TimingMethod::GraphWarm); // the data has in-graph times
+    }
+
+    // Every reader takes a problem from a row the same way (sqlstatement.h): a value no build
+    // writes is refused naming it, by the export, the Validate table and the Data page alike.
+    void problemRowsAreReadOneWay()
+    {
+        const QString path = db("rows.db");
+        {
+            Store s(path.toStdString());
+            RunInfo run;
+            run.backend = "cpu";
+            const int64_t id = s.createRun(run);
+            Store::Transaction tx(s);
+            s.insertRecord(id, sampleRecord(64, 3), 0.5);
+            tx.commit();
+            SqlStatement q(s, "SELECT " + problemColumns() + " FROM problems");
+            QVERIFY(q.step());
+            QVERIFY(q.problem(0) == sampleRecord(64, 3).problem);
+            // Written by another program: diode's own CHECK constraint would refuse it.
+            SqlStatement(s, "PRAGMA ignore_check_constraints = ON").step();
+            SqlStatement(s, "UPDATE problems SET op = 'gemv'").step();
+        }
+        Store s(path.toStdString(), Store::Mode::ReadOnly);
+        auto refused = [](const std::function<void()> &read) {
+            try {
+                read();
+            } catch (const StoreError &e) {
+                return std::string(e.what());
+            }
+            return std::string("(read without complaint)");
+        };
+        const std::string expected = "a stored problem has op 'gemv'";
+        QVERIFY(refused([&] { s.forEachRecord([](const RunInfo &, const ProblemRecord &) {}); }).find(expected) == 0);
+        QVERIFY(refused([&] { PredictionTable::fromStore(s, TimingMethod::Cpu); }).find(expected) == 0);
+        QVERIFY(refused([&] { StoreQuery(path.toStdString()).bestPerProblem(); }).find(expected) == 0);
     }
 
     void migratesSchemaV1KeepingData()

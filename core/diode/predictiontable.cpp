@@ -1,7 +1,8 @@
 #include "predictiontable.h"
 
+#include "sqlstatement.h"
+
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,36 +16,6 @@ namespace diode {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string text(sqlite3_stmt *s, int col)
-{
-    auto *p = sqlite3_column_text(s, col);
-    return p ? std::string(reinterpret_cast<const char *>(p)) : std::string();
-}
-
-// Statements here are one-off reads; a small RAII wrapper keeps error paths short.
-class Query {
-public:
-    Query(Store &store, const char *sql)
-        : m_db(store.handle())
-    {
-        if (sqlite3_prepare_v2(m_db, sql, -1, &m_s, nullptr) != SQLITE_OK)
-            throw StoreError(fmt::format("{}: cannot read predictions: {}", store.path(), sqlite3_errmsg(m_db)));
-    }
-    ~Query() { sqlite3_finalize(m_s); }
-    bool step()
-    {
-        const int rc = sqlite3_step(m_s);
-        if (rc == SQLITE_ROW) return true;
-        if (rc != SQLITE_DONE) throw StoreError(fmt::format("query failed: {}", sqlite3_errmsg(m_db)));
-        return false;
-    }
-    sqlite3_stmt *operator*() const { return m_s; }
-
-private:
-    sqlite3 *m_db;
-    sqlite3_stmt *m_s = nullptr;
-};
 
 } // namespace
 
@@ -60,37 +31,29 @@ PredictionTable PredictionTable::fromStore(Store &store, TimingMethod method, co
     PredictionTable t;
     std::unordered_map<int64_t, int32_t> configIndex; // store id -> index, -1 for unmodelled
     {
-        Query q(store, "SELECT id, config_key FROM kernel_configs");
+        SqlStatement q(store, "SELECT id, config_key FROM kernel_configs");
         while (q.step()) {
-            auto c = KernelConfig::fromJson(nlohmann::json::parse(text(*q, 1)), "stored config");
+            auto c = KernelConfig::fromJson(nlohmann::json::parse(q.text(1)), "stored config");
             if (!FeatureSchema::describes(c)) {
-                configIndex.emplace(sqlite3_column_int64(*q, 0), -1);
+                configIndex.emplace(q.integer(0), -1);
                 continue;
             }
-            configIndex.emplace(sqlite3_column_int64(*q, 0), int32_t(t.configs.size()));
+            configIndex.emplace(q.integer(0), int32_t(t.configs.size()));
             t.configs.push_back(std::move(c));
-            t.configIds.push_back(sqlite3_column_int64(*q, 0));
+            t.configIds.push_back(q.integer(0));
         }
     }
     std::unordered_map<int64_t, GemmProblem> problems;
     {
-        Query q(store, "SELECT id, op, dtype, b, m, n, k, a_transposed, b_transposed FROM problems");
+        SqlStatement q(store, "SELECT id, " + problemColumns() + " FROM problems");
         while (q.step()) {
-            GemmProblem p;
-            p.op = *parseOp(text(*q, 1));
-            p.dtype = *parseDType(text(*q, 2));
-            p.batch = sqlite3_column_int64(*q, 3);
-            p.m = sqlite3_column_int64(*q, 4);
-            p.n = sqlite3_column_int64(*q, 5);
-            p.k = sqlite3_column_int64(*q, 6);
-            p.aTransposed = sqlite3_column_int(*q, 7);
-            p.bTransposed = sqlite3_column_int(*q, 8);
-            if (filter.accepts(p)) problems.emplace(sqlite3_column_int64(*q, 0), p);
+            const GemmProblem p = q.problem(1);
+            if (filter.accepts(p)) problems.emplace(q.integer(0), p);
         }
     }
     // The primary key order (problem, config, run, method): one pass, no sort. Every candidate
     // of the problem is kept; only `method`'s successful times count.
-    Query q(store, "SELECT problem_id, config_id, time_ms, status, method FROM measurements "
+    SqlStatement q(store, "SELECT problem_id, config_id, time_ms, status, method FROM measurements "
                    "ORDER BY problem_id, config_id");
     const std::string methodName(toString(method));
     int64_t curProblem = -1, lastConfig = -1;
@@ -107,7 +70,7 @@ PredictionTable PredictionTable::fromStore(Store &store, TimingMethod method, co
         t.start.push_back(uint32_t(t.configOf.size()));
     };
     while (q.step()) {
-        const int64_t pid = sqlite3_column_int64(*q, 0), cid = sqlite3_column_int64(*q, 1);
+        const int64_t pid = q.integer(0), cid = q.integer(1);
         if (pid != curProblem) {
             close();
             curProblem = -1;
@@ -128,9 +91,9 @@ PredictionTable PredictionTable::fromStore(Store &store, TimingMethod method, co
         }
         // Runs come in order: the first run's successful time of the method is kept.
         const bool ok =
-            sqlite3_column_type(*q, 2) != SQLITE_NULL && text(*q, 3) == "ok" && text(*q, 4) == methodName;
+            !q.isNull(2) && q.text(3) == "ok" && q.text(4) == methodName;
         if (ok && std::isnan(t.measuredMs.back()))
-            t.measuredMs.back() = sqlite3_column_double(*q, 2);
+            t.measuredMs.back() = q.real(2);
         timed = timed || ok;
     }
     close();
@@ -157,16 +120,16 @@ PredictionTable PredictionTable::fromProblems(const std::vector<TrainingProblem>
 std::vector<StoredModel> storedModels(Store &store)
 {
     std::vector<StoredModel> out;
-    Query q(store, "SELECT m.id, m.name, m.path, m.created_at, m.manifest_json, "
+    SqlStatement q(store, "SELECT m.id, m.name, m.path, m.created_at, m.manifest_json, "
                    "(SELECT count(*) FROM predictions p WHERE p.model_id=m.id) FROM models m ORDER BY m.id");
     while (q.step()) {
         StoredModel m;
-        m.id = sqlite3_column_int64(*q, 0);
-        m.name = text(*q, 1);
-        m.path = text(*q, 2);
-        m.createdAt = text(*q, 3);
-        m.manifest = nlohmann::json::parse(text(*q, 4), nullptr, false);
-        m.predictions = sqlite3_column_int64(*q, 5);
+        m.id = q.integer(0);
+        m.name = q.text(1);
+        m.path = q.text(2);
+        m.createdAt = q.text(3);
+        m.manifest = nlohmann::json::parse(q.text(4), nullptr, false);
+        m.predictions = q.integer(5);
         out.push_back(std::move(m));
     }
     return out;
@@ -192,16 +155,16 @@ std::vector<double> storedPredictions(Store &store, int64_t modelId, const Predi
     for (size_t i = 0; i < table.problemIds.size(); ++i) problemRow.emplace(table.problemIds[i], uint32_t(i));
     std::unordered_map<int64_t, int32_t> configIndex;
     for (size_t i = 0; i < table.configIds.size(); ++i) configIndex.emplace(table.configIds[i], int32_t(i));
-    Query q(store, "SELECT problem_id, config_id, predicted_ms FROM predictions WHERE model_id=? "
+    SqlStatement q(store, "SELECT problem_id, config_id, predicted_ms FROM predictions WHERE model_id=? "
                    "ORDER BY problem_id, config_id");
-    sqlite3_bind_int64(*q, 1, modelId);
+    q.bind(1, modelId);
     while (q.step()) {
-        auto p = problemRow.find(sqlite3_column_int64(*q, 0));
-        auto c = configIndex.find(sqlite3_column_int64(*q, 1));
+        auto p = problemRow.find(q.integer(0));
+        auto c = configIndex.find(q.integer(1));
         if (p == problemRow.end() || c == configIndex.end()) continue;
         for (uint32_t i = table.start[p->second]; i < table.start[p->second + 1]; ++i) {
             if (table.configOf[i] == c->second) {
-                out[i] = sqlite3_column_double(*q, 2);
+                out[i] = q.real(2);
                 break;
             }
         }

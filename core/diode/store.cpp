@@ -1,5 +1,7 @@
 #include "store.h"
 
+#include "sqlstatement.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -935,14 +937,7 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
             curRun = run;
             curProblem = pid;
             curConfig = -1;
-            cur.problem.op = *parseOp(text(s, 1));
-            cur.problem.dtype = *parseDType(text(s, 2));
-            cur.problem.batch = sqlite3_column_int64(s, 3);
-            cur.problem.m = sqlite3_column_int64(s, 4);
-            cur.problem.n = sqlite3_column_int64(s, 5);
-            cur.problem.k = sqlite3_column_int64(s, 6);
-            cur.problem.aTransposed = sqlite3_column_int(s, 7);
-            cur.problem.bTransposed = sqlite3_column_int(s, 8);
+            cur.problem = problemFromRow(s, 1);
             if (text(s, 9) != "ok") cur.error = text(s, 10);
         }
         if (sqlite3_column_type(s, 11) == SQLITE_NULL) continue;
@@ -972,32 +967,17 @@ namespace diode {
 RunProgressState runProgressState(Store &store, int64_t runId)
 {
     RunProgressState st;
-    auto problemOf = [](sqlite3_stmt *s, int c0) {
-        GemmProblem p;
-        p.op = *parseOp(text(s, c0));
-        p.dtype = *parseDType(text(s, c0 + 1));
-        p.batch = sqlite3_column_int64(s, c0 + 2);
-        p.m = sqlite3_column_int64(s, c0 + 3);
-        p.n = sqlite3_column_int64(s, c0 + 4);
-        p.k = sqlite3_column_int64(s, c0 + 5);
-        p.aTransposed = sqlite3_column_int(s, c0 + 6);
-        p.bTransposed = sqlite3_column_int(s, c0 + 7);
-        return p;
-    };
-    auto query = [&](const char *sql, auto &&row) {
-        sqlite3_stmt *s = nullptr;
-        if (sqlite3_prepare_v2(store.handle(), sql, -1, &s, nullptr) != SQLITE_OK)
-            throw StoreError(fmt::format("database '{}': {}", store.path(), sqlite3_errmsg(store.handle())));
-        sqlite3_bind_int64(s, 1, runId);
-        while (sqlite3_step(s) == SQLITE_ROW) row(s);
-        sqlite3_finalize(s);
-    };
-    query("SELECT p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed, c.config_key FROM measurements m "
-          "JOIN problems p ON p.id=m.problem_id JOIN kernel_configs c ON c.id=m.config_id WHERE m.run_id=?",
-          [&](sqlite3_stmt *s) { st.measured[problemOf(s, 0)].insert(text(s, 8)); });
-    query("SELECT p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed FROM run_problems r "
-          "JOIN problems p ON p.id=r.problem_id WHERE r.run_id=?",
-          [&](sqlite3_stmt *s) { st.done.insert(problemOf(s, 0)); });
+    {
+        SqlStatement s(store, "SELECT " + problemColumns("p.") +
+                                  ", c.config_key FROM measurements m JOIN problems p ON p.id=m.problem_id "
+                                  "JOIN kernel_configs c ON c.id=m.config_id WHERE m.run_id=?");
+        s.bind(1, runId);
+        while (s.step()) st.measured[s.problem(0)].insert(s.text(kProblemColumnCount));
+    }
+    SqlStatement s(store, "SELECT " + problemColumns("p.") +
+                              " FROM run_problems r JOIN problems p ON p.id=r.problem_id WHERE r.run_id=?");
+    s.bind(1, runId);
+    while (s.step()) st.done.insert(s.problem(0));
     return st;
 }
 

@@ -150,10 +150,10 @@ public:
     void forEachRecord(const std::function<void(const RunInfo &, const ProblemRecord &)> &fn,
                        std::optional<int64_t> runId = std::nullopt);
 
-    sqlite3 *handle() { return m_db; }
     void exec(const char *sql);
 
 private:
+    friend class SqlStatement; // the one way other code reaches this connection (sqlstatement.h)
     sqlite3_stmt *prepare(const char *sql);
     [[noreturn]] void fail(const std::string &what);
     void migrate();

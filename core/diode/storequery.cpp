@@ -1,5 +1,7 @@
 #include "storequery.h"
 
+#include "sqlstatement.h"
+
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -167,67 +169,33 @@ Where whereOf(DataTable table, const DataFilter &f) {
     return w;
 }
 
-/// A prepared statement that finalizes itself.
-class Statement {
-public:
-    Statement(Store &store, const std::string &sql)
-        : m_store(store) {
-        if (sqlite3_prepare_v2(store.handle(), sql.c_str(), -1, &m_stmt, nullptr) != SQLITE_OK)
-            fail("cannot prepare query");
+// The table views' cells on the one statement class (sqlstatement.h).
+void bindCell(SqlStatement &s, int i, const Cell &v) {
+    if (auto *n = std::get_if<int64_t>(&v))
+        s.bind(i, *n);
+    else if (auto *d = std::get_if<double>(&v))
+        s.bind(i, *d);
+    else if (auto *t = std::get_if<std::string>(&v))
+        s.bind(i, std::string_view(*t));
+    else
+        s.bindNull(i);
+}
+void bindAll(SqlStatement &s, const std::vector<Cell> &args) {
+    for (size_t i = 0; i < args.size(); ++i)
+        bindCell(s, int(i + 1), args[i]);
+}
+Cell cellOf(const SqlStatement &s, int col) {
+    switch (s.type(col)) {
+    case SQLITE_INTEGER:
+        return s.integer(col);
+    case SQLITE_FLOAT:
+        return s.real(col);
+    case SQLITE_TEXT:
+        return s.text(col);
+    default:
+        return std::monostate{};
     }
-    ~Statement() { sqlite3_finalize(m_stmt); }
-    Statement(const Statement &) = delete;
-    Statement &operator=(const Statement &) = delete;
-
-    void bind(int i, const Cell &v) {
-        if (auto *n = std::get_if<int64_t>(&v))
-            sqlite3_bind_int64(m_stmt, i, *n);
-        else if (auto *d = std::get_if<double>(&v))
-            sqlite3_bind_double(m_stmt, i, *d);
-        else if (auto *s = std::get_if<std::string>(&v))
-            sqlite3_bind_text(m_stmt, i, s->data(), int(s->size()), SQLITE_TRANSIENT);
-        else
-            sqlite3_bind_null(m_stmt, i);
-    }
-    void bindAll(const std::vector<Cell> &args) {
-        for (size_t i = 0; i < args.size(); ++i)
-            bind(int(i + 1), args[i]);
-    }
-    bool step() {
-        const int rc = sqlite3_step(m_stmt);
-        if (rc == SQLITE_ROW)
-            return true;
-        if (rc != SQLITE_DONE)
-            fail("query failed");
-        return false;
-    }
-    Cell cell(int col) const {
-        switch (sqlite3_column_type(m_stmt, col)) {
-        case SQLITE_INTEGER:
-            return int64_t(sqlite3_column_int64(m_stmt, col));
-        case SQLITE_FLOAT:
-            return sqlite3_column_double(m_stmt, col);
-        case SQLITE_TEXT:
-            return std::string(reinterpret_cast<const char *>(sqlite3_column_text(m_stmt, col)));
-        default:
-            return std::monostate{};
-        }
-    }
-    int64_t integer(int col) const { return sqlite3_column_int64(m_stmt, col); }
-    double real(int col) const { return sqlite3_column_double(m_stmt, col); }
-    std::string text(int col) const {
-        auto *p = sqlite3_column_text(m_stmt, col);
-        return p ? reinterpret_cast<const char *>(p) : "";
-    }
-
-private:
-    [[noreturn]] void fail(const char *what) {
-        throw StoreError(
-            fmt::format("database '{}': {}: {}", m_store.path(), what, sqlite3_errmsg(m_store.handle())));
-    }
-    Store &m_store;
-    sqlite3_stmt *m_stmt = nullptr;
-};
+}
 
 } // namespace
 
@@ -248,8 +216,8 @@ StoreQuery::StoreQuery(const std::string &path)
 int64_t StoreQuery::count(DataTable table, const DataFilter &filter) {
     const auto &t = spec(table);
     const Where w = whereOf(table, filter);
-    Statement s(m_store, fmt::format("SELECT count(*) FROM {}{}", t.from, w.sql));
-    s.bindAll(w.args);
+    SqlStatement s(m_store, fmt::format("SELECT count(*) FROM {}{}", t.from, w.sql));
+    bindAll(s, w.args);
     return s.step() ? s.integer(0) : 0;
 }
 
@@ -274,8 +242,8 @@ TablePage StoreQuery::page(DataTable table, const DataFilter &filter, const Data
                            int64_t limit) {
     const auto &t = spec(table);
     const Where w = whereOf(table, filter);
-    Statement s(m_store, selectSql(table, w, sort, true));
-    s.bindAll(w.args);
+    SqlStatement s(m_store, selectSql(table, w, sort, true));
+    bindAll(s, w.args);
     s.bind(int(w.args.size() + 1), limit);
     s.bind(int(w.args.size() + 2), offset);
     TablePage page;
@@ -284,7 +252,7 @@ TablePage StoreQuery::page(DataTable table, const DataFilter &filter, const Data
         std::vector<Cell> row;
         row.reserve(t.columns.size());
         for (int c = 0; c < int(t.columns.size()); ++c)
-            row.push_back(s.cell(c));
+            row.push_back(cellOf(s, c));
         page.rows.push_back(std::move(row));
     }
     page.total = count(table, filter);
@@ -294,13 +262,13 @@ TablePage StoreQuery::page(DataTable table, const DataFilter &filter, const Data
 void StoreQuery::forEachRow(DataTable table, const DataFilter &filter, const DataSort &sort,
                             const std::function<bool(const std::vector<Cell> &)> &fn) {
     const Where w = whereOf(table, filter);
-    Statement s(m_store, selectSql(table, w, sort, false));
-    s.bindAll(w.args);
+    SqlStatement s(m_store, selectSql(table, w, sort, false));
+    bindAll(s, w.args);
     const int n = int(spec(table).columns.size());
     std::vector<Cell> row(static_cast<size_t>(n));
     while (s.step()) {
         for (int c = 0; c < n; ++c)
-            row[size_t(c)] = s.cell(c);
+            row[size_t(c)] = cellOf(s, c);
         if (!fn(row))
             return;
     }
@@ -353,23 +321,16 @@ std::vector<ProblemBest> StoreQuery::bestPerProblem(std::optional<int64_t> runId
                     "AND (?1 IS NULL OR m.run_id = ?1) AND (?2 IS NULL OR m.method = ?2) "
                     "GROUP BY m.run_id, m.problem_id",
                     fmt::format(fmt::runtime(kBestByMethodRule), "m."));
-    Statement s(m_store, sql);
+    SqlStatement s(m_store, sql);
     if (runId)
         s.bind(1, *runId);
     if (method)
-        s.bind(2, std::string(toString(*method)));
+        s.bind(2, toString(*method));
     std::vector<ProblemBest> out;
     while (s.step()) {
         ProblemBest b;
         b.runId = s.integer(0);
-        b.problem.op = parseOp(s.text(1)).value_or(GemmOp::Mm);
-        b.problem.dtype = parseDType(s.text(2)).value_or(DType::FP32);
-        b.problem.batch = s.integer(3);
-        b.problem.m = s.integer(4);
-        b.problem.n = s.integer(5);
-        b.problem.k = s.integer(6);
-        b.problem.aTransposed = s.integer(7) != 0;
-        b.problem.bTransposed = s.integer(8) != 0;
+        b.problem = s.problem(1);
         b.bestMs = s.real(9);
         out.push_back(b);
     }
