@@ -2,6 +2,8 @@
 
 #include "diode/dataset.h"
 #include "diode/features.h"
+#include "diode/gpupeaks.h"
+#include "diode/gputable.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
 #include "trainer.h"
@@ -362,6 +364,48 @@ private slots:
                 std::string::npos);
     }
 
+    // One GPU table, most specific names first: every entry finds itself, and the features and
+    // the roofline read the same numbers. A GH200 is itself from feature schema 2 on; a schema-1
+    // package still loads and sees it as the H200 it was trained to see; schema 3 is refused.
+    void gpuTableAndFeatureSchemaVersions()
+    {
+        for (const auto &g : knownGpus()) {
+            const GpuSpec *found = findGpu(std::string("NVIDIA ") + g.match + " 80GB");
+            QVERIFY2(found == &g, g.match);
+        }
+        QCOMPARE(HardwareFeatures::forGpu("NVIDIA GH200 480GB", 0).memoryBandwidthTBs, 4.0);
+        QCOMPARE(HardwareFeatures::forGpu("NVIDIA GH200 480GB", 0, 1).memoryBandwidthTBs, 4.8);
+        QCOMPARE(HardwareFeatures::forGpu("NVIDIA H200", 0, 1).memoryBandwidthTBs,
+                 HardwareFeatures::forGpu("NVIDIA H200", 0).memoryBandwidthTBs);
+        QCOMPARE(knownPeaks("NVIDIA H200")->bandwidthTBs, HardwareFeatures::forGpu("NVIDIA H200", 0).memoryBandwidthTBs);
+        QVERIFY(!knownPeaks("NVIDIA H20"));
+
+        const std::string bytes =
+            ModelPackage::toBytes({{"hardware", {{"gpu", "NVIDIA GH200 480GB"}, {"sm_count", 132}}}}, {tinyWeights()});
+        auto withSchema = [&bytes](int schema) {
+            const uint32_t mlen = uint32_t(uint8_t(bytes[12])) | uint32_t(uint8_t(bytes[13])) << 8 |
+                                  uint32_t(uint8_t(bytes[14])) << 16 | uint32_t(uint8_t(bytes[15])) << 24;
+            auto m = nlohmann::json::parse(bytes.substr(16, mlen));
+            m["feature_schema_version"] = schema;
+            const std::string text = m.dump();
+            std::string out = bytes.substr(0, 12);
+            for (int i = 0; i < 4; ++i) out.push_back(char((uint32_t(text.size()) >> (8 * i)) & 0xff));
+            out += text;
+            const uint32_t c = uint32_t(crc32(0L, reinterpret_cast<const Bytef *>(text.data()), uInt(text.size())));
+            for (int i = 0; i < 4; ++i) out.push_back(char((c >> (8 * i)) & 0xff));
+            out += bytes.substr(16 + mlen + 4);
+            return out;
+        };
+        QCOMPARE(ModelPackage::fromBytes(bytes).hardware().memoryBandwidthTBs, 4.0);
+        QCOMPARE(ModelPackage::fromBytes(withSchema(1)).hardware().memoryBandwidthTBs, 4.8);
+        const GemmProblem p{GemmOp::Mm, DType::BF16, 1, 512, 512, 512, false, false};
+        QVERIFY(ModelPackage::fromBytes(withSchema(1)).predictMs(p, {triton(64, 64, 32)}) !=
+                ModelPackage::fromBytes(bytes).predictMs(p, {triton(64, 64, 32)}));
+        QVERIFY(packageError(withSchema(3)).find("package uses feature schema 3; this build reads schemas 1 to 2") !=
+                std::string::npos);
+        QVERIFY(packageError(withSchema(0)).find("feature schema 0") != std::string::npos);
+    }
+
     // The cpu pipeline end to end, as the README runs it (its exact plan and command lines, in
     // a fresh folder): a cpu sweep's times are `cpu`, the default for a cpu database, a model
     // trains on them and says it is a cpu model, eval measures it on its test split without
@@ -471,7 +515,7 @@ private slots:
         QCOMPARE(nlohmann::json::parse(lines[4].toStdString())["order"], nlohmann::json::array({0}));
         QString err;
         QCOMPARE(testutil::runCli({"inspect", pkg}, &out, &err), 0);
-        QVERIFY(out.contains("\"feature_schema_version\": 1"));
+        QVERIFY(out.contains("\"feature_schema_version\": 2"));
         // A damaged package: a clear error, exit code 2.
         QFile p(pkg);
         QVERIFY(p.open(QIODevice::ReadWrite));

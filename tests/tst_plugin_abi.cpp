@@ -58,7 +58,7 @@ private slots:
     void versions()
     {
         QCOMPARE(diode_abi_version(), DIODE_ABI_VERSION);
-        QCOMPARE(diode_feature_schema_version(), 1);
+        QCOMPARE(diode_feature_schema_version(), 2);
     }
 
     void scoringEqualsDiodeRank()

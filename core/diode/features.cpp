@@ -1,37 +1,30 @@
 #include "features.h"
 
+#include "gputable.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string_view>
 
 namespace diode {
 
-HardwareFeatures HardwareFeatures::forGpu(const std::string &name, int smCount)
+HardwareFeatures HardwareFeatures::forGpu(const std::string &name, int smCount, int schema)
 {
-    struct Known {
-        const char *needle;
-        int sms;
-        double tbs;
-        int smemKB;
-    };
-    static const Known known[] = {
-        {"H200", 132, 4.8, 227}, {"H100", 132, 3.35, 227}, {"H20", 78, 4.0, 227},  {"GH200", 132, 4.0, 227},
-        {"A100", 108, 2.0, 163}, {"L40S", 142, 0.86, 99},  {"L4", 58, 0.3, 99},    {"A10", 72, 0.6, 99},
-        {"B200", 148, 8.0, 227}, {"MI300", 304, 5.3, 64},  {"4090", 128, 1.0, 99},
-    };
     HardwareFeatures hw;
     hw.smCount = smCount > 0 ? smCount : 132;
     hw.memoryBandwidthTBs = 2.0;
     hw.sharedMemoryKB = 163;
-    for (const auto &k : known)
-        if (name.find(k.needle) != std::string::npos) {
-            hw.smCount = smCount > 0 ? smCount : k.sms;
-            hw.memoryBandwidthTBs = k.tbs;
-            hw.sharedMemoryKB = k.smemKB;
-            break;
-        }
+    const GpuSpec *g = findGpu(name);
+    // Version 1 matched "H200" before "GH200"; its packages were trained on those features.
+    if (g && schema == 1 && std::string_view(g->match) == "GH200") g = findGpu("H200");
+    if (g) {
+        hw.smCount = smCount > 0 ? smCount : g->smCount;
+        hw.memoryBandwidthTBs = g->bandwidthTBs;
+        hw.sharedMemoryKB = g->sharedMemoryKB;
+    }
     return hw;
 }
 

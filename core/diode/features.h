@@ -8,24 +8,32 @@
 
 namespace diode {
 
+/// The feature schema this build computes, and the oldest whose packages it still reads.
+inline constexpr int kFeatureSchemaVersion = 2;
+inline constexpr int kOldestFeatureSchemaVersion = 1;
+
 /// What the model knows of the GPU: enough for one model family to serve several GPUs.
 struct HardwareFeatures {
     int smCount = 132;              ///< multiprocessors (H200: 132)
     double memoryBandwidthTBs = 4.8; ///< datasheet class, from the GPU name
     int sharedMemoryKB = 227;       ///< usable shared memory per block
-    /// Looks the GPU up by name (NVIDIA H100/H200/A100/L40S/...); unknown names keep the
-    /// given SM count and a middle bandwidth class.
-    static HardwareFeatures forGpu(const std::string &name, int smCount);
+    /// Looks the GPU up by name in the GPU table (gputable.h: NVIDIA H100/H200/GH200/A100/...);
+    /// unknown names keep the given SM count and a middle bandwidth class. `schema` is the
+    /// feature schema of the package that will read the features: version 1 looked a GH200 up
+    /// as an H200 ("H200" came first in its table), and a version-1 package gets that back.
+    static HardwareFeatures forGpu(const std::string &name, int smCount, int schema = kFeatureSchemaVersion);
 };
 
-/// Feature schema version 1: the single definition of the model's inputs, used by training
+/// Feature schema version 2: the single definition of the model's inputs, used by training
 /// (core/train/trainer.cpp) and by inference in the plugin. Change anything here and the
-/// version must go up: packages record the version they were trained with and are refused
-/// by a build with another one. (Describing cpu candidates, which version 1 used to refuse, changed
-/// no feature of an ATen or Triton candidate, so the version stayed.)
+/// version must go up: packages record the version they were trained with; a build reads the
+/// versions from kOldestFeatureSchemaVersion up, computing each one's features, and refuses
+/// others by name. (Describing cpu candidates, which version 1 used to refuse, changed no
+/// feature of an ATen or Triton candidate, so the version stayed.) Version 2: a GH200 is looked
+/// up as itself (4.0 TB/s), no longer as an H200 (4.8 TB/s); nothing else changed.
 class FeatureSchema {
 public:
-    static constexpr int kVersion = 1;
+    static constexpr int kVersion = kFeatureSchemaVersion;
     /// Names of the features, in order; their count is the model's input width.
     static const std::vector<std::string> &names();
     static int size() { return int(names().size()); }

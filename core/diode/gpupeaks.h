@@ -19,7 +19,8 @@ struct GpuPeaks {
     }
 };
 
-/// Datasheet peaks (dense, no sparsity) for GPUs whose name we recognise, e.g. "NVIDIA H200".
+/// Datasheet peaks (dense, no sparsity) for GPUs whose name the GPU table (gputable.h) knows
+/// with peaks, e.g. "NVIDIA H200".
 std::optional<GpuPeaks> knownPeaks(const std::string &gpuName);
 
 } // namespace diode

@@ -280,9 +280,11 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
     if (!m.is_object())
         throw PackageError("manifest is not a JSON object");
     try {
-        if (m.value("feature_schema_version", 0) != FeatureSchema::kVersion)
-            throw PackageError(fmt::format("package uses feature schema {}; this build computes schema {}",
-                                           m.value("feature_schema_version", nlohmann::json()).dump(), FeatureSchema::kVersion));
+        const auto schema = m.value("feature_schema_version", nlohmann::json());
+        if (!schema.is_number_integer() || schema.get<int64_t>() < kOldestFeatureSchemaVersion ||
+            schema.get<int64_t>() > kFeatureSchemaVersion)
+            throw PackageError(fmt::format("package uses feature schema {}; this build reads schemas {} to {}",
+                                           schema.dump(), kOldestFeatureSchemaVersion, kFeatureSchemaVersion));
         const auto &arch = m.at("architecture");
         if (arch.value("type", "") != "mlp" || arch.value("activation", "") != "relu")
             throw PackageError(fmt::format("unsupported architecture {}", arch.dump()));
@@ -369,7 +371,9 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
             pkg.m_members.push_back(std::move(layers));
         }
         const auto hw = m.value("hardware", nlohmann::json::object());
-        pkg.m_hw = HardwareFeatures::forGpu(hw.value("gpu", ""), hw.value("sm_count", 0));
+        // The features of the schema the package was trained with (features.h).
+        pkg.m_hw = HardwareFeatures::forGpu(hw.value("gpu", ""), hw.value("sm_count", 0),
+                                            m.at("feature_schema_version").get<int>());
         pkg.m_timingMethod = packageTimingMethod(m);
     } catch (const nlohmann::json::exception &e) {
         throw PackageError(fmt::format("manifest field missing or of the wrong type: {}", e.what()));
