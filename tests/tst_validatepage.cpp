@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include "asyncjobs.h"
 #include "candidatemodel.h"
 #include "curveplot.h"
 #include "exportpage.h"
@@ -189,6 +190,39 @@ private slots:
         QVERIFY(failed.wait(30000));
         QVERIFY2(failed.at(0).at(0).toString().contains("the data has no successful graph_warm times"),
                  qPrintable(failed.at(0).at(0).toString()));
+    }
+
+    // The helper every page's loader and worker runs on (ui/asyncjobs.h): only the newest job
+    // delivers, a cancelled one never does, and destruction waits for what still runs.
+    void asyncJobsDropStaleResultsAndWait()
+    {
+        QObject owner;
+        QList<int> delivered;
+        std::atomic<int> returned{0};
+        {
+            AsyncJobs jobs(&owner);
+            const int first = jobs.start([&](const AsyncJobs::Job &job) {
+                while (!job.cancelled()) QThread::msleep(2); // until the newer start()
+                job.post([&] { delivered << 1; });
+                ++returned;
+            });
+            const int second = jobs.start([&](const AsyncJobs::Job &job) {
+                job.post([&] { delivered << 2; });
+                ++returned;
+            });
+            QVERIFY(!jobs.isCurrent(first) && jobs.isCurrent(second));
+            jobs.waitForDone();
+            QTRY_COMPARE(delivered, QList<int>{2});
+            jobs.start([&](const AsyncJobs::Job &job) {
+                QThread::msleep(100);
+                job.post([&] { delivered << 3; });
+                ++returned;
+            });
+            jobs.cancel();
+        }
+        QCOMPARE(returned.load(), 3); // the destructor waited for the cancelled job
+        QTest::qWait(50);
+        QCOMPARE(delivered, QList<int>{2});
     }
 
     void staleResultsAreDropped()

@@ -1,9 +1,6 @@
 #include "analysisloader.h"
 
 #include <QFileInfo>
-#include <QMetaObject>
-#include <QPointer>
-#include <QThread>
 
 AnalysisLoader::AnalysisLoader(QObject *parent)
     : QObject(parent) {
@@ -11,9 +8,7 @@ AnalysisLoader::AnalysisLoader(QObject *parent)
 }
 
 void AnalysisLoader::load(const QString &path, std::optional<qint64> runId) {
-    const int job = ++m_job;
-    QPointer<AnalysisLoader> self(this);
-    QThread *thread = QThread::create([self, path, runId, job] {
+    m_jobs.start([this, path, runId](const AsyncJobs::Job &job) {
         DataAnalysis a;
         a.path = path;
         QString error;
@@ -24,19 +19,13 @@ void AnalysisLoader::load(const QString &path, std::optional<qint64> runId) {
             a.runs = query.runs();
             a.best = query.bestPerProblem(runId ? std::optional<int64_t>(*runId) : std::nullopt);
         } catch (const std::exception &e) {
-            error = QObject::tr("Cannot read %1: %2").arg(path, QString::fromStdString(e.what()));
+            error = tr("Cannot read %1: %2").arg(path, QString::fromStdString(e.what()));
         }
-        if (!self)
-            return;
-        QMetaObject::invokeMethod(self, [self, a, error, job] {
-            if (!self || job != self->m_job)
-                return; // a newer load was asked for
+        job.post([this, a, error] { // dropped when a newer load was asked for
             if (error.isEmpty())
-                emit self->loaded(a);
+                emit loaded(a);
             else
-                emit self->failed(error);
+                emit failed(error);
         });
     });
-    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
-    thread->start();
 }

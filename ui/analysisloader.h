@@ -1,11 +1,12 @@
 #pragma once
 
+#include "asyncjobs.h"
+
 #include "diode/storequery.h"
 
 #include <QObject>
 #include <QString>
 
-#include <atomic>
 #include <optional>
 
 /// What the Data page's plots and run list are drawn from: plain values, copied across threads.
@@ -29,5 +30,5 @@ signals:
     void failed(const QString &message);
 
 private:
-    std::atomic<int> m_job{0};
+    AsyncJobs m_jobs{this}; // a newer load makes older results stale
 };

@@ -4,23 +4,14 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QMetaObject>
-#include <QThread>
 
 BiasWorker::BiasWorker(QObject *parent)
     : QObject(parent) {
     qRegisterMetaType<BiasResult>();
 }
 
-BiasWorker::~BiasWorker() {
-    cancel();
-    for (const QPointer<QThread> &t : std::as_const(m_threads))
-        if (t)
-            t->wait();
-}
-
 void BiasWorker::cancel() {
-    ++m_job; // whatever is still on its way is stale now
+    m_jobs.cancel(); // whatever is still on its way is stale now
     if (m_running) {
         m_running = false;
         emit finished();
@@ -29,21 +20,15 @@ void BiasWorker::cancel() {
 
 void BiasWorker::start(const QString &database, diode::TimingMethod method) {
     cancel();
-    const int job = ++m_job;
     m_running = true;
-    QThread *thread = QThread::create([this, database, method, job] {
-        // Runs on the worker thread: touches no QObject, posts back only while still current.
-        auto post = [this, job](auto fn) {
-            QMetaObject::invokeMethod(
-                this,
-                [this, job, fn] {
-                    if (job != m_job)
-                        return;
-                    m_running = false;
-                    fn();
-                    emit finished();
-                },
-                Qt::QueuedConnection);
+    m_jobs.start([this, database, method](const AsyncJobs::Job &job) {
+        // Runs on a pool thread: touches no QObject, posts back only while still current.
+        auto post = [this, &job](auto fn) {
+            job.post([this, fn] {
+                m_running = false;
+                fn();
+                emit finished();
+            });
         };
         try {
             QElapsedTimer clock;
@@ -53,7 +38,7 @@ void BiasWorker::start(const QString &database, diode::TimingMethod method) {
                     QStringLiteral("Database %1 does not exist.").arg(database).toStdString());
             diode::Store store(database.toStdString(), diode::Store::Mode::ReadOnly);
             BiasResult res;
-            res.job = job;
+            res.job = job.id();
             res.database = database;
             res.method = method;
             res.held = store.methodCounts();
@@ -66,8 +51,4 @@ void BiasWorker::start(const QString &database, diode::TimingMethod method) {
             post([this, msg] { emit failed(msg); });
         }
     });
-    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
-    m_threads.removeAll(nullptr);
-    m_threads.append(thread);
-    thread->start();
 }

@@ -1,17 +1,14 @@
 #pragma once
 
+#include "asyncjobs.h"
+
 #include "diode/bias.h"
 #include "diode/timingmethod.h"
-
-#include <QList>
 #include <QMetaType>
 #include <QObject>
-#include <QPointer>
 #include <QString>
 
-#include <atomic>
 
-class QThread;
 
 /// The bias report of one database for one in-graph method, as plain values. `database` and
 /// `method` say what it was computed for, so a page can refuse a result its controls no longer
@@ -37,7 +34,6 @@ class BiasWorker : public QObject {
     Q_OBJECT
 public:
     explicit BiasWorker(QObject *parent = nullptr);
-    ~BiasWorker() override;
 
     void start(const QString &database, diode::TimingMethod method);
     void cancel();
@@ -49,7 +45,6 @@ signals:
     void failed(const QString &message);
 
 private:
-    std::atomic<int> m_job{0};
-    QList<QPointer<QThread>> m_threads;
     bool m_running = false;
+    AsyncJobs m_jobs{this}; // last: destroyed (cancelled and waited for) first
 };

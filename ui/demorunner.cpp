@@ -4,9 +4,6 @@
 
 #include <QCoreApplication>
 #include <QFileInfo>
-#include <QMetaObject>
-#include <QPointer>
-#include <QThread>
 #include <QTimer>
 
 DemoRunner::DemoRunner(QObject *parent)
@@ -54,19 +51,14 @@ QString DemoRunner::diodeBinary()
 
 void DemoRunner::checkGpu()
 {
-    QPointer<DemoRunner> self(this);
-    QThread *t = QThread::create([self] {
+    m_gpuCheck.start([this](const AsyncJobs::Job &job) {
         const auto report = diode::HardwareMonitor().report(); // loads NVML; may take a moment
         const bool ok = !report.gpus.empty();
         QStringList notes;
         for (const auto &n : report.notes) notes << QString::fromStdString(n);
         const QString reason = ok ? QString() : (notes.isEmpty() ? tr("no GPU found") : tr("no GPU found (%1)").arg(notes.join("; ")));
-        QMetaObject::invokeMethod(qApp, [self, ok, reason] {
-            if (self) emit self->gpuChecked(ok, reason);
-        }, Qt::QueuedConnection);
+        job.post([this, ok, reason] { emit gpuChecked(ok, reason); });
     });
-    connect(t, &QThread::finished, t, &QObject::deleteLater);
-    t->start();
 }
 
 void DemoRunner::start(const QStringList &demoArgs, const QString &jsonOut)

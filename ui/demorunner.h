@@ -1,5 +1,7 @@
 #pragma once
 
+#include "asyncjobs.h"
+
 #include <QObject>
 #include <QProcess>
 #include <QStringList>
@@ -34,4 +36,5 @@ private:
     QString m_json;
     QStringList m_tail; ///< the last lines, for the error message
     bool m_cancelled = false;
+    AsyncJobs m_gpuCheck{this}; // last: destroyed (waited for) first
 };

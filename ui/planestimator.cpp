@@ -2,8 +2,6 @@
 
 #include "diode/sweepestimate.h"
 
-#include <QMetaObject>
-#include <QPointer>
 #include <QThread>
 
 PlanEstimator::PlanEstimator(QObject *parent)
@@ -12,9 +10,7 @@ PlanEstimator::PlanEstimator(QObject *parent)
 }
 
 void PlanEstimator::estimate(const QByteArray &planJson, const QString &planDir, const QString &backend) {
-    const int job = ++m_job;
-    QPointer<PlanEstimator> self(this);
-    QThread *thread = QThread::create([self, planJson, planDir, backend, job] {
+    m_jobs.start([this, planJson, planDir, backend](const AsyncJobs::Job &job) {
         PlanEstimate e;
         try {
             const auto plan = diode::SweepPlan::parse(planJson.toStdString(), planDir.toStdString());
@@ -25,15 +21,8 @@ void PlanEstimator::estimate(const QByteArray &planJson, const QString &planDir,
             e.seconds = est.seconds;
             e.basis = QString::fromStdString(est.basis);
         } catch (const std::exception &ex) {
-            e.error = QObject::tr("Plan: %1").arg(QString::fromStdString(ex.what()));
+            e.error = tr("Plan: %1").arg(QString::fromStdString(ex.what()));
         }
-        if (!self)
-            return;
-        QMetaObject::invokeMethod(self, [self, e, job] {
-            if (self && job == self->m_job)
-                emit self->estimated(e);
-        });
+        job.post([this, e] { emit estimated(e); });
     });
-    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
-    thread->start();
 }

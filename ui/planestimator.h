@@ -1,10 +1,11 @@
 #pragma once
 
+#include "asyncjobs.h"
+
 #include <QByteArray>
 #include <QObject>
 #include <QString>
 
-#include <atomic>
 
 /// A plan's problem count and expected duration, or why the plan is invalid.
 struct PlanEstimate {
@@ -28,5 +29,5 @@ signals:
     void estimated(const PlanEstimate &estimate);
 
 private:
-    std::atomic<int> m_job{0};
+    AsyncJobs m_jobs{this}; // a newer load makes older results stale
 };

@@ -1,8 +1,6 @@
 #include "storeloader.h"
 
 #include <QFileInfo>
-#include <QMetaObject>
-#include <QThread>
 
 StoreLoader::StoreLoader(QObject *parent)
     : QObject(parent)
@@ -12,8 +10,7 @@ StoreLoader::StoreLoader(QObject *parent)
 
 void StoreLoader::load(const QString &path)
 {
-    const int job = ++m_job;
-    QThread *thread = QThread::create([this, path, job] {
+    m_jobs.start([this, path](const AsyncJobs::Job &job) {
         DatasetSummary s;
         s.path = path;
         QString error;
@@ -25,12 +22,9 @@ void StoreLoader::load(const QString &path)
         } catch (const std::exception &e) {
             error = QStringLiteral("Cannot open %1: %2").arg(path, QString::fromStdString(e.what()));
         }
-        QMetaObject::invokeMethod(this, [this, s, error, job] {
-            if (job != m_job) return; // a newer load was asked for
+        job.post([this, s, error] {
             if (error.isEmpty()) emit loaded(s);
             else emit failed(error);
         });
     });
-    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
-    thread->start();
 }

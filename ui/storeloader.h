@@ -1,11 +1,12 @@
 #pragma once
 
+#include "asyncjobs.h"
+
 #include "diode/store.h"
 
 #include <QObject>
 #include <QString>
 
-#include <atomic>
 
 /// What the summary page shows of one database: plain values, copied across threads.
 struct DatasetSummary {
@@ -28,5 +29,5 @@ signals:
     void failed(const QString &message);
 
 private:
-    std::atomic<int> m_job{0};
+    AsyncJobs m_jobs{this}; // a newer load makes older results stale
 };

@@ -2,8 +2,6 @@
 
 #include "diode/sweepsession.h"
 
-#include <QMetaObject>
-#include <QThread>
 
 #include <cmath>
 #include <limits>
@@ -34,15 +32,11 @@ SweepWorker::SweepWorker(QObject *parent)
 }
 
 SweepWorker::~SweepWorker() {
-    cancel();
-    if (m_thread) {
-        m_thread->wait();
-        delete m_thread;
-    }
+    cancel(); // then m_jobs waits: the runner stops within one configuration
 }
 
 bool SweepWorker::isRunning() const {
-    return m_thread && m_thread->isRunning() && !(m_job && m_job->done);
+    return m_job && !m_job->done;
 }
 
 void SweepWorker::cancel() {
@@ -54,28 +48,12 @@ void SweepWorker::cancel() {
         m_job->session->cancel();
 }
 
-void SweepWorker::post(int job, std::function<void()> fn) {
-    // The worker outlives its thread (the destructor waits), so `this` is valid here.
-    QMetaObject::invokeMethod(
-        this,
-        [this, job, fn = std::move(fn)] {
-            if (job == m_jobId)
-                fn();
-        },
-        Qt::QueuedConnection);
-}
-
 bool SweepWorker::start(const SweepRequest &request) {
     if (isRunning())
         return false;
-    if (m_thread) {
-        m_thread->wait();
-        delete m_thread;
-    }
-    const int jobId = ++m_jobId;
-    auto job = std::make_shared<Job>();
-    m_job = job;
-    m_thread = QThread::create([this, request, job, jobId] {
+    auto state = std::make_shared<Job>();
+    m_job = state;
+    m_jobs.start([this, request, state](const AsyncJobs::Job &aj) {
         qint64 runId = 0;
         std::function<void()> last; // the final signal, posted once the thread counts as done
         try {
@@ -95,16 +73,16 @@ bool SweepWorker::start(const SweepRequest &request) {
                 ProblemResult r{runId,         p.problem,
                                 p.bestMs,      p.measurements,
                                 p.outcome.status == diode::MeasureStatus::Ok, QString::fromStdString(p.outcome.error)};
-                post(jobId, [this, r] { emit problemFinished(r); });
+                aj.post([this, r] { emit problemFinished(r); });
             });
             session.setProgressCallback([&](const diode::SweepProgress &p) {
                 const SweepStatus s = statusOf(p, runId);
-                post(jobId, [this, s] { emit progress(s); });
+                aj.post([this, s] { emit progress(s); });
             });
             {
-                std::lock_guard lock(job->mutex);
-                job->session = &session;
-                if (job->cancel)
+                std::lock_guard lock(state->mutex);
+                state->session = &session;
+                if (state->cancel)
                     session.cancel();
             }
             const qint64 total = qint64(session.plan().problems.size());
@@ -113,16 +91,16 @@ bool SweepWorker::start(const SweepRequest &request) {
             try {
                 status = session.run([&](int64_t id) {
                     runId = id;
-                    post(jobId, [this, runId, total, backendText] { emit started(runId, total, backendText); });
+                    aj.post([this, runId, total, backendText] { emit started(runId, total, backendText); });
                 });
             } catch (...) {
-                std::lock_guard lock(job->mutex);
-                job->session = nullptr;
+                std::lock_guard lock(state->mutex);
+                state->session = nullptr;
                 throw;
             }
             {
-                std::lock_guard lock(job->mutex);
-                job->session = nullptr;
+                std::lock_guard lock(state->mutex);
+                state->session = nullptr;
             }
             const QString st = QString::fromStdString(status);
             last = [this, st, runId] { emit finished(st, runId); };
@@ -134,10 +112,8 @@ bool SweepWorker::start(const SweepRequest &request) {
             const QString msg = tr("Sweep stopped: %1").arg(QString::fromStdString(e.what()));
             last = [this, msg] { emit failed(msg); };
         }
-        job->done = true;
-        post(jobId, std::move(last));
+        state->done = true;
+        aj.post(std::move(last));
     });
-    m_thread->setObjectName(QStringLiteral("sweep"));
-    m_thread->start();
     return true;
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "asyncjobs.h"
+
 #include "diode/gemmproblem.h"
 
 #include <QByteArray>
@@ -9,7 +11,6 @@
 #include <atomic>
 #include <memory>
 
-class QThread;
 
 /// What to sweep and where to write it; plain values, copied to the sweep thread.
 struct SweepRequest {
@@ -70,9 +71,7 @@ signals:
 
 private:
     struct Job;
-    void post(int job, std::function<void()> fn);
 
     std::shared_ptr<Job> m_job;
-    QThread *m_thread = nullptr;
-    int m_jobId = 0;
+    AsyncJobs m_jobs{this}; // last: destroyed (waited for) first
 };

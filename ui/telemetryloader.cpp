@@ -3,9 +3,6 @@
 #include "diode/storequery.h"
 
 #include <QFileInfo>
-#include <QMetaObject>
-#include <QPointer>
-#include <QThread>
 
 TelemetryLoader::TelemetryLoader(QObject *parent)
     : QObject(parent) {
@@ -13,9 +10,7 @@ TelemetryLoader::TelemetryLoader(QObject *parent)
 }
 
 void TelemetryLoader::load(const QString &path) {
-    const int job = ++m_job;
-    QPointer<TelemetryLoader> self(this);
-    QThread *thread = QThread::create([self, path, job] {
+    m_jobs.start([this, path](const AsyncJobs::Job &job) {
         StoredTelemetry t;
         t.path = path;
         QString error;
@@ -27,20 +22,13 @@ void TelemetryLoader::load(const QString &path) {
             for (const auto &r : t.runs)
                 t.samples.push_back(query.telemetry(r.id));
         } catch (const std::exception &e) {
-            error =
-                QObject::tr("Cannot read telemetry of %1: %2").arg(path, QString::fromStdString(e.what()));
+            error = tr("Cannot read telemetry of %1: %2").arg(path, QString::fromStdString(e.what()));
         }
-        if (!self)
-            return;
-        QMetaObject::invokeMethod(self, [self, t, error, job] {
-            if (!self || job != self->m_job)
-                return;
+        job.post([this, t, error] {
             if (error.isEmpty())
-                emit self->loaded(t);
+                emit loaded(t);
             else
-                emit self->failed(error);
+                emit failed(error);
         });
     });
-    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
-    thread->start();
 }

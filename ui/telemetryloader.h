@@ -1,11 +1,12 @@
 #pragma once
 
+#include "asyncjobs.h"
+
 #include "diode/store.h"
 
 #include <QObject>
 #include <QString>
 
-#include <atomic>
 
 /// The telemetry stored with each run of a database; runs without samples are listed too.
 struct StoredTelemetry {
@@ -27,5 +28,5 @@ signals:
     void failed(const QString &message);
 
 private:
-    std::atomic<int> m_job{0};
+    AsyncJobs m_jobs{this}; // a newer load makes older results stale
 };

@@ -6,8 +6,6 @@
 #endif
 
 #include <QElapsedTimer>
-#include <QMetaObject>
-#include <QThread>
 
 TrainWorker::TrainWorker(QObject *parent)
     : QObject(parent)
@@ -18,10 +16,7 @@ TrainWorker::TrainWorker(QObject *parent)
 
 TrainWorker::~TrainWorker()
 {
-    if (m_cancel) m_cancel->store(true);
-    ++m_job;
-    for (const QPointer<QThread> &t : std::as_const(m_threads))
-        if (t) t->wait(); // a cancelled run stops after its current epoch
+    if (m_stop) m_stop->store(true); // then m_jobs waits, one epoch at most
 }
 
 bool TrainWorker::available(QString *why)
@@ -38,8 +33,10 @@ bool TrainWorker::available(QString *why)
 
 void TrainWorker::cancel()
 {
-    if (!m_running || !m_cancel) return;
-    m_cancel->store(true); // the run ends after this epoch and still writes its best network
+    if (!m_running) return;
+    // Not AsyncJobs::cancel(): the run ends after this epoch and its result (the best network so
+    // far, written) is still reported.
+    m_stop->store(true);
     emit status(tr("Cancelling after the current epoch…"));
 }
 
@@ -51,17 +48,12 @@ void TrainWorker::start(const TrainRequest &request)
         emit finished();
         return;
     }
-    if (m_cancel) m_cancel->store(true);
-    const int job = ++m_job;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    if (m_stop) m_stop->store(true); // an older run stops after its epoch; its result is stale
+    m_stop = std::make_shared<std::atomic<bool>>(false);
     m_running = true;
-    auto cancelFlag = m_cancel;
-    QThread *thread = QThread::create([this, request, job, cancelFlag] {
-        auto post = [this, job](auto fn) {
-            QMetaObject::invokeMethod(this, [this, job, fn] {
-                if (job == m_job) fn();
-            }, Qt::QueuedConnection);
-        };
+    auto stop = m_stop;
+    m_jobs.start([this, request, stop](const AsyncJobs::Job &job) {
+        auto post = [&job](auto fn) { job.post(fn); };
 #if DIODE_HAVE_TORCH
         QElapsedTimer clock;
         clock.start();
@@ -73,13 +65,13 @@ void TrainWorker::start(const TrainRequest &request)
             for (const QString &d : request.dtypes) t.filter.dtypes.push_back(d.toStdString());
             t.method = request.method;
             t.options = request.options;
-            t.options.cancel = cancelFlag.get();
+            t.options.cancel = stop.get();
             t.options.progress = [post, this](const diode::EpochReport &r) { post([this, r] { emit progress(r); }); };
             t.storePredictions = request.storePredictions;
             post([this] { emit status(tr("Loading problems and training…")); });
             const auto res = diode::runTrainingJob(t);
             TrainOutcome out;
-            out.job = job;
+            out.job = job.id();
             out.package = request.out;
             out.cancelled = res.train.cancelled;
             out.epochsRun = res.train.epochsRun;
@@ -108,10 +100,7 @@ void TrainWorker::start(const TrainRequest &request)
 #else
         (void)request;
         (void)post;
+        (void)stop;
 #endif
     });
-    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
-    m_threads.removeAll(nullptr);
-    m_threads.append(thread);
-    thread->start();
 }

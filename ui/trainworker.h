@@ -1,19 +1,18 @@
 #pragma once
 
+#include "asyncjobs.h"
+
 #include "diode/timingmethod.h"
 #include "diode/trainoptions.h"
 
-#include <QList>
 #include <QMetaType>
 #include <QObject>
-#include <QPointer>
 #include <QStringList>
 
 #include <atomic>
 #include <memory>
 #include <optional>
 
-class QThread;
 
 /// What to train: the store, the filter, the knobs (their callbacks are set by the worker).
 struct TrainRequest {
@@ -62,8 +61,7 @@ signals:
     void failed(const QString &message);
 
 private:
-    std::atomic<int> m_job{0};
-    std::shared_ptr<std::atomic<bool>> m_cancel;
-    QList<QPointer<QThread>> m_threads;
+    std::shared_ptr<std::atomic<bool>> m_stop; ///< the running job's stop-after-this-epoch flag
     bool m_running = false;
+    AsyncJobs m_jobs{this}; // last: destroyed (cancelled, then waited for: one epoch) first
 };

@@ -4,9 +4,6 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
-#include <QMetaObject>
-#include <QPointer>
-#include <QThread>
 
 #include <algorithm>
 #include <cmath>
@@ -68,16 +65,9 @@ ValidationWorker::ValidationWorker(QObject *parent)
     qRegisterMetaType<ValidationResult>();
 }
 
-ValidationWorker::~ValidationWorker()
-{
-    cancel();
-    joinThread();
-}
-
 void ValidationWorker::cancel()
 {
-    if (m_cancel) m_cancel->store(true);
-    ++m_job; // whatever is still on its way is stale now
+    m_jobs.cancel(); // the running job stops at its next check; whatever it still posts is stale
     if (m_running) {
         m_running = false;
         emit status(tr("Cancelled."));
@@ -85,25 +75,11 @@ void ValidationWorker::cancel()
     }
 }
 
-void ValidationWorker::joinThread()
-{
-    for (const QPointer<QThread> &t : std::as_const(m_threads))
-        if (t) t->wait();
-}
-
 void ValidationWorker::start(const ValidationRequest &request)
 {
-    cancel(); // the old thread stops at its next check; its results are stale
-    const int job = ++m_job;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    cancel();
     m_running = true;
-    auto cancelFlag = m_cancel;
-    QThread *thread = QThread::create([this, request, job, cancelFlag] {
-        auto post = [this, job](auto fn) {
-            QMetaObject::invokeMethod(this, [this, job, fn] {
-                if (job == m_job) fn();
-            }, Qt::QueuedConnection);
-        };
+    m_jobs.start([this, request](const AsyncJobs::Job &job) {
         // The evaluation `diode eval` runs (core/diode/evaluationjob.h); this face draws it.
         diode::EvaluationJob work;
         work.db = request.database.toStdString();
@@ -111,16 +87,16 @@ void ValidationWorker::start(const ValidationRequest &request)
         for (const QString &p : request.packages) work.packages.push_back(p.toStdString());
         work.method = request.method;
         work.heldOutOnly = request.heldOutOnly;
-        work.cancel = cancelFlag.get();
+        work.cancel = job.cancelFlag();
         work.status = [&](const std::string &s) {
             const QString text = QString::fromStdString(s);
-            post([this, text] { emit status(text); });
+            job.post([this, text] { emit status(text); });
         };
-        work.progress = [&](int d, int t) { post([this, d, t] { emit progress(d, t); }); };
+        work.progress = [&](int d, int t) { job.post([this, d, t] { emit progress(d, t); }); };
         auto deliver = [&](const ValidationResult &r) {
             ValidationResult copy = r;
-            copy.job = job;
-            post([this, copy] {
+            copy.job = job.id();
+            job.post([this, copy] {
                 if (copy.complete) m_running = false;
                 emit resultReady(copy);
                 if (copy.complete) emit finished();
@@ -132,15 +108,11 @@ void ValidationWorker::start(const ValidationRequest &request)
             if (!res.cancelled) deliver(toValidation(res));
         } catch (const std::exception &e) {
             const QString msg = QString::fromUtf8(e.what());
-            post([this, msg] {
+            job.post([this, msg] {
                 m_running = false;
                 emit failed(msg);
                 emit finished();
             });
         }
     });
-    connect(thread, &QThread::finished, thread, &QObject::deleteLater);
-    m_threads.removeAll(nullptr);
-    m_threads.append(thread);
-    thread->start();
 }

@@ -1,11 +1,11 @@
 #pragma once
 
+#include "asyncjobs.h"
+
 #include "diode/metrics.h"
 #include "diode/predictiontable.h"
 
-#include <QList>
 #include <QObject>
-#include <QPointer>
 #include <QString>
 #include <QStringList>
 
@@ -14,7 +14,6 @@
 #include <optional>
 #include <vector>
 
-class QThread;
 
 /// What to validate: one or two packages against the problems of a database or a JSON-lines
 /// file of problems with timings.
@@ -68,7 +67,6 @@ class ValidationWorker : public QObject {
     Q_OBJECT
 public:
     explicit ValidationWorker(QObject *parent = nullptr);
-    ~ValidationWorker() override;
 
     void start(const ValidationRequest &request);
     void cancel();
@@ -84,10 +82,6 @@ signals:
     void failed(const QString &message);
 
 private:
-    void joinThread();
-
-    std::atomic<int> m_job{0};
-    std::shared_ptr<std::atomic<bool>> m_cancel;
-    QList<QPointer<QThread>> m_threads;
     bool m_running = false;
+    AsyncJobs m_jobs{this}; // last: destroyed (cancelled and waited for) first
 };
