@@ -6,9 +6,9 @@
 // does not exist; --store-predictions runs `diode eval --db --store-predictions` on it first, as after a training run.
 #include "testutil.h"
 
-#include "predictionscatter.h"
-#include "validatepage.h"
-#include "workbenchstate.h"
+#include "validate/predictionscatter.h"
+#include "validate/validatepage.h"
+#include "common/workbenchstate.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

@@ -1,11 +1,11 @@
 #include "testutil.h"
 
-#include "biasgroupmodel.h"
-#include "biaspage.h"
-#include "biasproblemmodel.h"
+#include "bias/biasgroupmodel.h"
+#include "bias/biaspage.h"
+#include "bias/biasproblemmodel.h"
 #include "pagecheck.h"
-#include "timingmethodbox.h"
-#include "workbenchstate.h"
+#include "common/timingmethodbox.h"
+#include "common/workbenchstate.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>

@@ -2,13 +2,13 @@
 
 #include "pagecheck.h"
 
-#include "datapage.h"
+#include "data/datapage.h"
 #include "diode/storequery.h"
-#include "heatmapview.h"
-#include "plotmessage.h"
-#include "rooflineview.h"
-#include "storetablemodel.h"
-#include "workbenchstate.h"
+#include "data/heatmapview.h"
+#include "common/plotmessage.h"
+#include "data/rooflineview.h"
+#include "data/storetablemodel.h"
+#include "common/workbenchstate.h"
 
 #include <QAbstractItemModelTester>
 #include <QDoubleSpinBox>

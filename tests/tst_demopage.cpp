@@ -2,10 +2,10 @@
 
 #include "pagecheck.h"
 
-#include "demopage.h"
-#include "demorunner.h"
-#include "demotablemodel.h"
-#include "workbenchstate.h"
+#include "demo/demopage.h"
+#include "demo/demorunner.h"
+#include "demo/demotablemodel.h"
+#include "common/workbenchstate.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>

@@ -2,9 +2,9 @@
 #include "pagecheck.h"
 
 #include "diode/modelinstall.h"
-#include "exportpage.h"
-#include "metricsmodel.h"
-#include "workbenchstate.h"
+#include "export/exportpage.h"
+#include "common/metricsmodel.h"
+#include "common/workbenchstate.h"
 
 #include <QAbstractItemModelTester>
 #include <QSet>

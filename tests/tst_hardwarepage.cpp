@@ -2,10 +2,10 @@
 
 #include "pagecheck.h"
 
-#include "hardwarepage.h"
-#include "plotmessage.h"
-#include "telemetryplot.h"
-#include "workbenchstate.h"
+#include "hardware/hardwarepage.h"
+#include "common/plotmessage.h"
+#include "hardware/telemetryplot.h"
+#include "common/workbenchstate.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>

@@ -2,16 +2,16 @@
 
 #include "pagecheck.h"
 
-#include "datapage.h"
-#include "eventloopprobe.h"
-#include "failedproblemsmodel.h"
+#include "data/datapage.h"
+#include "common/eventloopprobe.h"
+#include "sweep/failedproblemsmodel.h"
 #include "mainwindow.h"
-#include "planform.h"
-#include "plotmessage.h"
-#include "storetablemodel.h"
-#include "sweeppage.h"
-#include "throughputplot.h"
-#include "workbenchstate.h"
+#include "sweep/planform.h"
+#include "common/plotmessage.h"
+#include "data/storetablemodel.h"
+#include "sweep/sweeppage.h"
+#include "sweep/throughputplot.h"
+#include "common/workbenchstate.h"
 
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>

@@ -1,12 +1,12 @@
 #include "testutil.h"
 
-#include "eventloopprobe.h"
-#include "modellist.h"
-#include "trainingcurves.h"
-#include "trainpage.h"
-#include "trainworker.h"
-#include "validationworker.h"
-#include "workbenchstate.h"
+#include "common/eventloopprobe.h"
+#include "common/modellist.h"
+#include "train/trainingcurves.h"
+#include "train/trainpage.h"
+#include "train/trainworker.h"
+#include "validate/validationworker.h"
+#include "common/workbenchstate.h"
 
 #include <QSet>
 #include <QSignalSpy>

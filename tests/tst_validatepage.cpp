@@ -1,17 +1,17 @@
 #include "testutil.h"
 
-#include "asyncjobs.h"
-#include "candidatemodel.h"
-#include "curveplot.h"
-#include "exportpage.h"
-#include "metricsmodel.h"
-#include "modellist.h"
-#include "plotmessage.h"
-#include "predictionscatter.h"
-#include "timingmethodbox.h"
-#include "validatepage.h"
-#include "validationworker.h"
-#include "workbenchstate.h"
+#include "common/asyncjobs.h"
+#include "validate/candidatemodel.h"
+#include "common/curveplot.h"
+#include "export/exportpage.h"
+#include "common/metricsmodel.h"
+#include "common/modellist.h"
+#include "common/plotmessage.h"
+#include "validate/predictionscatter.h"
+#include "common/timingmethodbox.h"
+#include "validate/validatepage.h"
+#include "validate/validationworker.h"
+#include "common/workbenchstate.h"
 
 #include "diode/features.h"
 #include "diode/modelpackage.h"
@@ -192,7 +192,7 @@ private slots:
                  qPrintable(failed.at(0).at(0).toString()));
     }
 
-    // The helper every page's loader and worker runs on (ui/asyncjobs.h): only the newest job
+    // The helper every page's loader and worker runs on (ui/common/asyncjobs.h): only the newest job
     // delivers, a cancelled one never does, and destruction waits for what still runs.
     void asyncJobsDropStaleResultsAndWait()
     {

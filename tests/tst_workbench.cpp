@@ -3,7 +3,7 @@
 #include "pagecheck.h"
 
 #include "mainwindow.h"
-#include "summarypage.h"
+#include "summary/summarypage.h"
 
 #include "diode/config.h"
 

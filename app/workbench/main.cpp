@@ -1,8 +1,8 @@
 // diode-workbench: the Qt GUI. With no argument it opens the shipped H200 dataset.
 
 #include "mainwindow.h"
-#include "shippedfile.h"
-#include "workbenchstate.h"
+#include "common/shippedfile.h"
+#include "common/workbenchstate.h"
 
 #include "diode/config.h"
 #include "diode/shippeddata.h"

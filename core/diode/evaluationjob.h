@@ -19,7 +19,7 @@ namespace diode {
 struct EvaluationResult;
 
 /// What `diode eval` (app/cli/modelcommands.cpp) and the workbench's Validate page
-/// (ui/validationworker.cpp) both run: one or more packages against the problems of a store or
+/// (ui/validate/validationworker.cpp) both run: one or more packages against the problems of a store or
 /// of a problem JSON-lines file, next to the ATen, first-config and random baselines. The faces
 /// only turn options into a job and print or draw the result.
 struct EvaluationJob {

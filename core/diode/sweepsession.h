@@ -21,7 +21,7 @@ struct ProblemReport {
 };
 
 /// A sweep as `diode sweep` (app/cli/main.cpp) and the workbench's Sweep page
-/// (ui/sweepworker.cpp) both run it: the backend chosen by name, the resume checks (same plan,
+/// (ui/sweep/sweepworker.cpp) both run it: the backend chosen by name, the resume checks (same plan,
 /// same backend, nothing left to do), the run created or continued, measured, cancellable. The
 /// faces only turn options into a request and print or draw progress.
 class SweepSession {

@@ -13,7 +13,7 @@
 namespace diode {
 
 /// What `diode train` (app/cli/modelcommands.cpp) and the workbench's Train page
-/// (ui/trainworker.cpp) both run: load a store's problems, train, write the package with its
+/// (ui/train/trainworker.cpp) both run: load a store's problems, train, write the package with its
 /// manifest, and (when asked, for a writable store) record the model and its predictions so the
 /// Validate page can read them back. The faces only turn options into a job and print or draw.
 struct TrainingJob {

@@ -1,0 +1,62 @@
+#include "common/curveplot.h"
+
+#include "common/exportactions.h"
+#include "common/plotmessage.h"
+
+namespace {
+const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(214, 39, 40),
+                           QColor(148, 103, 189)};
+}
+
+CurvePlot::CurvePlot(const QString &xLabel, const QString &yLabel, QWidget *parent)
+    : QCustomPlot(parent)
+    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold)))
+{
+    plotLayout()->insertRow(0);
+    plotLayout()->addElement(0, 0, m_title);
+    xAxis->setLabel(xLabel);
+    yAxis->setLabel(yLabel);
+    legend->setVisible(true);
+    setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    applyPalette(this);
+    m_title->setTextColor(palette().color(QPalette::WindowText));
+}
+
+void CurvePlot::showMessage(const QString &sentence)
+{
+    clearGraphs();
+    m_title->setText(QString());
+    setPlotMessage(this, sentence);
+    replot();
+}
+
+void CurvePlot::setFixedYRange(double lo, double hi) { m_fixedY = QCPRange(lo, hi); }
+
+void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QCPGraph::LineStyle step)
+{
+    if (curves.isEmpty()) return showMessage(title);
+    setPlotMessage(this, QString());
+    clearGraphs();
+    m_title->setText(title);
+    for (int i = 0; i < curves.size(); ++i) {
+        QCPGraph *g = addGraph();
+        g->setName(curves[i].name);
+        g->setLineStyle(step);
+        g->setPen(QPen(kColours[i % std::size(kColours)], 2, curves[i].style));
+        g->setData(curves[i].x, curves[i].y, true);
+    }
+    rescaleAxes();
+    if (m_fixedY.size() > 0) yAxis->setRange(m_fixedY);
+    else yAxis->setRangeLower(0);
+    replot();
+}
+
+void CurvePlot::changeEvent(QEvent *event)
+{
+    QCustomPlot::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) {
+        applyPalette(this);
+        m_title->setTextColor(palette().color(QPalette::WindowText));
+        replot();
+    }
+}

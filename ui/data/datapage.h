@@ -1,0 +1,78 @@
+#pragma once
+
+#include "data/analysisloader.h"
+#include "diode/gpupeaks.h"
+
+#include <QWidget>
+
+class HeatmapView;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QTabWidget;
+class QTableView;
+class QTimer;
+class RooflineView;
+class StoreTableModel;
+class WorkbenchState;
+
+/// Runs, problems and measurements of the open database in paged tables (sorted and filtered
+/// in SQL), a heatmap of best TFLOP/s over (M, N) and a roofline. Queries run off the GUI thread.
+class DataPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit DataPage(WorkbenchState *state, QWidget *parent = nullptr);
+    ~DataPage() override;
+
+    StoreTableModel *runsModel() const { return m_runs; }
+    StoreTableModel *problemsModel() const { return m_problems; }
+    StoreTableModel *measurementsModel() const { return m_measurements; }
+    const DataAnalysis &analysis() const { return m_analysis; }
+
+signals:
+    /// The plots were redrawn from a fresh analysis of the database.
+    void analysisShown();
+    /// A table was written to CSV.
+    void exported(const QString &path, qint64 rows);
+
+private:
+    QWidget *tablePage(StoreTableModel *model, const QString &name, QTableView **viewOut);
+    QWidget *heatmapPage();
+    QWidget *rooflinePage();
+    void openDatabase(const QString &path);
+    void refresh();
+    void applyFilter();
+    void showAnalysis(const DataAnalysis &analysis);
+    void drawHeatmap();
+    void drawRoofline();
+    void peaksForGpu();
+    void showError(const QString &message);
+    std::optional<qint64> selectedRun() const;
+
+    WorkbenchState *m_state;
+    StoreTableModel *m_runs;
+    StoreTableModel *m_problems;
+    StoreTableModel *m_measurements;
+    AnalysisLoader *m_loader;
+    DataAnalysis m_analysis;
+    diode::GpuPeaks m_peaks;
+    QString m_peaksGpu;
+
+    QLabel *m_error;
+    QComboBox *m_run;
+    QComboBox *m_op;
+    QComboBox *m_dtype;
+    QComboBox *m_status;
+    QLineEdit *m_text;
+    QTimer *m_textDelay;
+    QTabWidget *m_tabs;
+    HeatmapView *m_heatmap;
+    QComboBox *m_heatOp;
+    QComboBox *m_heatDtype;
+    RooflineView *m_roofline;
+    QComboBox *m_roofDtype;
+    QDoubleSpinBox *m_peakTflops;
+    QDoubleSpinBox *m_peakBandwidth;
+    QLabel *m_peakSource;
+};

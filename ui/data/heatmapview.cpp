@@ -1,0 +1,83 @@
+#include "data/heatmapview.h"
+
+#include "common/exportactions.h"
+#include "common/plotmessage.h"
+
+#include <algorithm>
+
+HeatmapView::HeatmapView(QWidget *parent)
+    : QCustomPlot(parent)
+    , m_map(new QCPColorMap(xAxis, yAxis))
+    , m_scale(new QCPColorScale(this))
+    , m_title(
+          new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold))) {
+    plotLayout()->insertRow(0);
+    plotLayout()->addElement(0, 0, m_title);
+    plotLayout()->addElement(1, 1, m_scale);
+    m_scale->setType(QCPAxis::atRight);
+    m_scale->axis()->setLabel(tr("best TFLOP/s"));
+    m_map->setColorScale(m_scale);
+    // Viridis: dark to yellow, never near white, so the best cell cannot pass for an empty one;
+    // empty bins are transparent and show the plot's background.
+    QCPColorGradient gradient;
+    gradient.clearColorStops();
+    const QColor stops[] = {QColor(68, 1, 84), QColor(59, 82, 139), QColor(33, 145, 140), QColor(94, 201, 98),
+                            QColor(253, 231, 37)};
+    for (int i = 0; i < 5; ++i) gradient.setColorStopAt(i / 4.0, stops[i]);
+    gradient.setColorInterpolation(QCPColorGradient::ciRGB);
+    gradient.setNanHandling(QCPColorGradient::nhTransparent);
+    m_map->setGradient(gradient);
+    m_map->setInterpolate(false);
+    auto *margins = new QCPMarginGroup(this);
+    axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+    m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+    xAxis->setLabel(tr("M (log2 bin: 2^k ≤ M < 2^(k+1))"));
+    yAxis->setLabel(tr("N (log2 bin)"));
+    for (QCPAxis *axis : {xAxis, yAxis}) {
+        QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+        for (int k = 0; k <= 20; ++k)
+            ticker->addTick(k, k < 10 ? QString::number(1 << k) : QStringLiteral("%1k").arg((1 << k) / 1024));
+        axis->setTicker(ticker);
+    }
+    applyPalette(this);
+    m_title->setTextColor(palette().color(QPalette::WindowText));
+    m_scale->axis()->setLabelColor(palette().color(QPalette::WindowText));
+    m_scale->axis()->setTickLabelColor(palette().color(QPalette::WindowText));
+    addPlotExport(this, QStringLiteral("heatmap"));
+}
+
+void HeatmapView::setCells(const std::vector<diode::HeatCell> &cells, const QString &title) {
+    if (cells.empty()) {
+        m_title->setText(QString());
+        m_map->data()->clear();
+        m_map->setVisible(false);
+        setPlotMessage(this, title);
+        redraw();
+        return;
+    }
+    setPlotMessage(this, QString());
+    m_title->setText(title);
+    int minM = cells[0].log2M, maxM = minM, minN = cells[0].log2N, maxN = minN;
+    for (const auto &c : cells) {
+        minM = std::min(minM, c.log2M);
+        maxM = std::max(maxM, c.log2M);
+        minN = std::min(minN, c.log2N);
+        maxN = std::max(maxN, c.log2N);
+    }
+    const int nx = maxM - minM + 1, ny = maxN - minN + 1;
+    m_map->data()->setSize(nx, ny);
+    m_map->data()->setRange(QCPRange(minM, maxM), QCPRange(minN, maxN));
+    for (int x = 0; x < nx; ++x)
+        for (int y = 0; y < ny; ++y)
+            m_map->data()->setCell(x, y, qQNaN());
+    double hi = 0;
+    for (const auto &c : cells) {
+        m_map->data()->setCell(c.log2M - minM, c.log2N - minN, c.tflops);
+        hi = std::max(hi, c.tflops);
+    }
+    m_map->setVisible(true);
+    m_map->setDataRange(QCPRange(0, hi > 0 ? hi : 1));
+    xAxis->setRange(minM - 0.5, maxM + 0.5);
+    yAxis->setRange(minN - 0.5, maxN + 0.5);
+    redraw();
+}

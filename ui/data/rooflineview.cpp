@@ -1,0 +1,96 @@
+#include "data/rooflineview.h"
+
+#include "common/exportactions.h"
+#include "common/plotmessage.h"
+
+#include <algorithm>
+#include <cmath>
+
+RooflineView::RooflineView(QWidget *parent)
+    : QCustomPlot(parent)
+    , m_points(addGraph())
+    , m_roof(addGraph())
+    , m_title(
+          new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold))) {
+    plotLayout()->insertRow(0);
+    plotLayout()->addElement(0, 0, m_title);
+    QSharedPointer<QCPAxisTickerLog> logTicker(new QCPAxisTickerLog);
+    for (QCPAxis *axis : {xAxis, yAxis}) {
+        axis->setScaleType(QCPAxis::stLogarithmic);
+        axis->setTicker(logTicker);
+        axis->setNumberFormat(QStringLiteral("eb"));
+        axis->setNumberPrecision(0);
+    }
+    xAxis->setLabel(tr("arithmetic intensity (FLOP/byte, operands read once)"));
+    yAxis->setLabel(tr("achieved TFLOP/s (best kernel)"));
+    m_points->setName(tr("problems"));
+    m_points->setLineStyle(QCPGraph::lsNone);
+    m_points->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(31, 119, 180, 170), 5));
+    m_roof->setName(tr("roofline"));
+    m_roof->setPen(QPen(QColor(214, 39, 40), 2));
+    legend->setVisible(true);
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    applyPalette(this);
+    m_title->setTextColor(palette().color(QPalette::WindowText));
+    addPlotExport(this, QStringLiteral("roofline"));
+}
+
+namespace {
+
+// Whole decades around [lo, hi], at least one: a log axis labelled at powers of ten only, never
+// the same rounded label twice.
+QCPRange decades(double lo, double hi)
+{
+    const double a = std::floor(std::log10(lo)), b = std::max(std::ceil(std::log10(hi)), a + 1);
+    return QCPRange(std::pow(10.0, a), std::pow(10.0, b));
+}
+
+} // namespace
+
+void RooflineView::setPoints(const std::vector<diode::ProblemBest> &points, double peakTflops,
+                             double bandwidthTBs, const QString &title) {
+    if (points.empty()) {
+        m_title->setText(QString());
+        m_points->data()->clear();
+        m_roof->data()->clear();
+        setPlotMessage(this, tr("No successful measurements to place under a roof in this selection (%1).").arg(title));
+        redraw();
+        return;
+    }
+    setPlotMessage(this, QString());
+    QVector<double> x, y;
+    for (const auto &p : points) {
+        x << p.intensity();
+        y << p.tflops();
+    }
+    double lo = *std::min_element(x.begin(), x.end()), hi = *std::max_element(x.begin(), x.end());
+    double bottom = *std::min_element(y.begin(), y.end()), top = *std::max_element(y.begin(), y.end());
+    m_points->setData(x, y);
+    // The roof: bandwidth-bound (TB/s × FLOP/byte = TFLOP/s) until the ridge, compute-bound after.
+    // Without both peaks there is no roof to draw, and the legend must not promise one.
+    QVector<double> rx, ry;
+    const bool roof = peakTflops > 0 && bandwidthTBs > 0;
+    if (roof) {
+        const double ridge = peakTflops / bandwidthTBs;
+        lo = std::min(lo, ridge / 100);
+        hi = std::max(hi, ridge * 4);
+        const QCPRange xr = decades(std::max(lo / 2, 1e-3), hi * 2);
+        rx << xr.lower << ridge << xr.upper;
+        ry << bandwidthTBs * xr.lower << peakTflops << peakTflops;
+        bottom = std::min(bottom, bandwidthTBs * xr.lower);
+        top = std::max(top, peakTflops);
+        m_roof->setName(tr("roof: %1 TFLOP/s, %2 TB/s (ridge %3 FLOP/B)")
+                            .arg(peakTflops, 0, 'f', 1)
+                            .arg(bandwidthTBs, 0, 'f', 2)
+                            .arg(ridge, 0, 'f', 0));
+        m_roof->addToLegend();
+        m_title->setText(title);
+    } else {
+        m_roof->removeFromLegend();
+        m_title->setText(tr("%1 (no roof: no peak compute and bandwidth for this hardware; set them above)").arg(title));
+    }
+    m_roof->setData(rx, ry);
+    xAxis->setRange(decades(std::max(lo / 2, 1e-3), hi * 2));
+    yAxis->setRange(decades(std::max(bottom / 2, 1e-6), top * 2));
+    redraw();
+}

@@ -1,0 +1,267 @@
+#include "demo/demopage.h"
+
+#include "demo/demochart.h"
+#include "demo/demorunner.h"
+#include "demo/demotablemodel.h"
+#include "common/exportactions.h"
+#include "common/messagelabel.h"
+#include "common/pageshortcut.h"
+#include "common/shippedfile.h"
+#include "diode/shippeddata.h"
+#include "common/workbenchstate.h"
+
+#include "diode/config.h"
+#include "diode/demoresult.h"
+
+#include <QComboBox>
+#include <QSignalBlocker>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
+    : QWidget(parent)
+    , m_state(state)
+    , m_runner(new DemoRunner(this))
+    , m_table(new DemoTableModel(this))
+    , m_compile(new DemoChart(this))
+    , m_kernel(new DemoChart(this))
+    , m_case(new QComboBox(this))
+    , m_view(new QTableView(this))
+    , m_run(new QPushButton(tr("&Run demo on this GPU"), this))
+    , m_cancel(new QPushButton(tr("Cancel"), this))
+    , m_header(new QLabel(this))
+    , m_reason(new QLabel(tr("Looking for a GPU…"), this))
+    , m_message(new MessageLabel(this))
+    , m_summary(new QLabel(this))
+{
+    setObjectName(QStringLiteral("demoPage"));
+    auto *open = new QPushButton(tr("&Open result…"), this);
+    m_run->setEnabled(false);
+    m_cancel->setEnabled(false);
+    m_run->setToolTip(tr("diode demo --json on the local GPU (F5)"));
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(open);
+    bar->addWidget(m_run);
+    bar->addWidget(m_cancel);
+    bar->addWidget(m_reason, 1);
+    m_header->setTextFormat(Qt::RichText);
+    m_header->setObjectName(QStringLiteral("demoHeader"));
+    m_message->setObjectName(QStringLiteral("demoMessage"));
+    m_summary->setTextFormat(Qt::RichText);
+    m_summary->setWordWrap(true);
+
+    auto *view = m_view;
+    view->setModel(m_table);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setObjectName(QStringLiteral("demoTable"));
+    view->verticalHeader()->hide();
+    view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    addTableExport(view, QStringLiteral("demo"));
+    addPlotExport(m_compile, QStringLiteral("demo-compile-time"));
+    addPlotExport(m_kernel, QStringLiteral("demo-kernel-time"));
+    auto *charts = new QSplitter(Qt::Horizontal, this);
+    charts->addWidget(m_compile);
+    charts->addWidget(m_kernel);
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(charts);
+    auto *bottom = new QWidget(this);
+    auto *bl = new QVBoxLayout(bottom);
+    bl->setContentsMargins(0, 0, 0, 0);
+    auto *caseRow = new QHBoxLayout;
+    caseRow->addWidget(new QLabel(tr("Charts show"), this));
+    caseRow->addWidget(m_case, 1);
+    m_case->setObjectName(QStringLiteral("demoCase"));
+    m_case->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_case->setMinimumContentsLength(40);
+    m_case->setToolTip(tr("All cases summarised, or one case's modes"));
+    bl->addLayout(caseRow);
+    bl->addWidget(m_summary);
+    bl->addWidget(view, 1);
+    split->addWidget(bottom);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(m_header);
+    layout->addWidget(m_message);
+    layout->addWidget(split, 1);
+
+    auto choose = [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Demo result"), QString(), tr("Demo results (*.json)"));
+        if (!p.isEmpty()) openResult(p);
+    };
+    connect(open, &QPushButton::clicked, this, choose);
+    addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), choose);
+    connect(m_run, &QPushButton::clicked, this, &DemoPage::run);
+    connect(m_case, &QComboBox::currentIndexChanged, this, &DemoPage::showCase);
+    connect(view, &QTableView::clicked, this, [this](const QModelIndex &i) {
+        const QString name = m_table->index(i.row(), 0).data().toString();
+        for (int k = 0; k < int(m_result.cases.size()); ++k)
+            if (QString::fromStdString(m_result.cases[size_t(k)].name) == name) m_case->setCurrentIndex(k + 1);
+    });
+    addPageShortcut(this, QKeySequence(Qt::Key_F5), [this] { run(); });
+    connect(m_cancel, &QPushButton::clicked, m_runner, &DemoRunner::cancel);
+    connect(m_runner, &DemoRunner::gpuChecked, this, [this](bool ok, const QString &reason) {
+        m_gpu = ok;
+        m_run->setEnabled(canRun());
+        m_reason->setText(canRun() ? tr("Compiles on the local GPU; takes minutes.") : tr("Run disabled: %1").arg(runReason()));
+        if (!ok) m_run->setToolTip(reason);
+    });
+    connect(m_runner, &DemoRunner::status, this, [this](const QString &s) { setMessage(s, false); });
+    connect(m_runner, &DemoRunner::failed, this, [this](const QString &s) { setMessage(s, true); });
+    connect(m_runner, &DemoRunner::resultReady, this, &DemoPage::openResult);
+    connect(m_runner, &DemoRunner::finished, this, [this] {
+        m_run->setEnabled(canRun());
+        m_cancel->setEnabled(false);
+    });
+    m_runner->checkGpu();
+
+    const QString last = QSettings().value(QStringLiteral("demo/result")).toString();
+    const QString initial = QFileInfo::exists(last) ? last : shippedResult();
+    if (!initial.isEmpty()) openResult(initial);
+    else setMessage(tr("No saved demo result: run one on a GPU, or open a result file."), false);
+}
+
+QString DemoPage::shippedResult() { return shippedFile(diode::shipped::kDemoResult); }
+
+bool DemoPage::canRun() const { return m_gpu && !DemoRunner::diodeBinary().isEmpty() && !m_runner->isRunning(); }
+
+QString DemoPage::runReason() const
+{
+    if (!m_gpu) return tr("this machine has no GPU; showing a saved result instead");
+    if (DemoRunner::diodeBinary().isEmpty()) return tr("the diode command line is not next to the workbench");
+    return {};
+}
+
+QString DemoPage::message() const { return m_message->text(); }
+
+void DemoPage::setMessage(const QString &text, bool error) { m_message->showMessage(text, error); }
+
+void DemoPage::run()
+{
+    if (!canRun()) return setMessage(tr("Cannot run the demo: %1.").arg(runReason()), true);
+    QStringList args;
+    const QString problems = shippedFile(diode::shipped::kDemoProblems);
+    if (!problems.isEmpty()) args << QStringLiteral("--problems") << problems << QStringLiteral("--limit") << QStringLiteral("8");
+    args << QStringLiteral("--mlp");
+    if (!m_state->packagePath().isEmpty()) args << QStringLiteral("--package") << m_state->packagePath();
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    QDir().mkpath(dir);
+    m_run->setEnabled(false);
+    m_cancel->setEnabled(true);
+    m_runner->start(args, dir + QStringLiteral("/diode-demo.json"));
+}
+
+namespace {
+
+// "1.05×", or "ref" on max-autotune's own bar: every bar carries a label.
+QString speedupLabel(double v, const std::string &mode)
+{
+    if (mode == diode::DemoResult::kReference) return QObject::tr(" ref");
+    return std::isnan(v) ? QString() : QStringLiteral(" %1×").arg(v, 0, 'f', v < 10 ? 2 : 0);
+}
+
+} // namespace
+
+void DemoPage::showCase(int index)
+{
+    if (index <= 0 || index > int(m_result.cases.size())) return showSummary();
+    const auto &c = m_result.cases[size_t(index - 1)];
+    QStringList modes;
+    QVector<QVector<double>> compile(1), kernel(1);
+    QVector<QVector<QString>> compileLabel(1), kernelLabel(1);
+    for (const auto &m : m_result.modes) {
+        modes << QString::fromStdString(m);
+        const auto it = c.results.find(m);
+        const bool ok = it != c.results.end() && it->second.error.empty();
+        compile[0] << (ok ? it->second.compileS.value_or(NAN) : NAN);
+        kernel[0] << (ok ? it->second.kernelMs.value_or(NAN) * 1000 : NAN);
+        compileLabel[0] << speedupLabel(diode::DemoResult::compileSpeedup(c, m), m);
+        kernelLabel[0] << speedupLabel(diode::DemoResult::kernelSpeedup(c, m), m);
+    }
+    const QStringList name{QString::fromStdString(c.name)};
+    m_compile->setBars(tr("Compile time (label: speed-up × against max-autotune)"), tr("compile (s)"), name, modes, compile,
+                       compileLabel);
+    m_kernel->setBars(tr("Kernel time (label: speed-up × against max-autotune)"), tr("kernel (µs)"), name, modes, kernel,
+                      kernelLabel);
+    for (int row = 0; row < m_table->rowCount(); ++row)
+        if (m_table->index(row, 0).data().toString() == name[0]) {
+            m_view->scrollTo(m_table->index(row, 0), QAbstractItemView::PositionAtTop);
+            break;
+        }
+}
+
+void DemoPage::showSummary()
+{
+    QStringList modes;
+    QVector<QVector<double>> compile(1), kernel(1);
+    QVector<QVector<QString>> compileLabel(1), kernelLabel(1);
+    for (const auto &m : m_result.modes) {
+        modes << QString::fromStdString(m);
+        const bool ref = m == diode::DemoResult::kReference;
+        const diode::DemoModeSummary s = m_result.summaryOf(m);
+        compile[0] << (ref ? 1.0 : s.compileSpeedupMedian);
+        kernel[0] << (ref ? 1.0 : s.kernelSpeedupGeomean);
+        compileLabel[0] << speedupLabel(s.compileSpeedupMedian, m);
+        kernelLabel[0] << speedupLabel(s.kernelSpeedupGeomean, m);
+    }
+    const QString n = tr("%1 cases").arg(m_result.cases.size());
+    m_compile->setBars(tr("Compile speed-up × against max-autotune (median; higher is better)"), tr("compile speed-up ×"),
+                       {n}, modes, compile, compileLabel);
+    m_kernel->setBars(tr("Kernel speed-up × against max-autotune (geomean; higher is better)"), tr("kernel speed-up ×"),
+                      {n}, modes, kernel, kernelLabel, false);
+}
+
+bool DemoPage::openResult(const QString &path)
+{
+    diode::DemoResult r;
+    try {
+        r = diode::DemoResult::load(path.toStdString());
+    } catch (const std::exception &e) {
+        setMessage(tr("Cannot open the demo result: %1").arg(QString::fromUtf8(e.what())), true);
+        return false;
+    }
+    QSettings().setValue(QStringLiteral("demo/result"), path);
+    m_table->setResults(r);
+    m_result = r;
+    {
+        const QSignalBlocker block(m_case);
+        m_case->clear();
+        m_case->addItem(tr("All %1 cases: compile and kernel speed-up against max-autotune").arg(r.cases.size()));
+        for (const auto &c : r.cases) m_case->addItem(QString::fromStdString(c.name));
+        m_case->setCurrentIndex(0);
+    }
+    showCase(0);
+    m_header->setText(tr("<b>%1</b> &nbsp; torch %2 &nbsp; %3 &nbsp; <i>%4</i>")
+                          .arg(QString::fromStdString(r.gpu), QString::fromStdString(r.torch), QString::fromStdString(r.createdAt),
+                               QFileInfo(path).fileName()));
+    QStringList lines;
+    for (const auto &mode : r.modes) {
+        if (mode == diode::DemoResult::kReference) continue;
+        const diode::DemoModeSummary s = r.summaryOf(mode);
+        lines << tr("<b>%1</b>: compile %2× (median), kernel %3× (geomean, worst %4×)")
+                     .arg(QString::fromStdString(mode))
+                     .arg(s.compileSpeedupMedian, 0, 'f', 1)
+                     .arg(s.kernelSpeedupGeomean, 0, 'f', 2)
+                     .arg(s.kernelSpeedupWorst, 0, 'f', 2);
+    }
+    m_summary->setText(tr("Speed-up against max-autotune (higher is better): ") + lines.join(QStringLiteral(" &nbsp;·&nbsp; ")));
+    setMessage(tr("Showing %1.").arg(path), false);
+    emit resultShown(path);
+    return true;
+}

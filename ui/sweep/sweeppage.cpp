@@ -1,0 +1,532 @@
+#include "sweep/sweeppage.h"
+
+#include "common/exportactions.h"
+#include "sweep/failedproblemsmodel.h"
+#include "common/pageshortcut.h"
+#include "sweep/planform.h"
+#include "common/shippedfile.h"
+#include "diode/shippeddata.h"
+#include "sweep/throughputplot.h"
+#include "common/workbenchstate.h"
+
+#include "diode/config.h"
+#include "diode/store.h"
+
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSettings>
+#include <QShortcut>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <climits>
+
+using json = nlohmann::json;
+
+namespace {
+
+QString duration(double s) {
+    if (s < 60)
+        return QObject::tr("%1 s").arg(qMax(1, qRound(s)));
+    if (s < 3600)
+        return QObject::tr("%1 min %2 s").arg(int(s) / 60).arg(int(s) % 60);
+    return QObject::tr("%1 h %2 min").arg(int(s) / 3600).arg(int(s) % 3600 / 60);
+}
+
+} // namespace
+
+SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
+    : QWidget(parent)
+    , m_state(state)
+    , m_worker(new SweepWorker(this))
+    , m_estimator(new PlanEstimator(this))
+    , m_failed(new FailedProblemsModel(this))
+    , m_form(new PlanForm(this))
+    , m_estimateDelay(new QTimer(this)) {
+    setObjectName(QStringLiteral("sweepPage"));
+    m_planDir = resourcesDir() + QStringLiteral("/plans");
+    m_estimateDelay->setSingleShot(true);
+    m_estimateDelay->setInterval(250);
+
+    auto *formScroll = new QScrollArea(this);
+    formScroll->setWidget(m_form);
+    formScroll->setWidgetResizable(true);
+    formScroll->setMinimumWidth(340);
+    auto *right = new QSplitter(Qt::Vertical, this);
+    right->addWidget(planEditor());
+    right->addWidget(runPanel());
+    right->setStretchFactor(0, 2);
+    right->setStretchFactor(1, 3);
+    auto *split = new QSplitter(Qt::Horizontal, this);
+    split->setObjectName(QStringLiteral("sweepSplitter"));
+    split->addWidget(formScroll);
+    split->addWidget(right);
+    split->setStretchFactor(1, 1);
+    split->setSizes({380, 750});
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(split);
+
+    connect(m_form, &PlanForm::addEntryRequested, this, &SweepPage::addEntry);
+    connect(m_form, &PlanForm::newPlanRequested, this, &SweepPage::newPlan);
+    connect(m_form, &PlanForm::settingsChanged, this, &SweepPage::settingsToPlan);
+    connect(m_estimateDelay, &QTimer::timeout, this, [this] {
+        m_estimator->estimate(m_plan->toPlainText().toUtf8(), m_planDir, m_backend->currentText());
+    });
+    connect(m_estimator, &PlanEstimator::estimated, this, &SweepPage::showEstimate);
+    connect(m_worker, &SweepWorker::started, this,
+            [this](qint64 runId, qint64 total, const QString &backend) {
+                m_status->setText(tr("Run %1 (%2 backend): %3 problems").arg(runId).arg(backend).arg(total));
+                m_progress->setRange(0, int(total));
+                m_progress->setTextVisible(true);
+                // Show the sweep's database everywhere, so the Data page fills as it is written.
+                if (m_state->databasePath() != m_database)
+                    m_state->setDatabase(m_database, false);
+                m_state->notifyDataChanged();
+            });
+    connect(m_worker, &SweepWorker::progress, this, &SweepPage::showStatus);
+    connect(m_worker, &SweepWorker::problemFinished, this, [this](const ProblemResult &r) {
+        m_plot->addResult(r);
+        if (!r.ok) {
+            m_failed->append(QString::fromStdString(r.problem.label()), r.error);
+            m_results->setTabText(1, tr("Failed problems (%1)").arg(m_failed->rowCount()));
+        }
+    });
+    connect(m_worker, &SweepWorker::finished, this, [this](const QString &status, qint64 runId) {
+        sweepEnded(status == QLatin1String("cancelled")
+                       ? tr("Run %1 cancelled; Resume (Ctrl+Shift+R) finishes it.").arg(runId)
+                       : tr("Run %1 finished: %2 problems plotted, %3 failed.")
+                             .arg(runId)
+                             .arg(m_plot->points())
+                             .arg(m_failed->rowCount()));
+    });
+    connect(m_worker, &SweepWorker::failed, this, [this](const QString &message) {
+        showError(message);
+        sweepEnded(tr("Sweep stopped."));
+    });
+    connect(state, &WorkbenchState::databaseChanged, this, [this](const QString &path) {
+        if (!m_worker->isRunning() && !m_state->databaseReadOnly())
+            setTargetDatabase(path);
+    });
+
+    addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::Key_R), [this] { run(); });
+    addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R), [this] { resume(); });
+    addPageShortcut(this, QKeySequence(Qt::Key_Escape), [this] { cancel(); });
+    addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), [this] { choosePlanToOpen(); });
+    addPageShortcut(this, QKeySequence::Save, [this] { savePlan(false); });
+
+    QSettings settings;
+    m_backend->setCurrentText(settings.value(QStringLiteral("sweep/backend"), "cpu").toString());
+    m_python->setText(settings.value(QStringLiteral("sweep/python")).toString());
+    setTargetDatabase(settings.value(QStringLiteral("sweep/database")).toString());
+    const QString lastPlan = settings.value(QStringLiteral("sweep/planPath")).toString();
+    if (lastPlan.isEmpty() || !openPlan(lastPlan))
+        openPlan(m_planDir + QStringLiteral("/cpu-smoke.json"));
+    split->restoreState(settings.value(QStringLiteral("sweep/splitter")).toByteArray());
+    connect(split, &QSplitter::splitterMoved, this,
+            [split] { QSettings().setValue(QStringLiteral("sweep/splitter"), split->saveState()); });
+}
+
+SweepPage::~SweepPage() {
+    QSettings settings;
+    settings.setValue(QStringLiteral("sweep/backend"), m_backend->currentText());
+    settings.setValue(QStringLiteral("sweep/python"), m_python->text());
+    settings.setValue(QStringLiteral("sweep/database"), m_database);
+    settings.setValue(QStringLiteral("sweep/planPath"), m_planPath);
+}
+
+QWidget *SweepPage::planEditor() {
+    auto *box = new QWidget(this);
+    m_planFile = new QLabel(box);
+    m_planFile->setObjectName(QStringLiteral("planFile"));
+    auto *open = new QPushButton(tr("Open plan…"), box);
+    open->setToolTip(tr("Ctrl+Shift+O"));
+    auto *save = new QPushButton(tr("Save plan"), box);
+    save->setToolTip(tr("Ctrl+S"));
+    auto *saveAs = new QPushButton(tr("Save as…"), box);
+    m_plan = new QPlainTextEdit(box);
+    m_plan->setObjectName(QStringLiteral("planJson"));
+    m_plan->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_plan->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_estimate = new QLabel(box);
+    m_estimate->setObjectName(QStringLiteral("planEstimate"));
+    m_estimate->setWordWrap(true);
+    m_estimate->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(m_planFile, 1);
+    bar->addWidget(open);
+    bar->addWidget(save);
+    bar->addWidget(saveAs);
+    auto *layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(bar);
+    layout->addWidget(m_plan, 1);
+    layout->addWidget(m_estimate);
+    connect(open, &QPushButton::clicked, this, &SweepPage::choosePlanToOpen);
+    connect(save, &QPushButton::clicked, this, [this] { savePlan(false); });
+    connect(saveAs, &QPushButton::clicked, this, [this] { savePlan(true); });
+    connect(m_plan, &QPlainTextEdit::textChanged, this, &SweepPage::scheduleEstimate);
+    return box;
+}
+
+QWidget *SweepPage::runPanel() {
+    auto *box = new QWidget(this);
+    m_error = new QLabel(box);
+    m_error->setObjectName(QStringLiteral("sweepError"));
+    m_error->setWordWrap(true);
+    m_error->setStyleSheet(QStringLiteral("QLabel { color: #c0392b; font-weight: bold; }"));
+    m_error->hide();
+    m_backend = new QComboBox(box);
+    m_backend->setObjectName(QStringLiteral("backend"));
+    m_backend->addItems({"cpu", "inductor"});
+    m_backend->setToolTip(
+        tr("cpu: the reference tiled GEMM timed in-process; inductor: max-autotune on this machine's GPU"));
+    m_python = new QLineEdit(box);
+    m_python->setPlaceholderText(tr("python3 ($DIODE_PYTHON)"));
+    m_python->setToolTip(tr("The interpreter with torch and Triton, for the inductor backend"));
+    m_databaseLabel = new QLabel(box);
+    m_databaseLabel->setObjectName(QStringLiteral("targetDatabase"));
+    auto *chooseDb = new QPushButton(tr("Database…"), box);
+    m_run = new QPushButton(tr("&Run"), box);
+    m_run->setObjectName(QStringLiteral("runSweep"));
+    m_run->setToolTip(tr("Ctrl+R"));
+    m_resume = new QPushButton(tr("Resume"), box);
+    m_resume->setToolTip(tr("Continue the newest unfinished run of the database (Ctrl+Shift+R)"));
+    m_cancel = new QPushButton(tr("Cancel"), box);
+    m_cancel->setToolTip(tr("Esc; the run stays resumable"));
+    m_cancel->setEnabled(false);
+    m_progress = new QProgressBar(box);
+    m_progress->setObjectName(QStringLiteral("sweepProgress"));
+    m_progress->setFormat(tr("%v / %m problems"));
+    m_progress->setRange(0, 1); // the plan's size once it is counted (showEstimate)
+    m_progress->setValue(0);
+    m_progress->setTextVisible(false);
+    m_status = new QLabel(tr("No sweep running."), box);
+    m_status->setObjectName(QStringLiteral("sweepStatus"));
+    m_status->setWordWrap(true);
+    m_plot = new ThroughputPlot(box);
+    m_plot->setObjectName(QStringLiteral("throughputPlot"));
+    auto *failedView = new QTableView(box);
+    failedView->setObjectName(QStringLiteral("failedView"));
+    failedView->setModel(m_failed);
+    failedView->horizontalHeader()->setStretchLastSection(true);
+    failedView->setWordWrap(false);
+    addTableExport(failedView, QStringLiteral("failed-problems"));
+    m_results = new QTabWidget(box);
+    m_results->addTab(m_plot, tr("Throughput"));
+    m_results->addTab(failedView, tr("Failed problems (0)"));
+
+    auto *settings = new QHBoxLayout;
+    settings->addWidget(new QLabel(tr("Backend:"), box));
+    settings->addWidget(m_backend);
+    settings->addWidget(m_python, 1);
+    settings->addWidget(m_databaseLabel, 2);
+    settings->addWidget(chooseDb);
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(m_run);
+    buttons->addWidget(m_resume);
+    buttons->addWidget(m_cancel);
+    buttons->addWidget(m_progress, 1);
+    auto *layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_error);
+    layout->addLayout(settings);
+    layout->addLayout(buttons);
+    layout->addWidget(m_status);
+    layout->addWidget(m_results, 1);
+
+    connect(m_backend, &QComboBox::currentIndexChanged, this, [this] {
+        m_python->setEnabled(m_backend->currentText() == QLatin1String("inductor"));
+        scheduleEstimate();
+    });
+    m_python->setEnabled(false);
+    connect(chooseDb, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Database for sweeps"), m_database,
+                                                          tr("Diode databases (*.db)"), nullptr,
+                                                          QFileDialog::DontConfirmOverwrite);
+        if (!path.isEmpty())
+            setTargetDatabase(path);
+    });
+    connect(m_run, &QPushButton::clicked, this, &SweepPage::run);
+    connect(m_resume, &QPushButton::clicked, this, &SweepPage::resume);
+    connect(m_cancel, &QPushButton::clicked, this, &SweepPage::cancel);
+    return box;
+}
+
+void SweepPage::setTargetDatabase(const QString &path) {
+    m_database = path;
+    m_databaseLabel->setText(path.isEmpty() ? tr("Writes to: (chosen when you run)")
+                                            : tr("Writes to: %1").arg(QFileInfo(path).fileName()));
+    m_databaseLabel->setToolTip(path);
+}
+
+void SweepPage::setBackend(const QString &backend) {
+    m_backend->setCurrentText(backend);
+}
+
+void SweepPage::setPlanText(const QString &text, const QString &planDir) {
+    m_planDir = planDir;
+    m_planPath.clear();
+    m_planFile->setText(tr("Plan: (unsaved)"));
+    m_plan->setPlainText(text);
+    try {
+        m_form->showSettings(json::parse(text.toStdString()));
+    } catch (const json::exception &) {
+        // The estimate line names the parse error.
+    }
+    scheduleEstimate();
+}
+
+bool SweepPage::openPlan(const QString &path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        showError(tr("Cannot open plan %1: %2").arg(path, f.errorString()));
+        return false;
+    }
+    setPlanText(QString::fromUtf8(f.readAll()), QFileInfo(path).absolutePath());
+    m_planPath = QFileInfo(path).absoluteFilePath();
+    m_planFile->setText(tr("Plan: %1").arg(QFileInfo(path).fileName()));
+    m_planFile->setToolTip(m_planPath);
+    return true;
+}
+
+void SweepPage::choosePlanToOpen() {
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open sweep plan"), m_planDir, tr("Sweep plans (*.json)"));
+    if (!path.isEmpty())
+        openPlan(path);
+}
+
+bool SweepPage::savePlan(bool askForPath) {
+    QString path = m_planPath;
+    // Never overwrite a shipped plan without asking.
+    if (askForPath || path.isEmpty() || path.startsWith(resourcesDir()))
+        path = QFileDialog::getSaveFileName(this, tr("Save sweep plan"),
+                                            QDir::homePath() + QStringLiteral("/plan.json"),
+                                            tr("Sweep plans (*.json)"));
+    if (path.isEmpty())
+        return false;
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(m_plan->toPlainText().toUtf8()) < 0) {
+        showError(tr("Cannot save plan %1: %2").arg(path, f.errorString()));
+        return false;
+    }
+    m_planPath = QFileInfo(path).absoluteFilePath();
+    m_planFile->setText(tr("Plan: %1").arg(QFileInfo(path).fileName()));
+    m_planDir =
+        QFileInfo(path).absolutePath(); // note: relative shape-set paths were written for the old folder
+    return true;
+}
+
+void SweepPage::addEntry() {
+    json plan;
+    try {
+        plan = json::parse(m_plan->toPlainText().toStdString());
+    } catch (const json::exception &) {
+        plan = json::object();
+    }
+    if (!plan.is_object())
+        plan = json::object();
+    try {
+        json entry = m_form->entry(m_planDir);
+        m_form->applySettings(plan);
+        plan["entries"].push_back(std::move(entry));
+    } catch (const std::exception &e) {
+        showError(tr("Entry not added: %1").arg(QString::fromStdString(e.what())));
+        return;
+    }
+    m_error->hide();
+    m_plan->setPlainText(QString::fromStdString(plan.dump(2)));
+}
+
+void SweepPage::newPlan() {
+    json plan = json::object();
+    try {
+        m_form->applySettings(plan);
+    } catch (const std::exception &e) {
+        showError(QString::fromStdString(e.what()));
+        return;
+    }
+    m_planPath.clear();
+    m_planFile->setText(tr("Plan: (unsaved)"));
+    m_planDir = resourcesDir() + QStringLiteral("/plans");
+    m_plan->setPlainText(QString::fromStdString(plan.dump(2)));
+}
+
+void SweepPage::settingsToPlan() {
+    json plan;
+    try {
+        plan = json::parse(m_plan->toPlainText().toStdString());
+        if (!plan.is_object())
+            return;
+        m_form->applySettings(plan);
+    } catch (const std::exception &) {
+        return; // an invalid setting or plan: the estimate line says what is wrong
+    }
+    const QString text = QString::fromStdString(plan.dump(2));
+    if (text != m_plan->toPlainText())
+        m_plan->setPlainText(text);
+}
+
+void SweepPage::scheduleEstimate() {
+    m_planValid = false;
+    m_run->setEnabled(false);
+    m_estimate->setText(tr("Counting problems…"));
+    m_estimateDelay->start();
+}
+
+void SweepPage::showEstimate(const PlanEstimate &e) {
+    m_planValid = e.error.isEmpty();
+    m_run->setEnabled(m_planValid && !m_worker->isRunning());
+    if (!m_worker->isRunning()) { // before a run the bar counts the plan's problems, not a default 100
+        m_progress->setRange(0, m_planValid ? int(std::min<qint64>(e.problems, INT_MAX)) : 1);
+        m_progress->setValue(0);
+        m_progress->setTextVisible(m_planValid);
+    }
+    if (!m_planValid) {
+        m_estimate->setStyleSheet(QStringLiteral("QLabel { color: #c0392b; }"));
+        m_estimate->setText(e.error);
+    } else {
+        m_estimate->setStyleSheet(QString());
+        m_estimate->setText(
+            tr("<b>%L1 problems</b> × %2 configs; estimated <b>%3</b> on the %4 backend. Based on %5.")
+                .arg(e.problems)
+                .arg(e.choicesPerProblem)
+                .arg(duration(e.seconds), m_backend->currentText(), e.basis.toHtmlEscaped()));
+    }
+    emit estimateShown(e);
+}
+
+bool SweepPage::ensureDatabase() {
+    if (m_database.isEmpty() && !m_state->databasePath().isEmpty() && !m_state->databaseReadOnly())
+        setTargetDatabase(m_state->databasePath());
+    if (!m_database.isEmpty() && !(m_database == m_state->databasePath() && m_state->databaseReadOnly()))
+        return true;
+    // The open database is the shipped, read-only dataset: sweeps go to a new file.
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    QDir().mkpath(dir);
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("The open database is read-only: choose a database for this sweep"),
+        dir + QStringLiteral("/sweeps.db"), tr("Diode databases (*.db)"), nullptr,
+        QFileDialog::DontConfirmOverwrite);
+    if (path.isEmpty()) {
+        showError(tr("Sweep not started: it needs a writable database."));
+        return false;
+    }
+    setTargetDatabase(path);
+    return true;
+}
+
+void SweepPage::run() {
+    if (!m_planValid || m_worker->isRunning())
+        return;
+    start(false);
+}
+
+void SweepPage::runForScreenshot() {
+    const QString plan = shippedFile(diode::shipped::kCpuPlan);
+    if (plan.isEmpty() || !openPlan(plan))
+        return showError(tr("The shipped plan resources/plans/cpu-smoke.json was not found."));
+    setBackend(QStringLiteral("cpu"));
+    // Into the data folder of this run: a --screenshot run has a throw-away one (app/workbench).
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    QDir().mkpath(dir);
+    const QString db = dir + QStringLiteral("/screenshot-sweep-%1.db").arg(QCoreApplication::applicationPid());
+    QFile::remove(db);
+    try {
+        diode::Store store(db.toStdString()); // an empty store, so the window can show it before the run
+    } catch (const std::exception &e) {
+        return showError(QString::fromUtf8(e.what()));
+    }
+    setTargetDatabase(db);
+    connect(m_worker, &SweepWorker::finished, this, [this] { emit ready(); }, Qt::SingleShotConnection);
+    connect(this, &SweepPage::estimateShown, this, [this](const PlanEstimate &e) { if (e.error.isEmpty()) run(); },
+            Qt::SingleShotConnection);
+}
+
+void SweepPage::resume() {
+    if (m_worker->isRunning())
+        return;
+    start(true);
+}
+
+void SweepPage::start(bool resume) {
+    m_error->hide();
+    if (!ensureDatabase())
+        return;
+    SweepRequest r;
+    r.database = m_database;
+    r.backend = m_backend->currentText();
+    r.python = m_python->text().trimmed();
+    r.planJson = m_plan->toPlainText().toUtf8();
+    r.planDir = m_planDir;
+    r.resume = resume;
+    m_failed->clear();
+    m_results->setTabText(1, tr("Failed problems (0)"));
+    m_plot->clear(tr("Measuring: each problem's best TFLOP/s appears here as it finishes."));
+    m_progress->setRange(0, 0); // busy until the run's size is known
+    m_status->setText(resume ? tr("Resuming the newest unfinished run of %1…").arg(m_database)
+                             : tr("Starting the %1 backend…").arg(r.backend));
+    if (!m_worker->start(r))
+        return;
+    m_run->setEnabled(false);
+    m_resume->setEnabled(false);
+    m_cancel->setEnabled(true);
+}
+
+void SweepPage::cancel() {
+    if (!m_worker->isRunning())
+        return;
+    m_worker->cancel();
+    m_status->setText(tr("Cancelling after the current configuration…"));
+}
+
+void SweepPage::showStatus(const SweepStatus &s) {
+    m_progress->setRange(0, int(s.total));
+    m_progress->setValue(int(s.done));
+    QString text = tr("Run %1: %2 of %3 problems, %4 failed, %5 measurements this session; %6 problems/min")
+                       .arg(s.runId)
+                       .arg(s.done)
+                       .arg(s.total)
+                       .arg(s.failed)
+                       .arg(s.measurements)
+                       .arg(s.problemsPerS * 60, 0, 'f', 1);
+    if (s.etaS > 0)
+        text += tr("; ETA %1").arg(duration(s.etaS));
+    if (!s.current.isEmpty())
+        text += tr("; measuring %1").arg(s.current);
+    m_status->setText(text);
+}
+
+void SweepPage::sweepEnded(const QString &text) {
+    m_status->setText(text);
+    if (m_progress->maximum() == 0)
+        m_progress->setRange(0, 1);
+    m_run->setEnabled(m_planValid);
+    m_resume->setEnabled(true);
+    m_cancel->setEnabled(false);
+    m_state->notifyDataChanged();
+}
+
+void SweepPage::showError(const QString &message) {
+    m_error->setText(message);
+    m_error->show();
+}

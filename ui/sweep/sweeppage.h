@@ -1,0 +1,93 @@
+#pragma once
+
+#include "sweep/planestimator.h"
+#include "sweep/sweepworker.h"
+
+#include <QWidget>
+
+class FailedProblemsModel;
+class PlanForm;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+class QTimer;
+class ThroughputPlot;
+class WorkbenchState;
+
+/// Designs, runs, cancels and resumes sweeps: a plan form and the plan's JSON, the problem
+/// count and estimated duration, then progress, rate, ETA, a live TFLOP/s plot and the failed
+/// problems. The sweep runs on a SweepWorker thread and writes to a writable database.
+class SweepPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit SweepPage(WorkbenchState *state, QWidget *parent = nullptr);
+    ~SweepPage() override;
+
+    /// The database sweeps write to; when empty (or the open one is read-only) Run asks for one.
+    void setTargetDatabase(const QString &path);
+    QString targetDatabase() const { return m_database; }
+    void setPlanText(const QString &json, const QString &planDir);
+    bool openPlan(const QString &path);
+    void setBackend(const QString &backend);
+
+    void run();
+    /// A real cpu sweep of the shipped smoke plan into a temporary database, for the workbench's
+    /// --screenshot; ready() once it has finished and the plot is drawn.
+    Q_INVOKABLE void runForScreenshot();
+    void resume();
+    void cancel();
+    SweepWorker *worker() const { return m_worker; }
+    FailedProblemsModel *failedModel() const { return m_failed; }
+    ThroughputPlot *plot() const { return m_plot; }
+
+signals:
+    /// The plan was expanded: its problem count and estimate are shown (or its error).
+    void estimateShown(const PlanEstimate &estimate);
+    /// The sweep started by runForScreenshot() has ended.
+    void ready();
+
+private:
+    QWidget *planEditor();
+    QWidget *runPanel();
+    void addEntry();
+    void newPlan();
+    void settingsToPlan();
+    void scheduleEstimate();
+    void showEstimate(const PlanEstimate &estimate);
+    bool ensureDatabase();
+    void choosePlanToOpen();
+    bool savePlan(bool askForPath);
+    void start(bool resume);
+    void showStatus(const SweepStatus &s);
+    void showError(const QString &message);
+    void sweepEnded(const QString &text);
+
+    WorkbenchState *m_state;
+    SweepWorker *m_worker;
+    PlanEstimator *m_estimator;
+    FailedProblemsModel *m_failed;
+    PlanForm *m_form;
+    QPlainTextEdit *m_plan;
+    QString m_planPath;
+    QString m_planDir;
+    QString m_database;
+    QTimer *m_estimateDelay;
+    QLabel *m_planFile;
+    QLabel *m_estimate;
+    QLabel *m_error;
+    QComboBox *m_backend;
+    QLineEdit *m_python;
+    QLabel *m_databaseLabel;
+    QPushButton *m_run;
+    QPushButton *m_resume;
+    QPushButton *m_cancel;
+    QProgressBar *m_progress;
+    QLabel *m_status;
+    QTabWidget *m_results;
+    ThroughputPlot *m_plot;
+    bool m_planValid = false;
+};

@@ -1,0 +1,60 @@
+#include "sweep/throughputplot.h"
+
+#include "common/exportactions.h"
+#include "common/plotmessage.h"
+
+ThroughputPlot::ThroughputPlot(QWidget *parent)
+    : QCustomPlot(parent) {
+    const QColor colours[3] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44)};
+    const char *names[3] = {"bf16", "fp16", "fp32"};
+    for (int i = 0; i < 3; ++i) {
+        m_graphs[i] = addGraph();
+        m_graphs[i]->setName(QString::fromLatin1(names[i]));
+        m_graphs[i]->setLineStyle(QCPGraph::lsNone);
+        m_graphs[i]->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colours[i], 6));
+    }
+    xAxis->setScaleType(QCPAxis::stLogarithmic);
+    xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    xAxis->setNumberFormat(QStringLiteral("gb"));
+    xAxis->setLabel(tr("problem size (GFLOP = 2·B·M·N·K / 1e9)"));
+    yAxis->setLabel(tr("achieved TFLOP/s (best config)"));
+    legend->setVisible(true);
+    axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    clear(tr("No sweep has run yet."));
+    applyPalette(this);
+    addPlotExport(this, QStringLiteral("sweep-throughput"));
+}
+
+void ThroughputPlot::addResult(const ProblemResult &r) {
+    if (!r.ok || r.bestMs <= 0)
+        return;
+    const double gflop = r.problem.flops() / 1e9;
+    m_graphs[int(r.problem.dtype)]->addData(gflop, r.tflops());
+    m_top = std::max(m_top, r.tflops());
+    if (m_points++ == 0)
+        setPlotMessage(this, QString());
+    bool found = false;
+    QCPRange x;
+    for (QCPGraph *g : m_graphs) {
+        bool ok = false;
+        const QCPRange gx = g->getKeyRange(ok);
+        if (!ok)
+            continue;
+        x = found ? QCPRange(std::min(x.lower, gx.lower), std::max(x.upper, gx.upper)) : gx;
+        found = true;
+    }
+    xAxis->setRange(x.lower / 2, x.upper * 2);
+    yAxis->setRange(0, m_top * 1.15);
+    redraw(); // coalesced: a burst of results costs one repaint
+}
+
+void ThroughputPlot::clear(const QString &sentence) {
+    setPlotMessage(this, sentence);
+    for (QCPGraph *g : m_graphs)
+        g->data()->clear();
+    m_points = 0;
+    m_top = 0;
+    xAxis->setRange(1e-3, 1e3);
+    yAxis->setRange(0, 1);
+    redraw();
+}

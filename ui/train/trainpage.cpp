@@ -1,0 +1,358 @@
+#include "train/trainpage.h"
+
+#include "common/exportactions.h"
+#include "common/modellist.h"
+#include "common/timingmethodbox.h"
+#include "train/trainingcurves.h"
+#include "common/workbenchstate.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QDateTime>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace {
+
+QSpinBox *spin(int lo, int hi, int value, QWidget *parent)
+{
+    auto *s = new QSpinBox(parent);
+    s->setRange(lo, hi);
+    s->setValue(value);
+    return s;
+}
+
+QDoubleSpinBox *dspin(double lo, double hi, double value, int decimals, double step, QWidget *parent)
+{
+    auto *s = new QDoubleSpinBox(parent);
+    s->setRange(lo, hi);
+    s->setDecimals(decimals);
+    s->setSingleStep(step);
+    s->setValue(value);
+    return s;
+}
+
+} // namespace
+
+TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
+    : QWidget(parent)
+    , m_state(state)
+    , m_models(ModelList::of(state))
+    , m_worker(new TrainWorker(this))
+    , m_database(new QLabel(this))
+    , m_status(new QLabel(this))
+    , m_error(new QLabel(this))
+    , m_out(new QLineEdit(this))
+    , m_store(new QCheckBox(tr("Store predictions in the database"), this))
+    , m_method(new TimingMethodBox(this))
+    , m_train(new QPushButton(tr("&Train"), this))
+    , m_cancel(new QPushButton(tr("Cancel"), this))
+    , m_progress(new QProgressBar(this))
+    , m_curves(new TrainingCurves(this))
+    , m_modelView(new QTableView(this)) {
+    setObjectName(QStringLiteral("trainPage"));
+    const diode::TrainOptions d;
+    QSettings s;
+    s.beginGroup(QStringLiteral("train"));
+    m_epochs = spin(1, 100000, s.value("epochs", d.epochs).toInt(), this);
+    m_patience = spin(1, 100000, s.value("patience", d.patience).toInt(), this);
+    m_seed = spin(0, 1 << 30, s.value("seed", int(d.seed)).toInt(), this);
+    m_hidden = spin(4, 1024, s.value("hidden", d.hidden).toInt(), this);
+    m_members = spin(1, 64, s.value("members", d.members).toInt(), this);
+    m_batch = spin(0, 100000, s.value("batchProblems", d.batchProblems).toInt(), this);
+    m_batch->setSpecialValueText(tr("all (full batch)"));
+    m_listWeight = dspin(0, 100, s.value("listWeight", d.listWeight).toDouble(), 3, 0.1, this);
+    m_lr = dspin(1e-5, 1, s.value("lr", d.learningRate).toDouble(), 5, 1e-4, this);
+    m_rankWeight = dspin(0, 100, s.value("rankWeight", d.rankWeight).toDouble(), 3, 0.1, this);
+    m_weightDecay = dspin(0, 1, s.value("weightDecay", d.weightDecay).toDouble(), 6, 1e-5, this);
+    m_valFraction = dspin(0.05, 0.4, s.value("valFraction", d.validationFraction).toDouble(), 2, 0.05, this);
+    m_testFraction = dspin(0.05, 0.4, s.value("testFraction", d.testFraction).toDouble(), 2, 0.05, this);
+    const QStringList ops = s.value("ops", QStringList{"mm", "addmm", "bmm"}).toStringList();
+    const QStringList dtypes = s.value("dtypes", QStringList{"bf16", "fp16", "fp32"}).toStringList();
+    m_method->setSettingsValue(s.value("method").toString());
+    s.endGroup();
+
+    auto *data = new QGroupBox(tr("Data"), this);
+    auto *df = new QFormLayout(data);
+    m_database->setWordWrap(true);
+    df->addRow(tr("Database"), m_database);
+    auto checks = [this](const QStringList &names, const QStringList &on, QList<QCheckBox *> &out) {
+        auto *row = new QHBoxLayout;
+        for (const QString &n : names) {
+            auto *c = new QCheckBox(n, this);
+            c->setChecked(on.contains(n));
+            out << c;
+            row->addWidget(c);
+        }
+        return row;
+    };
+    df->addRow(tr("Ops"), checks({"mm", "addmm", "bmm"}, ops, m_ops));
+    df->addRow(tr("Dtypes"), checks({"bf16", "fp16", "fp32"}, dtypes, m_dtypes));
+    df->addRow(tr("Times"), m_method);
+    df->addRow(m_store);
+
+    auto *hp = new QGroupBox(tr("Hyper-parameters"), this);
+    auto *hf = new QFormLayout(hp);
+    hf->addRow(tr("Most epochs"), m_epochs);
+    hf->addRow(tr("Patience (epochs)"), m_patience);
+    hf->addRow(tr("Ensemble members"), m_members);
+    hf->addRow(tr("Hidden width"), m_hidden);
+    hf->addRow(tr("Problems per step"), m_batch);
+    hf->addRow(tr("Learning rate"), m_lr);
+    hf->addRow(tr("Pairwise ranking weight"), m_rankWeight);
+    hf->addRow(tr("Listwise ranking weight"), m_listWeight);
+    hf->addRow(tr("Weight decay"), m_weightDecay);
+    hf->addRow(tr("Validation share"), m_valFraction);
+    hf->addRow(tr("Test share"), m_testFraction);
+    hf->addRow(tr("Seed"), m_seed);
+
+    auto *outBox = new QGroupBox(tr("Package"), this);
+    auto *of = new QHBoxLayout(outBox);
+    m_out->setPlaceholderText(tr("default: a new file in the workbench's model folder"));
+    auto *browse = new QPushButton(tr("…"), this);
+    of->addWidget(m_out, 1);
+    of->addWidget(browse);
+
+    auto *buttons = new QHBoxLayout;
+    buttons->addWidget(m_train);
+    buttons->addWidget(m_cancel);
+    m_train->setToolTip(tr("Train (Ctrl+Return)"));
+    m_cancel->setToolTip(tr("Stop after the current epoch, keeping the best network (Esc)"));
+    m_cancel->setEnabled(false);
+    m_error->setStyleSheet(QStringLiteral("color: #d62728; font-weight: bold"));
+    m_error->setWordWrap(true);
+    m_error->setObjectName(QStringLiteral("trainError"));
+    m_error->hide();
+    m_status->setWordWrap(true);
+    m_status->setObjectName(QStringLiteral("trainStatus"));
+    // Epochs over all networks once a run starts; before that no "0 %" of nothing.
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+    m_progress->setTextVisible(false);
+    m_progress->setFormat(tr("%v / %m epochs"));
+
+    auto *left = new QWidget(this);
+    auto *ll = new QVBoxLayout(left);
+    ll->addWidget(data);
+    ll->addWidget(hp);
+    ll->addWidget(outBox);
+    ll->addLayout(buttons);
+    ll->addWidget(m_progress);
+    ll->addWidget(m_status);
+    ll->addWidget(m_error);
+    ll->addStretch(1);
+    left->setMaximumWidth(380);
+
+    m_modelView->setModel(m_models);
+    m_modelView->setObjectName(QStringLiteral("modelList"));
+    m_modelView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_modelView->horizontalHeader()->setStretchLastSection(true);
+    m_modelView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_modelView->verticalHeader()->hide();
+    m_modelView->setToolTip(tr("Double-click a model to make it the workbench's current model"));
+    addTableExport(m_modelView, QStringLiteral("models"));
+    addPlotExport(m_curves, QStringLiteral("training-curves"));
+    auto *right = new QSplitter(Qt::Vertical, this);
+    right->addWidget(m_curves);
+    auto *modelsBox = new QGroupBox(tr("Models"), this);
+    auto *ml = new QVBoxLayout(modelsBox);
+    ml->addWidget(m_modelView);
+    right->addWidget(modelsBox);
+    right->setStretchFactor(0, 3);
+    right->setStretchFactor(1, 1);
+    auto *layout = new QHBoxLayout(this);
+    layout->addWidget(left);
+    layout->addWidget(right, 1);
+
+    auto *trainAction = new QAction(tr("Train"), this);
+    trainAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
+    trainAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(trainAction);
+    auto *cancelAction = new QAction(tr("Cancel"), this);
+    cancelAction->setShortcut(Qt::Key_Escape);
+    cancelAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(cancelAction);
+    connect(trainAction, &QAction::triggered, this, &TrainPage::train);
+    connect(cancelAction, &QAction::triggered, this, &TrainPage::cancel);
+    connect(m_train, &QPushButton::clicked, this, &TrainPage::train);
+    connect(m_cancel, &QPushButton::clicked, this, &TrainPage::cancel);
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString p = QFileDialog::getSaveFileName(this, tr("Package to write"), defaultOutput(), tr("Diode packages (*.diode)"));
+        if (!p.isEmpty()) m_out->setText(p);
+    });
+    connect(m_modelView, &QTableView::doubleClicked, this, [this](const QModelIndex &i) {
+        m_state->setPackage(m_models->at(i.row()).path);
+    });
+    connect(m_worker, &TrainWorker::progress, this, [this](const diode::EpochReport &e) {
+        m_curves->addEpoch(e);
+        m_progress->setValue(e.step);
+        m_status->setText(tr("Network %1 of %2, epoch %3: loss %4, validation top-1 %5")
+                              .arg(e.member + 1)
+                              .arg(e.members)
+                              .arg(e.epoch)
+                              .arg(e.loss, 0, 'f', 5)
+                              .arg(e.valTop1, 0, 'f', 4));
+    });
+    connect(m_worker, &TrainWorker::status, m_status, &QLabel::setText);
+    connect(m_worker, &TrainWorker::resultReady, this, &TrainPage::showOutcome);
+    connect(m_worker, &TrainWorker::failed, this, &TrainPage::fail);
+    connect(m_worker, &TrainWorker::finished, this, [this] {
+        m_train->setEnabled(true);
+        m_cancel->setEnabled(false);
+    });
+    connect(m_state, &WorkbenchState::databaseChanged, this, &TrainPage::updateDatabase);
+    updateDatabase();
+
+    QString why;
+    if (!TrainWorker::available(&why)) {
+        m_train->setEnabled(false);
+        trainAction->setEnabled(false);
+        m_error->setText(why);
+        m_error->show();
+        m_curves->clearEpochs(tr("Training is disabled in this build"));
+    }
+}
+
+TrainPage::~TrainPage()
+{
+    QSettings s;
+    s.beginGroup(QStringLiteral("train"));
+    const TrainRequest r = request();
+    s.setValue("epochs", r.options.epochs);
+    s.setValue("patience", r.options.patience);
+    s.setValue("seed", int(r.options.seed));
+    s.setValue("hidden", r.options.hidden);
+    s.setValue("members", r.options.members);
+    s.setValue("batchProblems", r.options.batchProblems);
+    s.setValue("listWeight", r.options.listWeight);
+    s.setValue("lr", r.options.learningRate);
+    s.setValue("rankWeight", r.options.rankWeight);
+    s.setValue("weightDecay", r.options.weightDecay);
+    s.setValue("valFraction", r.options.validationFraction);
+    s.setValue("testFraction", r.options.testFraction);
+    s.setValue("ops", r.ops);
+    s.setValue("dtypes", r.dtypes);
+    s.setValue("method", m_method->settingsValue());
+}
+
+void TrainPage::updateDatabase()
+{
+    const QString db = m_state->databasePath();
+    m_database->setText(db.isEmpty() ? tr("none open") : QFileInfo(db).fileName() + (m_state->databaseReadOnly() ? tr(" (read-only)") : QString()));
+    m_database->setToolTip(db);
+    m_store->setEnabled(!m_state->databaseReadOnly() && !db.isEmpty());
+    m_store->setChecked(m_store->isEnabled());
+    if (!m_store->isEnabled()) m_store->setToolTip(tr("The shipped dataset is only read; open a database of your own to keep predictions in it"));
+}
+
+QString TrainPage::defaultOutput() const
+{
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/models");
+    return dir + QStringLiteral("/model-%1.diode").arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+}
+
+TrainRequest TrainPage::request() const
+{
+    TrainRequest r;
+    r.database = m_state->databasePath();
+    r.out = m_out->text().trimmed();
+    for (auto *c : m_ops)
+        if (c->isChecked()) r.ops << c->text();
+    for (auto *c : m_dtypes)
+        if (c->isChecked()) r.dtypes << c->text();
+    r.options.epochs = m_epochs->value();
+    r.options.patience = m_patience->value();
+    r.options.seed = uint64_t(m_seed->value());
+    r.options.hidden = m_hidden->value();
+    r.options.members = m_members->value();
+    r.options.batchProblems = m_batch->value();
+    r.options.listWeight = m_listWeight->value();
+    r.options.learningRate = m_lr->value();
+    r.options.rankWeight = m_rankWeight->value();
+    r.options.weightDecay = m_weightDecay->value();
+    r.options.validationFraction = m_valFraction->value();
+    r.options.testFraction = m_testFraction->value();
+    r.storePredictions = m_store->isEnabled() && m_store->isChecked();
+    r.method = m_method->method();
+    return r;
+}
+
+void TrainPage::setEpochs(int epochs) { m_epochs->setValue(epochs); }
+
+void TrainPage::train()
+{
+    if (m_worker->isRunning()) return;
+    TrainRequest r = request();
+    if (r.database.isEmpty()) return fail(tr("No database is open: open one with File ▸ Open database."));
+    if (r.ops.isEmpty() || r.dtypes.isEmpty()) return fail(tr("Choose at least one op and one dtype to train on."));
+    if (r.out.isEmpty()) r.out = defaultOutput();
+    if (!QDir().mkpath(QFileInfo(r.out).absolutePath()))
+        return fail(tr("Cannot create the folder of %1.").arg(r.out));
+    m_error->hide();
+    m_train->setEnabled(false);
+    m_cancel->setEnabled(true);
+    m_progress->setRange(0, r.options.epochs * r.options.members); // early stopping ends sooner
+    m_progress->setValue(0);
+    m_progress->setTextVisible(true);
+    m_curves->clearEpochs(tr("Training %1").arg(QFileInfo(r.out).fileName()));
+    m_worker->start(r);
+}
+
+void TrainPage::cancel() { m_worker->cancel(); }
+
+void TrainPage::runForScreenshot()
+{
+    m_epochs->setValue(40); // every network 40 epochs: curves to see, in well under a minute
+    train();
+}
+
+void TrainPage::fail(const QString &message)
+{
+    m_error->setText(message);
+    m_error->show();
+    m_status->setText(tr("Training stopped."));
+}
+
+void TrainPage::showOutcome(const TrainOutcome &o)
+{
+    m_last = o;
+    QString error;
+    const int row = m_models->add(o.package, &error);
+    if (row < 0) return fail(tr("The package was written but cannot be read back: %1").arg(error));
+    m_modelView->selectRow(row);
+    m_curves->replot(); // the last epochs, not only those of the last throttled repaint
+    m_progress->setValue(m_progress->maximum());
+    m_status->setText(
+        tr("%1 %2: %3 network(s), %4 epochs in all, on %5 problems (%6) in %7 s. Test split: top-1 %8 (ATen "
+           "alone %9), top-3 %10.%11")
+            .arg(o.cancelled ? tr("Cancelled; wrote the best network so far to") : tr("Wrote"))
+            .arg(QFileInfo(o.package).fileName())
+            .arg(o.members)
+            .arg(o.epochsRun)
+            .arg(o.problems)
+            .arg(o.method)
+            .arg(o.seconds, 0, 'f', 1)
+            .arg(o.testTop1, 0, 'f', 4)
+            .arg(o.atenTop1, 0, 'f', 4)
+            .arg(o.testTop3, 0, 'f', 4)
+            .arg(o.modelId ? tr(" Predictions stored as model %1.").arg(o.modelId) : QString()));
+    m_state->setPackage(o.package);
+    if (o.modelId) m_state->notifyDataChanged();
+    emit ready();
+}

@@ -1,0 +1,592 @@
+#include "common/sortabletable.h"
+#include "validate/validatepage.h"
+
+#include "validate/candidatemodel.h"
+#include "common/curveplot.h"
+#include "common/exportactions.h"
+#include "common/metricsmodel.h"
+#include "common/modellist.h"
+#include "common/plotmessage.h"
+#include "validate/predictionscatter.h"
+#include "common/timingmethodbox.h"
+#include "common/workbenchstate.h"
+
+#include "diode/shippeddata.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QDateTime>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalBlocker>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include <cmath>
+#include <numeric>
+
+namespace {
+
+QString problemText(const diode::GemmProblem &p) { return QString::fromStdString(p.label()); }
+
+QVector<double> cdfY(size_t n)
+{
+    QVector<double> y;
+    for (size_t i = 0; i < n; ++i) y << double(i + 1) / double(n);
+    return y;
+}
+
+// ", held out" or ", incl. training problems": every title says what its numbers are measured on.
+QString scopeTag(const ModelValidation &m)
+{
+    if (m.trainedOnShown == 0) return QObject::tr(", held out");
+    if (m.trainedOnShown > 0) return QObject::tr(", incl. %1 training problems").arg(m.trainedOnShown);
+    return {};
+}
+
+Curve cdf(const QString &name, const std::vector<double> &sorted, Qt::PenStyle style = Qt::SolidLine)
+{
+    return {name, QVector<double>(sorted.begin(), sorted.end()), cdfY(sorted.size()), style};
+}
+
+} // namespace
+
+ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
+    : QWidget(parent)
+    , m_state(state)
+    , m_models(ModelList::of(state))
+    , m_worker(new ValidationWorker(this))
+    , m_modelA(new QComboBox(this))
+    , m_modelB(new QComboBox(this))
+    , m_problems(new QComboBox(this))
+    , m_colourBy(new QComboBox(this))
+    , m_method(new TimingMethodBox(this))
+    , m_run(new QPushButton(tr("&Validate"), this))
+    , m_cancel(new QPushButton(tr("Cancel"), this))
+    , m_progress(new QProgressBar(this))
+    , m_status(new QLabel(this))
+    , m_error(new QLabel(this))
+    , m_problemTitle(new QLabel(tr("Click a point to open its problem."), this))
+    , m_scope(new QLabel(this))
+    , m_split(new QSplitter(Qt::Vertical, this))
+    , m_topSplit(new QSplitter(Qt::Horizontal, this))
+    , m_scatterA(new PredictionScatter(this))
+    , m_scatterB(new PredictionScatter(this))
+    , m_histogram(new CurvePlot(tr("ln(predicted / measured)"), tr("candidates"), this))
+    , m_cdf(new CurvePlot(tr("top-1 efficiency (best time / time of the pick)"), tr("share of problems ≤ x"),
+                          this))
+    , m_bottomTabs(new QTabWidget(this))
+    , m_metrics(new MetricsModel(this))
+    , m_candidates(new CandidateModel(this)) {
+    setObjectName(QStringLiteral("validatePage"));
+    m_modelA->setModel(m_models);
+    m_modelA->setObjectName(QStringLiteral("modelA"));
+    m_modelB->setObjectName(QStringLiteral("modelB"));
+    m_modelA->setToolTip(tr("The model to validate"));
+    m_modelB->setToolTip(tr("A second model to show side by side"));
+    m_colourBy->addItems({tr("op"), tr("dtype")});
+    // Long model and file names elide instead of widening the window (two models side by side).
+    for (QComboBox *box : {m_modelA, m_modelB, m_problems}) {
+        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        box->setMinimumContentsLength(14);
+    }
+    m_problems->setObjectName(QStringLiteral("problemSource"));
+    m_problems->setToolTip(tr("Problems to validate on: those of the open database the model never trained on, all of "
+                              "them, or problem JSON lines with timings"));
+    m_cdf->setFixedYRange(0, 1.02); // a share of problems
+    m_cdf->setObjectName(QStringLiteral("efficiencyCdf"));
+    m_scatterA->setObjectName(QStringLiteral("scatterA"));
+    auto *browse = new QPushButton(tr("Package…"), this);
+    auto *problemsFile = new QPushButton(tr("Problems…"), this);
+
+    // Two rows: what is compared (models, problems), then how (times, colours) and the buttons.
+    auto *models = new QHBoxLayout;
+    models->addWidget(new QLabel(tr("Model"), this));
+    models->addWidget(m_modelA, 2);
+    models->addWidget(new QLabel(tr("vs"), this));
+    models->addWidget(m_modelB, 2);
+    models->addWidget(browse);
+    models->addWidget(new QLabel(tr("on"), this));
+    models->addWidget(m_problems, 3);
+    models->addWidget(problemsFile);
+    auto *bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Times"), this));
+    bar->addWidget(m_method);
+    bar->addWidget(new QLabel(tr("colour by"), this));
+    bar->addWidget(m_colourBy);
+    bar->addStretch(1);
+    bar->addWidget(m_run);
+    bar->addWidget(m_cancel);
+    auto *statusRow = new QHBoxLayout;
+    m_progress->setMaximumWidth(200);
+    m_progress->setTextVisible(false);
+    statusRow->addWidget(m_progress);
+    statusRow->addWidget(m_status, 1);
+    // A long status (two models and where their predictions came from) wraps; it must not widen
+    // the window.
+    m_status->setWordWrap(true);
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_scope->setObjectName(QStringLiteral("validateScope"));
+    m_scope->setWordWrap(true);
+    m_scope->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_error->setStyleSheet(QStringLiteral("color: #d62728; font-weight: bold"));
+    m_error->setWordWrap(true);
+    m_error->setObjectName(QStringLiteral("validateError"));
+    m_error->hide();
+
+    auto *curves = new QTabWidget(this);
+    curves->addTab(m_cdf, tr("Efficiency CDF"));
+    curves->addTab(m_histogram, tr("Residuals"));
+    m_topSplit->addWidget(m_scatterA);
+    m_topSplit->addWidget(m_scatterB);
+    m_topSplit->addWidget(curves);
+    m_scatterB->hide();
+    // Two models side by side share the width; a plot's title must not make the window wider
+    // than the screen.
+    for (QWidget *plot : std::initializer_list<QWidget *>{m_scatterA, m_scatterB, curves}) plot->setMinimumSize(240, 200);
+    m_metricsView = makeSortableTable(m_metrics, QStringLiteral("validationMetrics"), this);
+    m_candidateView = makeSortableTable(m_candidates, QStringLiteral("problemCandidates"), this);
+    auto *problemBox = new QWidget(this);
+    auto *pl = new QVBoxLayout(problemBox);
+    pl->setContentsMargins(0, 0, 0, 0);
+    pl->addWidget(m_problemTitle);
+    pl->addWidget(m_candidateView);
+    m_bottomTabs->addTab(m_metricsView, tr("Metrics"));
+    m_bottomTabs->addTab(problemBox, tr("Problem"));
+    m_split->addWidget(m_topSplit);
+    m_split->addWidget(m_bottomTabs);
+    m_split->setStretchFactor(0, 3);
+    m_split->setStretchFactor(1, 1);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(models);
+    layout->addLayout(bar);
+    layout->addLayout(statusRow);
+    layout->addWidget(m_scope);
+    layout->addWidget(m_error);
+    layout->addWidget(m_split, 1);
+    addPlotExport(m_scatterA, QStringLiteral("predicted-vs-measured"));
+    addPlotExport(m_scatterB, QStringLiteral("predicted-vs-measured-b"));
+    addPlotExport(m_histogram, QStringLiteral("residuals"));
+    addPlotExport(m_cdf, QStringLiteral("efficiency-cdf"));
+
+    auto *runAction = new QAction(tr("Validate"), this);
+    runAction->setShortcuts({QKeySequence(Qt::Key_F5), QKeySequence(Qt::CTRL | Qt::Key_Return)});
+    runAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(runAction);
+    auto *cancelAction = new QAction(tr("Cancel"), this);
+    cancelAction->setShortcut(Qt::Key_Escape);
+    cancelAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    addAction(cancelAction);
+    m_run->setToolTip(tr("Validate (F5)"));
+    m_cancel->setToolTip(tr("Cancel (Esc)"));
+    m_cancel->setEnabled(false);
+    connect(runAction, &QAction::triggered, this, &ValidatePage::validate);
+    connect(cancelAction, &QAction::triggered, this, &ValidatePage::cancel);
+    connect(m_run, &QPushButton::clicked, this, &ValidatePage::validate);
+    connect(m_cancel, &QPushButton::clicked, this, &ValidatePage::cancel);
+    connect(browse, &QPushButton::clicked, this, &ValidatePage::addPackage);
+    connect(problemsFile, &QPushButton::clicked, this, &ValidatePage::chooseProblemsFile);
+    connect(m_colourBy, &QComboBox::currentIndexChanged, this, &ValidatePage::drawScatters);
+    // The measured times on screen would be another method's, the predictions another model's.
+    for (QComboBox *box : {static_cast<QComboBox *>(m_method), m_modelA, m_modelB, m_problems})
+        connect(box, &QComboBox::currentIndexChanged, this, &ValidatePage::inputsChanged);
+
+    connect(m_worker, &ValidationWorker::progress, this, [this](int done, int total) {
+        m_progress->setRange(0, total);
+        m_progress->setValue(done);
+    });
+    connect(m_worker, &ValidationWorker::status, m_status, &QLabel::setText);
+    connect(m_worker, &ValidationWorker::resultReady, this, &ValidatePage::showResult);
+    connect(m_worker, &ValidationWorker::failed, this, &ValidatePage::fail);
+    connect(m_worker, &ValidationWorker::finished, this, [this] {
+        m_run->setEnabled(true);
+        m_cancel->setEnabled(false);
+        if (m_progress->maximum() == 0) m_progress->setRange(0, 1);
+    });
+    for (auto *s : {m_scatterA, m_scatterB}) {
+        connect(s, &PredictionScatter::pointHovered, this, &ValidatePage::showHover);
+        connect(s, &PredictionScatter::pointClicked, this, &ValidatePage::openCandidate);
+    }
+
+    auto refreshSources = [this] {
+        const QString current = m_problems->currentData().toString();
+        const QString db = QFileInfo(m_state->databasePath()).fileName();
+        m_rebuildingSources = true;
+        m_problems->clear();
+        m_problems->addItem(tr("held-out problems of %1").arg(db), kHeldOutSource);
+        m_problems->setItemData(0, tr("Only the problems the model never trained on (its test split), when %1 is its "
+                                      "training data").arg(db), Qt::ToolTipRole);
+        m_problems->addItem(tr("all problems of %1").arg(db), kAllSource);
+        m_problems->setItemData(1, tr("Every problem, including those the model trained on: flatters the model"),
+                                Qt::ToolTipRole);
+        // The held-out problems kept beside the database (core/diode/shippeddata.h names them).
+        const QFileInfo dbFile(m_state->databasePath());
+        const QString heldOutName = QString::fromStdString(diode::shipped::heldOutFileName(dbFile.fileName().toStdString()));
+        const QString heldOut = dbFile.dir().filePath(heldOutName);
+        if (QFileInfo::exists(heldOut)) m_problems->addItem(tr("held-out file %1").arg(heldOutName), heldOut);
+        const QString saved = QSettings().value(QStringLiteral("validate/problemsFile")).toString();
+        if (!saved.isEmpty() && saved != heldOut && QFileInfo::exists(saved)) m_problems->addItem(QFileInfo(saved).fileName(), saved);
+        m_problems->setCurrentIndex(std::max(0, m_problems->findData(current)));
+        m_rebuildingSources = false;
+    };
+    auto selectPackage = [this](const QString &path) {
+        if (path.isEmpty()) return;
+        QString error;
+        const int row = m_models->add(path, &error);
+        if (row < 0) fail(tr("Cannot read the model package %1").arg(error));
+        else m_modelA->setCurrentIndex(row);
+    };
+    auto rebuildB = [this] {
+        const QString keep = packageAt(m_modelB);
+        {
+            const QSignalBlocker quiet(m_modelB); // a new model in the list changes no choice
+            m_modelB->clear();
+            m_modelB->addItem(tr("(none)"), QString());
+            for (const auto &m : m_models->models()) m_modelB->addItem(m.name, m.path);
+            m_modelB->setCurrentIndex(std::max(0, m_modelB->findData(keep)));
+        }
+        if (packageAt(m_modelB) != keep) inputsChanged();
+    };
+    connect(m_models, &QAbstractItemModel::rowsInserted, this, rebuildB);
+    connect(m_models, &QAbstractItemModel::dataChanged, this, rebuildB);
+    rebuildB();
+    connect(m_state, &WorkbenchState::databaseChanged, this, [this, refreshSources] {
+        refreshSources();
+        inputsChanged();
+    });
+    // Choosing the model shown already changes nothing; another one clears the view (inputsChanged).
+    connect(m_state, &WorkbenchState::packageChanged, this, selectPackage);
+    connect(m_state, &WorkbenchState::dataChanged, this, &ValidatePage::inputsChanged);
+    refreshSources();
+    selectPackage(m_state->packagePath());
+
+    QSettings settings;
+    m_colourBy->setCurrentIndex(settings.value(QStringLiteral("validate/colourBy"), 0).toInt());
+    {
+        const QSignalBlocker quiet(m_method);
+        m_method->setSettingsValue(settings.value(QStringLiteral("validate/method")).toString());
+    }
+    m_modelB->setCurrentIndex(std::max(0, m_modelB->findData(settings.value(QStringLiteral("validate/modelB")).toString())));
+    m_problems->setCurrentIndex(std::max(0, m_problems->findData(settings.value(QStringLiteral("validate/problems")).toString())));
+    m_split->restoreState(settings.value(QStringLiteral("validate/split")).toByteArray());
+    m_topSplit->restoreState(settings.value(QStringLiteral("validate/topSplit")).toByteArray());
+    clearViews(tr("Choose a model and press Validate (F5)."));
+    m_stale = true;
+}
+
+ValidatePage::~ValidatePage()
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("validate/colourBy"), m_colourBy->currentIndex());
+    settings.setValue(QStringLiteral("validate/method"), m_method->settingsValue());
+    settings.setValue(QStringLiteral("validate/modelB"), packageAt(m_modelB));
+    settings.setValue(QStringLiteral("validate/problems"), m_problems->currentData().toString());
+    settings.setValue(QStringLiteral("validate/split"), m_split->saveState());
+    settings.setValue(QStringLiteral("validate/topSplit"), m_topSplit->saveState());
+}
+
+QString ValidatePage::packageAt(QComboBox *combo) const
+{
+    if (combo == m_modelA) {
+        const int row = m_modelA->currentIndex();
+        return row >= 0 && row < m_models->rowCount() ? m_models->at(row).path : QString();
+    }
+    return combo->currentData().toString();
+}
+
+void ValidatePage::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_stale && !m_worker->isRunning() && !packageAt(m_modelA).isEmpty() && !m_state->databasePath().isEmpty()) validate();
+}
+
+void ValidatePage::validate()
+{
+    ValidationRequest req;
+    req.database = m_state->databasePath();
+    const QString source = m_problems->currentData().toString();
+    req.problemsFile = source.startsWith(QLatin1String("db:")) ? QString() : source;
+    req.heldOutOnly = source != kAllSource;
+    req.packages << packageAt(m_modelA);
+    req.method = m_method->method();
+    const QString b = packageAt(m_modelB);
+    if (!b.isEmpty() && b != req.packages.first()) req.packages << b;
+    if (req.packages.first().isEmpty()) {
+        fail(tr("No model chosen: train one on the Train page or add a package with “Package…”."));
+        return;
+    }
+    m_stale = false;
+    m_error->hide();
+    clearViews(tr("Validating %1 on %2…").arg(m_modelA->currentText(), m_problems->currentText()));
+    m_scope->clear();
+    m_run->setEnabled(false);
+    m_cancel->setEnabled(true);
+    m_progress->setRange(0, 0);
+    m_startedMs = QDateTime::currentMSecsSinceEpoch();
+    m_worker->start(req);
+}
+
+void ValidatePage::cancel()
+{
+    if (!m_worker->isRunning()) return;
+    m_worker->cancel();
+    m_stale = true;
+    clearViews(tr("Cancelled. Validate (F5) to see %1 on %2.").arg(m_modelA->currentText(), m_problems->currentText()));
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+}
+
+void ValidatePage::inputsChanged()
+{
+    if (m_rebuildingSources) return;
+    if (m_worker->isRunning()) m_worker->cancel();
+    m_stale = true;
+    clearViews(tr("Out of date: the model, problems or times changed. Validate (F5) to see %1 on %2.")
+                   .arg(m_modelA->currentText(), m_problems->currentText()));
+    m_scope->setText(tr("Out of date."));
+    if (isVisible() && !packageAt(m_modelA).isEmpty() && !m_state->databasePath().isEmpty()) validate();
+}
+
+void ValidatePage::clearViews(const QString &sentence)
+{
+    m_result = {};
+    m_problemOf.clear();
+    m_scatterA->clearPoints(QString());
+    setPlotMessage(m_scatterA, sentence);
+    m_scatterB->hide();
+    m_histogram->showMessage(sentence);
+    m_cdf->showMessage(sentence);
+    m_metrics->setResults({});
+    m_candidates->setResults({}, {});
+    m_problemTitle->setText(tr("Click a point to open its problem."));
+}
+
+QString ValidatePage::scopeText() const { return m_scope->text(); }
+
+void ValidatePage::showScope()
+{
+    if (m_result.models.empty() || !m_result.table) return m_scope->clear();
+    const auto &a = m_result.models.front();
+    const size_t n = m_result.table->problems.size();
+    const QString source = m_problems->currentText();
+    QStringList lines;
+    bool training = false;
+    if (a.trainedOnShown == 0)
+        lines << tr("Measured on %1 problems %2 never trained on (its test split of %3).")
+                     .arg(n).arg(a.name, QFileInfo(m_state->databasePath()).fileName());
+    else if (a.trainedOnShown > 0) {
+        training = true;
+        lines << tr("Includes %1 of %2 problems %3 trained on: training problems flatter a model; choose "
+                    "“held-out problems” to measure it fairly.")
+                     .arg(a.trainedOnShown).arg(n).arg(a.name);
+    } else
+        lines << tr("Measured on %1 problems of %2 (%3).").arg(n).arg(source, a.unknownWhy);
+    for (size_t k = 1; k < m_result.models.size(); ++k) {
+        const auto &b = m_result.models[k];
+        if (b.trainedOnShown > 0) {
+            training = true;
+            lines << tr("%1 trained on %2 of them.").arg(b.name).arg(b.trainedOnShown);
+        }
+    }
+    m_scope->setStyleSheet(training ? QStringLiteral("color: #b35c00; font-weight: bold") : QString());
+    m_scope->setText(lines.join(QLatin1Char(' ')));
+}
+
+void ValidatePage::fail(const QString &message)
+{
+    m_error->setText(message);
+    m_error->show();
+    m_status->setText(tr("Validation failed."));
+    clearViews(tr("Nothing to show: the validation failed (the message above says why)."));
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+}
+
+void ValidatePage::showResult(const ValidationResult &result)
+{
+    const bool newTable = !m_result.table || m_result.table != result.table;
+    m_result = result;
+    if (newTable) {
+        const auto &t = *m_result.table;
+        m_problemOf.assign(t.candidates(), 0);
+        for (size_t p = 0; p < t.problems.size(); ++p)
+            std::fill(m_problemOf.begin() + t.start[p], m_problemOf.begin() + t.start[p + 1], uint32_t(p));
+        setPlotMessage(m_scatterA, QString());
+        drawScatters();
+        showScope();
+        emit scatterShown((QDateTime::currentMSecsSinceEpoch() - m_startedMs) / 1000.0);
+    }
+    drawCurves();
+    if (result.complete) {
+        QStringList sources;
+        for (const auto &m : result.models) sources << QStringLiteral("%1: %2").arg(m.name, m.source);
+        m_status->setText(tr("%1 problems, %2 timed candidates, %3; %4. %5 s.")
+                              .arg(result.table->problems.size())
+                              .arg(result.byMeasured.size())
+                              .arg(QString::fromStdString(result.method.describe()))
+                              .arg(sources.join(QStringLiteral("; ")))
+                              .arg(result.seconds, 0, 'f', 2));
+        emit ready();
+    }
+}
+
+void ValidatePage::drawScatters()
+{
+    if (!m_result.table) return;
+    const auto &t = *m_result.table;
+    const bool byOp = m_colourBy->currentIndex() == 0;
+    auto groupOf = [&](uint32_t c) {
+        const auto &p = t.problems[m_problemOf[c]];
+        return byOp ? int(p.op) : int(p.dtype);
+    };
+    auto groupName = [&](int g) {
+        return byOp ? QString::fromUtf8(diode::toString(diode::GemmOp(g)).data())
+                    : QString::fromUtf8(diode::toString(diode::DType(g)).data());
+    };
+    PredictionScatter *views[] = {m_scatterA, m_scatterB};
+    for (size_t k = 0; k < 2; ++k) {
+        if (k >= m_result.models.size()) {
+            views[k]->setVisible(k == 0);
+            if (k == 0) views[k]->clearPoints(tr("No result"));
+            continue;
+        }
+        const auto &m = m_result.models[k];
+        std::vector<ScatterGroup> groups(3);
+        for (int g = 0; g < 3; ++g) groups[size_t(g)].name = groupName(g);
+        for (uint32_t c : m_result.byMeasured) { // sorted by measured time: each group stays sorted
+            const double pred = m.predictedMs[c];
+            if (std::isnan(pred)) continue;
+            auto &g = groups[size_t(groupOf(c))];
+            g.points.append(QCPGraphData(t.measuredMs[c], pred));
+            g.candidates.push_back(c);
+        }
+        std::erase_if(groups, [](const ScatterGroup &g) { return g.points.isEmpty(); });
+        views[k]->setVisible(true);
+        views[k]->setGroups(tr("%1\npredicted vs measured (%2 candidates%3)").arg(m.name).arg(m_result.byMeasured.size()).arg(scopeTag(m)),
+                            std::move(groups));
+    }
+}
+
+void ValidatePage::drawCurves()
+{
+    QVector<Curve> hist;
+    for (const auto &m : m_result.models) {
+        Curve c{m.name, {}, {}};
+        const double w = (m.residualHi - m.residualLo) / double(m.residualCounts.size());
+        for (size_t i = 0; i < m.residualCounts.size(); ++i) {
+            c.x << m.residualLo + (double(i) + 0.5) * w;
+            c.y << m.residualCounts[i];
+        }
+        hist << c;
+    }
+    m_histogram->setCurves(tr("Residuals: ln(predicted / measured), clamped to ±2"), hist, QCPGraph::lsStepCenter);
+    if (!m_result.complete) {
+        m_cdf->showMessage(tr("Computing efficiencies…"));
+        return;
+    }
+    QVector<Curve> curves;
+    QVector<MetricsRow> rows;
+    for (const auto &m : m_result.models) {
+        curves << cdf(m.name, m.top1);
+        rows << MetricsRow{m.name, m.metrics, true};
+    }
+    curves << cdf(tr("ATen only"), m_result.atenTop1, Qt::DashLine)
+           << cdf(tr("Inductor default order"), m_result.defaultTop1, Qt::DotLine);
+    rows << MetricsRow{tr("ATen only"), m_result.aten, false}
+         << MetricsRow{tr("Inductor default order (first config)"), m_result.firstConfig, false};
+    m_cdf->setCurves(tr("Per-problem top-1 efficiency (%1 problems%2)")
+                         .arg(m_result.table->problems.size())
+                         .arg(scopeTag(m_result.models.front())),
+                     curves,
+                     QCPGraph::lsStepLeft);
+    m_metrics->setResults(rows);
+}
+
+void ValidatePage::showHover(qint64 candidate, const QPoint &globalPos)
+{
+    if (!m_result.table || candidate < 0 || size_t(candidate) >= m_problemOf.size()) return;
+    const auto &t = *m_result.table;
+    QString text = QStringLiteral("<b>%1</b><br>%2<br>measured %3 ms")
+                       .arg(problemText(t.problems[m_problemOf[candidate]]),
+                            configLabel(t.configs[size_t(t.configOf[candidate])]))
+                       .arg(t.measuredMs[candidate], 0, 'g', 4);
+    for (const auto &m : m_result.models)
+        text += QStringLiteral("<br>%1 predicts %2 ms").arg(m.name).arg(m.predictedMs[candidate], 0, 'g', 4);
+    QToolTip::showText(globalPos, text, this);
+}
+
+void ValidatePage::openCandidate(qint64 candidate)
+{
+    if (candidate >= 0 && size_t(candidate) < m_problemOf.size()) openProblem(m_problemOf[candidate]);
+}
+
+void ValidatePage::openProblem(size_t index)
+{
+    if (!m_result.table || index >= m_result.table->problems.size()) return;
+    const auto &t = *m_result.table;
+    const uint32_t b = t.start[index], e = t.start[index + 1];
+    std::vector<uint32_t> byTime;
+    double best = INFINITY;
+    for (uint32_t c = b; c < e; ++c)
+        if (!std::isnan(t.measuredMs[c])) {
+            byTime.push_back(c);
+            best = std::min(best, t.measuredMs[c]);
+        }
+    std::stable_sort(byTime.begin(), byTime.end(), [&](uint32_t x, uint32_t y) { return t.measuredMs[x] < t.measuredMs[y]; });
+    QVector<CandidateRow> rows(int(e - b));
+    for (uint32_t c = b; c < e; ++c) {
+        CandidateRow &r = rows[int(c - b)];
+        r.config = configLabel(t.configs[size_t(t.configOf[c])]);
+        r.measuredMs = t.measuredMs[c];
+        r.efficiency = std::isnan(r.measuredMs) ? 0.0 : best / r.measuredMs;
+    }
+    for (size_t i = 0; i < byTime.size(); ++i) rows[int(byTime[i] - b)].measuredRank = int(i) + 1;
+    QStringList names;
+    for (const auto &m : m_result.models) {
+        names << m.name;
+        std::vector<uint32_t> order(e - b);
+        std::iota(order.begin(), order.end(), b);
+        auto key = [&](uint32_t c) { return std::isnan(m.predictedMs[c]) ? INFINITY : m.predictedMs[c]; };
+        std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
+        for (uint32_t c = b; c < e; ++c) rows[int(c - b)].predictedMs << m.predictedMs[c];
+        for (size_t i = 0; i < order.size(); ++i) rows[int(order[i] - b)].modelRank << int(i) + 1;
+    }
+    m_candidates->setResults(names, rows);
+    m_candidateView->sortByColumn(names.isEmpty() ? 2 : 5, Qt::AscendingOrder); // the first model's ranking
+    m_problemTitle->setText(tr("<b>%1</b>: %2 candidates, ranked by %3 and by measurement")
+                                .arg(problemText(t.problems[index]))
+                                .arg(e - b)
+                                .arg(names.value(0)));
+    m_bottomTabs->setCurrentIndex(1);
+}
+
+void ValidatePage::chooseProblemsFile()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Problems with timings"), QString(),
+                                                      tr("Problem JSON lines (*.jsonl *.json);;All files (*)"));
+    if (path.isEmpty()) return;
+    QSettings().setValue(QStringLiteral("validate/problemsFile"), path);
+    if (m_problems->findData(path) < 0) m_problems->addItem(QFileInfo(path).fileName(), path);
+    m_problems->setCurrentIndex(m_problems->findData(path));
+}
+
+void ValidatePage::addPackage()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Model package"), QString(), tr("Diode packages (*.diode)"));
+    if (path.isEmpty()) return;
+    QString error;
+    const int row = m_models->add(path, &error);
+    if (row < 0) fail(tr("Cannot read the model package %1").arg(error));
+    else m_modelA->setCurrentIndex(row);
+}
