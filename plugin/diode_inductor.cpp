@@ -23,16 +23,20 @@ namespace {
 
 thread_local std::string t_lastError;
 
-void setError(std::string text) { t_lastError = std::move(text); }
+void setError(std::string text) {
+    t_lastError = std::move(text);
+}
 
-diode::GemmProblem toProblem(const diode_problem &p)
-{
+diode::GemmProblem toProblem(const diode_problem &p) {
     using diode::InvalidInput;
-    if (!p.op || !p.dtype) throw InvalidInput("problem: op and dtype must be given");
+    if (!p.op || !p.dtype)
+        throw InvalidInput("problem: op and dtype must be given");
     const auto op = diode::parseOp(p.op);
-    if (!op) throw InvalidInput(fmt::format("problem: op '{}' is not one of mm, addmm, bmm", p.op));
+    if (!op)
+        throw InvalidInput(fmt::format("problem: op '{}' is not one of mm, addmm, bmm", p.op));
     const auto dtype = diode::parseDType(p.dtype);
-    if (!dtype) throw InvalidInput(fmt::format("problem: dtype '{}' is not one of bf16, fp16, fp32", p.dtype));
+    if (!dtype)
+        throw InvalidInput(fmt::format("problem: dtype '{}' is not one of bf16, fp16, fp32", p.dtype));
     diode::GemmProblem g;
     g.op = *op;
     g.dtype = *dtype;
@@ -46,9 +50,9 @@ diode::GemmProblem toProblem(const diode_problem &p)
     return g;
 }
 
-diode::KernelConfig toConfig(const diode_candidate &c, size_t i)
-{
-    if (!c.kind || !c.name) throw diode::InvalidInput(fmt::format("candidates[{}]: kind and name must be given", i));
+diode::KernelConfig toConfig(const diode_candidate &c, size_t i) {
+    if (!c.kind || !c.name)
+        throw diode::InvalidInput(fmt::format("candidates[{}]: kind and name must be given", i));
     diode::KernelConfig k;
     k.kind = c.kind;
     k.name = c.name;
@@ -61,8 +65,10 @@ diode::KernelConfig toConfig(const diode_candidate &c, size_t i)
     // The feature schema reads these flags from `extra`, as problem JSON carries them.
     if (c.even_k >= 0 || c.allow_tf32 >= 0) {
         k.extra = nlohmann::json::object();
-        if (c.even_k >= 0) k.extra["EVEN_K"] = c.even_k != 0;
-        if (c.allow_tf32 >= 0) k.extra["ALLOW_TF32"] = c.allow_tf32 != 0;
+        if (c.even_k >= 0)
+            k.extra["EVEN_K"] = c.even_k != 0;
+        if (c.allow_tf32 >= 0)
+            k.extra["ALLOW_TF32"] = c.allow_tf32 != 0;
     }
     return k;
 }
@@ -71,11 +77,14 @@ diode::KernelConfig toConfig(const diode_candidate &c, size_t i)
 
 extern "C" {
 
-int diode_abi_version(void) { return DIODE_ABI_VERSION; }
-int diode_feature_schema_version(void) { return diode::FeatureSchema::kVersion; }
+int diode_abi_version(void) {
+    return DIODE_ABI_VERSION;
+}
+int diode_feature_schema_version(void) {
+    return diode::FeatureSchema::kVersion;
+}
 
-diode_model *diode_model_open(const char *path)
-{
+diode_model *diode_model_open(const char *path) {
     if (!path) {
         setError("diode_model_open: path is NULL");
         return nullptr;
@@ -92,13 +101,16 @@ diode_model *diode_model_open(const char *path)
     return nullptr;
 }
 
-void diode_model_close(diode_model *model) { delete model; }
+void diode_model_close(diode_model *model) {
+    delete model;
+}
 
-const char *diode_model_manifest(const diode_model *model) { return model ? model->manifestText.c_str() : ""; }
+const char *diode_model_manifest(const diode_model *model) {
+    return model ? model->manifestText.c_str() : "";
+}
 
-int diode_model_score(const diode_model *model, const diode_problem *problem, const diode_candidate *candidates,
-                      size_t count, double *out_ms)
-{
+int diode_model_score(const diode_model *model, const diode_problem *problem,
+                      const diode_candidate *candidates, size_t count, double *out_ms) {
     if (!model || !problem || (count && (!candidates || !out_ms))) {
         setError("diode_model_score: model, problem, candidates and out_ms must not be NULL");
         return -1;
@@ -107,7 +119,8 @@ int diode_model_score(const diode_model *model, const diode_problem *problem, co
         const diode::GemmProblem p = toProblem(*problem);
         std::vector<diode::KernelConfig> configs;
         configs.reserve(count);
-        for (size_t i = 0; i < count; ++i) configs.push_back(toConfig(candidates[i], i));
+        for (size_t i = 0; i < count; ++i)
+            configs.push_back(toConfig(candidates[i], i));
         const std::vector<double> ms = model->package.predictMs(p, configs);
         std::memcpy(out_ms, ms.data(), count * sizeof(double));
         return 0;
@@ -119,8 +132,7 @@ int diode_model_score(const diode_model *model, const diode_problem *problem, co
     return -1;
 }
 
-char *diode_model_rank_json(const diode_model *model, const char *problem_line)
-{
+char *diode_model_rank_json(const diode_model *model, const char *problem_line) {
     if (!model || !problem_line) {
         setError("diode_model_rank_json: model and problem_line must not be NULL");
         return nullptr;
@@ -135,8 +147,12 @@ char *diode_model_rank_json(const diode_model *model, const char *problem_line)
     return nullptr;
 }
 
-void diode_free(void *p) { std::free(p); }
+void diode_free(void *p) {
+    std::free(p);
+}
 
-const char *diode_last_error(void) { return t_lastError.c_str(); }
+const char *diode_last_error(void) {
+    return t_lastError.c_str();
+}
 
 } // extern "C"

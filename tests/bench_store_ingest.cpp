@@ -12,12 +12,12 @@
 
 using namespace diode;
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const std::string path = argc > 1 ? argv[1] : "/tmp/diode-ingest-bench.db";
     const int problems = argc > 2 ? std::atoi(argv[2]) : 25000;
     const int configs = argc > 3 ? std::atoi(argv[3]) : 20;
-    for (const char *suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+    for (const char *suffix : {"", "-wal", "-shm"})
+        std::filesystem::remove(path + suffix);
 
     std::vector<KernelConfig> cfgs;
     for (int i = 0; i < configs; ++i) {
@@ -43,7 +43,8 @@ int main(int argc, char **argv)
     {
         StoreWriter w(path);
         for (int p = 0; p < problems; ++p) {
-            const GemmProblem prob{GemmOp(p % 3), DType(p / 3 % 3), p % 3 == 2 ? 4 : 1, 1 + p, 4096, 4096, false, true};
+            const GemmProblem prob{
+                GemmOp(p % 3), DType(p / 3 % 3), p % 3 == 2 ? 4 : 1, 1 + p, 4096, 4096, false, true};
             for (int i = 0; i < configs; ++i) {
                 Measurement m;
                 m.config = cfgs[size_t(i)];
@@ -57,7 +58,7 @@ int main(int argc, char **argv)
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const int64_t n = int64_t(problems) * configs;
     Store check(path, Store::Mode::ReadOnly);
-    fmt::print("{} measurements ({} problems x {} configs) in {:.2f} s: {:.0f} measurements/s; stored {}\n", n,
-               problems, configs, s, n / s, check.measurementCount());
+    fmt::print("{} measurements ({} problems x {} configs) in {:.2f} s: {:.0f} measurements/s; stored {}\n",
+               n, problems, configs, s, n / s, check.measurementCount());
     return check.measurementCount() == n ? 0 : 1;
 }

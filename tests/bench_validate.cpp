@@ -2,13 +2,14 @@
 // prints the seconds until the predicted-against-measured scatter is drawn, and the time of a
 // replot while zooming and panning it. Usage:
 //   bench_validate DB PACKAGE [--store-predictions]
-// DB is built from the shipped H200 dataset (82 copies of its problems with M shifted by multiples of 10,000) when it
-// does not exist; --store-predictions runs `diode eval --db --store-predictions` on it first, as after a training run.
+// DB is built from the shipped H200 dataset (82 copies of its problems with M shifted by multiples of 10,000)
+// when it does not exist; --store-predictions runs `diode eval --db --store-predictions` on it first, as
+// after a training run.
 #include "testutil.h"
 
+#include "common/workbenchstate.h"
 #include "validate/predictionscatter.h"
 #include "validate/validatepage.h"
-#include "common/workbenchstate.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -19,11 +20,11 @@
 
 namespace {
 
-bool build(const QString &path, const QString &shipped, int copies)
-{
+bool build(const QString &path, const QString &shipped, int copies) {
     { diode::Store store(path.toStdString()); } // creates the schema
     sqlite3 *db = nullptr;
-    if (sqlite3_open(path.toStdString().c_str(), &db) != SQLITE_OK) return false;
+    if (sqlite3_open(path.toStdString().c_str(), &db) != SQLITE_OK)
+        return false;
     const QString sql = QStringLiteral(R"sql(
 ATTACH '%1' AS s;
 BEGIN;
@@ -39,10 +40,13 @@ INSERT INTO measurements(problem_id, config_id, run_id, method, time_ms, status,
   SELECT x * 100000 + m.problem_id, m.config_id, 1, 'inductor_autotune', m.time_ms * (1 + 0.001 * x), m.status, m.error
   FROM i, s.measurements m;
 COMMIT;
-)sql").arg(shipped).arg(copies);
+)sql")
+                            .arg(shipped)
+                            .arg(copies);
     char *err = nullptr;
     const int rc = sqlite3_exec(db, sql.toUtf8().constData(), nullptr, nullptr, &err);
-    if (rc != SQLITE_OK) std::fprintf(stderr, "cannot build %s: %s\n", qPrintable(path), err ? err : "?");
+    if (rc != SQLITE_OK)
+        std::fprintf(stderr, "cannot build %s: %s\n", qPrintable(path), err ? err : "?");
     sqlite3_free(err);
     sqlite3_close(db);
     return rc == SQLITE_OK;
@@ -50,8 +54,7 @@ COMMIT;
 
 } // namespace
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     QApplication app(argc, argv);
     const QStringList args = app.arguments();
     if (args.size() < 3) {
@@ -62,14 +65,17 @@ int main(int argc, char **argv)
     QElapsedTimer t;
     if (!QFileInfo::exists(db)) {
         t.start();
-        if (!build(db, testutil::sourcePath("trained_models/h200/h200-dataset.db"), 82)) return 1;
+        if (!build(db, testutil::sourcePath("trained_models/h200/h200-dataset.db"), 82))
+            return 1;
         std::printf("built %s: %lld measurements in %.1f s\n", qPrintable(db),
-                    (long long)testutil::scalar(db, "SELECT count(*) FROM measurements"), t.elapsed() / 1000.0);
+                    (long long)testutil::scalar(db, "SELECT count(*) FROM measurements"),
+                    t.elapsed() / 1000.0);
     }
     if (args.contains("--store-predictions")) {
         t.start();
         QString out, err;
-        if (testutil::runCli({"eval", "--package", package, "--db", db, "--store-predictions"}, &out, &err, 3600000) != 0) {
+        if (testutil::runCli({"eval", "--package", package, "--db", db, "--store-predictions"}, &out, &err,
+                             3600000) != 0) {
             std::fprintf(stderr, "diode eval failed: %s\n", qPrintable(err));
             return 1;
         }
@@ -92,27 +98,37 @@ int main(int argc, char **argv)
                 shown.at(0).at(0).toDouble(), t.elapsed() / 1000.0);
     PredictionScatter *plot = nullptr; // the first model's scatter (the second is hidden with one model)
     for (auto *p : page.findChildren<PredictionScatter *>())
-        if (p->isVisible() && p->graphCount() > 0) plot = p;
-    if (!plot) return 1;
+        if (p->isVisible() && p->graphCount() > 0)
+            plot = p;
+    if (!plot)
+        return 1;
     int points = 0;
-    for (int g = 0; g < plot->graphCount(); ++g) points += plot->graph(g)->dataCount();
-    std::printf("scatter: %d points in %d groups, widget %dx%d\n", points, plot->graphCount(), plot->width(), plot->height());
+    for (int g = 0; g < plot->graphCount(); ++g)
+        points += plot->graph(g)->dataCount();
+    std::printf("scatter: %d points in %d groups, widget %dx%d\n", points, plot->graphCount(), plot->width(),
+                plot->height());
     std::vector<double> ms;
     const QCPRange full = plot->xAxis->range();
     for (int i = 0; i < 20; ++i) { // full view, zoom in 4 wheel steps, pan twice, zoom back out, pan back
         const int s = i % 10;
         const QCPRange r = plot->xAxis->range();
-        if (s == 0) plot->xAxis->setRange(full);
-        else if (s <= 4) plot->xAxis->setRange(r.lower * 2, r.upper / 2); // log axis: zoom in about the centre
-        else if (s <= 6) plot->xAxis->setRange(r.lower * 1.5, r.upper * 1.5);
-        else plot->xAxis->setRange(r.lower / 2, r.upper * 2);
+        if (s == 0)
+            plot->xAxis->setRange(full);
+        else if (s <= 4)
+            plot->xAxis->setRange(r.lower * 2, r.upper / 2); // log axis: zoom in about the centre
+        else if (s <= 6)
+            plot->xAxis->setRange(r.lower * 1.5, r.upper * 1.5);
+        else
+            plot->xAxis->setRange(r.lower / 2, r.upper * 2);
         t.start();
         plot->replot(QCustomPlot::rpImmediateRefresh);
         ms.push_back(double(t.nsecsElapsed()) / 1e6);
-        if (qEnvironmentVariableIsSet("BENCH_VERBOSE")) std::printf("  frame %d: x %.3g..%.3g, %.1f ms\n", i, plot->xAxis->range().lower, plot->xAxis->range().upper, ms.back());
+        if (qEnvironmentVariableIsSet("BENCH_VERBOSE"))
+            std::printf("  frame %d: x %.3g..%.3g, %.1f ms\n", i, plot->xAxis->range().lower,
+                        plot->xAxis->range().upper, ms.back());
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("replot while zooming and panning: median %.1f ms, worst %.1f ms over %zu frames\n", ms[ms.size() / 2],
-                ms.back(), ms.size());
+    std::printf("replot while zooming and panning: median %.1f ms, worst %.1f ms over %zu frames\n",
+                ms[ms.size() / 2], ms.back(), ms.size());
     return 0;
 }

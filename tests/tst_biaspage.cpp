@@ -3,9 +3,9 @@
 #include "bias/biasgroupmodel.h"
 #include "bias/biaspage.h"
 #include "bias/biasproblemmodel.h"
-#include "pagecheck.h"
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
+#include "pagecheck.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>

@@ -10,8 +10,7 @@ class TestCpuBackend : public QObject {
     Q_OBJECT
 private slots:
     // The reference GEMM must compute C = A @ B (+ bias) for every tiling, thread count and layout.
-    void tiledGemmMatchesNaive_data()
-    {
+    void tiledGemmMatchesNaive_data() {
         QTest::addColumn<int>("op");
         QTest::addColumn<bool>("aT");
         QTest::addColumn<bool>("bT");
@@ -23,8 +22,7 @@ private slots:
         QTest::newRow("addmm") << int(GemmOp::Addmm) << false << true << 32 << 2;
         QTest::newRow("bmm") << int(GemmOp::Bmm) << true << true << 5 << 2;
     }
-    void tiledGemmMatchesNaive()
-    {
+    void tiledGemmMatchesNaive() {
         QFETCH(int, op);
         QFETCH(bool, aT);
         QFETCH(bool, bT);
@@ -35,7 +33,8 @@ private slots:
         std::uniform_real_distribution<float> d(-1, 1);
         std::vector<float> a(size_t(p.batch * p.m * p.k)), b(size_t(p.batch * p.k * p.n)), bias(size_t(p.n));
         for (auto *v : {&a, &b, &bias})
-            for (auto &x : *v) x = d(rng);
+            for (auto &x : *v)
+                x = d(rng);
         std::vector<float> c(size_t(p.batch * p.m * p.n), std::nanf(""));
         KernelConfig cfg;
         cfg.kind = "cpu";
@@ -52,8 +51,10 @@ private slots:
                 for (int64_t j = 0; j < p.n; ++j) {
                     double ref = addmm ? bias[size_t(j)] : 0.0;
                     for (int64_t k = 0; k < p.k; ++k) {
-                        const float av = aT ? a[size_t(bb * p.m * p.k + k * p.m + i)] : a[size_t(bb * p.m * p.k + i * p.k + k)];
-                        const float bv = bT ? b[size_t(bb * p.k * p.n + j * p.k + k)] : b[size_t(bb * p.k * p.n + k * p.n + j)];
+                        const float av = aT ? a[size_t(bb * p.m * p.k + k * p.m + i)]
+                                            : a[size_t(bb * p.m * p.k + i * p.k + k)];
+                        const float bv = bT ? b[size_t(bb * p.k * p.n + j * p.k + k)]
+                                            : b[size_t(bb * p.k * p.n + k * p.n + j)];
                         ref += double(av) * bv;
                     }
                     maxErr = std::max(maxErr, std::abs(ref - c[size_t(bb * p.m * p.n + i * p.n + j)]));
@@ -61,8 +62,7 @@ private slots:
         QVERIFY2(maxErr < 1e-4, qPrintable(QString::number(maxErr))); // NaN fails too
     }
 
-    void measuresEveryConfigWithPositiveMedian()
-    {
+    void measuresEveryConfigWithPositiveMedian() {
         SweepPlan plan;
         plan.repeats = 3;
         for (int t : {1, 2}) {
@@ -76,9 +76,9 @@ private slots:
         CpuBackend backend;
         std::vector<Measurement> got;
         std::atomic<bool> cancel{false};
-        const auto out = backend.measure(GemmProblem{GemmOp::Mm, DType::FP32, 1, 128, 128, 128, false, false}, plan,
-                                         {plan.cpuConfigs[0].key()}, [&](const Measurement &m) { got.push_back(m); },
-                                         cancel);
+        const auto out = backend.measure(
+            GemmProblem{GemmOp::Mm, DType::FP32, 1, 128, 128, 128, false, false}, plan,
+            {plan.cpuConfigs[0].key()}, [&](const Measurement &m) { got.push_back(m); }, cancel);
         QVERIFY(out.status == MeasureStatus::Ok);
         QCOMPARE(got.size(), size_t(1)); // the first config was in `skip`
         QCOMPARE(got[0].config.threads, 2);

@@ -2,19 +2,19 @@
 
 #include "pagecheck.h"
 
-#include "data/datapage.h"
-#include "diode/storequery.h"
-#include "data/heatmapview.h"
 #include "common/plotmessage.h"
+#include "common/workbenchstate.h"
+#include "data/datapage.h"
+#include "data/heatmapview.h"
 #include "data/rooflineview.h"
 #include "data/storetablemodel.h"
-#include "common/workbenchstate.h"
+#include "diode/storequery.h"
 
 #include <QAbstractItemModelTester>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
-#include <QSignalSpy>
 #include <QHeaderView>
+#include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
 
@@ -222,7 +222,8 @@ private slots:
         for (int r = 0; r < page.measurementsModel()->rowCount(); ++r)
             widest = std::max(widest, view->fontMetrics().horizontalAdvance(
                                           page.measurementsModel()->index(r, kernel).data().toString()));
-        QVERIFY2(view->columnWidth(kernel) >= widest, qPrintable(QString("%1 < %2").arg(view->columnWidth(kernel)).arg(widest)));
+        QVERIFY2(view->columnWidth(kernel) >= widest,
+                 qPrintable(QString("%1 < %2").arg(view->columnWidth(kernel)).arg(widest)));
         // Time and TFLOP/s come right after the run, not behind the problem's columns.
         const int time = int(std::find(cols.begin(), cols.end(), "Time ms") - cols.begin());
         QCOMPARE(view->horizontalHeader()->visualIndex(time), 1);
@@ -249,7 +250,8 @@ private slots:
         QCOMPARE(view.legend->itemCount(), 1); // the points only
         for (QCPAxis *axis : {view.xAxis, view.yAxis}) {
             const double decades = std::log10(axis->range().upper / axis->range().lower);
-            QVERIFY2(std::abs(decades - std::round(decades)) < 1e-9 && decades >= 1, qPrintable(QString::number(decades)));
+            QVERIFY2(std::abs(decades - std::round(decades)) < 1e-9 && decades >= 1,
+                     qPrintable(QString::number(decades)));
         }
         view.setPoints({}, 989.4, 4.8, "0 problems, bf16");
         QVERIFY(!plotMessage(&view).isEmpty());

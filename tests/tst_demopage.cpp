@@ -2,10 +2,10 @@
 
 #include "pagecheck.h"
 
+#include "common/workbenchstate.h"
 #include "demo/demopage.h"
 #include "demo/demorunner.h"
 #include "demo/demotablemodel.h"
-#include "common/workbenchstate.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
@@ -18,16 +18,13 @@ class TestDemoPage : public QObject {
     QTemporaryDir m_dir;
 
 private slots:
-    void initTestCase()
-    {
-        testutil::freshSettings("tst_demopage");
-    }
+    void initTestCase() { testutil::freshSettings("tst_demopage"); }
 
-    void showsASavedResult()
-    {
+    void showsASavedResult() {
         WorkbenchState state;
         DemoPage page(&state);
-        QAbstractItemModelTester tester(page.tableModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(page.tableModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QVERIFY(page.openResult(testutil::dataPath("demo/h200-demo.json")));
         // 4 cases x 5 modes, less the mode one case lacks; the failed mode stays as a row with its error.
         QCOMPARE(page.tableModel()->rowCount(), 19);
@@ -36,7 +33,8 @@ private slots:
             sawError |= page.tableModel()->index(r, 7).data().toString() == "out of shared memory";
         QVERIFY(sawError);
         // max-autotune 9.7 s against plugin-top1 0.79 s on the first case
-        diode::DemoCase c{"x", "gemm", {{"max-autotune", {9.7, 0.0335, ""}}, {"plugin-top1", {0.79, 0.0339, ""}}}};
+        diode::DemoCase c{
+            "x", "gemm", {{"max-autotune", {9.7, 0.0335, ""}}, {"plugin-top1", {0.79, 0.0339, ""}}}};
         QVERIFY(std::abs(diode::DemoResult::compileSpeedup(c, "plugin-top1") - 9.7 / 0.79) < 1e-9);
         QVERIFY(std::isnan(diode::DemoResult::compileSpeedup(c, "default")));
         // One convention everywhere: speed-up × against max-autotune, higher is better, times in µs.
@@ -45,14 +43,18 @@ private slots:
         QCOMPARE(model->headerData(4, Qt::Horizontal).toString(), QString("kernel (µs)"));
         QVERIFY(model->headerData(6, Qt::Horizontal).toString().startsWith("kernel speed-up ×"));
         for (int r = 0; r < model->rowCount(); ++r) {
-            const QString mode = model->index(r, 2).data().toString(), speedup = model->index(r, 6).data().toString();
-            QVERIFY2(mode == "max-autotune" ? speedup.startsWith("1×") : speedup.endsWith("×") || speedup == "n/a",
+            const QString mode = model->index(r, 2).data().toString(),
+                          speedup = model->index(r, 6).data().toString();
+            QVERIFY2(mode == "max-autotune" ? speedup.startsWith("1×")
+                                            : speedup.endsWith("×") || speedup == "n/a",
                      qPrintable(mode + ": " + speedup));
         }
         // The CLI prints the same speed-ups (diode demo --show).
         QString out;
         QCOMPARE(testutil::runCli({"demo", "--show", testutil::dataPath("demo/h200-demo.json")}, &out), 0);
-        QVERIFY2(out.contains("kernel µs") && out.contains("speed-up against max-autotune (higher is better)"), qPrintable(out));
+        QVERIFY2(out.contains("kernel µs") &&
+                     out.contains("speed-up against max-autotune (higher is better)"),
+                 qPrintable(out));
         QVERIFY2(!out.contains("ratio"), qPrintable(out));
 
         page.resize(1130, 760);
@@ -63,8 +65,7 @@ private slots:
 
     // The result measured on the H200 ships with the workbench and opens on first start: all
     // cases summarised first, then any one case on its own.
-    void showsTheShippedH200Result()
-    {
+    void showsTheShippedH200Result() {
         WorkbenchState state;
         DemoPage page(&state);
         QVERIFY(!DemoPage::shippedResult().isEmpty());
@@ -84,13 +85,13 @@ private slots:
         pagecheck::checkRendered(&page, "demo-h200-mlp", 50);
     }
 
-    void runIsDisabledWithoutAGpu()
-    {
+    void runIsDisabledWithoutAGpu() {
         WorkbenchState state;
         DemoPage page(&state);
         QSignalSpy checked(page.runner(), &DemoRunner::gpuChecked);
         QVERIFY(checked.wait(20000)); // NVML is asked on a worker thread
-        if (checked.at(0).at(0).toBool()) QSKIP("this machine has a GPU; the demo itself is run by hand");
+        if (checked.at(0).at(0).toBool())
+            QSKIP("this machine has a GPU; the demo itself is run by hand");
         QVERIFY(!page.canRun());
         QVERIFY2(page.runReason().contains("no GPU"), qPrintable(page.runReason()));
         page.run(); // refused with a visible reason, nothing started
@@ -100,14 +101,14 @@ private slots:
 
     // The real `diode demo` child process on a machine without torch or a GPU: the runner turns
     // its exit code 3 and last words into a visible error, and no result is announced.
-    void demoProcessFailureReachesTheUser()
-    {
+    void demoProcessFailureReachesTheUser() {
         DemoRunner runner;
         QSignalSpy failed(&runner, &DemoRunner::failed), finished(&runner, &DemoRunner::finished),
             ready(&runner, &DemoRunner::resultReady);
         qputenv("DIODE_PYTHON", testutil::dataPath("python-without-torch.sh").toUtf8());
-        runner.start({"--problems", testutil::sourcePath("resources/demo/h200-heldout-gemms.jsonl"), "--limit", "1"},
-                     m_dir.filePath("never.json"));
+        runner.start(
+            {"--problems", testutil::sourcePath("resources/demo/h200-heldout-gemms.jsonl"), "--limit", "1"},
+            m_dir.filePath("never.json"));
         QVERIFY(finished.wait(60000));
         qunsetenv("DIODE_PYTHON");
         QCOMPARE(ready.count(), 0);
@@ -117,8 +118,7 @@ private slots:
         QVERIFY(!QFileInfo::exists(m_dir.filePath("never.json")));
     }
 
-    void badFileIsAVisibleError()
-    {
+    void badFileIsAVisibleError() {
         const QString bad = m_dir.filePath("bad.json");
         QFile f(bad);
         QVERIFY(f.open(QIODevice::WriteOnly));

@@ -1,10 +1,10 @@
-#include "testutil.h"
 #include "pagecheck.h"
+#include "testutil.h"
 
-#include "diode/modelinstall.h"
-#include "export/exportpage.h"
 #include "common/metricsmodel.h"
 #include "common/workbenchstate.h"
+#include "diode/modelinstall.h"
+#include "export/exportpage.h"
 
 #include <QAbstractItemModelTester>
 #include <QSet>
@@ -18,31 +18,28 @@ class TestExportPage : public QObject {
     QTemporaryDir m_dir;
 
 private slots:
-    void initTestCase()
-    {
-        testutil::freshSettings("tst_exportpage");
-    }
+    void initTestCase() { testutil::freshSettings("tst_exportpage"); }
 
-    void pluginDirectoryFollowsTheEnvironment()
-    {
+    void pluginDirectoryFollowsTheEnvironment() {
         qputenv("TORCH_DIODE_MODEL_PATH", "/a/first:/b/second");
         QCOMPARE(QString::fromStdString(diode::pluginModelDirectory().string()), QString("/a/first"));
         qunsetenv("TORCH_DIODE_MODEL_PATH");
         qputenv("XDG_DATA_HOME", "/x/data");
-        QCOMPARE(QString::fromStdString(diode::pluginModelDirectory().string()), QString("/x/data/torch_diode/models"));
+        QCOMPARE(QString::fromStdString(diode::pluginModelDirectory().string()),
+                 QString("/x/data/torch_diode/models"));
         qunsetenv("XDG_DATA_HOME");
         qputenv("HOME", "/home/someone");
         QCOMPARE(QString::fromStdString(diode::pluginModelDirectory().string()),
                  QString("/home/someone/.local/share/torch_diode/models"));
     }
 
-    void previewsSavesAndInstalls()
-    {
+    void previewsSavesAndInstalls() {
         WorkbenchState state;
         state.setPackage(kModel);
         ExportPage page(&state);
         QCOMPARE(page.packagePath(), QFileInfo(kModel).absoluteFilePath());
-        QAbstractItemModelTester tester(page.metricsModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(page.metricsModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         // The metrics in a table, the rest of the manifest as JSON: nothing shown twice.
         const auto *metrics = page.metricsModel();
         QVERIFY(metrics->rowCount() >= 4); // the model, its groups, three baselines
@@ -51,7 +48,8 @@ private slots:
         int baselines = 0;
         for (int r = 0; r < metrics->rowCount(); ++r) {
             const QString selector = metrics->index(r, 0).data().toString();
-            if (selector != "aten" && selector != "first-config" && selector != "random") continue;
+            if (selector != "aten" && selector != "first-config" && selector != "random")
+                continue;
             ++baselines; // a baseline predicts no times: its MAPE and RMSE do not exist
             QCOMPARE(metrics->index(r, 9).data().toString(), QString("n/a"));
             QCOMPARE(metrics->index(r, 10).data().toString(), QString("n/a"));
@@ -59,7 +57,8 @@ private slots:
         QCOMPARE(baselines, 3);
         const QString json = page.manifestText();
         QVERIFY(json.contains("\"name\": \"h200-gemm-mlp-v2\""));
-        QVERIFY2(!json.contains("top1_efficiency") && !json.contains("\"metrics\""), "metrics are in the table only");
+        QVERIFY2(!json.contains("top1_efficiency") && !json.contains("\"metrics\""),
+                 "metrics are in the table only");
 
         const QString copy = m_dir.filePath("copy.diode");
         QCOMPARE(page.saveAs(copy), QString());
@@ -83,8 +82,7 @@ private slots:
         pagecheck::checkRendered(&page, "export", 20);
     }
 
-    void corruptPackageIsAVisibleError()
-    {
+    void corruptPackageIsAVisibleError() {
         WorkbenchState state;
         ExportPage page(&state);
         QVERIFY(!page.showPackage(testutil::dataPath("../fuzz/corpus/tiny-truncated.diode")));

@@ -2,10 +2,10 @@
 
 #include "pagecheck.h"
 
-#include "hardware/hardwarepage.h"
 #include "common/plotmessage.h"
-#include "hardware/telemetryplot.h"
 #include "common/workbenchstate.h"
+#include "hardware/hardwarepage.h"
+#include "hardware/telemetryplot.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>

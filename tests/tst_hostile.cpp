@@ -209,7 +209,8 @@ private slots:
     // Format 0 was reported as "package format 0 cannot hold 1 member networks".
     void packageFormatZeroIsNamed() {
         const std::string err = packageError(withManifest([](nlohmann::json &) {}).replace(8, 1, 1, '\0'));
-        QVERIFY2(err.find("package format 0 is not one diode writes; this build reads formats 1..2") == 0, err.c_str());
+        QVERIFY2(err.find("package format 0 is not one diode writes; this build reads formats 1..2") == 0,
+                 err.c_str());
     }
 
     // A package is read whole: /dev/zero never ended, a directory gave a stream error.
@@ -230,14 +231,16 @@ private slots:
             QVERIFY(f.resize(qint64(ModelPackage::kMaxFileBytes) + 1)); // sparse: no disk used
         }
         QCOMPARE(testutil::runCli({"inspect", big}, nullptr, &err), 2);
-        QVERIFY2(err.contains(big + ": 268435457 bytes; a package may be at most 268435456 bytes"), qPrintable(err));
+        QVERIFY2(err.contains(big + ": 268435457 bytes; a package may be at most 268435456 bytes"),
+                 qPrintable(err));
         QFile::remove(big);
     }
 
     // A pretty-printed torch-diode dataset with a fault on line 9 was reported at "line 1 column 2".
     void prettyPrintedDatasetErrorNamesItsLine() {
         const QString file = m_dir.filePath("pretty.json"), db = m_dir.filePath("pretty.db");
-        const auto key = nlohmann::json{{"B", 1}, {"M", 64}, {"M_dtype", "float16"}, {"N", 128}, {"K", 256}}.dump();
+        const auto key =
+            nlohmann::json{{"B", 1}, {"M", 64}, {"M_dtype", "float16"}, {"N", 128}, {"K", 256}}.dump();
         nlohmann::json doc;
         doc["hardware"]["NVIDIA H100"]["operation"]["mm"]["solution"][key]["timed_configs"] = {
             {{"config", {{"name", "aten_mm"}}}, {"time", 0.5}}};
@@ -280,7 +283,9 @@ private slots:
         QVERIFY2(err.contains(lines + ": line 2: " + field), qPrintable(err));
         QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", lines}, &out, &err), 2);
         QVERIFY2(out.contains("\"line\":2") && out.contains("line 2: " + field), qPrintable(out));
-        writeFile(plan, R"({"name": "o", "entries": [{"ops": ["mm"], "dtypes": ["bf16"], "M": [8, 1e999], "N": 8, "K": 8}]})");
+        writeFile(
+            plan,
+            R"({"name": "o", "entries": [{"ops": ["mm"], "dtypes": ["bf16"], "M": [8, 1e999], "N": 8, "K": 8}]})");
         QCOMPARE(testutil::runCli({"plan", plan}, &out, &err), 2);
         QVERIFY2(err.contains(plan + ": field 'entries[0].M[1]' has a number out of range"), qPrintable(err));
     }
@@ -298,8 +303,9 @@ private slots:
         QCOMPARE(lines.size(), 2);
         const auto j = nlohmann::json::parse(lines[1].toStdString());
         QCOMPARE(j["line"].get<int>(), 3);
-        QVERIFY2(j["error"].get<std::string>().find("line 3: candidates[0]: triton candidate needs BLOCK_M") == 0,
-                 lines[1].toUtf8());
+        QVERIFY2(
+            j["error"].get<std::string>().find("line 3: candidates[0]: triton candidate needs BLOCK_M") == 0,
+            lines[1].toUtf8());
     }
 
     // Readers of problem lines and import files once read /dev/zero without end, and a directory
@@ -308,7 +314,8 @@ private slots:
         const QString pkg = m_dir.filePath("tiny.diode"), db = m_dir.filePath("zero.db");
         ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
         QString err;
-        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--input", "/dev/zero"}, nullptr, &err, 60000), 2);
+        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--input", "/dev/zero"}, nullptr, &err, 60000),
+                 2);
         QVERIFY2(err.contains("/dev/zero: line 1: longer than 16777216 bytes"), qPrintable(err));
         QCOMPARE(testutil::runCli({"import", "/dev/zero", "--db", db}, nullptr, &err, 30000), 2);
         QVERIFY2(err.contains("'/dev/zero' is not a regular file"), qPrintable(err));

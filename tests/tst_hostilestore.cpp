@@ -28,14 +28,16 @@ void sql(const QString &path, const char *statements) {
 
 QByteArray digest(const QString &path) {
     QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return {};
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
     return QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256);
 }
 
 /// Bytes 18 and 19 of an SQLite header: 1 rollback journal, 2 WAL.
 int journalFormat(const QString &path) {
     QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) return -1;
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
     return int(uint8_t(f.read(20).at(18)));
 }
 
@@ -54,11 +56,15 @@ int runCliWithoutWriteAccess(const QStringList &args, QString *out, QString *err
         p.start(QStringLiteral(DIODE_CLI), args);
     } else {
         const QString setpriv = QStandardPaths::findExecutable(QStringLiteral("setpriv"));
-        if (setpriv.isEmpty()) return -1;
+        if (setpriv.isEmpty())
+            return -1;
         *how = QStringLiteral("as nobody (setpriv), since root writes through mode bits");
-        p.start(setpriv, QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", QStringLiteral(DIODE_CLI)} + args);
+        p.start(setpriv,
+                QStringList{"--reuid=65534", "--regid=65534", "--clear-groups", QStringLiteral(DIODE_CLI)} +
+                    args);
     }
-    if (!p.waitForFinished(120000)) return -1;
+    if (!p.waitForFinished(120000))
+        return -1;
     *out = QString::fromUtf8(p.readAllStandardOutput());
     *err = QString::fromUtf8(p.readAllStandardError());
     return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
@@ -77,13 +83,15 @@ private slots:
     // A foreign database once got diode's tables and was switched to WAL without asking.
     void foreignDatabaseIsLeftAlone() {
         const QString db = m_dir.filePath("notes.db"), lines = m_dir.filePath("one.jsonl");
-        sql(db, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES('keep me');"
+        sql(db, "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES('keep "
+                "me');"
                 "CREATE TABLE tags(name TEXT);");
         writeFile(lines, QByteArray(kLine) + "\n");
         const QByteArray before = digest(db);
         QString out, err;
         QCOMPARE(testutil::runCli({"import", lines, "--db", db}, &out, &err), 2);
-        QVERIFY2(err.contains("database '" + db + "': not a diode database (it holds 2 tables: notes, tags, schema "
+        QVERIFY2(err.contains("database '" + db +
+                              "': not a diode database (it holds 2 tables: notes, tags, schema "
                               "version (PRAGMA user_version) 0)") &&
                      err.contains("--adopt-foreign-db"),
                  qPrintable(err));
@@ -92,7 +100,8 @@ private slots:
         QVERIFY(!QFile::exists(db + "-wal"));
         // Read-only commands say the same, without the flag that cannot help them.
         QCOMPARE(testutil::runCli({"stats", "--db", db}, &out, &err), 2);
-        QVERIFY2(err.contains("'" + db + "': not a diode database (it holds 2 tables: notes, tags"), qPrintable(err));
+        QVERIFY2(err.contains("'" + db + "': not a diode database (it holds 2 tables: notes, tags"),
+                 qPrintable(err));
         // A sweep is refused the same way, before it measures anything.
         QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan",
                                    testutil::sourcePath("resources/plans/cpu-smoke.json"), "--db", db},
@@ -118,7 +127,8 @@ private slots:
         const QString clash = m_dir.filePath("clash.db");
         sql(clash, "CREATE TABLE problems(x); CREATE TABLE other(y);");
         QCOMPARE(testutil::runCli({"import", lines, "--db", clash, "--adopt-foreign-db"}, &out, &err), 2);
-        QVERIFY2(err.contains("cannot adopt it: it already has tables or indexes under names diode uses (problems)"),
+        QVERIFY2(err.contains(
+                     "cannot adopt it: it already has tables or indexes under names diode uses (problems)"),
                  qPrintable(err));
         QCOMPARE(journalFormat(clash), 1);
         // A schema version another program set, which diode's own would overwrite.
@@ -126,8 +136,10 @@ private slots:
         sql(versioned, "CREATE TABLE other(y); PRAGMA user_version=2;");
         const QByteArray before = digest(versioned);
         QCOMPARE(testutil::runCli({"import", lines, "--db", versioned}, &out, &err), 2);
-        QVERIFY2(err.contains("not a diode database (it holds 1 table: other, schema version (PRAGMA user_version) 2)"),
-                 qPrintable(err));
+        QVERIFY2(
+            err.contains(
+                "not a diode database (it holds 1 table: other, schema version (PRAGMA user_version) 2)"),
+            qPrintable(err));
         QCOMPARE(testutil::runCli({"import", lines, "--db", versioned, "--adopt-foreign-db"}, &out, &err), 2);
         QVERIFY2(err.contains("its schema version (PRAGMA user_version) is 2"), qPrintable(err));
         QCOMPARE(digest(versioned), before);
@@ -141,13 +153,16 @@ private slots:
     // create its -shm file there ("attempt to write a readonly database").
     void walDatabaseInReadOnlyFolderIsReadable() {
         QTemporaryDir base;
-        QFile::setPermissions(base.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner |
-                                               QFileDevice::ReadOther | QFileDevice::ExeOther |
-                                               QFileDevice::ReadGroup | QFileDevice::ExeGroup);
+        QFile::setPermissions(base.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                               QFileDevice::ExeOwner | QFileDevice::ReadOther |
+                                               QFileDevice::ExeOther | QFileDevice::ReadGroup |
+                                               QFileDevice::ExeGroup);
         const QString dir = base.filePath("ro"), db = dir + "/data.db";
         QVERIFY(QDir().mkpath(dir));
         QString imported;
-        QCOMPARE(testutil::runCli({"import", testutil::dataPath("bias-problems.jsonl"), "--db", db}, &imported), 0);
+        QCOMPARE(
+            testutil::runCli({"import", testutil::dataPath("bias-problems.jsonl"), "--db", db}, &imported),
+            0);
         // Counted from import's answer: opening the file here, as root, would leave a -shm behind.
         const QRegularExpression counted("(\\d+) problems, (\\d+) measurements");
         const auto match = counted.match(imported);
@@ -155,13 +170,15 @@ private slots:
         const int problems = match.captured(1).toInt();
         QCOMPARE(journalFormat(db), 2);
         QVERIFY(!QFile::exists(db + "-shm"));
-        QVERIFY(QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::ExeOwner | QFileDevice::ReadOther |
-                                               QFileDevice::ExeOther | QFileDevice::ReadGroup | QFileDevice::ExeGroup));
+        QVERIFY(QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::ExeOwner |
+                                               QFileDevice::ReadOther | QFileDevice::ExeOther |
+                                               QFileDevice::ReadGroup | QFileDevice::ExeGroup));
         QFile::setPermissions(db, QFileDevice::ReadOwner | QFileDevice::ReadOther | QFileDevice::ReadGroup);
         QString out, err, how;
         const int stats = runCliWithoutWriteAccess({"stats", "--db", db, "--json"}, &out, &err, &how);
         if (how.isEmpty()) {
-            QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+            QFile::setPermissions(dir,
+                                  QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
             QSKIP("running as root without setpriv: no way to take write access away here");
         }
         qInfo("reading %s", qPrintable(how));
@@ -180,7 +197,8 @@ private slots:
         QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::ExeOwner | QFileDevice::ReadOther |
                                        QFileDevice::ExeOther);
         QCOMPARE(runCliWithoutWriteAccess({"stats", "--db", db}, &out, &err, &how), 1);
-        QVERIFY2(err.contains("its folder is not writable and '" + db + "-wal' holds changes"), qPrintable(err));
+        QVERIFY2(err.contains("its folder is not writable and '" + db + "-wal' holds changes"),
+                 qPrintable(err));
         QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     }
 
@@ -188,8 +206,9 @@ private slots:
     // read-only database (the shipped data, a folder one cannot write) is refused up front.
     void evalWritesPredictionsOnlyWhenAsked() {
         QTemporaryDir base;
-        QFile::setPermissions(base.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner |
-                                               QFileDevice::ReadOther | QFileDevice::ExeOther);
+        QFile::setPermissions(base.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                               QFileDevice::ExeOwner | QFileDevice::ReadOther |
+                                               QFileDevice::ExeOther);
         const QString dir = base.filePath("data"), db = dir + "/eval.db", lines = dir + "/eval.jsonl",
                       pkg = dir + "/small.diode";
         QVERIFY(QDir().mkpath(dir));
@@ -205,20 +224,24 @@ private slots:
         ModelPackage::save(pkg.toStdString(), {{"name", "small"}}, {m});
         QString out, err;
         QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--db", db}, &out, &err), 0);
-        QVERIFY2(err.contains("predictions not stored (--store-predictions keeps them in " + db), qPrintable(err));
+        QVERIFY2(err.contains("predictions not stored (--store-predictions keeps them in " + db),
+                 qPrintable(err));
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM predictions"), int64_t(0));
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM models"), int64_t(0));
-        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--input", lines, "--store-predictions"}, &out, &err), 2);
+        QCOMPARE(
+            testutil::runCli({"eval", "--package", pkg, "--input", lines, "--store-predictions"}, &out, &err),
+            2);
 
         QFile::setPermissions(db, QFileDevice::ReadOwner | QFileDevice::ReadOther | QFileDevice::ReadGroup);
         QFile::setPermissions(pkg, QFileDevice::ReadOwner | QFileDevice::ReadOther | QFileDevice::ReadGroup);
-        QVERIFY(QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::ExeOwner | QFileDevice::ReadOther |
-                                               QFileDevice::ExeOther));
+        QVERIFY(QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::ExeOwner |
+                                               QFileDevice::ReadOther | QFileDevice::ExeOther));
         QString how;
-        const int rc = runCliWithoutWriteAccess({"eval", "--package", pkg, "--db", db, "--store-predictions"}, &out,
-                                                &err, &how);
+        const int rc = runCliWithoutWriteAccess({"eval", "--package", pkg, "--db", db, "--store-predictions"},
+                                                &out, &err, &how);
         QFile::setPermissions(dir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
-        if (how.isEmpty()) QSKIP("running as root without setpriv: no way to take write access away here");
+        if (how.isEmpty())
+            QSKIP("running as root without setpriv: no way to take write access away here");
         QCOMPARE(rc, 2);
         QVERIFY2(err.contains("cannot store predictions in '" + db + "': it (or its folder) is read-only"),
                  qPrintable(err));
@@ -230,15 +253,18 @@ private slots:
     // same writes as a full disk does, without filling one.
     void fullDiskWhileCreatingNamesTheDatabaseAndTheCause() {
         const QString db = m_dir.filePath("full.db");
-        const QString shell = QStandardPaths::findExecutable(QStringLiteral("bash")).isEmpty() ? "sh" : "bash";
+        const QString shell =
+            QStandardPaths::findExecutable(QStringLiteral("bash")).isEmpty() ? "sh" : "bash";
         QProcess p;
-        p.start(shell, {"-c", QStringLiteral("trap '' XFSZ; ulimit -f 4; exec \"$0\" import \"$1\" --db \"$2\""),
-                        QStringLiteral(DIODE_CLI), testutil::dataPath("bias-problems.jsonl"), db});
+        p.start(shell,
+                {"-c", QStringLiteral("trap '' XFSZ; ulimit -f 4; exec \"$0\" import \"$1\" --db \"$2\""),
+                 QStringLiteral(DIODE_CLI), testutil::dataPath("bias-problems.jsonl"), db});
         QVERIFY(p.waitForFinished(60000));
         QString err = QString::fromUtf8(p.readAllStandardError());
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QCOMPARE(p.exitCode(), 1);
-        QVERIFY2(err.contains("database '" + db + "': ") && err.contains("is its disk full, or the file size limited?"),
+        QVERIFY2(err.contains("database '" + db + "': ") &&
+                     err.contains("is its disk full, or the file size limited?"),
                  qPrintable(err));
         QString out;
         QCOMPARE(testutil::runCli({"stats", "--db", db}, &out, &err), 2);
@@ -257,7 +283,8 @@ private slots:
         const int f = FeatureSchema::size(), w = 64, depth = 8;
         MlpWeights m;
         m.layerSizes = {f};
-        for (int i = 1; i < depth; ++i) m.layerSizes.push_back(w);
+        for (int i = 1; i < depth; ++i)
+            m.layerSizes.push_back(w);
         m.layerSizes.push_back(1);
         m.inputMean.assign(size_t(f), 0.0f);
         m.inputStd.assign(size_t(f), 1.0f);
@@ -265,13 +292,15 @@ private slots:
             const size_t in = size_t(m.layerSizes[l]), out = size_t(m.layerSizes[l + 1]);
             std::vector<float> weights(in * out, 1e4f);
             if (l + 2 == m.layerSizes.size())
-                for (size_t i = 0; i < weights.size(); ++i) weights[i] = i % 2 ? -1e4f : 1e4f;
+                for (size_t i = 0; i < weights.size(); ++i)
+                    weights[i] = i % 2 ? -1e4f : 1e4f;
             m.weights.push_back(std::move(weights));
             m.biases.push_back(std::vector<float>(out, 1e4f));
         }
         ModelPackage::save(pkg.toStdString(), {{"name", "overflow"}}, {m});
         QString out, err;
-        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--db", db, "--store-predictions"}, &out, &err), 2);
+        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--db", db, "--store-predictions"}, &out, &err),
+                 2);
         QVERIFY2(err.contains("model 'overflow' (" + pkg + ") predicts NaN ms for mm bf16 64x512x512") &&
                      err.contains("none of its predictions were stored in '" + db + "'"),
                  qPrintable(err));
@@ -281,7 +310,8 @@ private slots:
         // rank printed such predictions as null, an answer that looks like one.
         QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", lines}, &out, &err), 2);
         const auto j = nlohmann::json::parse(out.split('\n').first().toStdString());
-        QVERIFY2(j.value("error", "").find("line 1: candidates[0]: the model predicts NaN ms") == 0, qPrintable(out));
+        QVERIFY2(j.value("error", "").find("line 1: candidates[0]: the model predicts NaN ms") == 0,
+                 qPrintable(out));
     }
 };
 

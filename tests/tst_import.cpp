@@ -9,18 +9,37 @@ namespace {
 
 // A torch-diode dataset written from its documented structure: problem keys are JSON-encoded
 // strings, configs either objects or JSON-encoded strings, times in milliseconds.
-json torchDiodeDataset(bool configAsString, bool torchDtypeObjects)
-{
-    auto dtype = [&](const char *name) { return torchDtypeObjects ? json{{"__torch_dtype__", name}} : json(name); };
+json torchDiodeDataset(bool configAsString, bool torchDtypeObjects) {
+    auto dtype = [&](const char *name) {
+        return torchDtypeObjects ? json{{"__torch_dtype__", name}} : json(name);
+    };
     auto problemKey = [&](int b, int m, int n, int k, const char *dt) {
-        return json{{"B", b}, {"M", m}, {"N", n}, {"K", k}, {"M_dtype", dtype(dt)}, {"K_dtype", dtype(dt)},
-                    {"out_dtype", dtype(dt)}, {"out_size", {b, m, n}}, {"out_stride", {m * n, n, 1}}, {"version", 1}}
+        return json{{"B", b},
+                    {"M", m},
+                    {"N", n},
+                    {"K", k},
+                    {"M_dtype", dtype(dt)},
+                    {"K_dtype", dtype(dt)},
+                    {"out_dtype", dtype(dt)},
+                    {"out_size", {b, m, n}},
+                    {"out_stride", {m * n, n, 1}},
+                    {"version", 1}}
             .dump();
     };
     auto config = [&](int bm, int bn, int bk, int stages, int warps) {
-        json c{{"block_m", bm},   {"block_n", bn},        {"block_k", bk},          {"group_m", 8},
-               {"num_stages", stages}, {"num_warps", warps}, {"EVEN_K", true},    {"ALLOW_TF32", false},
-               {"USE_FAST_ACCUM", false}, {"ACC_TYPE", "tl.float32"}, {"grid", 1}, {"name", "mm"}, {"version", 1}};
+        json c{{"block_m", bm},
+               {"block_n", bn},
+               {"block_k", bk},
+               {"group_m", 8},
+               {"num_stages", stages},
+               {"num_warps", warps},
+               {"EVEN_K", true},
+               {"ALLOW_TF32", false},
+               {"USE_FAST_ACCUM", false},
+               {"ACC_TYPE", "tl.float32"},
+               {"grid", 1},
+               {"name", "mm"},
+               {"version", 1}};
         return configAsString ? json(c.dump()) : c;
     };
     json mm{{"name", "mm"}, {"solution", json::object()}};
@@ -30,15 +49,16 @@ json torchDiodeDataset(bool configAsString, bool torchDtypeObjects)
          {{{"config", config(64, 128, 32, 3, 4)}, {"time", 0.031}, {"version", 1}},
           {{"config", config(128, 128, 64, 4, 8)}, {"time", 0.024}, {"version", 1}}}}};
     mm["solution"][problemKey(1, 1, 1537, 3001, "bfloat16")] = {
-        {"name", "mm"}, {"timed_configs", {{{"config", config(16, 64, 128, 5, 4)}, {"time", 0.011}, {"version", 1}}}}};
+        {"name", "mm"},
+        {"timed_configs", {{{"config", config(16, 64, 128, 5, 4)}, {"time", 0.011}, {"version", 1}}}}};
     json bmm{{"name", "bmm"}, {"solution", json::object()}};
     bmm["solution"][problemKey(8, 32, 128, 256, "float32")] = {
-        {"name", "bmm"}, {"timed_configs", {{{"config", config(32, 32, 32, 2, 4)}, {"time", 0.007}, {"version", 1}}}}};
+        {"name", "bmm"},
+        {"timed_configs", {{{"config", config(32, 32, 32, 2, 4)}, {"time", 0.007}, {"version", 1}}}}};
     return {{"hardware", {{"NVIDIA H100 80GB HBM3", {{"operation", {{"mm", mm}, {"bmm", bmm}}}}}}}};
 }
 
-void writeFile(const QString &path, const std::string &bytes)
-{
+void writeFile(const QString &path, const std::string &bytes) {
     QFile f(path);
     QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
     f.write(bytes.data(), qint64(bytes.size()));
@@ -50,8 +70,7 @@ class TestImport : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
 
-    void checkImported(const QString &dbPath, const ImportResult &r, const char *format)
-    {
+    void checkImported(const QString &dbPath, const ImportResult &r, const char *format) {
         QCOMPARE(r.format, std::string(format));
         QCOMPARE(r.problems, 3);
         QCOMPARE(r.measurements, 4);
@@ -60,22 +79,24 @@ class TestImport : public QObject {
         QCOMPARE(st.gpus, std::vector<std::string>{"NVIDIA H100 80GB HBM3"});
         QCOMPARE(st.ops, (std::vector<std::string>{"bmm", "mm"}));
         QCOMPARE(st.dtypes, (std::vector<std::string>{"bf16", "fp16", "fp32"}));
-        QCOMPARE(testutil::scalar(dbPath, "SELECT count(*) FROM problems WHERE op='bmm' AND b=8 AND m=32"), 1);
-        QCOMPARE(testutil::scalar(dbPath, "SELECT count(*) FROM kernel_configs WHERE block_m=128 AND block_k=64 AND num_warps=8"), 1);
+        QCOMPARE(testutil::scalar(dbPath, "SELECT count(*) FROM problems WHERE op='bmm' AND b=8 AND m=32"),
+                 1);
+        QCOMPARE(testutil::scalar(
+                     dbPath,
+                     "SELECT count(*) FROM kernel_configs WHERE block_m=128 AND block_k=64 AND num_warps=8"),
+                 1);
         QCOMPARE(testutil::scalar(dbPath, "SELECT round(min(time_ms)*1000) FROM measurements"), 7);
     }
 
 private slots:
-    void torchDiodeJson_data()
-    {
+    void torchDiodeJson_data() {
         QTest::addColumn<bool>("configAsString");
         QTest::addColumn<bool>("dtypeObjects");
         QTest::newRow("config object") << false << false;
         QTest::newRow("config string") << true << false;
         QTest::newRow("config string, __torch_dtype__") << true << true;
     }
-    void torchDiodeJson()
-    {
+    void torchDiodeJson() {
         QFETCH(bool, configAsString);
         QFETCH(bool, dtypeObjects);
         const QString file = m_dir.filePath(QString("td-%1.json").arg(QTest::currentDataTag()));
@@ -86,8 +107,7 @@ private slots:
     }
 
     void torchDiodeMsgpack_data() { torchDiodeJson_data(); }
-    void torchDiodeMsgpack()
-    {
+    void torchDiodeMsgpack() {
         QFETCH(bool, configAsString);
         QFETCH(bool, dtypeObjects);
         const QString file = m_dir.filePath(QString("td-%1.msgpack").arg(QTest::currentDataTag()));
@@ -98,14 +118,14 @@ private slots:
         checkImported(dbPath, importFile(s, file.toStdString()), "torch-diode-msgpack");
     }
 
-    void problemJsonLinesGroupRunsByHardware()
-    {
+    void problemJsonLinesGroupRunsByHardware() {
         const QString file = m_dir.filePath("worker.jsonl");
-        writeFile(file,
-                  R"({"op":"mm","dtype":"bf16","M":16,"N":4096,"K":4096,"b_transposed":true,"hardware":{"gpu":"NVIDIA H200","sm_count":132},"versions":{"torch":"2.11.0"},"candidates":[{"kind":"aten","name":"extern_kernels.mm","time_ms":0.02}]})"
-                  "\n\n"
-                  R"({"op":"bmm","dtype":"fp32","B":4,"M":8,"N":128,"K":4096,"hardware":{"gpu":"NVIDIA H200","sm_count":132},"versions":{"torch":"2.11.0"},"error":"out of GPU memory","candidates":[]})"
-                  "\n");
+        writeFile(
+            file,
+            R"({"op":"mm","dtype":"bf16","M":16,"N":4096,"K":4096,"b_transposed":true,"hardware":{"gpu":"NVIDIA H200","sm_count":132},"versions":{"torch":"2.11.0"},"candidates":[{"kind":"aten","name":"extern_kernels.mm","time_ms":0.02}]})"
+            "\n\n"
+            R"({"op":"bmm","dtype":"fp32","B":4,"M":8,"N":128,"K":4096,"hardware":{"gpu":"NVIDIA H200","sm_count":132},"versions":{"torch":"2.11.0"},"error":"out of GPU memory","candidates":[]})"
+            "\n");
         const QString dbPath = m_dir.filePath("jsonl.db");
         Store s(dbPath.toStdString());
         const auto r = importFile(s, file.toStdString());
@@ -122,8 +142,7 @@ private slots:
     // problems gave 12,000 rows for 3,000 measurements): the second is refused naming the first,
     // the database unchanged; --again imports it once more on purpose. Export -> import of a
     // one-problem database works (it is new content for the new database).
-    void sameContentIsImportedOnce()
-    {
+    void sameContentIsImportedOnce() {
         const QString data = testutil::dataPath("bias-problems.jsonl");
         const QString db = m_dir.filePath("once.db");
         QString out, err;
@@ -132,7 +151,8 @@ private slots:
         const QString copy = m_dir.filePath("renamed-copy.jsonl");
         QVERIFY(QFile::copy(data, copy));
         QCOMPARE(testutil::runCli({"import", copy, "--db", db}, &out, &err), 2);
-        QVERIFY2(err.contains("the same content was imported already (run 1 from '" + data + "'"), qPrintable(err));
+        QVERIFY2(err.contains("the same content was imported already (run 1 from '" + data + "'"),
+                 qPrintable(err));
         QVERIFY(err.contains("--again"));
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), rows);
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs"), int64_t(1));
@@ -165,21 +185,24 @@ private slots:
     }
 
     // A corrupt or foreign file: a clear message, and the database byte-for-byte as before.
-    void badFilesLeaveDatabaseUntouched_data()
-    {
+    void badFilesLeaveDatabaseUntouched_data() {
         QTest::addColumn<QByteArray>("content");
         QTest::addColumn<QString>("message");
-        QTest::newRow("png") << QByteArray("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16) << "not problem JSON lines, a torch-diode dataset";
-        QTest::newRow("truncated json") << QByteArray(R"({"hardware": {"NVIDIA H200": {"operation": {"mm": {)")
-                                        << "line 1: not valid JSON";
-        QTest::newRow("foreign json") << QByteArray(R"({"name": "package.json", "version": "1.0"})")
-                                      << "field 'op' is missing";
-        QTest::newRow("bad line 3") << QByteArray("{\"op\":\"mm\",\"dtype\":\"bf16\",\"M\":1,\"N\":2,\"K\":3}\n"
-                                                  "{\"op\":\"mm\",\"dtype\":\"bf16\",\"M\":2,\"N\":2,\"K\":3}\n"
-                                                  "{\"op\":\"mm\",\"dtype\":\"bf16\",\"M\":0,\"N\":2,\"K\":3}\n")
+        QTest::newRow("png") << QByteArray("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16)
+                             << "not problem JSON lines, a torch-diode dataset";
+        QTest::newRow("truncated json")
+            << QByteArray(R"({"hardware": {"NVIDIA H200": {"operation": {"mm": {)")
+            << "line 1: not valid JSON";
+        QTest::newRow("foreign json")
+            << QByteArray(R"({"name": "package.json", "version": "1.0"})") << "field 'op' is missing";
+        QTest::newRow("bad line 3") << QByteArray(
+                                           "{\"op\":\"mm\",\"dtype\":\"bf16\",\"M\":1,\"N\":2,\"K\":3}\n"
+                                           "{\"op\":\"mm\",\"dtype\":\"bf16\",\"M\":2,\"N\":2,\"K\":3}\n"
+                                           "{\"op\":\"mm\",\"dtype\":\"bf16\",\"M\":0,\"N\":2,\"K\":3}\n")
                                     << "line 3: field 'M' is 0";
-        QTest::newRow("torch-diode unknown op") << QByteArray(R"({"hardware":{"X":{"operation":{"conv":{"solution":{}}}}}})")
-                                                << "unknown op \"conv\"";
+        QTest::newRow("torch-diode unknown op")
+            << QByteArray(R"({"hardware":{"X":{"operation":{"conv":{"solution":{}}}}}})")
+            << "unknown op \"conv\"";
         QTest::newRow("empty") << QByteArray("\n\n") << "file is empty";
         // 2^40 was truncated to 0 and the config stored without BLOCK_M.
         json doc;
@@ -194,8 +217,7 @@ private slots:
                                                   << "timed_configs[0]: candidate field 'block_m' must be an "
                                                      "integer in 0..1048576, got 1099511627776";
     }
-    void badFilesLeaveDatabaseUntouched()
-    {
+    void badFilesLeaveDatabaseUntouched() {
         QFETCH(QByteArray, content);
         QFETCH(QString, message);
         const QString dbPath = m_dir.filePath("keep.db");
@@ -220,9 +242,9 @@ private slots:
         QVERIFY2(testutil::integrityCheck(dbPath) == "ok", testutil::integrityCheck(dbPath).c_str());
     }
 
-    void exportRoundTripsThroughImport()
-    {
-        const QString src = m_dir.filePath("src.json"), a = m_dir.filePath("exp-a.db"), b = m_dir.filePath("exp-b.db");
+    void exportRoundTripsThroughImport() {
+        const QString src = m_dir.filePath("src.json"), a = m_dir.filePath("exp-a.db"),
+                      b = m_dir.filePath("exp-b.db");
         writeFile(src, torchDiodeDataset(false, true).dump());
         QCOMPARE(testutil::runCli({"import", src, "--db", a}), 0);
         const QString jsonl = m_dir.filePath("out.jsonl"), csv = m_dir.filePath("out.csv");
@@ -230,7 +252,8 @@ private slots:
         QCOMPARE(testutil::runCli({"export", "--db", a, "--format", "csv", "--out", csv}), 0);
         QCOMPARE(testutil::runCli({"import", jsonl, "--db", b}), 0);
         QCOMPARE(testutil::scalar(b, "SELECT count(*) FROM measurements"), 4);
-        QCOMPARE(testutil::scalar(b, "SELECT sum(time_ms)*1000"), testutil::scalar(a, "SELECT sum(time_ms)*1000"));
+        QCOMPARE(testutil::scalar(b, "SELECT sum(time_ms)*1000"),
+                 testutil::scalar(a, "SELECT sum(time_ms)*1000"));
         const auto csvLines = QString::fromUtf8(testutil::fileBytes(csv)).split('\n', Qt::SkipEmptyParts);
         QCOMPARE(csvLines.size(), 1 + 4);
         QVERIFY(csvLines[0].startsWith("run,gpu,op,dtype,B,M,N,K"));

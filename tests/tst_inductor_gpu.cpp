@@ -6,20 +6,21 @@ class TestInductorGpu : public QObject {
     QTemporaryDir m_dir;
 
 private slots:
-    void sweepsTheWorkerCheckPlan()
-    {
-        const QByteArray python = qgetenv("DIODE_PYTHON").isEmpty() ? QByteArray(PYTHON3) : qgetenv("DIODE_PYTHON");
+    void sweepsTheWorkerCheckPlan() {
+        const QByteArray python =
+            qgetenv("DIODE_PYTHON").isEmpty() ? QByteArray(PYTHON3) : qgetenv("DIODE_PYTHON");
         QProcess check;
         check.setWorkingDirectory(testutil::sourcePath("plugin/python"));
         check.start(QString::fromUtf8(python), {"-m", "torch_diode.worker", "--check"});
         QVERIFY(check.waitForFinished(120000));
         const QString why = QString::fromUtf8(check.readAllStandardOutput()).trimmed();
-        if (why != "ok") QSKIP(qPrintable("inductor backend unavailable here: " + why));
+        if (why != "ok")
+            QSKIP(qPrintable("inductor backend unavailable here: " + why));
         const QString db = m_dir.filePath("gpu.db");
         QString err;
         QCOMPARE(testutil::runCli({"sweep", "--backend", "inductor", "--plan",
-                                   testutil::sourcePath("resources/plans/worker-check.json"), "--db", db, "--python",
-                                   QString::fromUtf8(python)},
+                                   testutil::sourcePath("resources/plans/worker-check.json"), "--db", db,
+                                   "--python", QString::fromUtf8(python)},
                                   nullptr, &err, 600000),
                  0);
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM run_problems WHERE status='ok'"), 4);

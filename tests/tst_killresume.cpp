@@ -9,26 +9,27 @@ class TestKillResume : public QObject {
     QTemporaryDir m_dir;
     QString m_plan;
 
-    static QString pairs(const QString &db)
-    {
+    static QString pairs(const QString &db) {
         // Every (problem, config) pair measured, as text, for an exact comparison.
         sqlite3 *h = nullptr;
         sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr);
         sqlite3_stmt *s = nullptr;
-        sqlite3_prepare_v2(h,
-                           "SELECT p.op||p.dtype||p.b||'x'||p.m||'x'||p.n||'x'||p.k||c.config_key||m.status FROM measurements m "
-                           "JOIN problems p ON p.id=m.problem_id JOIN kernel_configs c ON c.id=m.config_id ORDER BY 1",
-                           -1, &s, nullptr);
+        sqlite3_prepare_v2(
+            h,
+            "SELECT p.op||p.dtype||p.b||'x'||p.m||'x'||p.n||'x'||p.k||c.config_key||m.status FROM "
+            "measurements m "
+            "JOIN problems p ON p.id=m.problem_id JOIN kernel_configs c ON c.id=m.config_id ORDER BY 1",
+            -1, &s, nullptr);
         QStringList out;
-        while (sqlite3_step(s) == SQLITE_ROW) out << reinterpret_cast<const char *>(sqlite3_column_text(s, 0));
+        while (sqlite3_step(s) == SQLITE_ROW)
+            out << reinterpret_cast<const char *>(sqlite3_column_text(s, 0));
         sqlite3_finalize(s);
         sqlite3_close(h);
         return out.join('\n');
     }
 
 private slots:
-    void initTestCase()
-    {
+    void initTestCase() {
         m_plan = m_dir.filePath("plan.json");
         QFile f(m_plan);
         QVERIFY(f.open(QIODevice::WriteOnly));
@@ -37,8 +38,7 @@ private slots:
           "entries": [{"ops": ["mm", "addmm"], "dtypes": ["fp32"], "M": [96, 128, 192], "N": [128, 192], "K": [192]}]})");
     }
 
-    void killedSweepResumesToTheSameMeasurements()
-    {
+    void killedSweepResumesToTheSameMeasurements() {
         const QString reference = m_dir.filePath("reference.db");
         QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan", m_plan, "--db", reference}), 0);
         const QString expected = pairs(reference);
@@ -56,9 +56,12 @@ private slots:
             QVERIFY(child.waitForStarted());
             bool finished = false;
             while (!(finished = child.waitForFinished(2))) {
-                if (QFileInfo::exists(db) && testutil::scalar(db, "SELECT count(*) FROM measurements") >= after) break;
+                if (QFileInfo::exists(db) &&
+                    testutil::scalar(db, "SELECT count(*) FROM measurements") >= after)
+                    break;
             }
-            if (finished) break; // the sweep ended before reaching this mark: nothing left to kill
+            if (finished)
+                break; // the sweep ended before reaching this mark: nothing left to kill
             ::kill(pid_t(child.processId()), SIGKILL);
             QVERIFY(child.waitForFinished(10000));
             QCOMPARE(child.exitStatus(), QProcess::CrashExit);
@@ -68,7 +71,8 @@ private slots:
             const auto committed = testutil::scalar(db, "SELECT count(*) FROM measurements");
             QVERIFY2(committed >= after && committed <= 48, qPrintable(QString::number(committed)));
         }
-        QVERIFY2(kills >= 3, "the sweep finished before it could be killed three times; make the plan larger");
+        QVERIFY2(kills >= 3,
+                 "the sweep finished before it could be killed three times; make the plan larger");
         QString err;
         QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 0);
         QVERIFY2(testutil::integrityCheck(db) == "ok", testutil::integrityCheck(db).c_str());
@@ -106,18 +110,19 @@ private slots:
     // One sweep writes a database at a time: a second `--resume` of the same run is refused with
     // the holder named (before, both measured everything that remained), and a holder killed
     // with SIGKILL leaves no stale lock behind.
-    void secondSweepOfADatabaseIsRefused()
-    {
+    void secondSweepOfADatabaseIsRefused() {
         const QString db = m_dir.filePath("two.db");
         QProcess first;
         first.start(QStringLiteral(DIODE_CLI), {"sweep", "--backend", "cpu", "--plan", m_plan, "--db", db});
         QVERIFY(first.waitForStarted());
         while (!first.waitForFinished(2))
-            if (QFileInfo::exists(db) && testutil::scalar(db, "SELECT count(*) FROM measurements") >= 4) break;
+            if (QFileInfo::exists(db) && testutil::scalar(db, "SELECT count(*) FROM measurements") >= 4)
+                break;
         QCOMPARE(first.state(), QProcess::Running);
         QString err;
         QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 1);
-        QVERIFY2(err.contains("is already being swept (by pid " + QString::number(first.processId())), qPrintable(err));
+        QVERIFY2(err.contains("is already being swept (by pid " + QString::number(first.processId())),
+                 qPrintable(err));
         ::kill(pid_t(first.processId()), SIGKILL);
         QVERIFY(first.waitForFinished(10000));
         QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 0);
@@ -126,8 +131,7 @@ private slots:
 
     // Four imports of one file into one new database at once: the schema is created once and the
     // content lands once (the others are refused as already imported).
-    void parallelImportsIntoANewFile()
-    {
+    void parallelImportsIntoANewFile() {
         const QString data = testutil::dataPath("bias-problems.jsonl");
         for (int trial = 0; trial < 8; ++trial) {
             const QString db = m_dir.filePath(QStringLiteral("parallel%1.db").arg(trial));
@@ -140,8 +144,10 @@ private slots:
             for (auto &p : ps) {
                 QVERIFY(p->waitForFinished(60000));
                 const QByteArray err = p->readAllStandardError();
-                if (p->exitCode() == 0) ++landed;
-                else QVERIFY2(p->exitCode() == 2 && err.contains("imported already"), err.constData());
+                if (p->exitCode() == 0)
+                    ++landed;
+                else
+                    QVERIFY2(p->exitCode() == 2 && err.contains("imported already"), err.constData());
             }
             QCOMPARE(landed, 1);
             QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs"), int64_t(1));

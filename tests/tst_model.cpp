@@ -17,8 +17,7 @@ using namespace diode;
 
 namespace {
 
-KernelConfig triton(int bm, int bn, int bk, int stages = 3, int warps = 4)
-{
+KernelConfig triton(int bm, int bn, int bk, int stages = 3, int warps = 4) {
     KernelConfig c;
     c.kind = "triton";
     c.name = "mm";
@@ -31,22 +30,22 @@ KernelConfig triton(int bm, int bn, int bk, int stages = 3, int warps = 4)
     return c;
 }
 
-MlpWeights tinyWeights(int hidden = 4)
-{
+MlpWeights tinyWeights(int hidden = 4) {
     MlpWeights w;
     const int f = FeatureSchema::size();
     w.layerSizes = {f, hidden, 1};
     w.inputMean.assign(size_t(f), 0.5f);
     w.inputStd.assign(size_t(f), 2.0f);
     w.weights = {std::vector<float>(size_t(hidden * f)), std::vector<float>(size_t(hidden))};
-    for (size_t i = 0; i < w.weights[0].size(); ++i) w.weights[0][i] = float(std::sin(double(i))) * 0.1f;
-    for (size_t i = 0; i < w.weights[1].size(); ++i) w.weights[1][i] = 0.3f + 0.1f * float(i);
+    for (size_t i = 0; i < w.weights[0].size(); ++i)
+        w.weights[0][i] = float(std::sin(double(i))) * 0.1f;
+    for (size_t i = 0; i < w.weights[1].size(); ++i)
+        w.weights[1][i] = 0.3f + 0.1f * float(i);
     w.biases = {std::vector<float>(size_t(hidden), 0.05f), std::vector<float>{-2.0f}};
     return w;
 }
 
-std::string packageError(const std::string &bytes)
-{
+std::string packageError(const std::string &bytes) {
     try {
         ModelPackage::fromBytes(bytes);
     } catch (const PackageError &e) {
@@ -55,9 +54,9 @@ std::string packageError(const std::string &bytes)
     return {};
 }
 
-std::vector<TrainingProblem> shippedDataset()
-{
-    Store store(testutil::sourcePath("trained_models/h200/h200-dataset.db").toStdString(), Store::Mode::ReadOnly);
+std::vector<TrainingProblem> shippedDataset() {
+    Store store(testutil::sourcePath("trained_models/h200/h200-dataset.db").toStdString(),
+                Store::Mode::ReadOnly);
     return loadDataset(store, std::nullopt).problems;
 }
 
@@ -66,8 +65,7 @@ std::vector<TrainingProblem> shippedDataset()
 class TestModel : public QObject {
     Q_OBJECT
 private slots:
-    void featureSchemaHandChecked()
-    {
+    void featureSchemaHandChecked() {
         const GemmProblem p{GemmOp::Mm, DType::BF16, 1, 1024, 1024, 1000, false, true};
         std::vector<float> f;
         const auto hw = HardwareFeatures::forGpu("NVIDIA H200", 132);
@@ -75,7 +73,9 @@ private slots:
         FeatureSchema::compute(p, triton(128, 128, 64), hw, f);
         QCOMPARE(int(f.size()), FeatureSchema::size());
         const auto &n = FeatureSchema::names();
-        auto at = [&](const char *name) { return f[size_t(std::find(n.begin(), n.end(), name) - n.begin())]; };
+        auto at = [&](const char *name) {
+            return f[size_t(std::find(n.begin(), n.end(), name) - n.begin())];
+        };
         QCOMPARE(at("log2_M"), 10.f);
         QCOMPARE(at("dtype_bf16"), 1.f);
         QCOMPARE(at("b_transposed"), 1.f);
@@ -84,8 +84,10 @@ private slots:
         QCOMPARE(at("K_mod8"), 1.f);
         QCOMPARE(at("log2_tiles"), 6.f); // 8 x 8 tiles of 128x128
         QVERIFY(std::abs(at("wave_tail") - float(64.0 / 132.0)) < 1e-6);
-        QVERIFY(std::abs(at("pad_waste_K") - float(1024.0 / 1000.0 - 1)) < 1e-6); // 16 iterations of 64 over K=1000
-        QVERIFY(std::abs(at("log2_smem_kb") - float(std::log2(3 * (128 * 64 + 64 * 128) * 2 / 1024.0))) < 1e-5);
+        QVERIFY(std::abs(at("pad_waste_K") - float(1024.0 / 1000.0 - 1)) <
+                1e-6); // 16 iterations of 64 over K=1000
+        QVERIFY(std::abs(at("log2_smem_kb") - float(std::log2(3 * (128 * 64 + 64 * 128) * 2 / 1024.0))) <
+                1e-5);
         // ATen candidates carry no tile features.
         std::vector<KernelConfig> aten(1);
         aten[0].kind = "aten";
@@ -121,8 +123,7 @@ private slots:
         QCOMPARE(at("log2_M"), 10.f); // the problem's features are the same for every kind
     }
 
-    void splitIsByProblemAndSeeded()
-    {
+    void splitIsByProblemAndSeeded() {
         const auto a = DataSplit::byProblem(100, 0.15, 0.15, 3), b = DataSplit::byProblem(100, 0.15, 0.15, 3);
         const auto c = DataSplit::byProblem(100, 0.15, 0.15, 4);
         QCOMPARE(a.test, b.test);
@@ -130,12 +131,12 @@ private slots:
         QCOMPARE(a.test.size(), size_t(15));
         QCOMPARE(a.validation.size(), size_t(15));
         std::set<size_t> all;
-        for (auto *v : {&a.train, &a.validation, &a.test}) all.insert(v->begin(), v->end());
+        for (auto *v : {&a.train, &a.validation, &a.test})
+            all.insert(v->begin(), v->end());
         QCOMPARE(all.size(), size_t(100)); // disjoint and complete
     }
 
-    void metricsOnHandComputedCases()
-    {
+    void metricsOnHandComputedCases() {
         RankedProblem p{{}, {1.0, 2.0, 4.0, std::nullopt}, {3, 1, 2, 0}, {}};
         // Predicted order: 3 (no time), 1 (2 ms), 2 (4 ms), 0 (1 ms).
         QCOMPARE(topKEfficiency(p, 1), 0.0); // the pick has no timing
@@ -154,10 +155,10 @@ private slots:
         QVERIFY(std::abs(d.mean - 0.92) < 1e-12);
     }
 
-    void packageRoundTrip()
-    {
+    void packageRoundTrip() {
         const auto w = tinyWeights();
-        const auto pkg = ModelPackage::fromBytes(ModelPackage::toBytes({{"hardware", {{"gpu", "NVIDIA H200"}, {"sm_count", 132}}}}, w));
+        const auto pkg = ModelPackage::fromBytes(
+            ModelPackage::toBytes({{"hardware", {{"gpu", "NVIDIA H200"}, {"sm_count", 132}}}}, w));
         QCOMPARE(pkg.manifest()["feature_schema_version"].get<int>(), FeatureSchema::kVersion);
         QCOMPARE(pkg.hardware().smCount, 132);
         const GemmProblem p{GemmOp::Addmm, DType::FP16, 1, 16, 4096, 4096, false, true};
@@ -179,10 +180,10 @@ private slots:
     // The reader's kernels pad hidden layers to 64 outputs and work in tiles of several rows:
     // widths that are not multiples of the tile, row counts with every remainder, and a network
     // without hidden layers must all give the plain formula's result.
-    void oddShapesMatchThePlainFormula()
-    {
+    void oddShapesMatchThePlainFormula() {
         const int f = FeatureSchema::size();
-        for (const std::vector<int> &sizes : {std::vector<int>{f, 70, 3, 1}, std::vector<int>{f, 1}, std::vector<int>{f, 128, 128, 64, 1}}) {
+        for (const std::vector<int> &sizes :
+             {std::vector<int>{f, 70, 3, 1}, std::vector<int>{f, 1}, std::vector<int>{f, 128, 128, 64, 1}}) {
             MlpWeights w;
             w.layerSizes = sizes;
             for (int i = 0; i < f; ++i) {
@@ -191,31 +192,41 @@ private slots:
             }
             for (size_t l = 0; l + 1 < sizes.size(); ++l) {
                 w.weights.emplace_back(size_t(sizes[l] * sizes[l + 1]));
-                for (size_t i = 0; i < w.weights.back().size(); ++i) w.weights.back()[i] = float(std::cos(double(i * (l + 3)))) * 0.2f;
+                for (size_t i = 0; i < w.weights.back().size(); ++i)
+                    w.weights.back()[i] = float(std::cos(double(i * (l + 3)))) * 0.2f;
                 w.biases.emplace_back(size_t(sizes[l + 1]));
-                for (size_t i = 0; i < w.biases.back().size(); ++i) w.biases.back()[i] = 0.01f * float(int(i % 9) - 4);
+                for (size_t i = 0; i < w.biases.back().size(); ++i)
+                    w.biases.back()[i] = 0.01f * float(int(i % 9) - 4);
             }
             const auto pkg = ModelPackage::fromBytes(ModelPackage::toBytes({}, w));
             for (int rows : {1, 2, 5, 6, 7, 13, 20}) {
                 Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> x(rows, f);
                 for (int r = 0; r < rows; ++r)
-                    for (int i = 0; i < f; ++i) x(r, i) = float(std::sin(double(r * f + i))) * 3.f;
+                    for (int i = 0; i < f; ++i)
+                        x(r, i) = float(std::sin(double(r * f + i))) * 3.f;
                 const Eigen::VectorXf y = pkg.forward(x);
                 QCOMPARE(int(y.size()), rows);
                 for (int r = 0; r < rows; ++r) {
                     std::vector<double> h(static_cast<size_t>(f), 0.0);
-                    for (int i = 0; i < f; ++i) h[size_t(i)] = (x(r, i) - w.inputMean[size_t(i)]) / w.inputStd[size_t(i)];
+                    for (int i = 0; i < f; ++i)
+                        h[size_t(i)] = (x(r, i) - w.inputMean[size_t(i)]) / w.inputStd[size_t(i)];
                     for (size_t l = 0; l + 1 < sizes.size(); ++l) {
                         std::vector<double> next(size_t(sizes[l + 1]));
                         for (int o = 0; o < sizes[l + 1]; ++o) {
                             double a = w.biases[l][size_t(o)];
-                            for (int i = 0; i < sizes[l]; ++i) a += double(w.weights[l][size_t(o * sizes[l] + i)]) * h[size_t(i)];
+                            for (int i = 0; i < sizes[l]; ++i)
+                                a += double(w.weights[l][size_t(o * sizes[l] + i)]) * h[size_t(i)];
                             next[size_t(o)] = l + 2 < sizes.size() ? std::max(0.0, a) : a;
                         }
                         h = std::move(next);
                     }
                     QVERIFY2(std::abs(double(y[r]) - h[0]) < 1e-4 * std::max(1.0, std::abs(h[0])),
-                             qPrintable(QString("layers %1, %2 rows, row %3: %4 vs %5").arg(sizes.size()).arg(rows).arg(r).arg(y[r]).arg(h[0])));
+                             qPrintable(QString("layers %1, %2 rows, row %3: %4 vs %5")
+                                            .arg(sizes.size())
+                                            .arg(rows)
+                                            .arg(r)
+                                            .arg(y[r])
+                                            .arg(h[0])));
                 }
             }
         }
@@ -228,8 +239,7 @@ private slots:
         QCOMPARE(into, pkg.predictMs(p, cands));
     }
 
-    void badPackagesNameTheFault()
-    {
+    void badPackagesNameTheFault() {
         const std::string good = ModelPackage::toBytes({}, tinyWeights());
         QVERIFY(packageError(good).empty());
         // Truncated anywhere.
@@ -239,7 +249,8 @@ private slots:
         // A bit flipped in the weights, and in the manifest.
         std::string flipped = good;
         flipped[flipped.size() - 9] ^= 0x10;
-        QVERIFY2(packageError(flipped).find("checksum mismatch in tensor 'layer1.weight'") != std::string::npos,
+        QVERIFY2(packageError(flipped).find("checksum mismatch in tensor 'layer1.weight'") !=
+                     std::string::npos,
                  packageError(flipped).c_str());
         flipped = good;
         flipped[40] ^= 0x01;
@@ -251,22 +262,24 @@ private slots:
         // NaN and infinite weights.
         auto nan = tinyWeights();
         nan.weights[0][3] = std::nanf("");
-        QVERIFY(packageError(ModelPackage::toBytes({}, nan)).find("'layer0.weight' holds NaN") != std::string::npos);
+        QVERIFY(packageError(ModelPackage::toBytes({}, nan)).find("'layer0.weight' holds NaN") !=
+                std::string::npos);
         auto inf = tinyWeights();
         inf.biases[1][0] = INFINITY;
-        QVERIFY(packageError(ModelPackage::toBytes({}, inf)).find("'layer1.bias' holds NaN or infinite") != std::string::npos);
+        QVERIFY(packageError(ModelPackage::toBytes({}, inf)).find("'layer1.bias' holds NaN or infinite") !=
+                std::string::npos);
         // Tensor data that disagrees with the shapes in the manifest.
         auto shape = tinyWeights();
         shape.weights[0].pop_back();
-        QVERIFY(packageError(ModelPackage::toBytes({}, shape)).find("disagrees with its shape") != std::string::npos);
+        QVERIFY(packageError(ModelPackage::toBytes({}, shape)).find("disagrees with its shape") !=
+                std::string::npos);
         auto width = tinyWeights();
         width.layerSizes[0] = 7;
         QVERIFY(packageError(ModelPackage::toBytes({}, width)).find("do not fit") != std::string::npos);
         QVERIFY(packageError("PK\x03\x04 a zip file, not a package").find("bad magic") != std::string::npos);
     }
 
-    void tooFewProblemsIsRefused()
-    {
+    void tooFewProblemsIsRefused() {
         auto data = shippedDataset();
         data.resize(5);
         try {
@@ -280,8 +293,7 @@ private slots:
     // Real LibTorch training on the shipped data (few epochs, a three-network ensemble trained in
     // batches of problems with both ranking terms), then the package reader's predictions
     // against LibTorch's on every test row.
-    void trainedPackageMatchesLibTorch()
-    {
+    void trainedPackageMatchesLibTorch() {
         const auto data = shippedDataset();
         QVERIFY(data.size() >= 300);
         TrainOptions o;
@@ -307,7 +319,8 @@ private slots:
         QVERIFY(res.members[0].weights[0] != res.members[1].weights[0]);
         QVERIFY(res.testMetrics["model"]["all"]["problems"].get<int>() > 30);
         const std::set<size_t> trained(res.split.train.begin(), res.split.train.end());
-        for (size_t t : res.split.test) QVERIFY(!trained.count(t));
+        for (size_t t : res.split.test)
+            QVERIFY(!trained.count(t));
         const std::string bytes = ModelPackage::toBytes({{"hardware", res.hardware}}, res.members);
         const auto pkg = ModelPackage::fromBytes(bytes);
         QCOMPARE(pkg.members(), 3);
@@ -315,27 +328,31 @@ private slots:
         const int f = FeatureSchema::size();
         QCOMPARE(res.testFeatures.size(), res.testTorchOutput.size());
         for (size_t r = 0; r < res.testFeatures.size(); ++r) {
-            Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic, Eigen::RowMajor>> x(res.testFeatures[r].data(), f);
+            Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic, Eigen::RowMajor>> x(
+                res.testFeatures[r].data(), f);
             const double eigenMs = std::exp(double(pkg.forward(x)[0]));
             const double torchMs = std::exp(double(res.testTorchOutput[r]));
-            QVERIFY2(std::abs(eigenMs / torchMs - 1) < 1e-4, qPrintable(QString("row %1: %2 vs %3").arg(r).arg(eigenMs).arg(torchMs)));
+            QVERIFY2(std::abs(eigenMs / torchMs - 1) < 1e-4,
+                     qPrintable(QString("row %1: %2 vs %3").arg(r).arg(eigenMs).arg(torchMs)));
         }
         // The ensemble predicts the mean of its members' ln(ms).
         for (size_t r = 0; r < 5; ++r) {
-            Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic, Eigen::RowMajor>> x(res.testFeatures[r].data(), f);
+            Eigen::Map<const Eigen::Matrix<float, 1, Eigen::Dynamic, Eigen::RowMajor>> x(
+                res.testFeatures[r].data(), f);
             double sum = 0;
-            for (const auto &m : res.members) sum += double(ModelPackage::fromBytes(ModelPackage::toBytes({}, m)).forward(x)[0]);
+            for (const auto &m : res.members)
+                sum += double(ModelPackage::fromBytes(ModelPackage::toBytes({}, m)).forward(x)[0]);
             QVERIFY(std::abs(sum / 3 - double(pkg.forward(x)[0])) < 1e-4);
         }
         // The same seed gives the same model.
         lastStep = 0;
         const auto again = train(data, o);
-        for (size_t m = 0; m < 3; ++m) QCOMPARE(again.members[m].biases.back(), res.members[m].biases.back());
+        for (size_t m = 0; m < 3; ++m)
+            QCOMPARE(again.members[m].biases.back(), res.members[m].biases.back());
     }
 
     // An ensemble's manifest that disagrees with its tensors or its format is refused by name.
-    void ensembleManifestIsChecked()
-    {
+    void ensembleManifestIsChecked() {
         const auto w = tinyWeights();
         const std::string two = ModelPackage::toBytes({}, std::vector<MlpWeights>{w, w});
         QCOMPARE(ModelPackage::fromBytes(two).members(), 2);
@@ -348,27 +365,30 @@ private slots:
             const std::string text = m.dump();
             std::string out = two.substr(0, 8);
             for (uint32_t v : {version, uint32_t(text.size())})
-                for (int i = 0; i < 4; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
+                for (int i = 0; i < 4; ++i)
+                    out.push_back(char((v >> (8 * i)) & 0xff));
             out += text;
-            const uint32_t c = uint32_t(crc32(0L, reinterpret_cast<const Bytef *>(text.data()), uInt(text.size())));
-            for (int i = 0; i < 4; ++i) out.push_back(char((c >> (8 * i)) & 0xff));
+            const uint32_t c =
+                uint32_t(crc32(0L, reinterpret_cast<const Bytef *>(text.data()), uInt(text.size())));
+            for (int i = 0; i < 4; ++i)
+                out.push_back(char((c >> (8 * i)) & 0xff));
             out += two.substr(16 + mlen + 4);
             return packageError(out);
         };
-        QVERIFY(rewrite([](nlohmann::json &) {}, 1).find("format 1 cannot hold 2 member networks") != std::string::npos);
-        QVERIFY(rewrite([](nlohmann::json &m) { m["architecture"]["members"] = 3; }, 2).find("lists 12 tensors; the architecture needs 18") !=
+        QVERIFY(rewrite([](nlohmann::json &) {}, 1).find("format 1 cannot hold 2 member networks") !=
                 std::string::npos);
-        QVERIFY(rewrite([](nlohmann::json &m) { m["architecture"]["members"] = 0; }, 2).find("members 0 is out of range") !=
-                std::string::npos);
-        QVERIFY(rewrite([](nlohmann::json &m) { m["tensors"][6]["name"] = "member0.input_mean"; }, 2).find("the architecture needs 'member1.input_mean'") !=
-                std::string::npos);
+        QVERIFY(rewrite([](nlohmann::json &m) { m["architecture"]["members"] = 3; }, 2)
+                    .find("lists 12 tensors; the architecture needs 18") != std::string::npos);
+        QVERIFY(rewrite([](nlohmann::json &m) { m["architecture"]["members"] = 0; }, 2)
+                    .find("members 0 is out of range") != std::string::npos);
+        QVERIFY(rewrite([](nlohmann::json &m) { m["tensors"][6]["name"] = "member0.input_mean"; }, 2)
+                    .find("the architecture needs 'member1.input_mean'") != std::string::npos);
     }
 
     // One GPU table, most specific names first: every entry finds itself, and the features and
     // the roofline read the same numbers. A GH200 is itself from feature schema 2 on; a schema-1
     // package still loads and sees it as the H200 it was trained to see; schema 3 is refused.
-    void gpuTableAndFeatureSchemaVersions()
-    {
+    void gpuTableAndFeatureSchemaVersions() {
         for (const auto &g : knownGpus()) {
             const GpuSpec *found = findGpu(std::string("NVIDIA ") + g.match + " 80GB");
             QVERIFY2(found == &g, g.match);
@@ -377,11 +397,12 @@ private slots:
         QCOMPARE(HardwareFeatures::forGpu("NVIDIA GH200 480GB", 0, 1).memoryBandwidthTBs, 4.8);
         QCOMPARE(HardwareFeatures::forGpu("NVIDIA H200", 0, 1).memoryBandwidthTBs,
                  HardwareFeatures::forGpu("NVIDIA H200", 0).memoryBandwidthTBs);
-        QCOMPARE(knownPeaks("NVIDIA H200")->bandwidthTBs, HardwareFeatures::forGpu("NVIDIA H200", 0).memoryBandwidthTBs);
+        QCOMPARE(knownPeaks("NVIDIA H200")->bandwidthTBs,
+                 HardwareFeatures::forGpu("NVIDIA H200", 0).memoryBandwidthTBs);
         QVERIFY(!knownPeaks("NVIDIA H20"));
 
-        const std::string bytes =
-            ModelPackage::toBytes({{"hardware", {{"gpu", "NVIDIA GH200 480GB"}, {"sm_count", 132}}}}, {tinyWeights()});
+        const std::string bytes = ModelPackage::toBytes(
+            {{"hardware", {{"gpu", "NVIDIA GH200 480GB"}, {"sm_count", 132}}}}, {tinyWeights()});
         auto withSchema = [&bytes](int schema) {
             const uint32_t mlen = uint32_t(uint8_t(bytes[12])) | uint32_t(uint8_t(bytes[13])) << 8 |
                                   uint32_t(uint8_t(bytes[14])) << 16 | uint32_t(uint8_t(bytes[15])) << 24;
@@ -389,10 +410,13 @@ private slots:
             m["feature_schema_version"] = schema;
             const std::string text = m.dump();
             std::string out = bytes.substr(0, 12);
-            for (int i = 0; i < 4; ++i) out.push_back(char((uint32_t(text.size()) >> (8 * i)) & 0xff));
+            for (int i = 0; i < 4; ++i)
+                out.push_back(char((uint32_t(text.size()) >> (8 * i)) & 0xff));
             out += text;
-            const uint32_t c = uint32_t(crc32(0L, reinterpret_cast<const Bytef *>(text.data()), uInt(text.size())));
-            for (int i = 0; i < 4; ++i) out.push_back(char((c >> (8 * i)) & 0xff));
+            const uint32_t c =
+                uint32_t(crc32(0L, reinterpret_cast<const Bytef *>(text.data()), uInt(text.size())));
+            for (int i = 0; i < 4; ++i)
+                out.push_back(char((c >> (8 * i)) & 0xff));
             out += bytes.substr(16 + mlen + 4);
             return out;
         };
@@ -401,7 +425,8 @@ private slots:
         const GemmProblem p{GemmOp::Mm, DType::BF16, 1, 512, 512, 512, false, false};
         QVERIFY(ModelPackage::fromBytes(withSchema(1)).predictMs(p, {triton(64, 64, 32)}) !=
                 ModelPackage::fromBytes(bytes).predictMs(p, {triton(64, 64, 32)}));
-        QVERIFY(packageError(withSchema(3)).find("package uses feature schema 3; this build reads schemas 1 to 2") !=
+        QVERIFY(packageError(withSchema(3))
+                    .find("package uses feature schema 3; this build reads schemas 1 to 2") !=
                 std::string::npos);
         QVERIFY(packageError(withSchema(0)).find("feature schema 0") != std::string::npos);
     }
@@ -418,23 +443,26 @@ private slots:
             QProcess p;
             p.setWorkingDirectory(dir.path());
             p.start(QStringLiteral(DIODE_CLI), args);
-            if (!p.waitForFinished(600000)) return -1;
+            if (!p.waitForFinished(600000))
+                return -1;
             *out = QString::fromUtf8(p.readAllStandardOutput());
             *err = QString::fromUtf8(p.readAllStandardError());
             return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
         };
         QString out, err;
-        QCOMPARE(diodeIn({"sweep", "--backend", "cpu", "--plan", testutil::sourcePath("resources/plans/cpu-smoke.json"),
-                          "--db", "cpu.db"},
+        QCOMPARE(diodeIn({"sweep", "--backend", "cpu", "--plan",
+                          testutil::sourcePath("resources/plans/cpu-smoke.json"), "--db", "cpu.db"},
                          &out, &err),
                  0);
-        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements WHERE method = 'cpu' AND status = 'ok'"),
-                 26 * 16);
+        QCOMPARE(
+            testutil::scalar(db, "SELECT count(*) FROM measurements WHERE method = 'cpu' AND status = 'ok'"),
+            26 * 16);
         QCOMPARE(diodeIn({"train", "--db", "cpu.db"}, &out, &err), 0);
         QVERIFY2(err.contains("training on cpu times (default: the data holds cpu-backend times)"),
                  qPrintable(err));
         QVERIFY2(err.contains("wrote cpu.diode") && err.contains("a cpu model"), qPrintable(err));
-        QVERIFY2(out.contains(QRegularExpression("held-out test problems \\([1-9][0-9]* of 26,")), qPrintable(out));
+        QVERIFY2(out.contains(QRegularExpression("held-out test problems \\([1-9][0-9]* of 26,")),
+                 qPrintable(out));
         const auto trained = ModelPackage::load(pkg.toStdString());
         QVERIFY(trained.timingMethod() == TimingMethod::Cpu);
         QCOMPARE(trained.manifest()["timing_method"].get<std::string>(), std::string("cpu"));
@@ -446,7 +474,9 @@ private slots:
                  qPrintable(out));
         QVERIFY2(err.contains("predictions not stored (--store-predictions"), qPrintable(err));
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM predictions"), int64_t(0));
-        QCOMPARE(diodeIn({"eval", "--package", "cpu.diode", "--db", "cpu.db", "--store-predictions"}, &out, &err), 0);
+        QCOMPARE(
+            diodeIn({"eval", "--package", "cpu.diode", "--db", "cpu.db", "--store-predictions"}, &out, &err),
+            0);
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM predictions"), int64_t(26 * 16));
         QCOMPARE(diodeIn({"export", "--db", "cpu.db", "--format", "csv", "--out", "cpu.csv"}, &out, &err), 0);
         QVERIFY2(err.contains("416 rows written to cpu.csv"), qPrintable(err));
@@ -459,9 +489,10 @@ private slots:
         env.insert("TORCH_DIODE_LIBRARY", QStringLiteral(DIODE_INDUCTOR_LIBRARY));
         py.setProcessEnvironment(env);
         py.start(QStringLiteral(PYTHON3),
-                 {"-c", "import sys, json; from torch_diode import _models; "
-                        "m = _models.describe(sys.argv[1], 'test', 'NVIDIA H200'); "
-                        "print(json.dumps([m.get('error', ''), _models.best_for('NVIDIA H200', [m])[0]]))",
+                 {"-c",
+                  "import sys, json; from torch_diode import _models; "
+                  "m = _models.describe(sys.argv[1], 'test', 'NVIDIA H200'); "
+                  "print(json.dumps([m.get('error', ''), _models.best_for('NVIDIA H200', [m])[0]]))",
                   pkg});
         QVERIFY(py.waitForFinished(60000));
         const QString said = QString::fromUtf8(py.readAllStandardOutput() + py.readAllStandardError());
@@ -483,24 +514,24 @@ private slots:
                     .find("'timing_method' is \"graph_hot\"") != std::string::npos);
     }
 
-    void rankKeepsGoingPastABadLine()
-    {
+    void rankKeepsGoingPastABadLine() {
         QTemporaryDir dir;
         const QString pkg = dir.filePath("tiny.diode");
         ModelPackage::save(pkg.toStdString(), {{"hardware", {{"gpu", "NVIDIA H200"}}}}, {tinyWeights()});
         const QString in = dir.filePath("in.jsonl");
         QFile f(in);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(R"({"op":"mm","dtype":"bf16","M":64,"N":512,"K":512,"candidates":[{"kind":"aten","name":"extern_kernels.mm"},{"kind":"triton","template":"mm","BLOCK_M":64,"BLOCK_N":64,"BLOCK_K":32,"num_stages":3,"num_warps":4}]})"
-                "\n"
-                R"({"op":"gemv","dtype":"bf16","M":64,"N":512,"K":512,"candidates":[]})"
-                "\n"
-                R"({"op":"mm","dtype":"int8","M":64,"N":512,"K":512,"candidates":[]})"
-                "\n"
-                R"({"op":"mm","dtype":"bf16","M":64,"N":512,"K":512,"candidates":[{"kind":"cutlass","name":"x"}]})"
-                "\n"
-                R"({"op":"bmm","dtype":"fp32","B":4,"M":8,"N":64,"K":64,"candidates":[{"kind":"triton","template":"bmm","BLOCK_M":16,"BLOCK_N":64,"BLOCK_K":32,"num_stages":2,"num_warps":4}]})"
-                "\n");
+        f.write(
+            R"({"op":"mm","dtype":"bf16","M":64,"N":512,"K":512,"candidates":[{"kind":"aten","name":"extern_kernels.mm"},{"kind":"triton","template":"mm","BLOCK_M":64,"BLOCK_N":64,"BLOCK_K":32,"num_stages":3,"num_warps":4}]})"
+            "\n"
+            R"({"op":"gemv","dtype":"bf16","M":64,"N":512,"K":512,"candidates":[]})"
+            "\n"
+            R"({"op":"mm","dtype":"int8","M":64,"N":512,"K":512,"candidates":[]})"
+            "\n"
+            R"({"op":"mm","dtype":"bf16","M":64,"N":512,"K":512,"candidates":[{"kind":"cutlass","name":"x"}]})"
+            "\n"
+            R"({"op":"bmm","dtype":"fp32","B":4,"M":8,"N":64,"K":64,"candidates":[{"kind":"triton","template":"bmm","BLOCK_M":16,"BLOCK_N":64,"BLOCK_K":32,"num_stages":2,"num_warps":4}]})"
+            "\n");
         f.close();
         QString out;
         QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", in}, &out), 2);

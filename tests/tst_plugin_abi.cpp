@@ -22,13 +22,13 @@ class TestPluginAbi : public QObject {
         std::vector<std::string> strings; // keeps the char pointers alive
     };
 
-    static Owned toAbi(const diode::ProblemRecord &r)
-    {
+    static Owned toAbi(const diode::ProblemRecord &r) {
         Owned o;
         o.strings.reserve(2 + 2 * r.candidates.size());
         o.strings.emplace_back(diode::toString(r.problem.op));
         o.strings.emplace_back(diode::toString(r.problem.dtype));
-        o.problem = {o.strings[0].c_str(), o.strings[1].c_str(), r.problem.batch, r.problem.m, r.problem.n, r.problem.k,
+        o.problem = {o.strings[0].c_str(),  o.strings[1].c_str(), r.problem.batch,
+                     r.problem.m,           r.problem.n,          r.problem.k,
                      r.problem.aTransposed, r.problem.bTransposed};
         for (const auto &m : r.candidates) {
             const auto &c = m.config;
@@ -37,32 +37,32 @@ class TestPluginAbi : public QObject {
             o.strings.push_back(c.name);
             const char *name = o.strings.back().c_str();
             auto flag = [&](const char *key) {
-                return c.extra.is_object() && c.extra.contains(key) && c.extra[key].is_boolean() ? int(c.extra[key].get<bool>()) : -1;
+                return c.extra.is_object() && c.extra.contains(key) && c.extra[key].is_boolean()
+                           ? int(c.extra[key].get<bool>())
+                           : -1;
             };
-            o.candidates.push_back({kind, name, c.blockM, c.blockN, c.blockK, c.groupM, c.numStages, c.numWarps,
-                                    flag("EVEN_K"), flag("ALLOW_TF32")});
+            o.candidates.push_back({kind, name, c.blockM, c.blockN, c.blockK, c.groupM, c.numStages,
+                                    c.numWarps, flag("EVEN_K"), flag("ALLOW_TF32")});
         }
         return o;
     }
 
-    std::vector<diode::ProblemRecord> heldout()
-    {
+    std::vector<diode::ProblemRecord> heldout() {
         std::ifstream in(m_heldout.toStdString());
         std::vector<diode::ProblemRecord> out;
         std::string line;
-        for (int n = 1; std::getline(in, line); ++n) out.push_back(diode::parseProblemLine(line, "line " + std::to_string(n)));
+        for (int n = 1; std::getline(in, line); ++n)
+            out.push_back(diode::parseProblemLine(line, "line " + std::to_string(n)));
         return out;
     }
 
 private slots:
-    void versions()
-    {
+    void versions() {
         QCOMPARE(diode_abi_version(), DIODE_ABI_VERSION);
         QCOMPARE(diode_feature_schema_version(), 2);
     }
 
-    void scoringEqualsDiodeRank()
-    {
+    void scoringEqualsDiodeRank() {
         QString out, err;
         QCOMPARE(testutil::runCli({"rank", "--package", m_package, "--input", m_heldout}, &out, &err), 0);
         const QStringList lines = out.split('\n', Qt::SkipEmptyParts);
@@ -75,7 +75,8 @@ private slots:
             const auto rank = nlohmann::json::parse(lines[int(i)].toStdString());
             Owned o = toAbi(records[i]);
             std::vector<double> ms(o.candidates.size());
-            QCOMPARE(diode_model_score(model, &o.problem, o.candidates.data(), o.candidates.size(), ms.data()), 0);
+            QCOMPARE(
+                diode_model_score(model, &o.problem, o.candidates.data(), o.candidates.size(), ms.data()), 0);
             const auto expected = rank["predicted_ms"].get<std::vector<double>>();
             QCOMPARE(ms.size(), expected.size());
             for (size_t c = 0; c < ms.size(); ++c) {
@@ -94,8 +95,7 @@ private slots:
         diode_model_close(model);
     }
 
-    void badPackagesAreRefusedWithTheFault()
-    {
+    void badPackagesAreRefusedWithTheFault() {
         QFile src(m_package);
         QVERIFY(src.open(QIODevice::ReadOnly));
         const QByteArray bytes = src.readAll();
@@ -122,8 +122,7 @@ private slots:
         QVERIFY(!diode_model_open(nullptr));
     }
 
-    void badCandidatesNameTheField()
-    {
+    void badCandidatesNameTheField() {
         diode_model *model = diode_model_open(m_package.toUtf8().constData());
         QVERIFY(model);
         diode_problem p{"mm", "bf16", 1, 128, 256, 512, 0, 1};
@@ -146,8 +145,7 @@ private slots:
         diode_model_close(model);
     }
 
-    void concurrentScoringFromSeveralThreads()
-    {
+    void concurrentScoringFromSeveralThreads() {
         diode_model *model = diode_model_open(m_package.toUtf8().constData());
         QVERIFY(model);
         const auto records = heldout();
@@ -156,8 +154,8 @@ private slots:
         for (const auto &r : records) {
             abi.push_back(toAbi(r));
             expected.emplace_back(abi.back().candidates.size());
-            QCOMPARE(diode_model_score(model, &abi.back().problem, abi.back().candidates.data(), abi.back().candidates.size(),
-                                       expected.back().data()),
+            QCOMPARE(diode_model_score(model, &abi.back().problem, abi.back().candidates.data(),
+                                       abi.back().candidates.size(), expected.back().data()),
                      0);
         }
         std::atomic<int> mismatches{0}, failures{0};
@@ -165,9 +163,11 @@ private slots:
         for (int t = 0; t < 8; ++t) {
             threads.emplace_back([&, t] {
                 for (int round = 0; round < 20; ++round) {
-                    for (size_t i = size_t(t) % abi.size(), n = 0; n < abi.size(); ++n, i = (i + 1) % abi.size()) {
+                    for (size_t i = size_t(t) % abi.size(), n = 0; n < abi.size();
+                         ++n, i = (i + 1) % abi.size()) {
                         std::vector<double> ms(abi[i].candidates.size());
-                        if (diode_model_score(model, &abi[i].problem, abi[i].candidates.data(), ms.size(), ms.data()) != 0)
+                        if (diode_model_score(model, &abi[i].problem, abi[i].candidates.data(), ms.size(),
+                                              ms.data()) != 0)
                             ++failures;
                         else if (ms != expected[i])
                             ++mismatches;
@@ -175,7 +175,8 @@ private slots:
                 }
             });
         }
-        for (auto &th : threads) th.join();
+        for (auto &th : threads)
+            th.join();
         QCOMPARE(failures.load(), 0);
         QCOMPARE(mismatches.load(), 0);
         diode_model_close(model);

@@ -7,8 +7,7 @@ using namespace diode;
 class TestProblemJson : public QObject {
     Q_OBJECT
 private slots:
-    void roundTripKeepsCandidatesAndUnknownKeys()
-    {
+    void roundTripKeepsCandidatesAndUnknownKeys() {
         const std::string line =
             R"({"op":"addmm","dtype":"bf16","B":1,"M":16,"N":4096,"K":4096,"a_transposed":false,"b_transposed":true,)"
             R"("hardware":{"gpu":"NVIDIA H200"},"candidates":[{"kind":"aten","name":"extern_kernels.addmm","time_ms":0.02},)"
@@ -99,12 +98,14 @@ private slots:
         QVERIFY(again.candidates[3].timings[0].method == TimingMethod::GraphWarm);
     }
 
-    void configKeyIgnoresMeasurementFields()
-    {
-        auto a = KernelConfig::fromJson(nlohmann::json::parse(R"({"kind":"triton","template":"mm","BLOCK_M":64,"time_ms":1})"), "a");
-        auto b = KernelConfig::fromJson(nlohmann::json::parse(R"({"time_ms":2,"BLOCK_M":64,"template":"mm","kind":"triton"})"), "b");
+    void configKeyIgnoresMeasurementFields() {
+        auto a = KernelConfig::fromJson(
+            nlohmann::json::parse(R"({"kind":"triton","template":"mm","BLOCK_M":64,"time_ms":1})"), "a");
+        auto b = KernelConfig::fromJson(
+            nlohmann::json::parse(R"({"time_ms":2,"BLOCK_M":64,"template":"mm","kind":"triton"})"), "b");
         QCOMPARE(a.key(), b.key());
-        auto c = KernelConfig::fromJson(nlohmann::json::parse(R"({"kind":"triton","template":"mm","BLOCK_M":32})"), "c");
+        auto c = KernelConfig::fromJson(
+            nlohmann::json::parse(R"({"kind":"triton","template":"mm","BLOCK_M":32})"), "c");
         QVERIFY(a.key() != c.key());
         // The same kernel from a version 2 line is the same config.
         auto d = KernelConfig::fromJson(
@@ -114,8 +115,7 @@ private slots:
         QCOMPARE(d.key(), a.key());
     }
 
-    void badFieldsAreNamed_data()
-    {
+    void badFieldsAreNamed_data() {
         QTest::addColumn<QString>("line");
         QTest::addColumn<QString>("message");
         QTest::newRow("unknown op") << R"({"op":"conv","dtype":"bf16","M":1,"N":1,"K":1})"
@@ -128,10 +128,13 @@ private slots:
                                     << "line 3: field 'K' is -8";
         QTest::newRow("batched mm") << R"({"op":"mm","dtype":"fp16","B":4,"M":4,"N":1,"K":8})"
                                     << "field 'B' is 4 but op 'mm' is not batched";
-        QTest::newRow("missing N") << R"({"op":"mm","dtype":"fp16","M":4,"K":8})" << "line 3: field 'N' is missing";
-        QTest::newRow("unknown kind") << R"({"op":"mm","dtype":"fp16","M":4,"N":4,"K":8,"candidates":[{"kind":"cutlass"}]})"
-                                      << "line 3 candidates[0]: candidate field 'kind' has unknown value \"cutlass\"";
-        QTest::newRow("not json") << "{op: mm" << "line 3: not valid JSON";
+        QTest::newRow("missing N") << R"({"op":"mm","dtype":"fp16","M":4,"K":8})"
+                                   << "line 3: field 'N' is missing";
+        QTest::newRow("unknown kind")
+            << R"({"op":"mm","dtype":"fp16","M":4,"N":4,"K":8,"candidates":[{"kind":"cutlass"}]})"
+            << "line 3 candidates[0]: candidate field 'kind' has unknown value \"cutlass\"";
+        QTest::newRow("not json") << "{op: mm"
+                                  << "line 3: not valid JSON";
         QTest::newRow("BLOCK_M 2^40")
             << R"({"op":"mm","dtype":"fp16","M":4,"N":4,"K":8,"candidates":[{"kind":"triton","template":"mm","BLOCK_M":1099511627776}]})"
             << "line 3 candidates[0]: candidate field 'BLOCK_M' must be an integer in 0..1048576, got "
@@ -151,8 +154,7 @@ private slots:
             << R"({"version":2,"op":"mm","dtype":"fp16","M":4,"N":4,"K":8,"candidates":[],"baselines":{"max_autotune":{"graph_warm":1,"pick":0}}})"
             << "line 3 baselines.max_autotune: field 'pick' must index the 0 candidates, got 0";
     }
-    void badFieldsAreNamed()
-    {
+    void badFieldsAreNamed() {
         QFETCH(QString, line);
         QFETCH(QString, message);
         try {

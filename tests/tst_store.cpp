@@ -10,8 +10,7 @@ using namespace diode;
 
 namespace {
 
-ProblemRecord sampleRecord(int64_t m, int candidates)
-{
+ProblemRecord sampleRecord(int64_t m, int candidates) {
     ProblemRecord r;
     r.problem = GemmProblem{GemmOp::Mm, DType::BF16, 1, m, 256, 512, false, true};
     for (int i = 0; i < candidates; ++i) {
@@ -34,8 +33,7 @@ QStringList measurementRows(const QString &path) {
               "JOIN kernel_configs c ON c.id = m.config_id JOIN problems p ON p.id = m.problem_id");
 }
 
-void execSql(const QString &path, const QByteArray &sql)
-{
+void execSql(const QString &path, const QByteArray &sql) {
     sqlite3 *db = nullptr;
     QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
     char *err = nullptr;
@@ -52,11 +50,12 @@ class TestStore : public QObject {
     QString db(const char *name) { return m_dir.filePath(name); }
 
 private slots:
-    void createsSchemaWithWalAndForeignKeys()
-    {
+    void createsSchemaWithWalAndForeignKeys() {
         Store s(db("a.db").toStdString());
         QCOMPARE(s.schemaVersion(), Store::kSchemaVersion);
-        QCOMPARE(testutil::scalar(db("a.db"), "SELECT count(*) FROM sqlite_master WHERE name='measurements_by_config'"), 1);
+        QCOMPARE(testutil::scalar(db("a.db"),
+                                  "SELECT count(*) FROM sqlite_master WHERE name='measurements_by_config'"),
+                 1);
         {
             SqlStatement st(s, "PRAGMA journal_mode");
             QVERIFY(st.step());
@@ -68,8 +67,7 @@ private slots:
                                                      sampleRecord(1, 1).candidates[0].measurements()[0]));
     }
 
-    void roundTrip()
-    {
+    void roundTrip() {
         Store s(db("rt.db").toStdString());
         RunInfo run;
         run.backend = "inductor";
@@ -127,8 +125,7 @@ private slots:
 
     // Every reader takes a problem from a row the same way (sqlstatement.h): a value no build
     // writes is refused naming it, by the export, the Validate table and the Data page alike.
-    void problemRowsAreReadOneWay()
-    {
+    void problemRowsAreReadOneWay() {
         const QString path = db("rows.db");
         {
             Store s(path.toStdString());
@@ -155,13 +152,14 @@ private slots:
             return std::string("(read without complaint)");
         };
         const std::string expected = "a stored problem has op 'gemv'";
-        QVERIFY(refused([&] { s.forEachRecord([](const RunInfo &, const ProblemRecord &) {}); }).find(expected) == 0);
+        QVERIFY(refused([&] {
+                    s.forEachRecord([](const RunInfo &, const ProblemRecord &) {});
+                }).find(expected) == 0);
         QVERIFY(refused([&] { PredictionTable::fromStore(s, TimingMethod::Cpu); }).find(expected) == 0);
         QVERIFY(refused([&] { StoreQuery(path.toStdString()).bestPerProblem(); }).find(expected) == 0);
     }
 
-    void migratesSchemaV1KeepingData()
-    {
+    void migratesSchemaV1KeepingData() {
         const QString path = db("v1.db");
         execSql(path, testutil::fileBytes(testutil::dataPath("schema-v1.sql")));
         QCOMPARE(testutil::scalar(path, "PRAGMA user_version"), 1);
@@ -252,8 +250,7 @@ private slots:
         QCOMPARE(testutil::scalar(path, "PRAGMA foreign_key_check"), -1); // no violations
     }
 
-    void refusesNewerSchema()
-    {
+    void refusesNewerSchema() {
         const QString path = db("future.db");
         { Store s(path.toStdString()); }
         execSql(path, "PRAGMA user_version=7");
@@ -301,8 +298,7 @@ private slots:
         QVERIFY2(err.contains("which no diode wrote"), qPrintable(err));
     }
 
-    void refusesForeignFile()
-    {
+    void refusesForeignFile() {
         const QString path = db("notadb.db");
         QFile f(path);
         QVERIFY(f.open(QIODevice::WriteOnly));
@@ -317,8 +313,7 @@ private slots:
         QCOMPARE(testutil::fileBytes(path), QByteArray(4096, 'x'));
     }
 
-    void readOnlyStoreRefusesWritesClearly()
-    {
+    void readOnlyStoreRefusesWritesClearly() {
         const QString path = db("ro.db");
         { Store s(path.toStdString()); }
         Store ro(path.toStdString(), Store::Mode::ReadOnly);
@@ -333,8 +328,7 @@ private slots:
         QCOMPARE(testutil::scalar(path, "SELECT count(*) FROM runs"), 0);
     }
 
-    void fullDiskLeavesNoPartialRows()
-    {
+    void fullDiskLeavesNoPartialRows() {
         // SQLite's page limit produces the same SQLITE_FULL a full disk does.
         const QString path = db("full.db");
         Store s(path.toStdString());
@@ -345,7 +339,8 @@ private slots:
         s.exec(QString("PRAGMA max_page_count=%1").arg(pages + 3).toUtf8().constData());
         try {
             Store::Transaction tx(s);
-            for (int m = 1; m <= 500; ++m) s.insertRecord(id, sampleRecord(m, 40));
+            for (int m = 1; m <= 500; ++m)
+                s.insertRecord(id, sampleRecord(m, 40));
             tx.commit();
             QFAIL("500 problems fit in 3 pages");
         } catch (const StoreError &e) {
@@ -355,8 +350,7 @@ private slots:
         QCOMPARE(testutil::scalar(path, "SELECT count(*) FROM run_problems"), 0);
     }
 
-    void writerThreadCommitsEverythingInOrder()
-    {
+    void writerThreadCommitsEverythingInOrder() {
         const QString path = db("writer.db");
         int64_t id;
         {

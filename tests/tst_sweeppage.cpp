@@ -2,16 +2,16 @@
 
 #include "pagecheck.h"
 
-#include "data/datapage.h"
 #include "common/eventloopprobe.h"
-#include "sweep/failedproblemsmodel.h"
-#include "mainwindow.h"
-#include "sweep/planform.h"
 #include "common/plotmessage.h"
+#include "common/workbenchstate.h"
+#include "data/datapage.h"
 #include "data/storetablemodel.h"
+#include "mainwindow.h"
+#include "sweep/failedproblemsmodel.h"
+#include "sweep/planform.h"
 #include "sweep/sweeppage.h"
 #include "sweep/throughputplot.h"
-#include "common/workbenchstate.h"
 
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
@@ -19,8 +19,8 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QStandardPaths>
 #include <QSignalSpy>
+#include <QStandardPaths>
 
 namespace {
 
@@ -223,7 +223,8 @@ private slots:
         QCOMPARE(bar->maximum(), 26); // cpu-smoke
         QCOMPARE(page.plot()->points(), 26);
         QVERIFY(plotMessage(page.plot()).isEmpty());
-        QVERIFY(page.targetDatabase().startsWith(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)));
+        QVERIFY(page.targetDatabase().startsWith(
+            QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)));
         QFile::remove(page.targetDatabase());
         QStandardPaths::setTestModeEnabled(false);
     }

@@ -9,11 +9,13 @@ using json = nlohmann::json;
 
 namespace {
 
-SweepPlan planOf(std::vector<int64_t> ms, double timeoutS = 30)
-{
+SweepPlan planOf(std::vector<int64_t> ms, double timeoutS = 30) {
     json problems = json::array();
-    for (auto m : ms) problems.push_back({{"op", "mm"}, {"dtype", "bf16"}, {"M", m}, {"N", 64}, {"K", 32}});
-    json j{{"name", "t"}, {"timeout_s", timeoutS}, {"repeats", 1},
+    for (auto m : ms)
+        problems.push_back({{"op", "mm"}, {"dtype", "bf16"}, {"M", m}, {"N", 64}, {"K", 32}});
+    json j{{"name", "t"},
+           {"timeout_s", timeoutS},
+           {"repeats", 1},
            {"cpu", {{"block_m", {16}}, {"block_n", {32, 64}}, {"block_k", {32}}, {"threads", {1}}}},
            {"entries", {{{"problems", problems}}}}};
     return SweepPlan::fromJson(j, ".");
@@ -26,15 +28,13 @@ class TestSweepRunner : public QObject {
     QTemporaryDir m_dir;
 
 private slots:
-    void initTestCase()
-    {
+    void initTestCase() {
         // The process-supervision cases run a stand-in worker (tests/data/fakeworker) that speaks
         // the real protocol but crashes, hangs or fails on purpose.
         qputenv("DIODE_PLUGIN_PYTHON", testutil::dataPath("fakeworker").toUtf8());
     }
 
-    void cpuRunReportsProgressAndFinishes()
-    {
+    void cpuRunReportsProgressAndFinishes() {
         const auto db = m_dir.filePath("cpu.db").toStdString();
         CpuBackend backend;
         SweepRunner runner(db, backend);
@@ -56,8 +56,7 @@ private slots:
         QVERIFY(!SweepRunner::resumable(db)); // nothing left to resume
     }
 
-    void cancelThenResumeMeasuresEachPairOnce()
-    {
+    void cancelThenResumeMeasuresEachPairOnce() {
         const auto db = m_dir.filePath("cancel.db").toStdString();
         CpuBackend backend;
         const auto plan = planOf({8, 16, 24, 32, 40});
@@ -66,7 +65,8 @@ private slots:
             SweepRunner runner(db, backend);
             run = runner.createRun(plan);
             runner.setProgressCallback([&](const SweepProgress &p) {
-                if (p.done == 2) runner.cancel();
+                if (p.done == 2)
+                    runner.cancel();
             });
             QCOMPARE(runner.run(run, plan), std::string("cancelled"));
         }
@@ -87,8 +87,7 @@ private slots:
         QCOMPARE(s.measurementCount(run), 10);
     }
 
-    void workerCrashHangAndErrorAreStoredAndRunContinues()
-    {
+    void workerCrashHangAndErrorAreStoredAndRunContinues() {
         const QString log = m_dir.filePath("worker.log");
         const auto db = m_dir.filePath("inductor.db").toStdString();
         InductorBackend backend(PYTHON3, log.toStdString());
@@ -122,22 +121,27 @@ private slots:
                            "AND b.compile_s = 2.5"),
                  2);
         auto status = [&](int m) {
-            return testutil::scalar(QString::fromStdString(db),
-                                    qPrintable(QString("SELECT rp.status='%2' FROM run_problems rp JOIN problems p ON "
-                                                       "p.id=rp.problem_id WHERE p.m=%1")
-                                                   .arg(m)
-                                                   .arg(m == 17 ? "timeout" : m == 13 || m == 19 ? "failed" : "ok")));
+            return testutil::scalar(
+                QString::fromStdString(db),
+                qPrintable(QString("SELECT rp.status='%2' FROM run_problems rp JOIN problems p ON "
+                                   "p.id=rp.problem_id WHERE p.m=%1")
+                               .arg(m)
+                               .arg(m == 17              ? "timeout"
+                                    : m == 13 || m == 19 ? "failed"
+                                                         : "ok")));
         };
-        for (int m : {8, 13, 16, 17, 19, 24}) QVERIFY2(status(m) == 1, qPrintable(QString::number(m)));
+        for (int m : {8, 13, 16, 17, 19, 24})
+            QVERIFY2(status(m) == 1, qPrintable(QString::number(m)));
         std::string crash;
         s.forEachRecord([&](const RunInfo &, const ProblemRecord &r) {
-            if (r.problem.m == 13) crash = r.error;
+            if (r.problem.m == 13)
+                crash = r.error;
         });
-        QVERIFY2(QString::fromStdString(crash).contains("worker crashed (killed by signal 11"), crash.c_str());
+        QVERIFY2(QString::fromStdString(crash).contains("worker crashed (killed by signal 11"),
+                 crash.c_str());
     }
 
-    void missingGpuIsOneClearMessageBeforeTheRun()
-    {
+    void missingGpuIsOneClearMessageBeforeTheRun() {
         qputenv("FAKE_WORKER_HELLO_FAIL", "1");
         InductorBackend backend(PYTHON3, m_dir.filePath("nogpu.log").toStdString());
         try {
@@ -149,8 +153,7 @@ private slots:
         qunsetenv("FAKE_WORKER_HELLO_FAIL");
     }
 
-    void missingInterpreterIsNamed()
-    {
+    void missingInterpreterIsNamed() {
         InductorBackend backend("/nonexistent/python9", m_dir.filePath("nopy.log").toStdString());
         try {
             backend.start();

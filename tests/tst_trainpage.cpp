@@ -2,11 +2,11 @@
 
 #include "common/eventloopprobe.h"
 #include "common/modellist.h"
+#include "common/workbenchstate.h"
 #include "train/trainingcurves.h"
 #include "train/trainpage.h"
 #include "train/trainworker.h"
 #include "validate/validationworker.h"
-#include "common/workbenchstate.h"
 
 #include <QSet>
 #include <QSignalSpy>
@@ -15,12 +15,12 @@ namespace {
 
 const QString kDataset = testutil::sourcePath("trained_models/h200/h200-dataset.db");
 
-int distinctColours(const QImage &image)
-{
+int distinctColours(const QImage &image) {
     QSet<QRgb> seen;
     const QImage img = image.convertToFormat(QImage::Format_RGB32);
     for (int y = 0; y < img.height(); y += 3)
-        for (int x = 0; x < img.width(); x += 3) seen.insert(img.pixel(x, y));
+        for (int x = 0; x < img.width(); x += 3)
+            seen.insert(img.pixel(x, y));
     return int(seen.size());
 }
 
@@ -32,14 +32,12 @@ class TestTrainPage : public QObject {
     QTemporaryDir m_dir;
 
 private slots:
-    void initTestCase()
-    {
+    void initTestCase() {
         testutil::freshSettings("tst_trainpage");
         QVERIFY(TrainWorker::available());
     }
 
-    void shortRunLandsInTheModelList()
-    {
+    void shortRunLandsInTheModelList() {
         WorkbenchState state;
         state.setDatabase(kDataset, true);
         TrainPage page(&state);
@@ -84,16 +82,17 @@ private slots:
         }
         QVERIFY(curves->xAxis->range().upper < 20);
         const double decades = std::log10(curves->yAxis->range().upper / curves->yAxis->range().lower);
-        QVERIFY2(decades >= 1 && std::abs(decades - std::round(decades)) < 1e-9, qPrintable(QString::number(decades)));
-        qInfo("GUI thread worst stall during a 4-epoch training run: %.1f ms over %ld ticks", probe.worstMs(), probe.ticks());
+        QVERIFY2(decades >= 1 && std::abs(decades - std::round(decades)) < 1e-9,
+                 qPrintable(QString::number(decades)));
+        qInfo("GUI thread worst stall during a 4-epoch training run: %.1f ms over %ld ticks", probe.worstMs(),
+              probe.ticks());
         QTest::qWait(100);
         const QImage shot = page.grab().toImage();
         QVERIFY(shot.save(m_dir.filePath("train.png")));
         QVERIFY2(distinctColours(shot) > 100, "the page is blank");
     }
 
-    void cancelStopsAfterTheCurrentEpochAndKeepsTheBest()
-    {
+    void cancelStopsAfterTheCurrentEpochAndKeepsTheBest() {
         WorkbenchState state;
         state.setDatabase(kDataset, true);
         TrainPage page(&state);
@@ -115,8 +114,7 @@ private slots:
     }
 
     // A writable database gets the model and its predictions; Validate reads them back.
-    void predictionsGoToAWritableDatabase()
-    {
+    void predictionsGoToAWritableDatabase() {
         const QString db = m_dir.filePath("mine.db");
         QVERIFY(QFile::copy(kDataset, db));
         QFile(db).setPermissions(QFile::ReadOwner | QFile::WriteOwner);
@@ -139,11 +137,11 @@ private slots:
         QVERIFY(results.wait(30000));
         QVERIFY(results.wait(30000));
         const auto res = results.at(1).at(0).value<ValidationResult>();
-        QVERIFY2(res.models.at(0).source.contains("stored in the database"), qPrintable(res.models.at(0).source));
+        QVERIFY2(res.models.at(0).source.contains("stored in the database"),
+                 qPrintable(res.models.at(0).source));
     }
 
-    void missingDatabaseIsAVisibleError()
-    {
+    void missingDatabaseIsAVisibleError() {
         WorkbenchState state;
         state.setDatabase(kDataset, true);
         TrainPage page(&state);
@@ -153,7 +151,8 @@ private slots:
         r.out = m_dir.filePath("never.diode");
         page.worker()->start(r);
         QVERIFY(failed.wait(30000));
-        QVERIFY2(failed.at(0).at(0).toString().contains("missing.db"), qPrintable(failed.at(0).at(0).toString()));
+        QVERIFY2(failed.at(0).at(0).toString().contains("missing.db"),
+                 qPrintable(failed.at(0).at(0).toString()));
     }
 };
 

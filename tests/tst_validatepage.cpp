@@ -1,17 +1,17 @@
 #include "testutil.h"
 
 #include "common/asyncjobs.h"
-#include "validate/candidatemodel.h"
 #include "common/curveplot.h"
-#include "export/exportpage.h"
 #include "common/metricsmodel.h"
 #include "common/modellist.h"
 #include "common/plotmessage.h"
-#include "validate/predictionscatter.h"
 #include "common/timingmethodbox.h"
+#include "common/workbenchstate.h"
+#include "export/exportpage.h"
+#include "validate/candidatemodel.h"
+#include "validate/predictionscatter.h"
 #include "validate/validatepage.h"
 #include "validate/validationworker.h"
-#include "common/workbenchstate.h"
 
 #include "diode/features.h"
 #include "diode/modelpackage.h"
@@ -29,30 +29,30 @@ const QString kDataset = testutil::sourcePath("trained_models/h200/h200-dataset.
 const QString kModel = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
 const QString kHeldOut = testutil::sourcePath("trained_models/h200/h200-heldout.jsonl");
 
-int distinctColours(const QImage &image)
-{
+int distinctColours(const QImage &image) {
     QSet<QRgb> seen;
     const QImage img = image.convertToFormat(QImage::Format_RGB32);
     for (int y = 0; y < img.height(); y += 3)
-        for (int x = 0; x < img.width(); x += 3) seen.insert(img.pixel(x, y));
+        for (int x = 0; x < img.width(); x += 3)
+            seen.insert(img.pixel(x, y));
     return int(seen.size());
 }
 
 // Runs the worker to its complete result; the first delivery only carries the scatter.
-ValidationResult validate(ValidationWorker &worker, const ValidationRequest &req)
-{
+ValidationResult validate(ValidationWorker &worker, const ValidationRequest &req) {
     QSignalSpy results(&worker, &ValidationWorker::resultReady);
     QSignalSpy failed(&worker, &ValidationWorker::failed);
     worker.start(req);
     for (int i = 0; i < 2 && failed.isEmpty(); ++i)
-        if (results.size() < 2 && !results.wait(30000)) break;
-    if (!failed.isEmpty()) qWarning("failed: %s", qPrintable(failed.at(0).at(0).toString()));
+        if (results.size() < 2 && !results.wait(30000))
+            break;
+    if (!failed.isEmpty())
+        qWarning("failed: %s", qPrintable(failed.at(0).at(0).toString()));
     return results.size() == 2 ? results.at(1).at(0).value<ValidationResult>() : ValidationResult{};
 }
 
 // A second, untrained package under another name: an ensemble of one small network.
-QString otherPackage(const QString &dir)
-{
+QString otherPackage(const QString &dir) {
     const int f = diode::FeatureSchema::size();
     diode::MlpWeights w;
     w.layerSizes = {f, 8, 1};
@@ -61,12 +61,15 @@ QString otherPackage(const QString &dir)
     w.inputMean.assign(size_t(f), 0.0f);
     w.inputStd.assign(size_t(f), 1.0f);
     const QString path = dir + "/other-model.diode";
-    diode::ModelPackage::save(path.toStdString(),
-                              {{"name", "other-model"}, {"hardware", {{"gpu", "NVIDIA H200"}, {"sm_count", 132}}}}, {w});
+    diode::ModelPackage::save(
+        path.toStdString(),
+        {{"name", "other-model"}, {"hardware", {{"gpu", "NVIDIA H200"}, {"sm_count", 132}}}}, {w});
     return path;
 }
 
-QString scatterMessage(QWidget &page) { return plotMessage(page.findChild<PredictionScatter *>("scatterA")); }
+QString scatterMessage(QWidget &page) {
+    return plotMessage(page.findChild<PredictionScatter *>("scatterA"));
+}
 
 } // namespace
 
@@ -75,13 +78,9 @@ class TestValidatePage : public QObject {
     QTemporaryDir m_dir;
 
 private slots:
-    void initTestCase()
-    {
-        testutil::freshSettings("tst_validatepage");
-    }
+    void initTestCase() { testutil::freshSettings("tst_validatepage"); }
 
-    void workerValidatesTheShippedModel()
-    {
+    void workerValidatesTheShippedModel() {
         ValidationWorker worker;
         const auto res = validate(worker, {kDataset, {}, {kModel}});
         QVERIFY(res.complete);
@@ -93,13 +92,13 @@ private slots:
         QCOMPARE(res.atenTop1.size(), size_t(624));
         QVERIFY2(m.metrics.top1.mean > res.aten.top1.mean, "the model beats ATen alone on its own dataset");
         QVERIFY(m.source.contains("predicted with the package")); // the shipped db holds no predictions
-        QCOMPARE(res.byMeasured.size(), size_t(std::count_if(res.table->measuredMs.begin(), res.table->measuredMs.end(),
-                                                             [](double t) { return !std::isnan(t); })));
+        QCOMPARE(res.byMeasured.size(),
+                 size_t(std::count_if(res.table->measuredMs.begin(), res.table->measuredMs.end(),
+                                      [](double t) { return !std::isnan(t); })));
     }
 
     // The same numbers as `diode eval --input` (docs/MODELS.md): one metrics code path.
-    void heldOutMatchesTheCli()
-    {
+    void heldOutMatchesTheCli() {
         ValidationWorker worker;
         const auto res = validate(worker, {kDataset, kHeldOut, {kModel}});
         QVERIFY(res.complete);
@@ -107,20 +106,21 @@ private slots:
         QCOMPARE(testutil::runCli({"eval", "--package", kModel, "--input", kHeldOut}, &out), 0);
         // "model   <top1 mean> ..." and "aten   <top1 mean> ..." rows of the CLI's table.
         auto firstNumber = [&out](const QString &row) {
-            const QRegularExpression re(QStringLiteral("^%1\\s+([0-9.]+)").arg(row), QRegularExpression::MultilineOption);
+            const QRegularExpression re(QStringLiteral("^%1\\s+([0-9.]+)").arg(row),
+                                        QRegularExpression::MultilineOption);
             return re.match(out).captured(1).toDouble();
         };
         const int heldOut = int(testutil::fileBytes(kHeldOut).count('\n'));
         QCOMPARE(res.table->problems.size(), size_t(heldOut));
         QVERIFY(heldOut >= 85);
-        QVERIFY2(std::abs(res.models[0].metrics.top1.mean - firstNumber("model")) < 5e-5,
-                 qPrintable(QString("%1 vs %2").arg(res.models[0].metrics.top1.mean).arg(firstNumber("model"))));
+        QVERIFY2(
+            std::abs(res.models[0].metrics.top1.mean - firstNumber("model")) < 5e-5,
+            qPrintable(QString("%1 vs %2").arg(res.models[0].metrics.top1.mean).arg(firstNumber("model"))));
         QVERIFY(std::abs(res.aten.top1.mean - firstNumber("aten")) < 5e-5);
     }
 
     // Predictions written by `diode eval` are read back from the store instead of recomputed.
-    void readsStoredPredictions()
-    {
+    void readsStoredPredictions() {
         const QString db = m_dir.filePath("copy.db");
         QVERIFY(QFile::copy(kDataset, db));
         QFile(db).setPermissions(QFile::ReadOwner | QFile::WriteOwner);
@@ -136,8 +136,7 @@ private slots:
 
     // The README's cpu pipeline past the command line: a model trained on a cpu sweep validates
     // on its own test split, and the Export page saves it but never installs it into the plugin.
-    void cpuModelValidatesAndIsNotInstalled()
-    {
+    void cpuModelValidatesAndIsNotInstalled() {
 #if !DIODE_HAVE_TORCH
         QSKIP("this build has no LibTorch: diode train cannot run");
 #endif
@@ -146,8 +145,8 @@ private slots:
                                    testutil::sourcePath("resources/plans/cpu-smoke.json"), "--db", db}),
                  0);
         QString out, err;
-        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--epochs", "30", "--members", "1"}, &out, &err,
-                                  300000),
+        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--epochs", "30", "--members", "1"},
+                                  &out, &err, 300000),
                  0);
         ValidationWorker worker;
         ValidationRequest req{db, {}, {pkg}};
@@ -194,15 +193,15 @@ private slots:
 
     // The helper every page's loader and worker runs on (ui/common/asyncjobs.h): only the newest job
     // delivers, a cancelled one never does, and destruction waits for what still runs.
-    void asyncJobsDropStaleResultsAndWait()
-    {
+    void asyncJobsDropStaleResultsAndWait() {
         QObject owner;
         QList<int> delivered;
         std::atomic<int> returned{0};
         {
             AsyncJobs jobs(&owner);
             const int first = jobs.start([&](const AsyncJobs::Job &job) {
-                while (!job.cancelled()) QThread::msleep(2); // until the newer start()
+                while (!job.cancelled())
+                    QThread::msleep(2); // until the newer start()
                 job.post([&] { delivered << 1; });
                 ++returned;
             });
@@ -225,8 +224,7 @@ private slots:
         QCOMPARE(delivered, QList<int>{2});
     }
 
-    void staleResultsAreDropped()
-    {
+    void staleResultsAreDropped() {
         ValidationWorker worker;
         QSignalSpy results(&worker, &ValidationWorker::resultReady);
         QSignalSpy finished(&worker, &ValidationWorker::finished);
@@ -238,17 +236,16 @@ private slots:
         QCOMPARE(results.size(), 0);
     }
 
-    void missingPackageIsAVisibleError()
-    {
+    void missingPackageIsAVisibleError() {
         ValidationWorker worker;
         QSignalSpy failed(&worker, &ValidationWorker::failed);
         worker.start({kDataset, {}, {m_dir.filePath("nope.diode")}});
         QVERIFY(failed.wait(10000));
-        QVERIFY2(failed.at(0).at(0).toString().contains("nope.diode"), qPrintable(failed.at(0).at(0).toString()));
+        QVERIFY2(failed.at(0).at(0).toString().contains("nope.diode"),
+                 qPrintable(failed.at(0).at(0).toString()));
     }
 
-    void itemModelsPassTheTester()
-    {
+    void itemModelsPassTheTester() {
         MetricsModel metrics;
         QAbstractItemModelTester t1(&metrics, QAbstractItemModelTester::FailureReportingMode::QtTest);
         metrics.setResults({{"model", {}, true}, {"aten", {}, false}});
@@ -269,9 +266,28 @@ private slots:
         QVERIFY(error.contains("missing.diode"));
     }
 
+    // The problem sources offer the held-out file that belongs to the open database
+    // (core/diode/shippeddata.h), not one file name for every database.
+    void offersTheHeldOutFileOfTheOpenDatabase() {
+        auto sources = [](const QString &db) {
+            WorkbenchState state;
+            state.setDatabase(db, true);
+            ValidatePage page(&state);
+            auto *source = page.findChild<QComboBox *>("problemSource");
+            QStringList items;
+            for (int i = 0; i < source->count(); ++i)
+                items << source->itemText(i);
+            return items;
+        };
+        QVERIFY(sources(kDataset).contains("held-out file h200-heldout.jsonl"));
+        const QStringList ingraph = sources(testutil::sourcePath("trained_models/h200/h200-ingraph.db"));
+        QVERIFY2(ingraph.contains("held-out file h200-ingraph-heldout.jsonl"),
+                 qPrintable(ingraph.join(", ")));
+        QVERIFY(!ingraph.contains("held-out file h200-heldout.jsonl"));
+    }
+
     // Validate measures on problems the model never saw unless told otherwise, and says which.
-    void defaultSourceIsHeldOut()
-    {
+    void defaultSourceIsHeldOut() {
         WorkbenchState state;
         state.setPackage(kModel);
         state.setDatabase(kDataset, true);
@@ -285,12 +301,14 @@ private slots:
         QVERIFY(page.result().heldOutOnly);
         QCOMPARE(page.result().problemsBeforeCut, size_t(624));
         const size_t heldOut = page.result().table->problems.size();
-        QVERIFY2(heldOut >= 85 && heldOut <= 94, qPrintable(QString::number(heldOut))); // the test split: 94 drawn
+        QVERIFY2(heldOut >= 85 && heldOut <= 94,
+                 qPrintable(QString::number(heldOut))); // the test split: 94 drawn
         QCOMPARE(page.result().models[0].trainedOnShown, 0);
         QVERIFY2(page.scopeText().contains("never trained on"), qPrintable(page.scopeText()));
         // The same problems and numbers as `diode eval --db` (its default is held-out too).
         QString out, err;
-        const QString db = m_dir.filePath("eval-heldout.db"); // eval stores predictions: never in the shipped file
+        const QString db =
+            m_dir.filePath("eval-heldout.db"); // eval stores predictions: never in the shipped file
         QVERIFY(QFile::copy(kDataset, db));
         QFile(db).setPermissions(QFile::ReadOwner | QFile::WriteOwner);
         QCOMPARE(testutil::runCli({"eval", "--package", kModel, "--db", db}, &out, &err), 0);
@@ -309,8 +327,7 @@ private slots:
     }
 
     // After another model is chosen, nothing of the old one stays on screen under its name.
-    void noStaleViewAfterAChangeOfModel()
-    {
+    void noStaleViewAfterAChangeOfModel() {
         WorkbenchState state;
         state.setPackage(kModel);
         state.setDatabase(kDataset, true);
@@ -343,8 +360,7 @@ private slots:
     }
 
     // Two models side by side keep the page within a 1280x800 window.
-    void twoModelsFitTheWindow()
-    {
+    void twoModelsFitTheWindow() {
         WorkbenchState state;
         state.setPackage(kModel);
         state.setDatabase(kDataset, true);
@@ -363,8 +379,7 @@ private slots:
         QVERIFY2(width <= 1100, qPrintable(QString::number(width)));
     }
 
-    void pageRendersTheShippedData()
-    {
+    void pageRendersTheShippedData() {
         WorkbenchState state;
         state.setPackage(kModel);
         state.setDatabase(kDataset, true);

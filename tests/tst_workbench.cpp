@@ -21,11 +21,10 @@ class TestWorkbench : public QObject {
 
 private slots:
     void initTestCase() { testutil::freshSettings("tst_workbench"); }
-    void showsSummaryOfADatabase()
-    {
+    void showsSummaryOfADatabase() {
         const QString db = m_dir.filePath("w.db");
-        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan", testutil::sourcePath("resources/plans/cpu-smoke.json"),
-                                   "--db", db}),
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan",
+                                   testutil::sourcePath("resources/plans/cpu-smoke.json"), "--db", db}),
                  0);
         MainWindow w;
         w.show();
@@ -46,8 +45,7 @@ private slots:
     }
 
     // "Usable at 1280x800": no page may force the window wider or taller than that.
-    void everyPageFitsA1280x800Screen()
-    {
+    void everyPageFitsA1280x800Screen() {
         MainWindow w;
         w.show();
         QTest::qWait(200);
@@ -62,18 +60,19 @@ private slots:
                 wide << QString("%1 %2x%3").arg(name).arg(hint.width()).arg(hint.height());
         }
         QVERIFY2(wide.isEmpty(), qPrintable(wide.join(", ")));
-        QVERIFY2(min.width() <= 1280 && min.height() <= 800, qPrintable(QString("%1x%2").arg(min.width()).arg(min.height())));
+        QVERIFY2(min.width() <= 1280 && min.height() <= 800,
+                 qPrintable(QString("%1x%2").arg(min.width()).arg(min.height())));
         w.resize(1280, 800);
         QTest::qWait(50);
         QCOMPARE(w.size(), QSize(1280, 800));
     }
 
     // --help and --version answer on a machine without a display (a GPU server, CI).
-    void helpNeedsNoDisplay()
-    {
+    void helpNeedsNoDisplay() {
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        for (const char *k : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"}) env.remove(k);
+        for (const char *k : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+            env.remove(k);
         p.setProcessEnvironment(env);
         p.start(QStringLiteral(DIODE_WORKBENCH), {"--help"});
         QVERIFY(p.waitForFinished(10000));
@@ -87,8 +86,7 @@ private slots:
 
     // The real diode-workbench binary on the shipped data stays up (offscreen, as under Xvfb
     // without a window manager) until it is told to end, and prints no error on the way.
-    void workbenchBinaryStaysUpOnTheShippedData()
-    {
+    void workbenchBinaryStaysUpOnTheShippedData() {
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert("QT_QPA_PLATFORM", "offscreen");
@@ -98,7 +96,8 @@ private slots:
         p.setProcessChannelMode(QProcess::MergedChannels);
         p.start(QStringLiteral(DIODE_WORKBENCH), {"--page", "validatePage"});
         QVERIFY(p.waitForStarted(10000));
-        QVERIFY2(!p.waitForFinished(8000), qPrintable(QString::fromUtf8(p.readAll()))); // still running after 8 s
+        QVERIFY2(!p.waitForFinished(8000),
+                 qPrintable(QString::fromUtf8(p.readAll()))); // still running after 8 s
         QCOMPARE(p.state(), QProcess::Running);
         p.terminate();
         QVERIFY(p.waitForFinished(10000));
@@ -108,8 +107,7 @@ private slots:
 
     // Every page says in one line what it shows; Help ▸ About names the version, the build's
     // features, where data lives and the documentation.
-    void pagesSayWhatTheyShowAndAboutNamesTheBuild()
-    {
+    void pagesSayWhatTheyShowAndAboutNamesTheBuild() {
         MainWindow w;
         w.show();
         auto *description = w.findChild<QLabel *>("pageDescription");
@@ -122,8 +120,8 @@ private slots:
         }
         QCOMPARE(seen.size(), w.pageNames().size());
         const QString about = MainWindow::aboutText();
-        for (const QString &part : {QString(DIODE_VERSION), QString("training (LibTorch)"), QString("settings:"),
-                                    QString("trained models:"), QString("README.md")})
+        for (const QString &part : {QString(DIODE_VERSION), QString("training (LibTorch)"),
+                                    QString("settings:"), QString("trained models:"), QString("README.md")})
             QVERIFY2(about.contains(part), qPrintable(part));
         w.showAbout();
         auto *box = w.findChild<QMessageBox *>("aboutDialog");
@@ -133,8 +131,7 @@ private slots:
 
     // A --screenshot run trains, sweeps and opens files to show real content, in a world of its
     // own: the user's settings, model folder, current model and sweep database stay as they were.
-    void screenshotRunLeavesSettingsAndDataAlone()
-    {
+    void screenshotRunLeavesSettingsAndDataAlone() {
         const QString config = m_dir.filePath("user-config"), data = m_dir.filePath("user-data");
         const QString settings = config + "/diode/diode-workbench.conf";
         QVERIFY(QDir().mkpath(QFileInfo(settings).absolutePath()));
@@ -143,8 +140,10 @@ private slots:
             QFile f(path);
             return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
         };
-        QVERIFY(write(settings, "[state]\npackage=/home/someone/mine.diode\n\n[sweep]\ndatabase=/home/someone/mine.db\n\n"
-                                "[train]\nepochs=3\n"));
+        QVERIFY(
+            write(settings,
+                  "[state]\npackage=/home/someone/mine.diode\n\n[sweep]\ndatabase=/home/someone/mine.db\n\n"
+                  "[train]\nepochs=3\n"));
         QVERIFY(write(data + "/diode/diode-workbench/models/mine.diode", "not a real package"));
         auto snapshot = [&] { // every file under both folders with a hash of its bytes
             QStringList files;
@@ -152,7 +151,9 @@ private slots:
                 QDirIterator it(root, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
                 while (it.hasNext()) {
                     const QString f = it.next();
-                    files << f + ' ' + QCryptographicHash::hash(testutil::fileBytes(f), QCryptographicHash::Sha1).toHex();
+                    files << f + ' ' +
+                                 QCryptographicHash::hash(testutil::fileBytes(f), QCryptographicHash::Sha1)
+                                     .toHex();
                 }
             }
             files.sort();
@@ -164,7 +165,8 @@ private slots:
         env.insert("XDG_CONFIG_HOME", config);
         env.insert("XDG_DATA_HOME", data);
         QStringList pages{"sweepPage"};
-        if (DIODE_HAVE_TORCH) pages << "trainPage"; // trains a model and makes it current
+        if (DIODE_HAVE_TORCH)
+            pages << "trainPage"; // trains a model and makes it current
         for (const QString &page : pages) {
             const QString png = m_dir.filePath(page + ".png");
             QProcess p;
@@ -180,8 +182,7 @@ private slots:
         QCOMPARE(snapshot(), before);
     }
 
-    void foreignFileGivesAVisibleError()
-    {
+    void foreignFileGivesAVisibleError() {
         const QString bad = m_dir.filePath("bad.db");
         QFile f(bad);
         QVERIFY(f.open(QIODevice::WriteOnly));

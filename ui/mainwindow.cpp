@@ -1,39 +1,39 @@
 #include "mainwindow.h"
 
 #include "bias/biaspage.h"
+#include "common/shippedfile.h"
+#include "common/workbenchstate.h"
 #include "data/datapage.h"
+#include "demo/demopage.h"
+#include "diode/shippeddata.h"
+#include "export/exportpage.h"
 #include "hardware/hardwarepage.h"
 #include "summary/storeloader.h"
 #include "summary/summarypage.h"
 #include "sweep/sweeppage.h"
-#include "demo/demopage.h"
-#include "export/exportpage.h"
 #include "train/trainpage.h"
 #include "validate/validatepage.h"
-#include "common/shippedfile.h"
-#include "diode/shippeddata.h"
-#include "common/workbenchstate.h"
 
 #include "diode/config.h"
 #include "diode/modelinstall.h"
 
+#include <QCloseEvent>
 #include <QDesktopServices>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QLabel>
-#include <QStandardPaths>
-#include <QUrl>
-#include <QVBoxLayout>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
-#include <QCloseEvent>
 #include <QShortcut>
 #include <QStackedWidget>
+#include <QStandardPaths>
 #include <QStatusBar>
+#include <QUrl>
+#include <QVBoxLayout>
 
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
@@ -42,8 +42,7 @@ MainWindow::MainWindow(QWidget *parent)
     , m_pageDescription(new QLabel(this))
     , m_pages(new QStackedWidget(this))
     , m_summary(new SummaryPage(this))
-    , m_loader(new StoreLoader(this))
-{
+    , m_loader(new StoreLoader(this)) {
     setWindowTitle(tr("Diode Workbench"));
     auto *central = new QWidget(this);
     auto *layout = new QHBoxLayout(central);
@@ -79,40 +78,50 @@ MainWindow::MainWindow(QWidget *parent)
 
     m_summary->setObjectName(QStringLiteral("overviewPage"));
     addPage(m_summary, tr("Overview"),
-            tr("What the open database holds: problems, measurements and their timing methods, GPUs, and one row per run."));
+            tr("What the open database holds: problems, measurements and their timing methods, GPUs, and one "
+               "row per run."));
     // Further pages are added here, one line each.
     addPage(new HardwarePage(m_state, this), tr("Hardware"),
-            tr("This machine's CPU and GPUs, and clock, power and temperature telemetry: live, or stored with a run."));
-    addPage(new SweepPage(m_state, this), tr("Sweep"),
-            tr("Design a sweep plan, see its size and duration, run it (cpu or inductor backend) and watch each "
-               "problem's best TFLOP/s arrive."));
-    addPage(new DataPage(m_state, this), tr("Data"),
-            tr("Every run, problem and measurement of the open database, filtered and sorted; best TFLOP/s over "
-               "(M, N) and the roofline."));
+            tr("This machine's CPU and GPUs, and clock, power and temperature telemetry: live, or stored "
+               "with a run."));
+    addPage(
+        new SweepPage(m_state, this), tr("Sweep"),
+        tr("Design a sweep plan, see its size and duration, run it (cpu or inductor backend) and watch each "
+           "problem's best TFLOP/s arrive."));
+    addPage(
+        new DataPage(m_state, this), tr("Data"),
+        tr("Every run, problem and measurement of the open database, filtered and sorted; best TFLOP/s over "
+           "(M, N) and the roofline."));
     addPage(new TrainPage(m_state, this), tr("Train"),
-            tr("Train the runtime model on the open database: loss and validation top-1 efficiency per epoch, one "
+            tr("Train the runtime model on the open database: loss and validation top-1 efficiency per "
+               "epoch, one "
                "curve per network of the ensemble."));
-    addPage(new ValidatePage(m_state, this), tr("Validate"),
-            tr("How well a model picks kernels on problems it never trained on: predicted against measured time, "
-               "and top-1 efficiency against ATen alone and Inductor's default."));
+    addPage(
+        new ValidatePage(m_state, this), tr("Validate"),
+        tr("How well a model picks kernels on problems it never trained on: predicted against measured time, "
+           "and top-1 efficiency against ATen alone and Inductor's default."));
     addPage(new BiasPage(m_state, this), tr("Bias"),
             tr("Where Inductor's own autotune benchmark misleads max-autotune, against in-graph times."));
-    addPage(new ExportPage(m_state, this), tr("Export"),
-            tr("A model package's metrics on its held-out test split and its manifest; save it, or install it "
-               "for the Inductor plugin."));
-    addPage(new DemoPage(m_state, this), tr("Demo"),
-            tr("diode demo: compile time and kernel speed-up against max-autotune, run on a local GPU or read "
-               "from a saved result."));
+    addPage(
+        new ExportPage(m_state, this), tr("Export"),
+        tr("A model package's metrics on its held-out test split and its manifest; save it, or install it "
+           "for the Inductor plugin."));
+    addPage(
+        new DemoPage(m_state, this), tr("Demo"),
+        tr("diode demo: compile time and kernel speed-up against max-autotune, run on a local GPU or read "
+           "from a saved result."));
 
     connect(m_loader, &StoreLoader::loaded, this, [this](const DatasetSummary &s) {
         m_summary->setSummary(s);
-        statusBar()->showMessage(tr("%1 problems, %2 measurements").arg(s.stats.problems).arg(s.stats.measurements));
+        statusBar()->showMessage(
+            tr("%1 problems, %2 measurements").arg(s.stats.problems).arg(s.stats.measurements));
         emit databaseShown(s.path);
     });
     connect(m_loader, &StoreLoader::failed, this, [this](const QString &msg) {
         m_summary->setMessage(tr("No database open."));
         statusBar()->showMessage(msg);
-        if (isVisible()) QMessageBox::warning(this, tr("Cannot open database"), msg);
+        if (isVisible())
+            QMessageBox::warning(this, tr("Cannot open database"), msg);
         emit databaseFailed(msg);
     });
     QSettings settings;
@@ -123,10 +132,11 @@ MainWindow::MainWindow(QWidget *parent)
 
 // Pages hold the shared state and save their settings when destroyed; QObject would delete the
 // state first (it is the older child), so the pages go before it.
-MainWindow::~MainWindow() { delete m_pages; }
+MainWindow::~MainWindow() {
+    delete m_pages;
+}
 
-void MainWindow::closeEvent(QCloseEvent *event)
-{
+void MainWindow::closeEvent(QCloseEvent *event) {
     QSettings settings;
     settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("window/state"), saveState());
@@ -134,8 +144,7 @@ void MainWindow::closeEvent(QCloseEvent *event)
     QMainWindow::closeEvent(event);
 }
 
-void MainWindow::addPage(QWidget *page, const QString &title, const QString &description)
-{
+void MainWindow::addPage(QWidget *page, const QString &title, const QString &description) {
     m_descriptions << description;
     m_pages->addWidget(page);
     m_pageList->addItem(title);
@@ -145,11 +154,11 @@ void MainWindow::addPage(QWidget *page, const QString &title, const QString &des
         auto *sc = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_0 + n)), this);
         connect(sc, &QShortcut::activated, this, [this, n] { m_pageList->setCurrentRow(n - 1); });
     }
-    if (m_pageList->currentRow() < 0) m_pageList->setCurrentRow(0);
+    if (m_pageList->currentRow() < 0)
+        m_pageList->setCurrentRow(0);
 }
 
-bool MainWindow::showPage(const QString &name)
-{
+bool MainWindow::showPage(const QString &name) {
     for (int i = 0; i < m_pages->count(); ++i) {
         if (m_pages->widget(i)->objectName() == name) {
             m_pageList->setCurrentRow(i);
@@ -159,30 +168,29 @@ bool MainWindow::showPage(const QString &name)
     return false;
 }
 
-QStringList MainWindow::pageNames() const
-{
+QStringList MainWindow::pageNames() const {
     QStringList names;
-    for (int i = 0; i < m_pages->count(); ++i) names << m_pages->widget(i)->objectName();
+    for (int i = 0; i < m_pages->count(); ++i)
+        names << m_pages->widget(i)->objectName();
     return names;
 }
 
-void MainWindow::openDatabase(const QString &path, bool readOnly)
-{
+void MainWindow::openDatabase(const QString &path, bool readOnly) {
     m_summary->setMessage(tr("Opening %1…").arg(path));
     m_state->setDatabase(path, readOnly);
     m_loader->load(path);
 }
 
-void MainWindow::chooseDatabase()
-{
+void MainWindow::chooseDatabase() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open database"), QString(),
                                                       tr("Diode databases (*.db *.sqlite);;All files (*)"));
-    if (!path.isEmpty()) openDatabase(path);
+    if (!path.isEmpty())
+        openDatabase(path);
 }
 
-QString MainWindow::aboutText()
-{
-    const QString models = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/models");
+QString MainWindow::aboutText() {
+    const QString models =
+        QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/models");
     const QString shipped = QFileInfo(shippedFile(diode::shipped::kDataset)).absolutePath();
     const QString readme = shippedFile(QStringLiteral("README.md"));
     auto yesNo = [](bool on) { return on ? tr("yes") : tr("no"); };
@@ -197,12 +205,13 @@ QString MainWindow::aboutText()
              QDir::toNativeSeparators(models).toHtmlEscaped(),
              QString::fromStdString(diode::pluginModelDirectory().string()).toHtmlEscaped(),
              shipped.isEmpty() ? tr("not found") : shipped.toHtmlEscaped())
-        .arg(QUrl::fromLocalFile(readme).toString(), readme.isEmpty() ? tr("README.md (not found)") : readme.toHtmlEscaped());
+        .arg(QUrl::fromLocalFile(readme).toString(),
+             readme.isEmpty() ? tr("README.md (not found)") : readme.toHtmlEscaped());
 }
 
-void MainWindow::showAbout()
-{
-    auto *box = new QMessageBox(QMessageBox::NoIcon, tr("About Diode Workbench"), aboutText(), QMessageBox::Close, this);
+void MainWindow::showAbout() {
+    auto *box = new QMessageBox(QMessageBox::NoIcon, tr("About Diode Workbench"), aboutText(),
+                                QMessageBox::Close, this);
     box->setObjectName(QStringLiteral("aboutDialog"));
     box->setTextFormat(Qt::RichText);
     box->setTextInteractionFlags(Qt::TextBrowserInteraction);

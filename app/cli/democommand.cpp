@@ -28,13 +28,14 @@ struct DemoOptions {
     bool mlp = false;
 };
 
-int runPython(const std::vector<std::string> &args)
-{
+int runPython(const std::vector<std::string> &args) {
     std::vector<char *> argv;
-    for (const auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
+    for (const auto &a : args)
+        argv.push_back(const_cast<char *>(a.c_str()));
     argv.push_back(nullptr);
     const pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error("cannot start the demo: fork failed");
+    if (pid < 0)
+        throw std::runtime_error("cannot start the demo: fork failed");
     if (pid == 0) {
         const std::string pp = pluginPythonDir();
         const char *old = std::getenv("PYTHONPATH");
@@ -49,8 +50,7 @@ int runPython(const std::vector<std::string> &args)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-int runDemo(const DemoOptions &o)
-{
+int runDemo(const DemoOptions &o) {
     if (!o.show.empty()) {
         fmt::print("{}", DemoResult::load(o.show).table());
         return 0;
@@ -61,17 +61,31 @@ int runDemo(const DemoOptions &o)
         python = env && *env ? env : "python3";
     }
     const std::string json = o.json.empty() ? "diode-demo.json" : o.json;
-    std::vector<std::string> args{python, "-u", "-m", "torch_diode.demo", "--json", json,
-                                  "--graph-calls", std::to_string(o.graphCalls)};
-    if (!o.problems.empty()) args.insert(args.end(), {"--problems", o.problems});
-    if (o.limit > 0) args.insert(args.end(), {"--limit", std::to_string(o.limit)});
-    if (o.mlp) args.push_back("--mlp");
-    if (!o.package.empty()) args.insert(args.end(), {"--package", o.package});
-    if (!o.modes.empty()) args.insert(args.end(), {"--modes", o.modes});
-    if (!o.casesOut.empty()) args.insert(args.end(), {"--cases-out", o.casesOut});
-    if (o.problems.empty() && !o.mlp) throw InvalidInput("demo: give --problems FILE, --mlp, or both");
+    std::vector<std::string> args{python,
+                                  "-u",
+                                  "-m",
+                                  "torch_diode.demo",
+                                  "--json",
+                                  json,
+                                  "--graph-calls",
+                                  std::to_string(o.graphCalls)};
+    if (!o.problems.empty())
+        args.insert(args.end(), {"--problems", o.problems});
+    if (o.limit > 0)
+        args.insert(args.end(), {"--limit", std::to_string(o.limit)});
+    if (o.mlp)
+        args.push_back("--mlp");
+    if (!o.package.empty())
+        args.insert(args.end(), {"--package", o.package});
+    if (!o.modes.empty())
+        args.insert(args.end(), {"--modes", o.modes});
+    if (!o.casesOut.empty())
+        args.insert(args.end(), {"--cases-out", o.casesOut});
+    if (o.problems.empty() && !o.mlp)
+        throw InvalidInput("demo: give --problems FILE, --mlp, or both");
     const int rc = runPython(args);
-    if (rc != 0) return rc; // 3: no GPU/torch (the worker's message said why), 2: bad input
+    if (rc != 0)
+        return rc; // 3: no GPU/torch (the worker's message said why), 2: bad input
     fmt::print("{}", DemoResult::load(json).table());
     fmt::print("result: {}\n", json);
     return 0;
@@ -79,22 +93,26 @@ int runDemo(const DemoOptions &o)
 
 } // namespace
 
-std::function<int()> addDemoCommand(CLI::App &app)
-{
+std::function<int()> addDemoCommand(CLI::App &app) {
     auto o = std::make_shared<DemoOptions>();
-    auto *demo = app.add_subcommand(
-        "demo", "Compile GEMMs and a bf16 MLP block with default, max-autotune and the plugin; print compile and kernel time");
-    demo->add_option("--problems", o->problems, "problem JSON lines to compile (e.g. resources/demo/h200-heldout-gemms.jsonl)")
+    auto *demo = app.add_subcommand("demo", "Compile GEMMs and a bf16 MLP block with default, max-autotune "
+                                            "and the plugin; print compile and kernel time");
+    demo->add_option("--problems", o->problems,
+                     "problem JSON lines to compile (e.g. resources/demo/h200-heldout-gemms.jsonl)")
         ->check(CLI::ExistingFile);
     demo->add_option("--limit", o->limit, "only the first N problems");
     demo->add_flag("--mlp", o->mlp, "also a bf16 transformer MLP block built from nn.Linear");
-    demo->add_option("--package", o->package, ".diode package (default: the best for this GPU)")->check(CLI::ExistingFile);
-    demo->add_option("--modes", o->modes, "comma-separated: default,max-autotune,plugin-top1,plugin-top3,exhaustive-plugin");
-    demo->add_option("--graph-calls", o->graphCalls, "calls per CUDA graph when timing kernels")->capture_default_str();
+    demo->add_option("--package", o->package, ".diode package (default: the best for this GPU)")
+        ->check(CLI::ExistingFile);
+    demo->add_option("--modes", o->modes,
+                     "comma-separated: default,max-autotune,plugin-top1,plugin-top3,exhaustive-plugin");
+    demo->add_option("--graph-calls", o->graphCalls, "calls per CUDA graph when timing kernels")
+        ->capture_default_str();
     demo->add_option("--json", o->json, "result file (default diode-demo.json)");
     demo->add_option("--cases-out", o->casesOut, "keep finished cases here and skip them on a rerun");
     demo->add_option("--python", o->python, "interpreter (default $DIODE_PYTHON or python3)");
-    demo->add_option("--show", o->show, "print the table of a saved result and exit (no GPU needed)")->check(CLI::ExistingFile);
+    demo->add_option("--show", o->show, "print the table of a saved result and exit (no GPU needed)")
+        ->check(CLI::ExistingFile);
     return [o, demo]() { return *demo ? runDemo(*o) : -1; };
 }
 

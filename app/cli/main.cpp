@@ -25,10 +25,10 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 using namespace diode;
 
@@ -43,7 +43,8 @@ std::atomic<SweepSession *> g_session{nullptr};
 // SIGTERM (kill, systemd, a batch scheduler's timeout) is a cancel like Ctrl-C: the run ends
 // `cancelled`, resumable, instead of dying with its status left `running`.
 void onInterrupt(int sig) {
-    if (auto *s = g_session.load()) s->cancel();
+    if (auto *s = g_session.load())
+        s->cancel();
     std::signal(sig, SIG_DFL); // a second Ctrl-C (or SIGTERM) ends the process at once
 }
 
@@ -56,16 +57,15 @@ struct SweepOptions {
     bool adoptForeign = false;
 };
 
-Store::Foreign foreignPolicy(bool adopt)
-{
+Store::Foreign foreignPolicy(bool adopt) {
     return adopt ? Store::Foreign::Adopt : Store::Foreign::Refuse;
 }
 
 // The same session as the workbench's Sweep page (core/diode/sweepsession.h); this face prints.
-int runSweep(const SweepOptions &o)
-{
+int runSweep(const SweepOptions &o) {
     SweepSession::Request req;
-    if (!o.plan.empty()) req.plan = SweepPlan::load(o.plan); // rejects bad plans before anything runs
+    if (!o.plan.empty())
+        req.plan = SweepPlan::load(o.plan); // rejects bad plans before anything runs
     // Once adopted (diode's tables added) the database is ours, and every later open reads it.
     if (o.adoptForeign) {
         Store adopted(o.db, Store::Mode::ReadWrite, Store::Foreign::Adopt);
@@ -90,8 +90,8 @@ int runSweep(const SweepOptions &o)
     std::string status;
     try {
         status = session.run([&](int64_t runId) {
-            fmt::print(stderr, "run {}: {} problems, backend {}, database {}\n", runId, session.plan().problems.size(),
-                       session.backend(), o.db);
+            fmt::print(stderr, "run {}: {} problems, backend {}, database {}\n", runId,
+                       session.plan().problems.size(), session.backend(), o.db);
         });
     } catch (const BackendUnavailable &e) {
         g_session = nullptr;
@@ -106,24 +106,26 @@ int runSweep(const SweepOptions &o)
     const int64_t runId = session.runId();
     Store store(o.db, Store::Mode::ReadOnly);
     fmt::print(stderr, "run {} {}: {} measurements stored\n", runId, status, store.measurementCount(runId));
-    if (status == "cancelled") fmt::print(stderr, "continue it with: diode sweep --resume --db {}\n", o.db);
+    if (status == "cancelled")
+        fmt::print(stderr, "continue it with: diode sweep --resume --db {}\n", o.db);
     return status == "finished" ? 0 : kExitFailure;
 }
 
-int runImport(const std::vector<std::string> &files, const std::string &db, bool again, bool adoptForeign)
-{
+int runImport(const std::vector<std::string> &files, const std::string &db, bool again, bool adoptForeign) {
     Store store(db, Store::Mode::ReadWrite, foreignPolicy(adoptForeign));
     for (const auto &f : files) {
         const auto r = importFile(store, f, again);
-        fmt::print("{}: {} ({} runs, {} problems, {} measurements)\n", f, r.format, r.runs, r.problems, r.measurements);
+        fmt::print("{}: {} ({} runs, {} problems, {} measurements)\n", f, r.format, r.runs, r.problems,
+                   r.measurements);
     }
     return 0;
 }
 
-int runExport(const std::string &db, const std::string &format, const std::string &outPath)
-{
+int runExport(const std::string &db, const std::string &format, const std::string &outPath) {
     Store store(db, Store::Mode::ReadOnly);
-    auto write = [&](std::ostream &os) { return format == "csv" ? exportCsv(store, os) : exportJsonl(store, os); };
+    auto write = [&](std::ostream &os) {
+        return format == "csv" ? exportCsv(store, os) : exportJsonl(store, os);
+    };
     if (outPath.empty() || outPath == "-") {
         write(std::cout);
         return 0;
@@ -131,7 +133,8 @@ int runExport(const std::string &db, const std::string &format, const std::strin
     // Write beside the target and rename, so a failure never leaves half a file.
     const std::string tmp = outPath + ".partial";
     std::ofstream os(tmp);
-    if (!os) throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
+    if (!os)
+        throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
     const int64_t n = write(os);
     os.close();
     if (!os) {
@@ -143,20 +146,21 @@ int runExport(const std::string &db, const std::string &format, const std::strin
     return 0;
 }
 
-int runStats(const std::string &db, bool asJson)
-{
-    if (!std::filesystem::exists(db)) throw InvalidInput(fmt::format("database '{}' does not exist", db));
+int runStats(const std::string &db, bool asJson) {
+    if (!std::filesystem::exists(db))
+        throw InvalidInput(fmt::format("database '{}' does not exist", db));
     Store store(db, Store::Mode::ReadOnly);
     const auto st = store.stats();
     if (asJson) {
         fmt::print("{}\n", st.toJson().dump(2));
         return 0;
     }
-    fmt::print("database      {}\nruns          {}\nproblems      {} ({} failed)\nmeasurements  {} ({} failed)\n"
-               "kernel configs {}\ngpus          {}\nops           {}\ndtypes        {}\nbackends      {}\n",
-               db, st.runs, st.problems, st.failedProblems, st.measurements, st.failedMeasurements, st.configs,
-               fmt::join(st.gpus, ", "), fmt::join(st.ops, ", "), fmt::join(st.dtypes, ", "),
-               fmt::join(st.backends, ", "));
+    fmt::print(
+        "database      {}\nruns          {}\nproblems      {} ({} failed)\nmeasurements  {} ({} failed)\n"
+        "kernel configs {}\ngpus          {}\nops           {}\ndtypes        {}\nbackends      {}\n",
+        db, st.runs, st.problems, st.failedProblems, st.measurements, st.failedMeasurements, st.configs,
+        fmt::join(st.gpus, ", "), fmt::join(st.ops, ", "), fmt::join(st.dtypes, ", "),
+        fmt::join(st.backends, ", "));
     for (const auto &[method, n] : st.measurementsByMethod) {
         const auto failed = st.failedByMethod.find(method);
         fmt::print("  {:<18} {} measurements ({} failed)\n", method, n,
@@ -173,13 +177,14 @@ struct BiasOptions {
     bool json = false;
 };
 
-int runBias(const BiasOptions &o)
-{
+int runBias(const BiasOptions &o) {
     const auto method = parseTimingMethod(o.method);
-    if (!method) throw InvalidInput(fmt::format("--method '{}': expected graph_warm or graph_cold", o.method));
+    if (!method)
+        throw InvalidInput(fmt::format("--method '{}': expected graph_warm or graph_cold", o.method));
     BiasReport report;
     if (!o.db.empty()) {
-        if (!std::filesystem::exists(o.db)) throw InvalidInput(fmt::format("database '{}' does not exist", o.db));
+        if (!std::filesystem::exists(o.db))
+            throw InvalidInput(fmt::format("database '{}' does not exist", o.db));
         Store store(o.db, Store::Mode::ReadOnly);
         report = computeBias(store, *method);
     } else {
@@ -196,26 +201,37 @@ int runBias(const BiasOptions &o)
     return 0;
 }
 
-int runHw(bool asJson)
-{
+int runHw(bool asJson) {
     const auto r = HardwareMonitor().report();
     if (asJson) {
         auto gpus = nlohmann::json::array();
         for (const auto &g : r.gpus)
-            gpus.push_back({{"vendor", g.vendor}, {"index", g.index}, {"name", g.name}, {"sm_count", g.smCount},
-                            {"memory_mb", g.memoryMb}, {"driver", g.driver}, {"max_sm_clock_mhz", g.maxSmClockMhz},
-                            {"max_mem_clock_mhz", g.maxMemClockMhz}, {"uuid", g.uuid}});
-        nlohmann::json j{{"host", r.host}, {"cpu", r.cpu}, {"cpu_threads", r.cpuThreads}, {"gpus", gpus},
+            gpus.push_back({{"vendor", g.vendor},
+                            {"index", g.index},
+                            {"name", g.name},
+                            {"sm_count", g.smCount},
+                            {"memory_mb", g.memoryMb},
+                            {"driver", g.driver},
+                            {"max_sm_clock_mhz", g.maxSmClockMhz},
+                            {"max_mem_clock_mhz", g.maxMemClockMhz},
+                            {"uuid", g.uuid}});
+        nlohmann::json j{{"host", r.host},
+                         {"cpu", r.cpu},
+                         {"cpu_threads", r.cpuThreads},
+                         {"gpus", gpus},
                          {"notes", r.notes}};
         fmt::print("{}\n", j.dump(2));
         return 0;
     }
     fmt::print("host   {}\ncpu    {} ({} threads)\n", r.host, r.cpu, r.cpuThreads);
-    if (r.gpus.empty()) fmt::print("gpus   none detected\n");
+    if (r.gpus.empty())
+        fmt::print("gpus   none detected\n");
     for (const auto &g : r.gpus)
-        fmt::print("gpu {}  {} ({}), {} SMs, {} MiB, driver {}, max clocks SM {} MHz / memory {} MHz\n", g.index,
-                   g.name, g.vendor, g.smCount, g.memoryMb, g.driver, g.maxSmClockMhz, g.maxMemClockMhz);
-    for (const auto &n : r.notes) fmt::print("note   {}\n", n);
+        fmt::print("gpu {}  {} ({}), {} SMs, {} MiB, driver {}, max clocks SM {} MHz / memory {} MHz\n",
+                   g.index, g.name, g.vendor, g.smCount, g.memoryMb, g.driver, g.maxSmClockMhz,
+                   g.maxMemClockMhz);
+    for (const auto &n : r.notes)
+        fmt::print("note   {}\n", n);
     return 0;
 }
 
@@ -265,47 +281,57 @@ int runPlan(const PlanOptions &o) {
 #if DIODE_CLI_EXECS_TRAIN
 // `diode train` runs in diode-train, the one executable that links LibTorch (289 shared
 // libraries, 0.5-0.9 s to load): every other command starts without it.
-[[noreturn]] void execTrain(char **argv)
-{
+[[noreturn]] void execTrain(char **argv) {
     std::error_code ec;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
     const auto train = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "diode-train";
     ::execv(train.c_str(), argv);
-    fmt::print(stderr, "error: diode train runs {}, which cannot be started: {}. It is built with LibTorch "
-                       "(libtorch-dev) next to diode.\n",
+    fmt::print(stderr,
+               "error: diode train runs {}, which cannot be started: {}. It is built with LibTorch "
+               "(libtorch-dev) next to diode.\n",
                train.string(), std::strerror(errno));
     std::exit(3);
 }
 #endif
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
 #if DIODE_CLI_EXECS_TRAIN
-    if (argc > 1 && std::string_view(argv[1]) == "train") execTrain(argv);
+    if (argc > 1 && std::string_view(argv[1]) == "train")
+        execTrain(argv);
 #endif
-    CLI::App app{"diode: GEMM benchmark sweeps, measurement store and datasets for torch.compile kernel selection"};
+    CLI::App app{
+        "diode: GEMM benchmark sweeps, measurement store and datasets for torch.compile kernel selection"};
     app.set_version_flag("--version", std::string("diode ") + DIODE_VERSION);
     app.require_subcommand(1);
 
     SweepOptions sweep;
-    auto *cmdSweep = app.add_subcommand("sweep", "Measure a sweep plan into a database, or resume an interrupted run");
-    cmdSweep->add_option("--backend", sweep.backend, "inductor (GPU, via the Python worker) or cpu (reference GEMM)")
+    auto *cmdSweep =
+        app.add_subcommand("sweep", "Measure a sweep plan into a database, or resume an interrupted run");
+    cmdSweep
+        ->add_option("--backend", sweep.backend,
+                     "inductor (GPU, via the Python worker) or cpu (reference GEMM)")
         ->check(CLI::IsMember({"inductor", "cpu"}));
     cmdSweep->add_option("--plan", sweep.plan, "sweep plan JSON (docs/PLANS.md)")->check(CLI::ExistingFile);
     cmdSweep->add_option("--db", sweep.db, "SQLite database (created if missing)")->required();
     cmdSweep->add_flag("--resume", sweep.resume, "continue the newest unfinished run in --db");
-    const char *adoptHelp = "add diode's tables to a SQLite database that holds another program's tables (refused "
-                            "without this flag; the database is switched to WAL)";
+    const char *adoptHelp =
+        "add diode's tables to a SQLite database that holds another program's tables (refused "
+        "without this flag; the database is switched to WAL)";
     cmdSweep->add_flag("--adopt-foreign-db", sweep.adoptForeign, adoptHelp);
-    cmdSweep->add_option("--python", sweep.python, "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");
+    cmdSweep->add_option("--python", sweep.python,
+                         "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");
 
     std::vector<std::string> importFiles;
     std::string importDb;
-    auto *cmdImport = app.add_subcommand("import", "Import problem JSON lines or a torch-diode dataset (JSON or msgpack)");
-    cmdImport->add_option("files", importFiles, "files to import, each in one transaction")->required()->check(CLI::ExistingFile);
+    auto *cmdImport =
+        app.add_subcommand("import", "Import problem JSON lines or a torch-diode dataset (JSON or msgpack)");
+    cmdImport->add_option("files", importFiles, "files to import, each in one transaction")
+        ->required()
+        ->check(CLI::ExistingFile);
     cmdImport->add_option("--db", importDb, "SQLite database (created if missing)")->required();
     bool importAgain = false, importAdopt = false;
-    cmdImport->add_flag("--again", importAgain, "import a file whose content this database already holds once more");
+    cmdImport->add_flag("--again", importAgain,
+                        "import a file whose content this database already holds once more");
     cmdImport->add_flag("--adopt-foreign-db", importAdopt, adoptHelp);
 
     std::string exportDb, exportFormat = "jsonl", exportOut;
@@ -316,14 +342,16 @@ int main(int argc, char **argv)
 
     std::string statsDb;
     bool statsJson = false;
-    auto *cmdStats = app.add_subcommand("stats", "Summarise a database: runs, problems, measurements, GPUs, ops, dtypes");
+    auto *cmdStats =
+        app.add_subcommand("stats", "Summarise a database: runs, problems, measurements, GPUs, ops, dtypes");
     cmdStats->add_option("--db", statsDb, "SQLite database")->required();
     cmdStats->add_flag("--json", statsJson, "print JSON");
 
     BiasOptions biasOpts;
     auto *cmdBias = app.add_subcommand(
-        "bias", "Where max-autotune's own benchmark misleads it: its picks, plain torch.compile and the best ATen "
-                "kernel against the fastest candidate in CUDA graphs, by op, dtype and size");
+        "bias",
+        "Where max-autotune's own benchmark misleads it: its picks, plain torch.compile and the best ATen "
+        "kernel against the fastest candidate in CUDA graphs, by op, dtype and size");
     auto *biasDb = cmdBias->add_option("--db", biasOpts.db, "SQLite database");
     auto *biasInput = cmdBias->add_option("--input", biasOpts.input, "problem JSON lines (version 2)")
                           ->check(CLI::ExistingFile);
@@ -359,18 +387,27 @@ int main(int argc, char **argv)
         return app.exit(e) == 0 ? 0 : kExitBadInput;
     }
     try {
-        if (const int rc = runModelCommand(); rc >= 0) return rc;
-        if (const int rc = runDemoCommand(); rc >= 0) return rc;
-        if (*cmdSweep) return runSweep(sweep);
-        if (*cmdImport) return runImport(importFiles, importDb, importAgain, importAdopt);
-        if (*cmdExport) return runExport(exportDb, exportFormat, exportOut);
-        if (*cmdStats) return runStats(statsDb, statsJson);
-        if (*cmdHw) return runHw(hwJson);
+        if (const int rc = runModelCommand(); rc >= 0)
+            return rc;
+        if (const int rc = runDemoCommand(); rc >= 0)
+            return rc;
+        if (*cmdSweep)
+            return runSweep(sweep);
+        if (*cmdImport)
+            return runImport(importFiles, importDb, importAgain, importAdopt);
+        if (*cmdExport)
+            return runExport(exportDb, exportFormat, exportOut);
+        if (*cmdStats)
+            return runStats(statsDb, statsJson);
+        if (*cmdHw)
+            return runHw(hwJson);
         if (*cmdBias) {
-            if (biasOpts.db.empty() && biasOpts.input.empty()) throw InvalidInput("bias needs --db or --input");
+            if (biasOpts.db.empty() && biasOpts.input.empty())
+                throw InvalidInput("bias needs --db or --input");
             return runBias(biasOpts);
         }
-        if (*cmdPlan) return runPlan(planOpts);
+        if (*cmdPlan)
+            return runPlan(planOpts);
     } catch (const InvalidInput &e) {
         fmt::print(stderr, "error: {}\n", e.what());
         return kExitBadInput;

@@ -6,8 +6,8 @@
 #include "diode/evaluationjob.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
-#include "diode/ranking.h"
 #include "diode/problemjson.h"
+#include "diode/ranking.h"
 #include "diode/store.h"
 #include "diode/trainoptions.h"
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands train to diode-train (app/CMakeLists.txt)
@@ -28,31 +28,33 @@ namespace {
 
 struct Options {
     std::string db, out, package, input;
-    std::string method; ///< empty: the data's default (defaultTimingMethod)
-    bool all = false;   ///< eval --db: every problem, not only those the model never saw
+    std::string method;            ///< empty: the data's default (defaultTimingMethod)
+    bool all = false;              ///< eval --db: every problem, not only those the model never saw
     bool storePredictions = false; ///< eval --db: write the predictions into the database
     std::vector<std::string> ops, dtypes;
     TrainOptions train;
 };
 
-void printTable(const nlohmann::json &cmp)
-{
-    fmt::print("{:<14} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>9}\n", "selector", "top1 mean", "top1 p10", "top1 min",
-               "top3 mean", "top5 mean", "hit@1", "spearman");
+void printTable(const nlohmann::json &cmp) {
+    fmt::print("{:<14} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>9}\n", "selector", "top1 mean", "top1 p10",
+               "top1 min", "top3 mean", "top5 mean", "hit@1", "spearman");
     auto row = [](const std::string &name, const nlohmann::json &m) {
         fmt::print("{:<14} {:>9.4f} {:>8.4f} {:>8.4f} {:>9.4f} {:>9.4f} {:>7.3f} {:>9.3f}\n", name,
                    m["top1_efficiency"]["mean"].get<double>(), m["top1_efficiency"]["p10"].get<double>(),
                    m["top1_efficiency"]["min"].get<double>(), m["top3_efficiency"]["mean"].get<double>(),
-                   m["top5_efficiency"]["mean"].get<double>(), m["top1_hit"].get<double>(), m["spearman"].get<double>());
+                   m["top5_efficiency"]["mean"].get<double>(), m["top1_hit"].get<double>(),
+                   m["spearman"].get<double>());
     };
     row("model", cmp["model"]["all"]);
-    for (const auto &[k, v] : cmp["baselines"].items()) row(k, v);
-    fmt::print("model on {} problems; MAPE {:.3f}, RMSE of ln(time) {:.3f}\n", cmp["model"]["all"]["problems"].get<int>(),
-               cmp["model"]["all"]["mape"].get<double>(), cmp["model"]["all"]["rmse_log"].get<double>());
+    for (const auto &[k, v] : cmp["baselines"].items())
+        row(k, v);
+    fmt::print("model on {} problems; MAPE {:.3f}, RMSE of ln(time) {:.3f}\n",
+               cmp["model"]["all"]["problems"].get<int>(), cmp["model"]["all"]["mape"].get<double>(),
+               cmp["model"]["all"]["rmse_log"].get<double>());
     for (const auto &[k, v] : cmp["model"]["by"].items())
-        fmt::print("  {:<12} {:>4} problems  top1 mean {:.4f} p10 {:.4f}  top3 mean {:.4f}\n", k, v["problems"].get<int>(),
-                   v["top1_efficiency"]["mean"].get<double>(), v["top1_efficiency"]["p10"].get<double>(),
-                   v["top3_efficiency"]["mean"].get<double>());
+        fmt::print("  {:<12} {:>4} problems  top1 mean {:.4f} p10 {:.4f}  top3 mean {:.4f}\n", k,
+                   v["problems"].get<int>(), v["top1_efficiency"]["mean"].get<double>(),
+                   v["top1_efficiency"]["p10"].get<double>(), v["top3_efficiency"]["mean"].get<double>());
 }
 
 // "training on graph_warm times (default: the data has in-graph times)"
@@ -63,14 +65,13 @@ void printMethod(const char *doing, const MethodChoice &m) {
 
 // Without --out the package is named after the database, in the current directory (never
 // beside the database: the shipped data's folder is not the user's).
-[[maybe_unused]] std::string packagePathFor(const Options &o)
-{
-    if (!o.out.empty()) return o.out;
+[[maybe_unused]] std::string packagePathFor(const Options &o) {
+    if (!o.out.empty())
+        return o.out;
     return std::filesystem::path(o.db).stem().string() + ".diode";
 }
 
-int runTrain(const Options &o)
-{
+int runTrain(const Options &o) {
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands train to diode-train (app/CMakeLists.txt)
     // The same job as the workbench's Train page (core/train/trainingjob.h); this face prints.
     TrainingJob job;
@@ -81,8 +82,8 @@ int runTrain(const Options &o)
     job.options = o.train;
     job.options.progress = [](const EpochReport &r) {
         if (r.epoch % 25 == 0 || r.epoch == 1)
-            fmt::print(stderr, "member {}/{}  epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n", r.member + 1,
-                       r.members, r.epoch, r.loss, r.valTop1, r.improved ? " *" : "");
+            fmt::print(stderr, "member {}/{}  epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n",
+                       r.member + 1, r.members, r.epoch, r.loss, r.valTop1, r.improved ? " *" : "");
     };
     job.loaded = [](size_t, const MethodChoice &m) { printMethod("training", m); };
     const auto res = runTrainingJob(job);
@@ -90,15 +91,18 @@ int runTrain(const Options &o)
                res.train.members.size(), res.train.members.size() == 1 ? "" : "s",
                fmt::join(res.train.bestEpochs, ", "), res.train.epochsRun);
     if (res.method.method == TimingMethod::Cpu)
-        fmt::print(stderr, "a cpu model: it ranks the cpu backend's tiles and is never offered to the Inductor "
-                           "plugin\n");
+        fmt::print(stderr,
+                   "a cpu model: it ranks the cpu backend's tiles and is never offered to the Inductor "
+                   "plugin\n");
     fmt::print("held-out test problems ({} of {}, split by problem, seed {}):\n", res.train.split.test.size(),
                res.problems, job.options.seed);
     printTable(res.train.testMetrics);
     return 0;
 #else
     (void)o;
-    fmt::print(stderr, "error: this diode was built without LibTorch; install libtorch-dev and reconfigure to train\n");
+    fmt::print(
+        stderr,
+        "error: this diode was built without LibTorch; install libtorch-dev and reconfigure to train\n");
     return 3;
 #endif
 }
@@ -106,8 +110,7 @@ int runTrain(const Options &o)
 // The same evaluation as the Validate page (core/diode/evaluationjob.h); this face prints. Of a
 // database it measures on the problems the package never trained on when it can tell them
 // apart (the database is its training data): numbers on training problems flatter a model.
-int runEval(const Options &o)
-{
+int runEval(const Options &o) {
     EvaluationJob job;
     job.db = o.db;
     job.problemsFile = o.input;
@@ -125,12 +128,14 @@ int runEval(const Options &o)
         if (!res.heldOut.known)
             fmt::print(stderr, "measuring on all {} problems of {} ({})\n", all, o.db, res.heldOut.why);
         else if (!res.heldOutOnly)
-            fmt::print(stderr, "measuring on all {} problems of {}, including the {} the model trained on (--all)\n",
+            fmt::print(stderr,
+                       "measuring on all {} problems of {}, including the {} the model trained on (--all)\n",
                        all, o.db, res.heldOut.trainedOn);
         else
-            fmt::print(stderr,
-                       "measuring on the {} problems of {} the model never saw (its test split; --all for all {})\n",
-                       res.table->problems.size(), o.db, all);
+            fmt::print(
+                stderr,
+                "measuring on the {} problems of {} the model never saw (its test split; --all for all {})\n",
+                res.table->problems.size(), o.db, all);
     }
     const nlohmann::json cmp{{"model", model.breakdown},
                              {"baselines",
@@ -141,19 +146,20 @@ int runEval(const Options &o)
     if (res.storedModelId)
         fmt::print(stderr, "predictions stored in {} as model {}\n", o.db, res.storedModelId);
     else if (!o.db.empty())
-        fmt::print(stderr, "predictions not stored (--store-predictions keeps them in {} for the Validate page)\n",
+        fmt::print(stderr,
+                   "predictions not stored (--store-predictions keeps them in {} for the Validate page)\n",
                    o.db);
     return 0;
 }
 
-int runRank(const Options &o)
-{
+int runRank(const Options &o) {
     const auto pkg = ModelPackage::load(o.package);
     std::ifstream file;
     std::istream *in = &std::cin;
     if (o.input != "-") {
         file.open(o.input);
-        if (!file) throw InvalidInput(fmt::format("cannot read '{}'", o.input));
+        if (!file)
+            throw InvalidInput(fmt::format("cannot read '{}'", o.input));
         in = &file;
     }
     // Each answer names its input line, so a reader can pair them even past a refused line; any
@@ -174,7 +180,8 @@ int runRank(const Options &o)
             std::cout << out.dump() << '\n';
             return 2;
         }
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        if (line.find_first_not_of(" \t\r") == std::string::npos)
+            continue;
         nlohmann::json out = {{"line", n}};
         out.update(rankProblemLine(pkg, line, fmt::format("line {}", n)));
         refused = refused || out.contains("error");
@@ -185,8 +192,7 @@ int runRank(const Options &o)
     return refused ? 2 : 0;
 }
 
-int runInspect(const Options &o)
-{
+int runInspect(const Options &o) {
     const auto pkg = ModelPackage::load(o.package);
     nlohmann::json m = pkg.manifest();
     m.erase("tensors");
@@ -197,40 +203,66 @@ int runInspect(const Options &o)
 
 } // namespace
 
-std::function<int()> addModelCommands(CLI::App &app)
-{
+std::function<int()> addModelCommands(CLI::App &app) {
     auto o = std::make_shared<Options>();
-    auto *train = app.add_subcommand("train", "Train a runtime model on a database and write a .diode package");
-    train->add_option("--db", o->db, "SQLite database with measurements")->required()->check(CLI::ExistingFile);
-    train->add_option("--out", o->out, "package to write (default: the database's name with .diode, in the "
-                                       "current directory)");
-    train->add_option("--ops", o->ops, "only these ops (mm addmm bmm)")->check(CLI::IsMember({"mm", "addmm", "bmm"}));
-    train->add_option("--dtypes", o->dtypes, "only these dtypes (bf16 fp16 fp32)")->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
+    auto *train =
+        app.add_subcommand("train", "Train a runtime model on a database and write a .diode package");
+    train->add_option("--db", o->db, "SQLite database with measurements")
+        ->required()
+        ->check(CLI::ExistingFile);
+    train->add_option("--out", o->out,
+                      "package to write (default: the database's name with .diode, in the "
+                      "current directory)");
+    train->add_option("--ops", o->ops, "only these ops (mm addmm bmm)")
+        ->check(CLI::IsMember({"mm", "addmm", "bmm"}));
+    train->add_option("--dtypes", o->dtypes, "only these dtypes (bf16 fp16 fp32)")
+        ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
     const auto methods = CLI::IsMember({"graph_warm", "graph_cold", "inductor_autotune", "cpu"});
     const std::string methodHelp =
         "graph_warm, graph_cold, inductor_autotune or cpu (default: graph_warm when the "
         "data has in-graph times, else cpu for cpu data, else inductor_autotune)";
     train->add_option("--method", o->method, "timing method to train on: " + methodHelp)->check(methods);
-    train->add_option("--epochs", o->train.epochs, "most epochs (early stopping may end sooner)")->check(CLI::Range(1, 100000))->capture_default_str();
-    train->add_option("--seed", o->train.seed, "seed of the split and the initial weights")->capture_default_str();
-    train->add_option("--hidden", o->train.hidden, "width of the hidden layers")->check(CLI::Range(4, 1024))->capture_default_str();
+    train->add_option("--epochs", o->train.epochs, "most epochs (early stopping may end sooner)")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    train->add_option("--seed", o->train.seed, "seed of the split and the initial weights")
+        ->capture_default_str();
+    train->add_option("--hidden", o->train.hidden, "width of the hidden layers")
+        ->check(CLI::Range(4, 1024))
+        ->capture_default_str();
     train->add_option("--lr", o->train.learningRate, "Adam learning rate")->capture_default_str();
-    train->add_option("--rank-weight", o->train.rankWeight, "weight of the pairwise ranking term against the MSE")->capture_default_str();
+    train
+        ->add_option("--rank-weight", o->train.rankWeight,
+                     "weight of the pairwise ranking term against the MSE")
+        ->capture_default_str();
     train->add_option("--weight-decay", o->train.weightDecay, "L2 weight decay")->capture_default_str();
-    train->add_option("--list-weight", o->train.listWeight, "weight of the listwise (softmax) ranking term")->capture_default_str();
-    train->add_option("--list-temperature", o->train.listTemperature, "temperature of the listwise term, in ln(time)")
-        ->check(CLI::PositiveNumber)->capture_default_str();
-    train->add_option("--members", o->train.members, "networks in the ensemble (their ln-time predictions are averaged)")
-        ->check(CLI::Range(1, 64))->capture_default_str();
+    train->add_option("--list-weight", o->train.listWeight, "weight of the listwise (softmax) ranking term")
+        ->capture_default_str();
+    train
+        ->add_option("--list-temperature", o->train.listTemperature,
+                     "temperature of the listwise term, in ln(time)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    train
+        ->add_option("--members", o->train.members,
+                     "networks in the ensemble (their ln-time predictions are averaged)")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
     train->add_option("--batch-problems", o->train.batchProblems, "problems per optimiser step (0: all)")
-        ->check(CLI::NonNegativeNumber)->capture_default_str();
-    train->add_option("--patience", o->train.patience, "epochs without a better validation top-1 before stopping")
-        ->check(CLI::PositiveNumber)->capture_default_str();
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    train
+        ->add_option("--patience", o->train.patience,
+                     "epochs without a better validation top-1 before stopping")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
 
     auto *eval = app.add_subcommand("eval", "Evaluate a package against the baselines");
     eval->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
     auto *evalDb = eval->add_option("--db", o->db, "SQLite database with measurements (read only)");
-    auto *evalIn = eval->add_option("--input", o->input, "problem JSON lines with timings (e.g. held-out problems)")->check(CLI::ExistingFile);
+    auto *evalIn =
+        eval->add_option("--input", o->input, "problem JSON lines with timings (e.g. held-out problems)")
+            ->check(CLI::ExistingFile);
     evalDb->excludes(evalIn);
     eval->add_flag("--store-predictions", o->storePredictions,
                    "with --db: store the model's predictions for every problem in the database, for the "
@@ -250,13 +282,17 @@ std::function<int()> addModelCommands(CLI::App &app)
     inspect->add_option("package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
 
     return [=]() -> int {
-        if (*train) return runTrain(*o);
+        if (*train)
+            return runTrain(*o);
         if (*eval) {
-            if (o->db.empty() && o->input.empty()) throw InvalidInput("eval needs --db or --input");
+            if (o->db.empty() && o->input.empty())
+                throw InvalidInput("eval needs --db or --input");
             return runEval(*o);
         }
-        if (*rank) return runRank(*o);
-        if (*inspect) return runInspect(*o);
+        if (*rank)
+            return runRank(*o);
+        if (*inspect)
+            return runInspect(*o);
         return -1;
     };
 }

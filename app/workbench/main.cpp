@@ -1,8 +1,8 @@
 // diode-workbench: the Qt GUI. With no argument it opens the shipped H200 dataset.
 
-#include "mainwindow.h"
 #include "common/shippedfile.h"
 #include "common/workbenchstate.h"
+#include "mainwindow.h"
 
 #include "diode/config.h"
 #include "diode/shippeddata.h"
@@ -18,17 +18,17 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
-#include <cstdlib>
 #include <string_view>
 
 namespace {
 
-bool haveDisplay()
-{
+bool haveDisplay() {
     const char *platform = std::getenv("QT_QPA_PLATFORM");
-    if (platform && *platform) return true; // offscreen, vnc, ... chosen explicitly
+    if (platform && *platform)
+        return true; // offscreen, vnc, ... chosen explicitly
     const char *x = std::getenv("DISPLAY");
     const char *wl = std::getenv("WAYLAND_DISPLAY");
     return (x && *x) || (wl && *wl);
@@ -36,29 +36,31 @@ bool haveDisplay()
 
 // A shipped file (core/diode/shippeddata.h); the source tree's path when neither copy exists,
 // so the error names where it was expected.
-QString shippedOrSource(std::string_view relative)
-{
+QString shippedOrSource(std::string_view relative) {
     const QString found = shippedFile(relative);
-    return found.isEmpty() ? QStringLiteral(DIODE_SOURCE_DIR "/") + QString::fromUtf8(relative.data(), qsizetype(relative.size()))
+    return found.isEmpty() ? QStringLiteral(DIODE_SOURCE_DIR "/") +
+                                 QString::fromUtf8(relative.data(), qsizetype(relative.size()))
                            : found;
 }
 
-QString shippedDataset() { return shippedOrSource(diode::shipped::kDataset); }
+QString shippedDataset() {
+    return shippedOrSource(diode::shipped::kDataset);
+}
 
 // The model last used, or the shipped H200 model on first start.
-QString startPackage()
-{
+QString startPackage() {
     const QString saved = QSettings().value(QStringLiteral("state/package")).toString();
-    if (!saved.isEmpty() && QFileInfo::exists(saved)) return saved;
+    if (!saved.isEmpty() && QFileInfo::exists(saved))
+        return saved;
     const QString shipped = shippedOrSource(diode::shipped::kModel);
     return QFileInfo::exists(shipped) ? shipped : QString();
 }
 
 // A page that does work before it shows results (Train, Validate) has a ready() signal; a
 // screenshot waits for it. A page with runForScreenshot() is asked to start that work.
-bool waitForPage(MainWindow &window, QWidget *page, const std::function<void()> &save)
-{
-    if (page->metaObject()->indexOfSignal("ready()") < 0) return false;
+bool waitForPage(MainWindow &window, QWidget *page, const std::function<void()> &save) {
+    if (page->metaObject()->indexOfSignal("ready()") < 0)
+        return false;
     auto *delay = new QTimer(page); // a moment for the last replot to reach the screen
     delay->setSingleShot(true);
     delay->setInterval(300);
@@ -66,42 +68,47 @@ bool waitForPage(MainWindow &window, QWidget *page, const std::function<void()> 
     QObject::connect(page, SIGNAL(ready()), delay, SLOT(start()));
     if (page->metaObject()->indexOfMethod("runForScreenshot()") >= 0)
         // Once: the run itself writes to the database, which is then shown again.
-        QObject::connect(&window, &MainWindow::databaseShown, page,
-                         [page] { QMetaObject::invokeMethod(page, "runForScreenshot"); }, Qt::SingleShotConnection);
+        QObject::connect(
+            &window, &MainWindow::databaseShown, page,
+            [page] { QMetaObject::invokeMethod(page, "runForScreenshot"); }, Qt::SingleShotConnection);
     return true;
 }
 
 // The command line; --help and --version answer without a display.
 struct CommandLine {
     QCommandLineParser parser;
-    QCommandLineOption shot{QStringLiteral("screenshot"),
-                            QStringLiteral("Save a PNG of the window once the page's data is shown, then quit."),
-                            QStringLiteral("file")};
-    QCommandLineOption page{QStringLiteral("page"),
-                            QStringLiteral("Show the page with this object name (e.g. validatePage); NAME/TAB also "
-                                           "shows a tab of it (dataPage/Heatmap)."),
-                            QStringLiteral("name")};
-    QCommandLineOption demo{QStringLiteral("demo"), QStringLiteral("Open this diode demo result (JSON) on the Demo page."),
+    QCommandLineOption shot{
+        QStringLiteral("screenshot"),
+        QStringLiteral("Save a PNG of the window once the page's data is shown, then quit."),
+        QStringLiteral("file")};
+    QCommandLineOption page{
+        QStringLiteral("page"),
+        QStringLiteral("Show the page with this object name (e.g. validatePage); NAME/TAB also "
+                       "shows a tab of it (dataPage/Heatmap)."),
+        QStringLiteral("name")};
+    QCommandLineOption demo{QStringLiteral("demo"),
+                            QStringLiteral("Open this diode demo result (JSON) on the Demo page."),
                             QStringLiteral("file")};
 
-    CommandLine()
-    {
-        parser.setApplicationDescription(QStringLiteral("Diode Workbench: GEMM sweeps, runtime models, kernel selection"));
+    CommandLine() {
+        parser.setApplicationDescription(
+            QStringLiteral("Diode Workbench: GEMM sweeps, runtime models, kernel selection"));
         parser.addHelpOption();
         parser.addVersionOption();
-        parser.addPositionalArgument(QStringLiteral("database"),
-                                     QStringLiteral("SQLite database to open (default: the shipped H200 dataset)"));
+        parser.addPositionalArgument(
+            QStringLiteral("database"),
+            QStringLiteral("SQLite database to open (default: the shipped H200 dataset)"));
         parser.addOption(shot);
         parser.addOption(page);
         parser.addOption(demo);
     }
 };
 
-bool asksForScreenshot(int argc, char **argv)
-{
+bool asksForScreenshot(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string_view a(argv[i]);
-        if (a == "--screenshot" || a.starts_with("--screenshot=")) return true;
+        if (a == "--screenshot" || a.starts_with("--screenshot="))
+            return true;
     }
     return false;
 }
@@ -110,11 +117,12 @@ bool asksForScreenshot(int argc, char **argv)
 // user's world as it was: settings, the model folder, the current model, the sweep database. It
 // runs with settings and data folders of its own, removed when it ends. Called before the
 // application object exists, so nothing has read the real locations yet.
-std::unique_ptr<QTemporaryDir> useThrowAwayLocations()
-{
+std::unique_ptr<QTemporaryDir> useThrowAwayLocations() {
     auto dir = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/diode-screenshot-XXXXXX"));
-    if (!dir->isValid()) return nullptr;
-    for (const char *name : {"config", "data", "cache"}) QDir(dir->path()).mkpath(QString::fromLatin1(name));
+    if (!dir->isValid())
+        return nullptr;
+    for (const char *name : {"config", "data", "cache"})
+        QDir(dir->path()).mkpath(QString::fromLatin1(name));
     qputenv("XDG_CONFIG_HOME", dir->filePath(QStringLiteral("config")).toUtf8());
     qputenv("XDG_DATA_HOME", dir->filePath(QStringLiteral("data")).toUtf8());
     qputenv("XDG_CACHE_HOME", dir->filePath(QStringLiteral("cache")).toUtf8());
@@ -124,8 +132,7 @@ std::unique_ptr<QTemporaryDir> useThrowAwayLocations()
 }
 
 // "dataPage/Heatmap": the page, then the tab of that title (without its & accelerator) in it.
-void showTab(QWidget *page, const QString &title)
-{
+void showTab(QWidget *page, const QString &title) {
     for (auto *tabs : page->findChildren<QTabWidget *>())
         for (int i = 0; i < tabs->count(); ++i)
             if (tabs->tabText(i).remove(QLatin1Char('&')).compare(title, Qt::CaseInsensitive) == 0) {
@@ -134,19 +141,18 @@ void showTab(QWidget *page, const QString &title)
             }
 }
 
-bool asksForHelpOrVersion(int argc, char **argv)
-{
+bool asksForHelpOrVersion(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string_view a(argv[i]);
-        if (a == "--help" || a == "-h" || a == "--help-all" || a == "--version" || a == "-v") return true;
+        if (a == "--help" || a == "-h" || a == "--help-all" || a == "--version" || a == "-v")
+            return true;
     }
     return false;
 }
 
 } // namespace
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     CommandLine cl;
     if (asksForHelpOrVersion(argc, argv)) {
         QCoreApplication core(argc, argv);
@@ -155,12 +161,15 @@ int main(int argc, char **argv)
         cl.parser.process(core); // prints and exits
     }
     if (!haveDisplay()) {
-        std::fprintf(stderr, "diode-workbench: no display (DISPLAY and WAYLAND_DISPLAY are unset). Run it on a desktop, "
-                             "under xvfb-run, or with QT_QPA_PLATFORM=offscreen; the CLI 'diode' needs no display.\n");
+        std::fprintf(
+            stderr,
+            "diode-workbench: no display (DISPLAY and WAYLAND_DISPLAY are unset). Run it on a desktop, "
+            "under xvfb-run, or with QT_QPA_PLATFORM=offscreen; the CLI 'diode' needs no display.\n");
         return 2;
     }
     // Lives until main returns: the window's settings are written on close, into it.
-    const std::unique_ptr<QTemporaryDir> throwAway = asksForScreenshot(argc, argv) ? useThrowAwayLocations() : nullptr;
+    const std::unique_ptr<QTemporaryDir> throwAway =
+        asksForScreenshot(argc, argv) ? useThrowAwayLocations() : nullptr;
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("diode"));
     QApplication::setApplicationName(QStringLiteral("diode-workbench"));
@@ -170,9 +179,8 @@ int main(int argc, char **argv)
     parser.process(app);
 
     MainWindow window;
-    QObject::connect(window.state(), &WorkbenchState::packageChanged, [](const QString &p) {
-        QSettings().setValue(QStringLiteral("state/package"), p);
-    });
+    QObject::connect(window.state(), &WorkbenchState::packageChanged,
+                     [](const QString &p) { QSettings().setValue(QStringLiteral("state/package"), p); });
     const QString db = parser.positionalArguments().value(0, shippedDataset());
     QWidget *shown = nullptr;
     if (parser.isSet(page)) {
@@ -183,19 +191,23 @@ int main(int argc, char **argv)
             return 2;
         }
         shown = window.findChild<QWidget *>(name);
-        if (parser.value(page).contains(QLatin1Char('/'))) showTab(shown, parser.value(page).section(QLatin1Char('/'), 1));
+        if (parser.value(page).contains(QLatin1Char('/')))
+            showTab(shown, parser.value(page).section(QLatin1Char('/'), 1));
     }
     if (parser.isSet(demo)) {
         auto *demoPage = window.findChild<QWidget *>(QStringLiteral("demoPage"));
-        if (demoPage) QMetaObject::invokeMethod(demoPage, "openResult", Q_ARG(QString, parser.value(demo)));
+        if (demoPage)
+            QMetaObject::invokeMethod(demoPage, "openResult", Q_ARG(QString, parser.value(demo)));
     }
     if (parser.isSet(shot)) {
         const QString out = parser.value(shot);
         auto saved = std::make_shared<bool>(false);
         auto save = [&window, out, saved](bool ok) {
-            if (*saved) return;
+            if (*saved)
+                return;
             *saved = true;
-            if (!window.grab().save(out)) ok = false;
+            if (!window.grab().save(out))
+                ok = false;
             QApplication::exit(ok ? 0 : 1);
         };
         if (!shown || !waitForPage(window, shown, [save] { save(true); }))

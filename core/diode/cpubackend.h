@@ -12,8 +12,9 @@ public:
     std::string name() const override { return "cpu"; }
     void start() override {}
     void describe(RunInfo &run) const override;
-    ProblemOutcome measure(const GemmProblem &problem, const SweepPlan &plan, const std::set<std::string> &skip,
-                           const MeasurementSink &sink, const std::atomic<bool> &cancel) override;
+    ProblemOutcome measure(const GemmProblem &problem, const SweepPlan &plan,
+                           const std::set<std::string> &skip, const MeasurementSink &sink,
+                           const std::atomic<bool> &cancel) override;
 };
 
 /// C = A @ B (+ bias) with the given tiling; exposed so tests can check it against a naive GEMM.

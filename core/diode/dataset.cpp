@@ -10,13 +10,11 @@
 
 namespace diode {
 
-bool TrainingProblem::hasTiming() const
-{
+bool TrainingProblem::hasTiming() const {
     return std::any_of(timesMs.begin(), timesMs.end(), [](const auto &t) { return t.has_value(); });
 }
 
-bool DatasetFilter::accepts(const GemmProblem &p) const
-{
+bool DatasetFilter::accepts(const GemmProblem &p) const {
     auto in = [](const std::vector<std::string> &v, std::string_view x) {
         return v.empty() || std::find(v.begin(), v.end(), x) != v.end();
     };
@@ -30,7 +28,8 @@ namespace {
 // must not pick).
 std::optional<TrainingProblem> fromRecord(const ProblemRecord &r, const std::string &gpu, int sms,
                                           TimingMethod method, const DatasetFilter &f) {
-    if (!f.accepts(r.problem)) return std::nullopt;
+    if (!f.accepts(r.problem))
+        return std::nullopt;
     TrainingProblem t;
     t.problem = r.problem;
     t.gpu = gpu;
@@ -41,7 +40,8 @@ std::optional<TrainingProblem> fromRecord(const ProblemRecord &r, const std::str
         t.configs.push_back(c.config);
         t.timesMs.push_back(c.timeMs(method));
     }
-    if (!t.hasTiming()) return std::nullopt;
+    if (!t.hasTiming())
+        return std::nullopt;
     return t;
 }
 
@@ -63,16 +63,19 @@ std::vector<ProblemRecord> readProblemFile(const std::string &path) {
     if (std::filesystem::is_directory(path, ec))
         throw InvalidInput(fmt::format("'{}' is a directory; expected a file of problem JSON lines", path));
     std::ifstream in(path);
-    if (!in) throw InvalidInput(fmt::format("cannot read '{}'", path));
+    if (!in)
+        throw InvalidInput(fmt::format("cannot read '{}'", path));
     std::vector<ProblemRecord> out;
     std::string line;
     for (int n = 1;; ++n) {
         const LineRead read = readProblemLine(in, line); // bounded: /dev/zero never ends a line
-        if (read == LineRead::End) break;
+        if (read == LineRead::End)
+            break;
         if (read == LineRead::TooLong)
-            throw InvalidInput(fmt::format("{}: line {}: longer than {} bytes; a problem line is far shorter", path, n,
-                                           kProblemJsonLimits.maxBytes));
-        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+            throw InvalidInput(fmt::format("{}: line {}: longer than {} bytes; a problem line is far shorter",
+                                           path, n, kProblemJsonLimits.maxBytes));
+        if (line.find_first_not_of(" \t\r") == std::string::npos)
+            continue;
         out.push_back(parseProblemLine(line, fmt::format("{}: line {}", path, n)));
     }
     return out;
@@ -101,11 +104,11 @@ Dataset loadDatasetJsonl(const std::string &path, std::optional<TimingMethod> as
     return out;
 }
 
-std::string fingerprint(const std::vector<TrainingProblem> &problems)
-{
+std::string fingerprint(const std::vector<TrainingProblem> &problems) {
     uint64_t h = 1469598103934665603ull;
     auto mix = [&](const std::string &s) {
-        for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+        for (unsigned char c : s)
+            h = (h ^ c) * 1099511628211ull;
     };
     for (const auto &p : problems) {
         mix(p.problem.label());

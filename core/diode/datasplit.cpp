@@ -11,31 +11,30 @@
 
 namespace diode {
 
-DataSplit DataSplit::byProblem(size_t n, double valFrac, double testFrac, uint64_t seed)
-{
+DataSplit DataSplit::byProblem(size_t n, double valFrac, double testFrac, uint64_t seed) {
     const size_t nTest = std::max<size_t>(1, size_t(std::round(testFrac * double(n))));
     const size_t nVal = std::max<size_t>(1, size_t(std::round(valFrac * double(n))));
     return byCounts(n, nVal, nTest, seed);
 }
 
-DataSplit DataSplit::byCounts(size_t n, size_t nVal, size_t nTest, uint64_t seed)
-{
+DataSplit DataSplit::byCounts(size_t n, size_t nVal, size_t nTest, uint64_t seed) {
     std::vector<size_t> idx(n);
     std::iota(idx.begin(), idx.end(), 0);
     SplitMix64 rng(seed);
-    for (size_t i = n - 1; n > 0 && i > 0; --i) std::swap(idx[i], idx[rng.next() % (i + 1)]);
+    for (size_t i = n - 1; n > 0 && i > 0; --i)
+        std::swap(idx[i], idx[rng.next() % (i + 1)]);
     nTest = std::min(nTest, n);
     nVal = std::min(nVal, n - nTest);
     DataSplit s;
     s.test.assign(idx.begin(), idx.begin() + long(nTest));
     s.validation.assign(idx.begin() + long(nTest), idx.begin() + long(nTest + nVal));
     s.train.assign(idx.begin() + long(nTest + nVal), idx.end());
-    for (auto *v : {&s.train, &s.validation, &s.test}) std::sort(v->begin(), v->end());
+    for (auto *v : {&s.train, &s.validation, &s.test})
+        std::sort(v->begin(), v->end());
     return s;
 }
 
-HeldOutProblems heldOutProblems(Store &store, const nlohmann::json &manifest)
-{
+HeldOutProblems heldOutProblems(Store &store, const nlohmann::json &manifest) {
     HeldOutProblems out;
     const auto td = manifest.value("training_data", nlohmann::json::object());
     const auto split = td.value("split", nlohmann::json::object());
@@ -57,7 +56,8 @@ HeldOutProblems heldOutProblems(Store &store, const nlohmann::json &manifest)
     auto strings = [&](const char *key) {
         std::vector<std::string> v;
         for (const auto &x : manifest.value(key, nlohmann::json::array()))
-            if (x.is_string()) v.push_back(x.get<std::string>());
+            if (x.is_string())
+                v.push_back(x.get<std::string>());
         return v;
     };
     const DatasetFilter filter{strings("ops"), strings("dtypes")};
@@ -81,10 +81,12 @@ HeldOutProblems heldOutProblems(Store &store, const nlohmann::json &manifest)
     const DataSplit s = DataSplit::byCounts(data.problems.size(), nVal, nTest, seed.get<uint64_t>());
     std::set<std::string> seen;
     for (const auto *part : {&s.train, &s.validation})
-        for (size_t i : *part) seen.insert(data.problems[i].problem.label());
+        for (size_t i : *part)
+            seen.insert(data.problems[i].problem.label());
     for (size_t i : s.test) {
         const std::string label = data.problems[i].problem.label();
-        if (!seen.count(label)) out.labels.insert(label);
+        if (!seen.count(label))
+            out.labels.insert(label);
     }
     out.trainedOn = s.train.size() + s.validation.size();
     out.known = true;

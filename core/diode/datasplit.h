@@ -16,7 +16,8 @@ namespace diode {
 /// trainer and by whoever needs a package's held-out problems back.
 struct DataSplit {
     std::vector<size_t> train, validation, test;
-    static DataSplit byProblem(size_t problems, double validationFraction, double testFraction, uint64_t seed);
+    static DataSplit byProblem(size_t problems, double validationFraction, double testFraction,
+                               uint64_t seed);
     /// The same draw with the counts given, as a package manifest records them.
     static DataSplit byCounts(size_t problems, size_t validation, size_t test, uint64_t seed);
 };

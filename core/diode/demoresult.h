@@ -18,7 +18,7 @@ struct DemoTiming {
 
 struct DemoCase {
     std::string name;
-    std::string kind; ///< "gemm" or "model"
+    std::string kind;                          ///< "gemm" or "model"
     std::map<std::string, DemoTiming> results; ///< by mode
 };
 

@@ -15,25 +15,26 @@ namespace diode {
 
 namespace {
 
-std::vector<double> sortedTop1(const std::vector<RankedProblem> &ranked)
-{
+std::vector<double> sortedTop1(const std::vector<RankedProblem> &ranked) {
     std::vector<double> e;
     e.reserve(ranked.size());
-    for (const auto &r : ranked) e.push_back(topKEfficiency(r, 1));
+    for (const auto &r : ranked)
+        e.push_back(topKEfficiency(r, 1));
     std::sort(e.begin(), e.end());
     return e;
 }
 
 // The table with only the problems whose label is in `keep`, candidates and configs as they were.
-PredictionTable onlyProblems(const PredictionTable &t, const std::set<std::string> &keep)
-{
+PredictionTable onlyProblems(const PredictionTable &t, const std::set<std::string> &keep) {
     PredictionTable out;
     out.configs = t.configs;
     out.configIds = t.configIds;
     for (size_t p = 0; p < t.problems.size(); ++p) {
-        if (!keep.count(t.problems[p].label())) continue;
+        if (!keep.count(t.problems[p].label()))
+            continue;
         out.problems.push_back(t.problems[p]);
-        if (!t.problemIds.empty()) out.problemIds.push_back(t.problemIds[p]);
+        if (!t.problemIds.empty())
+            out.problemIds.push_back(t.problemIds[p]);
         for (uint32_t c = t.start[p]; c < t.start[p + 1]; ++c) {
             out.configOf.push_back(t.configOf[c]);
             out.measuredMs.push_back(t.measuredMs[c]);
@@ -44,8 +45,7 @@ PredictionTable onlyProblems(const PredictionTable &t, const std::set<std::strin
 }
 
 // Refused before any work: a read-only file or folder would only fail at the end.
-void checkStoreWritable(const std::string &db)
-{
+void checkStoreWritable(const std::string &db) {
     namespace fs = std::filesystem;
     const fs::path p(db);
     const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
@@ -57,8 +57,7 @@ void checkStoreWritable(const std::string &db)
 }
 
 int64_t storeTablePredictions(Store &store, const std::string &packagePath, const nlohmann::json &manifest,
-                              const PredictionTable &table, const std::vector<double> &predictedMs)
-{
+                              const PredictionTable &table, const std::vector<double> &predictedMs) {
     Store::Transaction tx(store);
     const int64_t model = store.addModel(manifest.value("name", ""), packagePath, manifest);
     for (size_t i = 0; i < table.problems.size(); ++i)
@@ -71,31 +70,36 @@ int64_t storeTablePredictions(Store &store, const std::string &packagePath, cons
 
 } // namespace
 
-EvaluationResult runEvaluationJob(const EvaluationJob &job)
-{
+EvaluationResult runEvaluationJob(const EvaluationJob &job) {
     const auto began = std::chrono::steady_clock::now();
-    auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(); };
+    auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    };
     auto status = [&](const std::string &s) {
-        if (job.status) job.status(s);
+        if (job.status)
+            job.status(s);
     };
     auto stopped = [&] { return job.cancel && job.cancel->load(); };
     EvaluationResult res;
     std::vector<ModelPackage> packages;
     for (const auto &p : job.packages) {
-        if (p.empty()) continue;
+        if (p.empty())
+            continue;
         try {
             packages.push_back(ModelPackage::load(p));
         } catch (const PackageError &e) {
             throw PackageError(fmt::format("cannot load model {}: {}", p, e.what()));
         }
     }
-    if (packages.empty()) throw InvalidInput("no model package chosen");
+    if (packages.empty())
+        throw InvalidInput("no model package chosen");
     const bool fromFile = !job.problemsFile.empty();
     if (job.storePredictions && fromFile)
         throw InvalidInput("predictions are stored only in a database, not beside a problem file");
     if (!fromFile && !std::filesystem::exists(job.db))
         throw InvalidInput(fmt::format("database '{}' does not exist", job.db));
-    if (job.storePredictions) checkStoreWritable(job.db);
+    if (job.storePredictions)
+        checkStoreWritable(job.db);
 
     auto table = std::make_shared<PredictionTable>();
     std::unique_ptr<Store> store;
@@ -113,10 +117,12 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job)
         store = std::make_unique<Store>(job.db, Store::Mode::ReadOnly);
         res.method = chooseTimingMethod(job.method, store->methodCounts());
         *table = PredictionTable::fromStore(*store, res.method.method);
-        for (const auto &pkg : packages) held.push_back(heldOutProblems(*store, pkg.manifest()));
+        for (const auto &pkg : packages)
+            held.push_back(heldOutProblems(*store, pkg.manifest()));
         res.heldOut = held.front();
         res.problemsBeforeCut = table->problems.size();
-        if (job.storePredictions) full = *table;
+        if (job.storePredictions)
+            full = *table;
         if (job.heldOutOnly && held.front().known) {
             *table = onlyProblems(*table, held.front().labels);
             res.heldOutOnly = true;
@@ -124,16 +130,19 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job)
     }
     const std::string firstName = packages.front().manifest().value("name", "the model");
     if (table->problems.empty() && res.heldOutOnly)
-        throw InvalidInput(fmt::format("none of the problems {} never trained on has {} here; measure on every "
-                                       "problem of the database instead (diode eval --all; 'all problems' on "
-                                       "the Validate page)",
-                                       firstName, res.method.describe()));
+        throw InvalidInput(
+            fmt::format("none of the problems {} never trained on has {} here; measure on every "
+                        "problem of the database instead (diode eval --all; 'all problems' on "
+                        "the Validate page)",
+                        firstName, res.method.describe()));
     if (table->problems.empty())
         throw InvalidInput(fmt::format("no problems with {} to evaluate", res.method.describe()));
     res.table = table;
-    if (stopped()) return res.cancelled = true, res;
+    if (stopped())
+        return res.cancelled = true, res;
     for (uint32_t i = 0; i < table->candidates(); ++i)
-        if (!std::isnan(table->measuredMs[i])) res.byMeasured.push_back(i);
+        if (!std::isnan(table->measuredMs[i]))
+            res.byMeasured.push_back(i);
     std::sort(res.byMeasured.begin(), res.byMeasured.end(),
               [&](uint32_t a, uint32_t b) { return table->measuredMs[a] < table->measuredMs[b]; });
 
@@ -154,25 +163,30 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job)
             m.predictedMs = computePredictions(pkg, *table, job.cancel);
             m.source = "predicted with the package";
         }
-        if (stopped()) return res.cancelled = true, res;
+        if (stopped())
+            return res.cancelled = true, res;
         if (k < held.size() && held[k].known) {
             m.trainedOnShown = 0;
-            for (const auto &p : table->problems) m.trainedOnShown += held[k].labels.count(p.label()) ? 0 : 1;
+            for (const auto &p : table->problems)
+                m.trainedOnShown += held[k].labels.count(p.label()) ? 0 : 1;
         } else {
             m.unknownWhy = k < held.size() ? held[k].why : std::string("problems from a file");
         }
         res.models.push_back(std::move(m));
-        if (job.progress) job.progress(int(k) + 1, steps);
+        if (job.progress)
+            job.progress(int(k) + 1, steps);
     }
     res.seconds = seconds();
-    if (job.predicted) job.predicted(res);
+    if (job.predicted)
+        job.predicted(res);
     status("Ranking against the baselines…");
     for (auto &m : res.models) {
         const auto ranked = rankTable(*table, m.predictedMs, true);
         m.metrics = evaluate(ranked);
         m.breakdown = evaluateWithBreakdown(ranked);
         m.top1 = sortedTop1(ranked);
-        if (stopped()) return res.cancelled = true, res;
+        if (stopped())
+            return res.cancelled = true, res;
     }
     const auto aten = rankTableWithBaseline(*table, "aten");
     res.aten = evaluate(aten);
@@ -181,20 +195,24 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job)
     res.firstConfig = evaluate(first);
     res.defaultTop1 = sortedTop1(first);
     res.random = evaluate(rankTableWithBaseline(*table, "random"));
-    if (stopped()) return res.cancelled = true, res;
+    if (stopped())
+        return res.cancelled = true, res;
 
     if (job.storePredictions) {
         status(fmt::format("Storing {}'s predictions in {}…", firstName, job.db));
         const auto &pkg = packages.front();
         const bool cut = res.heldOutOnly;
-        const std::vector<double> predicted = cut ? computePredictions(pkg, full, job.cancel) : res.models[0].predictedMs;
-        if (stopped()) return res.cancelled = true, res;
+        const std::vector<double> predicted =
+            cut ? computePredictions(pkg, full, job.cancel) : res.models[0].predictedMs;
+        if (stopped())
+            return res.cancelled = true, res;
         store.reset(); // the read-only connection goes before the writer opens the file
         Store writer(job.db);
-        res.storedModelId = storeTablePredictions(writer, job.packages.front(), pkg.manifest(), cut ? full : *table,
-                                                  predicted);
+        res.storedModelId = storeTablePredictions(writer, job.packages.front(), pkg.manifest(),
+                                                  cut ? full : *table, predicted);
     }
-    if (job.progress) job.progress(steps, steps);
+    if (job.progress)
+        job.progress(steps, steps);
     res.complete = true;
     res.seconds = seconds();
     return res;

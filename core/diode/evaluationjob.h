@@ -23,9 +23,9 @@ struct EvaluationResult;
 /// of a problem JSON-lines file, next to the ATen, first-config and random baselines. The faces
 /// only turn options into a job and print or draw the result.
 struct EvaluationJob {
-    std::string db;                    ///< SQLite store to read
-    std::string problemsFile;          ///< problem JSON lines with timings, read instead of `db` when set
-    std::vector<std::string> packages; ///< the first decides the held-out cut
+    std::string db;                     ///< SQLite store to read
+    std::string problemsFile;           ///< problem JSON lines with timings, read instead of `db` when set
+    std::vector<std::string> packages;  ///< the first decides the held-out cut
     std::optional<TimingMethod> method; ///< the measured times to compare with; nullopt: the data's default
     /// Of a store: only the problems the first package never trained on (its test split), when
     /// the store is its training data. Every model's result says how many of the problems shown
@@ -44,19 +44,19 @@ struct EvaluationJob {
 /// One package's predictions on the shared table, and what they give.
 struct ModelEvaluation {
     std::string name, packagePath;
-    std::string source;              ///< where the predictions came from
+    std::string source;                                      ///< where the predictions came from
     TimingMethod trainedOn = TimingMethod::InductorAutotune; ///< the times the package learnt
-    std::vector<double> predictedMs; ///< per candidate of the table (NaN where none)
-    std::vector<double> top1;        ///< per problem: top-1 efficiency, sorted ascending (a CDF)
+    std::vector<double> predictedMs;                         ///< per candidate of the table (NaN where none)
+    std::vector<double> top1; ///< per problem: top-1 efficiency, sorted ascending (a CDF)
     SelectorMetrics metrics;
-    nlohmann::json breakdown;        ///< evaluateWithBreakdown(): overall and by op, dtype, size
+    nlohmann::json breakdown; ///< evaluateWithBreakdown(): overall and by op, dtype, size
     /// Problems of the table this package trained on; -1 where that cannot be told (`unknownWhy`).
     int trainedOnShown = -1;
     std::string unknownWhy;
 };
 
 struct EvaluationResult {
-    bool complete = false;  ///< false for the early (predictions only) delivery and when cancelled
+    bool complete = false; ///< false for the early (predictions only) delivery and when cancelled
     bool cancelled = false;
     std::shared_ptr<const PredictionTable> table;
     std::vector<uint32_t> byMeasured; ///< candidate indices with a timing, sorted by measured time

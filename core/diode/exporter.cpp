@@ -6,12 +6,13 @@
 
 namespace diode {
 
-int64_t exportJsonl(Store &store, std::ostream &out)
-{
+int64_t exportJsonl(Store &store, std::ostream &out) {
     int64_t n = 0;
     store.forEachRecord([&](const RunInfo &run, const ProblemRecord &rec) {
         auto j = toJson(rec);
-        j["hardware"] = {{"gpu", run.gpuName}, {"sm_count", run.smCount}, {"memory_mb", run.gpuMemoryMb},
+        j["hardware"] = {{"gpu", run.gpuName},
+                         {"sm_count", run.smCount},
+                         {"memory_mb", run.gpuMemoryMb},
                          {"driver", run.driver}};
         j["versions"] = {{"torch", run.torchVersion}, {"triton", run.tritonVersion}};
         if (!run.searchSpace.empty())
@@ -24,25 +25,25 @@ int64_t exportJsonl(Store &store, std::ostream &out)
 }
 
 namespace {
-std::string csvField(const std::string &s)
-{
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+std::string csvField(const std::string &s) {
+    if (s.find_first_of(",\"\n") == std::string::npos)
+        return s;
     std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    for (char c : s)
+        q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
 }
 } // namespace
 
-int64_t exportCsv(Store &store, std::ostream &out)
-{
+int64_t exportCsv(Store &store, std::ostream &out) {
     out << "run,gpu,op,dtype,B,M,N,K,a_transposed,b_transposed,kind,name,BLOCK_M,BLOCK_N,BLOCK_K,GROUP_M,"
            "num_stages,num_warps,threads,method,time_ms,status,error\n";
     int64_t n = 0;
     store.forEachRecord([&](const RunInfo &run, const ProblemRecord &rec) {
         const auto &p = rec.problem;
-        const std::string prefix = fmt::format("{},{},{},{},{},{},{},{},{},{}", run.id, csvField(run.gpuName),
-                                               toString(p.op), toString(p.dtype), p.batch, p.m, p.n, p.k,
-                                               int(p.aTransposed), int(p.bTransposed));
+        const std::string prefix =
+            fmt::format("{},{},{},{},{},{},{},{},{},{}", run.id, csvField(run.gpuName), toString(p.op),
+                        toString(p.dtype), p.batch, p.m, p.n, p.k, int(p.aTransposed), int(p.bTransposed));
         if (rec.candidates.empty()) {
             out << prefix << ",,,,,,,,,,,,"
                 << "failed," << csvField(rec.error) << '\n';

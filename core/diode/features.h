@@ -14,9 +14,9 @@ inline constexpr int kOldestFeatureSchemaVersion = 1;
 
 /// What the model knows of the GPU: enough for one model family to serve several GPUs.
 struct HardwareFeatures {
-    int smCount = 132;              ///< multiprocessors (H200: 132)
+    int smCount = 132;               ///< multiprocessors (H200: 132)
     double memoryBandwidthTBs = 4.8; ///< datasheet class, from the GPU name
-    int sharedMemoryKB = 227;       ///< usable shared memory per block
+    int sharedMemoryKB = 227;        ///< usable shared memory per block
     /// Looks the GPU up by name in the GPU table (gputable.h: NVIDIA H100/H200/GH200/A100/...);
     /// unknown names keep the given SM count and a middle bandwidth class. `schema` is the
     /// feature schema of the package that will read the features: version 1 looked a GH200 up
@@ -38,7 +38,8 @@ public:
     static const std::vector<std::string> &names();
     static int size() { return int(names().size()); }
     /// Appends the features of (problem, candidate) on `hw` to `out`.
-    static void compute(const GemmProblem &p, const KernelConfig &c, const HardwareFeatures &hw, std::vector<float> &out);
+    static void compute(const GemmProblem &p, const KernelConfig &c, const HardwareFeatures &hw,
+                        std::vector<float> &out);
     /// Whether the schema can describe a candidate: ATen; Triton and the cpu backend's tiled GEMM
     /// with BLOCK_M, BLOCK_N and BLOCK_K. The one definition of what a model can rank.
     static bool describes(const KernelConfig &c);

@@ -2,7 +2,6 @@
 
 #include "gputable.h"
 
-
 namespace diode {
 
 std::optional<GpuPeaks> knownPeaks(const std::string &gpuName) {

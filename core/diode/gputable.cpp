@@ -25,12 +25,14 @@ constexpr std::array kGpus{
 
 } // namespace
 
-std::span<const GpuSpec> knownGpus() { return kGpus; }
+std::span<const GpuSpec> knownGpus() {
+    return kGpus;
+}
 
-const GpuSpec *findGpu(const std::string &name)
-{
+const GpuSpec *findGpu(const std::string &name) {
     for (const auto &g : kGpus)
-        if (name.find(g.match) != std::string::npos) return &g;
+        if (name.find(g.match) != std::string::npos)
+            return &g;
     return nullptr;
 }
 

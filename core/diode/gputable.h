@@ -8,10 +8,10 @@ namespace diode {
 /// What we take from a GPU's datasheet: the one table the feature schema (memory bandwidth,
 /// shared memory, SM count when the data has none) and the roofline views (peak TFLOP/s) read.
 struct GpuSpec {
-    const char *match;    ///< a substring of the device name ("NVIDIA GH200 480GB" contains "GH200")
-    int smCount;          ///< multiprocessors of the full part
-    double bandwidthTBs;  ///< HBM/GDDR bandwidth, TB/s
-    int sharedMemoryKB;   ///< shared memory per SM usable by one block
+    const char *match;   ///< a substring of the device name ("NVIDIA GH200 480GB" contains "GH200")
+    int smCount;         ///< multiprocessors of the full part
+    double bandwidthTBs; ///< HBM/GDDR bandwidth, TB/s
+    int sharedMemoryKB;  ///< shared memory per SM usable by one block
     const char *peaksSource = nullptr; ///< where the TFLOP/s come from; null: not known here
     double bf16Tflops = 0, fp16Tflops = 0, fp32Tflops = 0; ///< dense tensor-core peaks (fp32: TF32)
 };

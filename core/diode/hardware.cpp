@@ -7,8 +7,8 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -40,9 +40,7 @@ struct HardwareMonitor::Nvml {
     int (*uuid)(Device, char *, unsigned) = nullptr;
     static constexpr int kClockSm = 1, kClockMem = 2, kTempGpu = 0;
 
-    template <typename F>
-    bool resolve(F &fn, const char *symbol)
-    {
+    template <typename F> bool resolve(F &fn, const char *symbol) {
         fn = reinterpret_cast<F>(dlsym(lib, symbol));
         return fn != nullptr;
     }
@@ -54,25 +52,25 @@ struct HardwareMonitor::Rocm {
 
 namespace {
 
-std::string cpuModel()
-{
+std::string cpuModel() {
     std::ifstream in("/proc/cpuinfo");
     std::string line;
     while (std::getline(in, line))
         if (line.rfind("model name", 0) == 0) {
             auto pos = line.find(':');
-            if (pos != std::string::npos) return line.substr(pos + 2);
+            if (pos != std::string::npos)
+                return line.substr(pos + 2);
         }
     return "unknown CPU";
 }
 
 // NVML reports multiprocessor counts only for MIG instances (nvmlDeviceGetAttributes), so the
 // SM count of a whole GPU comes from the CUDA driver, matched to NVML's device by UUID.
-std::map<std::string, int> cudaSmCountsByUuid()
-{
+std::map<std::string, int> cudaSmCountsByUuid() {
     std::map<std::string, int> out;
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return out;
+    if (!lib)
+        return out;
     using Init = int (*)(unsigned);
     using Count = int (*)(int *);
     using Get = int (*)(int *, int);
@@ -83,17 +81,20 @@ std::map<std::string, int> cudaSmCountsByUuid()
     auto get = reinterpret_cast<Get>(dlsym(lib, "cuDeviceGet"));
     auto attr = reinterpret_cast<Attr>(dlsym(lib, "cuDeviceGetAttribute"));
     auto uuid = reinterpret_cast<Uuid>(dlsym(lib, "cuDeviceGetUuid_v2"));
-    if (!uuid) uuid = reinterpret_cast<Uuid>(dlsym(lib, "cuDeviceGetUuid"));
+    if (!uuid)
+        uuid = reinterpret_cast<Uuid>(dlsym(lib, "cuDeviceGetUuid"));
     int n = 0;
     if (init && count && get && attr && uuid && init(0) == 0 && count(&n) == 0) {
         constexpr int kMultiprocessorCount = 16; // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
         for (int i = 0; i < n; ++i) {
             int dev = 0, sms = 0;
             unsigned char u[16] = {};
-            if (get(&dev, i) != 0 || attr(&sms, kMultiprocessorCount, dev) != 0 || uuid(u, dev) != 0) continue;
+            if (get(&dev, i) != 0 || attr(&sms, kMultiprocessorCount, dev) != 0 || uuid(u, dev) != 0)
+                continue;
             std::string text = "GPU-";
             for (int b = 0; b < 16; ++b) {
-                if (b == 4 || b == 6 || b == 8 || b == 10) text += '-';
+                if (b == 4 || b == 6 || b == 8 || b == 10)
+                    text += '-';
                 text += fmt::format("{:02x}", u[b]);
             }
             out[text] = sms;
@@ -105,15 +106,13 @@ std::map<std::string, int> cudaSmCountsByUuid()
 
 } // namespace
 
-std::string hostName()
-{
+std::string hostName() {
     char buf[256] = {};
     gethostname(buf, sizeof buf - 1);
     return buf;
 }
 
-HardwareMonitor::HardwareMonitor()
-{
+HardwareMonitor::HardwareMonitor() {
     auto nvml = std::make_unique<Nvml>();
     nvml->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!nvml->lib) {
@@ -154,19 +153,18 @@ HardwareMonitor::HardwareMonitor()
 #endif
 }
 
-HardwareMonitor::~HardwareMonitor()
-{
+HardwareMonitor::~HardwareMonitor() {
     if (m_nvml) {
         m_nvml->shutdown();
         dlclose(m_nvml->lib);
     }
 #if DIODE_HAVE_ROCM_SMI
-    if (m_rocm && m_rocm->ok) rsmi_shut_down();
+    if (m_rocm && m_rocm->ok)
+        rsmi_shut_down();
 #endif
 }
 
-HardwareReport HardwareMonitor::report() const
-{
+HardwareReport HardwareMonitor::report() const {
     HardwareReport r;
     r.host = hostName();
     r.cpu = cpuModel();
@@ -179,7 +177,8 @@ HardwareReport HardwareMonitor::report() const
         m_nvml->driver(drv, sizeof drv);
         for (unsigned i = 0; i < n; ++i) {
             Nvml::Device d = nullptr;
-            if (m_nvml->handle(i, &d) != 0) continue;
+            if (m_nvml->handle(i, &d) != 0)
+                continue;
             GpuInfo g;
             g.vendor = "nvidia";
             g.index = int(i);
@@ -188,24 +187,30 @@ HardwareReport HardwareMonitor::report() const
             m_nvml->name(d, name, sizeof name);
             g.name = name;
             unsigned long long mem[3] = {}; // nvmlMemory_t: total, free, used
-            if (m_nvml->memory(d, mem) == 0) g.memoryMb = int64_t(mem[0] >> 20);
+            if (m_nvml->memory(d, mem) == 0)
+                g.memoryMb = int64_t(mem[0] >> 20);
             unsigned v = 0;
-            if (m_nvml->maxClock(d, Nvml::kClockSm, &v) == 0) g.maxSmClockMhz = int(v);
-            if (m_nvml->maxClock(d, Nvml::kClockMem, &v) == 0) g.maxMemClockMhz = int(v);
+            if (m_nvml->maxClock(d, Nvml::kClockSm, &v) == 0)
+                g.maxSmClockMhz = int(v);
+            if (m_nvml->maxClock(d, Nvml::kClockMem, &v) == 0)
+                g.maxMemClockMhz = int(v);
             if (m_nvml->attribute) {
                 unsigned attrs[16] = {}; // nvmlDeviceAttributes_t starts with multiprocessorCount
-                if (m_nvml->attribute(d, attrs) == 0) g.smCount = int(attrs[0]);
+                if (m_nvml->attribute(d, attrs) == 0)
+                    g.smCount = int(attrs[0]);
             }
             if (m_nvml->uuid) {
                 char uuid[96] = {};
-                if (m_nvml->uuid(d, uuid, sizeof uuid) == 0) g.uuid = uuid;
+                if (m_nvml->uuid(d, uuid, sizeof uuid) == 0)
+                    g.uuid = uuid;
             }
             r.gpus.push_back(g);
         }
         if (std::any_of(r.gpus.begin(), r.gpus.end(), [](const GpuInfo &g) { return g.smCount == 0; })) {
             const auto sms = cudaSmCountsByUuid();
             for (auto &g : r.gpus)
-                if (auto it = sms.find(g.uuid); g.smCount == 0 && it != sms.end()) g.smCount = it->second;
+                if (auto it = sms.find(g.uuid); g.smCount == 0 && it != sms.end())
+                    g.smCount = it->second;
         }
     }
 #if DIODE_HAVE_ROCM_SMI
@@ -217,12 +222,14 @@ HardwareReport HardwareMonitor::report() const
             g.vendor = "amd";
             g.index = int(i);
             char name[128] = {};
-            if (rsmi_dev_name_get(i, name, sizeof name) == RSMI_STATUS_SUCCESS) g.name = name;
+            if (rsmi_dev_name_get(i, name, sizeof name) == RSMI_STATUS_SUCCESS)
+                g.name = name;
             uint64_t total = 0;
             if (rsmi_dev_memory_total_get(i, RSMI_MEM_TYPE_VRAM, &total) == RSMI_STATUS_SUCCESS)
                 g.memoryMb = int64_t(total >> 20);
             char drv[64] = {};
-            if (rsmi_version_str_get(RSMI_SW_COMP_DRIVER, drv, sizeof drv) == RSMI_STATUS_SUCCESS) g.driver = drv;
+            if (rsmi_version_str_get(RSMI_SW_COMP_DRIVER, drv, sizeof drv) == RSMI_STATUS_SUCCESS)
+                g.driver = drv;
             r.gpus.push_back(g);
         }
     }
@@ -230,19 +237,24 @@ HardwareReport HardwareMonitor::report() const
     return r;
 }
 
-std::optional<TelemetrySample> HardwareMonitor::sample(int index) const
-{
+std::optional<TelemetrySample> HardwareMonitor::sample(int index) const {
     if (m_nvml) {
         Nvml::Device d = nullptr;
-        if (m_nvml->handle(unsigned(index), &d) != 0) return std::nullopt;
+        if (m_nvml->handle(unsigned(index), &d) != 0)
+            return std::nullopt;
         TelemetrySample s;
         unsigned v = 0;
-        if (m_nvml->clock(d, Nvml::kClockSm, &v) == 0) s.smClockMhz = v;
-        if (m_nvml->clock(d, Nvml::kClockMem, &v) == 0) s.memClockMhz = v;
-        if (m_nvml->power && m_nvml->power(d, &v) == 0) s.powerW = v / 1000.0;
-        if (m_nvml->temperature && m_nvml->temperature(d, Nvml::kTempGpu, &v) == 0) s.temperatureC = v;
+        if (m_nvml->clock(d, Nvml::kClockSm, &v) == 0)
+            s.smClockMhz = v;
+        if (m_nvml->clock(d, Nvml::kClockMem, &v) == 0)
+            s.memClockMhz = v;
+        if (m_nvml->power && m_nvml->power(d, &v) == 0)
+            s.powerW = v / 1000.0;
+        if (m_nvml->temperature && m_nvml->temperature(d, Nvml::kTempGpu, &v) == 0)
+            s.temperatureC = v;
         unsigned util[2] = {}; // nvmlUtilization_t: gpu, memory
-        if (m_nvml->utilization && m_nvml->utilization(d, util) == 0) s.utilizationPct = util[0];
+        if (m_nvml->utilization && m_nvml->utilization(d, util) == 0)
+            s.utilizationPct = util[0];
         return s;
     }
 #if DIODE_HAVE_ROCM_SMI
@@ -254,12 +266,14 @@ std::optional<TelemetrySample> HardwareMonitor::sample(int index) const
         if (rsmi_dev_gpu_clk_freq_get(uint32_t(index), RSMI_CLK_TYPE_MEM, &f) == RSMI_STATUS_SUCCESS)
             s.memClockMhz = f.frequency[f.current] / 1e6;
         uint64_t p = 0;
-        if (rsmi_dev_power_ave_get(uint32_t(index), 0, &p) == RSMI_STATUS_SUCCESS) s.powerW = p / 1e6;
+        if (rsmi_dev_power_ave_get(uint32_t(index), 0, &p) == RSMI_STATUS_SUCCESS)
+            s.powerW = p / 1e6;
         int64_t t = 0;
         if (rsmi_dev_temp_metric_get(uint32_t(index), 0, RSMI_TEMP_CURRENT, &t) == RSMI_STATUS_SUCCESS)
             s.temperatureC = t / 1000.0;
         uint32_t busy = 0;
-        if (rsmi_dev_busy_percent_get(uint32_t(index), &busy) == RSMI_STATUS_SUCCESS) s.utilizationPct = busy;
+        if (rsmi_dev_busy_percent_get(uint32_t(index), &busy) == RSMI_STATUS_SUCCESS)
+            s.utilizationPct = busy;
         return s;
     }
 #endif

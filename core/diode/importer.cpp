@@ -17,8 +17,7 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string readAll(const std::string &path)
-{
+std::string readAll(const std::string &path) {
     // Read whole, so only a regular file: /dev/zero or a FIFO never ends.
     std::error_code ec;
     const auto st = std::filesystem::status(path, ec);
@@ -27,24 +26,25 @@ std::string readAll(const std::string &path)
     if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
         throw InvalidInput(fmt::format("'{}' is not a regular file; import reads files", path));
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw InvalidInput(fmt::format("cannot read '{}'", path));
+    if (!in)
+        throw InvalidInput(fmt::format("cannot read '{}'", path));
     std::ostringstream ss;
     ss << in.rdbuf();
     return ss.str();
 }
 
 // torch-diode writes dtypes as "float16", "torch.float16" or {"__torch_dtype__": "float16"}.
-std::optional<DType> torchDType(const json &v)
-{
-    if (v.is_string()) return parseDType(v.get<std::string>());
+std::optional<DType> torchDType(const json &v) {
+    if (v.is_string())
+        return parseDType(v.get<std::string>());
     if (v.is_object() && v.contains("__torch_dtype__") && v["__torch_dtype__"].is_string())
         return parseDType(v["__torch_dtype__"].get<std::string>());
     return std::nullopt;
 }
 
-json decodeMaybeString(const json &v, const std::string &where, const char *what)
-{
-    if (!v.is_string()) return v;
+json decodeMaybeString(const json &v, const std::string &where, const char *what) {
+    if (!v.is_string())
+        return v;
     try {
         return parseJsonBounded(v.get<std::string>(), fmt::format("{}: {}", where, what), kProblemJsonLimits);
     } catch (const InvalidInput &e) {
@@ -53,18 +53,17 @@ json decodeMaybeString(const json &v, const std::string &where, const char *what
     }
 }
 
-int64_t intField(const json &o, const char *key, const std::string &where)
-{
+int64_t intField(const json &o, const char *key, const std::string &where) {
     auto it = o.find(key);
     if (it == o.end() || !it->is_number_integer())
         throw InvalidInput(fmt::format("{}: field '{}' is missing or not an integer", where, key));
     return it->get<int64_t>();
 }
 
-KernelConfig torchDiodeConfig(const json &cfgIn, const std::string &where)
-{
+KernelConfig torchDiodeConfig(const json &cfgIn, const std::string &where) {
     const json cfg = decodeMaybeString(cfgIn, where, "config");
-    if (!cfg.is_object()) throw InvalidInput(fmt::format("{}: config must be an object", where));
+    if (!cfg.is_object())
+        throw InvalidInput(fmt::format("{}: config must be an object", where));
     KernelConfig c;
     const std::string name = cfg.value("name", std::string("mm"));
     const bool aten = name.rfind("aten", 0) == 0 || name.rfind("extern", 0) == 0;
@@ -79,7 +78,8 @@ KernelConfig torchDiodeConfig(const json &cfgIn, const std::string &where)
         c.numStages = KernelConfig::intParameter(cfg.value("num_stages", json()), where, "num_stages");
         c.numWarps = KernelConfig::intParameter(cfg.value("num_warps", json()), where, "num_warps");
         for (const char *k : {"EVEN_K", "ALLOW_TF32", "USE_FAST_ACCUM", "ACC_TYPE"})
-            if (cfg.contains(k) && !cfg[k].is_null()) c.extra[k] = cfg[k];
+            if (cfg.contains(k) && !cfg[k].is_null())
+                c.extra[k] = cfg[k];
     }
     return c;
 }
@@ -101,12 +101,12 @@ bool isTorchDiodeDataset(const json &doc) {
 
 } // namespace
 
-std::vector<std::pair<std::string, std::vector<ProblemRecord>>> fromTorchDiodeDataset(const json &doc,
-                                                                                      const std::string &where)
-{
+std::vector<std::pair<std::string, std::vector<ProblemRecord>>>
+fromTorchDiodeDataset(const json &doc, const std::string &where) {
     auto hwIt = doc.find("hardware");
     if (!doc.is_object() || hwIt == doc.end() || !hwIt->is_object())
-        throw InvalidInput(fmt::format("{}: not a torch-diode dataset (no 'hardware' object at the top)", where));
+        throw InvalidInput(
+            fmt::format("{}: not a torch-diode dataset (no 'hardware' object at the top)", where));
     std::vector<std::pair<std::string, std::vector<ProblemRecord>>> out;
     for (const auto &[gpu, hw] : hwIt->items()) {
         const std::string w0 = fmt::format("{} hardware[\"{}\"]", where, gpu);
@@ -117,24 +117,31 @@ std::vector<std::pair<std::string, std::vector<ProblemRecord>>> fromTorchDiodeDa
         for (const auto &[opName, opDoc] : ops->items()) {
             const std::string w1 = fmt::format("{} operation[\"{}\"]", w0, opName);
             auto op = parseOp(opName);
-            if (!op) throw InvalidInput(fmt::format("{}: unknown op \"{}\"; expected mm, addmm or bmm", w1, opName));
+            if (!op)
+                throw InvalidInput(
+                    fmt::format("{}: unknown op \"{}\"; expected mm, addmm or bmm", w1, opName));
             auto sol = opDoc.find("solution");
             if (!opDoc.is_object() || sol == opDoc.end() || !sol->is_object())
                 throw InvalidInput(w1 + ": no 'solution' object");
             for (const auto &[key, entry] : sol->items()) {
-                const std::string w2 = fmt::format("{} solution[{}]", w1, key.size() > 80 ? key.substr(0, 80) + "..." : key);
+                const std::string w2 =
+                    fmt::format("{} solution[{}]", w1, key.size() > 80 ? key.substr(0, 80) + "..." : key);
                 const json pj = decodeMaybeString(json(key), w2, "problem key");
-                if (!pj.is_object()) throw InvalidInput(w2 + ": problem key is not a JSON object");
+                if (!pj.is_object())
+                    throw InvalidInput(w2 + ": problem key is not a JSON object");
                 ProblemRecord r;
                 r.problem.op = *op;
                 auto dt = torchDType(pj.value("M_dtype", json()));
-                if (!dt) throw InvalidInput(fmt::format("{}: field 'M_dtype' has unknown dtype {}", w2, pj.value("M_dtype", json()).dump()));
+                if (!dt)
+                    throw InvalidInput(fmt::format("{}: field 'M_dtype' has unknown dtype {}", w2,
+                                                   pj.value("M_dtype", json()).dump()));
                 r.problem.dtype = *dt;
                 r.problem.batch = pj.contains("B") ? intField(pj, "B", w2) : 1;
                 r.problem.m = intField(pj, "M", w2);
                 r.problem.n = intField(pj, "N", w2);
                 r.problem.k = intField(pj, "K", w2);
-                if (*op != GemmOp::Bmm) r.problem.batch = 1;
+                if (*op != GemmOp::Bmm)
+                    r.problem.batch = 1;
                 validate(r.problem, w2);
                 auto tcs = entry.find("timed_configs");
                 if (!entry.is_object() || tcs == entry.end() || !tcs->is_array())
@@ -142,11 +149,13 @@ std::vector<std::pair<std::string, std::vector<ProblemRecord>>> fromTorchDiodeDa
                 for (size_t i = 0; i < tcs->size(); ++i) {
                     const auto &tc = (*tcs)[i];
                     const std::string w3 = fmt::format("{} timed_configs[{}]", w2, i);
-                    if (!tc.is_object() || !tc.contains("config")) throw InvalidInput(w3 + ": needs 'config' and 'time'");
+                    if (!tc.is_object() || !tc.contains("config"))
+                        throw InvalidInput(w3 + ": needs 'config' and 'time'");
                     Candidate c;
                     c.config = torchDiodeConfig(tc["config"], w3);
                     const json &t = tc.value("time", json());
-                    if (!t.is_number()) throw InvalidInput(w3 + ": field 'time' must be a number (milliseconds)");
+                    if (!t.is_number())
+                        throw InvalidInput(w3 + ": field 'time' must be a number (milliseconds)");
                     const double ms = t.get<double>();
                     // torch-diode records what Inductor's autotune benchmark measured.
                     Timing timing;
@@ -168,13 +177,13 @@ std::vector<std::pair<std::string, std::vector<ProblemRecord>>> fromTorchDiodeDa
     return out;
 }
 
-ParsedImport parseImportData(const std::string &data, const std::string &path)
-{
+ParsedImport parseImportData(const std::string &data, const std::string &path) {
     ParsedImport res;
     auto &groups = res.groups;
 
     const size_t first = data.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos) throw InvalidInput(fmt::format("{}: file is empty", path));
+    if (first == std::string::npos)
+        throw InvalidInput(fmt::format("{}: file is empty", path));
     // Bounded: a document nested too deep is not taken whole, and the line reader below then
     // refuses it naming its line.
     json whole;
@@ -192,14 +201,16 @@ ParsedImport parseImportData(const std::string &data, const std::string &path)
     const size_t firstEnd = data.find('\n', first);
     const bool spansLines = data[first] == '{' && firstEnd != std::string::npos &&
                             !json::accept(std::string_view(data).substr(first, firstEnd - first));
-    if (spansLines && !wholeError.empty()) throw InvalidInput(wholeError);
+    if (spansLines && !wholeError.empty())
+        throw InvalidInput(wholeError);
     if (spansLines && !isTorchDiodeDataset(whole)) {
         if (whole.contains("hardware") && !whole.contains("op") && !whole.contains("candidates"))
             (void)fromTorchDiodeDataset(whole, path); // names the entry it cannot read
-        throw InvalidInput(fmt::format("{}: one JSON document over several lines that is not a torch-diode dataset "
-                                       "(no 'hardware' object of GPUs with 'operation'); problem JSON has one "
-                                       "object per line",
-                                       path));
+        throw InvalidInput(
+            fmt::format("{}: one JSON document over several lines that is not a torch-diode dataset "
+                        "(no 'hardware' object of GPUs with 'operation'); problem JSON has one "
+                        "object per line",
+                        path));
     }
     if (isTorchDiodeDataset(whole)) {
         res.format = "torch-diode-json";
@@ -214,7 +225,8 @@ ParsedImport parseImportData(const std::string &data, const std::string &path)
         std::istringstream in(data);
         std::string line;
         for (int lineNo = 1; std::getline(in, line); ++lineNo) {
-            if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+            if (line.find_first_not_of(" \t\r") == std::string::npos)
+                continue;
             auto rec = parseProblemLine(line, fmt::format("{}: line {}", path, lineNo));
             const json hw = rec.extra.value("hardware", json::object());
             const json ver = rec.extra.value("versions", json::object());
@@ -231,9 +243,10 @@ ParsedImport parseImportData(const std::string &data, const std::string &path)
     } else {
         json doc = parseMsgpackBounded(data, path);
         if (doc.is_discarded())
-            throw InvalidInput(fmt::format("{}: not problem JSON lines, a torch-diode dataset (JSON) or a torch-diode "
-                                           "msgpack dataset",
-                                           path));
+            throw InvalidInput(
+                fmt::format("{}: not problem JSON lines, a torch-diode dataset (JSON) or a torch-diode "
+                            "msgpack dataset",
+                            path));
         res.format = "torch-diode-msgpack";
         for (auto &[gpu, recs] : fromTorchDiodeDataset(doc, path)) {
             RunInfo run;
@@ -244,25 +257,27 @@ ParsedImport parseImportData(const std::string &data, const std::string &path)
     return res;
 }
 
-ImportResult importFile(Store &store, const std::string &path, bool again)
-{
+ImportResult importFile(Store &store, const std::string &path, bool again) {
     const std::string data = readAll(path);
     uint64_t fnv = 0xcbf29ce484222325ull;
-    for (unsigned char ch : data) fnv = (fnv ^ ch) * 0x100000001b3ull;
+    for (unsigned char ch : data)
+        fnv = (fnv ^ ch) * 0x100000001b3ull;
     const std::string fingerprint = fmt::format("{:016x}", fnv);
     auto parsed = parseImportData(data, path);
     auto &groups = parsed.groups;
     ImportResult res;
     res.format = parsed.format;
-    if (groups.empty()) throw InvalidInput(fmt::format("{}: holds no problems", path));
+    if (groups.empty())
+        throw InvalidInput(fmt::format("{}: holds no problems", path));
 
     Store::Transaction tx(store);
     // Checked inside the write transaction, so parallel imports of one file land once.
     if (!again)
         if (const auto earlier = store.importOfContent(fingerprint))
-            throw InvalidInput(fmt::format("{}: the same content was imported already (run {} from '{}', {}); "
-                                           "nothing imported. Use --again to import it once more",
-                                           path, earlier->id, earlier->source, earlier->createdAt));
+            throw InvalidInput(
+                fmt::format("{}: the same content was imported already (run {} from '{}', {}); "
+                            "nothing imported. Use --again to import it once more",
+                            path, earlier->id, earlier->source, earlier->createdAt));
     for (auto &[run, records] : groups) {
         run.backend = "import";
         run.status = "finished";

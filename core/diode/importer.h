@@ -33,7 +33,7 @@ ImportResult importFile(Store &store, const std::string &path, bool again = fals
 
 /// torch-diode's dataset ({"hardware": {GPU: {"operation": {OP: {"solution": ...}}}}}) as our
 /// records, grouped by GPU name. Exposed for tests.
-std::vector<std::pair<std::string, std::vector<ProblemRecord>>> fromTorchDiodeDataset(const nlohmann::json &doc,
-                                                                                      const std::string &where);
+std::vector<std::pair<std::string, std::vector<ProblemRecord>>>
+fromTorchDiodeDataset(const nlohmann::json &doc, const std::string &where);
 
 } // namespace diode

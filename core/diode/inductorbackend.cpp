@@ -15,77 +15,82 @@ namespace {
 constexpr auto kHelloTimeout = std::chrono::seconds(180); // importing torch + CUDA init on a cold machine
 }
 
-std::string pluginPythonDir()
-{
-    if (const char *env = std::getenv("DIODE_PLUGIN_PYTHON"); env && *env) return env;
+std::string pluginPythonDir() {
+    if (const char *env = std::getenv("DIODE_PLUGIN_PYTHON"); env && *env)
+        return env;
     namespace fs = std::filesystem;
-    for (const fs::path &p : {fs::path(DIODE_SOURCE_DIR) / "plugin/python", fs::path(DIODE_INSTALL_DATADIR) / "python"})
-        if (fs::exists(p / "torch_diode/worker.py")) return p.string();
+    for (const fs::path &p :
+         {fs::path(DIODE_SOURCE_DIR) / "plugin/python", fs::path(DIODE_INSTALL_DATADIR) / "python"})
+        if (fs::exists(p / "torch_diode/worker.py"))
+            return p.string();
     return (fs::path(DIODE_SOURCE_DIR) / "plugin/python").string();
 }
 
 InductorBackend::InductorBackend(std::string python, std::string logPath)
     : m_python(std::move(python))
-    , m_logPath(std::move(logPath))
-{
+    , m_logPath(std::move(logPath)) {
     if (m_python.empty()) {
         const char *env = std::getenv("DIODE_PYTHON");
         m_python = env && *env ? env : "python3";
     }
 }
 
-InductorBackend::~InductorBackend()
-{
-    if (m_worker && m_worker->running()) m_worker->writeLine(R"({"cmd":"quit"})");
+InductorBackend::~InductorBackend() {
+    if (m_worker && m_worker->running())
+        m_worker->writeLine(R"({"cmd":"quit"})");
 }
 
-void InductorBackend::spawn(std::chrono::seconds helloTimeout)
-{
+void InductorBackend::spawn(std::chrono::seconds helloTimeout) {
     std::string pythonPath = pluginPythonDir();
-    if (const char *pp = std::getenv("PYTHONPATH"); pp && *pp) pythonPath += std::string(":") + pp;
+    if (const char *pp = std::getenv("PYTHONPATH"); pp && *pp)
+        pythonPath += std::string(":") + pp;
     m_worker = std::make_unique<WorkerProcess>(
         std::vector<std::string>{m_python, "-u", "-m", "torch_diode.worker"},
         std::vector<std::string>{"PYTHONPATH=" + pythonPath, "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1",
-                                 "TORCH_DIODE_AUTOREGISTER=0" /* the sweep measures Inductor alone */}, m_logPath);
+                                 "TORCH_DIODE_AUTOREGISTER=0" /* the sweep measures Inductor alone */},
+        m_logPath);
     m_worker->start();
     std::string line;
     for (;;) {
         const auto st = m_worker->readLine(line, helloTimeout);
         if (st == WorkerProcess::ReadStatus::Timeout) {
             m_worker->kill();
-            throw BackendUnavailable(fmt::format("the inductor worker ({} -m torch_diode.worker) did not start within "
-                                                 "{} s; its log: {}",
-                                                 m_python, helloTimeout.count(), m_logPath));
+            throw BackendUnavailable(
+                fmt::format("the inductor worker ({} -m torch_diode.worker) did not start within "
+                            "{} s; its log: {}",
+                            m_python, helloTimeout.count(), m_logPath));
         }
         if (st == WorkerProcess::ReadStatus::Closed) {
             const std::string why = m_worker->exitDescription();
             const std::string tail = m_worker->stderrTail(6);
-            throw BackendUnavailable(fmt::format("the inductor worker ({} -m torch_diode.worker) {}{}{}", m_python, why,
-                                                 tail.empty() ? "" : ":\n", tail));
+            throw BackendUnavailable(fmt::format("the inductor worker ({} -m torch_diode.worker) {}{}{}",
+                                                 m_python, why, tail.empty() ? "" : ":\n", tail));
         }
         nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-        if (j.is_discarded() || j.value("event", "") != "hello") continue; // tolerate stray prints
+        if (j.is_discarded() || j.value("event", "") != "hello")
+            continue; // tolerate stray prints
         if (!j.value("ok", false)) {
             m_worker->kill();
-            throw BackendUnavailable(fmt::format("the inductor backend cannot run: {}", j.value("error", "unknown reason")));
+            throw BackendUnavailable(
+                fmt::format("the inductor backend cannot run: {}", j.value("error", "unknown reason")));
         }
         m_hello = j;
         return;
     }
 }
 
-void InductorBackend::start() { spawn(kHelloTimeout); }
+void InductorBackend::start() {
+    spawn(kHelloTimeout);
+}
 
-void InductorBackend::describe(RunInfo &run) const
-{
+void InductorBackend::describe(RunInfo &run) const {
     run.host = hostName();
     run.setFromWorker(m_hello.value("hardware", nlohmann::json::object()), m_hello);
 }
 
 ProblemOutcome InductorBackend::measure(const GemmProblem &problem, const SweepPlan &plan,
                                         const std::set<std::string> &skip, const MeasurementSink &sink,
-                                        const std::atomic<bool> &cancel)
-{
+                                        const std::atomic<bool> &cancel) {
     if (!m_worker || !m_worker->running()) {
         ++m_restarts;
         spawn(kHelloTimeout);
@@ -107,22 +112,26 @@ ProblemOutcome InductorBackend::measure(const GemmProblem &problem, const SweepP
         }
         if (Clock::now() > deadline) {
             m_worker->kill();
-            return {MeasureStatus::Timeout,
-                    fmt::format("no answer within the per-problem timeout of {} s; worker killed and restarted",
-                                plan.timeoutS)};
+            return {
+                MeasureStatus::Timeout,
+                fmt::format("no answer within the per-problem timeout of {} s; worker killed and restarted",
+                            plan.timeoutS)};
         }
         const auto st = m_worker->readLine(line, std::chrono::milliseconds(200));
-        if (st == WorkerProcess::ReadStatus::Timeout) continue;
+        if (st == WorkerProcess::ReadStatus::Timeout)
+            continue;
         if (st == WorkerProcess::ReadStatus::Closed) {
             const std::string why = m_worker->exitDescription();
             const std::string tail = m_worker->stderrTail(3);
             m_worker->kill();
-            return {MeasureStatus::Failed, fmt::format("worker crashed ({}) while measuring; restarted{}{}", why,
-                                                       tail.empty() ? "" : ". Last log: ", tail)};
+            return {MeasureStatus::Failed, fmt::format("worker crashed ({}) while measuring; restarted{}{}",
+                                                       why, tail.empty() ? "" : ". Last log: ", tail)};
         }
         nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-        if (j.is_discarded() || !j.contains("id") || j["id"] != id) continue;
-        if (!j.value("ok", false)) return {MeasureStatus::Failed, j.value("error", "worker reported a failure")};
+        if (j.is_discarded() || !j.contains("id") || j["id"] != id)
+            continue;
+        if (!j.value("ok", false))
+            return {MeasureStatus::Failed, j.value("error", "worker reported a failure")};
         ProblemRecord rec;
         try {
             rec = parseProblemRecord(j.at("problem"), fmt::format("worker answer for {}", problem.label()));
@@ -135,7 +144,8 @@ ProblemOutcome InductorBackend::measure(const GemmProblem &problem, const SweepP
             if (!skip.count(c.config.key()))
                 for (const auto &m : c.measurements())
                     sink(m);
-        if (rec.candidates.empty()) return {MeasureStatus::Failed, "Inductor benchmarked no choice for this problem"};
+        if (rec.candidates.empty())
+            return {MeasureStatus::Failed, "Inductor benchmarked no choice for this problem"};
         ProblemOutcome done;
         done.baselines = std::move(rec.baselines);
         return done;

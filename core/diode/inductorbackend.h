@@ -22,8 +22,9 @@ public:
     std::string name() const override { return "inductor"; }
     void start() override;
     void describe(RunInfo &run) const override;
-    ProblemOutcome measure(const GemmProblem &problem, const SweepPlan &plan, const std::set<std::string> &skip,
-                           const MeasurementSink &sink, const std::atomic<bool> &cancel) override;
+    ProblemOutcome measure(const GemmProblem &problem, const SweepPlan &plan,
+                           const std::set<std::string> &skip, const MeasurementSink &sink,
+                           const std::atomic<bool> &cancel) override;
 
     int restarts() const { return m_restarts; }
     const nlohmann::json &hello() const { return m_hello; }

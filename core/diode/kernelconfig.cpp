@@ -15,8 +15,8 @@ struct IntField {
 };
 
 constexpr std::array kIntFields{
-    IntField{"BLOCK_M", &KernelConfig::blockM},     IntField{"BLOCK_N", &KernelConfig::blockN},
-    IntField{"BLOCK_K", &KernelConfig::blockK},     IntField{"GROUP_M", &KernelConfig::groupM},
+    IntField{"BLOCK_M", &KernelConfig::blockM},       IntField{"BLOCK_N", &KernelConfig::blockN},
+    IntField{"BLOCK_K", &KernelConfig::blockK},       IntField{"GROUP_M", &KernelConfig::groupM},
     IntField{"num_stages", &KernelConfig::numStages}, IntField{"num_warps", &KernelConfig::numWarps},
     IntField{"threads", &KernelConfig::threads},
 };
@@ -29,17 +29,19 @@ bool isMeasurementKey(const std::string &k) {
 
 } // namespace
 
-nlohmann::json KernelConfig::toJson() const
-{
+nlohmann::json KernelConfig::toJson() const {
     nlohmann::json j = extra.is_object() ? extra : nlohmann::json::object();
     j["kind"] = kind;
     j[kind == "triton" ? "template" : "name"] = name;
     for (const auto &f : kIntFields)
-        if (this->*f.member != 0) j[f.jsonName] = this->*f.member;
+        if (this->*f.member != 0)
+            j[f.jsonName] = this->*f.member;
     return j;
 }
 
-std::string KernelConfig::key() const { return toJson().dump(); } // nlohmann objects are sorted
+std::string KernelConfig::key() const {
+    return toJson().dump();
+} // nlohmann objects are sorted
 
 int KernelConfig::intParameter(const nlohmann::json &v, const std::string &where, const std::string &field) {
     constexpr uint64_t kMax = 1 << 20;
@@ -50,9 +52,9 @@ int KernelConfig::intParameter(const nlohmann::json &v, const std::string &where
     return v.get<int>();
 }
 
-KernelConfig KernelConfig::fromJson(const nlohmann::json &j, const std::string &where)
-{
-    if (!j.is_object()) throw InvalidInput(fmt::format("{}: a candidate must be a JSON object", where));
+KernelConfig KernelConfig::fromJson(const nlohmann::json &j, const std::string &where) {
+    if (!j.is_object())
+        throw InvalidInput(fmt::format("{}: a candidate must be a JSON object", where));
     KernelConfig c;
     auto kindIt = j.find("kind");
     if (kindIt == j.end() || !kindIt->is_string())
@@ -68,14 +70,17 @@ KernelConfig KernelConfig::fromJson(const nlohmann::json &j, const std::string &
         throw InvalidInput(fmt::format("{}: {} candidate needs a string '{}'", where, c.kind, nameKey));
     c.name = nameIt->get<std::string>();
     for (const auto &[k, v] : j.items()) {
-        if (k == "kind" || k == nameKey || isMeasurementKey(k)) continue;
+        if (k == "kind" || k == nameKey || isMeasurementKey(k))
+            continue;
         bool known = false;
         for (const auto &f : kIntFields) {
-            if (k != f.jsonName) continue;
+            if (k != f.jsonName)
+                continue;
             known = true;
             c.*f.member = intParameter(v, where, k);
         }
-        if (!known) c.extra[k] = v;
+        if (!known)
+            c.extra[k] = v;
     }
     return c;
 }

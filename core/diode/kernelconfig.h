@@ -19,7 +19,7 @@ struct KernelConfig {
     int groupM = 0;
     int numStages = 0;
     int numWarps = 0;
-    int threads = 0; ///< CPU backend only
+    int threads = 0;      ///< CPU backend only
     nlohmann::json extra; ///< null or an object; null costs no allocation per row
 
     /// Canonical text identity: equal configs have equal keys (used for dedup in the store).

@@ -11,11 +11,11 @@
 
 namespace diode {
 
-Distribution Distribution::of(std::vector<double> v)
-{
+Distribution Distribution::of(std::vector<double> v) {
     Distribution d;
     d.count = int64_t(v.size());
-    if (v.empty()) return d;
+    if (v.empty())
+        return d;
     std::sort(v.begin(), v.end());
     d.mean = std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
     d.p10 = v[size_t(std::floor(0.1 * double(v.size() - 1)))];
@@ -25,33 +25,33 @@ Distribution Distribution::of(std::vector<double> v)
 
 namespace {
 
-std::vector<size_t> orderByScore(const std::vector<double> &score)
-{
+std::vector<size_t> orderByScore(const std::vector<double> &score) {
     std::vector<size_t> idx(score.size());
     std::iota(idx.begin(), idx.end(), 0);
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return score[a] < score[b]; });
     return idx;
 }
 
-std::vector<double> ranks(const std::vector<double> &v)
-{
+std::vector<double> ranks(const std::vector<double> &v) {
     std::vector<size_t> idx(v.size());
     std::iota(idx.begin(), idx.end(), 0);
     std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
     std::vector<double> r(v.size());
     for (size_t i = 0; i < idx.size();) {
         size_t j = i;
-        while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
-        for (size_t t = i; t <= j; ++t) r[idx[t]] = 0.5 * double(i + j); // average rank of ties
+        while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]])
+            ++j;
+        for (size_t t = i; t <= j; ++t)
+            r[idx[t]] = 0.5 * double(i + j); // average rank of ties
         i = j + 1;
     }
     return r;
 }
 
-double pearson(const std::vector<double> &a, const std::vector<double> &b)
-{
+double pearson(const std::vector<double> &a, const std::vector<double> &b) {
     const double n = double(a.size());
-    const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n, mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
+    const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n,
+                 mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
     double num = 0, da = 0, db = 0;
     for (size_t i = 0; i < a.size(); ++i) {
         num += (a[i] - ma) * (b[i] - mb);
@@ -63,27 +63,29 @@ double pearson(const std::vector<double> &a, const std::vector<double> &b)
 
 } // namespace
 
-double topKEfficiency(const RankedProblem &p, int k)
-{
+double topKEfficiency(const RankedProblem &p, int k) {
     double best = INFINITY;
     for (const auto &t : p.measuredMs)
-        if (t) best = std::min(best, *t);
-    if (!std::isfinite(best)) return 0;
+        if (t)
+            best = std::min(best, *t);
+    if (!std::isfinite(best))
+        return 0;
     const auto order = orderByScore(p.score);
     double picked = INFINITY;
     for (size_t i = 0; i < order.size() && int(i) < k; ++i)
-        if (p.measuredMs[order[i]]) picked = std::min(picked, *p.measuredMs[order[i]]);
+        if (p.measuredMs[order[i]])
+            picked = std::min(picked, *p.measuredMs[order[i]]);
     return std::isfinite(picked) ? best / picked : 0.0;
 }
 
-SelectorMetrics evaluate(const std::vector<RankedProblem> &problems)
-{
+SelectorMetrics evaluate(const std::vector<RankedProblem> &problems) {
     SelectorMetrics m;
     std::vector<double> e1, e3, e5, rho;
     double absPct = 0, sqLog = 0;
     int64_t timed = 0;
     for (const auto &p : problems) {
-        if (std::none_of(p.measuredMs.begin(), p.measuredMs.end(), [](auto &t) { return t.has_value(); })) continue;
+        if (std::none_of(p.measuredMs.begin(), p.measuredMs.end(), [](auto &t) { return t.has_value(); }))
+            continue;
         ++m.problems;
         e1.push_back(topKEfficiency(p, 1));
         e3.push_back(topKEfficiency(p, 3));
@@ -103,7 +105,8 @@ SelectorMetrics evaluate(const std::vector<RankedProblem> &problems)
                     ++timed;
                 }
             }
-        if (meas.size() >= 3) rho.push_back(pearson(ranks(meas), ranks(score)));
+        if (meas.size() >= 3)
+            rho.push_back(pearson(ranks(meas), ranks(score)));
     }
     m.top1 = Distribution::of(e1);
     m.top3 = Distribution::of(e3);
@@ -121,16 +124,23 @@ SelectorMetrics evaluate(const std::vector<RankedProblem> &problems)
     return m;
 }
 
-nlohmann::json SelectorMetrics::toJson() const
-{
-    auto dist = [](const Distribution &d) { return nlohmann::json{{"mean", d.mean}, {"p10", d.p10}, {"min", d.min}}; };
-    return {{"problems", problems}, {"top1_efficiency", dist(top1)}, {"top3_efficiency", dist(top3)},
-            {"top5_efficiency", dist(top5)}, {"top1_hit", hit1}, {"top3_hit", hit3}, {"top5_hit", hit5},
-            {"spearman", spearman}, {"mape", mape}, {"rmse_log", rmseLog}};
+nlohmann::json SelectorMetrics::toJson() const {
+    auto dist = [](const Distribution &d) {
+        return nlohmann::json{{"mean", d.mean}, {"p10", d.p10}, {"min", d.min}};
+    };
+    return {{"problems", problems},
+            {"top1_efficiency", dist(top1)},
+            {"top3_efficiency", dist(top3)},
+            {"top5_efficiency", dist(top5)},
+            {"top1_hit", hit1},
+            {"top3_hit", hit3},
+            {"top5_hit", hit5},
+            {"spearman", spearman},
+            {"mape", mape},
+            {"rmse_log", rmseLog}};
 }
 
-nlohmann::json evaluateWithBreakdown(const std::vector<RankedProblem> &problems)
-{
+nlohmann::json evaluateWithBreakdown(const std::vector<RankedProblem> &problems) {
     std::map<std::string, std::vector<RankedProblem>> groups;
     for (const auto &p : problems) {
         groups[fmt::format("op={}", toString(p.problem.op))].push_back(p);
@@ -138,20 +148,24 @@ nlohmann::json evaluateWithBreakdown(const std::vector<RankedProblem> &problems)
         groups[p.problem.m <= 32 ? "M<=32" : "M>32"].push_back(p);
     }
     nlohmann::json j{{"all", evaluate(problems).toJson()}};
-    for (const auto &[k, v] : groups) j["by"][k] = evaluate(v).toJson();
+    for (const auto &[k, v] : groups)
+        j["by"][k] = evaluate(v).toJson();
     return j;
 }
 
-std::vector<double> baselineScores(const std::string &name, const std::vector<KernelConfig> &c, uint64_t seed)
-{
+std::vector<double> baselineScores(const std::string &name, const std::vector<KernelConfig> &c,
+                                   uint64_t seed) {
     std::vector<double> s(c.size());
     if (name == "aten") {
-        for (size_t i = 0; i < c.size(); ++i) s[i] = c[i].kind == "aten" ? double(i) : 1e6 + double(i);
+        for (size_t i = 0; i < c.size(); ++i)
+            s[i] = c[i].kind == "aten" ? double(i) : 1e6 + double(i);
     } else if (name == "first-config") {
-        for (size_t i = 0; i < c.size(); ++i) s[i] = c[i].kind == "triton" ? double(i) : 1e6 + double(i);
+        for (size_t i = 0; i < c.size(); ++i)
+            s[i] = c[i].kind == "triton" ? double(i) : 1e6 + double(i);
     } else {
         SplitMix64 rng(seed);
-        for (auto &x : s) x = rng.uniform();
+        for (auto &x : s)
+            x = rng.uniform();
     }
     return s;
 }

@@ -28,10 +28,11 @@ struct Distribution {
 
 /// The evaluation of one selector over problems (docs/MODELS.md says what each number means).
 struct SelectorMetrics {
-    Distribution top1, top3, top5; ///< efficiency: best measured time / best measured time among the top k picked
+    Distribution top1, top3,
+        top5; ///< efficiency: best measured time / best measured time among the top k picked
     double hit1 = 0, hit3 = 0, hit5 = 0; ///< share of problems whose best candidate is among the top k
-    double spearman = 0;                 ///< mean per-problem rank correlation (problems with >= 3 timed candidates)
-    double mape = 0, rmseLog = 0;        ///< of predicted vs measured time; 0 when no times are predicted
+    double spearman = 0;          ///< mean per-problem rank correlation (problems with >= 3 timed candidates)
+    double mape = 0, rmseLog = 0; ///< of predicted vs measured time; 0 when no times are predicted
     int64_t problems = 0;
     nlohmann::json toJson() const;
 };
@@ -47,6 +48,7 @@ nlohmann::json evaluateWithBreakdown(const std::vector<RankedProblem> &problems)
 
 /// Baseline selectors' scores: "aten" (ATen first), "first-config" (Inductor's first Triton
 /// config), "random" (seeded). Same length as the candidates.
-std::vector<double> baselineScores(const std::string &name, const std::vector<KernelConfig> &candidates, uint64_t seed);
+std::vector<double> baselineScores(const std::string &name, const std::vector<KernelConfig> &candidates,
+                                   uint64_t seed);
 
 } // namespace diode

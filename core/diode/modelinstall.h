@@ -17,9 +17,9 @@ public:
 std::filesystem::path pluginModelDirectory();
 
 /// Copies `package` into `directory` (created when missing) under its own file name and returns
-/// the installed path. A damaged package or a cpu model (timing method `cpu`) is refused. An existing file of that name is replaced only when `overwrite` is set;
-/// otherwise InstallError says it exists.
-std::filesystem::path installPackage(const std::filesystem::path &package, const std::filesystem::path &directory,
-                                     bool overwrite);
+/// the installed path. A damaged package or a cpu model (timing method `cpu`) is refused. An existing file of
+/// that name is replaced only when `overwrite` is set; otherwise InstallError says it exists.
+std::filesystem::path installPackage(const std::filesystem::path &package,
+                                     const std::filesystem::path &directory, bool overwrite);
 
 } // namespace diode

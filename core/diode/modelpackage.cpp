@@ -14,10 +14,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <string_view>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 namespace diode {
 
@@ -26,20 +26,19 @@ namespace {
 constexpr char kMagic[8] = {'D', 'I', 'O', 'D', 'E', 'P', 'K', 'G'};
 constexpr size_t kHeader = 8 + 4 + 4; // magic, format version, manifest length
 
-uint32_t crc(const void *data, size_t n)
-{
+uint32_t crc(const void *data, size_t n) {
     return uint32_t(crc32(0L, static_cast<const Bytef *>(data), uInt(n)));
 }
 
-void putU32(std::string &out, uint32_t v)
-{
-    for (int i = 0; i < 4; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
+void putU32(std::string &out, uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+        out.push_back(char((v >> (8 * i)) & 0xff));
 }
 
-uint32_t getU32(const std::string &in, size_t at)
-{
+uint32_t getU32(const std::string &in, size_t at) {
     uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= uint32_t(uint8_t(in[at + size_t(i)])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+        v |= uint32_t(uint8_t(in[at + size_t(i)])) << (8 * i);
     return v;
 }
 
@@ -69,8 +68,7 @@ int64_t manifestInt(const nlohmann::json &v, const std::string &field, int64_t l
     return v.get<int64_t>();
 }
 
-std::vector<TensorSpec> expectedTensors(const std::vector<int> &sizes, int members)
-{
+std::vector<TensorSpec> expectedTensors(const std::vector<int> &sizes, int members) {
     std::vector<TensorSpec> t;
     for (int m = 0; m < members; ++m) {
         const std::string pre = members > 1 ? fmt::format("member{}.", m) : std::string();
@@ -88,7 +86,8 @@ std::vector<TensorSpec> expectedTensors(const std::vector<int> &sizes, int membe
 // a portable build must still rank fast on the machine it lands on. See mlpkernel.inc.
 constexpr int kPad = 64; // hidden widths are padded to this: a multiple of every kernel's output tile
 
-using DenseFn = void (*)(const float *, long, long, int, const float *, int, const float *, float *, long, bool);
+using DenseFn = void (*)(const float *, long, long, int, const float *, int, const float *, float *, long,
+                         bool);
 using DotFn = void (*)(const float *, long, long, int, const float *, float, float *);
 struct Kernels {
     DenseFn dense;
@@ -108,11 +107,17 @@ using V = __m128;
 typedef float V __attribute__((vector_size(16)));
 #endif
 constexpr int kLanes = 4, kCols = 4, kRows = 2;
-inline __attribute__((always_inline)) V madd(V a, V b, V c) { return a * b + c; }
+inline __attribute__((always_inline)) V madd(V a, V b, V c) {
+    return a * b + c;
+}
 #if DIODE_X86_DISPATCH
-inline __attribute__((always_inline)) V splat(float x) { return _mm_set1_ps(x); }
+inline __attribute__((always_inline)) V splat(float x) {
+    return _mm_set1_ps(x);
+}
 #else
-inline __attribute__((always_inline)) V splat(float x) { return V{} + x; }
+inline __attribute__((always_inline)) V splat(float x) {
+    return V{} + x;
+}
 #endif
 #include "mlpkernel.inc"
 } // namespace generic
@@ -127,8 +132,12 @@ inline __attribute__((always_inline)) V splat(float x) { return V{} + x; }
 namespace avx2 {
 using V = __m256;
 constexpr int kLanes = 8, kCols = 2, kRows = 6;
-inline __attribute__((always_inline)) V madd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-inline __attribute__((always_inline)) V splat(float x) { return _mm256_set1_ps(x); }
+inline __attribute__((always_inline)) V madd(V a, V b, V c) {
+    return _mm256_fmadd_ps(a, b, c);
+}
+inline __attribute__((always_inline)) V splat(float x) {
+    return _mm256_set1_ps(x);
+}
 #include "mlpkernel.inc"
 } // namespace avx2
 #if defined(__clang__)
@@ -142,8 +151,12 @@ inline __attribute__((always_inline)) V splat(float x) { return _mm256_set1_ps(x
 namespace avx512 {
 using V = __m512;
 constexpr int kLanes = 16, kCols = 4, kRows = 6;
-inline __attribute__((always_inline)) V madd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-inline __attribute__((always_inline)) V splat(float x) { return _mm512_set1_ps(x); }
+inline __attribute__((always_inline)) V madd(V a, V b, V c) {
+    return _mm512_fmadd_ps(a, b, c);
+}
+inline __attribute__((always_inline)) V splat(float x) {
+    return _mm512_set1_ps(x);
+}
 #include "mlpkernel.inc"
 } // namespace avx512
 #if defined(__clang__)
@@ -154,16 +167,18 @@ inline __attribute__((always_inline)) V splat(float x) { return _mm512_set1_ps(x
 #endif
 
 // DIODE_KERNEL=generic|avx2 caps the choice (to compare kernels, or to rule one out).
-const Kernels &kernels()
-{
+const Kernels &kernels() {
     static const Kernels k = [] {
         const char *cap = std::getenv("DIODE_KERNEL");
         const std::string_view want = cap ? cap : "";
 #if DIODE_X86_DISPATCH
         __builtin_cpu_init();
-        const bool avx2 = want != "generic" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        if (avx2 && want != "avx2" && __builtin_cpu_supports("avx512f")) return Kernels{avx512::dense, avx512::dot};
-        if (avx2) return Kernels{avx2::dense, avx2::dot};
+        const bool avx2 =
+            want != "generic" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        if (avx2 && want != "avx2" && __builtin_cpu_supports("avx512f"))
+            return Kernels{avx512::dense, avx512::dot};
+        if (avx2)
+            return Kernels{avx2::dense, avx2::dot};
 #endif
         return Kernels{generic::dense, generic::dot};
     }();
@@ -172,18 +187,20 @@ const Kernels &kernels()
 
 } // namespace
 
-std::string ModelPackage::toBytes(nlohmann::json manifest, const std::vector<MlpWeights> &members)
-{
-    if (members.empty()) throw PackageError("a package needs at least one network");
+std::string ModelPackage::toBytes(nlohmann::json manifest, const std::vector<MlpWeights> &members) {
+    if (members.empty())
+        throw PackageError("a package needs at least one network");
     for (const auto &w : members)
-        if (w.layerSizes != members.front().layerSizes) throw PackageError("ensemble members must have the same layer sizes");
+        if (w.layerSizes != members.front().layerSizes)
+            throw PackageError("ensemble members must have the same layer sizes");
     const int n = int(members.size());
     const uint32_t version = n > 1 ? 2u : 1u;
     manifest["format"] = "diode-package";
     manifest["format_version"] = version;
     manifest["feature_schema_version"] = FeatureSchema::kVersion;
     manifest["feature_names"] = FeatureSchema::names();
-    manifest["architecture"] = {{"type", "mlp"}, {"layers", members.front().layerSizes}, {"activation", "relu"}};
+    manifest["architecture"] = {
+        {"type", "mlp"}, {"layers", members.front().layerSizes}, {"activation", "relu"}};
     if (n > 1) {
         manifest["architecture"]["members"] = n;
         manifest["architecture"]["combine"] = "mean of ln(ms)";
@@ -199,15 +216,21 @@ std::string ModelPackage::toBytes(nlohmann::json manifest, const std::vector<Mlp
         }
     }
     const auto specs = expectedTensors(members.front().layerSizes, n);
-    if (data.size() != specs.size()) throw PackageError("network weights do not match their layer sizes");
+    if (data.size() != specs.size())
+        throw PackageError("network weights do not match their layer sizes");
     std::string blob;
     auto table = nlohmann::json::array();
     for (size_t i = 0; i < specs.size(); ++i) {
         const auto &v = *data[i];
         const size_t nbytes = v.size() * sizeof(float);
-        table.push_back({{"name", specs[i].name}, {"shape", specs[i].shape}, {"dtype", "float32"},
-                         {"offset", blob.size()}, {"nbytes", nbytes}, {"crc32", crc(v.data(), nbytes)}});
-        blob.append(reinterpret_cast<const char *>(v.data()), nbytes); // little-endian hosts only (x86-64, aarch64)
+        table.push_back({{"name", specs[i].name},
+                         {"shape", specs[i].shape},
+                         {"dtype", "float32"},
+                         {"offset", blob.size()},
+                         {"nbytes", nbytes},
+                         {"crc32", crc(v.data(), nbytes)}});
+        blob.append(reinterpret_cast<const char *>(v.data()),
+                    nbytes); // little-endian hosts only (x86-64, aarch64)
     }
     manifest["tensors"] = table;
     manifest["data_bytes"] = blob.size();
@@ -221,30 +244,34 @@ std::string ModelPackage::toBytes(nlohmann::json manifest, const std::vector<Mlp
     return out;
 }
 
-void ModelPackage::save(const std::string &path, const nlohmann::json &manifest, const std::vector<MlpWeights> &members)
-{
+void ModelPackage::save(const std::string &path, const nlohmann::json &manifest,
+                        const std::vector<MlpWeights> &members) {
     const std::string bytes = toBytes(manifest, members);
     const std::string tmp = path + ".partial";
     {
         std::ofstream f(tmp, std::ios::binary);
         f.write(bytes.data(), std::streamsize(bytes.size()));
-        if (!f) throw PackageError(fmt::format("cannot write '{}'", tmp));
+        if (!f)
+            throw PackageError(fmt::format("cannot write '{}'", tmp));
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw PackageError(fmt::format("cannot rename to '{}'", path));
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+        throw PackageError(fmt::format("cannot rename to '{}'", path));
 }
 
-ModelPackage ModelPackage::load(const std::string &path)
-{
+ModelPackage ModelPackage::load(const std::string &path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const auto st = fs::status(path, ec);
-    if (!ec && fs::is_directory(st)) throw PackageError(fmt::format("{}: is a directory, not a package", path));
+    if (!ec && fs::is_directory(st))
+        throw PackageError(fmt::format("{}: is a directory, not a package", path));
     if (!ec && fs::exists(st) && !fs::is_regular_file(st))
         throw PackageError(fmt::format("{}: not a regular file; a package is a file", path));
     if (const auto size = fs::file_size(path, ec); !ec && size > kMaxFileBytes)
-        throw PackageError(fmt::format("{}: {} bytes; a package may be at most {} bytes", path, size, kMaxFileBytes));
+        throw PackageError(
+            fmt::format("{}: {} bytes; a package may be at most {} bytes", path, size, kMaxFileBytes));
     std::ifstream f(path, std::ios::binary);
-    if (!f) throw PackageError(fmt::format("cannot read package '{}'", path));
+    if (!f)
+        throw PackageError(fmt::format("cannot read package '{}'", path));
     std::ostringstream ss;
     ss << f.rdbuf();
     try {
@@ -254,22 +281,26 @@ ModelPackage ModelPackage::load(const std::string &path)
     }
 }
 
-ModelPackage ModelPackage::fromBytes(const std::string &in)
-{
-    if (in.size() < kHeader) throw PackageError(fmt::format("truncated: {} bytes is shorter than the header", in.size()));
-    if (std::memcmp(in.data(), kMagic, 8) != 0) throw PackageError("not a diode model package (bad magic bytes)");
+ModelPackage ModelPackage::fromBytes(const std::string &in) {
+    if (in.size() < kHeader)
+        throw PackageError(fmt::format("truncated: {} bytes is shorter than the header", in.size()));
+    if (std::memcmp(in.data(), kMagic, 8) != 0)
+        throw PackageError("not a diode model package (bad magic bytes)");
     const uint32_t version = getU32(in, 8);
     if (version < 1)
-        throw PackageError(fmt::format("package format {} is not one diode writes; this build reads formats 1..{}",
-                                       version, kFormatVersion));
+        throw PackageError(
+            fmt::format("package format {} is not one diode writes; this build reads formats 1..{}", version,
+                        kFormatVersion));
     if (version > uint32_t(kFormatVersion))
-        throw PackageError(fmt::format("package was written by package format {}; this build reads up to {}", version,
-                                       kFormatVersion));
+        throw PackageError(fmt::format("package was written by package format {}; this build reads up to {}",
+                                       version, kFormatVersion));
     const size_t mlen = getU32(in, 12);
     if (in.size() < kHeader + mlen + 4)
-        throw PackageError(fmt::format("truncated: manifest needs {} bytes, file has {}", kHeader + mlen + 4, in.size()));
+        throw PackageError(
+            fmt::format("truncated: manifest needs {} bytes, file has {}", kHeader + mlen + 4, in.size()));
     const std::string text = in.substr(kHeader, mlen);
-    if (crc(text.data(), text.size()) != getU32(in, kHeader + mlen)) throw PackageError("manifest checksum mismatch (corrupted file)");
+    if (crc(text.data(), text.size()) != getU32(in, kHeader + mlen))
+        throw PackageError("manifest checksum mismatch (corrupted file)");
     ModelPackage pkg;
     try {
         pkg.m_manifest = parseJsonBounded(text, "manifest", JsonLimits{64, text.size(), false});
@@ -283,8 +314,9 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
         const auto schema = m.value("feature_schema_version", nlohmann::json());
         if (!schema.is_number_integer() || schema.get<int64_t>() < kOldestFeatureSchemaVersion ||
             schema.get<int64_t>() > kFeatureSchemaVersion)
-            throw PackageError(fmt::format("package uses feature schema {}; this build reads schemas {} to {}",
-                                           schema.dump(), kOldestFeatureSchemaVersion, kFeatureSchemaVersion));
+            throw PackageError(
+                fmt::format("package uses feature schema {}; this build reads schemas {} to {}",
+                            schema.dump(), kOldestFeatureSchemaVersion, kFeatureSchemaVersion));
         const auto &arch = m.at("architecture");
         if (arch.value("type", "") != "mlp" || arch.value("activation", "") != "relu")
             throw PackageError(fmt::format("unsupported architecture {}", arch.dump()));
@@ -302,8 +334,8 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
             sizes.push_back(
                 int(manifestInt(layersJ[i], fmt::format("architecture.layers[{}]", i), 1, kMaxLayerWidth)));
         if (sizes.front() != FeatureSchema::size() || sizes.back() != 1)
-            throw PackageError(fmt::format("architecture layers [{}] do not fit {} features in and 1 output", fmt::join(sizes, ", "),
-                                           FeatureSchema::size()));
+            throw PackageError(fmt::format("architecture layers [{}] do not fit {} features in and 1 output",
+                                           fmt::join(sizes, ", "), FeatureSchema::size()));
         const auto membersJ = arch.value("members", nlohmann::json(1));
         if (!membersJ.is_number_integer() ||
             (membersJ.is_number_unsigned() && membersJ.get<uint64_t>() > 64) || membersJ.get<int64_t>() < 1 ||
@@ -312,29 +344,34 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
                 fmt::format("architecture members {} is out of range (1..64)", membersJ.dump()));
         const int members = membersJ.get<int>();
         if ((members > 1) != (version >= 2))
-            throw PackageError(fmt::format("package format {} cannot hold {} member networks", version, members));
+            throw PackageError(
+                fmt::format("package format {} cannot hold {} member networks", version, members));
         const size_t dataStart = kHeader + mlen + 4;
         const size_t dataBytes = m.at("data_bytes").get<size_t>();
         if (in.size() != dataStart + dataBytes)
-            throw PackageError(fmt::format("truncated or padded: tensor data should be {} bytes, file has {}", dataBytes,
-                                           in.size() - dataStart));
+            throw PackageError(fmt::format("truncated or padded: tensor data should be {} bytes, file has {}",
+                                           dataBytes, in.size() - dataStart));
         const auto specs = expectedTensors(sizes, members);
         const auto &table = m.at("tensors");
         if (!table.is_array() || table.size() != specs.size())
-            throw PackageError(fmt::format("manifest lists {} tensors; the architecture needs {}", table.size(), specs.size()));
+            throw PackageError(fmt::format("manifest lists {} tensors; the architecture needs {}",
+                                           table.size(), specs.size()));
         std::vector<std::vector<float>> tensors;
         for (size_t i = 0; i < specs.size(); ++i) {
             const auto &t = table[i];
             const auto name = t.at("name").get<std::string>();
             const auto shape = t.at("shape").get<std::vector<int64_t>>();
             if (name != specs[i].name || shape != specs[i].shape)
-                throw PackageError(fmt::format("tensor '{}' has shape [{}]; the architecture needs '{}' [{}]", name,
-                                               fmt::join(shape, ","), specs[i].name, fmt::join(specs[i].shape, ",")));
+                throw PackageError(fmt::format("tensor '{}' has shape [{}]; the architecture needs '{}' [{}]",
+                                               name, fmt::join(shape, ","), specs[i].name,
+                                               fmt::join(specs[i].shape, ",")));
             int64_t count = 1;
-            for (auto d : shape) count *= d;
+            for (auto d : shape)
+                count *= d;
             const size_t off = t.at("offset").get<size_t>(), nbytes = t.at("nbytes").get<size_t>();
             if (nbytes != size_t(count) * sizeof(float) || off > dataBytes || nbytes > dataBytes - off)
-                throw PackageError(fmt::format("tensor '{}' lies outside the data or disagrees with its shape", name));
+                throw PackageError(
+                    fmt::format("tensor '{}' lies outside the data or disagrees with its shape", name));
             const char *p = in.data() + dataStart + off;
             if (crc(p, nbytes) != t.at("crc32").get<uint32_t>())
                 throw PackageError(fmt::format("checksum mismatch in tensor '{}' (corrupted file)", name));
@@ -364,9 +401,11 @@ ModelPackage ModelPackage::fromBytes(const std::string &in)
                     fmt::format("tensor '{}' has values below {:g}", specs[base + 1].name, kMinInputStd));
             std::vector<Layer> layers;
             for (size_t l = 0; l + 1 < sizes.size(); ++l) {
-                layers.push_back(foldLayer(l, sizes[l], sizes[l + 1], tensors[base + 2 + 2 * l], tensors[base + 3 + 2 * l],
-                                           l == 0 ? &mean : nullptr, l == 0 ? &sd : nullptr));
-                if (l + 2 < sizes.size()) pkg.m_maxWidth = std::max(pkg.m_maxWidth, layers.back().outPadded);
+                layers.push_back(foldLayer(l, sizes[l], sizes[l + 1], tensors[base + 2 + 2 * l],
+                                           tensors[base + 3 + 2 * l], l == 0 ? &mean : nullptr,
+                                           l == 0 ? &sd : nullptr));
+                if (l + 2 < sizes.size())
+                    pkg.m_maxWidth = std::max(pkg.m_maxWidth, layers.back().outPadded);
             }
             pkg.m_members.push_back(std::move(layers));
         }
@@ -394,8 +433,7 @@ TimingMethod packageTimingMethod(const nlohmann::json &manifest) {
 
 ModelPackage::Layer ModelPackage::foldLayer(size_t index, int in, int out, const std::vector<float> &w,
                                             const std::vector<float> &b, const std::vector<float> *mean,
-                                            const std::vector<float> *sd)
-{
+                                            const std::vector<float> *sd) {
     Layer layer; // w: [out, in] row-major
     layer.in = in;
     layer.out = out;
@@ -406,29 +444,38 @@ ModelPackage::Layer ModelPackage::foldLayer(size_t index, int in, int out, const
         // Layer 0 sees raw features: W (x - mean) / sd = (W / sd) x - (W / sd) mean.
         double shift = 0;
         for (int i = 0; i < in; ++i) {
-            const float wi = sd ? float(double(w[size_t(o * in + i)]) / double((*sd)[size_t(i)])) : w[size_t(o * in + i)];
+            const float wi =
+                sd ? float(double(w[size_t(o * in + i)]) / double((*sd)[size_t(i)])) : w[size_t(o * in + i)];
             layer.weightsT[size_t(i) * size_t(layer.outPadded) + size_t(o)] = wi;
-            if (mean) shift += double(wi) * double((*mean)[size_t(i)]);
+            if (mean)
+                shift += double(wi) * double((*mean)[size_t(i)]);
         }
         layer.bias[size_t(o)] = float(double(b[size_t(o)]) - shift);
     }
-    auto finite = [](const std::vector<float> &v) { return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); }); };
+    auto finite = [](const std::vector<float> &v) {
+        return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+    };
     if (!finite(layer.weightsT) || !finite(layer.bias))
-        throw PackageError(fmt::format("layer {} overflows once the input normalisation is folded in", index));
+        throw PackageError(
+            fmt::format("layer {} overflows once the input normalisation is folded in", index));
     return layer;
 }
 
-HardwareFeatures ModelPackage::hardware() const { return m_hw; }
+HardwareFeatures ModelPackage::hardware() const {
+    return m_hw;
+}
 
-void ModelPackage::forward(const float *x, long rows, long stride, float *y) const
-{
-    if (rows <= 0) return;
+void ModelPackage::forward(const float *x, long rows, long stride, float *y) const {
+    if (rows <= 0)
+        return;
     const Kernels &k = kernels();
     thread_local std::vector<float> bufA, bufB, member;
     const long ld = m_maxWidth;
     const size_t need = size_t(rows) * size_t(ld);
-    if (bufA.size() < need) bufA.resize(need), bufB.resize(need);
-    if (m_members.size() > 1 && member.size() < size_t(rows)) member.resize(size_t(rows));
+    if (bufA.size() < need)
+        bufA.resize(need), bufB.resize(need);
+    if (m_members.size() > 1 && member.size() < size_t(rows))
+        member.resize(size_t(rows));
     for (size_t mi = 0; mi < m_members.size(); ++mi) {
         const auto &layers = m_members[mi];
         const float *in = x;
@@ -445,26 +492,28 @@ void ModelPackage::forward(const float *x, long rows, long stride, float *y) con
         float *dst = mi == 0 ? y : member.data();
         k.dot(in, ldIn, rows, last.in, last.weightsT.data(), last.bias[0], dst);
         if (mi > 0)
-            for (long r = 0; r < rows; ++r) y[r] += member[size_t(r)];
+            for (long r = 0; r < rows; ++r)
+                y[r] += member[size_t(r)];
     }
     if (m_members.size() > 1) {
         const float scale = 1.f / float(m_members.size());
-        for (long r = 0; r < rows; ++r) y[r] *= scale;
+        for (long r = 0; r < rows; ++r)
+            y[r] *= scale;
     }
 }
 
-Eigen::VectorXf ModelPackage::forward(const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x) const
-{
+Eigen::VectorXf ModelPackage::forward(
+    const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x) const {
     if (x.cols() != FeatureSchema::size())
-        throw InvalidInput(fmt::format("forward: {} columns; the feature schema has {}", x.cols(), FeatureSchema::size()));
+        throw InvalidInput(
+            fmt::format("forward: {} columns; the feature schema has {}", x.cols(), FeatureSchema::size()));
     Eigen::VectorXf y(x.rows());
     forward(x.data(), long(x.rows()), long(x.outerStride()), y.data());
     return y;
 }
 
 void ModelPackage::predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates,
-                             std::vector<double> &out) const
-{
+                             std::vector<double> &out) const {
     thread_local std::vector<float> feats, y;
     feats.clear();
     feats.reserve(candidates.size() * size_t(FeatureSchema::size()));
@@ -472,7 +521,8 @@ void ModelPackage::predictMs(const GemmProblem &problem, const std::vector<Kerne
         try {
             FeatureSchema::check(candidates[i], {});
         } catch (const InvalidInput &) {
-            FeatureSchema::check(candidates[i], fmt::format("candidates[{}]", i)); // the message with its index
+            FeatureSchema::check(candidates[i],
+                                 fmt::format("candidates[{}]", i)); // the message with its index
             throw;
         }
         FeatureSchema::compute(problem, candidates[i], m_hw, feats);
@@ -480,11 +530,12 @@ void ModelPackage::predictMs(const GemmProblem &problem, const std::vector<Kerne
     y.resize(candidates.size());
     forward(feats.data(), long(candidates.size()), FeatureSchema::size(), y.data());
     out.resize(candidates.size());
-    for (size_t i = 0; i < out.size(); ++i) out[i] = std::exp(double(y[i]));
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i] = std::exp(double(y[i]));
 }
 
-std::vector<double> ModelPackage::predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates) const
-{
+std::vector<double> ModelPackage::predictMs(const GemmProblem &problem,
+                                            const std::vector<KernelConfig> &candidates) const {
     std::vector<double> out;
     predictMs(problem, candidates, out);
     return out;

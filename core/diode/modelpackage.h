@@ -21,10 +21,10 @@ public:
 
 /// The trained MLP as plain arrays: what the trainer hands to the writer and the reader checks.
 struct MlpWeights {
-    std::vector<int> layerSizes;                ///< input width, hidden widths..., 1
-    std::vector<std::vector<float>> weights;    ///< per layer, row-major [out, in]
-    std::vector<std::vector<float>> biases;     ///< per layer, [out]
-    std::vector<float> inputMean, inputStd;     ///< feature normalisation, [input width]
+    std::vector<int> layerSizes;             ///< input width, hidden widths..., 1
+    std::vector<std::vector<float>> weights; ///< per layer, row-major [out, in]
+    std::vector<std::vector<float>> biases;  ///< per layer, [out]
+    std::vector<float> inputMean, inputStd;  ///< feature normalisation, [input width]
 };
 
 /// A `.diode` model package (docs/PACKAGE.md): a JSON manifest and raw float32 tensors with
@@ -46,11 +46,11 @@ public:
     /// are written from `members` (one network, or an ensemble whose ln-time outputs are averaged;
     /// every member has the same layer sizes).
     static std::string toBytes(nlohmann::json manifest, const std::vector<MlpWeights> &members);
-    static std::string toBytes(const nlohmann::json &manifest, const MlpWeights &weights)
-    {
+    static std::string toBytes(const nlohmann::json &manifest, const MlpWeights &weights) {
         return toBytes(manifest, std::vector<MlpWeights>{weights});
     }
-    static void save(const std::string &path, const nlohmann::json &manifest, const std::vector<MlpWeights> &members);
+    static void save(const std::string &path, const nlohmann::json &manifest,
+                     const std::vector<MlpWeights> &members);
 
     const nlohmann::json &manifest() const { return m_manifest; }
     HardwareFeatures hardware() const;
@@ -59,14 +59,18 @@ public:
 
     /// Predicted milliseconds for each candidate of `problem`, in order. Throws InvalidInput
     /// for a candidate the feature schema cannot describe. Thread-safe; scratch memory is per thread.
-    std::vector<double> predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates) const;
+    std::vector<double> predictMs(const GemmProblem &problem,
+                                  const std::vector<KernelConfig> &candidates) const;
     /// The same into `out` (resized to the candidates), so a caller ranking many problems
     /// allocates nothing per call.
-    void predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates, std::vector<double> &out) const;
+    void predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates,
+                   std::vector<double> &out) const;
     int members() const { return int(m_members.size()); }
-    /// The raw network output (log milliseconds; the ensemble's mean) for already computed features, [rows x width].
-    /// Throws InvalidInput when the width is not the feature schema's.
-    Eigen::VectorXf forward(const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x) const;
+    /// The raw network output (log milliseconds; the ensemble's mean) for already computed features, [rows x
+    /// width]. Throws InvalidInput when the width is not the feature schema's.
+    Eigen::VectorXf
+    forward(const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x)
+        const;
     /// The same from raw rows: `rows` rows of `FeatureSchema::size()` floats `stride` apart, into `y`.
     void forward(const float *x, long rows, long stride, float *y) const;
 
@@ -81,12 +85,13 @@ private:
     };
     /// Layer `w` [out, in], `b` [out] in the kernel's layout; with `mean`/`sd`, the input
     /// normalisation folded in (layer 0). Throws PackageError if the folding overflows.
-    static Layer foldLayer(size_t index, int in, int out, const std::vector<float> &w, const std::vector<float> &b,
-                           const std::vector<float> *mean, const std::vector<float> *sd);
+    static Layer foldLayer(size_t index, int in, int out, const std::vector<float> &w,
+                           const std::vector<float> &b, const std::vector<float> *mean,
+                           const std::vector<float> *sd);
 
     nlohmann::json m_manifest;
     std::vector<std::vector<Layer>> m_members; ///< the layers of each network
-    int m_maxWidth = 0; ///< widest padded hidden layer: the scratch row length
+    int m_maxWidth = 0;                        ///< widest padded hidden layer: the scratch row length
     HardwareFeatures m_hw;
     TimingMethod m_timingMethod = TimingMethod::InductorAutotune;
 };

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <future>
-#include <thread>
 #include <limits>
+#include <thread>
 #include <unordered_map>
 
 namespace diode {
@@ -19,11 +19,11 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 } // namespace
 
-std::vector<KernelConfig> PredictionTable::configsOf(size_t i) const
-{
+std::vector<KernelConfig> PredictionTable::configsOf(size_t i) const {
     std::vector<KernelConfig> out;
     out.reserve(start[i + 1] - start[i]);
-    for (uint32_t c = start[i]; c < start[i + 1]; ++c) out.push_back(configs[size_t(configOf[c])]);
+    for (uint32_t c = start[i]; c < start[i + 1]; ++c)
+        out.push_back(configs[size_t(configOf[c])]);
     return out;
 }
 
@@ -48,18 +48,20 @@ PredictionTable PredictionTable::fromStore(Store &store, TimingMethod method, co
         SqlStatement q(store, "SELECT id, " + problemColumns() + " FROM problems");
         while (q.step()) {
             const GemmProblem p = q.problem(1);
-            if (filter.accepts(p)) problems.emplace(q.integer(0), p);
+            if (filter.accepts(p))
+                problems.emplace(q.integer(0), p);
         }
     }
     // The primary key order (problem, config, run, method): one pass, no sort. Every candidate
     // of the problem is kept; only `method`'s successful times count.
     SqlStatement q(store, "SELECT problem_id, config_id, time_ms, status, method FROM measurements "
-                   "ORDER BY problem_id, config_id");
+                          "ORDER BY problem_id, config_id");
     const std::string methodName(toString(method));
     int64_t curProblem = -1, lastConfig = -1;
     bool timed = false;
     auto close = [&] {
-        if (curProblem < 0) return;
+        if (curProblem < 0)
+            return;
         if (!timed) { // a problem without any timing says nothing about a model: drop it
             t.configOf.resize(t.start.back());
             t.measuredMs.resize(t.start.back());
@@ -75,7 +77,8 @@ PredictionTable PredictionTable::fromStore(Store &store, TimingMethod method, co
             close();
             curProblem = -1;
             auto it = problems.find(pid);
-            if (it == problems.end()) continue;
+            if (it == problems.end())
+                continue;
             curProblem = pid;
             lastConfig = -1;
             timed = false;
@@ -83,15 +86,15 @@ PredictionTable PredictionTable::fromStore(Store &store, TimingMethod method, co
             t.problemIds.push_back(pid);
         }
         auto c = configIndex.find(cid);
-        if (c == configIndex.end() || c->second < 0) continue;
+        if (c == configIndex.end() || c->second < 0)
+            continue;
         if (cid != lastConfig) { // the config's first row (of any run or method)
             lastConfig = cid;
             t.configOf.push_back(c->second);
             t.measuredMs.push_back(kNaN);
         }
         // Runs come in order: the first run's successful time of the method is kept.
-        const bool ok =
-            !q.isNull(2) && q.text(3) == "ok" && q.text(4) == methodName;
+        const bool ok = !q.isNull(2) && q.text(3) == "ok" && q.text(4) == methodName;
         if (ok && std::isnan(t.measuredMs.back()))
             t.measuredMs.back() = q.real(2);
         timed = timed || ok;
@@ -100,15 +103,15 @@ PredictionTable PredictionTable::fromStore(Store &store, TimingMethod method, co
     return t;
 }
 
-PredictionTable PredictionTable::fromProblems(const std::vector<TrainingProblem> &problems)
-{
+PredictionTable PredictionTable::fromProblems(const std::vector<TrainingProblem> &problems) {
     PredictionTable t;
     std::unordered_map<std::string, int32_t> index;
     for (const auto &p : problems) {
         t.problems.push_back(p.problem);
         for (size_t i = 0; i < p.configs.size(); ++i) {
             auto [it, added] = index.emplace(p.configs[i].key(), int32_t(t.configs.size()));
-            if (added) t.configs.push_back(p.configs[i]);
+            if (added)
+                t.configs.push_back(p.configs[i]);
             t.configOf.push_back(it->second);
             t.measuredMs.push_back(p.timesMs[i] ? *p.timesMs[i] : kNaN);
         }
@@ -117,10 +120,10 @@ PredictionTable PredictionTable::fromProblems(const std::vector<TrainingProblem>
     return t;
 }
 
-std::vector<StoredModel> storedModels(Store &store)
-{
+std::vector<StoredModel> storedModels(Store &store) {
     std::vector<StoredModel> out;
-    SqlStatement q(store, "SELECT m.id, m.name, m.path, m.created_at, m.manifest_json, "
+    SqlStatement q(store,
+                   "SELECT m.id, m.name, m.path, m.created_at, m.manifest_json, "
                    "(SELECT count(*) FROM predictions p WHERE p.model_id=m.id) FROM models m ORDER BY m.id");
     while (q.step()) {
         StoredModel m;
@@ -135,11 +138,11 @@ std::vector<StoredModel> storedModels(Store &store)
     return out;
 }
 
-int64_t findStoredModel(Store &store, const nlohmann::json &manifest)
-{
+int64_t findStoredModel(Store &store, const nlohmann::json &manifest) {
     int64_t found = 0;
     for (const auto &m : storedModels(store)) {
-        if (m.predictions == 0 || !m.manifest.is_object()) continue;
+        if (m.predictions == 0 || !m.manifest.is_object())
+            continue;
         if (m.manifest.value("name", "") == manifest.value("name", "") &&
             m.manifest.value("created_at", "") == manifest.value("created_at", ""))
             found = m.id; // the newest wins
@@ -147,21 +150,24 @@ int64_t findStoredModel(Store &store, const nlohmann::json &manifest)
     return found;
 }
 
-std::vector<double> storedPredictions(Store &store, int64_t modelId, const PredictionTable &table)
-{
+std::vector<double> storedPredictions(Store &store, int64_t modelId, const PredictionTable &table) {
     std::vector<double> out(table.candidates(), kNaN);
-    if (table.problemIds.size() != table.problems.size()) return out;
+    if (table.problemIds.size() != table.problems.size())
+        return out;
     std::unordered_map<int64_t, uint32_t> problemRow;
-    for (size_t i = 0; i < table.problemIds.size(); ++i) problemRow.emplace(table.problemIds[i], uint32_t(i));
+    for (size_t i = 0; i < table.problemIds.size(); ++i)
+        problemRow.emplace(table.problemIds[i], uint32_t(i));
     std::unordered_map<int64_t, int32_t> configIndex;
-    for (size_t i = 0; i < table.configIds.size(); ++i) configIndex.emplace(table.configIds[i], int32_t(i));
+    for (size_t i = 0; i < table.configIds.size(); ++i)
+        configIndex.emplace(table.configIds[i], int32_t(i));
     SqlStatement q(store, "SELECT problem_id, config_id, predicted_ms FROM predictions WHERE model_id=? "
-                   "ORDER BY problem_id, config_id");
+                          "ORDER BY problem_id, config_id");
     q.bind(1, modelId);
     while (q.step()) {
         auto p = problemRow.find(q.integer(0));
         auto c = configIndex.find(q.integer(1));
-        if (p == problemRow.end() || c == configIndex.end()) continue;
+        if (p == problemRow.end() || c == configIndex.end())
+            continue;
         for (uint32_t i = table.start[p->second]; i < table.start[p->second + 1]; ++i) {
             if (table.configOf[i] == c->second) {
                 out[i] = q.real(2);
@@ -173,8 +179,7 @@ std::vector<double> storedPredictions(Store &store, int64_t modelId, const Predi
 }
 
 std::vector<double> computePredictions(const ModelPackage &pkg, const PredictionTable &table,
-                                       const std::atomic<bool> *cancel)
-{
+                                       const std::atomic<bool> *cancel) {
     std::vector<double> out(table.candidates(), kNaN);
     // Problems are split over the cores in interleaved order (sizes vary along the table); each
     // thread writes only its problems' slots, and the reader keeps its scratch per thread.
@@ -183,7 +188,8 @@ std::vector<double> computePredictions(const ModelPackage &pkg, const Prediction
     auto work = [&](size_t t) {
         std::vector<double> ms;
         for (size_t i = t; i < table.problems.size(); i += threads) {
-            if (stop || (cancel && cancel->load())) return;
+            if (stop || (cancel && cancel->load()))
+                return;
             try {
                 pkg.predictMs(table.problems[i], table.configsOf(i), ms);
             } catch (...) {
@@ -194,7 +200,8 @@ std::vector<double> computePredictions(const ModelPackage &pkg, const Prediction
         }
     };
     std::vector<std::future<void>> jobs;
-    for (size_t t = 1; t < threads; ++t) jobs.push_back(std::async(std::launch::async, work, t));
+    for (size_t t = 1; t < threads; ++t)
+        jobs.push_back(std::async(std::launch::async, work, t));
     std::exception_ptr error;
     try {
         work(0);
@@ -205,18 +212,20 @@ std::vector<double> computePredictions(const ModelPackage &pkg, const Prediction
         try {
             j.get();
         } catch (...) {
-            if (!error) error = std::current_exception();
+            if (!error)
+                error = std::current_exception();
         }
     }
-    if (error) std::rethrow_exception(error);
-    if (cancel && cancel->load()) return {};
+    if (error)
+        std::rethrow_exception(error);
+    if (cancel && cancel->load())
+        return {};
     return out;
 }
 
 int64_t storePredictions(Store &store, const std::string &packagePath, const nlohmann::json &manifest,
                          const std::vector<TrainingProblem> &problems,
-                         const std::vector<std::vector<double>> &predictedMs)
-{
+                         const std::vector<std::vector<double>> &predictedMs) {
     Store::Transaction tx(store);
     const int64_t model = store.addModel(manifest.value("name", ""), packagePath, manifest);
     for (size_t i = 0; i < problems.size(); ++i)
@@ -227,8 +236,7 @@ int64_t storePredictions(Store &store, const std::string &packagePath, const nlo
 }
 
 std::vector<RankedProblem> rankTable(const PredictionTable &table, const std::vector<double> &scores,
-                                     bool scoresArePredictions)
-{
+                                     bool scoresArePredictions) {
     std::vector<RankedProblem> out;
     out.reserve(table.problems.size());
     for (size_t i = 0; i < table.problems.size(); ++i) {
@@ -242,14 +250,14 @@ std::vector<RankedProblem> rankTable(const PredictionTable &table, const std::ve
             r.score.push_back(std::isnan(scores[c]) ? std::numeric_limits<double>::max() : scores[c]);
             complete = complete && !std::isnan(scores[c]);
         }
-        if (scoresArePredictions && complete) r.predictedMs = r.score; // errors only where all are predicted
+        if (scoresArePredictions && complete)
+            r.predictedMs = r.score; // errors only where all are predicted
         out.push_back(std::move(r));
     }
     return out;
 }
 
-std::vector<RankedProblem> rankTableWithBaseline(const PredictionTable &table, const std::string &baseline)
-{
+std::vector<RankedProblem> rankTableWithBaseline(const PredictionTable &table, const std::string &baseline) {
     std::vector<double> scores(table.candidates());
     uint64_t seed = 7; // as rankWithBaseline(), so the numbers match `diode eval`
     for (size_t i = 0; i < table.problems.size(); ++i) {

@@ -19,8 +19,8 @@ struct PredictionTable {
     std::vector<GemmProblem> problems;
     std::vector<uint32_t> start{0};
     std::vector<KernelConfig> configs;
-    std::vector<int32_t> configOf;  ///< per candidate: index into configs
-    std::vector<double> measuredMs; ///< per candidate: NaN where it produced no timing
+    std::vector<int32_t> configOf;              ///< per candidate: index into configs
+    std::vector<double> measuredMs;             ///< per candidate: NaN where it produced no timing
     std::vector<int64_t> problemIds, configIds; ///< store ids (empty for problems read from JSON lines)
 
     size_t candidates() const { return configOf.size(); }

@@ -9,20 +9,23 @@
 
 namespace diode {
 
-std::string_view toString(MeasureStatus s)
-{
+std::string_view toString(MeasureStatus s) {
     switch (s) {
-    case MeasureStatus::Ok: return "ok";
-    case MeasureStatus::Failed: return "failed";
-    case MeasureStatus::Timeout: return "timeout";
+    case MeasureStatus::Ok:
+        return "ok";
+    case MeasureStatus::Failed:
+        return "failed";
+    case MeasureStatus::Timeout:
+        return "timeout";
     }
     return "failed";
 }
 
-MeasureStatus parseMeasureStatus(std::string_view t)
-{
-    if (t == "ok") return MeasureStatus::Ok;
-    if (t == "timeout") return MeasureStatus::Timeout;
+MeasureStatus parseMeasureStatus(std::string_view t) {
+    if (t == "ok")
+        return MeasureStatus::Ok;
+    if (t == "timeout")
+        return MeasureStatus::Timeout;
     return MeasureStatus::Failed;
 }
 
@@ -68,24 +71,26 @@ size_t ProblemRecord::measurementCount() const {
 
 namespace {
 
-int64_t sizeField(const nlohmann::json &j, const char *field, const std::string &where, bool required)
-{
+int64_t sizeField(const nlohmann::json &j, const char *field, const std::string &where, bool required) {
     auto it = j.find(field);
     if (it == j.end()) {
-        if (required) throw InvalidInput(fmt::format("{}: field '{}' is missing", where, field));
+        if (required)
+            throw InvalidInput(fmt::format("{}: field '{}' is missing", where, field));
         return 1;
     }
     if (!it->is_number_integer())
-        throw InvalidInput(fmt::format("{}: field '{}' must be an integer, got {}", where, field, it->dump()));
+        throw InvalidInput(
+            fmt::format("{}: field '{}' must be an integer, got {}", where, field, it->dump()));
     return it->get<int64_t>();
 }
 
-bool boolField(const nlohmann::json &j, const char *field, const std::string &where)
-{
+bool boolField(const nlohmann::json &j, const char *field, const std::string &where) {
     auto it = j.find(field);
-    if (it == j.end()) return false;
+    if (it == j.end())
+        return false;
     if (!it->is_boolean())
-        throw InvalidInput(fmt::format("{}: field '{}' must be true or false, got {}", where, field, it->dump()));
+        throw InvalidInput(
+            fmt::format("{}: field '{}' must be true or false, got {}", where, field, it->dump()));
     return it->get<bool>();
 }
 
@@ -94,17 +99,17 @@ const char *kProblemKeys[] = {"version", "op",           "dtype",        "B",   
 
 } // namespace
 
-GemmProblem problemFromJson(const nlohmann::json &j, const std::string &where)
-{
-    if (!j.is_object()) throw InvalidInput(fmt::format("{}: a problem must be a JSON object", where));
+GemmProblem problemFromJson(const nlohmann::json &j, const std::string &where) {
+    if (!j.is_object())
+        throw InvalidInput(fmt::format("{}: a problem must be a JSON object", where));
     GemmProblem p;
     auto opIt = j.find("op");
     if (opIt == j.end() || !opIt->is_string())
         throw InvalidInput(fmt::format("{}: field 'op' is missing", where));
     auto op = parseOp(opIt->get<std::string>());
     if (!op)
-        throw InvalidInput(fmt::format("{}: field 'op' has unknown value {}; expected mm, addmm or bmm", where,
-                                       opIt->dump()));
+        throw InvalidInput(fmt::format("{}: field 'op' has unknown value {}; expected mm, addmm or bmm",
+                                       where, opIt->dump()));
     p.op = *op;
     auto dtIt = j.find("dtype");
     if (dtIt == j.end() || !dtIt->is_string())
@@ -124,10 +129,14 @@ GemmProblem problemFromJson(const nlohmann::json &j, const std::string &where)
     return p;
 }
 
-nlohmann::json problemToJson(const GemmProblem &p)
-{
-    return {{"op", toString(p.op)}, {"dtype", toString(p.dtype)}, {"B", p.batch},   {"M", p.m},
-            {"N", p.n},             {"K", p.k},                   {"a_transposed", p.aTransposed},
+nlohmann::json problemToJson(const GemmProblem &p) {
+    return {{"op", toString(p.op)},
+            {"dtype", toString(p.dtype)},
+            {"B", p.batch},
+            {"M", p.m},
+            {"N", p.n},
+            {"K", p.k},
+            {"a_transposed", p.aTransposed},
             {"b_transposed", p.bTransposed}};
 }
 
@@ -236,8 +245,7 @@ std::vector<BaselineTiming> readBaselines(const nlohmann::json &j, const std::ve
 
 } // namespace
 
-ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &where)
-{
+ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &where) {
     ProblemRecord r;
     r.problem = problemFromJson(j, where);
     if (auto it = j.find("version"); it != j.end()) {
@@ -247,9 +255,11 @@ ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &whe
             throw InvalidInput(fmt::format("{}: problem JSON version {}; this build reads up to {}", where,
                                            it->get<int64_t>(), kProblemJsonVersion));
     }
-    if (auto it = j.find("error"); it != j.end() && it->is_string()) r.error = it->get<std::string>();
+    if (auto it = j.find("error"); it != j.end() && it->is_string())
+        r.error = it->get<std::string>();
     if (auto it = j.find("candidates"); it != j.end()) {
-        if (!it->is_array()) throw InvalidInput(fmt::format("{}: field 'candidates' must be a list", where));
+        if (!it->is_array())
+            throw InvalidInput(fmt::format("{}: field 'candidates' must be a list", where));
         int i = 0;
         for (const auto &c : *it) {
             const std::string cw = fmt::format("{} candidates[{}]", where, i++);
@@ -266,14 +276,15 @@ ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &whe
         r.baselines = readBaselines(*it, r.candidates, where);
     for (const auto &[k, v] : j.items()) {
         bool known = false;
-        for (const char *kk : kProblemKeys) known = known || k == kk;
-        if (!known) r.extra[k] = v;
+        for (const char *kk : kProblemKeys)
+            known = known || k == kk;
+        if (!known)
+            r.extra[k] = v;
     }
     return r;
 }
 
-ProblemRecord parseProblemLine(const std::string &line, const std::string &where)
-{
+ProblemRecord parseProblemLine(const std::string &line, const std::string &where) {
     return parseProblemRecord(parseJsonBounded(line, where, kProblemJsonLimits), where);
 }
 
@@ -296,11 +307,11 @@ LineRead readProblemLine(std::istream &in, std::string &line) {
     }
 }
 
-nlohmann::json toJson(const ProblemRecord &r)
-{
+nlohmann::json toJson(const ProblemRecord &r) {
     nlohmann::json j = r.extra.is_object() ? r.extra : nlohmann::json::object();
     const nlohmann::json problem = problemToJson(r.problem);
-    for (const auto &[k, v] : problem.items()) j[k] = v;
+    for (const auto &[k, v] : problem.items())
+        j[k] = v;
     j["version"] = kProblemJsonVersion;
     auto cands = nlohmann::json::array();
     for (const auto &cand : r.candidates) {
@@ -337,10 +348,13 @@ nlohmann::json toJson(const ProblemRecord &r)
         }
         j["baselines"] = std::move(baselines);
     }
-    if (!r.error.empty()) j["error"] = r.error;
+    if (!r.error.empty())
+        j["error"] = r.error;
     return j;
 }
 
-std::string toProblemLine(const ProblemRecord &r) { return toJson(r).dump(); }
+std::string toProblemLine(const ProblemRecord &r) {
+    return toJson(r).dump();
+}
 
 } // namespace diode

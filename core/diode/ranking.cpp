@@ -10,16 +10,16 @@
 
 namespace diode {
 
-std::vector<size_t> orderByPrediction(const std::vector<double> &predictedMs)
-{
+std::vector<size_t> orderByPrediction(const std::vector<double> &predictedMs) {
     std::vector<size_t> order(predictedMs.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return predictedMs[a] < predictedMs[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return predictedMs[a] < predictedMs[b]; });
     return order;
 }
 
-nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &line, const std::string &where)
-{
+nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &line,
+                               const std::string &where) {
     ProblemRecord rec;
     try {
         rec = parseProblemLine(line, where); // its messages start with `where`
@@ -28,7 +28,8 @@ nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &l
     }
     std::vector<KernelConfig> configs;
     configs.reserve(rec.candidates.size());
-    for (const auto &m : rec.candidates) configs.push_back(m.config);
+    for (const auto &m : rec.candidates)
+        configs.push_back(m.config);
     std::vector<double> ms;
     try {
         ms = package.predictMs(rec.problem, configs); // names the candidate, not the line
@@ -38,9 +39,10 @@ nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &l
     // JSON has no NaN: it would print as null, an answer that looks like one.
     for (size_t i = 0; i < ms.size(); ++i)
         if (!std::isfinite(ms[i]))
-            return {{"error", fmt::format("{}: candidates[{}]: the model predicts {} ms (its sums overflow on this "
-                                          "input); no ranking",
-                                          where, i, std::isnan(ms[i]) ? "NaN" : fmt::format("{}", ms[i]))}};
+            return {{"error",
+                     fmt::format("{}: candidates[{}]: the model predicts {} ms (its sums overflow on this "
+                                 "input); no ranking",
+                                 where, i, std::isnan(ms[i]) ? "NaN" : fmt::format("{}", ms[i]))}};
     return {{"problem", rec.problem.label()}, {"predicted_ms", ms}, {"order", orderByPrediction(ms)}};
 }
 

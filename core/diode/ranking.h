@@ -16,6 +16,7 @@ std::vector<size_t> orderByPrediction(const std::vector<double> &predictedMs);
 /// "order": [...]}, or
 /// {"error": "<where>: ..."} for a line the schema cannot describe. What `diode rank` prints per
 /// line and what the plugin's C ABI returns, so the two cannot drift apart.
-nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &line, const std::string &where);
+nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &line,
+                               const std::string &where);
 
 } // namespace diode

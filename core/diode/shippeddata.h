@@ -24,10 +24,10 @@ inline constexpr HeldOutFile kHeldOutFiles[] = {
 
 /// The name of the held-out problem file that belongs beside a database file: the shipped
 /// pairing, else "<stem>-heldout.jsonl".
-inline std::string heldOutFileName(std::string_view databaseFileName)
-{
+inline std::string heldOutFileName(std::string_view databaseFileName) {
     for (const auto &f : kHeldOutFiles)
-        if (f.database == databaseFileName) return std::string(f.heldOut);
+        if (f.database == databaseFileName)
+            return std::string(f.heldOut);
     const auto dot = databaseFileName.rfind('.');
     return std::string(databaseFileName.substr(0, dot)) + "-heldout.jsonl";
 }

@@ -9,34 +9,34 @@ namespace diode {
 
 namespace {
 
-std::string columnText(sqlite3_stmt *s, int col)
-{
+std::string columnText(sqlite3_stmt *s, int col) {
     auto *p = sqlite3_column_text(s, col);
     return p ? std::string(reinterpret_cast<const char *>(p)) : std::string();
 }
 
 } // namespace
 
-std::string problemColumns(std::string_view alias)
-{
+std::string problemColumns(std::string_view alias) {
     std::string out;
     for (const char *c : kProblemColumnNames) {
-        if (!out.empty()) out += ", ";
+        if (!out.empty())
+            out += ", ";
         out += alias;
         out += c;
     }
     return out;
 }
 
-GemmProblem problemFromRow(sqlite3_stmt *s, int c0)
-{
+GemmProblem problemFromRow(sqlite3_stmt *s, int c0) {
     GemmProblem p;
     const std::string op = columnText(s, c0), dtype = columnText(s, c0 + 1);
     const auto o = parseOp(op);
-    if (!o) throw StoreError(fmt::format("a stored problem has op '{}'; this build knows mm, addmm and bmm", op));
+    if (!o)
+        throw StoreError(fmt::format("a stored problem has op '{}'; this build knows mm, addmm and bmm", op));
     const auto d = parseDType(dtype);
     if (!d)
-        throw StoreError(fmt::format("a stored problem has dtype '{}'; this build knows bf16, fp16 and fp32", dtype));
+        throw StoreError(
+            fmt::format("a stored problem has dtype '{}'; this build knows bf16, fp16 and fp32", dtype));
     p.op = *o;
     p.dtype = *d;
     p.batch = sqlite3_column_int64(s, c0 + 2);
@@ -49,52 +49,60 @@ GemmProblem problemFromRow(sqlite3_stmt *s, int c0)
 }
 
 SqlStatement::SqlStatement(Store &store, std::string_view sql)
-    : m_store(store)
-{
+    : m_store(store) {
     if (sqlite3_prepare_v2(store.m_db, sql.data(), int(sql.size()), &m_stmt, nullptr) != SQLITE_OK)
         fail("cannot prepare query");
 }
 
-SqlStatement::~SqlStatement() { sqlite3_finalize(m_stmt); }
+SqlStatement::~SqlStatement() {
+    sqlite3_finalize(m_stmt);
+}
 
-SqlStatement &SqlStatement::bind(int i, int64_t v)
-{
+SqlStatement &SqlStatement::bind(int i, int64_t v) {
     sqlite3_bind_int64(m_stmt, i, v);
     return *this;
 }
-SqlStatement &SqlStatement::bind(int i, double v)
-{
+SqlStatement &SqlStatement::bind(int i, double v) {
     sqlite3_bind_double(m_stmt, i, v);
     return *this;
 }
-SqlStatement &SqlStatement::bind(int i, std::string_view v)
-{
+SqlStatement &SqlStatement::bind(int i, std::string_view v) {
     sqlite3_bind_text(m_stmt, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
     return *this;
 }
-SqlStatement &SqlStatement::bindNull(int i)
-{
+SqlStatement &SqlStatement::bindNull(int i) {
     sqlite3_bind_null(m_stmt, i);
     return *this;
 }
 
-bool SqlStatement::step()
-{
+bool SqlStatement::step() {
     const int rc = sqlite3_step(m_stmt);
-    if (rc == SQLITE_ROW) return true;
-    if (rc != SQLITE_DONE) fail("query failed");
+    if (rc == SQLITE_ROW)
+        return true;
+    if (rc != SQLITE_DONE)
+        fail("query failed");
     return false;
 }
 
-bool SqlStatement::isNull(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
-int SqlStatement::type(int col) const { return sqlite3_column_type(m_stmt, col); }
-int64_t SqlStatement::integer(int col) const { return sqlite3_column_int64(m_stmt, col); }
-double SqlStatement::real(int col) const { return sqlite3_column_double(m_stmt, col); }
-std::string SqlStatement::text(int col) const { return columnText(m_stmt, col); }
+bool SqlStatement::isNull(int col) const {
+    return sqlite3_column_type(m_stmt, col) == SQLITE_NULL;
+}
+int SqlStatement::type(int col) const {
+    return sqlite3_column_type(m_stmt, col);
+}
+int64_t SqlStatement::integer(int col) const {
+    return sqlite3_column_int64(m_stmt, col);
+}
+double SqlStatement::real(int col) const {
+    return sqlite3_column_double(m_stmt, col);
+}
+std::string SqlStatement::text(int col) const {
+    return columnText(m_stmt, col);
+}
 
-void SqlStatement::fail(const char *what) const
-{
-    throw StoreError(fmt::format("database '{}': {}: {}", m_store.path(), what, sqlite3_errmsg(m_store.m_db)));
+void SqlStatement::fail(const char *what) const {
+    throw StoreError(
+        fmt::format("database '{}': {}: {}", m_store.path(), what, sqlite3_errmsg(m_store.m_db)));
 }
 
 } // namespace diode

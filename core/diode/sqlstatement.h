@@ -14,8 +14,8 @@ class Store;
 
 /// The columns one reader turns into a GemmProblem, in this order; queries select them as
 /// `kProblemColumns` (with a table alias where needed, e.g. "p.").
-inline constexpr const char *kProblemColumnNames[] = {"op", "dtype", "b", "m", "n", "k", "a_transposed",
-                                                      "b_transposed"};
+inline constexpr const char *kProblemColumnNames[] = {"op", "dtype",        "b",           "m", "n",
+                                                      "k",  "a_transposed", "b_transposed"};
 inline constexpr int kProblemColumnCount = 8;
 /// "op, dtype, b, m, n, k, a_transposed, b_transposed" with each name prefixed by `alias`.
 std::string problemColumns(std::string_view alias = {});

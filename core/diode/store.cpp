@@ -146,36 +146,41 @@ CREATE TEMP TABLE problem_baselines(run_id INTEGER, problem_id INTEGER, baseline
 };
 
 // Binding helpers keep the statements below short.
-void put(sqlite3_stmt *s, int i, int64_t v) { sqlite3_bind_int64(s, i, v); }
-void put(sqlite3_stmt *s, int i, int v) { sqlite3_bind_int64(s, i, v); }
-void put(sqlite3_stmt *s, int i, double v) { sqlite3_bind_double(s, i, v); }
-void put(sqlite3_stmt *s, int i, const std::string &v)
-{
+void put(sqlite3_stmt *s, int i, int64_t v) {
+    sqlite3_bind_int64(s, i, v);
+}
+void put(sqlite3_stmt *s, int i, int v) {
+    sqlite3_bind_int64(s, i, v);
+}
+void put(sqlite3_stmt *s, int i, double v) {
+    sqlite3_bind_double(s, i, v);
+}
+void put(sqlite3_stmt *s, int i, const std::string &v) {
     sqlite3_bind_text(s, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
 }
-void put(sqlite3_stmt *s, int i, std::string_view v) { sqlite3_bind_text(s, i, v.data(), int(v.size()), SQLITE_TRANSIENT); }
-void bindNullIfZero(sqlite3_stmt *s, int i, int v)
-{
-    if (v) sqlite3_bind_int64(s, i, v);
-    else sqlite3_bind_null(s, i);
+void put(sqlite3_stmt *s, int i, std::string_view v) {
+    sqlite3_bind_text(s, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
 }
-std::string text(sqlite3_stmt *s, int col)
-{
+void bindNullIfZero(sqlite3_stmt *s, int i, int v) {
+    if (v)
+        sqlite3_bind_int64(s, i, v);
+    else
+        sqlite3_bind_null(s, i);
+}
+std::string text(sqlite3_stmt *s, int col) {
     auto *p = sqlite3_column_text(s, col);
     return p ? std::string(reinterpret_cast<const char *>(p)) : std::string();
 }
 
 struct Reset {
     sqlite3_stmt *s;
-    ~Reset()
-    {
+    ~Reset() {
         sqlite3_reset(s);
         sqlite3_clear_bindings(s);
     }
 };
 
-RunInfo readRun(sqlite3_stmt *s)
-{
+RunInfo readRun(sqlite3_stmt *s) {
     RunInfo r;
     r.id = sqlite3_column_int64(s, 0);
     r.createdAt = text(s, 1);
@@ -205,18 +210,18 @@ constexpr const char *kRunColumns =
 /// an empty path or a file that cannot be opened: SQLite then says what is wrong).
 class SetupLock {
 public:
-    explicit SetupLock(const std::string &path)
-    {
-        if (path.empty() || path == ":memory:") return;
+    explicit SetupLock(const std::string &path) {
+        if (path.empty() || path == ":memory:")
+            return;
         m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (m_fd >= 0 && ::flock(m_fd, LOCK_EX) != 0) {
             ::close(m_fd);
             m_fd = -1;
         }
     }
-    ~SetupLock()
-    {
-        if (m_fd >= 0) ::close(m_fd); // closing releases the flock
+    ~SetupLock() {
+        if (m_fd >= 0)
+            ::close(m_fd); // closing releases the flock
     }
     SetupLock(const SetupLock &) = delete;
     SetupLock &operator=(const SetupLock &) = delete;
@@ -226,14 +231,22 @@ private:
 };
 
 /// Tables and indexes of the current schema, which an adopted database must not hold already.
-constexpr std::array<const char *, 13> kOurNames{
-    "runs", "problems", "kernel_configs", "measurements", "run_problems", "telemetry", "models",
-    "predictions", "problem_baselines", "measurements_by_config", "run_problems_by_problem",
-    "telemetry_by_run", "predictions_by_problem"};
+constexpr std::array<const char *, 13> kOurNames{"runs",
+                                                 "problems",
+                                                 "kernel_configs",
+                                                 "measurements",
+                                                 "run_problems",
+                                                 "telemetry",
+                                                 "models",
+                                                 "predictions",
+                                                 "problem_baselines",
+                                                 "measurements_by_config",
+                                                 "run_problems_by_problem",
+                                                 "telemetry_by_run",
+                                                 "predictions_by_problem"};
 
 /// `path` as an SQLite URI file name (RFC 3986 percent-encoding of what a URI reserves).
-std::string uriPath(const std::string &path)
-{
+std::string uriPath(const std::string &path) {
     std::string out = "file:";
     for (unsigned char c : path) {
         if (std::isalnum(c) || std::strchr("/-_.~", c))
@@ -244,8 +257,7 @@ std::string uriPath(const std::string &path)
     return out;
 }
 
-bool isWritableFolderOf(const std::string &path)
-{
+bool isWritableFolderOf(const std::string &path) {
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
     return ::access(dir.c_str(), W_OK) == 0;
@@ -253,10 +265,10 @@ bool isWritableFolderOf(const std::string &path)
 
 /// True for a file whose header says WAL (bytes 18 and 19 are 2): SQLite needs a -shm file beside
 /// it even to read it.
-bool headerSaysWal(const std::string &path)
-{
+bool headerSaysWal(const std::string &path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
+    if (fd < 0)
+        return false;
     unsigned char h[20] = {};
     const bool wal = ::read(fd, h, sizeof h) == ssize_t(sizeof h) && h[18] == 2 && h[19] == 2;
     ::close(fd);
@@ -265,22 +277,20 @@ bool headerSaysWal(const std::string &path)
 
 /// What to check after a write failed for want of space: SQLite says "disk I/O error" when the
 /// file size limit is hit and "database or disk is full" on ENOSPC.
-std::string diskHint(sqlite3 *db)
-{
+std::string diskHint(sqlite3 *db) {
     const int code = sqlite3_errcode(db) & 0xff; // extended codes are on: SQLITE_IOERR_WRITE and kin
-    return code == SQLITE_FULL || code == SQLITE_IOERR ? " (is its disk full, or the file size limited?)" : "";
+    return code == SQLITE_FULL || code == SQLITE_IOERR ? " (is its disk full, or the file size limited?)"
+                                                       : "";
 }
 
-off_t fileSize(const std::string &path)
-{
+off_t fileSize(const std::string &path) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
 }
 
 } // namespace
 
-void RunInfo::setFromWorker(const nlohmann::json &hw, const nlohmann::json &versions)
-{
+void RunInfo::setFromWorker(const nlohmann::json &hw, const nlohmann::json &versions) {
     if (hw.is_object()) {
         gpuName = hw.value("gpu", "");
         smCount = hw.value("sm_count", 0);
@@ -293,8 +303,7 @@ void RunInfo::setFromWorker(const nlohmann::json &hw, const nlohmann::json &vers
     }
 }
 
-std::string utcNow()
-{
+std::string utcNow() {
     std::time_t t = std::time(nullptr);
     std::tm tm{};
     gmtime_r(&t, &tm);
@@ -304,8 +313,7 @@ std::string utcNow()
 }
 
 Store::Store(const std::string &path, Mode mode, Foreign foreign)
-    : m_path(path)
-{
+    : m_path(path) {
     // Memory statistics cost a global mutex on every allocation; the store never reads them.
     static const bool configured = [] { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK; }();
     (void)configured;
@@ -319,7 +327,8 @@ Store::Store(const std::string &path, Mode mode, Foreign foreign)
         ::access((path + "-shm").c_str(), F_OK) != 0) {
         if (fileSize(path + "-wal") > 0)
             throw StoreError(fmt::format(
-                "cannot read database '{}': its folder is not writable and '{}-wal' holds changes not yet in the "
+                "cannot read database '{}': its folder is not writable and '{}-wal' holds changes not yet in "
+                "the "
                 "database file, which only a process that may write the folder can read (open it once there, "
                 "or copy the database, its -wal file included, to a writable folder)",
                 path, path));
@@ -351,13 +360,15 @@ Store::Store(const std::string &path, Mode mode, Foreign foreign)
         if (mode == Mode::ReadWrite) {
             migrate();
         } else if (int v = schemaVersion(); v > kSchemaVersion) {
-            fail(fmt::format("database was written by schema {}; this build reads up to {}", v, kSchemaVersion));
+            fail(fmt::format("database was written by schema {}; this build reads up to {}", v,
+                             kSchemaVersion));
         } else if (v >= 1) {
             for (int i = v; i < kSchemaVersion; ++i)
                 exec(kReadOnlyShims[size_t(i - 1)]);
         }
     } catch (...) {
-        for (auto &[k, s] : m_stmts) sqlite3_finalize(s);
+        for (auto &[k, s] : m_stmts)
+            sqlite3_finalize(s);
         m_stmts.clear();
         sqlite3_close(m_db);
         m_db = nullptr;
@@ -365,19 +376,18 @@ Store::Store(const std::string &path, Mode mode, Foreign foreign)
     }
 }
 
-Store::~Store()
-{
-    for (auto &[k, s] : m_stmts) sqlite3_finalize(s);
-    if (m_db) sqlite3_close(m_db);
+Store::~Store() {
+    for (auto &[k, s] : m_stmts)
+        sqlite3_finalize(s);
+    if (m_db)
+        sqlite3_close(m_db);
 }
 
-void Store::fail(const std::string &what)
-{
+void Store::fail(const std::string &what) {
     throw StoreError(fmt::format("database '{}': {}", m_path, what));
 }
 
-void Store::exec(const char *sql)
-{
+void Store::exec(const char *sql) {
     char *err = nullptr;
     if (sqlite3_exec(m_db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
         std::string msg = err ? err : sqlite3_errmsg(m_db);
@@ -388,10 +398,10 @@ void Store::exec(const char *sql)
     }
 }
 
-sqlite3_stmt *Store::prepare(const char *sql)
-{
+sqlite3_stmt *Store::prepare(const char *sql) {
     auto it = m_stmts.find(static_cast<const void *>(sql));
-    if (it != m_stmts.end()) return it->second;
+    if (it != m_stmts.end())
+        return it->second;
     sqlite3_stmt *s = nullptr;
     if (sqlite3_prepare_v3(m_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK)
         fail(fmt::format("cannot prepare statement: {}", sqlite3_errmsg(m_db)));
@@ -399,8 +409,7 @@ sqlite3_stmt *Store::prepare(const char *sql)
     return s;
 }
 
-int Store::schemaVersion()
-{
+int Store::schemaVersion() {
     auto *s = prepare("PRAGMA user_version");
     Reset r{s};
     if (sqlite3_step(s) != SQLITE_ROW)
@@ -414,12 +423,12 @@ int Store::schemaVersion()
     return version;
 }
 
-void Store::checkOwnership(Mode mode, Foreign foreign)
-{
+void Store::checkOwnership(Mode mode, Foreign foreign) {
     std::vector<std::string> tables, ours;
     int64_t objects = 0;
     {
-        auto *s = prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY rowid");
+        auto *s =
+            prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY rowid");
         Reset r{s};
         int rc;
         while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -431,67 +440,78 @@ void Store::checkOwnership(Mode mode, Foreign foreign)
             else if (text(s, 0) == "table")
                 tables.push_back(name);
         }
-        if (rc != SQLITE_DONE) fail(fmt::format("cannot list its tables: {}", sqlite3_errmsg(m_db)));
+        if (rc != SQLITE_DONE)
+            fail(fmt::format("cannot list its tables: {}", sqlite3_errmsg(m_db)));
     }
     const int version = schemaVersion();
     const bool hasRuns = std::find(ours.begin(), ours.end(), "runs") != ours.end();
     if (objects == 0 && version == 0 && mode == Mode::ReadOnly)
-        throw InvalidInput(fmt::format("database '{}' is empty: it holds no diode tables (nothing was stored in it, "
-                                       "or the command that was to set it up failed, on a full disk say)",
-                                       m_path));
-    if (objects == 0 && version == 0) return; // empty: a new database
-    if (version >= 1 && hasRuns) return;      // ours (a newer schema is refused by the caller)
+        throw InvalidInput(
+            fmt::format("database '{}' is empty: it holds no diode tables (nothing was stored in it, "
+                        "or the command that was to set it up failed, on a full disk say)",
+                        m_path));
+    if (objects == 0 && version == 0)
+        return; // empty: a new database
+    if (version >= 1 && hasRuns)
+        return; // ours (a newer schema is refused by the caller)
     const size_t shown = std::min<size_t>(tables.size(), 5);
-    const std::string found = fmt::format("{} table{}{}{}{}, schema version (PRAGMA user_version) {}", tables.size(),
-                                          tables.size() == 1 ? "" : "s", tables.empty() ? "" : ": ",
-                                          fmt::join(tables.begin(), tables.begin() + long(shown), ", "),
-                                          tables.size() > shown ? ", ..." : "", version);
+    const std::string found =
+        fmt::format("{} table{}{}{}{}, schema version (PRAGMA user_version) {}", tables.size(),
+                    tables.size() == 1 ? "" : "s", tables.empty() ? "" : ": ",
+                    fmt::join(tables.begin(), tables.begin() + long(shown), ", "),
+                    tables.size() > shown ? ", ..." : "", version);
     // Pointing diode at another program's file is bad input (exit 2), not a store failure.
-    auto refuse = [&](const std::string &why) { throw InvalidInput(fmt::format("database '{}': {}", m_path, why)); };
+    auto refuse = [&](const std::string &why) {
+        throw InvalidInput(fmt::format("database '{}': {}", m_path, why));
+    };
     if (mode == Mode::ReadOnly)
         refuse(fmt::format("not a diode database (it holds {}; no diode tables)", found));
     if (foreign == Foreign::Refuse)
-        refuse(fmt::format("not a diode database (it holds {}); diode leaves another program's database as it "
-                           "is. Use a new file, or pass --adopt-foreign-db to add diode's tables beside the others "
-                           "(the database is switched to WAL journaling)",
-                           found));
+        refuse(fmt::format(
+            "not a diode database (it holds {}); diode leaves another program's database as it "
+            "is. Use a new file, or pass --adopt-foreign-db to add diode's tables beside the others "
+            "(the database is switched to WAL journaling)",
+            found));
     if (!ours.empty())
         refuse(fmt::format("cannot adopt it: it already has tables or indexes under names diode uses ({})",
                            fmt::join(ours, ", ")));
     if (version != 0)
-        refuse(fmt::format("cannot adopt it: its schema version (PRAGMA user_version) is {}, set by the program "
-                           "that wrote it; diode would overwrite it with its own",
-                           version));
+        refuse(
+            fmt::format("cannot adopt it: its schema version (PRAGMA user_version) is {}, set by the program "
+                        "that wrote it; diode would overwrite it with its own",
+                        version));
 }
 
-void Store::migrate()
-{
+void Store::migrate() {
     const int version = schemaVersion();
     if (version > kSchemaVersion)
-        fail(fmt::format("database was written by schema {}; this build reads up to {}. Use a newer diode, or "
-                         "export the data with it",
-                         version, kSchemaVersion));
-    if (version == kSchemaVersion) return;
+        fail(
+            fmt::format("database was written by schema {}; this build reads up to {}. Use a newer diode, or "
+                        "export the data with it",
+                        version, kSchemaVersion));
+    if (version == kSchemaVersion)
+        return;
     Transaction tx(*this);
     // Read the version again under the write lock: another process opening the same new file
     // may have created the schema since ("table runs already exists" in 7 of 20 trials of 4
     // parallel imports).
     const int locked = schemaVersion();
-    if (locked == kSchemaVersion) return;
-    for (int v = locked; v < kSchemaVersion; ++v) exec(kMigrations[v]);
+    if (locked == kSchemaVersion)
+        return;
+    for (int v = locked; v < kSchemaVersion; ++v)
+        exec(kMigrations[v]);
     exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
     tx.commit();
 }
 
 Store::Transaction::Transaction(Store &store)
-    : m_store(store)
-{
+    : m_store(store) {
     m_store.exec("BEGIN IMMEDIATE");
 }
 
-Store::Transaction::~Transaction()
-{
-    if (!m_done) sqlite3_exec(m_store.m_db, "ROLLBACK", nullptr, nullptr, nullptr);
+Store::Transaction::~Transaction() {
+    if (!m_done)
+        sqlite3_exec(m_store.m_db, "ROLLBACK", nullptr, nullptr, nullptr);
     if (!m_done) {
         // Ids handed out inside the rolled-back transaction no longer exist.
         m_store.m_configIds.clear();
@@ -499,17 +519,16 @@ Store::Transaction::~Transaction()
     }
 }
 
-void Store::Transaction::commit()
-{
+void Store::Transaction::commit() {
     m_store.exec("COMMIT");
     m_done = true;
 }
 
-int64_t Store::createRun(const RunInfo &r)
-{
-    auto *s = prepare("INSERT INTO runs(created_at, status, backend, plan_name, plan_json, search_space, host, "
-                      "gpu_name, sm_count, gpu_memory_mb, driver, torch_version, triton_version, source, "
-                      "problems_planned) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+int64_t Store::createRun(const RunInfo &r) {
+    auto *s =
+        prepare("INSERT INTO runs(created_at, status, backend, plan_name, plan_json, search_space, host, "
+                "gpu_name, sm_count, gpu_memory_mb, driver, torch_version, triton_version, source, "
+                "problems_planned) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     Reset reset{s};
     put(s, 1, r.createdAt.empty() ? utcNow() : r.createdAt);
     put(s, 2, r.status);
@@ -526,54 +545,55 @@ int64_t Store::createRun(const RunInfo &r)
     put(s, 13, r.tritonVersion);
     put(s, 14, r.source);
     put(s, 15, r.problemsPlanned);
-    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot create run: {}", sqlite3_errmsg(m_db)));
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot create run: {}", sqlite3_errmsg(m_db)));
     return sqlite3_last_insert_rowid(m_db);
 }
 
-void Store::setRunStatus(int64_t runId, const std::string &status)
-{
-    auto *s = prepare("UPDATE runs SET status=?, finished_at=CASE WHEN ?='running' THEN NULL ELSE ? END WHERE id=?");
+void Store::setRunStatus(int64_t runId, const std::string &status) {
+    auto *s = prepare(
+        "UPDATE runs SET status=?, finished_at=CASE WHEN ?='running' THEN NULL ELSE ? END WHERE id=?");
     Reset reset{s};
     put(s, 1, status);
     put(s, 2, status);
     put(s, 3, utcNow());
     put(s, 4, runId);
-    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot update run {}: {}", runId, sqlite3_errmsg(m_db)));
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot update run {}: {}", runId, sqlite3_errmsg(m_db)));
 }
 
-RunInfo Store::run(int64_t runId)
-{
+RunInfo Store::run(int64_t runId) {
     static const std::string sql = fmt::format("SELECT {} FROM runs WHERE id=?", kRunColumns);
     auto *s = prepare(sql.c_str());
     Reset reset{s};
     put(s, 1, runId);
-    if (sqlite3_step(s) != SQLITE_ROW) fail(fmt::format("there is no run {}", runId));
+    if (sqlite3_step(s) != SQLITE_ROW)
+        fail(fmt::format("there is no run {}", runId));
     return readRun(s);
 }
 
-std::vector<RunInfo> Store::runs()
-{
+std::vector<RunInfo> Store::runs() {
     static const std::string sql = fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns);
     auto *s = prepare(sql.c_str());
     Reset reset{s};
     std::vector<RunInfo> out;
-    while (sqlite3_step(s) == SQLITE_ROW) out.push_back(readRun(s));
+    while (sqlite3_step(s) == SQLITE_ROW)
+        out.push_back(readRun(s));
     return out;
 }
 
-std::optional<RunInfo> Store::newestUnfinishedRun()
-{
-    static const std::string sql = fmt::format(
-        "SELECT {} FROM runs WHERE status IN ('running','cancelled') AND backend != 'import' ORDER BY id DESC LIMIT 1",
-        kRunColumns);
+std::optional<RunInfo> Store::newestUnfinishedRun() {
+    static const std::string sql = fmt::format("SELECT {} FROM runs WHERE status IN ('running','cancelled') "
+                                               "AND backend != 'import' ORDER BY id DESC LIMIT 1",
+                                               kRunColumns);
     auto *s = prepare(sql.c_str());
     Reset reset{s};
-    if (sqlite3_step(s) != SQLITE_ROW) return std::nullopt;
+    if (sqlite3_step(s) != SQLITE_ROW)
+        return std::nullopt;
     return readRun(s);
 }
 
-std::optional<RunInfo> Store::importOfContent(const std::string &fingerprint)
-{
+std::optional<RunInfo> Store::importOfContent(const std::string &fingerprint) {
     static const std::string sql =
         fmt::format("SELECT {} FROM runs WHERE backend = 'import' AND json_valid(plan_json) AND "
                     "json_extract(plan_json, '$.content_fnv1a64') = ?1 ORDER BY id LIMIT 1",
@@ -581,22 +601,25 @@ std::optional<RunInfo> Store::importOfContent(const std::string &fingerprint)
     auto *s = prepare(sql.c_str());
     Reset reset{s};
     put(s, 1, std::string_view(fingerprint));
-    if (sqlite3_step(s) != SQLITE_ROW) return std::nullopt;
+    if (sqlite3_step(s) != SQLITE_ROW)
+        return std::nullopt;
     return readRun(s);
 }
 
-size_t Store::ProblemHash::operator()(const GemmProblem &p) const noexcept
-{
-    uint64_t h = uint64_t(p.op) | uint64_t(p.dtype) << 2 | uint64_t(p.aTransposed) << 4 | uint64_t(p.bTransposed) << 5;
-    for (int64_t v : {p.batch, p.m, p.n, p.k}) h = (h ^ uint64_t(v)) * 0x100000001B3ull + (h >> 29);
+size_t Store::ProblemHash::operator()(const GemmProblem &p) const noexcept {
+    uint64_t h =
+        uint64_t(p.op) | uint64_t(p.dtype) << 2 | uint64_t(p.aTransposed) << 4 | uint64_t(p.bTransposed) << 5;
+    for (int64_t v : {p.batch, p.m, p.n, p.k})
+        h = (h ^ uint64_t(v)) * 0x100000001B3ull + (h >> 29);
     return size_t(h);
 }
 
-int64_t Store::problemId(const GemmProblem &p)
-{
-    if (auto it = m_problemIds.find(p); it != m_problemIds.end()) return it->second;
-    auto *ins = prepare("INSERT INTO problems(op, dtype, b, m, n, k, a_transposed, b_transposed) VALUES(?,?,?,?,?,?,?,?) "
-                        "ON CONFLICT DO UPDATE SET op=excluded.op RETURNING id");
+int64_t Store::problemId(const GemmProblem &p) {
+    if (auto it = m_problemIds.find(p); it != m_problemIds.end())
+        return it->second;
+    auto *ins = prepare(
+        "INSERT INTO problems(op, dtype, b, m, n, k, a_transposed, b_transposed) VALUES(?,?,?,?,?,?,?,?) "
+        "ON CONFLICT DO UPDATE SET op=excluded.op RETURNING id");
     Reset reset{ins};
     put(ins, 1, toString(p.op));
     put(ins, 2, toString(p.dtype));
@@ -606,7 +629,8 @@ int64_t Store::problemId(const GemmProblem &p)
     put(ins, 6, p.k);
     put(ins, 7, int(p.aTransposed));
     put(ins, 8, int(p.bTransposed));
-    if (sqlite3_step(ins) != SQLITE_ROW) fail(fmt::format("cannot store problem {}: {}", p.label(), sqlite3_errmsg(m_db)));
+    if (sqlite3_step(ins) != SQLITE_ROW)
+        fail(fmt::format("cannot store problem {}: {}", p.label(), sqlite3_errmsg(m_db)));
     const int64_t id = sqlite3_column_int64(ins, 0);
     while (sqlite3_step(ins) == SQLITE_ROW) {
     }
@@ -614,16 +638,18 @@ int64_t Store::problemId(const GemmProblem &p)
     return id;
 }
 
-int64_t Store::configId(const KernelConfig &c)
-{
-    std::string fingerprint = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", c.kind, c.name, c.blockM, c.blockN, c.blockK,
-                                          c.groupM, c.numStages, c.numWarps, c.threads);
-    if (!c.extra.empty()) fingerprint += c.extra.dump();
-    if (auto it = m_configIds.find(fingerprint); it != m_configIds.end()) return it->second;
+int64_t Store::configId(const KernelConfig &c) {
+    std::string fingerprint = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", c.kind, c.name, c.blockM, c.blockN,
+                                          c.blockK, c.groupM, c.numStages, c.numWarps, c.threads);
+    if (!c.extra.empty())
+        fingerprint += c.extra.dump();
+    if (auto it = m_configIds.find(fingerprint); it != m_configIds.end())
+        return it->second;
     const std::string key = c.key();
-    auto *ins = prepare("INSERT INTO kernel_configs(config_key, kind, name, block_m, block_n, block_k, group_m, "
-                        "num_stages, num_warps, threads, extra_json) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
-                        "ON CONFLICT DO UPDATE SET kind=excluded.kind RETURNING id");
+    auto *ins =
+        prepare("INSERT INTO kernel_configs(config_key, kind, name, block_m, block_n, block_k, group_m, "
+                "num_stages, num_warps, threads, extra_json) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
+                "ON CONFLICT DO UPDATE SET kind=excluded.kind RETURNING id");
     Reset reset{ins};
     put(ins, 1, key);
     put(ins, 2, c.kind);
@@ -636,7 +662,8 @@ int64_t Store::configId(const KernelConfig &c)
     bindNullIfZero(ins, 9, c.numWarps);
     bindNullIfZero(ins, 10, c.threads);
     put(ins, 11, c.extra.is_object() ? c.extra.dump() : std::string("{}"));
-    if (sqlite3_step(ins) != SQLITE_ROW) fail(fmt::format("cannot store kernel config: {}", sqlite3_errmsg(m_db)));
+    if (sqlite3_step(ins) != SQLITE_ROW)
+        fail(fmt::format("cannot store kernel config: {}", sqlite3_errmsg(m_db)));
     const int64_t id = sqlite3_column_int64(ins, 0);
     while (sqlite3_step(ins) == SQLITE_ROW) {
     }
@@ -644,8 +671,7 @@ int64_t Store::configId(const KernelConfig &c)
     return id;
 }
 
-void Store::insertMeasurement(int64_t runId, int64_t problemId, const Measurement &m)
-{
+void Store::insertMeasurement(int64_t runId, int64_t problemId, const Measurement &m) {
     const int64_t cfg = configId(m.config);
     auto *s =
         prepare("INSERT OR IGNORE INTO measurements(run_id, problem_id, config_id, method, time_ms, status, "
@@ -660,7 +686,8 @@ void Store::insertMeasurement(int64_t runId, int64_t problemId, const Measuremen
     put(s, 6, toString(m.status));
     if (!m.error.empty())
         put(s, 7, m.error);
-    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot store measurement: {}", sqlite3_errmsg(m_db)));
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot store measurement: {}", sqlite3_errmsg(m_db)));
 }
 
 void Store::insertBaselines(int64_t runId, int64_t problemId, const std::vector<BaselineTiming> &baselines) {
@@ -684,21 +711,22 @@ void Store::insertBaselines(int64_t runId, int64_t problemId, const std::vector<
     }
 }
 
-void Store::markProblemDone(int64_t runId, int64_t problemId, const std::string &status, const std::string &error,
-                            double seconds)
-{
-    auto *s = prepare("INSERT OR REPLACE INTO run_problems(run_id, problem_id, status, error, seconds) VALUES(?,?,?,?,?)");
+void Store::markProblemDone(int64_t runId, int64_t problemId, const std::string &status,
+                            const std::string &error, double seconds) {
+    auto *s = prepare(
+        "INSERT OR REPLACE INTO run_problems(run_id, problem_id, status, error, seconds) VALUES(?,?,?,?,?)");
     Reset reset{s};
     put(s, 1, runId);
     put(s, 2, problemId);
     put(s, 3, status);
-    if (!error.empty()) put(s, 4, error);
+    if (!error.empty())
+        put(s, 4, error);
     put(s, 5, seconds);
-    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot mark problem done: {}", sqlite3_errmsg(m_db)));
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot mark problem done: {}", sqlite3_errmsg(m_db)));
 }
 
-void Store::insertRecord(int64_t runId, const ProblemRecord &r, double seconds)
-{
+void Store::insertRecord(int64_t runId, const ProblemRecord &r, double seconds) {
     const int64_t pid = problemId(r.problem);
     for (const auto &c : r.candidates)
         for (const auto &m : c.measurements())
@@ -707,8 +735,7 @@ void Store::insertRecord(int64_t runId, const ProblemRecord &r, double seconds)
     markProblemDone(runId, pid, r.error.empty() ? "ok" : "failed", r.error, seconds);
 }
 
-void Store::insertTelemetry(int64_t runId, const TelemetrySample &t)
-{
+void Store::insertTelemetry(int64_t runId, const TelemetrySample &t) {
     auto *s = prepare("INSERT INTO telemetry(run_id, t, sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, "
                       "utilization_pct) VALUES(?,?,?,?,?,?,?)");
     Reset reset{s};
@@ -719,36 +746,38 @@ void Store::insertTelemetry(int64_t runId, const TelemetrySample &t)
     put(s, 5, t.powerW);
     put(s, 6, t.temperatureC);
     put(s, 7, t.utilizationPct);
-    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot store telemetry: {}", sqlite3_errmsg(m_db)));
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot store telemetry: {}", sqlite3_errmsg(m_db)));
 }
 
-std::vector<TelemetrySample> Store::telemetry(int64_t runId)
-{
-    auto *s = prepare("SELECT t, sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, utilization_pct FROM telemetry "
-                      "WHERE run_id=? ORDER BY t");
+std::vector<TelemetrySample> Store::telemetry(int64_t runId) {
+    auto *s = prepare(
+        "SELECT t, sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, utilization_pct FROM telemetry "
+        "WHERE run_id=? ORDER BY t");
     Reset reset{s};
     put(s, 1, runId);
     std::vector<TelemetrySample> out;
     while (sqlite3_step(s) == SQLITE_ROW)
         out.push_back({sqlite3_column_double(s, 0), sqlite3_column_double(s, 1), sqlite3_column_double(s, 2),
-                       sqlite3_column_double(s, 3), sqlite3_column_double(s, 4), sqlite3_column_double(s, 5)});
+                       sqlite3_column_double(s, 3), sqlite3_column_double(s, 4),
+                       sqlite3_column_double(s, 5)});
     return out;
 }
 
-int64_t Store::addModel(const std::string &name, const std::string &path, const nlohmann::json &manifest)
-{
+int64_t Store::addModel(const std::string &name, const std::string &path, const nlohmann::json &manifest) {
     auto *s = prepare("INSERT INTO models(name, path, created_at, manifest_json) VALUES(?,?,?,?)");
     Reset reset{s};
     put(s, 1, name);
     put(s, 2, path);
     put(s, 3, utcNow());
     put(s, 4, manifest.dump());
-    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot store model: {}", sqlite3_errmsg(m_db)));
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot store model: {}", sqlite3_errmsg(m_db)));
     return sqlite3_last_insert_rowid(m_db);
 }
 
-void Store::insertPrediction(int64_t modelId, const GemmProblem &p, const KernelConfig &c, double predictedMs)
-{
+void Store::insertPrediction(int64_t modelId, const GemmProblem &p, const KernelConfig &c,
+                             double predictedMs) {
     // The column is NOT NULL and SQLite stores NaN as NULL: say which model and candidate, not
     // "NOT NULL constraint failed".
     if (!std::isfinite(predictedMs) || predictedMs < 0) {
@@ -756,56 +785,62 @@ void Store::insertPrediction(int64_t modelId, const GemmProblem &p, const Kernel
         auto *m = prepare("SELECT name, path FROM models WHERE id=?");
         Reset r{m};
         put(m, 1, modelId);
-        if (sqlite3_step(m) == SQLITE_ROW) model = fmt::format("model '{}' ({})", text(m, 0), text(m, 1));
-        throw InvalidInput(fmt::format("{} predicts {} ms for {} with config {}; a prediction must be a finite "
-                                       "number >= 0, so none of its predictions were stored in '{}' (the package's "
-                                       "weights overflow on this input)",
-                                       model, std::isnan(predictedMs) ? "NaN" : fmt::format("{}", predictedMs),
-                                       p.label(), c.key(), m_path));
+        if (sqlite3_step(m) == SQLITE_ROW)
+            model = fmt::format("model '{}' ({})", text(m, 0), text(m, 1));
+        throw InvalidInput(
+            fmt::format("{} predicts {} ms for {} with config {}; a prediction must be a finite "
+                        "number >= 0, so none of its predictions were stored in '{}' (the package's "
+                        "weights overflow on this input)",
+                        model, std::isnan(predictedMs) ? "NaN" : fmt::format("{}", predictedMs), p.label(),
+                        c.key(), m_path));
     }
     const int64_t pid = problemId(p), cid = configId(c);
-    auto *s = prepare("INSERT OR REPLACE INTO predictions(model_id, problem_id, config_id, predicted_ms) VALUES(?,?,?,?)");
+    auto *s = prepare(
+        "INSERT OR REPLACE INTO predictions(model_id, problem_id, config_id, predicted_ms) VALUES(?,?,?,?)");
     Reset reset{s};
     put(s, 1, modelId);
     put(s, 2, pid);
     put(s, 3, cid);
     put(s, 4, predictedMs);
-    if (sqlite3_step(s) != SQLITE_DONE) fail(fmt::format("cannot store prediction: {}", sqlite3_errmsg(m_db)));
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot store prediction: {}", sqlite3_errmsg(m_db)));
 }
 
-std::set<int64_t> Store::doneProblems(int64_t runId)
-{
+std::set<int64_t> Store::doneProblems(int64_t runId) {
     auto *s = prepare("SELECT problem_id FROM run_problems WHERE run_id=?");
     Reset reset{s};
     put(s, 1, runId);
     std::set<int64_t> out;
-    while (sqlite3_step(s) == SQLITE_ROW) out.insert(sqlite3_column_int64(s, 0));
+    while (sqlite3_step(s) == SQLITE_ROW)
+        out.insert(sqlite3_column_int64(s, 0));
     return out;
 }
 
-int64_t Store::measurementCount(std::optional<int64_t> runId)
-{
-    auto *s = prepare(runId ? "SELECT count(*) FROM measurements WHERE run_id=?" : "SELECT count(*) FROM measurements");
+int64_t Store::measurementCount(std::optional<int64_t> runId) {
+    auto *s = prepare(runId ? "SELECT count(*) FROM measurements WHERE run_id=?"
+                            : "SELECT count(*) FROM measurements");
     Reset reset{s};
-    if (runId) put(s, 1, *runId);
+    if (runId)
+        put(s, 1, *runId);
     sqlite3_step(s);
     return sqlite3_column_int64(s, 0);
 }
 
-StoreStats Store::stats()
-{
+StoreStats Store::stats() {
     StoreStats st;
     auto scalar = [&](const char *sql) {
         auto *s = prepare(sql);
         Reset reset{s};
-        if (sqlite3_step(s) != SQLITE_ROW) fail(fmt::format("query failed: {}", sqlite3_errmsg(m_db)));
+        if (sqlite3_step(s) != SQLITE_ROW)
+            fail(fmt::format("query failed: {}", sqlite3_errmsg(m_db)));
         return sqlite3_column_int64(s, 0);
     };
     auto column = [&](const char *sql) {
         auto *s = prepare(sql);
         Reset reset{s};
         std::vector<std::string> out;
-        while (sqlite3_step(s) == SQLITE_ROW) out.push_back(text(s, 0));
+        while (sqlite3_step(s) == SQLITE_ROW)
+            out.push_back(text(s, 0));
         return out;
     };
     st.runs = scalar("SELECT count(*) FROM runs");
@@ -814,9 +849,12 @@ StoreStats Store::stats()
     st.failedMeasurements = scalar("SELECT count(*) FROM measurements WHERE status != 'ok'");
     st.failedProblems = scalar("SELECT count(*) FROM run_problems WHERE status != 'ok'");
     st.configs = scalar("SELECT count(*) FROM kernel_configs");
-    st.gpus = column("SELECT DISTINCT gpu_name FROM runs WHERE gpu_name IS NOT NULL AND gpu_name != '' ORDER BY 1");
-    st.ops = column("SELECT DISTINCT p.op FROM problems p JOIN run_problems r ON r.problem_id=p.id ORDER BY 1");
-    st.dtypes = column("SELECT DISTINCT p.dtype FROM problems p JOIN run_problems r ON r.problem_id=p.id ORDER BY 1");
+    st.gpus =
+        column("SELECT DISTINCT gpu_name FROM runs WHERE gpu_name IS NOT NULL AND gpu_name != '' ORDER BY 1");
+    st.ops =
+        column("SELECT DISTINCT p.op FROM problems p JOIN run_problems r ON r.problem_id=p.id ORDER BY 1");
+    st.dtypes =
+        column("SELECT DISTINCT p.dtype FROM problems p JOIN run_problems r ON r.problem_id=p.id ORDER BY 1");
     st.backends = column("SELECT DISTINCT backend FROM runs ORDER BY 1");
     auto counts = [&](const char *sql) {
         auto *s = prepare(sql);
@@ -848,8 +886,7 @@ MethodCounts Store::methodCounts() {
     return out;
 }
 
-nlohmann::json StoreStats::toJson() const
-{
+nlohmann::json StoreStats::toJson() const {
     return {
         {"runs", runs},
         {"problems", problems},
@@ -869,10 +906,10 @@ nlohmann::json StoreStats::toJson() const
 }
 
 void Store::forEachRecord(const std::function<void(const RunInfo &, const ProblemRecord &)> &fn,
-                          std::optional<int64_t> runId)
-{
+                          std::optional<int64_t> runId) {
     std::unordered_map<int64_t, RunInfo> runsById;
-    for (auto &r : runs()) runsById.emplace(r.id, std::move(r));
+    for (auto &r : runs())
+        runsById.emplace(r.id, std::move(r));
     std::unordered_map<int64_t, KernelConfig> configs; // parsed once per config, not per row
     auto config = [&](int64_t id, const std::string &key) -> const KernelConfig & {
         auto it = configs.find(id);
@@ -916,7 +953,8 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
         "WHERE (?1 IS NULL OR rp.run_id=?1) ORDER BY rp.run_id, rp.problem_id, m.config_id, m.method";
     auto *s = prepare(sql);
     Reset reset{s};
-    if (runId) put(s, 1, *runId);
+    if (runId)
+        put(s, 1, *runId);
     ProblemRecord cur;
     int64_t curRun = -1, curProblem = -1, curConfig = -1;
     auto flush = [&] {
@@ -928,8 +966,10 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
     };
     while (true) {
         int rc = sqlite3_step(s);
-        if (rc == SQLITE_DONE) break;
-        if (rc != SQLITE_ROW) fail(fmt::format("export query failed: {}", sqlite3_errmsg(m_db)));
+        if (rc == SQLITE_DONE)
+            break;
+        if (rc != SQLITE_ROW)
+            fail(fmt::format("export query failed: {}", sqlite3_errmsg(m_db)));
         const int64_t run = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 15);
         if (run != curRun || pid != curProblem) {
             flush();
@@ -938,9 +978,11 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
             curProblem = pid;
             curConfig = -1;
             cur.problem = problemFromRow(s, 1);
-            if (text(s, 9) != "ok") cur.error = text(s, 10);
+            if (text(s, 9) != "ok")
+                cur.error = text(s, 10);
         }
-        if (sqlite3_column_type(s, 11) == SQLITE_NULL) continue;
+        if (sqlite3_column_type(s, 11) == SQLITE_NULL)
+            continue;
         const int64_t cfg = sqlite3_column_int64(s, 17);
         if (cfg != curConfig) {
             cur.candidates.push_back({config(cfg, text(s, 11)), {}});
@@ -964,20 +1006,21 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
 
 namespace diode {
 
-RunProgressState runProgressState(Store &store, int64_t runId)
-{
+RunProgressState runProgressState(Store &store, int64_t runId) {
     RunProgressState st;
     {
         SqlStatement s(store, "SELECT " + problemColumns("p.") +
                                   ", c.config_key FROM measurements m JOIN problems p ON p.id=m.problem_id "
                                   "JOIN kernel_configs c ON c.id=m.config_id WHERE m.run_id=?");
         s.bind(1, runId);
-        while (s.step()) st.measured[s.problem(0)].insert(s.text(kProblemColumnCount));
+        while (s.step())
+            st.measured[s.problem(0)].insert(s.text(kProblemColumnCount));
     }
     SqlStatement s(store, "SELECT " + problemColumns("p.") +
                               " FROM run_problems r JOIN problems p ON p.id=r.problem_id WHERE r.run_id=?");
     s.bind(1, runId);
-    while (s.step()) st.done.insert(s.problem(0));
+    while (s.step())
+        st.done.insert(s.problem(0));
     return st;
 }
 

@@ -128,8 +128,8 @@ public:
     /// A problem's whole-op baseline times (schema v3 table problem_baselines); a time already
     /// stored for the same run, problem, baseline and method is replaced.
     void insertBaselines(int64_t runId, int64_t problemId, const std::vector<BaselineTiming> &baselines);
-    void markProblemDone(int64_t runId, int64_t problemId, const std::string &status, const std::string &error,
-                         double seconds);
+    void markProblemDone(int64_t runId, int64_t problemId, const std::string &status,
+                         const std::string &error, double seconds);
     void insertTelemetry(int64_t runId, const TelemetrySample &s);
     /// Writes a whole problem record (measurements and its done marker) for `runId`.
     void insertRecord(int64_t runId, const ProblemRecord &r, double seconds = 0);

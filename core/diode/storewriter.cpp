@@ -10,12 +10,9 @@ constexpr auto kGather = std::chrono::milliseconds(20);
 
 StoreWriter::StoreWriter(const std::string &dbPath)
     : m_store(dbPath)
-    , m_thread([this] { loop(); })
-{
-}
+    , m_thread([this] { loop(); }) {}
 
-StoreWriter::~StoreWriter()
-{
+StoreWriter::~StoreWriter() {
     {
         std::lock_guard lock(m_mutex);
         m_stop = true;
@@ -24,13 +21,12 @@ StoreWriter::~StoreWriter()
     m_thread.join();
 }
 
-void StoreWriter::rethrowIfFailed()
-{
-    if (m_error) std::rethrow_exception(m_error);
+void StoreWriter::rethrowIfFailed() {
+    if (m_error)
+        std::rethrow_exception(m_error);
 }
 
-void StoreWriter::push(Item item)
-{
+void StoreWriter::push(Item item) {
     bool wasEmpty;
     {
         std::lock_guard lock(m_mutex);
@@ -38,11 +34,11 @@ void StoreWriter::push(Item item)
         wasEmpty = m_queue.empty();
         m_queue.push_back(std::move(item));
     }
-    if (wasEmpty) m_wake.notify_one();
+    if (wasEmpty)
+        m_wake.notify_one();
 }
 
-void StoreWriter::flush()
-{
+void StoreWriter::flush() {
     std::unique_lock lock(m_mutex);
     m_flushing = true;
     m_wake.notify_one();
@@ -51,23 +47,24 @@ void StoreWriter::flush()
     rethrowIfFailed();
 }
 
-int64_t StoreWriter::committedItems() const
-{
+int64_t StoreWriter::committedItems() const {
     std::lock_guard lock(m_mutex);
     return m_committed;
 }
 
-void StoreWriter::loop()
-{
+void StoreWriter::loop() {
     std::vector<Item> batch;
     for (;;) {
         {
             std::unique_lock lock(m_mutex);
             m_wake.wait(lock, [this] { return m_stop || !m_queue.empty(); });
-            if (m_queue.empty() && m_stop) return;
-            m_wake.wait_for(lock, kGather, [this] { return m_stop || m_flushing || m_queue.size() >= kMaxBatch; });
+            if (m_queue.empty() && m_stop)
+                return;
+            m_wake.wait_for(lock, kGather,
+                            [this] { return m_stop || m_flushing || m_queue.size() >= kMaxBatch; });
             const size_t n = std::min(m_queue.size(), kMaxBatch);
-            batch.assign(std::make_move_iterator(m_queue.begin()), std::make_move_iterator(m_queue.begin() + n));
+            batch.assign(std::make_move_iterator(m_queue.begin()),
+                         std::make_move_iterator(m_queue.begin() + n));
             m_queue.erase(m_queue.begin(), m_queue.begin() + n);
             m_busy = true;
         }
@@ -80,10 +77,11 @@ void StoreWriter::loop()
                         [this](const auto &it) {
                             using T = std::decay_t<decltype(it)>;
                             if constexpr (std::is_same_v<T, MeasurementRow>)
-                                m_store.insertMeasurement(it.runId, m_store.problemId(it.problem), it.measurement);
+                                m_store.insertMeasurement(it.runId, m_store.problemId(it.problem),
+                                                          it.measurement);
                             else if constexpr (std::is_same_v<T, ProblemDone>)
-                                m_store.markProblemDone(it.runId, m_store.problemId(it.problem), it.status, it.error,
-                                                        it.seconds);
+                                m_store.markProblemDone(it.runId, m_store.problemId(it.problem), it.status,
+                                                        it.error, it.seconds);
                             else if constexpr (std::is_same_v<T, Telemetry>)
                                 m_store.insertTelemetry(it.runId, it.sample);
                             else if constexpr (std::is_same_v<T, Baselines>)
@@ -101,8 +99,10 @@ void StoreWriter::loop()
         }
         {
             std::lock_guard lock(m_mutex);
-            if (error && !m_error) m_error = error;
-            if (!error) m_committed += int64_t(batch.size());
+            if (error && !m_error)
+                m_error = error;
+            if (!error)
+                m_committed += int64_t(batch.size());
             m_busy = false;
         }
         batch.clear();

@@ -13,12 +13,12 @@
 
 namespace diode {
 
-nlohmann::json frozenPlan(const SweepPlan &plan)
-{
+nlohmann::json frozenPlan(const SweepPlan &plan) {
     nlohmann::json j = plan.source.is_object() ? plan.source : nlohmann::json::object();
     j.erase("shuffle_seed");
     auto list = nlohmann::json::array();
-    for (const auto &p : plan.problems) list.push_back(problemToJson(p));
+    for (const auto &p : plan.problems)
+        list.push_back(problemToJson(p));
     j["entries"] = nlohmann::json::array({{{"name", "frozen"}, {"problems", std::move(list)}}});
     j["search_space"] = plan.searchSpace;
     j["timeout_s"] = plan.timeoutS;
@@ -28,12 +28,9 @@ nlohmann::json frozenPlan(const SweepPlan &plan)
 
 SweepRunner::SweepRunner(std::string dbPath, Backend &backend)
     : m_dbPath(std::move(dbPath))
-    , m_backend(backend)
-{
-}
+    , m_backend(backend) {}
 
-int64_t SweepRunner::createRun(const SweepPlan &plan)
-{
+int64_t SweepRunner::createRun(const SweepPlan &plan) {
     Store store(m_dbPath);
     RunInfo run;
     run.backend = m_backend.name();
@@ -45,17 +42,16 @@ int64_t SweepRunner::createRun(const SweepPlan &plan)
     return store.createRun(run);
 }
 
-std::optional<std::pair<RunInfo, SweepPlan>> SweepRunner::resumable(const std::string &dbPath)
-{
+std::optional<std::pair<RunInfo, SweepPlan>> SweepRunner::resumable(const std::string &dbPath) {
     Store store(dbPath);
     auto run = store.newestUnfinishedRun();
-    if (!run) return std::nullopt;
+    if (!run)
+        return std::nullopt;
     auto plan = SweepPlan::fromJson(nlohmann::json::parse(run->planJson), ".");
     return std::make_pair(*run, std::move(plan));
 }
 
-std::string SweepRunner::run(int64_t runId, const SweepPlan &plan)
-{
+std::string SweepRunner::run(int64_t runId, const SweepPlan &plan) {
     using Clock = std::chrono::steady_clock;
     RunProgressState state;
     const SweepLock lock(m_dbPath); // before reading what is done: a second sweep must not start from it
@@ -94,8 +90,7 @@ std::string SweepRunner::run(int64_t runId, const SweepPlan &plan)
         std::condition_variable &cv;
         bool &stop;
         std::thread &t;
-        ~StopTelemetry()
-        {
+        ~StopTelemetry() {
             {
                 std::lock_guard l(m);
                 stop = true;
@@ -111,31 +106,39 @@ std::string SweepRunner::run(int64_t runId, const SweepPlan &plan)
     int64_t doneThisSession = 0;
     const std::set<std::string> none;
     for (const auto &p : plan.problems) {
-        if (m_cancel) break;
-        if (state.done.count(p)) continue;
+        if (m_cancel)
+            break;
+        if (state.done.count(p))
+            continue;
         prog.current = p.label();
-        if (m_progress) m_progress(prog);
+        if (m_progress)
+            m_progress(prog);
         const auto it = state.measured.find(p);
         const auto pt0 = Clock::now();
-        auto outcome = m_backend.measure(p, plan, it == state.measured.end() ? none : it->second,
-                                         [&](const Measurement &m) {
-                                             writer.push(StoreWriter::MeasurementRow{runId, p, m});
-                                             ++prog.measurements;
-                                         },
-                                         m_cancel);
-        if (outcome.cancelled) break; // the problem stays unfinished; resume completes it
+        auto outcome = m_backend.measure(
+            p, plan, it == state.measured.end() ? none : it->second,
+            [&](const Measurement &m) {
+                writer.push(StoreWriter::MeasurementRow{runId, p, m});
+                ++prog.measurements;
+            },
+            m_cancel);
+        if (outcome.cancelled)
+            break; // the problem stays unfinished; resume completes it
         const double seconds = std::chrono::duration<double>(Clock::now() - pt0).count();
         if (!outcome.baselines.empty())
             writer.push(StoreWriter::Baselines{runId, p, std::move(outcome.baselines)});
-        writer.push(StoreWriter::ProblemDone{runId, p, std::string(toString(outcome.status)), outcome.error, seconds});
+        writer.push(StoreWriter::ProblemDone{runId, p, std::string(toString(outcome.status)), outcome.error,
+                                             seconds});
         ++prog.done;
         ++doneThisSession;
-        if (outcome.status != MeasureStatus::Ok) ++prog.failed;
+        if (outcome.status != MeasureStatus::Ok)
+            ++prog.failed;
         prog.elapsedS = std::chrono::duration<double>(Clock::now() - t0).count();
         prog.problemsPerS = prog.elapsedS > 0 ? doneThisSession / prog.elapsedS : 0;
         prog.etaS = prog.problemsPerS > 0 ? (prog.total - prog.done) / prog.problemsPerS : 0;
         prog.current.clear();
-        if (m_progress) m_progress(prog);
+        if (m_progress)
+            m_progress(prog);
     }
     const std::string status = m_cancel ? "cancelled" : "finished";
     writer.push(StoreWriter::RunStatus{runId, status});

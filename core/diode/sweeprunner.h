@@ -11,7 +11,7 @@
 namespace diode {
 
 struct SweepProgress {
-    int64_t done = 0;  ///< problems finished, in this and earlier sessions of the run
+    int64_t done = 0; ///< problems finished, in this and earlier sessions of the run
     int64_t total = 0;
     int64_t failed = 0;
     int64_t measurements = 0; ///< taken in this session

@@ -16,16 +16,14 @@ class SweepSession::Observer final : public Backend {
 public:
     Observer(Backend &inner, const std::function<void(const ProblemReport &)> &done)
         : m_inner(inner)
-        , m_done(done)
-    {
-    }
+        , m_done(done) {}
     std::string name() const override { return m_inner.name(); }
     void start() override { m_inner.start(); }
     void describe(RunInfo &run) const override { m_inner.describe(run); }
     ProblemOutcome measure(const GemmProblem &p, const SweepPlan &plan, const std::set<std::string> &skip,
-                           const MeasurementSink &sink, const std::atomic<bool> &cancel) override
-    {
-        if (!m_done) return m_inner.measure(p, plan, skip, sink, cancel);
+                           const MeasurementSink &sink, const std::atomic<bool> &cancel) override {
+        if (!m_done)
+            return m_inner.measure(p, plan, skip, sink, cancel);
         // The best time of one method, chosen as train and eval would (defaultTimingMethod):
         // mixing methods would put Inductor's slower numbers beside in-graph ones.
         MethodCounts timed;
@@ -37,7 +35,8 @@ public:
                 if (m.status == MeasureStatus::Ok && m.timeMs) {
                     ++timed[m.method];
                     auto [it, added] = best.emplace(m.method, *m.timeMs);
-                    if (!added) it->second = std::min(it->second, *m.timeMs);
+                    if (!added)
+                        it->second = std::min(it->second, *m.timeMs);
                 }
                 ++n;
                 sink(m);
@@ -56,27 +55,29 @@ private:
 };
 
 std::unique_ptr<Backend> SweepSession::makeBackend(const std::string &name, const std::string &python,
-                                                   const std::string &db)
-{
-    if (name == "cpu") return std::make_unique<CpuBackend>();
-    if (name == "inductor") return std::make_unique<InductorBackend>(python, db + ".worker.log");
+                                                   const std::string &db) {
+    if (name == "cpu")
+        return std::make_unique<CpuBackend>();
+    if (name == "inductor")
+        return std::make_unique<InductorBackend>(python, db + ".worker.log");
     throw InvalidInput(fmt::format("unknown backend '{}': expected inductor or cpu", name));
 }
 
 SweepSession::SweepSession(const Request &r)
     : m_db(r.db)
-    , m_backendName(r.backend)
-{
+    , m_backendName(r.backend) {
     std::optional<SweepPlan> plan = r.plan;
     if (r.resume) {
         if (auto found = SweepRunner::resumable(r.db)) {
             auto &[run, frozen] = *found;
             if (plan && frozenPlan(*plan) != frozenPlan(frozen))
-                throw InvalidInput(fmt::format("the newest unfinished run ({}) of {} was started with another plan; "
-                                               "run without --resume to start a new run",
-                                               run.id, r.db));
+                throw InvalidInput(
+                    fmt::format("the newest unfinished run ({}) of {} was started with another plan; "
+                                "run without --resume to start a new run",
+                                run.id, r.db));
             if (!m_backendName.empty() && m_backendName != run.backend)
-                throw InvalidInput(fmt::format("run {} used backend '{}', not '{}'", run.id, run.backend, m_backendName));
+                throw InvalidInput(
+                    fmt::format("run {} used backend '{}', not '{}'", run.id, run.backend, m_backendName));
             m_backendName = run.backend;
             m_runId = run.id;
             m_resumed = true;
@@ -87,18 +88,22 @@ SweepSession::SweepSession(const Request &r)
             const auto runs = store.runs();
             const RunInfo *last = nullptr;
             for (const auto &x : runs)
-                if (x.backend != "import") last = &x;
+                if (x.backend != "import")
+                    last = &x;
             const bool samePlan = last && plan && last->planJson == frozenPlan(*plan).dump();
             if (last && (!plan || samePlan)) {
-                m_nothingToDo = fmt::format("nothing to resume: the newest run ({}) of {} is {}", last->id, r.db,
-                                            last->status);
+                m_nothingToDo = fmt::format("nothing to resume: the newest run ({}) of {} is {}", last->id,
+                                            r.db, last->status);
                 return;
             }
-            if (!plan) throw InvalidInput(fmt::format("{} has no run to resume", r.db));
+            if (!plan)
+                throw InvalidInput(fmt::format("{} has no run to resume", r.db));
         }
     }
-    if (!plan) throw InvalidInput("sweep needs --plan FILE (or --resume with an unfinished run in --db)");
-    if (m_backendName.empty()) throw InvalidInput("sweep needs --backend inductor|cpu");
+    if (!plan)
+        throw InvalidInput("sweep needs --plan FILE (or --resume with an unfinished run in --db)");
+    if (m_backendName.empty())
+        throw InvalidInput("sweep needs --backend inductor|cpu");
     m_plan = std::move(*plan);
     m_backend = makeBackend(m_backendName, r.python, r.db);
     m_observer = std::make_unique<Observer>(*m_backend, m_problemDone);
@@ -108,22 +113,24 @@ SweepSession::SweepSession(const Request &r)
 
 SweepSession::~SweepSession() = default;
 
-void SweepSession::setProgressCallback(std::function<void(const SweepProgress &)> fn)
-{
-    if (m_runner) m_runner->setProgressCallback(std::move(fn));
+void SweepSession::setProgressCallback(std::function<void(const SweepProgress &)> fn) {
+    if (m_runner)
+        m_runner->setProgressCallback(std::move(fn));
 }
 
-void SweepSession::cancel()
-{
-    if (m_runner) m_runner->cancel();
+void SweepSession::cancel() {
+    if (m_runner)
+        m_runner->cancel();
 }
 
-std::string SweepSession::run(const std::function<void(int64_t)> &started)
-{
-    if (!m_nothingToDo.empty()) return "finished";
+std::string SweepSession::run(const std::function<void(int64_t)> &started) {
+    if (!m_nothingToDo.empty())
+        return "finished";
     m_observer->start(); // throws BackendUnavailable with one sentence
-    if (!m_resumed) m_runId = m_runner->createRun(m_plan);
-    if (started) started(m_runId);
+    if (!m_resumed)
+        m_runId = m_runner->createRun(m_plan);
+    if (started)
+        started(m_runId);
     return m_runner->run(m_runId, m_plan);
 }
 

@@ -10,10 +10,10 @@ namespace diode {
 // and document them in every build.
 
 struct EpochReport {
-    int member = 0;  ///< which network of the ensemble is training (0-based)
+    int member = 0; ///< which network of the ensemble is training (0-based)
     int members = 1;
-    int step = 0;    ///< epochs run so far over all members: a running x axis for curves
-    int epoch = 0;   ///< the epoch of this member
+    int step = 0;  ///< epochs run so far over all members: a running x axis for curves
+    int epoch = 0; ///< the epoch of this member
     double loss = 0;
     double valTop1 = 0; ///< mean top-1 efficiency on the validation problems
     bool improved = false;
@@ -32,8 +32,8 @@ struct TrainOptions {
     int members = 6;              ///< networks in the ensemble; their ln-time predictions are averaged
     int batchProblems = 32;       ///< problems per optimiser step, shuffled each epoch; 0: all (full batch)
     double weightDecay = 0.0;
-    int patience = 80;  ///< epochs without a better validation top-1 before stopping
-    int threads = 0;    ///< 0: all cores
+    int patience = 80; ///< epochs without a better validation top-1 before stopping
+    int threads = 0;   ///< 0: all cores
     std::function<void(const EpochReport &)> progress;
     /// Set from another thread to stop after the current epoch; the best network so far is kept
     /// and `TrainResult::cancelled` says so.

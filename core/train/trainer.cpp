@@ -19,26 +19,27 @@ namespace {
 constexpr float kFailedPenalty = 2.302585f; // ln(10)
 
 struct Rows {
-    std::vector<float> x;          // [rows, F]
-    std::vector<float> y;          // ln(ms); failed candidates get the penalty label
+    std::vector<float> x; // [rows, F]
+    std::vector<float> y; // ln(ms); failed candidates get the penalty label
     std::vector<char> failed;
-    std::vector<int64_t> problem;  // index into the problem list
+    std::vector<int64_t> problem; // index into the problem list
     std::vector<int64_t> candidate;
 };
 
-Rows buildRows(const std::vector<TrainingProblem> &problems, const std::vector<size_t> &which)
-{
+Rows buildRows(const std::vector<TrainingProblem> &problems, const std::vector<size_t> &which) {
     Rows r;
     for (size_t pi : which) {
         const auto &p = problems[pi];
         const auto hw = HardwareFeatures::forGpu(p.gpu, p.smCount);
         double slowest = 0;
         for (const auto &t : p.timesMs)
-            if (t) slowest = std::max(slowest, *t);
+            if (t)
+                slowest = std::max(slowest, *t);
         for (size_t c = 0; c < p.configs.size(); ++c) {
             FeatureSchema::compute(p.problem, p.configs[c], hw, r.x);
             r.failed.push_back(!p.timesMs[c]);
-            r.y.push_back(p.timesMs[c] ? float(std::log(*p.timesMs[c])) : float(std::log(slowest)) + kFailedPenalty);
+            r.y.push_back(p.timesMs[c] ? float(std::log(*p.timesMs[c]))
+                                       : float(std::log(slowest)) + kFailedPenalty);
             r.problem.push_back(int64_t(pi));
             r.candidate.push_back(int64_t(c));
         }
@@ -48,16 +49,16 @@ Rows buildRows(const std::vector<TrainingProblem> &problems, const std::vector<s
 
 struct Net : torch::nn::Module {
     std::vector<torch::nn::Linear> layers;
-    explicit Net(const std::vector<int> &sizes)
-    {
+    explicit Net(const std::vector<int> &sizes) {
         for (size_t i = 0; i + 1 < sizes.size(); ++i)
-            layers.push_back(register_module(fmt::format("l{}", i), torch::nn::Linear(sizes[i], sizes[i + 1])));
+            layers.push_back(
+                register_module(fmt::format("l{}", i), torch::nn::Linear(sizes[i], sizes[i + 1])));
     }
-    torch::Tensor forward(torch::Tensor x)
-    {
+    torch::Tensor forward(torch::Tensor x) {
         for (size_t i = 0; i < layers.size(); ++i) {
             x = layers[i]->forward(x);
-            if (i + 1 < layers.size()) x = torch::relu(x);
+            if (i + 1 < layers.size())
+                x = torch::relu(x);
         }
         return x.squeeze(-1);
     }
@@ -65,37 +66,42 @@ struct Net : torch::nn::Module {
 
 // Top-1 efficiency on `which` problems with the current network: best measured over the
 // measured time of the candidate predicted fastest.
-double top1(const Rows &rows, const torch::Tensor &pred)
-{
+double top1(const Rows &rows, const torch::Tensor &pred) {
     auto acc = pred.accessor<float, 1>();
     std::map<int64_t, std::pair<float, size_t>> bestPred; // problem -> (pred, row)
     std::map<int64_t, double> bestTime;
     for (size_t i = 0; i < rows.y.size(); ++i) {
         const int64_t p = rows.problem[i];
         auto it = bestPred.find(p);
-        if (it == bestPred.end() || acc[long(i)] < it->second.first) bestPred[p] = {acc[long(i)], i};
-        if (rows.failed[i]) continue;
+        if (it == bestPred.end() || acc[long(i)] < it->second.first)
+            bestPred[p] = {acc[long(i)], i};
+        if (rows.failed[i])
+            continue;
         const double t = std::exp(double(rows.y[i]));
         auto bt = bestTime.find(p);
-        if (bt == bestTime.end() || t < bt->second) bestTime[p] = t;
+        if (bt == bestTime.end() || t < bt->second)
+            bestTime[p] = t;
     }
     double sum = 0;
     for (const auto &[p, bp] : bestPred)
-        if (!rows.failed[bp.second]) sum += bestTime[p] / std::exp(double(rows.y[bp.second]));
+        if (!rows.failed[bp.second])
+            sum += bestTime[p] / std::exp(double(rows.y[bp.second]));
     return bestPred.empty() ? 0 : sum / double(bestPred.size());
 }
 
 // Rows of problems order[b0..b1) as a [problems, most candidates] matrix of row indices, -1 where
 // a problem has fewer candidates: the ranking terms work on it densely.
-torch::Tensor problemBatch(const std::vector<std::pair<int64_t, int64_t>> &spans, const std::vector<size_t> &order,
-                           size_t b0, size_t b1, const torch::Device &device)
-{
+torch::Tensor problemBatch(const std::vector<std::pair<int64_t, int64_t>> &spans,
+                           const std::vector<size_t> &order, size_t b0, size_t b1,
+                           const torch::Device &device) {
     int64_t width = 0;
-    for (size_t i = b0; i < b1; ++i) width = std::max(width, spans[order[i]].second);
+    for (size_t i = b0; i < b1; ++i)
+        width = std::max(width, spans[order[i]].second);
     std::vector<int64_t> idx(size_t(int64_t(b1 - b0) * width), -1);
     for (size_t i = b0; i < b1; ++i) {
         const auto [start, count] = spans[order[i]];
-        for (int64_t c = 0; c < count; ++c) idx[size_t(int64_t(i - b0) * width + c)] = start + c;
+        for (int64_t c = 0; c < count; ++c)
+            idx[size_t(int64_t(i - b0) * width + c)] = start + c;
     }
     return torch::tensor(idx, torch::kLong).view({int64_t(b1 - b0), width}).to(device);
 }
@@ -107,8 +113,7 @@ torch::Tensor problemBatch(const std::vector<std::pair<int64_t, int64_t>> &spans
 // the listwise term is a cross-entropy between softmax(-prediction / T) and softmax(-ln t / T),
 // which puts the weight on the few fastest candidates, where top-1 is decided.
 torch::Tensor batchLoss(const torch::Tensor &predFlat, const torch::Tensor &y, const torch::Tensor &batch,
-                        const TrainOptions &opt)
-{
+                        const TrainOptions &opt) {
     const torch::Tensor mask = batch >= 0;
     const torch::Tensor pred = predFlat.view(batch.sizes());
     const torch::Tensor target = y.index_select(0, batch.flatten().clamp_min(0)).view(batch.sizes());
@@ -133,14 +138,14 @@ torch::Tensor batchLoss(const torch::Tensor &predFlat, const torch::Tensor &y, c
     return loss;
 }
 
-torch::Tensor rowsTensor(const Rows &r, const torch::Device &device)
-{
+torch::Tensor rowsTensor(const Rows &r, const torch::Device &device) {
     const int F = FeatureSchema::size();
-    return torch::from_blob(const_cast<float *>(r.x.data()), {int64_t(r.y.size()), F}, torch::kFloat32).clone().to(device);
+    return torch::from_blob(const_cast<float *>(r.x.data()), {int64_t(r.y.size()), F}, torch::kFloat32)
+        .clone()
+        .to(device);
 }
 
-std::vector<float> toVector(const torch::Tensor &t)
-{
+std::vector<float> toVector(const torch::Tensor &t) {
     const torch::Tensor c = t.detach().cpu().contiguous().to(torch::kFloat32);
     return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
 }
@@ -157,13 +162,14 @@ struct MemberResult {
 // best validation top-1.
 MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std::vector<size_t> &trainIdx,
                          const std::vector<size_t> &valIdx, const TrainOptions &opt, int member, int &step,
-                         const torch::Device &device)
-{
+                         const torch::Device &device) {
     torch::manual_seed(opt.seed + uint64_t(member) * 1000003ull);
     const Rows tr = buildRows(problems, trainIdx), va = buildRows(problems, valIdx);
     const torch::Tensor xtr = rowsTensor(tr, device), xva = rowsTensor(va, device);
     const torch::Tensor ytr =
-        torch::from_blob(const_cast<float *>(tr.y.data()), {int64_t(tr.y.size())}, torch::kFloat32).clone().to(device);
+        torch::from_blob(const_cast<float *>(tr.y.data()), {int64_t(tr.y.size())}, torch::kFloat32)
+            .clone()
+            .to(device);
     MemberResult res;
     res.mean = xtr.mean(0);
     // Flags that never vary in training get std 1, so a new value at inference stays finite.
@@ -173,7 +179,8 @@ MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std
     // Each training problem's rows are contiguous: [start, start + count).
     std::vector<std::pair<int64_t, int64_t>> spans;
     for (size_t r = 0; r < tr.y.size(); ++r) {
-        if (r == 0 || tr.problem[r] != tr.problem[r - 1]) spans.push_back({int64_t(r), 0});
+        if (r == 0 || tr.problem[r] != tr.problem[r - 1])
+            spans.push_back({int64_t(r), 0});
         ++spans.back().second;
     }
 
@@ -181,7 +188,8 @@ MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std
     const std::vector<int> sizes{F, opt.hidden, opt.hidden, opt.hidden / 2, 1};
     auto net = std::make_shared<Net>(sizes);
     net->to(device);
-    torch::optim::Adam optim(net->parameters(), torch::optim::AdamOptions(opt.learningRate).weight_decay(opt.weightDecay));
+    torch::optim::Adam optim(net->parameters(),
+                             torch::optim::AdamOptions(opt.learningRate).weight_decay(opt.weightDecay));
     const torch::Tensor ntr = (xtr - res.mean) / res.sd, nva = (xva - res.mean) / res.sd;
 
     const size_t perBatch = opt.batchProblems > 0 ? size_t(opt.batchProblems) : spans.size();
@@ -195,14 +203,16 @@ MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std
     for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
         net->train();
         if (perBatch < spans.size())
-            for (size_t i = problemOrder.size() - 1; i > 0; --i) std::swap(problemOrder[i], problemOrder[shuffle.next() % (i + 1)]);
+            for (size_t i = problemOrder.size() - 1; i > 0; --i)
+                std::swap(problemOrder[i], problemOrder[shuffle.next() % (i + 1)]);
         double lossSum = 0;
         int steps = 0;
         for (size_t b0 = 0; b0 < problemOrder.size(); b0 += perBatch) {
             const size_t b1 = std::min(problemOrder.size(), b0 + perBatch);
             const torch::Tensor batch = problemBatch(spans, problemOrder, b0, b1, device);
             optim.zero_grad();
-            const torch::Tensor loss = batchLoss(net->forward(ntr.index_select(0, batch.flatten().clamp_min(0))), ytr, batch, opt);
+            const torch::Tensor loss =
+                batchLoss(net->forward(ntr.index_select(0, batch.flatten().clamp_min(0))), ytr, batch, opt);
             loss.backward();
             optim.step();
             lossSum += loss.item<double>();
@@ -217,13 +227,16 @@ MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std
             res.bestEpoch = epoch;
             sinceBest = 0;
             bestParams.clear();
-            for (const auto &p : net->parameters()) bestParams.push_back(p.detach().clone());
+            for (const auto &p : net->parameters())
+                bestParams.push_back(p.detach().clone());
         } else {
             ++sinceBest;
         }
         res.epochsRun = epoch;
-        if (opt.progress) opt.progress(rep);
-        if (sinceBest >= opt.patience) break;
+        if (opt.progress)
+            opt.progress(rep);
+        if (sinceBest >= opt.patience)
+            break;
         if (opt.cancel && opt.cancel->load()) {
             res.cancelled = true;
             break;
@@ -232,7 +245,8 @@ MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std
     {
         torch::NoGradGuard ng;
         auto params = net->parameters();
-        for (size_t i = 0; i < params.size(); ++i) params[i].copy_(bestParams[i]);
+        for (size_t i = 0; i < params.size(); ++i)
+            params[i].copy_(bestParams[i]);
     }
     net->eval();
     res.weights.layerSizes = sizes;
@@ -248,18 +262,21 @@ MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std
 
 } // namespace
 
-TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &opt)
-{
+TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &opt) {
     std::vector<TrainingProblem> problems;
     for (const auto &p : all)
-        if (p.hasTiming()) problems.push_back(p);
+        if (p.hasTiming())
+            problems.push_back(p);
     if (int(problems.size()) < kMinTrainingProblems)
         throw InvalidInput(fmt::format("training needs at least {} problems with timings; the data has {}",
                                        kMinTrainingProblems, problems.size()));
-    if (opt.members < 1) throw InvalidInput(fmt::format("an ensemble needs at least 1 member, not {}", opt.members));
-    torch::set_num_threads(opt.threads > 0 ? opt.threads : int(std::max(1u, std::thread::hardware_concurrency())));
+    if (opt.members < 1)
+        throw InvalidInput(fmt::format("an ensemble needs at least 1 member, not {}", opt.members));
+    torch::set_num_threads(opt.threads > 0 ? opt.threads
+                                           : int(std::max(1u, std::thread::hardware_concurrency())));
     // CUDA when this LibTorch has it and a GPU is present; the exported weights are the same either way.
-    const torch::Device device = torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+    const torch::Device device =
+        torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
 
     TrainResult res;
     res.split = DataSplit::byProblem(problems.size(), opt.validationFraction, opt.testFraction, opt.seed);
@@ -274,12 +291,16 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
     for (int m = 0; m < opt.members; ++m) {
         std::vector<size_t> trainIdx = res.split.train, valIdx = res.split.validation;
         if (m > 0) {
-            const auto s = DataSplit::byProblem(pool.size(), double(valIdx.size()) / double(pool.size()), 0, opt.seed + uint64_t(m));
+            const auto s = DataSplit::byProblem(pool.size(), double(valIdx.size()) / double(pool.size()), 0,
+                                                opt.seed + uint64_t(m));
             trainIdx.clear();
             valIdx.clear();
-            for (size_t i : s.train) trainIdx.push_back(pool[i]);
-            for (size_t i : s.validation) valIdx.push_back(pool[i]);
-            for (size_t i : s.test) trainIdx.push_back(pool[i]); // byProblem keeps at least one test problem
+            for (size_t i : s.train)
+                trainIdx.push_back(pool[i]);
+            for (size_t i : s.validation)
+                valIdx.push_back(pool[i]);
+            for (size_t i : s.test)
+                trainIdx.push_back(pool[i]); // byProblem keeps at least one test problem
             std::sort(trainIdx.begin(), trainIdx.end());
         }
         MemberResult mr = trainMember(problems, trainIdx, valIdx, opt, m, step, device);
@@ -299,13 +320,16 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
     res.testTorchOutput = toVector(ensembleOut / double(res.members.size()));
     const int F = FeatureSchema::size();
     for (size_t r = 0; r < te.y.size(); ++r)
-        res.testFeatures.emplace_back(te.x.begin() + long(r * size_t(F)), te.x.begin() + long((r + 1) * size_t(F)));
+        res.testFeatures.emplace_back(te.x.begin() + long(r * size_t(F)),
+                                      te.x.begin() + long((r + 1) * size_t(F)));
 
     // Held-out metrics of the trained package against the baselines, on the test problems.
     res.hardware = {{"gpu", problems.front().gpu}, {"sm_count", problems.front().smCount}};
-    const auto pkg = ModelPackage::fromBytes(ModelPackage::toBytes({{"hardware", res.hardware}}, res.members));
+    const auto pkg =
+        ModelPackage::fromBytes(ModelPackage::toBytes({{"hardware", res.hardware}}, res.members));
     std::vector<TrainingProblem> test;
-    for (size_t i : res.split.test) test.push_back(problems[i]);
+    for (size_t i : res.split.test)
+        test.push_back(problems[i]);
     res.testMetrics = compareWithBaselines(rankWith(pkg, test), test);
     return res;
 }

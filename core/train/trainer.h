@@ -13,12 +13,12 @@ namespace diode {
 
 struct TrainResult {
     std::vector<MlpWeights> members; ///< the ensemble: one network per member
-    nlohmann::json hardware; ///< {"gpu", "sm_count"} of the training data, for the manifest
+    nlohmann::json hardware;         ///< {"gpu", "sm_count"} of the training data, for the manifest
     DataSplit split;
-    int epochsRun = 0;               ///< over all members
-    std::vector<int> bestEpochs;     ///< per member
-    bool cancelled = false; ///< stopped through TrainOptions::cancel before the epochs ran out
-    nlohmann::json testMetrics;     ///< model and baselines on the test problems
+    int epochsRun = 0;           ///< over all members
+    std::vector<int> bestEpochs; ///< per member
+    bool cancelled = false;      ///< stopped through TrainOptions::cancel before the epochs ran out
+    nlohmann::json testMetrics;  ///< model and baselines on the test problems
     std::vector<std::vector<float>> testFeatures; ///< rows of the test problems, for parity checks
     std::vector<float> testTorchOutput;           ///< LibTorch's output on those rows
 };
@@ -32,6 +32,5 @@ constexpr int kMinTrainingProblems = 20;
 /// own validation problems from the rest and its own initial weights, so members differ.
 /// Throws InvalidInput when there are too few problems.
 TrainResult train(const std::vector<TrainingProblem> &problems, const TrainOptions &options);
-
 
 } // namespace diode

@@ -64,8 +64,7 @@ namespace {
 
 // Minutes of training must not end in "cannot write": the package is written beside its target
 // and renamed (ModelPackage::save), so that is what is tried first.
-void checkWritable(const std::string &out)
-{
+void checkWritable(const std::string &out) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (fs::is_directory(out, ec))
@@ -76,17 +75,19 @@ void checkWritable(const std::string &out)
         std::ofstream f(probe, std::ios::app | std::ios::binary);
         if (!f)
             throw InvalidInput(fmt::format("cannot write the package '{}': {} is not writable", out,
-                                           fs::path(out).has_parent_path() ? fs::path(out).parent_path().string()
-                                                                           : std::string("the current directory")));
+                                           fs::path(out).has_parent_path()
+                                               ? fs::path(out).parent_path().string()
+                                               : std::string("the current directory")));
     }
-    if (!existed) fs::remove(probe, ec);
+    if (!existed)
+        fs::remove(probe, ec);
 }
 
 } // namespace
 
-TrainingJobResult runTrainingJob(const TrainingJob &job)
-{
-    if (!std::filesystem::exists(job.db)) throw InvalidInput(fmt::format("database '{}' does not exist", job.db));
+TrainingJobResult runTrainingJob(const TrainingJob &job) {
+    if (!std::filesystem::exists(job.db))
+        throw InvalidInput(fmt::format("database '{}' does not exist", job.db));
     checkWritable(job.out);
     Dataset data;
     {
@@ -97,7 +98,8 @@ TrainingJobResult runTrainingJob(const TrainingJob &job)
     TrainingJobResult out;
     out.problems = problems.size();
     out.method = data.method;
-    if (job.loaded) job.loaded(problems.size(), data.method);
+    if (job.loaded)
+        job.loaded(problems.size(), data.method);
     out.train = train(problems, job.options);
     out.manifest = trainingManifest(data, out.train, job.options,
                                     std::filesystem::path(job.out).stem().string(), job.db);
@@ -106,7 +108,8 @@ TrainingJobResult runTrainingJob(const TrainingJob &job)
         const auto pkg = ModelPackage::load(job.out); // the written file, so the store matches it exactly
         std::vector<std::vector<double>> predicted;
         predicted.reserve(problems.size());
-        for (const auto &p : problems) predicted.push_back(pkg.predictMs(p.problem, p.configs));
+        for (const auto &p : problems)
+            predicted.push_back(pkg.predictMs(p.problem, p.configs));
         Store store(job.db);
         out.modelId = storePredictions(store, job.out, pkg.manifest(), problems, predicted);
     }

@@ -17,9 +17,9 @@ namespace diode {
 /// manifest, and (when asked, for a writable store) record the model and its predictions so the
 /// Validate page can read them back. The faces only turn options into a job and print or draw.
 struct TrainingJob {
-    std::string db;       ///< SQLite store with measurements
-    std::string out;      ///< package to write (.diode)
-    DatasetFilter filter; ///< ops and dtypes to train on
+    std::string db;                     ///< SQLite store with measurements
+    std::string out;                    ///< package to write (.diode)
+    DatasetFilter filter;               ///< ops and dtypes to train on
     std::optional<TimingMethod> method; ///< the times to train on; nullopt: the store's default
     TrainOptions options;
     bool storePredictions = false; ///< write the model and its predictions into `db`

@@ -57,8 +57,8 @@ DIODE_API const char *diode_model_manifest(const diode_model *model);
 /* Predicted milliseconds of each of `count` candidates of `problem`, written to out_ms[count],
  * in one batched call. Returns 0, or -1 (nothing written) with diode_last_error naming the
  * field at fault, e.g. "candidates[3]: candidate kind 'cutlass' is not one the model knows". */
-DIODE_API int diode_model_score(const diode_model *model, const diode_problem *problem, const diode_candidate *candidates,
-                      size_t count, double *out_ms);
+DIODE_API int diode_model_score(const diode_model *model, const diode_problem *problem,
+                                const diode_candidate *candidates, size_t count, double *out_ms);
 
 /* Scores one problem JSON line (docs/FORMATS.md) exactly as `diode rank` does and returns the
  * same output object as JSON text ({"predicted_ms": [...], "order": [...]} or {"error": ...}).

@@ -10,8 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static diode::Store store(":memory:");
     diode::ParsedImport parsed;
     try {
@@ -25,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             run.backend = "import";
             run.status = "finished";
             const int64_t runId = store.createRun(run);
-            for (const auto &r : records) store.insertRecord(runId, r);
+            for (const auto &r : records)
+                store.insertRecord(runId, r);
         }
     } catch (const diode::StoreError &e) {
         std::fprintf(stderr, "records that were read cannot be stored: %s\n", e.what());

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <string>
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     try {
-        const auto pkg = diode::ModelPackage::fromBytes(std::string(reinterpret_cast<const char *>(data), size));
+        const auto pkg =
+            diode::ModelPackage::fromBytes(std::string(reinterpret_cast<const char *>(data), size));
         // A package that loads must also run.
         diode::KernelConfig c;
         c.kind = "triton";
@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         c.blockM = c.blockN = c.blockK = 64;
         c.numStages = 3;
         c.numWarps = 4;
-        (void)pkg.predictMs(diode::GemmProblem{diode::GemmOp::Mm, diode::DType::BF16, 1, 128, 256, 512, false, true}, {c});
+        (void)pkg.predictMs(
+            diode::GemmProblem{diode::GemmOp::Mm, diode::DType::BF16, 1, 128, 256, 512, false, true}, {c});
     } catch (const diode::PackageError &) {
     }
     return 0;

@@ -7,19 +7,20 @@
 #include <cstdlib>
 #include <string_view>
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     try {
         // Shape sets are named relative to the plan: a folder that does not exist keeps the
         // harness from reading the files around it.
-        const auto plan = diode::SweepPlan::parse(std::string_view(reinterpret_cast<const char *>(data), size),
-                                                  "/nonexistent-diode-fuzz");
-        if (int64_t(plan.problems.size()) > diode::planlimits::kMaxProblems) std::abort();
+        const auto plan = diode::SweepPlan::parse(
+            std::string_view(reinterpret_cast<const char *>(data), size), "/nonexistent-diode-fuzz");
+        if (int64_t(plan.problems.size()) > diode::planlimits::kMaxProblems)
+            std::abort();
         for (const auto &p : plan.problems)
             if (p.m < 1 || p.n < 1 || p.k < 1 || p.batch < 1 || p.m > diode::planlimits::kMaxSize ||
                 p.n > diode::planlimits::kMaxSize || p.k > diode::planlimits::kMaxSize)
                 std::abort();
-        if (!plan.problems.empty()) (void)diode::expandedProblemJson(plan, plan.problems.front()).dump();
+        if (!plan.problems.empty())
+            (void)diode::expandedProblemJson(plan, plan.problems.front()).dump();
     } catch (const diode::InvalidInput &) {
     }
     return 0;

@@ -10,8 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const std::string line(reinterpret_cast<const char *>(data), size);
     diode::ProblemRecord rec;
     try {

@@ -9,8 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     namespace fs = std::filesystem;
     int n = 0;
     auto run = [&](const fs::path &p) {
@@ -21,7 +20,8 @@ int main(int argc, char **argv)
     };
     for (int i = 1; i < argc; ++i) {
         if (fs::is_directory(argv[i])) {
-            for (const auto &e : fs::directory_iterator(argv[i])) run(e.path());
+            for (const auto &e : fs::directory_iterator(argv[i]))
+                run(e.path());
         } else {
             run(argv[i]);
         }

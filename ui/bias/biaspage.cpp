@@ -1,5 +1,5 @@
-#include "common/sortabletable.h"
 #include "bias/biaspage.h"
+#include "common/sortabletable.h"
 
 #include "bias/biasgroupmodel.h"
 #include "bias/biasproblemmodel.h"

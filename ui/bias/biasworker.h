@@ -8,8 +8,6 @@
 #include <QObject>
 #include <QString>
 
-
-
 /// The bias report of one database for one in-graph method, as plain values. `database` and
 /// `method` say what it was computed for, so a page can refuse a result its controls no longer
 /// say.

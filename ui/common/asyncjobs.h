@@ -23,14 +23,14 @@ public:
         bool cancelled() const { return m_cancel->load(); }
         const std::atomic<bool> *cancelFlag() const { return m_cancel.get(); }
         /// Runs `fn` on the owner's thread, unless a newer job started (or cancel()) by then.
-        void post(std::function<void()> fn) const
-        {
+        void post(std::function<void()> fn) const {
             auto current = m_current;
             const int id = m_id;
             QMetaObject::invokeMethod(
                 m_owner.data(),
                 [current, id, fn = std::move(fn)] {
-                    if (current->load() == id) fn();
+                    if (current->load() == id)
+                        fn();
                 },
                 Qt::QueuedConnection);
         }
@@ -44,11 +44,8 @@ public:
     };
 
     explicit AsyncJobs(QObject *owner)
-        : m_owner(owner)
-    {
-    }
-    ~AsyncJobs()
-    {
+        : m_owner(owner) {}
+    ~AsyncJobs() {
         cancel();
         m_pool.waitForDone();
     }
@@ -57,9 +54,9 @@ public:
 
     /// Starts `work` on a pool thread as the newest job (older ones are cancelled and stale);
     /// returns its id.
-    int start(std::function<void(const Job &)> work)
-    {
-        if (m_cancel) m_cancel->store(true);
+    int start(std::function<void(const Job &)> work) {
+        if (m_cancel)
+            m_cancel->store(true);
         Job job;
         job.m_id = ++*m_current;
         job.m_owner = m_owner;
@@ -69,9 +66,9 @@ public:
         return job.m_id;
     }
     /// Cancels the newest job and makes whatever it still posts stale.
-    void cancel()
-    {
-        if (m_cancel) m_cancel->store(true);
+    void cancel() {
+        if (m_cancel)
+            m_cancel->store(true);
         ++*m_current;
     }
     /// True while job `id` is the newest and not cancelled.

@@ -4,14 +4,13 @@
 #include "common/plotmessage.h"
 
 namespace {
-const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(214, 39, 40),
-                           QColor(148, 103, 189)};
+const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),
+                           QColor(214, 39, 40), QColor(148, 103, 189)};
 }
 
 CurvePlot::CurvePlot(const QString &xLabel, const QString &yLabel, QWidget *parent)
     : QCustomPlot(parent)
-    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold)))
-{
+    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold))) {
     plotLayout()->insertRow(0);
     plotLayout()->addElement(0, 0, m_title);
     xAxis->setLabel(xLabel);
@@ -22,19 +21,20 @@ CurvePlot::CurvePlot(const QString &xLabel, const QString &yLabel, QWidget *pare
     m_title->setTextColor(palette().color(QPalette::WindowText));
 }
 
-void CurvePlot::showMessage(const QString &sentence)
-{
+void CurvePlot::showMessage(const QString &sentence) {
     clearGraphs();
     m_title->setText(QString());
     setPlotMessage(this, sentence);
     replot();
 }
 
-void CurvePlot::setFixedYRange(double lo, double hi) { m_fixedY = QCPRange(lo, hi); }
+void CurvePlot::setFixedYRange(double lo, double hi) {
+    m_fixedY = QCPRange(lo, hi);
+}
 
-void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QCPGraph::LineStyle step)
-{
-    if (curves.isEmpty()) return showMessage(title);
+void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QCPGraph::LineStyle step) {
+    if (curves.isEmpty())
+        return showMessage(title);
     setPlotMessage(this, QString());
     clearGraphs();
     m_title->setText(title);
@@ -46,13 +46,14 @@ void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QC
         g->setData(curves[i].x, curves[i].y, true);
     }
     rescaleAxes();
-    if (m_fixedY.size() > 0) yAxis->setRange(m_fixedY);
-    else yAxis->setRangeLower(0);
+    if (m_fixedY.size() > 0)
+        yAxis->setRange(m_fixedY);
+    else
+        yAxis->setRangeLower(0);
     replot();
 }
 
-void CurvePlot::changeEvent(QEvent *event)
-{
+void CurvePlot::changeEvent(QEvent *event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         applyPalette(this);

@@ -11,73 +11,81 @@
 
 namespace {
 
-QString csvField(QString s)
-{
-    if (s.contains(',') || s.contains('"') || s.contains('\n')) s = '"' + s.replace('"', "\"\"") + '"';
+QString csvField(QString s) {
+    if (s.contains(',') || s.contains('"') || s.contains('\n'))
+        s = '"' + s.replace('"', "\"\"") + '"';
     return s;
 }
 
-void warnIfFailed(QWidget *parent, bool ok, const QString &path)
-{
-    if (!ok) QMessageBox::warning(parent, QObject::tr("Export failed"), QObject::tr("Could not write %1").arg(path));
+void warnIfFailed(QWidget *parent, bool ok, const QString &path) {
+    if (!ok)
+        QMessageBox::warning(parent, QObject::tr("Export failed"),
+                             QObject::tr("Could not write %1").arg(path));
 }
 
 } // namespace
 
-void addPlotExport(QCustomPlot *plot, const QString &baseName)
-{
+void addPlotExport(QCustomPlot *plot, const QString &baseName) {
     plot->setContextMenuPolicy(Qt::ActionsContextMenu);
     auto *png = new QAction(QObject::tr("Save plot as PNG…"), plot);
     auto *pdf = new QAction(QObject::tr("Save plot as PDF…"), plot);
     QObject::connect(png, &QAction::triggered, plot, [plot, baseName] {
-        const QString path = QFileDialog::getSaveFileName(plot, QObject::tr("Save plot"), baseName + ".png", "PNG (*.png)");
-        if (!path.isEmpty()) warnIfFailed(plot, plot->savePng(path, 0, 0, 2.0), path);
+        const QString path =
+            QFileDialog::getSaveFileName(plot, QObject::tr("Save plot"), baseName + ".png", "PNG (*.png)");
+        if (!path.isEmpty())
+            warnIfFailed(plot, plot->savePng(path, 0, 0, 2.0), path);
     });
     QObject::connect(pdf, &QAction::triggered, plot, [plot, baseName] {
-        const QString path = QFileDialog::getSaveFileName(plot, QObject::tr("Save plot"), baseName + ".pdf", "PDF (*.pdf)");
-        if (!path.isEmpty()) warnIfFailed(plot, plot->savePdf(path), path);
+        const QString path =
+            QFileDialog::getSaveFileName(plot, QObject::tr("Save plot"), baseName + ".pdf", "PDF (*.pdf)");
+        if (!path.isEmpty())
+            warnIfFailed(plot, plot->savePdf(path), path);
     });
     plot->addAction(png);
     plot->addAction(pdf);
 }
 
-void addTableExport(QTableView *view, const QString &baseName)
-{
+void addTableExport(QTableView *view, const QString &baseName) {
     view->setContextMenuPolicy(Qt::ActionsContextMenu);
     auto *csv = new QAction(QObject::tr("Save table as CSV…"), view);
     QObject::connect(csv, &QAction::triggered, view, [view, baseName] {
-        const QString path = QFileDialog::getSaveFileName(view, QObject::tr("Save table"), baseName + ".csv", "CSV (*.csv)");
-        if (path.isEmpty() || !view->model()) return;
+        const QString path =
+            QFileDialog::getSaveFileName(view, QObject::tr("Save table"), baseName + ".csv", "CSV (*.csv)");
+        if (path.isEmpty() || !view->model())
+            return;
         const QString err = saveModelCsv(view->model(), path);
-        if (!err.isEmpty()) QMessageBox::warning(view, QObject::tr("Export failed"), err);
+        if (!err.isEmpty())
+            QMessageBox::warning(view, QObject::tr("Export failed"), err);
     });
     view->addAction(csv);
 }
 
-QString saveModelCsv(const QAbstractItemModel *model, const QString &path)
-{
+QString saveModelCsv(const QAbstractItemModel *model, const QString &path) {
     QFile f(path);
     if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text))
         return QObject::tr("Could not write %1: %2").arg(path, f.errorString());
     QTextStream out(&f);
     QStringList row;
-    for (int c = 0; c < model->columnCount(); ++c) row << csvField(model->headerData(c, Qt::Horizontal).toString());
+    for (int c = 0; c < model->columnCount(); ++c)
+        row << csvField(model->headerData(c, Qt::Horizontal).toString());
     out << row.join(',') << '\n';
     // Item models over the store page their rows in: fetch everything before writing.
     auto *m = const_cast<QAbstractItemModel *>(model);
-    while (m->canFetchMore({})) m->fetchMore({});
+    while (m->canFetchMore({}))
+        m->fetchMore({});
     for (int r = 0; r < model->rowCount(); ++r) {
         row.clear();
-        for (int c = 0; c < model->columnCount(); ++c) row << csvField(model->index(r, c).data().toString());
+        for (int c = 0; c < model->columnCount(); ++c)
+            row << csvField(model->index(r, c).data().toString());
         out << row.join(',') << '\n';
     }
     out.flush();
-    if (f.error() != QFile::NoError) return QObject::tr("Could not write %1: %2").arg(path, f.errorString());
+    if (f.error() != QFile::NoError)
+        return QObject::tr("Could not write %1: %2").arg(path, f.errorString());
     return {};
 }
 
-void applyPalette(QCustomPlot *plot)
-{
+void applyPalette(QCustomPlot *plot) {
     const QPalette pal = plot->palette();
     const QColor fg = pal.color(QPalette::WindowText);
     const QColor bg = pal.color(QPalette::Base);

@@ -11,8 +11,7 @@ namespace {
 class PlotMessage : public QLabel {
 public:
     explicit PlotMessage(QCustomPlot *plot)
-        : QLabel(plot)
-    {
+        : QLabel(plot) {
         setObjectName(QStringLiteral("plotMessage"));
         setAlignment(Qt::AlignCenter);
         setWordWrap(true);
@@ -25,35 +24,34 @@ public:
     }
 
 protected:
-    bool eventFilter(QObject *watched, QEvent *event) override
-    {
-        if (event->type() == QEvent::Resize) setGeometry(static_cast<QWidget *>(watched)->rect());
+    bool eventFilter(QObject *watched, QEvent *event) override {
+        if (event->type() == QEvent::Resize)
+            setGeometry(static_cast<QWidget *>(watched)->rect());
         return false;
     }
 };
 
-QLabel *messageOf(const QCustomPlot *plot)
-{
+QLabel *messageOf(const QCustomPlot *plot) {
     return plot->findChild<QLabel *>(QStringLiteral("plotMessage"), Qt::FindDirectChildrenOnly);
 }
 
 } // namespace
 
-void setPlotMessage(QCustomPlot *plot, const QString &sentence)
-{
+void setPlotMessage(QCustomPlot *plot, const QString &sentence) {
     QLabel *label = messageOf(plot);
     if (sentence.isEmpty()) {
-        if (label) label->hide();
+        if (label)
+            label->hide();
         return;
     }
-    if (!label) label = new PlotMessage(plot);
+    if (!label)
+        label = new PlotMessage(plot);
     label->setText(sentence);
     label->raise();
     label->show();
 }
 
-QString plotMessage(const QCustomPlot *plot)
-{
+QString plotMessage(const QCustomPlot *plot) {
     const QLabel *label = messageOf(plot);
     return label && !label->isHidden() ? label->text() : QString();
 }

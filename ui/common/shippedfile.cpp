@@ -4,11 +4,11 @@
 
 #include <QFileInfo>
 
-QString shippedFile(const QString &relative)
-{
+QString shippedFile(const QString &relative) {
     for (const QString &dir : {QStringLiteral(DIODE_SOURCE_DIR), QStringLiteral(DIODE_INSTALL_DATADIR)}) {
         const QString path = dir + QLatin1Char('/') + relative;
-        if (QFileInfo::exists(path)) return path;
+        if (QFileInfo::exists(path))
+            return path;
     }
     return {};
 }

@@ -9,7 +9,6 @@
 /// the installed one, else empty.
 QString shippedFile(const QString &relative);
 /// The same for one of the names of core/diode/shippeddata.h.
-inline QString shippedFile(std::string_view relative)
-{
+inline QString shippedFile(std::string_view relative) {
     return shippedFile(QString::fromUtf8(relative.data(), qsizetype(relative.size())));
 }

@@ -6,8 +6,7 @@
 #include <QSortFilterProxyModel>
 #include <QTableView>
 
-QTableView *makeSortableTable(QAbstractItemModel *model, const QString &name, QWidget *parent)
-{
+QTableView *makeSortableTable(QAbstractItemModel *model, const QString &name, QWidget *parent) {
     auto *view = new QTableView(parent);
     auto *proxy = new QSortFilterProxyModel(view);
     proxy->setSourceModel(model);

@@ -16,14 +16,12 @@ public:
     /// predictions go to a database the user chose.
     bool databaseReadOnly() const { return m_readOnly; }
 
-    void setDatabase(const QString &path, bool readOnly)
-    {
+    void setDatabase(const QString &path, bool readOnly) {
         m_database = path;
         m_readOnly = readOnly;
         emit databaseChanged(path);
     }
-    void setPackage(const QString &path)
-    {
+    void setPackage(const QString &path) {
         m_package = path;
         emit packageChanged(path);
     }

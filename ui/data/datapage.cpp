@@ -1,10 +1,10 @@
 #include "data/datapage.h"
 
 #include "common/exportactions.h"
+#include "common/workbenchstate.h"
 #include "data/heatmapview.h"
 #include "data/rooflineview.h"
 #include "data/storetablemodel.h"
-#include "common/workbenchstate.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -145,14 +145,16 @@ QWidget *DataPage::tablePage(StoreTableModel *model, const QString &name, QTable
     int to = 1;
     for (const char *key : {"Time ms", "TFLOP/s", "Best ms", "Best TFLOP/s", "Status", "Kernel"}) {
         const auto it = std::find(cols.begin(), cols.end(), key);
-        if (it == cols.end()) continue;
+        if (it == cols.end())
+            continue;
         auto *header = view->horizontalHeader();
         header->moveSection(header->visualIndex(int(it - cols.begin())), to++);
     }
     // Columns as wide as their content (dates, versions, "extern_kernels.bias_addmm"), measured
     // once per reload on the first page: later pages keep the widths the user sees.
     connect(model, &StoreTableModel::pageLoaded, view, [view](qint64 loaded) {
-        if (loaded <= StoreTableModel::kPageSize) view->resizeColumnsToContents();
+        if (loaded <= StoreTableModel::kPageSize)
+            view->resizeColumnsToContents();
     });
     // Not addTableExport: that writes the rows loaded so far; this writes every matching row.
     view->setContextMenuPolicy(Qt::ActionsContextMenu);

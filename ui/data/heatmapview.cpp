@@ -23,7 +23,8 @@ HeatmapView::HeatmapView(QWidget *parent)
     gradient.clearColorStops();
     const QColor stops[] = {QColor(68, 1, 84), QColor(59, 82, 139), QColor(33, 145, 140), QColor(94, 201, 98),
                             QColor(253, 231, 37)};
-    for (int i = 0; i < 5; ++i) gradient.setColorStopAt(i / 4.0, stops[i]);
+    for (int i = 0; i < 5; ++i)
+        gradient.setColorStopAt(i / 4.0, stops[i]);
     gradient.setColorInterpolation(QCPColorGradient::ciRGB);
     gradient.setNanHandling(QCPColorGradient::nhTransparent);
     m_map->setGradient(gradient);

@@ -12,7 +12,9 @@ public:
     /// Draws `cells`; `title` names the op and dtype shown (or why nothing is).
     void setCells(const std::vector<diode::HeatCell> &cells, const QString &title);
     /// The colour of a cell at `share` of the scale (0: lowest, 1: the best cell).
-    QColor colourAt(double share) const { return QColor::fromRgba(m_map->gradient().color(share, QCPRange(0, 1))); }
+    QColor colourAt(double share) const {
+        return QColor::fromRgba(m_map->gradient().color(share, QCPRange(0, 1)));
+    }
 
 protected:
     // Hidden pages' plots have no paint buffer yet: draw when shown, not before.

@@ -39,8 +39,7 @@ namespace {
 
 // Whole decades around [lo, hi], at least one: a log axis labelled at powers of ten only, never
 // the same rounded label twice.
-QCPRange decades(double lo, double hi)
-{
+QCPRange decades(double lo, double hi) {
     const double a = std::floor(std::log10(lo)), b = std::max(std::ceil(std::log10(hi)), a + 1);
     return QCPRange(std::pow(10.0, a), std::pow(10.0, b));
 }
@@ -53,7 +52,8 @@ void RooflineView::setPoints(const std::vector<diode::ProblemBest> &points, doub
         m_title->setText(QString());
         m_points->data()->clear();
         m_roof->data()->clear();
-        setPlotMessage(this, tr("No successful measurements to place under a roof in this selection (%1).").arg(title));
+        setPlotMessage(
+            this, tr("No successful measurements to place under a roof in this selection (%1).").arg(title));
         redraw();
         return;
     }
@@ -87,7 +87,8 @@ void RooflineView::setPoints(const std::vector<diode::ProblemBest> &points, doub
         m_title->setText(title);
     } else {
         m_roof->removeFromLegend();
-        m_title->setText(tr("%1 (no roof: no peak compute and bandwidth for this hardware; set them above)").arg(title));
+        m_title->setText(
+            tr("%1 (no roof: no peak compute and bandwidth for this hardware; set them above)").arg(title));
     }
     m_roof->setData(rx, ry);
     xAxis->setRange(decades(std::max(lo / 2, 1e-3), hi * 2));

@@ -15,26 +15,30 @@ namespace {
 // one decimal everywhere, so a 5 µs kernel and a 2 s cpu GEMM compare at a glance.
 enum class Shown { Plain, TimeMs, Tflops, Seconds };
 
-Shown shownAs(const std::string &header)
-{
-    if (header == "Time ms" || header == "Best ms") return Shown::TimeMs;
-    if (header == "TFLOP/s" || header == "Best TFLOP/s") return Shown::Tflops;
-    if (header == "Seconds") return Shown::Seconds;
+Shown shownAs(const std::string &header) {
+    if (header == "Time ms" || header == "Best ms")
+        return Shown::TimeMs;
+    if (header == "TFLOP/s" || header == "Best TFLOP/s")
+        return Shown::Tflops;
+    if (header == "Seconds")
+        return Shown::Seconds;
     return Shown::Plain;
 }
 
-QString headerText(const std::string &header)
-{
-    if (header == "Time ms") return QObject::tr("Time (µs)");
-    if (header == "Best ms") return QObject::tr("Best (µs)");
-    if (header == "Seconds") return QObject::tr("Seconds (sweep)");
+QString headerText(const std::string &header) {
+    if (header == "Time ms")
+        return QObject::tr("Time (µs)");
+    if (header == "Best ms")
+        return QObject::tr("Best (µs)");
+    if (header == "Seconds")
+        return QObject::tr("Seconds (sweep)");
     return QString::fromStdString(header);
 }
 
 // Four significant digits without exponents: 1234, 123.4, 1.234, 0.001234.
-QString fourDigits(double v)
-{
-    if (v == 0) return QStringLiteral("0");
+QString fourDigits(double v) {
+    if (v == 0)
+        return QStringLiteral("0");
     const int decimals = std::clamp(3 - int(std::floor(std::log10(std::abs(v)))), 0, 9);
     return QLocale().toString(v, 'f', decimals);
 }
@@ -153,10 +157,14 @@ QVariant StoreTableModel::data(const QModelIndex &index, int role) const {
         if (!v || (shown == Shown::Seconds && *v <= 0))
             return tr("n/a");
         switch (shown) {
-        case Shown::TimeMs: return QLocale().toString(*v * 1000, 'f', 1);
-        case Shown::Tflops: return fourDigits(*v);
-        case Shown::Seconds: return QLocale().toString(*v, 'f', 1);
-        case Shown::Plain: break;
+        case Shown::TimeMs:
+            return QLocale().toString(*v * 1000, 'f', 1);
+        case Shown::Tflops:
+            return fourDigits(*v);
+        case Shown::Seconds:
+            return QLocale().toString(*v, 'f', 1);
+        case Shown::Plain:
+            break;
         }
     }
     if (role == Qt::ToolTipRole && shown == Shown::Seconds && std::holds_alternative<std::monostate>(cell))
@@ -176,7 +184,8 @@ QVariant StoreTableModel::headerData(int section, Qt::Orientation orientation, i
     if (orientation == Qt::Vertical)
         return section + 1;
     const auto &cols = diode::columns(m_table);
-    return section >= 0 && section < int(cols.size()) ? QVariant(headerText(cols[size_t(section)])) : QVariant();
+    return section >= 0 && section < int(cols.size()) ? QVariant(headerText(cols[size_t(section)]))
+                                                      : QVariant();
 }
 
 bool StoreTableModel::canFetchMore(const QModelIndex &parent) const {

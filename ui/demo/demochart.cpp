@@ -5,14 +5,13 @@
 #include <cmath>
 
 namespace {
-const QColor kColours[] = {QColor(127, 127, 127), QColor(214, 39, 40), QColor(31, 119, 180), QColor(44, 160, 44),
-                           QColor(148, 103, 189), QColor(255, 127, 14)};
+const QColor kColours[] = {QColor(127, 127, 127), QColor(214, 39, 40),   QColor(31, 119, 180),
+                           QColor(44, 160, 44),   QColor(148, 103, 189), QColor(255, 127, 14)};
 }
 
 DemoChart::DemoChart(QWidget *parent)
     : QCustomPlot(parent)
-    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold)))
-{
+    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold))) {
     plotLayout()->insertRow(0);
     plotLayout()->addElement(0, 0, m_title);
     // The legend sits in its own row under the axes, so it never hides a bar.
@@ -29,12 +28,14 @@ DemoChart::DemoChart(QWidget *parent)
     m_title->setTextColor(palette().color(QPalette::WindowText));
 }
 
-void DemoChart::setBars(const QString &title, const QString &yLabel, const QStringList &cases, const QStringList &modes,
-                        const QVector<QVector<double>> &values, const QVector<QVector<QString>> &labels, bool logScale)
-{
+void DemoChart::setBars(const QString &title, const QString &yLabel, const QStringList &cases,
+                        const QStringList &modes, const QVector<QVector<double>> &values,
+                        const QVector<QVector<QString>> &labels, bool logScale) {
     yAxis->setScaleType(logScale ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
-    if (logScale) yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-    else yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    if (logScale)
+        yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    else
+        yAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
     yAxis->setNumberFormat(logScale ? QStringLiteral("gb") : QStringLiteral("g"));
     clearPlottables();
     clearItems();
@@ -52,13 +53,15 @@ void DemoChart::setBars(const QString &title, const QString &yLabel, const QStri
         bars->setBrush(c);
         for (int k = 0; k < cases.size(); ++k) {
             const double v = values.value(k).value(m, NAN);
-            if (!(v > 0)) continue;
+            if (!(v > 0))
+                continue;
             const double x = k + (m - (modes.size() - 1) / 2.0) * width;
             bars->addData(x, v);
             lo = std::min(lo, v);
             hi = std::max(hi, v);
             const QString label = labels.value(k).value(m);
-            if (label.isEmpty()) continue;
+            if (label.isEmpty())
+                continue;
             auto *text = new QCPItemText(this);
             text->position->setCoords(x, v);
             text->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
@@ -71,21 +74,24 @@ void DemoChart::setBars(const QString &title, const QString &yLabel, const QStri
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     for (int k = 0; k < cases.size(); ++k) { // "mm bf16 M=1024 N=4096 K=4096" -> "mm bf16\n1024×4096×4096"
         QString label = cases[k];
-        label.replace(QStringLiteral(" M="), QStringLiteral("\n")).replace(QStringLiteral(" N="), QStringLiteral("×"));
+        label.replace(QStringLiteral(" M="), QStringLiteral("\n"))
+            .replace(QStringLiteral(" N="), QStringLiteral("×"));
         label.replace(QStringLiteral(" K="), QStringLiteral("×"));
-        if (!label.contains('\n') && label.size() > 14) label.replace(label.lastIndexOf(' '), 1, QStringLiteral("\n"));
+        if (!label.contains('\n') && label.size() > 14)
+            label.replace(label.lastIndexOf(' '), 1, QStringLiteral("\n"));
         ticker->addTick(k, label);
     }
     xAxis->setTicker(ticker);
     xAxis->setRange(-0.6, cases.size() - 0.4);
     xAxis->grid()->setVisible(false);
-    if (hi > 0 && logScale) yAxis->setRange(lo / 2, hi * 8); // headroom for the labels above the bars
-    else if (hi > 0) yAxis->setRange(0, hi * 1.35);
+    if (hi > 0 && logScale)
+        yAxis->setRange(lo / 2, hi * 8); // headroom for the labels above the bars
+    else if (hi > 0)
+        yAxis->setRange(0, hi * 1.35);
     replot();
 }
 
-void DemoChart::changeEvent(QEvent *event)
-{
+void DemoChart::changeEvent(QEvent *event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         applyPalette(this);

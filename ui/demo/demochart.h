@@ -10,8 +10,9 @@ class DemoChart : public QCustomPlot {
 public:
     explicit DemoChart(QWidget *parent = nullptr);
     /// values[case][mode]: NaN where the mode has no number; labels likewise ("12.3×").
-    void setBars(const QString &title, const QString &yLabel, const QStringList &cases, const QStringList &modes,
-                 const QVector<QVector<double>> &values, const QVector<QVector<QString>> &labels, bool logScale = true);
+    void setBars(const QString &title, const QString &yLabel, const QStringList &cases,
+                 const QStringList &modes, const QVector<QVector<double>> &values,
+                 const QVector<QVector<QString>> &labels, bool logScale = true);
 
 protected:
     void changeEvent(QEvent *event) override;

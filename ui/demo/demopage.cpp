@@ -1,20 +1,19 @@
 #include "demo/demopage.h"
 
-#include "demo/demochart.h"
-#include "demo/demorunner.h"
-#include "demo/demotablemodel.h"
 #include "common/exportactions.h"
 #include "common/messagelabel.h"
 #include "common/pageshortcut.h"
 #include "common/shippedfile.h"
-#include "diode/shippeddata.h"
 #include "common/workbenchstate.h"
+#include "demo/demochart.h"
+#include "demo/demorunner.h"
+#include "demo/demotablemodel.h"
+#include "diode/shippeddata.h"
 
 #include "diode/config.h"
 #include "diode/demoresult.h"
 
 #include <QComboBox>
-#include <QSignalBlocker>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -23,6 +22,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QTableView>
@@ -46,8 +46,7 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     , m_header(new QLabel(this))
     , m_reason(new QLabel(tr("Looking for a GPU…"), this))
     , m_message(new MessageLabel(this))
-    , m_summary(new QLabel(this))
-{
+    , m_summary(new QLabel(this)) {
     setObjectName(QStringLiteral("demoPage"));
     auto *open = new QPushButton(tr("&Open result…"), this);
     m_run->setEnabled(false);
@@ -102,8 +101,10 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     layout->addWidget(split, 1);
 
     auto choose = [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Demo result"), QString(), tr("Demo results (*.json)"));
-        if (!p.isEmpty()) openResult(p);
+        const QString p =
+            QFileDialog::getOpenFileName(this, tr("Demo result"), QString(), tr("Demo results (*.json)"));
+        if (!p.isEmpty())
+            openResult(p);
     };
     connect(open, &QPushButton::clicked, this, choose);
     addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O), choose);
@@ -112,15 +113,18 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
     connect(view, &QTableView::clicked, this, [this](const QModelIndex &i) {
         const QString name = m_table->index(i.row(), 0).data().toString();
         for (int k = 0; k < int(m_result.cases.size()); ++k)
-            if (QString::fromStdString(m_result.cases[size_t(k)].name) == name) m_case->setCurrentIndex(k + 1);
+            if (QString::fromStdString(m_result.cases[size_t(k)].name) == name)
+                m_case->setCurrentIndex(k + 1);
     });
     addPageShortcut(this, QKeySequence(Qt::Key_F5), [this] { run(); });
     connect(m_cancel, &QPushButton::clicked, m_runner, &DemoRunner::cancel);
     connect(m_runner, &DemoRunner::gpuChecked, this, [this](bool ok, const QString &reason) {
         m_gpu = ok;
         m_run->setEnabled(canRun());
-        m_reason->setText(canRun() ? tr("Compiles on the local GPU; takes minutes.") : tr("Run disabled: %1").arg(runReason()));
-        if (!ok) m_run->setToolTip(reason);
+        m_reason->setText(canRun() ? tr("Compiles on the local GPU; takes minutes.")
+                                   : tr("Run disabled: %1").arg(runReason()));
+        if (!ok)
+            m_run->setToolTip(reason);
     });
     connect(m_runner, &DemoRunner::status, this, [this](const QString &s) { setMessage(s, false); });
     connect(m_runner, &DemoRunner::failed, this, [this](const QString &s) { setMessage(s, true); });
@@ -133,33 +137,46 @@ DemoPage::DemoPage(WorkbenchState *state, QWidget *parent)
 
     const QString last = QSettings().value(QStringLiteral("demo/result")).toString();
     const QString initial = QFileInfo::exists(last) ? last : shippedResult();
-    if (!initial.isEmpty()) openResult(initial);
-    else setMessage(tr("No saved demo result: run one on a GPU, or open a result file."), false);
+    if (!initial.isEmpty())
+        openResult(initial);
+    else
+        setMessage(tr("No saved demo result: run one on a GPU, or open a result file."), false);
 }
 
-QString DemoPage::shippedResult() { return shippedFile(diode::shipped::kDemoResult); }
+QString DemoPage::shippedResult() {
+    return shippedFile(diode::shipped::kDemoResult);
+}
 
-bool DemoPage::canRun() const { return m_gpu && !DemoRunner::diodeBinary().isEmpty() && !m_runner->isRunning(); }
+bool DemoPage::canRun() const {
+    return m_gpu && !DemoRunner::diodeBinary().isEmpty() && !m_runner->isRunning();
+}
 
-QString DemoPage::runReason() const
-{
-    if (!m_gpu) return tr("this machine has no GPU; showing a saved result instead");
-    if (DemoRunner::diodeBinary().isEmpty()) return tr("the diode command line is not next to the workbench");
+QString DemoPage::runReason() const {
+    if (!m_gpu)
+        return tr("this machine has no GPU; showing a saved result instead");
+    if (DemoRunner::diodeBinary().isEmpty())
+        return tr("the diode command line is not next to the workbench");
     return {};
 }
 
-QString DemoPage::message() const { return m_message->text(); }
+QString DemoPage::message() const {
+    return m_message->text();
+}
 
-void DemoPage::setMessage(const QString &text, bool error) { m_message->showMessage(text, error); }
+void DemoPage::setMessage(const QString &text, bool error) {
+    m_message->showMessage(text, error);
+}
 
-void DemoPage::run()
-{
-    if (!canRun()) return setMessage(tr("Cannot run the demo: %1.").arg(runReason()), true);
+void DemoPage::run() {
+    if (!canRun())
+        return setMessage(tr("Cannot run the demo: %1.").arg(runReason()), true);
     QStringList args;
     const QString problems = shippedFile(diode::shipped::kDemoProblems);
-    if (!problems.isEmpty()) args << QStringLiteral("--problems") << problems << QStringLiteral("--limit") << QStringLiteral("8");
+    if (!problems.isEmpty())
+        args << QStringLiteral("--problems") << problems << QStringLiteral("--limit") << QStringLiteral("8");
     args << QStringLiteral("--mlp");
-    if (!m_state->packagePath().isEmpty()) args << QStringLiteral("--package") << m_state->packagePath();
+    if (!m_state->packagePath().isEmpty())
+        args << QStringLiteral("--package") << m_state->packagePath();
     const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
     QDir().mkpath(dir);
     m_run->setEnabled(false);
@@ -170,17 +187,17 @@ void DemoPage::run()
 namespace {
 
 // "1.05×", or "ref" on max-autotune's own bar: every bar carries a label.
-QString speedupLabel(double v, const std::string &mode)
-{
-    if (mode == diode::DemoResult::kReference) return QObject::tr(" ref");
+QString speedupLabel(double v, const std::string &mode) {
+    if (mode == diode::DemoResult::kReference)
+        return QObject::tr(" ref");
     return std::isnan(v) ? QString() : QStringLiteral(" %1×").arg(v, 0, 'f', v < 10 ? 2 : 0);
 }
 
 } // namespace
 
-void DemoPage::showCase(int index)
-{
-    if (index <= 0 || index > int(m_result.cases.size())) return showSummary();
+void DemoPage::showCase(int index) {
+    if (index <= 0 || index > int(m_result.cases.size()))
+        return showSummary();
     const auto &c = m_result.cases[size_t(index - 1)];
     QStringList modes;
     QVector<QVector<double>> compile(1), kernel(1);
@@ -195,10 +212,10 @@ void DemoPage::showCase(int index)
         kernelLabel[0] << speedupLabel(diode::DemoResult::kernelSpeedup(c, m), m);
     }
     const QStringList name{QString::fromStdString(c.name)};
-    m_compile->setBars(tr("Compile time (label: speed-up × against max-autotune)"), tr("compile (s)"), name, modes, compile,
-                       compileLabel);
-    m_kernel->setBars(tr("Kernel time (label: speed-up × against max-autotune)"), tr("kernel (µs)"), name, modes, kernel,
-                      kernelLabel);
+    m_compile->setBars(tr("Compile time (label: speed-up × against max-autotune)"), tr("compile (s)"), name,
+                       modes, compile, compileLabel);
+    m_kernel->setBars(tr("Kernel time (label: speed-up × against max-autotune)"), tr("kernel (µs)"), name,
+                      modes, kernel, kernelLabel);
     for (int row = 0; row < m_table->rowCount(); ++row)
         if (m_table->index(row, 0).data().toString() == name[0]) {
             m_view->scrollTo(m_table->index(row, 0), QAbstractItemView::PositionAtTop);
@@ -206,8 +223,7 @@ void DemoPage::showCase(int index)
         }
 }
 
-void DemoPage::showSummary()
-{
+void DemoPage::showSummary() {
     QStringList modes;
     QVector<QVector<double>> compile(1), kernel(1);
     QVector<QVector<QString>> compileLabel(1), kernelLabel(1);
@@ -221,14 +237,13 @@ void DemoPage::showSummary()
         kernelLabel[0] << speedupLabel(s.kernelSpeedupGeomean, m);
     }
     const QString n = tr("%1 cases").arg(m_result.cases.size());
-    m_compile->setBars(tr("Compile speed-up × against max-autotune (median; higher is better)"), tr("compile speed-up ×"),
-                       {n}, modes, compile, compileLabel);
-    m_kernel->setBars(tr("Kernel speed-up × against max-autotune (geomean; higher is better)"), tr("kernel speed-up ×"),
-                      {n}, modes, kernel, kernelLabel, false);
+    m_compile->setBars(tr("Compile speed-up × against max-autotune (median; higher is better)"),
+                       tr("compile speed-up ×"), {n}, modes, compile, compileLabel);
+    m_kernel->setBars(tr("Kernel speed-up × against max-autotune (geomean; higher is better)"),
+                      tr("kernel speed-up ×"), {n}, modes, kernel, kernelLabel, false);
 }
 
-bool DemoPage::openResult(const QString &path)
-{
+bool DemoPage::openResult(const QString &path) {
     diode::DemoResult r;
     try {
         r = diode::DemoResult::load(path.toStdString());
@@ -242,17 +257,20 @@ bool DemoPage::openResult(const QString &path)
     {
         const QSignalBlocker block(m_case);
         m_case->clear();
-        m_case->addItem(tr("All %1 cases: compile and kernel speed-up against max-autotune").arg(r.cases.size()));
-        for (const auto &c : r.cases) m_case->addItem(QString::fromStdString(c.name));
+        m_case->addItem(
+            tr("All %1 cases: compile and kernel speed-up against max-autotune").arg(r.cases.size()));
+        for (const auto &c : r.cases)
+            m_case->addItem(QString::fromStdString(c.name));
         m_case->setCurrentIndex(0);
     }
     showCase(0);
     m_header->setText(tr("<b>%1</b> &nbsp; torch %2 &nbsp; %3 &nbsp; <i>%4</i>")
-                          .arg(QString::fromStdString(r.gpu), QString::fromStdString(r.torch), QString::fromStdString(r.createdAt),
-                               QFileInfo(path).fileName()));
+                          .arg(QString::fromStdString(r.gpu), QString::fromStdString(r.torch),
+                               QString::fromStdString(r.createdAt), QFileInfo(path).fileName()));
     QStringList lines;
     for (const auto &mode : r.modes) {
-        if (mode == diode::DemoResult::kReference) continue;
+        if (mode == diode::DemoResult::kReference)
+            continue;
         const diode::DemoModeSummary s = r.summaryOf(mode);
         lines << tr("<b>%1</b>: compile %2× (median), kernel %3× (geomean, worst %4×)")
                      .arg(QString::fromStdString(mode))
@@ -260,7 +278,8 @@ bool DemoPage::openResult(const QString &path)
                      .arg(s.kernelSpeedupGeomean, 0, 'f', 2)
                      .arg(s.kernelSpeedupWorst, 0, 'f', 2);
     }
-    m_summary->setText(tr("Speed-up against max-autotune (higher is better): ") + lines.join(QStringLiteral(" &nbsp;·&nbsp; ")));
+    m_summary->setText(tr("Speed-up against max-autotune (higher is better): ") +
+                       lines.join(QStringLiteral(" &nbsp;·&nbsp; ")));
     setMessage(tr("Showing %1.").arg(path), false);
     emit resultShown(path);
     return true;

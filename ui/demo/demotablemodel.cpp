@@ -6,53 +6,74 @@ namespace {
 enum Column { Case, Kind, Mode, CompileS, KernelUs, CompileSpeedup, KernelSpeedup, Error, Count };
 } // namespace
 
-void DemoTableModel::setResults(const diode::DemoResult &result)
-{
+void DemoTableModel::setResults(const diode::DemoResult &result) {
     beginResetModel();
     m_result = result;
     m_rows.clear();
     for (const auto &c : m_result.cases)
         for (const auto &m : m_result.modes)
-            if (c.results.count(m)) m_rows.append({&c, m});
+            if (c.results.count(m))
+                m_rows.append({&c, m});
     endResetModel();
 }
 
-int DemoTableModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(m_rows.size()); }
+int DemoTableModel::rowCount(const QModelIndex &parent) const {
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
 
-int DemoTableModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : Count; }
+int DemoTableModel::columnCount(const QModelIndex &parent) const {
+    return parent.isValid() ? 0 : Count;
+}
 
-QVariant DemoTableModel::data(const QModelIndex &index, int role) const
-{
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-    if (role != Qt::DisplayRole && role != Qt::ToolTipRole && role != Qt::TextAlignmentRole) return {};
+QVariant DemoTableModel::data(const QModelIndex &index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    if (role != Qt::DisplayRole && role != Qt::ToolTipRole && role != Qt::TextAlignmentRole)
+        return {};
     const Row &r = m_rows[index.row()];
     const diode::DemoTiming &t = r.c->results.at(r.mode);
-    auto num = [](double v, int digits) { return std::isnan(v) ? tr("n/a") : QString::number(v, 'f', digits); };
+    auto num = [](double v, int digits) {
+        return std::isnan(v) ? tr("n/a") : QString::number(v, 'f', digits);
+    };
     auto speedup = [&](double v) {
-        if (r.mode == diode::DemoResult::kReference) return tr("1× (reference)");
+        if (r.mode == diode::DemoResult::kReference)
+            return tr("1× (reference)");
         return std::isnan(v) ? tr("n/a") : QStringLiteral("%1×").arg(v, 0, 'f', v < 10 ? 2 : 1);
     };
     if (role == Qt::TextAlignmentRole)
-        return index.column() >= CompileS && index.column() <= KernelSpeedup ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+        return index.column() >= CompileS && index.column() <= KernelSpeedup
+                   ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
+                   : QVariant();
     switch (index.column()) {
-    case Case: return QString::fromStdString(r.c->name);
-    case Kind: return QString::fromStdString(r.c->kind);
-    case Mode: return QString::fromStdString(r.mode);
-    case CompileS: return num(t.compileS.value_or(NAN), 2);
-    case KernelUs: return num(t.kernelMs.value_or(NAN) * 1000, 1);
-    case CompileSpeedup: return speedup(diode::DemoResult::compileSpeedup(*r.c, r.mode));
-    case KernelSpeedup: return speedup(diode::DemoResult::kernelSpeedup(*r.c, r.mode));
-    case Error: return QString::fromStdString(t.error);
-    default: return {};
+    case Case:
+        return QString::fromStdString(r.c->name);
+    case Kind:
+        return QString::fromStdString(r.c->kind);
+    case Mode:
+        return QString::fromStdString(r.mode);
+    case CompileS:
+        return num(t.compileS.value_or(NAN), 2);
+    case KernelUs:
+        return num(t.kernelMs.value_or(NAN) * 1000, 1);
+    case CompileSpeedup:
+        return speedup(diode::DemoResult::compileSpeedup(*r.c, r.mode));
+    case KernelSpeedup:
+        return speedup(diode::DemoResult::kernelSpeedup(*r.c, r.mode));
+    case Error:
+        return QString::fromStdString(t.error);
+    default:
+        return {};
     }
 }
 
-QVariant DemoTableModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
-    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && (section == CompileSpeedup || section == KernelSpeedup))
+QVariant DemoTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole &&
+        (section == CompileSpeedup || section == KernelSpeedup))
         return tr("Against max-autotune: its time over this mode's; higher is better");
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
-    static const char *names[] = {"case", "kind", "mode", "compile (s)", "kernel (µs)",
-                                  "compile speed-up ×", "kernel speed-up ×", "error"};
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    static const char *names[] = {
+        "case", "kind", "mode", "compile (s)", "kernel (µs)", "compile speed-up ×", "kernel speed-up ×",
+        "error"};
     return section >= 0 && section < Count ? QVariant(tr(names[section])) : QVariant();
 }

@@ -2,9 +2,9 @@
 
 #include "common/exportactions.h"
 #include "common/messagelabel.h"
-#include "common/pageshortcut.h"
 #include "common/metricsmodel.h"
 #include "common/modellist.h"
+#include "common/pageshortcut.h"
 #include "common/workbenchstate.h"
 
 #include "diode/modelinstall.h"
@@ -36,8 +36,7 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     , m_message(new MessageLabel(this))
     , m_metrics(new MetricsModel(this))
     , m_view(new QTableView(this))
-    , m_raw(new QPlainTextEdit(this))
-{
+    , m_raw(new QPlainTextEdit(this)) {
     setObjectName(QStringLiteral("exportPage"));
     m_package->setModel(m_models);
     auto *open = new QPushButton(tr("Open…"), this);
@@ -69,14 +68,16 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     auto *metricsBox = new QWidget(this);
     auto *ml = new QVBoxLayout(metricsBox);
     ml->setContentsMargins(0, 0, 0, 0);
-    auto *metricsTitle = new QLabel(tr("<b>Metrics on the test split</b> (problems the model never trained on)"), this);
+    auto *metricsTitle =
+        new QLabel(tr("<b>Metrics on the test split</b> (problems the model never trained on)"), this);
     metricsTitle->setObjectName(QStringLiteral("metricsTitle"));
     ml->addWidget(metricsTitle);
     ml->addWidget(m_view, 1);
     auto *rawBox = new QWidget(this);
     auto *rl = new QVBoxLayout(rawBox);
     rl->setContentsMargins(0, 0, 0, 0);
-    rl->addWidget(new QLabel(tr("<b>Manifest</b> (JSON; metrics in the table, tensors and feature names left out)"), this));
+    rl->addWidget(new QLabel(
+        tr("<b>Manifest</b> (JSON; metrics in the table, tensors and feature names left out)"), this));
     rl->addWidget(m_raw, 1);
     auto *split = new QSplitter(Qt::Vertical, this);
     split->addWidget(metricsBox);
@@ -96,24 +97,34 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::Key_I), [this] { installInteractive(); });
     connect(install, &QPushButton::clicked, this, &ExportPage::installInteractive);
     connect(open, &QPushButton::clicked, this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Model package"), QString(), tr("Diode packages (*.diode)"));
-        if (!p.isEmpty()) showPackage(p);
+        const QString p = QFileDialog::getOpenFileName(this, tr("Model package"), QString(),
+                                                       tr("Diode packages (*.diode)"));
+        if (!p.isEmpty())
+            showPackage(p);
     });
     connect(m_package, &QComboBox::activated, this, [this](int row) { showPackage(m_models->at(row).path); });
     connect(m_state, &WorkbenchState::packageChanged, this, &ExportPage::showPackage);
-    if (!m_state->packagePath().isEmpty()) showPackage(m_state->packagePath());
-    else setMessage(tr("No package yet: train one or open a .diode file."), false);
+    if (!m_state->packagePath().isEmpty())
+        showPackage(m_state->packagePath());
+    else
+        setMessage(tr("No package yet: train one or open a .diode file."), false);
 }
 
-QString ExportPage::manifestText() const { return m_raw->toPlainText(); }
+QString ExportPage::manifestText() const {
+    return m_raw->toPlainText();
+}
 
-void ExportPage::setMessage(const QString &text, bool error) { m_message->showMessage(text, error); }
+void ExportPage::setMessage(const QString &text, bool error) {
+    m_message->showMessage(text, error);
+}
 
-QString ExportPage::message() const { return m_message->text(); }
+QString ExportPage::message() const {
+    return m_message->text();
+}
 
-bool ExportPage::showPackage(const QString &path)
-{
-    if (path.isEmpty()) return false;
+bool ExportPage::showPackage(const QString &path) {
+    if (path.isEmpty())
+        return false;
     nlohmann::json m;
     try {
         m = diode::ModelPackage::load(path.toStdString()).manifest(); // verifies checksums and schema
@@ -123,7 +134,8 @@ bool ExportPage::showPackage(const QString &path)
     }
     m_path = QFileInfo(path).absoluteFilePath();
     const int row = m_models->add(m_path);
-    if (row >= 0) m_package->setCurrentIndex(row);
+    if (row >= 0)
+        m_package->setCurrentIndex(row);
     // Each fact once: the metrics go to the table, the rest of the manifest stays JSON.
     nlohmann::json preview = m;
     preview.erase("tensors");
@@ -136,7 +148,8 @@ bool ExportPage::showPackage(const QString &path)
     rows << MetricsRow::fromJson(name, model.value("all", nlohmann::json::object()), true);
     const auto groups = model.value("by", nlohmann::json::object()); // named: items() must not outlive it
     for (const auto &[group, g] : groups.items())
-        rows << MetricsRow::fromJson(QStringLiteral("%1, %2").arg(name, QString::fromStdString(group)), g, true);
+        rows << MetricsRow::fromJson(QStringLiteral("%1, %2").arg(name, QString::fromStdString(group)), g,
+                                     true);
     const auto baselines = test.value("baselines", nlohmann::json::object());
     for (const auto &[baseline, b] : baselines.items())
         rows << MetricsRow::fromJson(QString::fromStdString(baseline), b, false);
@@ -144,81 +157,96 @@ bool ExportPage::showPackage(const QString &path)
     m_raw->setPlainText(QString::fromStdString(preview.dump(2)));
     auto list = [](const nlohmann::json &a) {
         QStringList s;
-        for (const auto &x : a) s << QString::fromStdString(x.get<std::string>());
+        for (const auto &x : a)
+            s << QString::fromStdString(x.get<std::string>());
         return s.join(QStringLiteral(", "));
     };
-    const auto top1 = m.value("/metrics/test_split/model/all/top1_efficiency/mean"_json_pointer, nlohmann::json());
-    m_summary->setText(tr("<b>%1</b> &nbsp; %2 (%3 SMs) &nbsp; ops %4 &nbsp; dtypes %5 &nbsp; feature schema %6 &nbsp; "
-                          "test top-1 %7 &nbsp; created %8 &nbsp; %9 KB, checksums verified")
-                           .arg(QString::fromStdString(m.value("name", "")))
-                           .arg(QString::fromStdString(m.value("/hardware/gpu"_json_pointer, std::string("?"))))
-                           .arg(m.value("/hardware/sm_count"_json_pointer, 0))
-                           .arg(list(m.value("ops", nlohmann::json::array())), list(m.value("dtypes", nlohmann::json::array())))
-                           .arg(m.value("feature_schema_version", 0))
-                           .arg(top1.is_number() ? QString::number(top1.get<double>(), 'f', 4) : QStringLiteral("–"))
-                           .arg(QString::fromStdString(m.value("created_at", "")))
-                           .arg(QFileInfo(m_path).size() / 1024));
+    const auto top1 =
+        m.value("/metrics/test_split/model/all/top1_efficiency/mean"_json_pointer, nlohmann::json());
+    m_summary->setText(
+        tr("<b>%1</b> &nbsp; %2 (%3 SMs) &nbsp; ops %4 &nbsp; dtypes %5 &nbsp; feature schema %6 &nbsp; "
+           "test top-1 %7 &nbsp; created %8 &nbsp; %9 KB, checksums verified")
+            .arg(QString::fromStdString(m.value("name", "")))
+            .arg(QString::fromStdString(m.value("/hardware/gpu"_json_pointer, std::string("?"))))
+            .arg(m.value("/hardware/sm_count"_json_pointer, 0))
+            .arg(list(m.value("ops", nlohmann::json::array())),
+                 list(m.value("dtypes", nlohmann::json::array())))
+            .arg(m.value("feature_schema_version", 0))
+            .arg(top1.is_number() ? QString::number(top1.get<double>(), 'f', 4) : QStringLiteral("–"))
+            .arg(QString::fromStdString(m.value("created_at", "")))
+            .arg(QFileInfo(m_path).size() / 1024));
     const QString dir = QString::fromStdString(diode::pluginModelDirectory().string());
     const QString target = dir + '/' + QFileInfo(m_path).fileName();
-    m_target->setText(tr("Install target: %1%2 (from $TORCH_DIODE_MODEL_PATH, else $XDG_DATA_HOME/torch_diode/models)")
-                          .arg(target, QFileInfo::exists(target) ? tr(", which exists") : QString()));
+    m_target->setText(
+        tr("Install target: %1%2 (from $TORCH_DIODE_MODEL_PATH, else $XDG_DATA_HOME/torch_diode/models)")
+            .arg(target, QFileInfo::exists(target) ? tr(", which exists") : QString()));
     setMessage(tr("Package %1 loaded.").arg(m_path), false);
     return true;
 }
 
-QString ExportPage::saveAs(const QString &target)
-{
-    if (m_path.isEmpty()) return tr("No package is shown.");
-    if (QFileInfo(target).absoluteFilePath() == m_path) return {};
+QString ExportPage::saveAs(const QString &target) {
+    if (m_path.isEmpty())
+        return tr("No package is shown.");
+    if (QFileInfo(target).absoluteFilePath() == m_path)
+        return {};
     QFile in(m_path);
-    if (!in.open(QIODevice::ReadOnly)) return tr("Cannot read %1: %2").arg(m_path, in.errorString());
+    if (!in.open(QIODevice::ReadOnly))
+        return tr("Cannot read %1: %2").arg(m_path, in.errorString());
     // QSaveFile writes beside the target and renames at commit: a failed write leaves an
     // existing file as it was.
     QSaveFile out(target);
-    if (!out.open(QIODevice::WriteOnly)) return tr("Cannot write %1: %2").arg(target, out.errorString());
+    if (!out.open(QIODevice::WriteOnly))
+        return tr("Cannot write %1: %2").arg(target, out.errorString());
     const QByteArray bytes = in.readAll();
-    if (out.write(bytes) != bytes.size() || !out.commit()) return tr("Cannot write %1: %2").arg(target, out.errorString());
+    if (out.write(bytes) != bytes.size() || !out.commit())
+        return tr("Cannot write %1: %2").arg(target, out.errorString());
     return {};
 }
 
-QString ExportPage::install(bool overwrite, QString *error, const QString &directory)
-{
+QString ExportPage::install(bool overwrite, QString *error, const QString &directory) {
     if (m_path.isEmpty()) {
-        if (error) *error = tr("No package is shown.");
+        if (error)
+            *error = tr("No package is shown.");
         return {};
     }
     try {
-        const auto dir = directory.isEmpty() ? diode::pluginModelDirectory() : std::filesystem::path(directory.toStdString());
+        const auto dir = directory.isEmpty() ? diode::pluginModelDirectory()
+                                             : std::filesystem::path(directory.toStdString());
         return QString::fromStdString(diode::installPackage(m_path.toStdString(), dir, overwrite).string());
     } catch (const std::exception &e) {
-        if (error) *error = QString::fromUtf8(e.what());
+        if (error)
+            *error = QString::fromUtf8(e.what());
         return {};
     }
 }
 
-void ExportPage::chooseSaveTarget()
-{
-    if (m_path.isEmpty()) return setMessage(tr("No package is shown."), true);
+void ExportPage::chooseSaveTarget() {
+    if (m_path.isEmpty())
+        return setMessage(tr("No package is shown."), true);
     // The dialog asks before replacing an existing file.
-    const QString target = QFileDialog::getSaveFileName(this, tr("Save package"), QFileInfo(m_path).fileName(),
-                                                        tr("Diode packages (*.diode)"));
-    if (target.isEmpty()) return;
+    const QString target = QFileDialog::getSaveFileName(
+        this, tr("Save package"), QFileInfo(m_path).fileName(), tr("Diode packages (*.diode)"));
+    if (target.isEmpty())
+        return;
     const QString err = saveAs(target);
     setMessage(err.isEmpty() ? tr("Wrote %1.").arg(target) : err, !err.isEmpty());
 }
 
-void ExportPage::installInteractive()
-{
+void ExportPage::installInteractive() {
     QString error;
     QString installed = install(false, &error);
     if (installed.isEmpty() && error.contains(QStringLiteral("already exists"))) {
         const auto answer = QMessageBox::question(this, tr("Replace installed model?"),
                                                   tr("%1\n\nReplace it with %2?").arg(error, m_path));
-        if (answer != QMessageBox::Yes) return setMessage(tr("Not installed: %1").arg(error), true);
+        if (answer != QMessageBox::Yes)
+            return setMessage(tr("Not installed: %1").arg(error), true);
         installed = install(true, &error);
     }
-    if (installed.isEmpty()) return setMessage(tr("Cannot install: %1").arg(error), true);
-    setMessage(tr("Installed %1. New Python processes that import torch_diode pick it up.").arg(installed), false);
+    if (installed.isEmpty())
+        return setMessage(tr("Cannot install: %1").arg(error), true);
+    setMessage(tr("Installed %1. New Python processes that import torch_diode pick it up.").arg(installed),
+               false);
     showPackage(m_path); // refresh the "exists" note
-    setMessage(tr("Installed %1. New Python processes that import torch_diode pick it up.").arg(installed), false);
+    setMessage(tr("Installed %1. New Python processes that import torch_diode pick it up.").arg(installed),
+               false);
 }

@@ -1,8 +1,8 @@
 #include "hardware/hardwarepage.h"
 
 #include "common/exportactions.h"
-#include "hardware/telemetryplot.h"
 #include "common/workbenchstate.h"
+#include "hardware/telemetryplot.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -170,8 +170,10 @@ void HardwarePage::showSource() {
         m_sourceInfo->setText(tr("%1 samples over %2 s, stored while the run measured.")
                                   .arg(samples.size())
                                   .arg(samples.back().tSeconds, 0, 'f', 0));
-        m_plot->setSamples(samples, tr("Telemetry stored with run %1 (%2)").arg(run.id).arg(QString::fromStdString(run.gpuName)),
-                           QString());
+        m_plot->setSamples(
+            samples,
+            tr("Telemetry stored with run %1 (%2)").arg(run.id).arg(QString::fromStdString(run.gpuName)),
+            QString());
         return;
     }
     const bool imported = run.backend == "import";

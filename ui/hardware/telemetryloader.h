@@ -7,7 +7,6 @@
 #include <QObject>
 #include <QString>
 
-
 /// The telemetry stored with each run of a database; runs without samples are listed too.
 struct StoredTelemetry {
     QString path;

@@ -11,7 +11,8 @@ class TelemetryPlot : public QCustomPlot {
 public:
     explicit TelemetryPlot(QWidget *parent = nullptr);
     /// Draws `samples`; with none, `whyEmpty` stands in for the plot.
-    void setSamples(const std::vector<diode::TelemetrySample> &samples, const QString &title, const QString &whyEmpty);
+    void setSamples(const std::vector<diode::TelemetrySample> &samples, const QString &title,
+                    const QString &whyEmpty);
     /// Appends one live sample; keeps the last 10 minutes in view.
     void addSample(const diode::TelemetrySample &sample);
     int sampleCount() const { return m_graphs[0]->dataCount(); }

@@ -7,7 +7,6 @@
 #include <QObject>
 #include <QString>
 
-
 /// What the summary page shows of one database: plain values, copied across threads.
 struct DatasetSummary {
     QString path;

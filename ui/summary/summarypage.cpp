@@ -9,8 +9,7 @@ SummaryPage::SummaryPage(QWidget *parent)
     : QWidget(parent)
     , m_title(new QLabel(this))
     , m_counts(new QLabel(this))
-    , m_runs(new QTableWidget(this))
-{
+    , m_runs(new QTableWidget(this)) {
     m_title->setObjectName("summaryTitle");
     m_counts->setObjectName("summaryCounts");
     m_runs->setObjectName("runsTable");
@@ -20,7 +19,8 @@ SummaryPage::SummaryPage(QWidget *parent)
     m_title->setFont(f);
     m_counts->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_runs->setColumnCount(7);
-    m_runs->setHorizontalHeaderLabels({"Run", "Backend", "GPU", "Status", "Problems planned", "Torch", "Created"});
+    m_runs->setHorizontalHeaderLabels(
+        {"Run", "Backend", "GPU", "Status", "Problems planned", "Torch", "Created"});
     m_runs->horizontalHeader()->setStretchLastSection(true);
     m_runs->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_runs->verticalHeader()->hide();
@@ -31,18 +31,17 @@ SummaryPage::SummaryPage(QWidget *parent)
     setMessage(tr("No database open."));
 }
 
-void SummaryPage::setMessage(const QString &text)
-{
+void SummaryPage::setMessage(const QString &text) {
     m_title->setText(text);
     m_counts->clear();
     m_runs->setRowCount(0);
 }
 
-void SummaryPage::setSummary(const DatasetSummary &s)
-{
+void SummaryPage::setSummary(const DatasetSummary &s) {
     auto join = [](const std::vector<std::string> &v) {
         QStringList l;
-        for (const auto &x : v) l << QString::fromStdString(x);
+        for (const auto &x : v)
+            l << QString::fromStdString(x);
         return l.isEmpty() ? QStringLiteral("—") : l.join(QStringLiteral(", "));
     };
     m_title->setText(s.path);
@@ -74,11 +73,15 @@ void SummaryPage::setSummary(const DatasetSummary &s)
     m_runs->setRowCount(int(s.runs.size()));
     for (int i = 0; i < int(s.runs.size()); ++i) {
         const auto &r = s.runs[size_t(i)];
-        const QStringList cells{QString::number(r.id),          QString::fromStdString(r.backend),
-                                QString::fromStdString(r.gpuName), QString::fromStdString(r.status),
-                                QString::number(r.problemsPlanned), QString::fromStdString(r.torchVersion),
+        const QStringList cells{QString::number(r.id),
+                                QString::fromStdString(r.backend),
+                                QString::fromStdString(r.gpuName),
+                                QString::fromStdString(r.status),
+                                QString::number(r.problemsPlanned),
+                                QString::fromStdString(r.torchVersion),
                                 QString::fromStdString(r.createdAt)};
-        for (int c = 0; c < cells.size(); ++c) m_runs->setItem(i, c, new QTableWidgetItem(cells[c]));
+        for (int c = 0; c < cells.size(); ++c)
+            m_runs->setItem(i, c, new QTableWidgetItem(cells[c]));
     }
     m_runs->resizeColumnsToContents();
 }

@@ -6,7 +6,6 @@
 #include <QObject>
 #include <QString>
 
-
 /// A plan's problem count and expected duration, or why the plan is invalid.
 struct PlanEstimate {
     qint64 problems = 0;

@@ -1,13 +1,13 @@
 #include "sweep/sweeppage.h"
 
 #include "common/exportactions.h"
-#include "sweep/failedproblemsmodel.h"
 #include "common/pageshortcut.h"
-#include "sweep/planform.h"
 #include "common/shippedfile.h"
-#include "diode/shippeddata.h"
-#include "sweep/throughputplot.h"
 #include "common/workbenchstate.h"
+#include "diode/shippeddata.h"
+#include "sweep/failedproblemsmodel.h"
+#include "sweep/planform.h"
+#include "sweep/throughputplot.h"
 
 #include "diode/config.h"
 #include "diode/store.h"
@@ -449,7 +449,8 @@ void SweepPage::runForScreenshot() {
     // Into the data folder of this run: a --screenshot run has a throw-away one (app/workbench).
     const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
     QDir().mkpath(dir);
-    const QString db = dir + QStringLiteral("/screenshot-sweep-%1.db").arg(QCoreApplication::applicationPid());
+    const QString db =
+        dir + QStringLiteral("/screenshot-sweep-%1.db").arg(QCoreApplication::applicationPid());
     QFile::remove(db);
     try {
         diode::Store store(db.toStdString()); // an empty store, so the window can show it before the run
@@ -457,9 +458,15 @@ void SweepPage::runForScreenshot() {
         return showError(QString::fromUtf8(e.what()));
     }
     setTargetDatabase(db);
-    connect(m_worker, &SweepWorker::finished, this, [this] { emit ready(); }, Qt::SingleShotConnection);
-    connect(this, &SweepPage::estimateShown, this, [this](const PlanEstimate &e) { if (e.error.isEmpty()) run(); },
-            Qt::SingleShotConnection);
+    connect(
+        m_worker, &SweepWorker::finished, this, [this] { emit ready(); }, Qt::SingleShotConnection);
+    connect(
+        this, &SweepPage::estimateShown, this,
+        [this](const PlanEstimate &e) {
+            if (e.error.isEmpty())
+                run();
+        },
+        Qt::SingleShotConnection);
 }
 
 void SweepPage::resume() {

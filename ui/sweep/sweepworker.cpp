@@ -2,7 +2,6 @@
 
 #include "diode/sweepsession.h"
 
-
 #include <cmath>
 #include <limits>
 #include <map>
@@ -64,15 +63,19 @@ bool SweepWorker::start(const SweepRequest &request) {
             req.python = request.python.toStdString();
             req.resume = request.resume;
             if (!request.resume)
-                req.plan = diode::SweepPlan::parse(request.planJson.toStdString(), request.planDir.toStdString());
+                req.plan =
+                    diode::SweepPlan::parse(request.planJson.toStdString(), request.planDir.toStdString());
             diode::SweepSession session(req);
             if (!session.nothingToDo().empty())
                 throw std::runtime_error(session.nothingToDo());
             runId = session.runId();
             session.setProblemCallback([&](const diode::ProblemReport &p) {
-                ProblemResult r{runId,         p.problem,
-                                p.bestMs,      p.measurements,
-                                p.outcome.status == diode::MeasureStatus::Ok, QString::fromStdString(p.outcome.error)};
+                ProblemResult r{runId,
+                                p.problem,
+                                p.bestMs,
+                                p.measurements,
+                                p.outcome.status == diode::MeasureStatus::Ok,
+                                QString::fromStdString(p.outcome.error)};
                 aj.post([this, r] { emit problemFinished(r); });
             });
             session.setProgressCallback([&](const diode::SweepProgress &p) {

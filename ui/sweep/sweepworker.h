@@ -11,7 +11,6 @@
 #include <atomic>
 #include <memory>
 
-
 /// What to sweep and where to write it; plain values, copied to the sweep thread.
 struct SweepRequest {
     QString database; ///< must be writable

@@ -9,8 +9,7 @@ namespace {
 const QColor kLoss(31, 119, 180), kVal(255, 127, 14);
 
 // Network k of n a little lighter than network k-1, so the lines stay apart but read as one kind.
-QColor shade(const QColor &base, int k, int n)
-{
+QColor shade(const QColor &base, int k, int n) {
     return n <= 1 ? base : base.lighter(100 + 60 * k / std::max(1, n - 1));
 }
 } // namespace
@@ -18,8 +17,7 @@ QColor shade(const QColor &base, int k, int n)
 TrainingCurves::TrainingCurves(QWidget *parent)
     : QCustomPlot(parent)
     , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold)))
-    , m_replot(new QTimer(this))
-{
+    , m_replot(new QTimer(this)) {
     // A small network finishes an epoch every few milliseconds; repainting after each kept the GUI
     // thread busy enough to slow LibTorch's threads on a small machine twentyfold.
     m_replot->setSingleShot(true);
@@ -54,12 +52,13 @@ TrainingCurves::TrainingCurves(QWidget *parent)
         a->setLabelColor(palette().color(QPalette::WindowText));
     }
     m_title->setTextColor(palette().color(QPalette::WindowText));
-    clearEpochs(tr("No training run yet: Train (Ctrl+Return) draws its loss and validation top-1 here, epoch by epoch."));
+    clearEpochs(tr("No training run yet: Train (Ctrl+Return) draws its loss and validation top-1 here, epoch "
+                   "by epoch."));
 }
 
-void TrainingCurves::clearEpochs(const QString &sentence)
-{
-    for (QCPGraph *g : m_loss + m_val) removeGraph(g);
+void TrainingCurves::clearEpochs(const QString &sentence) {
+    for (QCPGraph *g : m_loss + m_val)
+        removeGraph(g);
     m_loss.clear();
     m_val.clear();
     m_best->data()->clear();
@@ -73,15 +72,14 @@ void TrainingCurves::clearEpochs(const QString &sentence)
     replot();
 }
 
-int TrainingCurves::epochs() const
-{
+int TrainingCurves::epochs() const {
     int n = 0;
-    for (const QCPGraph *g : m_loss) n += g->dataCount();
+    for (const QCPGraph *g : m_loss)
+        n += g->dataCount();
     return n;
 }
 
-void TrainingCurves::addNetwork(int members)
-{
+void TrainingCurves::addNetwork(int members) {
     const int k = int(m_loss.size());
     QCPGraph *loss = addGraph(xAxis, yAxis), *val = addGraph(xAxis, yAxis2);
     loss->setPen(QPen(shade(kLoss, k, members), 1.5));
@@ -96,13 +94,15 @@ void TrainingCurves::addNetwork(int members)
     m_val << val;
 }
 
-void TrainingCurves::addEpoch(const diode::EpochReport &e)
-{
-    if (m_loss.isEmpty()) setPlotMessage(this, QString());
-    while (m_loss.size() <= e.member) addNetwork(e.members);
+void TrainingCurves::addEpoch(const diode::EpochReport &e) {
+    if (m_loss.isEmpty())
+        setPlotMessage(this, QString());
+    while (m_loss.size() <= e.member)
+        addNetwork(e.members);
     m_loss[e.member]->addData(e.epoch, e.loss);
     m_val[e.member]->addData(e.epoch, e.valTop1);
-    if (e.improved) m_best->addData(e.epoch, e.valTop1);
+    if (e.improved)
+        m_best->addData(e.epoch, e.valTop1);
     m_lastEpoch = std::max(m_lastEpoch, e.epoch);
     xAxis->setRange(0, std::max(10, m_lastEpoch + 1));
     if (e.loss > 0) {
@@ -113,11 +113,11 @@ void TrainingCurves::addEpoch(const diode::EpochReport &e)
         const double hi = std::pow(10.0, std::max(std::ceil(std::log10(m_lossHi)), std::log10(lo) + 1));
         yAxis->setRange(lo, hi);
     }
-    if (!m_replot->isActive()) m_replot->start(); // many epochs per repaint
+    if (!m_replot->isActive())
+        m_replot->start(); // many epochs per repaint
 }
 
-void TrainingCurves::changeEvent(QEvent *event)
-{
+void TrainingCurves::changeEvent(QEvent *event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         applyPalette(this);

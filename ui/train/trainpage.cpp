@@ -3,8 +3,8 @@
 #include "common/exportactions.h"
 #include "common/modellist.h"
 #include "common/timingmethodbox.h"
-#include "train/trainingcurves.h"
 #include "common/workbenchstate.h"
+#include "train/trainingcurves.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -30,16 +30,14 @@
 
 namespace {
 
-QSpinBox *spin(int lo, int hi, int value, QWidget *parent)
-{
+QSpinBox *spin(int lo, int hi, int value, QWidget *parent) {
     auto *s = new QSpinBox(parent);
     s->setRange(lo, hi);
     s->setValue(value);
     return s;
 }
 
-QDoubleSpinBox *dspin(double lo, double hi, double value, int decimals, double step, QWidget *parent)
-{
+QDoubleSpinBox *dspin(double lo, double hi, double value, int decimals, double step, QWidget *parent) {
     auto *s = new QDoubleSpinBox(parent);
     s->setRange(lo, hi);
     s->setDecimals(decimals);
@@ -193,12 +191,13 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     connect(m_train, &QPushButton::clicked, this, &TrainPage::train);
     connect(m_cancel, &QPushButton::clicked, this, &TrainPage::cancel);
     connect(browse, &QPushButton::clicked, this, [this] {
-        const QString p = QFileDialog::getSaveFileName(this, tr("Package to write"), defaultOutput(), tr("Diode packages (*.diode)"));
-        if (!p.isEmpty()) m_out->setText(p);
+        const QString p = QFileDialog::getSaveFileName(this, tr("Package to write"), defaultOutput(),
+                                                       tr("Diode packages (*.diode)"));
+        if (!p.isEmpty())
+            m_out->setText(p);
     });
-    connect(m_modelView, &QTableView::doubleClicked, this, [this](const QModelIndex &i) {
-        m_state->setPackage(m_models->at(i.row()).path);
-    });
+    connect(m_modelView, &QTableView::doubleClicked, this,
+            [this](const QModelIndex &i) { m_state->setPackage(m_models->at(i.row()).path); });
     connect(m_worker, &TrainWorker::progress, this, [this](const diode::EpochReport &e) {
         m_curves->addEpoch(e);
         m_progress->setValue(e.step);
@@ -229,8 +228,7 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     }
 }
 
-TrainPage::~TrainPage()
-{
+TrainPage::~TrainPage() {
     QSettings s;
     s.beginGroup(QStringLiteral("train"));
     const TrainRequest r = request();
@@ -251,31 +249,36 @@ TrainPage::~TrainPage()
     s.setValue("method", m_method->settingsValue());
 }
 
-void TrainPage::updateDatabase()
-{
+void TrainPage::updateDatabase() {
     const QString db = m_state->databasePath();
-    m_database->setText(db.isEmpty() ? tr("none open") : QFileInfo(db).fileName() + (m_state->databaseReadOnly() ? tr(" (read-only)") : QString()));
+    m_database->setText(db.isEmpty() ? tr("none open")
+                                     : QFileInfo(db).fileName() +
+                                           (m_state->databaseReadOnly() ? tr(" (read-only)") : QString()));
     m_database->setToolTip(db);
     m_store->setEnabled(!m_state->databaseReadOnly() && !db.isEmpty());
     m_store->setChecked(m_store->isEnabled());
-    if (!m_store->isEnabled()) m_store->setToolTip(tr("The shipped dataset is only read; open a database of your own to keep predictions in it"));
+    if (!m_store->isEnabled())
+        m_store->setToolTip(
+            tr("The shipped dataset is only read; open a database of your own to keep predictions in it"));
 }
 
-QString TrainPage::defaultOutput() const
-{
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/models");
-    return dir + QStringLiteral("/model-%1.diode").arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+QString TrainPage::defaultOutput() const {
+    const QString dir =
+        QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/models");
+    return dir + QStringLiteral("/model-%1.diode")
+                     .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
 }
 
-TrainRequest TrainPage::request() const
-{
+TrainRequest TrainPage::request() const {
     TrainRequest r;
     r.database = m_state->databasePath();
     r.out = m_out->text().trimmed();
     for (auto *c : m_ops)
-        if (c->isChecked()) r.ops << c->text();
+        if (c->isChecked())
+            r.ops << c->text();
     for (auto *c : m_dtypes)
-        if (c->isChecked()) r.dtypes << c->text();
+        if (c->isChecked())
+            r.dtypes << c->text();
     r.options.epochs = m_epochs->value();
     r.options.patience = m_patience->value();
     r.options.seed = uint64_t(m_seed->value());
@@ -293,15 +296,20 @@ TrainRequest TrainPage::request() const
     return r;
 }
 
-void TrainPage::setEpochs(int epochs) { m_epochs->setValue(epochs); }
+void TrainPage::setEpochs(int epochs) {
+    m_epochs->setValue(epochs);
+}
 
-void TrainPage::train()
-{
-    if (m_worker->isRunning()) return;
+void TrainPage::train() {
+    if (m_worker->isRunning())
+        return;
     TrainRequest r = request();
-    if (r.database.isEmpty()) return fail(tr("No database is open: open one with File ▸ Open database."));
-    if (r.ops.isEmpty() || r.dtypes.isEmpty()) return fail(tr("Choose at least one op and one dtype to train on."));
-    if (r.out.isEmpty()) r.out = defaultOutput();
+    if (r.database.isEmpty())
+        return fail(tr("No database is open: open one with File ▸ Open database."));
+    if (r.ops.isEmpty() || r.dtypes.isEmpty())
+        return fail(tr("Choose at least one op and one dtype to train on."));
+    if (r.out.isEmpty())
+        r.out = defaultOutput();
     if (!QDir().mkpath(QFileInfo(r.out).absolutePath()))
         return fail(tr("Cannot create the folder of %1.").arg(r.out));
     m_error->hide();
@@ -314,27 +322,27 @@ void TrainPage::train()
     m_worker->start(r);
 }
 
-void TrainPage::cancel() { m_worker->cancel(); }
+void TrainPage::cancel() {
+    m_worker->cancel();
+}
 
-void TrainPage::runForScreenshot()
-{
+void TrainPage::runForScreenshot() {
     m_epochs->setValue(40); // every network 40 epochs: curves to see, in well under a minute
     train();
 }
 
-void TrainPage::fail(const QString &message)
-{
+void TrainPage::fail(const QString &message) {
     m_error->setText(message);
     m_error->show();
     m_status->setText(tr("Training stopped."));
 }
 
-void TrainPage::showOutcome(const TrainOutcome &o)
-{
+void TrainPage::showOutcome(const TrainOutcome &o) {
     m_last = o;
     QString error;
     const int row = m_models->add(o.package, &error);
-    if (row < 0) return fail(tr("The package was written but cannot be read back: %1").arg(error));
+    if (row < 0)
+        return fail(tr("The package was written but cannot be read back: %1").arg(error));
     m_modelView->selectRow(row);
     m_curves->replot(); // the last epochs, not only those of the last throttled repaint
     m_progress->setValue(m_progress->maximum());
@@ -353,6 +361,7 @@ void TrainPage::showOutcome(const TrainOutcome &o)
             .arg(o.testTop3, 0, 'f', 4)
             .arg(o.modelId ? tr(" Predictions stored as model %1.").arg(o.modelId) : QString()));
     m_state->setPackage(o.package);
-    if (o.modelId) m_state->notifyDataChanged();
+    if (o.modelId)
+        m_state->notifyDataChanged();
     emit ready();
 }

@@ -8,47 +8,47 @@
 #include <QElapsedTimer>
 
 TrainWorker::TrainWorker(QObject *parent)
-    : QObject(parent)
-{
+    : QObject(parent) {
     qRegisterMetaType<diode::EpochReport>();
     qRegisterMetaType<TrainOutcome>();
 }
 
-TrainWorker::~TrainWorker()
-{
-    if (m_stop) m_stop->store(true); // then m_jobs waits, one epoch at most
+TrainWorker::~TrainWorker() {
+    if (m_stop)
+        m_stop->store(true); // then m_jobs waits, one epoch at most
 }
 
-bool TrainWorker::available(QString *why)
-{
+bool TrainWorker::available(QString *why) {
 #if DIODE_HAVE_TORCH
     (void)why;
     return true;
 #else
-    if (why) *why = tr("This build has no LibTorch, so it cannot train. Install libtorch-dev (or point CMake at a pip "
-                       "torch) and reconfigure; validation and export work without it.");
+    if (why)
+        *why = tr(
+            "This build has no LibTorch, so it cannot train. Install libtorch-dev (or point CMake at a pip "
+            "torch) and reconfigure; validation and export work without it.");
     return false;
 #endif
 }
 
-void TrainWorker::cancel()
-{
-    if (!m_running) return;
+void TrainWorker::cancel() {
+    if (!m_running)
+        return;
     // Not AsyncJobs::cancel(): the run ends after this epoch and its result (the best network so
     // far, written) is still reported.
     m_stop->store(true);
     emit status(tr("Cancelling after the current epoch…"));
 }
 
-void TrainWorker::start(const TrainRequest &request)
-{
+void TrainWorker::start(const TrainRequest &request) {
     QString why;
     if (!available(&why)) {
         emit failed(why);
         emit finished();
         return;
     }
-    if (m_stop) m_stop->store(true); // an older run stops after its epoch; its result is stale
+    if (m_stop)
+        m_stop->store(true); // an older run stops after its epoch; its result is stale
     m_stop = std::make_shared<std::atomic<bool>>(false);
     m_running = true;
     auto stop = m_stop;
@@ -61,12 +61,16 @@ void TrainWorker::start(const TrainRequest &request)
             diode::TrainingJob t;
             t.db = request.database.toStdString();
             t.out = request.out.toStdString();
-            for (const QString &o : request.ops) t.filter.ops.push_back(o.toStdString());
-            for (const QString &d : request.dtypes) t.filter.dtypes.push_back(d.toStdString());
+            for (const QString &o : request.ops)
+                t.filter.ops.push_back(o.toStdString());
+            for (const QString &d : request.dtypes)
+                t.filter.dtypes.push_back(d.toStdString());
             t.method = request.method;
             t.options = request.options;
             t.options.cancel = stop.get();
-            t.options.progress = [post, this](const diode::EpochReport &r) { post([this, r] { emit progress(r); }); };
+            t.options.progress = [post, this](const diode::EpochReport &r) {
+                post([this, r] { emit progress(r); });
+            };
             t.storePredictions = request.storePredictions;
             post([this] { emit status(tr("Loading problems and training…")); });
             const auto res = diode::runTrainingJob(t);

@@ -13,7 +13,6 @@
 #include <memory>
 #include <optional>
 
-
 /// What to train: the store, the filter, the knobs (their callbacks are set by the worker).
 struct TrainRequest {
     QString database;

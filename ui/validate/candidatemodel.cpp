@@ -6,9 +6,9 @@ namespace {
 constexpr int kFixedColumns = 4; // config, measured, measured rank, efficiency
 }
 
-QString configLabel(const diode::KernelConfig &c)
-{
-    if (c.kind != "triton") return QStringLiteral("%1 %2").arg(QString::fromStdString(c.kind), QString::fromStdString(c.name));
+QString configLabel(const diode::KernelConfig &c) {
+    if (c.kind != "triton")
+        return QStringLiteral("%1 %2").arg(QString::fromStdString(c.kind), QString::fromStdString(c.name));
     return QStringLiteral("triton %1 %2×%3×%4 G%5 s%6 w%7")
         .arg(QString::fromStdString(c.name))
         .arg(c.blockM)
@@ -19,44 +19,56 @@ QString configLabel(const diode::KernelConfig &c)
         .arg(c.numWarps);
 }
 
-void CandidateModel::setResults(const QStringList &modelNames, const QVector<CandidateRow> &rows)
-{
+void CandidateModel::setResults(const QStringList &modelNames, const QVector<CandidateRow> &rows) {
     beginResetModel();
     m_models = modelNames;
     m_rows = rows;
     endResetModel();
 }
 
-int CandidateModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(m_rows.size()); }
+int CandidateModel::rowCount(const QModelIndex &parent) const {
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
 
-int CandidateModel::columnCount(const QModelIndex &parent) const
-{
+int CandidateModel::columnCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : kFixedColumns + 2 * int(m_models.size());
 }
 
-QVariant CandidateModel::data(const QModelIndex &index, int role) const
-{
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+QVariant CandidateModel::data(const QModelIndex &index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
     const CandidateRow &r = m_rows[index.row()];
     const int col = index.column();
     // Sorting goes through the edit role: numbers sort as numbers, missing timings last.
     if (role == Qt::EditRole || role == Qt::UserRole) {
-        if (col == 0) return r.config;
-        if (col == 1) return std::isnan(r.measuredMs) ? 1e300 : r.measuredMs;
-        if (col == 2) return r.measuredRank ? r.measuredRank : 1 << 30;
-        if (col == 3) return r.efficiency;
+        if (col == 0)
+            return r.config;
+        if (col == 1)
+            return std::isnan(r.measuredMs) ? 1e300 : r.measuredMs;
+        if (col == 2)
+            return r.measuredRank ? r.measuredRank : 1 << 30;
+        if (col == 3)
+            return r.efficiency;
         const int m = (col - kFixedColumns) / 2;
-        return (col - kFixedColumns) % 2 == 0 ? QVariant(r.predictedMs.value(m)) : QVariant(r.modelRank.value(m));
+        return (col - kFixedColumns) % 2 == 0 ? QVariant(r.predictedMs.value(m))
+                                              : QVariant(r.modelRank.value(m));
     }
     if (role == Qt::TextAlignmentRole)
-        return col == 0 ? QVariant(Qt::AlignLeft | Qt::AlignVCenter) : QVariant(Qt::AlignRight | Qt::AlignVCenter);
-    if (role != Qt::DisplayRole) return {};
+        return col == 0 ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                        : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role != Qt::DisplayRole)
+        return {};
     switch (col) {
-    case 0: return r.config;
-    case 1: return std::isnan(r.measuredMs) ? QStringLiteral("no timing") : QString::number(r.measuredMs, 'g', 4);
-    case 2: return r.measuredRank ? QVariant(r.measuredRank) : QVariant(QStringLiteral("–"));
-    case 3: return QString::number(r.efficiency, 'f', 3);
-    default: break;
+    case 0:
+        return r.config;
+    case 1:
+        return std::isnan(r.measuredMs) ? QStringLiteral("no timing") : QString::number(r.measuredMs, 'g', 4);
+    case 2:
+        return r.measuredRank ? QVariant(r.measuredRank) : QVariant(QStringLiteral("–"));
+    case 3:
+        return QString::number(r.efficiency, 'f', 3);
+    default:
+        break;
     }
     const int m = (col - kFixedColumns) / 2;
     if ((col - kFixedColumns) % 2 == 0) {
@@ -66,12 +78,14 @@ QVariant CandidateModel::data(const QModelIndex &index, int role) const
     return r.modelRank.value(m);
 }
 
-QVariant CandidateModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
-    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
+QVariant CandidateModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
     static const char *fixed[] = {"config", "measured (ms)", "measured rank", "efficiency"};
-    if (section < 0 || section >= columnCount()) return {};
-    if (section < kFixedColumns) return tr(fixed[section]);
+    if (section < 0 || section >= columnCount())
+        return {};
+    if (section < kFixedColumns)
+        return tr(fixed[section]);
     const QString model = m_models.value((section - kFixedColumns) / 2);
     return (section - kFixedColumns) % 2 == 0 ? tr("%1 predicted (ms)").arg(model) : tr("%1 rank").arg(model);
 }

@@ -9,9 +9,9 @@
 /// One candidate of the problem opened on the Validate page.
 struct CandidateRow {
     QString config;
-    double measuredMs = 0; ///< NaN: no timing
-    int measuredRank = 0;  ///< 1 = fastest; 0 without a timing
-    double efficiency = 0; ///< best measured time of the problem / this one's
+    double measuredMs = 0;       ///< NaN: no timing
+    int measuredRank = 0;        ///< 1 = fastest; 0 without a timing
+    double efficiency = 0;       ///< best measured time of the problem / this one's
     QVector<double> predictedMs; ///< per model
     QVector<int> modelRank;      ///< per model, 1 = predicted fastest
 };

@@ -7,7 +7,7 @@
 
 namespace {
 
-const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),
+const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14),  QColor(44, 160, 44),
                            QColor(214, 39, 40),  QColor(148, 103, 189), QColor(140, 86, 75)};
 constexpr double kPickPixels = 6;
 
@@ -15,8 +15,7 @@ constexpr double kPickPixels = 6;
 
 PredictionScatter::PredictionScatter(QWidget *parent)
     : QCustomPlot(parent)
-    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold)))
-{
+    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold))) {
     plotLayout()->insertRow(0);
     plotLayout()->addElement(0, 0, m_title);
     QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
@@ -36,22 +35,21 @@ PredictionScatter::PredictionScatter(QWidget *parent)
     identity->point2->setCoords(1, 1);
     identity->setPen(QPen(palette().color(QPalette::WindowText), 1, Qt::DashLine));
     setNoAntialiasingOnDrag(true);
-    connect(xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this, &PredictionScatter::sampleVisible);
+    connect(xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
+            &PredictionScatter::sampleVisible);
     setMouseTracking(true);
     applyPalette(this);
     m_title->setTextColor(palette().color(QPalette::WindowText));
 }
 
-void PredictionScatter::clearPoints(const QString &message)
-{
+void PredictionScatter::clearPoints(const QString &message) {
     clearGraphs();
     m_groups.clear();
     m_title->setText(message);
     replot();
 }
 
-void PredictionScatter::setGroups(const QString &title, std::vector<ScatterGroup> groups)
-{
+void PredictionScatter::setGroups(const QString &title, std::vector<ScatterGroup> groups) {
     clearGraphs();
     m_groups = std::move(groups);
     m_baseTitle = title;
@@ -89,9 +87,9 @@ void PredictionScatter::setGroups(const QString &title, std::vector<ScatterGroup
     replot();
 }
 
-void PredictionScatter::sampleVisible()
-{
-    if (graphCount() != int(m_groups.size())) return;
+void PredictionScatter::sampleVisible() {
+    if (graphCount() != int(m_groups.size()))
+        return;
     const QCPRange r = xAxis->range();
     auto cmp = [](const QCPGraphData &d, double k) { return d.key < k; };
     std::vector<std::pair<qsizetype, qsizetype>> spans;
@@ -110,24 +108,28 @@ void PredictionScatter::sampleVisible()
             shown = m_groups[g].points.mid(first, last - first);
         } else {
             shown.reserve((last - first) / stride + 1);
-            for (qsizetype i = first; i < last; i += stride) shown.push_back(m_groups[g].points[i]);
+            for (qsizetype i = first; i < last; i += stride)
+                shown.push_back(m_groups[g].points[i]);
         }
         graph(int(g))->data()->set(shown, true);
     }
-    m_title->setText(stride > 1 ? tr("%1 (drawing 1 in %2 of the %L3 points in view)").arg(m_baseTitle).arg(stride).arg(inView)
-                                : m_baseTitle);
+    m_title->setText(
+        stride > 1
+            ? tr("%1 (drawing 1 in %2 of the %L3 points in view)").arg(m_baseTitle).arg(stride).arg(inView)
+            : m_baseTitle);
 }
 
-qint64 PredictionScatter::candidateAt(const QPointF &pos) const
-{
+qint64 PredictionScatter::candidateAt(const QPointF &pos) const {
     double best = kPickPixels * kPickPixels;
     qint64 found = -1;
-    const double kLo = xAxis->pixelToCoord(pos.x() - kPickPixels), kHi = xAxis->pixelToCoord(pos.x() + kPickPixels);
+    const double kLo = xAxis->pixelToCoord(pos.x() - kPickPixels),
+                 kHi = xAxis->pixelToCoord(pos.x() + kPickPixels);
     for (const auto &g : m_groups) {
         auto cmp = [](const QCPGraphData &d, double k) { return d.key < k; };
         auto it = std::lower_bound(g.points.cbegin(), g.points.cend(), std::min(kLo, kHi), cmp);
         for (; it != g.points.cend() && it->key <= std::max(kLo, kHi); ++it) {
-            const double dx = xAxis->coordToPixel(it->key) - pos.x(), dy = yAxis->coordToPixel(it->value) - pos.y();
+            const double dx = xAxis->coordToPixel(it->key) - pos.x(),
+                         dy = yAxis->coordToPixel(it->value) - pos.y();
             if (dx * dx + dy * dy < best) {
                 best = dx * dx + dy * dy;
                 found = g.candidates[size_t(it - g.points.cbegin())];
@@ -137,30 +139,30 @@ qint64 PredictionScatter::candidateAt(const QPointF &pos) const
     return found;
 }
 
-void PredictionScatter::mouseMoveEvent(QMouseEvent *event)
-{
+void PredictionScatter::mouseMoveEvent(QMouseEvent *event) {
     QCustomPlot::mouseMoveEvent(event);
-    if (event->buttons() != Qt::NoButton) return; // dragging
+    if (event->buttons() != Qt::NoButton)
+        return; // dragging
     const qint64 c = candidateAt(event->position());
-    if (c >= 0) emit pointHovered(c, event->globalPosition().toPoint());
+    if (c >= 0)
+        emit pointHovered(c, event->globalPosition().toPoint());
 }
 
-void PredictionScatter::mousePressEvent(QMouseEvent *event)
-{
+void PredictionScatter::mousePressEvent(QMouseEvent *event) {
     m_pressPos = event->pos();
     QCustomPlot::mousePressEvent(event);
 }
 
-void PredictionScatter::mouseReleaseEvent(QMouseEvent *event)
-{
+void PredictionScatter::mouseReleaseEvent(QMouseEvent *event) {
     QCustomPlot::mouseReleaseEvent(event);
-    if (event->button() != Qt::LeftButton || (event->pos() - m_pressPos).manhattanLength() > 3) return; // a drag
+    if (event->button() != Qt::LeftButton || (event->pos() - m_pressPos).manhattanLength() > 3)
+        return; // a drag
     const qint64 c = candidateAt(event->position());
-    if (c >= 0) emit pointClicked(c);
+    if (c >= 0)
+        emit pointClicked(c);
 }
 
-void PredictionScatter::changeEvent(QEvent *event)
-{
+void PredictionScatter::changeEvent(QEvent *event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) { // the system switched light/dark
         applyPalette(this);

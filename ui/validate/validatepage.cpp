@@ -1,15 +1,15 @@
-#include "common/sortabletable.h"
 #include "validate/validatepage.h"
+#include "common/sortabletable.h"
 
-#include "validate/candidatemodel.h"
 #include "common/curveplot.h"
 #include "common/exportactions.h"
 #include "common/metricsmodel.h"
 #include "common/modellist.h"
 #include "common/plotmessage.h"
-#include "validate/predictionscatter.h"
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
+#include "validate/candidatemodel.h"
+#include "validate/predictionscatter.h"
 
 #include "diode/shippeddata.h"
 
@@ -37,25 +37,27 @@
 
 namespace {
 
-QString problemText(const diode::GemmProblem &p) { return QString::fromStdString(p.label()); }
+QString problemText(const diode::GemmProblem &p) {
+    return QString::fromStdString(p.label());
+}
 
-QVector<double> cdfY(size_t n)
-{
+QVector<double> cdfY(size_t n) {
     QVector<double> y;
-    for (size_t i = 0; i < n; ++i) y << double(i + 1) / double(n);
+    for (size_t i = 0; i < n; ++i)
+        y << double(i + 1) / double(n);
     return y;
 }
 
 // ", held out" or ", incl. training problems": every title says what its numbers are measured on.
-QString scopeTag(const ModelValidation &m)
-{
-    if (m.trainedOnShown == 0) return QObject::tr(", held out");
-    if (m.trainedOnShown > 0) return QObject::tr(", incl. %1 training problems").arg(m.trainedOnShown);
+QString scopeTag(const ModelValidation &m) {
+    if (m.trainedOnShown == 0)
+        return QObject::tr(", held out");
+    if (m.trainedOnShown > 0)
+        return QObject::tr(", incl. %1 training problems").arg(m.trainedOnShown);
     return {};
 }
 
-Curve cdf(const QString &name, const std::vector<double> &sorted, Qt::PenStyle style = Qt::SolidLine)
-{
+Curve cdf(const QString &name, const std::vector<double> &sorted, Qt::PenStyle style = Qt::SolidLine) {
     return {name, QVector<double>(sorted.begin(), sorted.end()), cdfY(sorted.size()), style};
 }
 
@@ -101,8 +103,9 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
         box->setMinimumContentsLength(14);
     }
     m_problems->setObjectName(QStringLiteral("problemSource"));
-    m_problems->setToolTip(tr("Problems to validate on: those of the open database the model never trained on, all of "
-                              "them, or problem JSON lines with timings"));
+    m_problems->setToolTip(
+        tr("Problems to validate on: those of the open database the model never trained on, all of "
+           "them, or problem JSON lines with timings"));
     m_cdf->setFixedYRange(0, 1.02); // a share of problems
     m_cdf->setObjectName(QStringLiteral("efficiencyCdf"));
     m_scatterA->setObjectName(QStringLiteral("scatterA"));
@@ -153,7 +156,8 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     m_scatterB->hide();
     // Two models side by side share the width; a plot's title must not make the window wider
     // than the screen.
-    for (QWidget *plot : std::initializer_list<QWidget *>{m_scatterA, m_scatterB, curves}) plot->setMinimumSize(240, 200);
+    for (QWidget *plot : std::initializer_list<QWidget *>{m_scatterA, m_scatterB, curves})
+        plot->setMinimumSize(240, 200);
     m_metricsView = makeSortableTable(m_metrics, QStringLiteral("validationMetrics"), this);
     m_candidateView = makeSortableTable(m_candidates, QStringLiteral("problemCandidates"), this);
     auto *problemBox = new QWidget(this);
@@ -212,7 +216,8 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     connect(m_worker, &ValidationWorker::finished, this, [this] {
         m_run->setEnabled(true);
         m_cancel->setEnabled(false);
-        if (m_progress->maximum() == 0) m_progress->setRange(0, 1);
+        if (m_progress->maximum() == 0)
+            m_progress->setRange(0, 1);
     });
     for (auto *s : {m_scatterA, m_scatterB}) {
         connect(s, &PredictionScatter::pointHovered, this, &ValidatePage::showHover);
@@ -225,27 +230,38 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
         m_rebuildingSources = true;
         m_problems->clear();
         m_problems->addItem(tr("held-out problems of %1").arg(db), kHeldOutSource);
-        m_problems->setItemData(0, tr("Only the problems the model never trained on (its test split), when %1 is its "
-                                      "training data").arg(db), Qt::ToolTipRole);
+        m_problems->setItemData(
+            0,
+            tr("Only the problems the model never trained on (its test split), when %1 is its "
+               "training data")
+                .arg(db),
+            Qt::ToolTipRole);
         m_problems->addItem(tr("all problems of %1").arg(db), kAllSource);
-        m_problems->setItemData(1, tr("Every problem, including those the model trained on: flatters the model"),
+        m_problems->setItemData(1,
+                                tr("Every problem, including those the model trained on: flatters the model"),
                                 Qt::ToolTipRole);
         // The held-out problems kept beside the database (core/diode/shippeddata.h names them).
         const QFileInfo dbFile(m_state->databasePath());
-        const QString heldOutName = QString::fromStdString(diode::shipped::heldOutFileName(dbFile.fileName().toStdString()));
+        const QString heldOutName =
+            QString::fromStdString(diode::shipped::heldOutFileName(dbFile.fileName().toStdString()));
         const QString heldOut = dbFile.dir().filePath(heldOutName);
-        if (QFileInfo::exists(heldOut)) m_problems->addItem(tr("held-out file %1").arg(heldOutName), heldOut);
+        if (QFileInfo::exists(heldOut))
+            m_problems->addItem(tr("held-out file %1").arg(heldOutName), heldOut);
         const QString saved = QSettings().value(QStringLiteral("validate/problemsFile")).toString();
-        if (!saved.isEmpty() && saved != heldOut && QFileInfo::exists(saved)) m_problems->addItem(QFileInfo(saved).fileName(), saved);
+        if (!saved.isEmpty() && saved != heldOut && QFileInfo::exists(saved))
+            m_problems->addItem(QFileInfo(saved).fileName(), saved);
         m_problems->setCurrentIndex(std::max(0, m_problems->findData(current)));
         m_rebuildingSources = false;
     };
     auto selectPackage = [this](const QString &path) {
-        if (path.isEmpty()) return;
+        if (path.isEmpty())
+            return;
         QString error;
         const int row = m_models->add(path, &error);
-        if (row < 0) fail(tr("Cannot read the model package %1").arg(error));
-        else m_modelA->setCurrentIndex(row);
+        if (row < 0)
+            fail(tr("Cannot read the model package %1").arg(error));
+        else
+            m_modelA->setCurrentIndex(row);
     };
     auto rebuildB = [this] {
         const QString keep = packageAt(m_modelB);
@@ -253,10 +269,12 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
             const QSignalBlocker quiet(m_modelB); // a new model in the list changes no choice
             m_modelB->clear();
             m_modelB->addItem(tr("(none)"), QString());
-            for (const auto &m : m_models->models()) m_modelB->addItem(m.name, m.path);
+            for (const auto &m : m_models->models())
+                m_modelB->addItem(m.name, m.path);
             m_modelB->setCurrentIndex(std::max(0, m_modelB->findData(keep)));
         }
-        if (packageAt(m_modelB) != keep) inputsChanged();
+        if (packageAt(m_modelB) != keep)
+            inputsChanged();
     };
     connect(m_models, &QAbstractItemModel::rowsInserted, this, rebuildB);
     connect(m_models, &QAbstractItemModel::dataChanged, this, rebuildB);
@@ -277,16 +295,17 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
         const QSignalBlocker quiet(m_method);
         m_method->setSettingsValue(settings.value(QStringLiteral("validate/method")).toString());
     }
-    m_modelB->setCurrentIndex(std::max(0, m_modelB->findData(settings.value(QStringLiteral("validate/modelB")).toString())));
-    m_problems->setCurrentIndex(std::max(0, m_problems->findData(settings.value(QStringLiteral("validate/problems")).toString())));
+    m_modelB->setCurrentIndex(
+        std::max(0, m_modelB->findData(settings.value(QStringLiteral("validate/modelB")).toString())));
+    m_problems->setCurrentIndex(
+        std::max(0, m_problems->findData(settings.value(QStringLiteral("validate/problems")).toString())));
     m_split->restoreState(settings.value(QStringLiteral("validate/split")).toByteArray());
     m_topSplit->restoreState(settings.value(QStringLiteral("validate/topSplit")).toByteArray());
     clearViews(tr("Choose a model and press Validate (F5)."));
     m_stale = true;
 }
 
-ValidatePage::~ValidatePage()
-{
+ValidatePage::~ValidatePage() {
     QSettings settings;
     settings.setValue(QStringLiteral("validate/colourBy"), m_colourBy->currentIndex());
     settings.setValue(QStringLiteral("validate/method"), m_method->settingsValue());
@@ -296,8 +315,7 @@ ValidatePage::~ValidatePage()
     settings.setValue(QStringLiteral("validate/topSplit"), m_topSplit->saveState());
 }
 
-QString ValidatePage::packageAt(QComboBox *combo) const
-{
+QString ValidatePage::packageAt(QComboBox *combo) const {
     if (combo == m_modelA) {
         const int row = m_modelA->currentIndex();
         return row >= 0 && row < m_models->rowCount() ? m_models->at(row).path : QString();
@@ -305,14 +323,14 @@ QString ValidatePage::packageAt(QComboBox *combo) const
     return combo->currentData().toString();
 }
 
-void ValidatePage::showEvent(QShowEvent *event)
-{
+void ValidatePage::showEvent(QShowEvent *event) {
     QWidget::showEvent(event);
-    if (m_stale && !m_worker->isRunning() && !packageAt(m_modelA).isEmpty() && !m_state->databasePath().isEmpty()) validate();
+    if (m_stale && !m_worker->isRunning() && !packageAt(m_modelA).isEmpty() &&
+        !m_state->databasePath().isEmpty())
+        validate();
 }
 
-void ValidatePage::validate()
-{
+void ValidatePage::validate() {
     ValidationRequest req;
     req.database = m_state->databasePath();
     const QString source = m_problems->currentData().toString();
@@ -321,7 +339,8 @@ void ValidatePage::validate()
     req.packages << packageAt(m_modelA);
     req.method = m_method->method();
     const QString b = packageAt(m_modelB);
-    if (!b.isEmpty() && b != req.packages.first()) req.packages << b;
+    if (!b.isEmpty() && b != req.packages.first())
+        req.packages << b;
     if (req.packages.first().isEmpty()) {
         fail(tr("No model chosen: train one on the Train page or add a package with “Package…”."));
         return;
@@ -337,29 +356,31 @@ void ValidatePage::validate()
     m_worker->start(req);
 }
 
-void ValidatePage::cancel()
-{
-    if (!m_worker->isRunning()) return;
+void ValidatePage::cancel() {
+    if (!m_worker->isRunning())
+        return;
     m_worker->cancel();
     m_stale = true;
-    clearViews(tr("Cancelled. Validate (F5) to see %1 on %2.").arg(m_modelA->currentText(), m_problems->currentText()));
+    clearViews(tr("Cancelled. Validate (F5) to see %1 on %2.")
+                   .arg(m_modelA->currentText(), m_problems->currentText()));
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
 }
 
-void ValidatePage::inputsChanged()
-{
-    if (m_rebuildingSources) return;
-    if (m_worker->isRunning()) m_worker->cancel();
+void ValidatePage::inputsChanged() {
+    if (m_rebuildingSources)
+        return;
+    if (m_worker->isRunning())
+        m_worker->cancel();
     m_stale = true;
     clearViews(tr("Out of date: the model, problems or times changed. Validate (F5) to see %1 on %2.")
                    .arg(m_modelA->currentText(), m_problems->currentText()));
     m_scope->setText(tr("Out of date."));
-    if (isVisible() && !packageAt(m_modelA).isEmpty() && !m_state->databasePath().isEmpty()) validate();
+    if (isVisible() && !packageAt(m_modelA).isEmpty() && !m_state->databasePath().isEmpty())
+        validate();
 }
 
-void ValidatePage::clearViews(const QString &sentence)
-{
+void ValidatePage::clearViews(const QString &sentence) {
     m_result = {};
     m_problemOf.clear();
     m_scatterA->clearPoints(QString());
@@ -372,11 +393,13 @@ void ValidatePage::clearViews(const QString &sentence)
     m_problemTitle->setText(tr("Click a point to open its problem."));
 }
 
-QString ValidatePage::scopeText() const { return m_scope->text(); }
+QString ValidatePage::scopeText() const {
+    return m_scope->text();
+}
 
-void ValidatePage::showScope()
-{
-    if (m_result.models.empty() || !m_result.table) return m_scope->clear();
+void ValidatePage::showScope() {
+    if (m_result.models.empty() || !m_result.table)
+        return m_scope->clear();
     const auto &a = m_result.models.front();
     const size_t n = m_result.table->problems.size();
     const QString source = m_problems->currentText();
@@ -384,12 +407,15 @@ void ValidatePage::showScope()
     bool training = false;
     if (a.trainedOnShown == 0)
         lines << tr("Measured on %1 problems %2 never trained on (its test split of %3).")
-                     .arg(n).arg(a.name, QFileInfo(m_state->databasePath()).fileName());
+                     .arg(n)
+                     .arg(a.name, QFileInfo(m_state->databasePath()).fileName());
     else if (a.trainedOnShown > 0) {
         training = true;
         lines << tr("Includes %1 of %2 problems %3 trained on: training problems flatter a model; choose "
                     "“held-out problems” to measure it fairly.")
-                     .arg(a.trainedOnShown).arg(n).arg(a.name);
+                     .arg(a.trainedOnShown)
+                     .arg(n)
+                     .arg(a.name);
     } else
         lines << tr("Measured on %1 problems of %2 (%3).").arg(n).arg(source, a.unknownWhy);
     for (size_t k = 1; k < m_result.models.size(); ++k) {
@@ -403,8 +429,7 @@ void ValidatePage::showScope()
     m_scope->setText(lines.join(QLatin1Char(' ')));
 }
 
-void ValidatePage::fail(const QString &message)
-{
+void ValidatePage::fail(const QString &message) {
     m_error->setText(message);
     m_error->show();
     m_status->setText(tr("Validation failed."));
@@ -413,8 +438,7 @@ void ValidatePage::fail(const QString &message)
     m_progress->setValue(0);
 }
 
-void ValidatePage::showResult(const ValidationResult &result)
-{
+void ValidatePage::showResult(const ValidationResult &result) {
     const bool newTable = !m_result.table || m_result.table != result.table;
     m_result = result;
     if (newTable) {
@@ -430,7 +454,8 @@ void ValidatePage::showResult(const ValidationResult &result)
     drawCurves();
     if (result.complete) {
         QStringList sources;
-        for (const auto &m : result.models) sources << QStringLiteral("%1: %2").arg(m.name, m.source);
+        for (const auto &m : result.models)
+            sources << QStringLiteral("%1: %2").arg(m.name, m.source);
         m_status->setText(tr("%1 problems, %2 timed candidates, %3; %4. %5 s.")
                               .arg(result.table->problems.size())
                               .arg(result.byMeasured.size())
@@ -441,9 +466,9 @@ void ValidatePage::showResult(const ValidationResult &result)
     }
 }
 
-void ValidatePage::drawScatters()
-{
-    if (!m_result.table) return;
+void ValidatePage::drawScatters() {
+    if (!m_result.table)
+        return;
     const auto &t = *m_result.table;
     const bool byOp = m_colourBy->currentIndex() == 0;
     auto groupOf = [&](uint32_t c) {
@@ -458,28 +483,33 @@ void ValidatePage::drawScatters()
     for (size_t k = 0; k < 2; ++k) {
         if (k >= m_result.models.size()) {
             views[k]->setVisible(k == 0);
-            if (k == 0) views[k]->clearPoints(tr("No result"));
+            if (k == 0)
+                views[k]->clearPoints(tr("No result"));
             continue;
         }
         const auto &m = m_result.models[k];
         std::vector<ScatterGroup> groups(3);
-        for (int g = 0; g < 3; ++g) groups[size_t(g)].name = groupName(g);
+        for (int g = 0; g < 3; ++g)
+            groups[size_t(g)].name = groupName(g);
         for (uint32_t c : m_result.byMeasured) { // sorted by measured time: each group stays sorted
             const double pred = m.predictedMs[c];
-            if (std::isnan(pred)) continue;
+            if (std::isnan(pred))
+                continue;
             auto &g = groups[size_t(groupOf(c))];
             g.points.append(QCPGraphData(t.measuredMs[c], pred));
             g.candidates.push_back(c);
         }
         std::erase_if(groups, [](const ScatterGroup &g) { return g.points.isEmpty(); });
         views[k]->setVisible(true);
-        views[k]->setGroups(tr("%1\npredicted vs measured (%2 candidates%3)").arg(m.name).arg(m_result.byMeasured.size()).arg(scopeTag(m)),
+        views[k]->setGroups(tr("%1\npredicted vs measured (%2 candidates%3)")
+                                .arg(m.name)
+                                .arg(m_result.byMeasured.size())
+                                .arg(scopeTag(m)),
                             std::move(groups));
     }
 }
 
-void ValidatePage::drawCurves()
-{
+void ValidatePage::drawCurves() {
     QVector<Curve> hist;
     for (const auto &m : m_result.models) {
         Curve c{m.name, {}, {}};
@@ -490,7 +520,8 @@ void ValidatePage::drawCurves()
         }
         hist << c;
     }
-    m_histogram->setCurves(tr("Residuals: ln(predicted / measured), clamped to ±2"), hist, QCPGraph::lsStepCenter);
+    m_histogram->setCurves(tr("Residuals: ln(predicted / measured), clamped to ±2"), hist,
+                           QCPGraph::lsStepCenter);
     if (!m_result.complete) {
         m_cdf->showMessage(tr("Computing efficiencies…"));
         return;
@@ -508,14 +539,13 @@ void ValidatePage::drawCurves()
     m_cdf->setCurves(tr("Per-problem top-1 efficiency (%1 problems%2)")
                          .arg(m_result.table->problems.size())
                          .arg(scopeTag(m_result.models.front())),
-                     curves,
-                     QCPGraph::lsStepLeft);
+                     curves, QCPGraph::lsStepLeft);
     m_metrics->setResults(rows);
 }
 
-void ValidatePage::showHover(qint64 candidate, const QPoint &globalPos)
-{
-    if (!m_result.table || candidate < 0 || size_t(candidate) >= m_problemOf.size()) return;
+void ValidatePage::showHover(qint64 candidate, const QPoint &globalPos) {
+    if (!m_result.table || candidate < 0 || size_t(candidate) >= m_problemOf.size())
+        return;
     const auto &t = *m_result.table;
     QString text = QStringLiteral("<b>%1</b><br>%2<br>measured %3 ms")
                        .arg(problemText(t.problems[m_problemOf[candidate]]),
@@ -526,14 +556,14 @@ void ValidatePage::showHover(qint64 candidate, const QPoint &globalPos)
     QToolTip::showText(globalPos, text, this);
 }
 
-void ValidatePage::openCandidate(qint64 candidate)
-{
-    if (candidate >= 0 && size_t(candidate) < m_problemOf.size()) openProblem(m_problemOf[candidate]);
+void ValidatePage::openCandidate(qint64 candidate) {
+    if (candidate >= 0 && size_t(candidate) < m_problemOf.size())
+        openProblem(m_problemOf[candidate]);
 }
 
-void ValidatePage::openProblem(size_t index)
-{
-    if (!m_result.table || index >= m_result.table->problems.size()) return;
+void ValidatePage::openProblem(size_t index) {
+    if (!m_result.table || index >= m_result.table->problems.size())
+        return;
     const auto &t = *m_result.table;
     const uint32_t b = t.start[index], e = t.start[index + 1];
     std::vector<uint32_t> byTime;
@@ -543,7 +573,8 @@ void ValidatePage::openProblem(size_t index)
             byTime.push_back(c);
             best = std::min(best, t.measuredMs[c]);
         }
-    std::stable_sort(byTime.begin(), byTime.end(), [&](uint32_t x, uint32_t y) { return t.measuredMs[x] < t.measuredMs[y]; });
+    std::stable_sort(byTime.begin(), byTime.end(),
+                     [&](uint32_t x, uint32_t y) { return t.measuredMs[x] < t.measuredMs[y]; });
     QVector<CandidateRow> rows(int(e - b));
     for (uint32_t c = b; c < e; ++c) {
         CandidateRow &r = rows[int(c - b)];
@@ -551,7 +582,8 @@ void ValidatePage::openProblem(size_t index)
         r.measuredMs = t.measuredMs[c];
         r.efficiency = std::isnan(r.measuredMs) ? 0.0 : best / r.measuredMs;
     }
-    for (size_t i = 0; i < byTime.size(); ++i) rows[int(byTime[i] - b)].measuredRank = int(i) + 1;
+    for (size_t i = 0; i < byTime.size(); ++i)
+        rows[int(byTime[i] - b)].measuredRank = int(i) + 1;
     QStringList names;
     for (const auto &m : m_result.models) {
         names << m.name;
@@ -559,8 +591,10 @@ void ValidatePage::openProblem(size_t index)
         std::iota(order.begin(), order.end(), b);
         auto key = [&](uint32_t c) { return std::isnan(m.predictedMs[c]) ? INFINITY : m.predictedMs[c]; };
         std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
-        for (uint32_t c = b; c < e; ++c) rows[int(c - b)].predictedMs << m.predictedMs[c];
-        for (size_t i = 0; i < order.size(); ++i) rows[int(order[i] - b)].modelRank << int(i) + 1;
+        for (uint32_t c = b; c < e; ++c)
+            rows[int(c - b)].predictedMs << m.predictedMs[c];
+        for (size_t i = 0; i < order.size(); ++i)
+            rows[int(order[i] - b)].modelRank << int(i) + 1;
     }
     m_candidates->setResults(names, rows);
     m_candidateView->sortByColumn(names.isEmpty() ? 2 : 5, Qt::AscendingOrder); // the first model's ranking
@@ -571,22 +605,27 @@ void ValidatePage::openProblem(size_t index)
     m_bottomTabs->setCurrentIndex(1);
 }
 
-void ValidatePage::chooseProblemsFile()
-{
-    const QString path = QFileDialog::getOpenFileName(this, tr("Problems with timings"), QString(),
-                                                      tr("Problem JSON lines (*.jsonl *.json);;All files (*)"));
-    if (path.isEmpty()) return;
+void ValidatePage::chooseProblemsFile() {
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Problems with timings"), QString(),
+                                     tr("Problem JSON lines (*.jsonl *.json);;All files (*)"));
+    if (path.isEmpty())
+        return;
     QSettings().setValue(QStringLiteral("validate/problemsFile"), path);
-    if (m_problems->findData(path) < 0) m_problems->addItem(QFileInfo(path).fileName(), path);
+    if (m_problems->findData(path) < 0)
+        m_problems->addItem(QFileInfo(path).fileName(), path);
     m_problems->setCurrentIndex(m_problems->findData(path));
 }
 
-void ValidatePage::addPackage()
-{
-    const QString path = QFileDialog::getOpenFileName(this, tr("Model package"), QString(), tr("Diode packages (*.diode)"));
-    if (path.isEmpty()) return;
+void ValidatePage::addPackage() {
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Model package"), QString(), tr("Diode packages (*.diode)"));
+    if (path.isEmpty())
+        return;
     QString error;
     const int row = m_models->add(path, &error);
-    if (row < 0) fail(tr("Cannot read the model package %1").arg(error));
-    else m_modelA->setCurrentIndex(row);
+    if (row < 0)
+        fail(tr("Cannot read the model package %1").arg(error));
+    else
+        m_modelA->setCurrentIndex(row);
 }

@@ -13,13 +13,13 @@ namespace {
 
 constexpr int kResidualBins = 60;
 
-void fillResiduals(ModelValidation &m, const diode::PredictionTable &t)
-{
+void fillResiduals(ModelValidation &m, const diode::PredictionTable &t) {
     m.residualCounts.assign(kResidualBins, 0.0);
     const double width = (m.residualHi - m.residualLo) / kResidualBins;
     for (size_t i = 0; i < t.candidates(); ++i) {
         const double meas = t.measuredMs[i], pred = m.predictedMs[i];
-        if (!(meas > 0) || !(pred > 0)) continue;
+        if (!(meas > 0) || !(pred > 0))
+            continue;
         const double r = std::log(pred / meas);
         const int bin = std::clamp(int(std::floor((r - m.residualLo) / width)), 0, kResidualBins - 1);
         m.residualCounts[size_t(bin)] += 1;
@@ -27,8 +27,7 @@ void fillResiduals(ModelValidation &m, const diode::PredictionTable &t)
 }
 
 // The core's result as the page draws it (Qt strings, a residual histogram per model).
-ValidationResult toValidation(const diode::EvaluationResult &r)
-{
+ValidationResult toValidation(const diode::EvaluationResult &r) {
     ValidationResult v;
     v.complete = r.complete;
     v.table = r.table;
@@ -60,13 +59,11 @@ ValidationResult toValidation(const diode::EvaluationResult &r)
 } // namespace
 
 ValidationWorker::ValidationWorker(QObject *parent)
-    : QObject(parent)
-{
+    : QObject(parent) {
     qRegisterMetaType<ValidationResult>();
 }
 
-void ValidationWorker::cancel()
-{
+void ValidationWorker::cancel() {
     m_jobs.cancel(); // the running job stops at its next check; whatever it still posts is stale
     if (m_running) {
         m_running = false;
@@ -75,8 +72,7 @@ void ValidationWorker::cancel()
     }
 }
 
-void ValidationWorker::start(const ValidationRequest &request)
-{
+void ValidationWorker::start(const ValidationRequest &request) {
     cancel();
     m_running = true;
     m_jobs.start([this, request](const AsyncJobs::Job &job) {
@@ -84,7 +80,8 @@ void ValidationWorker::start(const ValidationRequest &request)
         diode::EvaluationJob work;
         work.db = request.database.toStdString();
         work.problemsFile = request.problemsFile.toStdString();
-        for (const QString &p : request.packages) work.packages.push_back(p.toStdString());
+        for (const QString &p : request.packages)
+            work.packages.push_back(p.toStdString());
         work.method = request.method;
         work.heldOutOnly = request.heldOutOnly;
         work.cancel = job.cancelFlag();
@@ -97,15 +94,18 @@ void ValidationWorker::start(const ValidationRequest &request)
             ValidationResult copy = r;
             copy.job = job.id();
             job.post([this, copy] {
-                if (copy.complete) m_running = false;
+                if (copy.complete)
+                    m_running = false;
                 emit resultReady(copy);
-                if (copy.complete) emit finished();
+                if (copy.complete)
+                    emit finished();
             });
         };
         work.predicted = [&](const diode::EvaluationResult &r) { deliver(toValidation(r)); };
         try {
             const auto res = diode::runEvaluationJob(work);
-            if (!res.cancelled) deliver(toValidation(res));
+            if (!res.cancelled)
+                deliver(toValidation(res));
         } catch (const std::exception &e) {
             const QString msg = QString::fromUtf8(e.what());
             job.post([this, msg] {

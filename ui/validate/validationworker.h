@@ -14,7 +14,6 @@
 #include <optional>
 #include <vector>
 
-
 /// What to validate: one or two packages against the problems of a database or a JSON-lines
 /// file of problems with timings.
 struct ValidationRequest {
@@ -55,7 +54,7 @@ struct ValidationResult {
     diode::MethodChoice method;                ///< whose measured times the table holds, and why
     diode::SelectorMetrics aten, firstConfig;
     double seconds = 0;
-    bool heldOutOnly = false; ///< the table was cut to the first model's test split
+    bool heldOutOnly = false;     ///< the table was cut to the first model's test split
     size_t problemsBeforeCut = 0; ///< problems of the source before that cut
 };
 Q_DECLARE_METATYPE(ValidationResult)
