@@ -164,9 +164,9 @@ bool FeatureSchema::describes(const KernelConfig &c) {
 }
 
 void FeatureSchema::check(const KernelConfig &c, const std::string &where) {
-    if (c.kind != "aten" && c.kind != "triton" && c.kind != "cpu")
-        throw InvalidInput(fmt::format(
-            "{}: candidate kind '{}' is not one the model knows (aten, triton, cpu)", where, c.kind));
+    if (!KernelConfig::isKnownKind(c.kind))
+        throw InvalidInput(fmt::format("{}: candidate kind '{}' is not one the model knows ({})", where,
+                                       c.kind, KernelConfig::kKnownKinds));
     if (!describes(c))
         throw InvalidInput(fmt::format("{}: {} candidate needs BLOCK_M, BLOCK_N and BLOCK_K", where, c.kind));
 }

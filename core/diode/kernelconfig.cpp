@@ -52,6 +52,10 @@ int KernelConfig::intParameter(const nlohmann::json &v, const std::string &where
     return v.get<int>();
 }
 
+bool KernelConfig::isKnownKind(std::string_view kind) {
+    return kind == "aten" || kind == "triton" || kind == "cpu";
+}
+
 KernelConfig KernelConfig::fromJson(const nlohmann::json &j, const std::string &where) {
     if (!j.is_object())
         throw InvalidInput(fmt::format("{}: a candidate must be a JSON object", where));
@@ -60,10 +64,9 @@ KernelConfig KernelConfig::fromJson(const nlohmann::json &j, const std::string &
     if (kindIt == j.end() || !kindIt->is_string())
         throw InvalidInput(fmt::format("{}: candidate field 'kind' is missing", where));
     c.kind = kindIt->get<std::string>();
-    if (c.kind != "aten" && c.kind != "triton" && c.kind != "cpu")
-        throw InvalidInput(fmt::format("{}: candidate field 'kind' has unknown value \"{}\"; expected aten, "
-                                       "triton or cpu",
-                                       where, c.kind));
+    if (!isKnownKind(c.kind))
+        throw InvalidInput(fmt::format("{}: candidate field 'kind' has unknown value \"{}\"; expected {}",
+                                       where, c.kind, kKnownKinds));
     const char *nameKey = c.kind == "triton" ? "template" : "name";
     auto nameIt = j.find(nameKey);
     if (nameIt == j.end() || !nameIt->is_string())

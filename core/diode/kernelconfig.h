@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace diode {
 
@@ -25,6 +26,10 @@ struct KernelConfig {
     /// Canonical text identity: equal configs have equal keys (used for dedup in the store).
     std::string key() const;
     nlohmann::json toJson() const;
+    /// Whether diode reads candidates of this kind (the one list; kKnownKinds names it in messages).
+    /// Which of them a model can describe is FeatureSchema::describes().
+    static bool isKnownKind(std::string_view kind);
+    static constexpr const char *kKnownKinds = "aten, triton or cpu";
     /// Throws InvalidInput naming `where` for an unknown kind or a malformed field.
     static KernelConfig fromJson(const nlohmann::json &j, const std::string &where);
     /// One integer parameter (BLOCK_M, num_warps, ...) from any reader: 0..2^20, else InvalidInput
