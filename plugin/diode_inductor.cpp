@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,38 @@ diode::KernelConfig toConfig(const diode_candidate &c, size_t i) {
     return k;
 }
 
+diode::KernelConfig fromRow(const int32_t *row, const char *const *names, size_t nameCount, size_t i) {
+    static const char *const kKinds[] = {"aten", "triton"};
+    if (row[0] < 0 || row[0] > 1)
+        throw diode::InvalidInput(
+            fmt::format("rows[{}]: kind {} is neither 0 (aten) nor 1 (triton)", i, row[0]));
+    if (row[1] < 0 || size_t(row[1]) >= nameCount || !names[row[1]])
+        throw diode::InvalidInput(
+            fmt::format("rows[{}]: name index {} is outside the {} names given", i, row[1], nameCount));
+    const diode_candidate c{kKinds[row[0]], names[row[1]], row[2], row[3], row[4],
+                            row[5],         row[6],        row[7], row[8], row[9]};
+    return toConfig(c, i);
+}
+
+int scoreConfigs(const diode_model *model, const diode_problem &problem, size_t count, double *out,
+                 const std::function<diode::KernelConfig(size_t)> &config) {
+    try {
+        const diode::GemmProblem p = toProblem(problem);
+        std::vector<diode::KernelConfig> configs;
+        configs.reserve(count);
+        for (size_t i = 0; i < count; ++i)
+            configs.push_back(config(i));
+        const std::vector<double> ms = model->package.predictMs(p, configs);
+        std::memcpy(out, ms.data(), count * sizeof(double));
+        return 0;
+    } catch (const std::exception &e) {
+        setError(e.what());
+    } catch (...) {
+        setError("diode_model_score: unknown error");
+    }
+    return -1;
+}
+
 } // namespace
 
 extern "C" {
@@ -115,21 +148,18 @@ int diode_model_score(const diode_model *model, const diode_problem *problem,
         setError("diode_model_score: model, problem, candidates and out_ms must not be NULL");
         return -1;
     }
-    try {
-        const diode::GemmProblem p = toProblem(*problem);
-        std::vector<diode::KernelConfig> configs;
-        configs.reserve(count);
-        for (size_t i = 0; i < count; ++i)
-            configs.push_back(toConfig(candidates[i], i));
-        const std::vector<double> ms = model->package.predictMs(p, configs);
-        std::memcpy(out_ms, ms.data(), count * sizeof(double));
-        return 0;
-    } catch (const std::exception &e) {
-        setError(e.what());
-    } catch (...) {
-        setError("diode_model_score: unknown error");
+    return scoreConfigs(model, *problem, count, out_ms, [&](size_t i) { return toConfig(candidates[i], i); });
+}
+
+int diode_model_score_packed(const diode_model *model, const diode_problem *problem, const char *const *names,
+                             size_t name_count, const int32_t *rows, size_t count, double *out_ms) {
+    if (!model || !problem || (count && (!rows || !out_ms || !names))) {
+        setError("diode_model_score_packed: model, problem, names, rows and out_ms must not be NULL");
+        return -1;
     }
-    return -1;
+    return scoreConfigs(model, *problem, count, out_ms, [&](size_t i) {
+        return fromRow(rows + i * DIODE_PACKED_FIELDS, names, name_count, i);
+    });
 }
 
 char *diode_model_rank_json(const diode_model *model, const char *problem_line) {

@@ -5,7 +5,9 @@
 
 #include <QFile>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -92,6 +94,49 @@ private slots:
             diode_free(json);
         }
         QVERIFY(compared > 1000);
+        diode_model_close(model);
+    }
+
+    // The selector's fast path: candidates as one packed int32 array give the same predictions,
+    // bit for bit, as the struct path; a bad row is refused naming its index.
+    void packedRowsScoreAsStructsDo() {
+        diode_model *model = diode_model_open(m_package.toUtf8().constData());
+        QVERIFY2(model, diode_last_error());
+        size_t compared = 0;
+        for (const auto &record : heldout()) {
+            Owned o = toAbi(record);
+            std::vector<const char *> names;
+            std::vector<int32_t> rows;
+            for (const auto &c : o.candidates) {
+                auto it = std::find_if(names.begin(), names.end(),
+                                       [&](const char *n) { return std::strcmp(n, c.name) == 0; });
+                if (it == names.end())
+                    it = names.insert(names.end(), c.name);
+                rows.insert(rows.end(), {std::strcmp(c.kind, "aten") == 0 ? 0 : 1,
+                                         int32_t(it - names.begin()), c.block_m, c.block_n, c.block_k,
+                                         c.group_m, c.num_stages, c.num_warps, c.even_k, c.allow_tf32});
+            }
+            const size_t n = o.candidates.size();
+            std::vector<double> viaStructs(n), viaRows(n);
+            QCOMPARE(diode_model_score(model, &o.problem, o.candidates.data(), n, viaStructs.data()), 0);
+            QCOMPARE(diode_model_score_packed(model, &o.problem, names.data(), names.size(), rows.data(), n,
+                                              viaRows.data()),
+                     0);
+            QCOMPARE(viaRows, viaStructs);
+            compared += n;
+        }
+        QVERIFY(compared > 1000);
+        diode_problem p{"mm", "bf16", 1, 128, 256, 512, 0, 1};
+        const char *names[] = {"extern_kernels.mm"};
+        int32_t rows[2 * DIODE_PACKED_FIELDS] = {0, 0, 0, 0, 0, 0, 0, 0, -1, -1,
+                                                 0, 3, 0, 0, 0, 0, 0, 0, -1, -1};
+        double ms[2] = {-1, -1};
+        QCOMPARE(diode_model_score_packed(model, &p, names, 1, rows, 2, ms), -1);
+        QVERIFY2(QString(diode_last_error()).contains("rows[1]"), diode_last_error());
+        QCOMPARE(ms[0], -1.0);         // nothing written on failure
+        rows[DIODE_PACKED_FIELDS] = 7; // an unknown kind
+        QCOMPARE(diode_model_score_packed(model, &p, names, 1, rows, 2, ms), -1);
+        QVERIFY2(QString(diode_last_error()).contains("kind 7"), diode_last_error());
         diode_model_close(model);
     }
 

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 1
+#define DIODE_ABI_VERSION 2
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))
@@ -59,6 +59,16 @@ DIODE_API const char *diode_model_manifest(const diode_model *model);
  * field at fault, e.g. "candidates[3]: candidate kind 'cutlass' is not one the model knows". */
 DIODE_API int diode_model_score(const diode_model *model, const diode_problem *problem,
                                 const diode_candidate *candidates, size_t count, double *out_ms);
+
+/* The selector's fast path: the same scoring with every candidate as one row of
+ * DIODE_PACKED_FIELDS int32 values in `rows` (count rows, no per-candidate structs or strings):
+ *   kind (0 aten, 1 triton), name (an index into names[name_count]), BLOCK_M, BLOCK_N, BLOCK_K,
+ *   GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32 (flags 0/1, -1 when not given).
+ * Returns 0, or -1 (nothing written) with diode_last_error naming the row at fault. */
+#define DIODE_PACKED_FIELDS 10
+DIODE_API int diode_model_score_packed(const diode_model *model, const diode_problem *problem,
+                                       const char *const *names, size_t name_count, const int32_t *rows,
+                                       size_t count, double *out_ms);
 
 /* Scores one problem JSON line (docs/FORMATS.md) exactly as `diode rank` does and returns the
  * same output object as JSON text ({"predicted_ms": [...], "order": [...]} or {"error": ...}).

@@ -11,9 +11,11 @@ import glob
 import json
 import os
 import threading
+from array import array
 from typing import Optional, Sequence
 
-ABI_VERSION = 1
+ABI_VERSION = 2
+PACKED_FIELDS = 10
 _LIB_NAME = "libdiode_inductor.so"
 
 
@@ -123,6 +125,16 @@ def _declare(lib: ctypes.CDLL) -> None:
         ctypes.POINTER(ctypes.c_double),
     ]
     lib.diode_model_score.restype = ctypes.c_int
+    lib.diode_model_score_packed.argtypes = [
+        ctypes.c_void_p,
+        ctypes.POINTER(Problem),
+        ctypes.POINTER(ctypes.c_char_p),
+        ctypes.c_size_t,
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.c_void_p,
+    ]
+    lib.diode_model_score_packed.restype = ctypes.c_int
     lib.diode_model_rank_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.diode_model_rank_json.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_free.argtypes = [ctypes.c_void_p]
@@ -152,7 +164,10 @@ class Model:
         self._handle = handle
         self.manifest = json.loads(self._lib.diode_model_manifest(handle).decode())
         self._names: dict = {}
-        self._structs: dict = {}
+        self._rows: dict = {}  # key -> its packed row (a tuple of PACKED_FIELDS ints)
+        self._name_index: dict = {}
+        self._name_table = (ctypes.c_char_p * 0)()
+        self._problems: dict = {}
 
     def close(self) -> None:
         if getattr(self, "_handle", None):
@@ -206,25 +221,38 @@ class Model:
             raise NativeError(_last_error(self._lib))
         return list(out)
 
+    def _row(self, key: tuple) -> tuple:
+        index = self._name_index.get(key[1])
+        if index is None:
+            index = self._name_index[key[1]] = len(self._name_index)
+            names = sorted(self._name_index, key=self._name_index.__getitem__)
+            self._name_table = (ctypes.c_char_p * len(names))(*(n.encode() for n in names))
+        row = self._rows[key] = (0 if key[0] == "aten" else 1, index, *key[2:])
+        if len(row) != PACKED_FIELDS:
+            raise NativeError(f"candidate key {key!r} has {len(key)} fields; expected {PACKED_FIELDS}")
+        return row
+
     def score_keys(self, problem: tuple, keys: Sequence[tuple]) -> list[float]:
         """The selector's fast path: `problem` is (op, dtype, B, M, N, K, a_t, b_t) and each key
         (kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32)
-        with -1 for an absent flag. The C structs of keys seen before are reused."""
-        cache = self._structs
-        structs = []
+        with -1 for an absent flag. All candidates go to the library as one packed int32 array;
+        the rows of keys seen before are reused."""
+        rows = self._rows
+        packed = array("i")
         for key in keys:
-            c = cache.get(key)
-            if c is None:
-                c = cache[key] = Candidate(key[0].encode(), key[1].encode(), *key[2:])
-            structs.append(c)
-        n = len(structs)
-        arr = (Candidate * n)(*structs)
-        names = self._names
-        p = Problem(_cstr(problem[0], names), _cstr(problem[1], names), *problem[2:])
-        out = (ctypes.c_double * n)()
-        if self._lib.diode_model_score(self._handle, ctypes.byref(p), arr, n, out) != 0:
+            packed.extend(rows.get(key) or self._row(key))
+        n = len(keys)
+        p = self._problems.get(problem)
+        if p is None:
+            if len(self._problems) > 4096:  # a long-lived process compiling many shapes
+                self._problems.clear()
+            names = self._names
+            p = self._problems[problem] = Problem(_cstr(problem[0], names), _cstr(problem[1], names), *problem[2:])
+        out = array("d", bytes(8 * n))
+        if self._lib.diode_model_score_packed(self._handle, ctypes.byref(p), self._name_table, len(self._name_index),
+                                              packed.buffer_info()[0], n, out.buffer_info()[0]) != 0:
             raise NativeError(_last_error(self._lib))
-        return out[:]
+        return out.tolist()
 
     def rank_json(self, line: str) -> dict:
         """What `diode rank` prints for one problem JSON line."""
