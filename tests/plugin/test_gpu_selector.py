@@ -12,7 +12,7 @@ import unittest
 import zlib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-gemm-mlp-v2.diode")
+PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
 os.environ["TORCH_DIODE_AUTOREGISTER"] = "0"  # this process installs explicitly
 os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
 
@@ -114,7 +114,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
     def test_top_k_bounds_what_is_kept_and_records_decisions(self):
         import torch_diode
 
-        self.assertTrue(torch_diode.install(model=PACKAGE, top_k=2, performance_threshold=10.0))
+        self.assertTrue(torch_diode.install(model=PACKAGE, top_k=2, performance_threshold=10.0, margin=0.0))
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "decisions.jsonl")
             with torch_diode.record_decisions(path) as decisions:

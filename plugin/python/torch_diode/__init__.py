@@ -121,15 +121,20 @@ def _restore_config() -> None:
     _saved_config.clear()
 
 
-def install(model=None, top_k=3, performance_threshold=1.1, ops=("mm", "addmm", "bmm"), search_space="DEFAULT",
-            fallback=True) -> bool:
+def install(model=None, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", "bmm"), search_space="DEFAULT",
+            fallback=True, margin=None, regime="warm") -> bool:
     """Installs the selector. `model`: a path or name of a package, or None for the best package
-    for the detected GPU. Returns True when installed; otherwise get_integration_status() says
-    why (one warning is logged) and Inductor is left exactly as it was."""
+    for the detected GPU and `regime` ("warm": operands in L2, as in a decode loop; "cold": weights
+    evicted, as in a large model's forward pass). `margin`: ATen, what plain torch.compile runs,
+    is replaced only by a kernel predicted faster by more than this share (default: the
+    calibrated DEFAULT_MARGIN; 0 turns the guard off). Returns True when installed; otherwise
+    get_integration_status() says why (one warning is logged) and Inductor is left exactly as
+    it was."""
     global _runtime, _previous_handler
-    from ._selector import Options, Runtime, choices_class
+    from ._selector import DEFAULT_MARGIN, Options, Runtime, choices_class
 
-    options = Options(top_k, performance_threshold, ops, search_space, fallback)
+    options = Options(top_k, performance_threshold, ops, search_space, fallback,
+                      DEFAULT_MARGIN if margin is None else margin, regime)
     with _lock:
         uninstall()
         _status.update(installed=False, options=options.as_dict())
@@ -142,7 +147,7 @@ def install(model=None, top_k=3, performance_threshold=1.1, ops=("mm", "addmm", 
             _status[step].pop("reason")
         hw = get_detected_hardware()
         _status["hardware"] = dict(hw, ok=bool(hw.get("available")))
-        loaded = _load_model(model, hw)
+        loaded = _load_model(model, hw, options.regime)
         if loaded is None:
             return False
         from . import _inductor_compat as compat
@@ -153,12 +158,12 @@ def install(model=None, top_k=3, performance_threshold=1.1, ops=("mm", "addmm", 
         _engage(options)
         _runtime = runtime
         _status.update(installed=True, reason="")
-        log.info("installed with %s (top_k=%d, threshold=%.2f, %s)", loaded.path, options.top_k,
-                 options.threshold, options.search_space)
+        log.info("installed with %s (top_k=%d, threshold=%.2f, margin=%.2f, regime=%s, %s)", loaded.path,
+                 options.top_k, options.threshold, options.margin, options.regime, options.search_space)
         return True
 
 
-def _load_model(model, hw):
+def _load_model(model, hw, regime="warm"):
     from ._models import available, best_for, resolve
     from ._native import Model, NativeError, load_library
 
@@ -172,7 +177,7 @@ def _load_model(model, hw):
         if not gpu:
             _fail("hardware", hw.get("reason", "no GPU"))
             return None
-        choice, why = best_for(gpu, available(gpu))
+        choice, why = best_for(gpu, available(gpu), regime)
         if choice is None:
             _fail("model", why)
             return None

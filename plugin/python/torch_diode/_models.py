@@ -64,6 +64,8 @@ def describe(path: str, source: str, detected_gpu: Optional[str]) -> dict:
         created_at=m.get("created_at", ""),
         feature_schema=m.get("feature_schema_version"),
     )
+    # Packages from before timing methods were trained on Inductor's own benchmark.
+    info["timing_method"] = m.get("timing_method") or "inductor_autotune"
     if m.get("name"):
         info["name"] = m["name"]
     if m.get("timing_method") == "cpu":
@@ -91,10 +93,21 @@ def available(detected_gpu: Optional[str]) -> list[dict]:
     return out
 
 
-def best_for(detected_gpu: str, models: list[dict]) -> tuple[Optional[dict], str]:
+def regime_rank(info: dict, regime: str) -> int:
+    """How well a package's truth fits the asked regime: trained on it (0), on the other in-graph
+    regime (1), on Inductor's own benchmark, which misjudges small GEMMs (2)."""
+    method = info.get("timing_method", "inductor_autotune")
+    if method == f"graph_{regime}":
+        return 0
+    return 1 if method.startswith("graph_") else 2
+
+
+def best_for(detected_gpu: str, models: list[dict], regime: str = "warm") -> tuple[Optional[dict], str]:
     """The package to load automatically and, when there is none, why. Only a package made on
     this GPU model is chosen: another GPU's package is loaded only through register_model().
-    Earlier search locations win (the user's path over shipped packages), then the newest."""
+    Earlier search locations win (the user's path over shipped packages), then the package
+    trained on the asked regime's in-graph times (then the other regime's, then Inductor's own
+    benchmark), then the newest."""
     usable = [m for m in models if "error" not in m]
     matching = [m for m in usable if m.get("matches_hardware")]
     if matching:
@@ -102,6 +115,7 @@ def best_for(detected_gpu: str, models: list[dict]) -> tuple[Optional[dict], str
         first_source = min(order.get(m["source"], 99) for m in matching)
         same = [m for m in matching if order.get(m["source"], 99) == first_source]
         same.sort(key=lambda m: m.get("created_at", ""), reverse=True)
+        same.sort(key=lambda m: regime_rank(m, regime))  # stable: newest first within a rank
         return same[0], ""
     broken = [m for m in models if "error" in m]
     if broken and not usable:

@@ -70,9 +70,33 @@ class Stats:
             }
 
 
+def pick_policy(kinds, predicted, top_k=1, margin=0.0, threshold=float("inf")) -> list:
+    """Indices of the candidates to keep, best predicted first.
+
+    ATen (what plain torch.compile runs) is the default: when the best ATen candidate is
+    predicted within (1 + margin) of the best candidate, it alone is kept and Inductor has nothing
+    to benchmark. Otherwise the top_k predictions within `threshold` x the best are kept. Margin 0
+    turns the guard off: the top_k predictions, whatever their kind (top-1: the trainer's arg-min)."""
+    order = sorted(range(len(predicted)), key=predicted.__getitem__)
+    if not order:
+        return []
+    best = order[0]
+    aten = next((i for i in order if kinds[i] == "aten"), None)
+    if margin > 0 and aten is not None and predicted[aten] <= (1.0 + margin) * predicted[best]:
+        return [aten]
+    limit = predicted[best] * threshold
+    return [i for i in order[:top_k] if predicted[i] <= limit]
+
+
+# The ATen guard's default margin, calibrated on the shipped H200 packages' validation and test
+# problems (plugin/scripts/policy-calibrate.py; docs/MODELS.md, "Policy").
+DEFAULT_MARGIN = 0.08
+REGIMES = ("warm", "cold")
+
+
 class Options:
-    def __init__(self, top_k=3, performance_threshold=1.1, ops=("mm", "addmm", "bmm"), search_space="DEFAULT",
-                 fallback=True):
+    def __init__(self, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", "bmm"), search_space="DEFAULT",
+                 fallback=True, margin=DEFAULT_MARGIN, regime="warm"):
         if int(top_k) < 1:
             raise ValueError(f"top_k must be at least 1, got {top_k}")
         if float(performance_threshold) < 1.0:
@@ -82,6 +106,12 @@ class Options:
             raise ValueError(f"ops {sorted(unknown)} are not supported; choose from mm, addmm, bmm")
         if search_space.upper() not in ("DEFAULT", "EXHAUSTIVE"):
             raise ValueError(f"search_space must be DEFAULT or EXHAUSTIVE, got {search_space!r}")
+        if float(margin) < 0.0:
+            raise ValueError(f"margin must be at least 0 (0: no ATen guard), got {margin}")
+        if regime not in REGIMES:
+            raise ValueError(f"regime must be 'warm' or 'cold', got {regime!r}")
+        self.margin = float(margin)
+        self.regime = regime
         self.top_k = int(top_k)
         self.threshold = float(performance_threshold)
         self.ops = tuple(ops)
@@ -90,7 +120,8 @@ class Options:
 
     def as_dict(self) -> dict:
         return {"top_k": self.top_k, "performance_threshold": self.threshold, "ops": list(self.ops),
-                "search_space": self.search_space, "fallback": self.fallback}
+                "search_space": self.search_space, "fallback": self.fallback, "margin": self.margin,
+                "regime": self.regime}
 
 
 def _layout_transposed(size, stride) -> bool:
@@ -176,9 +207,15 @@ class Runtime:
         t1 = time.perf_counter()
         predicted = self.model.score_keys(problem, keys)
         t2 = time.perf_counter()
-        order = sorted(range(len(known)), key=predicted.__getitem__)
-        limit = predicted[order[0]] * self.options.threshold
-        kept_idx = [i for i in order[: self.options.top_k] if predicted[i] <= limit]
+        o = self.options
+        kinds = [k[0] for k in keys]
+        kept_idx = pick_policy(kinds, predicted, o.top_k, o.margin, o.threshold)
+        if len(kept_idx) > 1 and all(kinds[i] != "aten" for i in kept_idx):
+            # Inductor needs an extern kernel to fall back to when every kept template fails its
+            # layout constraints (measured: a ViT block's bmm with top_k 3 failed to compile).
+            aten = [i for i in range(len(keys)) if kinds[i] == "aten"]
+            if aten:
+                kept_idx.append(min(aten, key=predicted.__getitem__))
         kept = [known[i] for i in kept_idx] + unknown
         t3 = time.perf_counter()
         self.stats.add(model_selections=1, candidates_seen=len(known) + len(unknown), candidates_scored=len(known),
@@ -194,6 +231,7 @@ class Runtime:
         decision = problem_dict(problem)
         decision["search_space"] = self.options.search_space
         decision["selector"] = {"top_k": self.options.top_k, "performance_threshold": self.options.threshold,
+                                "margin": self.options.margin, "regime": self.options.regime,
                                 "model": getattr(self.model, "path", "")}
         decision["candidates"] = [dict(candidate_dict(k), predicted_ms=predicted[i], kept=i in keep)
                                   for i, k in enumerate(keys)]
