@@ -1,5 +1,5 @@
-// diode demo: compile GEMMs and a transformer MLP block with default, max-autotune and the
-// plugin on the local GPU, and print compile time and kernel time. The GPU work runs in
+// diode demo: compile GEMMs and real model blocks with plain torch.compile, max-autotune and the
+// plugin on the local GPU, and print compile time and kernel time (warm and L2-flushed). The GPU work runs in
 // `python3 -m torch_diode.demo`, which writes the result JSON this command prints as a table.
 
 #include "democommand.h"
@@ -22,10 +22,11 @@ namespace diode::cli {
 namespace {
 
 struct DemoOptions {
-    std::string problems, package, modes, json, casesOut, python, show;
+    std::string problems, package, modes, json, casesOut, python, show, blockCases;
     int limit = 0;
     int graphCalls = 20;
     bool mlp = false;
+    bool blocks = false;
 };
 
 int runPython(const std::vector<std::string> &args) {
@@ -75,14 +76,18 @@ int runDemo(const DemoOptions &o) {
         args.insert(args.end(), {"--limit", std::to_string(o.limit)});
     if (o.mlp)
         args.push_back("--mlp");
+    if (o.blocks)
+        args.push_back("--blocks");
+    if (!o.blockCases.empty())
+        args.insert(args.end(), {"--block-cases", o.blockCases});
     if (!o.package.empty())
         args.insert(args.end(), {"--package", o.package});
     if (!o.modes.empty())
         args.insert(args.end(), {"--modes", o.modes});
     if (!o.casesOut.empty())
         args.insert(args.end(), {"--cases-out", o.casesOut});
-    if (o.problems.empty() && !o.mlp)
-        throw InvalidInput("demo: give --problems FILE, --mlp, or both");
+    if (o.problems.empty() && !o.mlp && !o.blocks && o.blockCases.empty())
+        throw InvalidInput("demo: give --problems FILE, --blocks, --block-cases, --mlp, or several");
     const int rc = runPython(args);
     if (rc != 0)
         return rc; // 3: no GPU/torch (the worker's message said why), 2: bad input
@@ -95,19 +100,27 @@ int runDemo(const DemoOptions &o) {
 
 std::function<int()> addDemoCommand(CLI::App &app) {
     auto o = std::make_shared<DemoOptions>();
-    auto *demo = app.add_subcommand("demo", "Compile GEMMs and a bf16 MLP block with default, max-autotune "
-                                            "and the plugin; print compile and kernel time");
+    auto *demo =
+        app.add_subcommand("demo", "Compile GEMMs and model blocks with plain torch.compile, max-autotune "
+                                   "and the plugin; print compile and kernel time");
     demo->add_option("--problems", o->problems,
                      "problem JSON lines to compile (e.g. resources/demo/h200-heldout-gemms.jsonl)")
         ->check(CLI::ExistingFile);
     demo->add_option("--limit", o->limit, "only the first N problems");
     demo->add_flag("--mlp", o->mlp, "also a bf16 transformer MLP block built from nn.Linear");
+    demo->add_flag(
+        "--blocks", o->blocks,
+        "real model blocks: Llama-class decoder layer, GPT-2 block, ViT block at decode and prefill");
+    demo->add_option(
+        "--block-cases", o->blockCases,
+        "instead of the default blocks: BLOCK:PHASE:TOKENS:DTYPE,... (e.g. llama:decode:8:bf16)");
     demo->add_option("--package", o->package, ".diode package (default: the best for this GPU)")
         ->check(CLI::ExistingFile);
     demo->add_option("--modes", o->modes,
-                     "comma-separated: default,max-autotune,plugin-top1,plugin-top3,exhaustive-plugin");
-    demo->add_option("--graph-calls", o->graphCalls, "calls per CUDA graph when timing kernels")
-        ->capture_default_str();
+                     "comma-separated, from default, max-autotune, plugin, plugin-cold, plugin-top3, "
+                     "plugin-no-guard, exhaustive-plugin");
+    demo->add_option("--graph-calls", o->graphCalls,
+                     "(ignored: graphs are sized to about 1 ms of kernels, as the sweep worker's)");
     demo->add_option("--json", o->json, "result file (default diode-demo.json)");
     demo->add_option("--cases-out", o->casesOut, "keep finished cases here and skip them on a rerun");
     demo->add_option("--python", o->python, "interpreter (default $DIODE_PYTHON or python3)");

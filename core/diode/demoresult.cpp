@@ -25,9 +25,10 @@ std::optional<double> number(const nlohmann::json &j, const char *key, const std
 DemoResult DemoResult::fromJson(const nlohmann::json &j, const std::string &where) {
     if (!j.is_object())
         throw InvalidInput(fmt::format("{}: a demo result must be a JSON object", where));
-    if (j.value("schema", "") != "diode-demo/1")
-        throw InvalidInput(
-            fmt::format("{}: schema is '{}', this build reads 'diode-demo/1'", where, j.value("schema", "")));
+    const std::string schema = j.value("schema", "");
+    if (schema != "diode-demo/1" && schema != "diode-demo/2")
+        throw InvalidInput(fmt::format(
+            "{}: schema is '{}', this build reads 'diode-demo/1' and 'diode-demo/2'", where, schema));
     DemoResult r;
     r.gpu = j.value("gpu", "");
     r.torch = j.value("torch", "");
@@ -48,7 +49,7 @@ DemoResult DemoResult::fromJson(const nlohmann::json &j, const std::string &wher
             if (!t.is_object())
                 throw InvalidInput(fmt::format("{}: must be an object", mat));
             dc.results[mode] = {number(t, "compile_s", mat), number(t, "kernel_ms", mat),
-                                t.value("error", "")};
+                                t.value("error", ""), number(t, "kernel_cold_ms", mat)};
         }
         r.cases.push_back(std::move(dc));
     }
@@ -75,29 +76,37 @@ const DemoTiming *timing(const DemoCase &c, const std::string &mode) {
 
 } // namespace
 
-double DemoResult::compileSpeedup(const DemoCase &c, const std::string &mode) {
-    const auto *t = timing(c, mode), *ref = timing(c, kReference);
+double DemoResult::compileSpeedup(const DemoCase &c, const std::string &mode, const std::string &reference) {
+    const auto *t = timing(c, mode), *ref = timing(c, reference);
     if (!t || !ref || !t->compileS || !ref->compileS || *t->compileS <= 0)
         return std::nan("");
     return *ref->compileS / *t->compileS;
 }
 
-double DemoResult::kernelSpeedup(const DemoCase &c, const std::string &mode) {
-    const auto *t = timing(c, mode), *ref = timing(c, kReference);
-    if (!t || !ref || !t->kernelMs || !ref->kernelMs || *t->kernelMs <= 0 || *ref->kernelMs <= 0)
+double DemoResult::kernelSpeedup(const DemoCase &c, const std::string &mode, const std::string &reference,
+                                 bool cold) {
+    const auto *t = timing(c, mode), *ref = timing(c, reference);
+    if (!t || !ref)
         return std::nan("");
-    return *ref->kernelMs / *t->kernelMs;
+    const auto &mine = cold ? t->kernelColdMs : t->kernelMs;
+    const auto &theirs = cold ? ref->kernelColdMs : ref->kernelMs;
+    if (!mine || !theirs || *mine <= 0 || *theirs <= 0)
+        return std::nan("");
+    return *theirs / *mine;
 }
 
-DemoModeSummary DemoResult::summaryOf(const std::string &mode) const {
+DemoModeSummary DemoResult::summaryOf(const std::string &mode, const std::string &reference,
+                                      const std::string &kind, bool cold) const {
     std::vector<double> compile;
     double logSum = 0;
     DemoModeSummary s;
     s.kernelSpeedupWorst = std::nan("");
     for (const auto &c : cases) {
-        if (const double v = compileSpeedup(c, mode); !std::isnan(v))
+        if (!kind.empty() && c.kind != kind)
+            continue;
+        if (const double v = compileSpeedup(c, mode, reference); !std::isnan(v))
             compile.push_back(v);
-        if (const double v = kernelSpeedup(c, mode); !std::isnan(v)) {
+        if (const double v = kernelSpeedup(c, mode, reference, cold); !std::isnan(v)) {
             logSum += std::log(v);
             s.kernelSpeedupWorst = s.cases++ ? std::min(s.kernelSpeedupWorst, v) : v;
         }
@@ -109,6 +118,22 @@ DemoModeSummary DemoResult::summaryOf(const std::string &mode) const {
                                      : (compile[n / 2 - 1] + compile[n / 2]) / 2;
     s.kernelSpeedupGeomean = s.cases ? std::exp(logSum / s.cases) : std::nan("");
     return s;
+}
+
+std::vector<std::string> DemoResult::kinds() const {
+    std::vector<std::string> out;
+    for (const auto &c : cases)
+        if (std::find(out.begin(), out.end(), c.kind) == out.end())
+            out.push_back(c.kind);
+    return out;
+}
+
+bool DemoResult::hasColdTimes() const {
+    for (const auto &c : cases)
+        for (const auto &[mode, t] : c.results)
+            if (t.kernelColdMs)
+                return true;
+    return false;
 }
 
 std::string DemoResult::table() const {
@@ -130,14 +155,35 @@ std::string DemoResult::table() const {
         }
         out += '\n';
     }
-    out += fmt::format(
-        "\nspeed-up against {} (higher is better): compile (median), kernel (geomean, worst)\n", kReference);
-    for (const auto &m : modes) {
-        if (m == kReference)
-            continue;
-        const DemoModeSummary s = summaryOf(m);
-        out += fmt::format("  {:<24} compile {:>6.1f}×  kernel {:.3f}×  worst {:.3f}×  ({} cases)\n", m,
-                           s.compileSpeedupMedian, s.kernelSpeedupGeomean, s.kernelSpeedupWorst, s.cases);
+    // Per kind of case, against plain torch.compile and against max-autotune, warm and cold.
+    const bool cold = hasColdTimes();
+    for (const auto &kind : kinds()) {
+        size_t n = 0;
+        for (const auto &c : cases)
+            n += c.kind == kind;
+        for (const char *ref : {kPlain, kReference}) {
+            if (std::find(modes.begin(), modes.end(), ref) == modes.end())
+                continue;
+            out +=
+                fmt::format("\n{} {} cases: speed-up against {} (higher is better): compile (median), kernel "
+                            "(geomean, worst){}\n",
+                            n, kind, ref, cold ? "; kernel with L2 flushed (geomean, worst)" : "");
+            for (const auto &m : modes) {
+                if (m == ref)
+                    continue;
+                const DemoModeSummary s = summaryOf(m, ref, kind);
+                if (s.cases == 0) // a mode not run on this kind of case
+                    continue;
+                out += fmt::format("  {:<24} compile {:>6.1f}×  kernel {:.3f}×  worst {:.3f}×", m,
+                                   s.compileSpeedupMedian, s.kernelSpeedupGeomean, s.kernelSpeedupWorst);
+                if (cold) {
+                    const DemoModeSummary c = summaryOf(m, ref, kind, true);
+                    out += fmt::format("  cold {:.3f}×  worst {:.3f}×", c.kernelSpeedupGeomean,
+                                       c.kernelSpeedupWorst);
+                }
+                out += fmt::format("  ({} cases)\n", s.cases);
+            }
+        }
     }
     return out;
 }

@@ -9,16 +9,18 @@
 
 namespace diode {
 
-/// One compile of one case in one mode: seconds to compile, GPU time per call, or the error.
+/// One compile of one case in one mode: seconds to compile, GPU time per call (warm: operands in
+/// L2; cold: L2 flushed before each call, schema 2 only), or the error.
 struct DemoTiming {
     std::optional<double> compileS;
     std::optional<double> kernelMs;
     std::string error;
+    std::optional<double> kernelColdMs;
 };
 
 struct DemoCase {
     std::string name;
-    std::string kind;                          ///< "gemm" or "model"
+    std::string kind;                          ///< "gemm", "block" (a model block) or "model"
     std::map<std::string, DemoTiming> results; ///< by mode
 };
 
@@ -30,8 +32,9 @@ struct DemoModeSummary {
     int cases = 0;                   ///< cases with both kernel times
 };
 
-/// The result of `diode demo` (`python3 -m torch_diode.demo`), schema "diode-demo/1"
-/// (docs/FORMATS.md): what the CLI prints as a table and the workbench's Demo page draws.
+/// The result of `diode demo` (`python3 -m torch_diode.demo`), schema "diode-demo/2" (cold
+/// kernel times, model blocks) or "diode-demo/1" (docs/FORMATS.md): what the CLI prints as a table and the
+/// workbench's Demo page draws.
 struct DemoResult {
     std::string gpu, torch, createdAt;
     std::vector<std::string> modes;
@@ -44,12 +47,20 @@ struct DemoResult {
     /// Compile seconds and kernel microseconds per case and mode, then the speed-ups.
     std::string table() const;
 
-    /// Against max-autotune (the reference), as a speed-up: higher is better, 1 is the same.
-    /// NaN where either side has no time. The CLI and the workbench both show these.
-    static double compileSpeedup(const DemoCase &c, const std::string &mode);
-    static double kernelSpeedup(const DemoCase &c, const std::string &mode);
-    DemoModeSummary summaryOf(const std::string &mode) const;
+    /// Against a reference mode (max-autotune unless given), as a speed-up: higher is better, 1
+    /// is the same. NaN where either side has no time. The CLI and the workbench both show these.
+    static double compileSpeedup(const DemoCase &c, const std::string &mode,
+                                 const std::string &reference = kReference);
+    static double kernelSpeedup(const DemoCase &c, const std::string &mode,
+                                const std::string &reference = kReference, bool cold = false);
+    /// Over the cases of `kind` ("" for all).
+    DemoModeSummary summaryOf(const std::string &mode, const std::string &reference = kReference,
+                              const std::string &kind = {}, bool cold = false) const;
+    /// The case kinds present, in order of first appearance.
+    std::vector<std::string> kinds() const;
+    bool hasColdTimes() const;
     static constexpr const char *kReference = "max-autotune";
+    static constexpr const char *kPlain = "default"; ///< plain torch.compile
 };
 
 } // namespace diode

@@ -10,7 +10,7 @@ namespace diode::shipped {
 inline constexpr std::string_view kDataset = "trained_models/h200/h200-dataset.db";
 inline constexpr std::string_view kModel = "trained_models/h200/h200-gemm-mlp-v2.diode";
 inline constexpr std::string_view kDemoResult = "trained_models/h200/h200-demo.json";
-inline constexpr std::string_view kDemoProblems = "resources/demo/h200-heldout-gemms.jsonl";
+inline constexpr std::string_view kDemoProblems = "resources/demo/h200-ingraph-heldout-gemms.jsonl";
 inline constexpr std::string_view kCpuPlan = "resources/plans/cpu-smoke.json";
 
 /// A shipped database and the file of held-out problems kept beside it (file names).

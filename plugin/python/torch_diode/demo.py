@@ -1,15 +1,16 @@
-"""The speed-up demo behind `diode demo`: compiles GEMMs (and a bf16 transformer MLP block) with
-Inductor's default, max-autotune, and max-autotune with the selector (top_k 1 and 3, and over
-the EXHAUSTIVE search space), and reports compile seconds and kernel time.
+"""The speed-up demo behind `diode demo`: compiles GEMMs and real model blocks (torch_diode.blocks)
+with plain torch.compile, max-autotune, and max-autotune with the selector (its defaults, the cold
+regime, top_k 3, EXHAUSTIVE), and reports compile seconds and kernel time.
 
-Kernel time is measured on the GPU, never with a Python clock around a call: the compiled
-function is captured `--graph-calls` times in one CUDA graph, the graph is replayed between
-CUDA events, and the median replay divided by the calls is reported.
+Kernel time is measured on the GPU exactly as the worker measures its baselines
+(torch_diode.ingraph.GraphTimer): calls captured in a CUDA graph and replayed between CUDA events,
+warm (back to back) and cold (an L2 flush before each call, timed alone and subtracted: weights
+evicted from L2).
 
-  python3 -m torch_diode.demo --problems FILE.jsonl [--mlp] --json OUT.json [--cases-out PART.jsonl]
+  python3 -m torch_diode.demo --problems FILE.jsonl [--blocks] --json OUT.json [--cases-out PART.jsonl]
 
 Each finished case is appended to --cases-out at once, so a run cut short keeps its cases and
-a second run with the same file skips them (--resume).
+a second run with the same file skips them.
 """
 
 from __future__ import annotations
@@ -26,12 +27,22 @@ import traceback
 os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
 # Every compile must really compile: cached graphs or autotune results would hide its cost.
 os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
+# (and each compile runs under config_patch(force_disable_caches=True) as well)
 
-MODES = ["default", "max-autotune", "plugin-top1", "plugin-top3", "plugin-top3-unfiltered", "exhaustive-plugin"]
-# plugin-top3 keeps at most 3 candidates within install()'s default performance_threshold (1.1 x
-# the best prediction); plugin-top3-unfiltered keeps the 3 best predictions whatever their gap.
-UNFILTERED = float("inf")
-SCHEMA = "diode-demo/1"
+# Each mode: how the function is compiled. Plugin modes install the selector with these options
+# (the rest at install()'s defaults: top_k 1, the calibrated ATen-guard margin, regime warm).
+MODES = {
+    "default": None,  # plain torch.compile: no autotuning, ATen (cuBLAS) GEMMs
+    "max-autotune": None,  # Inductor compiles and benchmarks every candidate
+    "plugin": {},  # max-autotune with the selector at its defaults
+    "plugin-cold": {"regime": "cold"},
+    "plugin-top3": {"top_k": 3},  # Inductor's own benchmark picks among the 3 best predictions
+    "plugin-no-guard": {"margin": 0.0},  # the model's arg-min, no ATen guard
+    "exhaustive-plugin": {"search_space": "EXHAUSTIVE"},
+}
+GEMM_MODES = ["default", "max-autotune", "plugin", "plugin-cold", "plugin-top3"]
+BLOCK_MODES = ["default", "max-autotune", "plugin", "plugin-top3", "exhaustive-plugin"]
+SCHEMA = "diode-demo/2"
 
 
 def log(msg):
@@ -64,36 +75,14 @@ def mlp_case(tokens=2048, d_model=4096, d_ff=14336):
     return f"MLP block bf16 tokens={tokens} d_model={d_model} d_ff={d_ff}", fn, (x,)
 
 
-def kernel_ms(fn, args, graph_calls=20, replays=15):
-    """GPU time per call: `graph_calls` calls captured in one CUDA graph, median of replays."""
-    import torch
-
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn(*args)
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(graph_calls):
-            fn(*args)
-    g.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(replays):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        g.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / graph_calls)
-    del g
-    return statistics.median(times)
+def kernel_times(fn, args, timer):
+    """(warm_ms, cold_ms) per call, timed as the worker times its baselines (torch_diode.ingraph:
+    calls captured in a CUDA graph; cold: an L2 flush before each call, subtracted)."""
+    with timer.stream_ctx():
+        return timer.time(lambda: fn(*args))
 
 
-def run_mode(mode, fn, args, package, graph_calls):
+def run_mode(mode, fn, args, package, timer):
     import torch
     import torch._dynamo
 
@@ -103,29 +92,35 @@ def run_mode(mode, fn, args, package, graph_calls):
     torch_diode.uninstall()
     torch._dynamo.reset()
     result = {}
-    if mode.startswith("plugin") or mode == "exhaustive-plugin":
-        top_k = 1 if mode == "plugin-top1" else 3
-        space = "EXHAUSTIVE" if mode == "exhaustive-plugin" else "DEFAULT"
-        options = {"performance_threshold": UNFILTERED} if mode == "plugin-top3-unfiltered" else {}
-        if not torch_diode.install(model=package, top_k=top_k, search_space=space, **options):
+    options = MODES[mode]
+    if options is not None:
+        # regime "cold" picks the cold package; an explicit --package pins one for every mode
+        model = None if (package is None or "regime" in options) else package
+        if not torch_diode.install(model=model, **options):
             return {"error": torch_diode.get_integration_status()["reason"]}
+        result["package"] = os.path.basename(torch_diode.get_integration_status()["model"]["path"])
         torch_diode.reset_stats()
-    compile_mode = None if mode == "default" else "max-autotune-no-cudagraphs"
+    # max-autotune: the whole of Inductor's autotuning, as users run it. Plugin modes: plain
+    # torch.compile with GEMM autotuning on (max_autotune_gemm), which the selector replaces;
+    # nothing else is autotuned, so they compile as plain torch.compile does plus the GEMMs kept.
+    kwargs = {"mode": "max-autotune-no-cudagraphs"} if mode == "max-autotune" else \
+        {"options": {"max_autotune_gemm": True}} if options is not None else {}
     try:
         with compat.config_patch({"force_disable_caches": True}):
-            compiled = torch.compile(fn, mode=compile_mode, dynamic=False, fullgraph=True)
+            compiled = torch.compile(fn, dynamic=False, fullgraph=True, **kwargs)
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             compiled(*args)
             torch.cuda.synchronize()
             result["compile_s"] = time.perf_counter() - t0
-        result["kernel_ms"] = kernel_ms(compiled, args, graph_calls)
+        result["kernel_ms"], result["kernel_cold_ms"] = kernel_times(compiled, args, timer)
         if torch_diode.get_integration_status()["installed"]:
             st = torch_diode.get_stats()
             result["selections"] = st["model_selections"]
             result["fallbacks"] = st["fallback_total"]
             result["candidates_scored"] = st["candidates_scored"]
             result["selector_us"] = st["mean_selector_us"] + st["mean_scoring_us"]
+            result["scoring_us"] = st["mean_scoring_us"]
     except Exception as e:  # noqa: BLE001 - one failing mode must not end the demo
         result = {"error": f"{type(e).__name__}: {e}"}
         log(traceback.format_exc())
@@ -136,26 +131,51 @@ def run_mode(mode, fn, args, package, graph_calls):
     return result
 
 
+def _geomean(xs):
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+
+
 def summarize(cases, modes):
+    """Per mode, against plain torch.compile ("default") and max-autotune: speed-up x (reference
+    time / mode time, higher is better) of kernels warm and cold, geomean and worst; compile
+    speed-up against max-autotune (median)."""
     summary = {}
     for mode in modes:
-        if mode == "max-autotune":
-            continue
-        speedups, ratios = [], []
-        for c in cases:
-            r, ma = c["results"].get(mode, {}), c["results"].get("max-autotune", {})
-            if "compile_s" in r and "compile_s" in ma and r["compile_s"] > 0:
-                speedups.append(ma["compile_s"] / r["compile_s"])
-            if "kernel_ms" in r and "kernel_ms" in ma and ma["kernel_ms"] > 0:
-                ratios.append(r["kernel_ms"] / ma["kernel_ms"])
-        if speedups or ratios:
-            summary[mode] = {
-                "cases": len(ratios),
-                "compile_speedup_median": statistics.median(speedups) if speedups else None,
-                "kernel_time_ratio_geomean": math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None,
-                "kernel_time_ratio_worst": max(ratios) if ratios else None,
-            }
+        row = {"cases": 0}
+        for ref in ("default", "max-autotune"):
+            for key, label in (("kernel_ms", "warm"), ("kernel_cold_ms", "cold")):
+                ups = []
+                for c in cases:
+                    r, b = c["results"].get(mode, {}), c["results"].get(ref, {})
+                    if r.get(key) and b.get(key):
+                        ups.append(b[key] / r[key])
+                if ups:
+                    row["cases"] = max(row["cases"], len(ups))
+                    row[f"speedup_vs_{ref}_{label}_geomean"] = _geomean(ups)
+                    row[f"speedup_vs_{ref}_{label}_worst"] = min(ups)
+        comp = [c["results"]["max-autotune"]["compile_s"] / c["results"][mode]["compile_s"] for c in cases
+                if c["results"].get(mode, {}).get("compile_s") and c["results"].get("max-autotune", {}).get("compile_s")]
+        if comp:
+            row["compile_speedup_vs_max_autotune_median"] = statistics.median(comp)
+        sel = [c["results"][mode]["selector_us"] for c in cases if c["results"].get(mode, {}).get("selector_us")]
+        if sel:
+            row["selector_us_median"] = statistics.median(sel)
+        summary[mode] = row
     return summary
+
+
+def _block_specs(text):
+    from .blocks import DEFAULT_CASES
+
+    if not text:
+        return list(DEFAULT_CASES)
+    specs = []
+    for item in text.split(","):
+        parts = item.split(":")
+        if len(parts) != 4 or not parts[2].isdigit():
+            raise ValueError(f"--block-cases entry '{item}': expected BLOCK:PHASE:TOKENS:DTYPE, e.g. llama:decode:8:bf16")
+        specs.append((parts[0], parts[1], int(parts[2]), parts[3]))
+    return specs
 
 
 def main(argv=None):
@@ -163,18 +183,32 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--problems", help="problem JSON lines (candidates are ignored)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N problems")
+    ap.add_argument("--blocks", action="store_true", help="the model blocks (torch_diode.blocks.DEFAULT_CASES)")
+    ap.add_argument("--block-cases", help="instead of the default blocks: BLOCK:PHASE:TOKENS:DTYPE,...")
     ap.add_argument("--mlp", action="store_true", help="also the bf16 transformer MLP block")
-    ap.add_argument("--package", help=".diode package (default: the best for this GPU)")
-    ap.add_argument("--modes", default=",".join(MODES))
-    ap.add_argument("--graph-calls", type=int, default=20)
-    ap.add_argument("--json", required=True, help="where to write the result (diode-demo/1)")
+    ap.add_argument("--package", help=".diode package for every plugin mode but plugin-cold (default: the best "
+                    "for this GPU and the mode's regime)")
+    ap.add_argument("--modes", help=f"comma-separated, from {', '.join(MODES)} (default: GEMMs "
+                    f"{','.join(GEMM_MODES)}; blocks {','.join(BLOCK_MODES)})")
+    ap.add_argument("--graph-calls", type=int, default=0, help="(ignored: graphs are sized to ~1 ms of kernels)")
+    ap.add_argument("--deadline-s", type=float, default=0,
+                    help="start no new case after this many seconds (the result keeps what finished)")
+    ap.add_argument("--json", required=True, help=f"where to write the result ({SCHEMA})")
     ap.add_argument("--cases-out", help="append each finished case here (JSON lines); cases already there only "
                     "run the modes they lack")
     a = ap.parse_args(argv)
-    modes = [m for m in a.modes.split(",") if m]
+    started = time.monotonic()
+    default_modes = BLOCK_MODES if (a.blocks or a.block_cases) and not a.problems else GEMM_MODES
+    modes = [m for m in (a.modes or ",".join(default_modes)).split(",") if m]
     bad = [m for m in modes if m not in MODES]
     if bad:
-        ap.error(f"unknown modes {bad}; choose from {MODES}")
+        ap.error(f"unknown modes {bad}; choose from {', '.join(MODES)}")
+    try:
+        blocks = _block_specs(a.block_cases) if (a.blocks or a.block_cases) else []
+    except ValueError as e:
+        ap.error(str(e))
+    if not a.problems and not blocks and not a.mlp:
+        ap.error("give --problems FILE, --blocks, --mlp, or several")
 
     from .worker import environment_problem
 
@@ -187,6 +221,8 @@ def main(argv=None):
     import torch_diode
 
     from ._hardware import gpu_identity
+    from .blocks import block_case
+    from .ingraph import GraphTimer
 
     problems = []
     if a.problems:
@@ -208,31 +244,41 @@ def main(argv=None):
                 if line.strip():
                     c = json.loads(line)
                     done[c["name"]] = c
+    torch_diode.install(model=a.package)
+    st = torch_diode.get_integration_status()
+    torch_diode.uninstall()
+    if not st["model"].get("ok"):
+        print(f"error: no model package for this GPU: {st['reason']}", file=sys.stderr)
+        return 2
     package = a.package
-    if package is None:
-        torch_diode.install()
-        st = torch_diode.get_integration_status()
-        torch_diode.uninstall()
-        if not st["model"].get("ok"):
-            print(f"error: no model package for this GPU: {st['reason']}", file=sys.stderr)
-            return 2
-        package = st["model"]["path"]
-    specs = [("gemm", p) for p in problems] + ([("model", None)] if a.mlp else [])
+    timer = GraphTimer()
+    specs = [("gemm", p) for p in problems] + [("block", b) for b in blocks] + ([("model", None)] if a.mlp else [])
     cases = []
     for i, (kind, p) in enumerate(specs, 1):
-        name, fn, args = gemm_case(p) if kind == "gemm" else mlp_case()
+        if kind == "gemm":
+            name, fn, args = gemm_case(p)
+        elif kind == "block":
+            name, fn, args = block_case(*p)
+        else:
+            name, fn, args = mlp_case()
         case = done.get(name) or {"name": name, "kind": kind, "results": {}}
         missing = [m for m in modes if m not in case["results"]]
         if not missing:  # finished by an earlier run
             cases.append(case)
             continue
-        if p is not None:
+        if a.deadline_s and time.monotonic() - started > a.deadline_s:
+            log(f"deadline: {len(specs) - i + 1} cases left for a later run")
+            break
+        if kind == "gemm":
             case["problem"] = p
+        elif kind == "block":
+            case["block"] = dict(zip(("block", "phase", "tokens", "dtype"), p))
         for mode in missing:
-            case["results"][mode] = run_mode(mode, fn, args, package, a.graph_calls)
+            case["results"][mode] = run_mode(mode, fn, args, package, timer)
             r = case["results"][mode]
             log(f"[{i}/{len(specs)}] {name} {mode}: " + (r["error"] if "error" in r else
-                f"compile {r['compile_s']:.2f} s, kernel {r['kernel_ms'] * 1000:.1f} us"))
+                f"compile {r['compile_s']:.2f} s, kernel {r['kernel_ms'] * 1000:.1f} us warm, "
+                f"{r['kernel_cold_ms'] * 1000:.1f} us cold"))
         cases.append(case)
         if a.cases_out:  # a case that gained modes is appended again; the last line of a name wins
             with open(a.cases_out, "a") as f:
@@ -243,8 +289,10 @@ def main(argv=None):
     import triton
 
     out = {"schema": SCHEMA, "gpu": hw["gpu"], "torch": torch.__version__, "triton": triton.__version__,
-           "package": os.path.abspath(package), "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "graph_calls": a.graph_calls, "modes": modes, "cases": cases, "summary": summarize(cases, modes)}
+           "package": st["model"]["path"], "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "timing": "torch_diode.ingraph: CUDA graph, warm and L2-flushed (cold), as the worker's baselines",
+           "modes": modes, "mode_options": {m: MODES[m] for m in modes}, "cases": cases,
+           "summary": summarize(cases, modes)}
     with open(a.json, "w") as f:
         json.dump(out, f, indent=1)
     return 0
