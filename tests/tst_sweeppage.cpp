@@ -13,6 +13,8 @@
 #include "sweep/sweeppage.h"
 #include "sweep/throughputplot.h"
 
+#include "diode/sweepplan.h"
+
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
 #include <QLabel>
@@ -21,6 +23,8 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QThread>
+#include <QTimer>
 
 namespace {
 
@@ -46,6 +50,15 @@ const char *kSlowCpuPlan = R"json({
   "cpu": {"block_m": [64], "block_n": [64], "block_k": [256], "threads": [1]},
   "entries": [{"name": "square", "ops": ["mm"], "dtypes": ["fp32"],
                "M": [512, 520, 528, 536, 544, 552, 560, 568, 576, 584], "N": [512], "K": [512]}]})json";
+
+// kSmallCpuPlan expanded by the one plan expander: its problem and tile-config counts.
+struct PlanSize {
+    qint64 problems, configs;
+};
+PlanSize smallCpuPlanSize() {
+    const auto plan = diode::SweepPlan::parse(kSmallCpuPlan, ".");
+    return {qint64(plan.problems.size()), qint64(plan.cpuConfigs.size())};
+}
 
 PlanEstimate waitEstimate(SweepPage &page) {
     QSignalSpy spy(&page, &SweepPage::estimateShown);
@@ -151,7 +164,10 @@ private slots:
         sweep->setPlanText(QString::fromLatin1(kSmallCpuPlan), m_dir.path());
         const auto e = waitEstimate(*sweep);
         QVERIFY2(e.error.isEmpty(), qPrintable(e.error));
-        QCOMPARE(e.problems, qint64(10));
+        const auto [problems, configs] = smallCpuPlanSize();
+        QCOMPARE(problems, qint64(10)); // the numbers in the messages below
+        QCOMPARE(configs, qint64(8));
+        QCOMPARE(e.problems, problems); // kSmallCpuPlan's, never the shipped cpu-smoke's
 
         QSignalSpy finished(sweep->worker(), &SweepWorker::finished);
         QSignalSpy failed(sweep->worker(), &SweepWorker::failed);
@@ -171,9 +187,9 @@ private slots:
               "stall %.1f ms over %ld probe ticks",
               seconds, e.seconds, probe.worstMs(), probe.ticks());
         QCOMPARE(finished.at(0).at(0).toString(), QString("finished"));
-        QVERIFY(progress.count() >= 10);
+        QVERIFY(progress.count() >= problems);
         QVERIFY2(probe.worstMs() < 1000, qPrintable(QString::number(probe.worstMs())));
-        QCOMPARE(sweep->plot()->points(), 10);
+        QCOMPARE(sweep->plot()->points(), int(problems));
         QCOMPARE(w.state()->databasePath(), db);
         QVERIFY(!w.state()->databaseReadOnly());
 
@@ -181,12 +197,13 @@ private slots:
         QVERIFY(analysis.wait(20000));
         QSignalSpy page(data->measurementsModel(), &StoreTableModel::pageLoaded);
         QVERIFY(!data->measurementsModel()->isLoading() || page.wait(20000));
-        QCOMPARE(data->measurementsModel()->totalRows(), qint64(80));
+        QCOMPARE(data->measurementsModel()->totalRows(), problems * configs);
         QSignalSpy ppage(data->problemsModel(), &StoreTableModel::pageLoaded);
         QVERIFY(!data->problemsModel()->isLoading() || ppage.wait(20000));
-        QCOMPARE(data->problemsModel()->totalRows(), qint64(10));
-        QCOMPARE(data->analysis().best.size(), size_t(10));
-        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements WHERE status = 'ok'"), int64_t(80));
+        QCOMPARE(data->problemsModel()->totalRows(), problems);
+        QCOMPARE(qint64(data->analysis().best.size()), problems);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements WHERE status = 'ok'"),
+                 int64_t(problems * configs));
         QTest::qWait(50);
         pagecheck::checkRendered(sweep, "sweep-after-cpu-run", 40);
         QVERIFY(w.showPage("dataPage"));
@@ -200,11 +217,37 @@ private slots:
         WorkbenchState state;
         SweepPage page(&state);
         page.setPlanText(QString::fromLatin1(kSmallCpuPlan), m_dir.path());
-        QCOMPARE(waitEstimate(page).problems, qint64(10));
+        const qint64 problems = smallCpuPlanSize().problems;
+        QCOMPARE(waitEstimate(page).problems, problems);
         auto *bar = page.findChild<QProgressBar *>("sweepProgress");
-        QCOMPARE(bar->maximum(), 10);
-        QCOMPARE(bar->text(), QString("0 / 10 problems"));
+        QCOMPARE(bar->maximum(), int(problems));
+        QCOMPARE(bar->text(), QString("0 / %1 problems").arg(problems));
         QVERIFY(!plotMessage(page.plot()).isEmpty());
+    }
+
+    // An estimate still under way when the plan text changes is dropped: the page never shows
+    // (or lets Run start on) the previous plan's count. The MainWindow of a fresh start counts the
+    // shipped cpu-smoke plan while a caller already sets another.
+    void staleEstimateIsNeverShown() {
+        WorkbenchState state;
+        SweepPage page(&state);
+        waitEstimate(page);
+        page.openPlan(testutil::sourcePath("resources/plans/cpu-smoke.json"));
+        auto *delay = page.findChild<QTimer *>("estimateDelay");
+        QVERIFY(delay && delay->isActive());
+        QElapsedTimer t;
+        t.start();
+        while (delay->isActive() && t.elapsed() < 10000) { // until cpu-smoke's count has started
+            QCoreApplication::processEvents();
+            QThread::msleep(1);
+        }
+        QVERIFY(!delay->isActive());
+        page.setPlanText(QString::fromLatin1(kSmallCpuPlan), m_dir.path());
+        QSignalSpy shown(&page, &SweepPage::estimateShown);
+        QVERIFY(shown.wait(10000));
+        QCOMPARE(shown.at(0).at(0).value<PlanEstimate>().problems, smallCpuPlanSize().problems);
+        QTest::qWait(100);
+        QCOMPARE(shown.count(), 1);
     }
 
     // What `diode-workbench --page sweepPage --screenshot` shows: a finished cpu run, written to
@@ -220,8 +263,10 @@ private slots:
         QVERIFY(ready.wait(120000));
         auto *bar = page.findChild<QProgressBar *>("sweepProgress");
         QCOMPARE(bar->value(), bar->maximum());
-        QCOMPARE(bar->maximum(), 26); // cpu-smoke
-        QCOMPARE(page.plot()->points(), 26);
+        const auto smoke =
+            diode::SweepPlan::load(testutil::sourcePath("resources/plans/cpu-smoke.json").toStdString());
+        QCOMPARE(bar->maximum(), int(smoke.problems.size()));
+        QCOMPARE(page.plot()->points(), int(smoke.problems.size()));
         QVERIFY(plotMessage(page.plot()).isEmpty());
         QVERIFY(page.targetDatabase().startsWith(
             QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)));

@@ -6,6 +6,7 @@
 #include "summary/summarypage.h"
 
 #include "diode/config.h"
+#include "diode/sweepplan.h"
 
 #include <QCryptographicHash>
 #include <QDirIterator>
@@ -33,8 +34,14 @@ private slots:
         QVERIFY(shown.wait(10000));
         auto *counts = w.findChild<QLabel *>("summaryCounts");
         QVERIFY(counts);
-        QVERIFY2(counts->text().contains("<td>26 (0 failed)</td>"), qPrintable(counts->text()));
-        QVERIFY(counts->text().contains("416 (0 failed)"));
+        // cpu-smoke's problems, each with every tile config of the plan
+        const auto plan =
+            diode::SweepPlan::load(testutil::sourcePath("resources/plans/cpu-smoke.json").toStdString());
+        const auto problems = plan.problems.size(), measurements = problems * plan.cpuConfigs.size();
+        QVERIFY2(counts->text().contains(QString("<td>%1 (0 failed)</td>").arg(problems)),
+                 qPrintable(counts->text()));
+        QVERIFY2(counts->text().contains(QString("%1 (0 failed)").arg(measurements)),
+                 qPrintable(counts->text()));
         QVERIFY(counts->text().contains("addmm, bmm, mm"));
         auto *runs = w.findChild<QTableWidget *>("runsTable");
         QCOMPARE(runs->rowCount(), 1);

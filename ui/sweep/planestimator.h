@@ -23,6 +23,8 @@ class PlanEstimator : public QObject {
 public:
     explicit PlanEstimator(QObject *parent = nullptr);
     void estimate(const QByteArray &planJson, const QString &planDir, const QString &backend);
+    /// Drops the estimate under way: the plan it counts is no longer the one shown.
+    void cancel() { m_jobs.cancel(); }
 
 signals:
     void estimated(const PlanEstimate &estimate);

@@ -63,6 +63,7 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     , m_estimateDelay(new QTimer(this)) {
     setObjectName(QStringLiteral("sweepPage"));
     m_planDir = resourcesDir() + QStringLiteral("/plans");
+    m_estimateDelay->setObjectName(QStringLiteral("estimateDelay"));
     m_estimateDelay->setSingleShot(true);
     m_estimateDelay->setInterval(250);
 
@@ -390,6 +391,9 @@ void SweepPage::scheduleEstimate() {
     m_planValid = false;
     m_run->setEnabled(false);
     m_estimate->setText(tr("Counting problems…"));
+    // An estimate of the previous text still under way would otherwise arrive after this change,
+    // show the old plan's count and enable Run for it.
+    m_estimator->cancel();
     m_estimateDelay->start();
 }
 
