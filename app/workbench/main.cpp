@@ -12,6 +12,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QMetaMethod>
+#include <QProgressBar>
 #include <QSettings>
 #include <QTabWidget>
 #include <QTemporaryDir>
@@ -72,6 +73,20 @@ bool waitForPage(MainWindow &window, QWidget *page, const std::function<void()> 
             &window, &MainWindow::databaseShown, page,
             [page] { QMetaObject::invokeMethod(page, "runForScreenshot"); }, Qt::SingleShotConnection);
     return true;
+}
+
+// Never hang a screenshot script, and never give up on one that is still working: a page that
+// trains or sweeps for the shot (minutes on a loaded machine) moves its progress bars, and each
+// move restarts the clock. Only a page with no progress for kHangSeconds calls `hung`.
+void watchForHang(QWidget *page, const std::function<void(int)> &hung) {
+    constexpr int kHangSeconds = 240;
+    auto *watchdog = new QTimer(page);
+    watchdog->setSingleShot(true);
+    watchdog->setInterval(kHangSeconds * 1000);
+    QObject::connect(watchdog, &QTimer::timeout, page, [hung] { hung(kHangSeconds); });
+    for (auto *bar : page->findChildren<QProgressBar *>())
+        QObject::connect(bar, &QProgressBar::valueChanged, watchdog, qOverload<>(&QTimer::start));
+    watchdog->start();
 }
 
 // The command line; --help and --version answer without a display.
@@ -202,19 +217,29 @@ int main(int argc, char **argv) {
     if (parser.isSet(shot)) {
         const QString out = parser.value(shot);
         auto saved = std::make_shared<bool>(false);
-        auto save = [&window, out, saved](bool ok) {
+        // A failed screenshot says why on stderr: its exit code alone tells a script nothing.
+        auto save = [&window, out, saved](const QString &failure) {
             if (*saved)
                 return;
             *saved = true;
-            if (!window.grab().save(out))
+            bool ok = failure.isEmpty();
+            if (!ok)
+                std::fprintf(stderr, "diode-workbench: --screenshot: %s\n", qPrintable(failure));
+            if (!window.grab().save(out)) {
+                std::fprintf(stderr, "diode-workbench: --screenshot: cannot write %s\n", qPrintable(out));
                 ok = false;
+            }
             QApplication::exit(ok ? 0 : 1);
         };
-        if (!shown || !waitForPage(window, shown, [save] { save(true); }))
+        if (!shown || !waitForPage(window, shown, [save] { save(QString()); }))
             QObject::connect(&window, &MainWindow::databaseShown, &window,
-                             [save] { QTimer::singleShot(300, [save] { save(true); }); });
-        QObject::connect(&window, &MainWindow::databaseFailed, &window, [save] { save(false); });
-        QTimer::singleShot(240000, &window, [save] { save(false); }); // never hang a screenshot script
+                             [save] { QTimer::singleShot(300, [save] { save(QString()); }); });
+        QObject::connect(&window, &MainWindow::databaseFailed, &window, [save](const QString &message) {
+            save(QStringLiteral("the database failed to open: ") + message);
+        });
+        watchForHang(shown ? shown : &window, [save](int seconds) {
+            save(QStringLiteral("nothing progressed for %1 s; saved the window as it was").arg(seconds));
+        });
     }
     window.show();
     window.state()->setPackage(startPackage());
