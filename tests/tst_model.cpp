@@ -545,8 +545,32 @@ private slots:
         QVERIFY(lines[3].contains(R"("error")") && lines[3].contains("cutlass"));
         QCOMPARE(nlohmann::json::parse(lines[4].toStdString())["order"], nlohmann::json::array({0}));
         QString err;
-        QCOMPARE(testutil::runCli({"inspect", pkg}, &out, &err), 0);
-        QVERIFY(out.contains("\"feature_schema_version\": 2"));
+        // A short summary by default; the manifest itself with --json.
+        QCOMPARE(testutil::runCli({"inspect", "--package", pkg}, &out, &err), 0);
+        QVERIFY2(out.count('\n') < 25 && !out.contains('{'), qPrintable(out));
+        for (const char *part : {"GPU           NVIDIA H200", "timing method inductor_autotune",
+                                 "feature schema 2", "No test-split metrics recorded"})
+            QVERIFY2(out.contains(part), qPrintable(out + "\nmissing: " + part));
+        QCOMPARE(testutil::runCli({"inspect", pkg, "--json"}, &out, &err), 0);
+        QCOMPARE(nlohmann::json::parse(out.toStdString())["feature_schema_version"].get<int>(), 2);
+        // A trained package: what it learnt from and its test-split table against the baselines.
+        const QString shipped = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
+        QCOMPARE(testutil::runCli({"inspect", shipped}, &out, &err), 0);
+        for (const char *part : {"h200-gemm-mlp-v2\n", "ops / dtypes  addmm, bmm, mm / bf16, fp16, fp32",
+                                 "624 problems (12190 rows)", "436 train, 94 validation, 94 test problems",
+                                 "mlp 50-64-64-32-1 (relu), 6 member(s)", "created       2026-",
+                                 "On the test split (94 problems"})
+            QVERIFY2(out.contains(part), qPrintable(out + "\nmissing: " + part));
+        QVERIFY2(out.contains(QRegularExpression("selector\\s+top1 mean\\s+top1 p10\\s+top3 mean\n")),
+                 qPrintable(out));
+        for (const char *row : {"model", "aten", "first-config", "random"})
+            QVERIFY2(out.contains(QRegularExpression(
+                         QString("\n  %1\\s+0\\.\\d{4}\\s+0\\.\\d{4}\\s+0\\.\\d{4}\n").arg(row))),
+                     qPrintable(out + "\nmissing row: " + row));
+        QCOMPARE(testutil::runCli({"inspect", "--json", shipped}, &out, &err), 0);
+        const auto manifest = nlohmann::json::parse(out.toStdString());
+        QCOMPARE(manifest["training_data"]["problems"].get<int>(), 624);
+        QVERIFY(!manifest.contains("tensors"));
         // A damaged package: a clear error, exit code 2.
         QFile p(pkg);
         QVERIFY(p.open(QIODevice::ReadWrite));

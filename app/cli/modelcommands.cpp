@@ -31,6 +31,7 @@ struct Options {
     std::string method;            ///< empty: the data's default (defaultTimingMethod)
     bool all = false;              ///< eval --db: every problem, not only those the model never saw
     bool storePredictions = false; ///< eval --db: write the predictions into the database
+    bool json = false;             ///< inspect: the raw manifest, not the summary
     std::vector<std::string> ops, dtypes;
     TrainOptions train;
 };
@@ -192,12 +193,80 @@ int runRank(const Options &o) {
     return refused ? 2 : 0;
 }
 
+// A manifest field as text for the summary: strings as they are, "n/a" where it is missing.
+std::string field(const nlohmann::json &m, const nlohmann::json::json_pointer &at) {
+    if (!m.contains(at) || m.at(at).is_null())
+        return "n/a";
+    const auto &v = m.at(at);
+    if (v.is_string())
+        return v.get<std::string>();
+    if (v.is_array()) {
+        std::vector<std::string> parts;
+        for (const auto &e : v)
+            parts.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+        return fmt::format("{}", fmt::join(parts, !v.empty() && v[0].is_number() ? "-" : ", "));
+    }
+    return v.dump();
+}
+
+// One selector's row of the test-split table; n/a where a metric was not recorded.
+void printInspectRow(const std::string &name, const nlohmann::json &m) {
+    auto num = [&](const char *metric, const char *stat) {
+        const auto p = nlohmann::json::json_pointer(fmt::format("/{}/{}", metric, stat));
+        return m.contains(p) && m.at(p).is_number() ? fmt::format("{:.4f}", m.at(p).get<double>())
+                                                    : std::string("n/a");
+    };
+    fmt::print("  {:<14} {:>9} {:>9} {:>9}\n", name, num("top1_efficiency", "mean"),
+               num("top1_efficiency", "p10"), num("top3_efficiency", "mean"));
+}
+
+// What a person asks of a package: what it is for, what it learnt from, and how well it ranks
+// the problems it never saw against the baselines. --json prints the manifest itself.
 int runInspect(const Options &o) {
     const auto pkg = ModelPackage::load(o.package);
     nlohmann::json m = pkg.manifest();
     m.erase("tensors");
     m.erase("feature_names");
-    fmt::print("{}\n", m.dump(2));
+    if (o.json) {
+        fmt::print("{}\n", m.dump(2));
+        return 0;
+    }
+    using P = nlohmann::json::json_pointer;
+    const TimingMethod method = pkg.timingMethod();
+    const bool cpuModel = method == TimingMethod::Cpu;
+    fmt::print("{}{}\n", field(m, P("/name")), cpuModel ? " (cpu model)" : "");
+    fmt::print("  file          {} ({} bytes)\n", o.package, std::filesystem::file_size(o.package));
+    fmt::print("  GPU           {} ({} SMs)\n", field(m, P("/hardware/gpu")),
+               field(m, P("/hardware/sm_count")));
+    fmt::print("  timing method {}{}\n", toString(method),
+               !m.contains("timing_method") ? " (not recorded: packages before timing methods)"
+               : cpuModel ? " (ranks the cpu backend's tiles, not GPU kernels: never used by the plugin)"
+                          : "");
+    fmt::print("  ops / dtypes  {} / {}\n", field(m, P("/ops")), field(m, P("/dtypes")));
+    fmt::print("  created       {} by diode {}\n", field(m, P("/created_at")), field(m, P("/tool_version")));
+    fmt::print("  training data {} problems ({} rows) from {}\n", field(m, P("/training_data/problems")),
+               field(m, P("/training_data/rows")), field(m, P("/training_data/source")));
+    fmt::print("  split         {} train, {} validation, {} test problems\n",
+               field(m, P("/training_data/split/train")), field(m, P("/training_data/split/validation")),
+               field(m, P("/training_data/split/test")));
+    fmt::print("  architecture  {} {} ({}), {} member(s), {}; feature schema {}\n",
+               field(m, P("/architecture/type")), field(m, P("/architecture/layers")),
+               field(m, P("/architecture/activation")), field(m, P("/architecture/members")),
+               field(m, P("/architecture/combine")), field(m, P("/feature_schema_version")));
+    const P test("/metrics/test_split");
+    if (!m.contains(test / "model" / "all")) {
+        fmt::print("No test-split metrics recorded (--json shows the whole manifest).\n");
+        return 0;
+    }
+    const auto &t = m.at(test);
+    fmt::print("\nOn the test split ({} problems it never trained on), top-k efficiency:\n",
+               field(t, P("/model/all/problems")));
+    fmt::print("  {:<14} {:>9} {:>9} {:>9}\n", "selector", "top1 mean", "top1 p10", "top3 mean");
+    printInspectRow("model", t.at(P("/model/all")));
+    if (t.contains("baselines") && t["baselines"].is_object())
+        for (const auto &[k, v] : t["baselines"].items())
+            printInspectRow(k, v);
+    fmt::print("--json prints the whole manifest.\n");
     return 0;
 }
 
@@ -278,8 +347,13 @@ std::function<int()> addModelCommands(CLI::App &app) {
     rank->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
     rank->add_option("--input", o->input, "problem JSON lines, or - for standard input")->required();
 
-    auto *inspect = app.add_subcommand("inspect", "Print a package's manifest and metrics");
-    inspect->add_option("package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
+    auto *inspect = app.add_subcommand(
+        "inspect",
+        "Summarise a package: what it was trained on and its test-split metrics against the baselines");
+    inspect->add_option("package,--package", o->package, ".diode package")
+        ->required()
+        ->check(CLI::ExistingFile);
+    inspect->add_flag("--json", o->json, "print the whole manifest as JSON instead of the summary");
 
     return [=]() -> int {
         if (*train)
