@@ -13,6 +13,8 @@
 #include <set>
 #include <zlib.h>
 
+#include <unistd.h>
+
 using namespace diode;
 
 namespace {
@@ -512,6 +514,54 @@ private slots:
         QVERIFY(shipped.timingMethod() == TimingMethod::InductorAutotune);
         QVERIFY(packageError(ModelPackage::toBytes({{"timing_method", "graph_hot"}}, tinyWeights()))
                     .find("'timing_method' is \"graph_hot\"") != std::string::npos);
+    }
+
+    // `diode train` checks where it will write before minutes of training, and bad input is exit
+    // code 2 (the README's promise), never CLI11's 105/106.
+    void trainRefusesAnUnwritablePackageBeforeTraining() {
+        QTemporaryDir dir;
+        const QString db = testutil::sourcePath("trained_models/h200/h200-dataset.db");
+        const QString notAFolder = dir.filePath("file");
+        QFile f(notAFolder);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        QString out, err;
+        struct Case {
+            QString out, says;
+        };
+        QList<Case> cases{
+            // Under a regular file: no one, root included, can create it.
+            {notAFolder + "/m.diode",
+             "cannot write the package '" + notAFolder + "/m.diode': " + notAFolder + " is not a directory"},
+            {dir.filePath("missing/m.diode"), "cannot write the package '" + dir.filePath("missing/m.diode") +
+                                                  "': " + dir.filePath("missing") + " does not exist"},
+            {dir.path(), "--out '" + dir.path() + "' is a directory; name the package file to write"},
+        };
+        if (::geteuid() != 0) { // root writes through mode bits
+            const QString ro = dir.filePath("read-only");
+            QVERIFY(QDir().mkpath(ro));
+            QFile::setPermissions(ro, QFileDevice::ReadOwner | QFileDevice::ExeOwner);
+            cases.append({ro + "/m.diode", ro + " is not writable"});
+        }
+        for (const auto &c : cases) {
+            QElapsedTimer t;
+            t.start();
+            QCOMPARE(testutil::runCli({"train", "--db", db, "--out", c.out}, &out, &err), 2);
+            QVERIFY2(err.contains(c.says), qPrintable(err));
+            // Before the data is loaded or a single epoch runs (full training: 400 epochs x 6).
+            QVERIFY2(!err.contains("epoch") && !err.contains("training on") && out.isEmpty(),
+                     qPrintable(err + out));
+            QVERIFY2(t.elapsed() < 30000, qPrintable(QString::number(t.elapsed())));
+            QVERIFY(!QFileInfo::exists(c.out + ".partial"));
+        }
+        QCOMPARE(testutil::runCli({"train"}, &out, &err), 2);
+        QVERIFY2(err.contains("--db is required"), qPrintable(err));
+        QCOMPARE(testutil::runCli({"train", "--db", dir.filePath("none.db")}, &out, &err), 2);
+        QVERIFY2(err.contains(dir.filePath("none.db")), qPrintable(err));
+        const QString missing = dir.filePath("nope.jsonl");
+        QCOMPARE(testutil::runCli({"import", missing, "--db", dir.filePath("x.db")}, &out, &err), 2);
+        QVERIFY2(err.contains(missing), qPrintable(err));
+        QVERIFY(!QFileInfo::exists(dir.filePath("x.db")));
     }
 
     void rankKeepsGoingPastABadLine() {

@@ -73,11 +73,15 @@ void checkWritable(const std::string &out) {
     const bool existed = fs::exists(probe, ec);
     {
         std::ofstream f(probe, std::ios::app | std::ios::binary);
-        if (!f)
-            throw InvalidInput(fmt::format("cannot write the package '{}': {} is not writable", out,
-                                           fs::path(out).has_parent_path()
-                                               ? fs::path(out).parent_path().string()
-                                               : std::string("the current directory")));
+        if (!f) {
+            const fs::path parent = fs::path(out).parent_path();
+            throw InvalidInput(fmt::format("cannot write the package '{}': {}", out,
+                                           parent.empty()            ? "the current directory is not writable"
+                                           : !fs::exists(parent, ec) ? parent.string() + " does not exist"
+                                           : !fs::is_directory(parent, ec)
+                                               ? parent.string() + " is not a directory"
+                                               : parent.string() + " is not writable"));
+        }
     }
     if (!existed)
         fs::remove(probe, ec);
