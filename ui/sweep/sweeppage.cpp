@@ -43,6 +43,15 @@ using json = nlohmann::json;
 
 namespace {
 
+// The shipped cpu plan's name (core/diode/shippeddata.h), and where it is: the source tree's or
+// the installed copy; its name alone when neither exists, so the error says what is missing.
+const QString kCpuPlanName =
+    QString::fromUtf8(diode::shipped::kCpuPlan.data(), qsizetype(diode::shipped::kCpuPlan.size()));
+QString shippedCpuPlan() {
+    const QString found = shippedFile(diode::shipped::kCpuPlan);
+    return found.isEmpty() ? kCpuPlanName : found;
+}
+
 QString duration(double s) {
     if (s < 60)
         return QObject::tr("%1 s").arg(qMax(1, qRound(s)));
@@ -140,7 +149,7 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     setTargetDatabase(settings.value(QStringLiteral("sweep/database")).toString());
     const QString lastPlan = settings.value(QStringLiteral("sweep/planPath")).toString();
     if (lastPlan.isEmpty() || !openPlan(lastPlan))
-        openPlan(m_planDir + QStringLiteral("/cpu-smoke.json"));
+        openPlan(shippedCpuPlan());
     split->restoreState(settings.value(QStringLiteral("sweep/splitter")).toByteArray());
     connect(split, &QSplitter::splitterMoved, this,
             [split] { QSettings().setValue(QStringLiteral("sweep/splitter"), split->saveState()); });
@@ -448,7 +457,7 @@ void SweepPage::run() {
 void SweepPage::runForScreenshot() {
     const QString plan = shippedFile(diode::shipped::kCpuPlan);
     if (plan.isEmpty() || !openPlan(plan))
-        return showError(tr("The shipped plan resources/plans/cpu-smoke.json was not found."));
+        return showError(tr("The shipped plan %1 was not found.").arg(kCpuPlanName));
     setBackend(QStringLiteral("cpu"));
     // Into the data folder of this run: a --screenshot run has a throw-away one (app/workbench).
     const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
