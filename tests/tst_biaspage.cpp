@@ -98,6 +98,15 @@ private slots:
         QCOMPARE(cell(g, 0, BiasGroupModel::MaxAutotuneP10), QStringLiteral("0.750"));
     }
 
+    // A hidden page computes nothing, but never shows numbers of the database it no longer has.
+    void hiddenPageSaysOutOfDate() {
+        WorkbenchState state;
+        BiasPage page(&state);
+        state.setDatabase(m_db, true);
+        QVERIFY(!page.hasResult());
+        QVERIFY2(page.emptyText().startsWith(QStringLiteral("Out of date")), qPrintable(page.emptyText()));
+    }
+
     void oldDatabaseIsOneSentence() {
         WorkbenchState state;
         BiasPage page(&state);

@@ -87,6 +87,21 @@ private slots:
         }
     }
 
+    // Unknown is n/a, never 0: the shipped runs were imported, so no problem has sweep seconds.
+    void unknownSecondsReadNa() {
+        StoreTableModel model(DataTable::Problems);
+        model.setDatabase(kShipped);
+        QVERIFY(waitForPage(model));
+        int col = -1;
+        for (int c = 0; c < model.columnCount(); ++c)
+            if (model.headerData(c, Qt::Horizontal).toString() == QStringLiteral("Seconds (sweep)"))
+                col = c;
+        QVERIFY(col >= 0);
+        QVERIFY(model.rowCount() > 0);
+        for (int r = 0; r < model.rowCount(); ++r)
+            QCOMPARE(model.index(r, col).data().toString(), QStringLiteral("n/a"));
+    }
+
     void filterAndSortRunInSql() {
         StoreTableModel model(DataTable::Measurements);
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
