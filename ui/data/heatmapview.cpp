@@ -6,7 +6,7 @@
 #include <algorithm>
 
 HeatmapView::HeatmapView(QWidget *parent)
-    : QCustomPlot(parent)
+    : LazyPlot(parent)
     , m_map(new QCPColorMap(xAxis, yAxis))
     , m_scale(new QCPColorScale(this))
     , m_title(

@@ -2,10 +2,10 @@
 
 #include "diode/storequery.h"
 
-#include <qcustomplot.h>
+#include "common/lazyplot.h"
 
 /// Best achieved TFLOP/s over (M, N) in log2 bins, one op and dtype at a time. Only draws.
-class HeatmapView : public QCustomPlot {
+class HeatmapView : public LazyPlot {
     Q_OBJECT
 public:
     explicit HeatmapView(QWidget *parent = nullptr);
@@ -16,18 +16,7 @@ public:
         return QColor::fromRgba(m_map->gradient().color(share, QCPRange(0, 1)));
     }
 
-protected:
-    // Hidden pages' plots have no paint buffer yet: draw when shown, not before.
-    void showEvent(QShowEvent *event) override {
-        QCustomPlot::showEvent(event);
-        replot(rpQueuedReplot);
-    }
-
 private:
-    void redraw() {
-        if (isVisible())
-            replot(rpQueuedReplot);
-    }
     QCPColorMap *m_map;
     QCPColorScale *m_scale;
     QCPTextElement *m_title;

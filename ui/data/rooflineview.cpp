@@ -7,7 +7,7 @@
 #include <cmath>
 
 RooflineView::RooflineView(QWidget *parent)
-    : QCustomPlot(parent)
+    : LazyPlot(parent)
     , m_points(addGraph())
     , m_roof(addGraph())
     , m_title(

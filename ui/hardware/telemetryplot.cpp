@@ -4,7 +4,7 @@
 #include "common/plotmessage.h"
 
 TelemetryPlot::TelemetryPlot(QWidget *parent)
-    : QCustomPlot(parent)
+    : LazyPlot(parent)
     , m_title(
           new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold))) {
     plotLayout()->insertRow(0);

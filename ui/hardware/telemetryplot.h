@@ -2,11 +2,11 @@
 
 #include "diode/store.h"
 
-#include <qcustomplot.h>
+#include "common/lazyplot.h"
 
 /// SM and memory clocks (MHz, left axis), power (W) and temperature (°C, right axis) over
 /// time. Only draws.
-class TelemetryPlot : public QCustomPlot {
+class TelemetryPlot : public LazyPlot {
     Q_OBJECT
 public:
     explicit TelemetryPlot(QWidget *parent = nullptr);
@@ -17,18 +17,7 @@ public:
     void addSample(const diode::TelemetrySample &sample);
     int sampleCount() const { return m_graphs[0]->dataCount(); }
 
-protected:
-    // Hidden pages' plots have no paint buffer yet: draw when shown, not before.
-    void showEvent(QShowEvent *event) override {
-        QCustomPlot::showEvent(event);
-        replot(rpQueuedReplot);
-    }
-
 private:
-    void redraw() {
-        if (isVisible())
-            replot(rpQueuedReplot);
-    }
     void rescale();
 
     QCPGraph *m_graphs[4];

@@ -4,7 +4,7 @@
 #include "common/plotmessage.h"
 
 ThroughputPlot::ThroughputPlot(QWidget *parent)
-    : QCustomPlot(parent) {
+    : LazyPlot(parent) {
     const QColor colours[3] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44)};
     const char *names[3] = {"bf16", "fp16", "fp32"};
     for (int i = 0; i < 3; ++i) {
