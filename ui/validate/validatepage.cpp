@@ -253,16 +253,6 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
         m_problems->setCurrentIndex(std::max(0, m_problems->findData(current)));
         m_rebuildingSources = false;
     };
-    auto selectPackage = [this](const QString &path) {
-        if (path.isEmpty())
-            return;
-        QString error;
-        const int row = m_models->add(path, &error);
-        if (row < 0)
-            fail(tr("Cannot read the model package %1").arg(error));
-        else
-            m_modelA->setCurrentIndex(row);
-    };
     auto rebuildB = [this] {
         const QString keep = packageAt(m_modelB);
         {
@@ -284,7 +274,7 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
         inputsChanged();
     });
     // Choosing the model shown already changes nothing; another one clears the view (inputsChanged).
-    connect(m_state, &WorkbenchState::packageChanged, this, selectPackage);
+    connect(m_state, &WorkbenchState::packageChanged, this, &ValidatePage::selectPackage);
     connect(m_state, &WorkbenchState::dataChanged, this, &ValidatePage::inputsChanged);
     refreshSources();
     selectPackage(m_state->packagePath());
@@ -618,8 +608,11 @@ void ValidatePage::chooseProblemsFile() {
 }
 
 void ValidatePage::addPackage() {
-    const QString path =
-        QFileDialog::getOpenFileName(this, tr("Model package"), QString(), tr("Diode packages (*.diode)"));
+    selectPackage(
+        QFileDialog::getOpenFileName(this, tr("Model package"), QString(), tr("Diode packages (*.diode)")));
+}
+
+void ValidatePage::selectPackage(const QString &path) {
     if (path.isEmpty())
         return;
     QString error;

@@ -69,6 +69,8 @@ private:
     void openCandidate(qint64 candidate);
     void chooseProblemsFile();
     void addPackage();
+    /// Adds a package to the list (a visible error if unreadable) and makes it model A.
+    void selectPackage(const QString &path);
     void fail(const QString &message);
     QString packageAt(QComboBox *combo) const;
 
