@@ -84,13 +84,18 @@ void StoreTableModel::reload() {
         request(0);
 }
 
-void StoreTableModel::request(qint64 offset) {
+TablePageRequest StoreTableModel::currentRequest() const {
     TablePageRequest r;
     r.job = m_job->load();
     r.path = m_path;
     r.table = m_table;
     r.filter = m_filter;
     r.sort = m_sort;
+    return r;
+}
+
+void StoreTableModel::request(qint64 offset) {
+    TablePageRequest r = currentRequest();
     r.offset = offset;
     r.limit = kPageSize;
     m_pending = true;
@@ -99,12 +104,7 @@ void StoreTableModel::request(qint64 offset) {
 }
 
 void StoreTableModel::exportCsv(const QString &path) {
-    TablePageRequest r;
-    r.job = m_job->load();
-    r.path = m_path;
-    r.table = m_table;
-    r.filter = m_filter;
-    r.sort = m_sort;
+    const TablePageRequest r = currentRequest();
     QMetaObject::invokeMethod(
         m_loader, [loader = m_loader, r, path] { loader->exportCsv(r, path); }, Qt::QueuedConnection);
 }

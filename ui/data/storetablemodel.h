@@ -10,6 +10,7 @@
 
 class TablePageLoader;
 struct TablePageResult;
+struct TablePageRequest;
 
 /// One table of the store (runs, problems or measurements) paged in as the view scrolls: rows
 /// arrive in pages from a query thread with its own read-only connection, sorted and filtered
@@ -50,6 +51,8 @@ signals:
     void exported(const QString &path, qint64 rows, const QString &error);
 
 private:
+    /// The table, filter and sort on show now, as a request for the loader thread.
+    TablePageRequest currentRequest() const;
     void request(qint64 offset);
     void receive(const TablePageResult &result);
 
