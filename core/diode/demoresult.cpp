@@ -128,6 +128,11 @@ std::vector<std::string> DemoResult::kinds() const {
     return out;
 }
 
+size_t DemoResult::caseCount(const std::string &kind) const {
+    return size_t(
+        std::count_if(cases.begin(), cases.end(), [&](const DemoCase &c) { return c.kind == kind; }));
+}
+
 bool DemoResult::hasColdTimes() const {
     for (const auto &c : cases)
         for (const auto &[mode, t] : c.results)
@@ -158,9 +163,7 @@ std::string DemoResult::table() const {
     // Per kind of case, against plain torch.compile and against max-autotune, warm and cold.
     const bool cold = hasColdTimes();
     for (const auto &kind : kinds()) {
-        size_t n = 0;
-        for (const auto &c : cases)
-            n += c.kind == kind;
+        const size_t n = caseCount(kind);
         for (const char *ref : {kPlain, kReference}) {
             if (std::find(modes.begin(), modes.end(), ref) == modes.end())
                 continue;

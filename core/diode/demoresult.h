@@ -58,6 +58,7 @@ struct DemoResult {
                               const std::string &kind = {}, bool cold = false) const;
     /// The case kinds present, in order of first appearance.
     std::vector<std::string> kinds() const;
+    size_t caseCount(const std::string &kind) const;
     bool hasColdTimes() const;
     static constexpr const char *kReference = "max-autotune";
     static constexpr const char *kPlain = "default"; ///< plain torch.compile

@@ -235,13 +235,6 @@ QString kindName(const std::string &kind, size_t n) {
     return QObject::tr("%1 %2 cases").arg(n).arg(QString::fromStdString(kind));
 }
 
-size_t casesOf(const diode::DemoResult &r, const std::string &kind) {
-    size_t n = 0;
-    for (const auto &c : r.cases)
-        n += c.kind == kind;
-    return n;
-}
-
 } // namespace
 
 void DemoPage::showSummary() {
@@ -253,7 +246,7 @@ void DemoPage::showSummary() {
     for (const auto &m : m_result.modes)
         modes << QString::fromStdString(m);
     for (size_t k = 0; k < kinds.size(); ++k) {
-        groups << kindName(kinds[k], casesOf(m_result, kinds[k]));
+        groups << kindName(kinds[k], m_result.caseCount(kinds[k]));
         for (const auto &m : m_result.modes) {
             const bool ref = m == diode::DemoResult::kReference;
             const diode::DemoModeSummary s = m_result.summaryOf(m, diode::DemoResult::kReference, kinds[k]);
@@ -320,7 +313,7 @@ bool DemoPage::openResult(const QString &path) {
                 parts << part;
             }
             lines << tr("%1 against %2: ")
-                             .arg(kindName(kind, casesOf(r, kind)),
+                             .arg(kindName(kind, r.caseCount(kind)),
                                   std::string(ref) == diode::DemoResult::kPlain ? tr("plain torch.compile")
                                                                                 : tr("max-autotune")) +
                          parts.join(QStringLiteral(" · "));
