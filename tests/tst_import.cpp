@@ -138,6 +138,33 @@ private slots:
         QCOMPARE(s.stats().failedProblems, 1);
     }
 
+    // The same problem swept in the DEFAULT and (sampled) EXHAUSTIVE spaces: two runs, each
+    // naming its space, both problems' measurements kept (one run would have held the problem's
+    // ATen measurement twice under one key).
+    void searchSpacesAreSeparateRuns() {
+        const QString file = m_dir.filePath("spaces.jsonl"), db = m_dir.filePath("spaces.db");
+        const std::string common =
+            R"("version":2,"op":"mm","dtype":"bf16","M":8,"N":4096,"K":4096,"b_transposed":true,)"
+            R"("hardware":{"gpu":"NVIDIA H200","sm_count":132},"versions":{"torch":"2.11.0"},)";
+        const std::string aten =
+            R"({"kind":"aten","name":"extern_kernels.mm","times":{"graph_warm":0.020,"graph_cold":0.031}})";
+        const std::string triton = R"({"kind":"triton","template":"mm","BLOCK_M":16,"BLOCK_N":64,"BLOCK_K":128,)"
+                                   R"("GROUP_M":8,"num_stages":5,"num_warps":4,"times":{"graph_warm":0.018}})";
+        writeFile(file, "{" + common + R"("search_space":"DEFAULT","candidates":[)" + aten + "]}\n{" + common +
+                            R"("search_space":"EXHAUSTIVE","candidates":[)" + aten + "," + triton + "]}\n");
+        Store s(db.toStdString());
+        const auto r = importFile(s, file.toStdString());
+        QCOMPARE(r.runs, 2);
+        QCOMPARE(r.problems, 2);
+        QCOMPARE(r.measurements, int64_t(5));
+        const auto runs = s.runs();
+        QCOMPARE(runs.size(), size_t(2));
+        QCOMPARE(runs[0].searchSpace, std::string("DEFAULT"));
+        QCOMPARE(runs[1].searchSpace, std::string("EXHAUSTIVE"));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM problems"), int64_t(1));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(5));
+    }
+
     // Importing the same content twice would double its data silently (4 imports of 1,000
     // problems gave 12,000 rows for 3,000 measurements): the second is refused naming the first,
     // the database unchanged; --again imports it once more on purpose. Export -> import of a

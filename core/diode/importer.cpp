@@ -230,12 +230,15 @@ ParsedImport parseImportData(const std::string &data, const std::string &path) {
             auto rec = parseProblemLine(line, fmt::format("{}: line {}", path, lineNo));
             const json hw = rec.extra.value("hardware", json::object());
             const json ver = rec.extra.value("versions", json::object());
-            const std::string key = hw.dump() + ver.dump();
+            // One run per machine, software and search space: the same problem measured in the
+            // DEFAULT and the EXHAUSTIVE space is two runs' measurements, never one's twice.
+            const std::string space = rec.extra.value("search_space", "");
+            const std::string key = hw.dump() + ver.dump() + space;
             auto [it, isNew] = byHardware.emplace(key, groups.size());
             if (isNew) {
                 RunInfo run;
                 run.setFromWorker(hw, ver);
-                run.searchSpace = rec.extra.value("search_space", "");
+                run.searchSpace = space;
                 groups.emplace_back(run, std::vector<ProblemRecord>{});
             }
             groups[it->second].second.push_back(std::move(rec));

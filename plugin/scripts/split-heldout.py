@@ -54,9 +54,12 @@ def main():
                 if p.get("error"):
                     failed += 1
                     continue
-                if key(p) in seen:
+                # The same problem in the DEFAULT and the EXHAUSTIVE space is kept twice (and goes
+                # the same way: the held-out choice is by problem, not by space).
+                space = str(p.get("search_space", "DEFAULT")).upper()
+                if (key(p), space) in seen:
                     continue
-                seen.add(key(p))
+                seen.add((key(p), space))
                 family = held_layers.get((p["N"], p["K"])) if p["op"] != "bmm" else None
                 if family:
                     p["heldout"] = f"family:{family}"
@@ -66,7 +69,8 @@ def main():
                     held.append(p)
                 else:
                     train.append(p)
-    order = lambda p: (p["op"], p["dtype"], p["B"], p["M"], p["N"], p["K"], p["a_transposed"], p["b_transposed"])
+    order = lambda p: (p["op"], p["dtype"], p["B"], p["M"], p["N"], p["K"], p["a_transposed"], p["b_transposed"],
+                       str(p.get("search_space", "DEFAULT")))
     for path, rows in ((args.train, train), (args.heldout, held)):
         with open(path, "w") as f:
             for p in sorted(rows, key=order):

@@ -4,6 +4,8 @@
 # turns on the GPU for timing (a lock file per GPU), so the GPU times while others compile.
 # Problems already in OUT_DIR/*.jsonl or in the DONE files are skipped, so a sweep cut by
 # DEADLINE_S continues where it stopped, on any number of GPUs.
+# WORKER_ARGS (e.g. "--inductor-every 5 --exhaustive-configs 100") go to every worker; THREADS
+# overrides the compile threads a worker (when two sweeps share one host).
 # Usage: sweep-gpus.sh PROBLEMS.jsonl OUT_DIR [DEADLINE_S] [DONE.jsonl ...]
 #        DIODE=path/to/diode sweep-gpus.sh PLAN.json OUT_DIR [DEADLINE_S] [DONE.jsonl ...]
 # PROBLEMS.jsonl is what `diode plan PLAN --expand --out PROBLEMS.jsonl` writes (plans are expanded
@@ -32,7 +34,7 @@ n=$((gpus * per))
 cores=$(nproc)
 # Compile threads per worker: the cores less two a GPU, kept free for the worker that holds the
 # GPU (its Python and driver calls are on the timing's critical path).
-threads=$(( (cores - 2 * gpus) / n > 1 ? (cores - 2 * gpus) / n : 1 ))
+threads=${THREADS:-$(( (cores - 2 * gpus) / n > 1 ? (cores - 2 * gpus) / n : 1 ))}
 echo "sweep: $(wc -l < "$problems") problems, $gpus GPU(s) x $per worker(s), $cores cores, deadline ${deadline}s" >&2
 pids=()
 for ((i = 0; i < n; i++)); do
@@ -42,7 +44,7 @@ for ((i = 0; i < n; i++)); do
   CUDA_VISIBLE_DEVICES=$gpu TORCH_DIODE_GPU_LOCK=/tmp/torch_diode-gpu$gpu.lock TORCHINDUCTOR_COMPILE_THREADS=$threads \
     PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}" TORCH_DIODE_AUTOREGISTER=0 \
     python3 -m torch_diode.worker --problems "$problems" --out "$out/shard$i.jsonl" --shard "$i/$n" \
-      --deadline-s "$deadline" --done "${done_files[@]}" 2>>"$out/shard$i.log" &
+      --deadline-s "$deadline" ${WORKER_ARGS:-} --done "${done_files[@]}" 2>>"$out/shard$i.log" &
   pids+=($!)
 done
 rc=0

@@ -282,14 +282,61 @@ class SaverAndConfigTest(unittest.TestCase):
             original = fake.sa_cls.__dict__["benchmark_in_current_process"]
             os.environ["TORCH_DIODE_GPU_LOCK"] = "/tmp/unused.lock"
             try:
-                with compat.lock_autotune_benchmark(lock):
+                with compat.autotune_benchmark(lock=lock):
                     self.assertEqual(fake.sa_cls.benchmark_in_current_process(1, 2), {"timed": True})
                     self.assertEqual(held, ["in", "out"])
             finally:
                 del os.environ["TORCH_DIODE_GPU_LOCK"]
             self.assertIs(fake.sa_cls.__dict__["benchmark_in_current_process"], original)
-            with compat.lock_autotune_benchmark(lock):  # no lock file: nothing patched
+            with compat.autotune_benchmark(lock=lock):  # no lock file: nothing patched
                 self.assertIs(fake.sa_cls.__dict__["benchmark_in_current_process"], original)
+
+    def test_skipped_benchmark_gives_placeholders_that_keep_aten(self):
+        with FakeInductor() as fake:
+            original = fake.sa_cls.__dict__["benchmark_in_current_process"]
+            aten, triton = fake.extern_cls(), type("TritonTemplateCaller", (), {})()
+            with compat.autotune_benchmark(skip=True):
+                got = fake.sa_cls.benchmark_in_current_process([triton, aten], ["nodes"], "layout", None)
+            self.assertEqual(fake.sa_cls.calls, [], "Inductor's benchmark ran although skipped")
+            self.assertEqual(set(got), {aten, triton})
+            self.assertLess(got[aten], got[triton], "Inductor would not keep ATen after a skipped benchmark")
+            self.assertIs(fake.sa_cls.__dict__["benchmark_in_current_process"], original)
+            # A failure inside the block still restores Inductor's benchmark.
+            with self.assertRaises(KeyError), compat.autotune_benchmark(skip=True):
+                raise KeyError("compile failed")
+            self.assertIs(fake.sa_cls.__dict__["benchmark_in_current_process"], original)
+
+    def test_benchmark_that_is_no_classmethod_is_named(self):
+        with FakeInductor() as fake:
+            fake.sa_cls.benchmark_in_current_process = staticmethod(lambda *a: {})
+            with self.assertRaisesRegex(compat.InductorIncompatible, "benchmark_in_current_process"):
+                with compat.autotune_benchmark(skip=True):
+                    pass
+
+    def test_sampling_handler_keeps_aten_and_draws_triton_configs(self):
+        with FakeInductor() as fake:
+            seen = []
+            fake.choices.InductorChoices._finalize_template_configs = \
+                lambda self, tc, ki, templates, op, kw=None: seen.append(op) or [k for g in tc.values() for k in g]
+            mm = [ktc("triton::mm", dict(TRITON, BLOCK_M=16 * i)) for i in range(1, 301)]
+            aten = [ktc("aten::mm")]
+            few = [ktc("triton::bmm", TRITON) for _ in range(3)]
+
+            def finalize(seed):
+                handler = compat.sampling_choices_handler(100, seed)
+                return handler._finalize_template_configs(
+                    {"aten::mm": iter(aten), "triton::mm": iter(mm), "triton::bmm": iter(few)}, "inputs", [], "mm")
+
+            got = finalize(7)
+            self.assertEqual(seen, ["mm"], "Inductor's own finalize was not called with the sample")
+            self.assertEqual(got.count(aten[0]), 1)
+            self.assertEqual(sum(1 for k in got if k in few), 3, "a template under the limit lost configs")
+            drawn = [k for k in got if k in mm]
+            self.assertEqual(len(drawn), 100)
+            self.assertEqual(len({id(k) for k in drawn}), 100)
+            self.assertEqual(drawn, [k for k in mm if k in drawn], "the sample is not in Inductor's order")
+            self.assertEqual([id(k) for k in finalize(7) if k in mm], [id(k) for k in drawn], "same seed, other sample")
+            self.assertNotEqual([id(k) for k in finalize(8) if k in mm], [id(k) for k in drawn])
 
 
 class WorkerInputTest(unittest.TestCase):

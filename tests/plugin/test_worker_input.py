@@ -48,6 +48,11 @@ class WorkerInputTest(unittest.TestCase):
         self.refused("--problems", self.good, "--out", self.out, "--shard", "1/0", expect="--shard '1/0'")
         self.refused("--problems", self.good, "--out", self.out, "--shard", "2/2", expect="0 <= i < n")
 
+    def test_negative_counts(self):
+        self.refused("--problems", self.good, "--out", self.out, "--inductor-every", "-1", expect="--inductor-every")
+        self.refused("--problems", self.good, "--out", self.out, "--exhaustive-configs", "-5",
+                     expect="--exhaustive-configs")
+
     def test_shard_not_a_fraction(self):
         self.refused("--problems", self.good, "--out", self.out, "--shard", "abc", expect="--shard 'abc'")
 
@@ -97,6 +102,34 @@ class WorkerInputTest(unittest.TestCase):
 
     def test_problems_without_out(self):
         self.refused("--problems", self.good, expect="--problems needs --out")
+
+
+
+class InductorSamplingTest(unittest.TestCase):
+    """Which problems also run Inductor's own benchmark (`--inductor-every N`)."""
+
+    def setUp(self):
+        sys.path.insert(0, os.path.join(ROOT, "plugin", "python"))
+        from torch_diode import worker
+        self.worker = worker
+
+    def problems(self, n, space="DEFAULT"):
+        return [{"op": "mm", "dtype": "bf16", "B": 1, "M": m, "N": 4096, "K": 4096, "a_transposed": False,
+                 "b_transposed": True, "search_space": space} for m in range(1, n + 1)]
+
+    def test_every_nth_by_problem_not_by_position(self):
+        chosen = [p["M"] for p in self.problems(2000) if self.worker.inductor_benchmark_for(p, 5)]
+        self.assertGreater(len(chosen), 300)
+        self.assertLess(len(chosen), 500)
+        # The same problems whatever order or shard they come in.
+        again = [p["M"] for p in reversed(self.problems(2000)) if self.worker.inductor_benchmark_for(p, 5)]
+        self.assertEqual(sorted(again), chosen)
+
+    def test_one_means_all_zero_means_none_exhaustive_never(self):
+        ps = self.problems(50)
+        self.assertTrue(all(self.worker.inductor_benchmark_for(p, 1) for p in ps))
+        self.assertFalse(any(self.worker.inductor_benchmark_for(p, 0) for p in ps))
+        self.assertFalse(any(self.worker.inductor_benchmark_for(p, 1) for p in self.problems(50, "EXHAUSTIVE")))
 
 
 if __name__ == "__main__":

@@ -301,13 +301,25 @@ def config_patch(options: dict):
     return cfg.patch(**options)
 
 
+# Placeholder times a skipped benchmark hands Inductor: ATen looks fastest, so the compile keeps
+# what plain torch.compile runs, and no Triton candidate is ever dropped for a slow placeholder.
+SKIPPED_BENCHMARK_MS = {"extern": 1.0, "template": 2.0}
+
+
 @contextlib.contextmanager
-def lock_autotune_benchmark(lock):
-    """Runs Inductor's in-process autotune benchmark under `lock()` (a context manager factory),
-    so workers sharing a GPU never benchmark while another times. No patch without a lock file."""
+def autotune_benchmark(lock=None, skip=False):
+    """Changes Inductor's in-process autotune benchmark for the length of the block:
+    - `lock` (a context manager factory): the benchmark runs holding it, so workers sharing a GPU
+      never benchmark while another times (only with TORCH_DIODE_GPU_LOCK set);
+    - `skip`: the benchmark does not run at all; each choice gets a placeholder time
+      (SKIPPED_BENCHMARK_MS). The compile still precompiles every candidate, in parallel, and the
+      feedback saver still sees every choice, so a sweep can time them in CUDA graphs without
+      spending GPU time on Inductor's own number; the placeholders must never be stored.
+    Without either, nothing is patched."""
     import os
 
-    if not os.environ.get("TORCH_DIODE_GPU_LOCK"):
+    lock = lock if lock is not None and os.environ.get("TORCH_DIODE_GPU_LOCK") else None
+    if lock is None and not skip:
         yield
         return
     from torch._inductor.select_algorithm import AlgorithmSelectorCache
@@ -317,15 +329,41 @@ def lock_autotune_benchmark(lock):
     if not isinstance(original, classmethod):
         raise InductorIncompatible(f"AlgorithmSelectorCache.{name} is not a classmethod in this torch")
 
+    def placeholders(cls, choices, *args, **kwargs):
+        return {c: SKIPPED_BENCHMARK_MS["extern" if is_extern(c) else "template"] for c in choices}
+
     def locked(cls, *args, **kwargs):
         with lock():
             return original.__func__(cls, *args, **kwargs)
 
-    setattr(AlgorithmSelectorCache, name, classmethod(locked))
+    setattr(AlgorithmSelectorCache, name, classmethod(placeholders if skip else locked))
     try:
         yield
     finally:
         setattr(AlgorithmSelectorCache, name, original)
+
+
+def sampling_choices_handler(keep: int, seed: int):
+    """An InductorChoices whose candidates are every non-Triton one (ATen) plus, of each Triton
+    template offering more than `keep` configs, `keep` drawn at random (seeded). For sweeping the
+    EXHAUSTIVE space (over 1,000 configs a GEMM) at a cost a sweep can pay."""
+    import random
+
+    base = choices_base_class()
+    hook = getattr(base, FINALIZE_HOOK)
+
+    def finalize(self, template_choices, kernel_inputs, templates, op_name, kwarg_overrides=None):
+        rng = random.Random(seed)
+        sampled = {}
+        for uid, gen in template_choices.items():
+            ktcs = list(gen)
+            if not str(uid).startswith("aten") and len(ktcs) > keep:
+                ktcs = [ktcs[i] for i in sorted(rng.sample(range(len(ktcs)), keep))]
+            sampled[uid] = iter(ktcs)
+        return hook(self, sampled, kernel_inputs, templates, op_name, kwarg_overrides)
+
+    cls = type("DiodeConfigSampler", (base,), {FINALIZE_HOOK: finalize})
+    return cls()
 
 
 def get_config(name: str):

@@ -24,12 +24,14 @@ Protocol (one JSON object per line; stdout carries nothing else, logs go to stde
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import sys
 import time
 import traceback
+import zlib
 
 # Every compile runs in a fresh, empty cache (compile_op): cached results would hide new
 # measurements and make compile times look shorter than a user's first compile.
@@ -160,9 +162,11 @@ def _tolerance(p, cand) -> float:
     return TOLERANCE[p["dtype"]]
 
 
-def time_candidates(p, timer, entries, check=True):
+def time_candidates(p, timer, entries, check=True, inductor_timed=True):
     """Time each (choice, inductor_ms, inputs, out) in CUDA graphs and check its output against
-    ATen's. Returns problem-JSON v2 candidates (with `times` and, on failure, `error`)."""
+    ATen's. Returns problem-JSON v2 candidates (with `times` and, on failure, `error`). Without
+    `inductor_timed` Inductor's benchmark was skipped: its placeholder times are not kept, and a
+    candidate that failed to compile shows when its launch fails."""
     import torch
 
     candidates = [candidate_from_choice(choice) for choice, _t, _i, _o in entries]
@@ -173,11 +177,11 @@ def time_candidates(p, timer, entries, check=True):
     for i in order:
         choice, inductor_ms, inputs, out = entries[i]
         cand = candidates[i]
-        cand["times"] = {"inductor_autotune": float(inductor_ms)} if _valid_ms(inductor_ms) else {}
+        cand["times"] = {"inductor_autotune": float(inductor_ms)} if inductor_timed and _valid_ms(inductor_ms) else {}
         if inputs is None:
             cand["error"] = "no benchmark tensors (Inductor's feedback saver interface changed?)"
             continue
-        if not _valid_ms(inductor_ms):
+        if inductor_timed and not _valid_ms(inductor_ms):
             cand["error"] = "Inductor reported no valid timing (failed to compile or run, e.g. out of shared memory)"
             continue
         try:
@@ -236,8 +240,14 @@ def compile_op(fn, args, options):
     return compiled, time.perf_counter() - t0
 
 
-def measure(p, search_space, collector, timer, check=True):
-    """Candidates (times per method) and baselines of one problem: problem JSON version 2."""
+def measure(p, search_space, collector, timer, check=True, inductor_benchmark=True, exhaustive_configs=0):
+    """Candidates (times per method) and baselines of one problem: problem JSON version 2.
+
+    Without `inductor_benchmark`, Inductor's own benchmark is skipped (about two thirds of the
+    GPU time a problem takes when it runs): no `inductor_autotune` times and no max-autotune
+    baseline, the candidates' in-graph times as always. With `exhaustive_configs` N > 0, an
+    EXHAUSTIVE problem gets ATen and N Triton configs drawn from the whole space (seeded by the
+    problem), not all of them."""
     import torch
 
     need, free = fits_in_memory(p)
@@ -262,9 +272,13 @@ def measure(p, search_space, collector, timer, check=True):
     collector.events.clear()
     collector.shapes.clear()
     collector.armed = True
+    sampled = search_space.upper() == "EXHAUSTIVE" and exhaustive_configs > 0
+    handler = compat.sampling_choices_handler(exhaustive_configs, seed=zlib.crc32(repr(problem_key(p, search_space)).encode())) \
+        if sampled else None
     with compat.fresh_cache():
         try:
-            with gpu_lock_for_autotune():
+            with compat.autotune_benchmark(lock=gpu_lock, skip=not inductor_benchmark), \
+                    (compat.choices_handler(handler) if handler else contextlib.nullcontext()):
                 tuned, tuned_s = compile_op(fn, args, compat.max_autotune_options(search_space))
         finally:
             collector.armed = False
@@ -273,8 +287,9 @@ def measure(p, search_space, collector, timer, check=True):
         with gpu_lock():
             split["wait_gpu_s"] = time.perf_counter() - t
             t = time.perf_counter()
-            warm, cold = time_compiled(timer, tuned, args)
-            baselines["max_autotune"] = {"graph_warm": warm, "graph_cold": cold, "compile_s": round(tuned_s, 3)}
+            if inductor_benchmark and not sampled:
+                warm, cold = time_compiled(timer, tuned, args)
+                baselines["max_autotune"] = {"graph_warm": warm, "graph_cold": cold, "compile_s": round(tuned_s, 3)}
             events = [e for e in collector.events if compat.SAVER_OPS.get(e[0]) == p["op"]] or collector.events
             candidates = []
             notes = [e[2] for e in events if e[2]]
@@ -283,10 +298,10 @@ def measure(p, search_space, collector, timer, check=True):
             # Triton candidate of 3 padded problems "wrong"), so the check is skipped and said.
             padded = bool(collector.shapes) and not _same_gemm(p, collector.shapes[0])
             for _name, entries, _err in events:
-                got = time_candidates(p, timer, entries, check and not padded)
+                got = time_candidates(p, timer, entries, check and not padded, inductor_benchmark)
                 inductor = [c["times"].get("inductor_autotune") for c in got]
                 valid = [i for i, x in enumerate(inductor) if x is not None]
-                if valid and "pick" not in baselines["max_autotune"]:
+                if valid and "max_autotune" in baselines and "pick" not in baselines["max_autotune"]:
                     baselines["max_autotune"]["pick"] = len(candidates) + min(valid, key=inductor.__getitem__)
                 candidates.extend(got)
             if not candidates:
@@ -297,6 +312,12 @@ def measure(p, search_space, collector, timer, check=True):
                                    "times": {"graph_warm": warm, "graph_cold": cold}})
                 notes.append("Inductor did not autotune this shape: ATen alone, timed in graph")
     split["time_candidates_s"] = time.perf_counter() - t
+    if not inductor_benchmark:
+        notes.insert(0, "Inductor's own benchmark skipped (sampled problems only): no inductor_autotune "
+                        "times, no max-autotune baseline")
+    elif sampled:
+        notes.insert(0, f"EXHAUSTIVE space sampled ({exhaustive_configs} Triton configs a template): "
+                        "no max-autotune baseline (its pick is of the sample)")
     collector.events.clear()
     del tuned, args
     torch.cuda.empty_cache()
@@ -328,11 +349,6 @@ def _same_gemm(p, shapes) -> bool:
         return True
     a, b = shapes[-2], shapes[-1]
     return a[-2:] == [p["M"], p["K"]] and b[-2:] == [p["K"], p["N"]]
-
-
-def gpu_lock_for_autotune():
-    """Inductor's own benchmark must not run while another worker times on this GPU."""
-    return compat.lock_autotune_benchmark(gpu_lock)
 
 
 def setup():
@@ -463,6 +479,15 @@ def read_problems(path, search_space):
     return problems
 
 
+def inductor_benchmark_for(p, every) -> bool:
+    """Whether this problem also runs Inductor's own benchmark (for `inductor_autotune` and the
+    max-autotune baseline): every `every`-th problem by a hash of its key, so the same problems
+    whatever the sharding; never for a sampled EXHAUSTIVE space (its pick would be of a sample)."""
+    if p.get("search_space", "DEFAULT") != "DEFAULT" or every <= 0:
+        return False
+    return every == 1 or zlib.crc32(repr(problem_key(p, "DEFAULT")).encode()) % every == 0
+
+
 def run_alone(args):
     index, count = parse_shard(args.shard)
     problems = read_problems(args.problems, args.search_space)
@@ -494,7 +519,9 @@ def run_alone(args):
                 break
             t0 = time.perf_counter()
             try:
-                result, compile_s, failed = measure(p, p["search_space"], collector, timer, check=not args.no_check)
+                result, compile_s, failed = measure(p, p["search_space"], collector, timer, check=not args.no_check,
+                                                    inductor_benchmark=inductor_benchmark_for(p, args.inductor_every),
+                                                    exhaustive_configs=args.exhaustive_configs)
                 failed_in_a_row = 0
             except Exception as e:  # noqa: BLE001
                 result = {k: p[k] for k in PROBLEM_KEYS}
@@ -522,6 +549,13 @@ def main(argv=None):
     ap.add_argument("--shard", default="0/1", help="i/n: run every n-th problem starting at i")
     ap.add_argument("--deadline-s", type=float, default=0, help="stop starting new problems after this many seconds")
     ap.add_argument("--no-check", action="store_true", help="skip checking each candidate's output against ATen's")
+    ap.add_argument("--inductor-every", type=int, default=1, metavar="N",
+                    help="run Inductor's own benchmark (inductor_autotune times, max-autotune baseline) on every N-th "
+                         "DEFAULT problem only (by a hash of the problem; 0: never). It holds the GPU about two thirds "
+                         "of a problem's time; the in-graph times of every candidate are measured either way")
+    ap.add_argument("--exhaustive-configs", type=int, default=100, metavar="N",
+                    help="EXHAUSTIVE problems: ATen and N Triton configs drawn (seeded) from each template's space "
+                         "instead of all of them (0: all)")
     ap.add_argument("--check", action="store_true", help="print why this Python cannot run the backend, or 'ok'")
     args = ap.parse_args(argv)
     if args.check:
@@ -532,6 +566,8 @@ def main(argv=None):
         if args.problems:
             if not args.out:
                 raise BadInput("--problems needs --out")
+            if args.inductor_every < 0 or args.exhaustive_configs < 0:
+                raise BadInput("--inductor-every and --exhaustive-configs take a count >= 0")
             for path in [args.out] + list(args.done or []):
                 if os.path.isdir(path):
                     raise BadInput(f"{path}: is a directory; --out and --done name files of problem JSON lines")
