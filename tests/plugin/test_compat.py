@@ -160,6 +160,26 @@ class ChoiceCallerTest(unittest.TestCase):
         self.assertEqual(compat.choice_run_fn(choice, ["a", "b"], "out"), "launch")
         self.assertEqual(seen, [(("a", "b"), "out")])
 
+    def test_precompile_goes_through_the_benchmark_request(self):
+        built = []
+        compat.precompile_choice(Obj(bmreq=Obj(precompile=lambda: built.append("triton"))))
+        self.assertEqual(built, ["triton"])
+        compat.precompile_choice(Obj(bmreq=None))  # ATen: nothing to build, no error
+        compat.precompile_choice(Obj(bmreq=Obj()))
+
+        def fail():
+            raise RuntimeError("No valid triton configs. OutOfMemoryError: out of resource")
+
+        with self.assertRaisesRegex(RuntimeError, "out of resource"):
+            compat.precompile_choice(Obj(bmreq=Obj(precompile=fail)))
+        # The worker builds every candidate before taking the GPU lock; failures become reasons.
+        entries = [(Obj(bmreq=Obj(precompile=fail)), None, [], None), (Obj(bmreq=None), 0.1, [], None),
+                   (Obj(bmreq=Obj(precompile=lambda: built.append("second"))), None, [], None)]
+        errors = worker.precompile_all(entries)
+        self.assertEqual(list(errors), [0])
+        self.assertTrue(errors[0].startswith("failed to compile: RuntimeError: No valid triton configs"), errors[0])
+        self.assertEqual(built, ["triton", "second"])
+
     def test_missing_benchmark_request_is_named(self):
         class TritonTemplateCaller:
             pass
@@ -283,8 +303,11 @@ class SaverAndConfigTest(unittest.TestCase):
             os.environ["TORCH_DIODE_GPU_LOCK"] = "/tmp/unused.lock"
             try:
                 with compat.autotune_benchmark(lock=lock):
-                    self.assertEqual(fake.sa_cls.benchmark_in_current_process(1, 2), {"timed": True})
+                    built = []
+                    choice = Obj(bmreq=Obj(precompile=lambda: built.append(list(held))))
+                    self.assertEqual(fake.sa_cls.benchmark_in_current_process([choice], 2), {"timed": True})
                     self.assertEqual(held, ["in", "out"])
+                    self.assertEqual(built, [[]], "the kernel was not built before the lock was taken")
             finally:
                 del os.environ["TORCH_DIODE_GPU_LOCK"]
             self.assertIs(fake.sa_cls.__dict__["benchmark_in_current_process"], original)

@@ -30,6 +30,10 @@ COLD_PAIRS, COLD_PAIRS_SMALL = 7, 21
 # Seconds this process waited for and held the GPU lock (all holders: timing and Inductor's own
 # benchmark); the worker reports the change per problem.
 LOCK_SECONDS = {"wait": 0.0, "hold": 0.0}
+# Milliseconds of GPU time inside the timed replays of this process (what the CUDA events saw):
+# against the lock's held time, how much of it the GPU was busy timing rather than waiting for
+# this process's CPU (graph captures, launches, Python).
+TIMED_GPU_MS = [0.0]
 
 
 @contextlib.contextmanager
@@ -140,7 +144,9 @@ class GraphTimer:
                 end.record(self.stream)
                 times.append((start, end))
         self.stream.synchronize()
-        return statistics.median(s.elapsed_time(e) for s, e in times)
+        elapsed = [s.elapsed_time(e) for s, e in times]
+        TIMED_GPU_MS[0] += sum(elapsed)
+        return statistics.median(elapsed)
 
     def _capture(self, body, calls):
         # Not `with torch.cuda.graph(...)`: its gc.collect() and empty_cache() on every capture
@@ -214,5 +220,6 @@ class GraphTimer:
                 pairs.append(ev)
         self.stream.synchronize()
         diffs = [e[0].elapsed_time(e[1]) - e[1].elapsed_time(e[2]) for e in pairs]
+        TIMED_GPU_MS[0] += sum(e[0].elapsed_time(e[2]) for e in pairs)
         del with_launch, flushes
         return warm, max(statistics.median(diffs), 0.0) / calls

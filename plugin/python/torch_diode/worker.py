@@ -162,11 +162,20 @@ def _tolerance(p, cand) -> float:
     return TOLERANCE[p["dtype"]]
 
 
-def time_candidates(p, timer, entries, check=True, inductor_timed=True):
+def precompile_all(entries):
+    """Each Triton choice's kernel built before the GPU lock is taken (compat.precompile_choices),
+    on the compile threads. Returns {index: error} for the ones that failed to build (e.g. more
+    shared memory than the GPU has), which are then failed measurements without touching the GPU."""
+    threads = int(os.environ.get("TORCHINDUCTOR_COMPILE_THREADS") or 4)
+    failed = compat.precompile_choices([e[0] for e in entries], threads)
+    return {i: f"failed to compile: {type(e).__name__}: {e}".splitlines()[0][:300] for i, e in failed.items()}
+
+
+def time_candidates(p, timer, entries, check=True, inductor_timed=True, build_errors=None):
     """Time each (choice, inductor_ms, inputs, out) in CUDA graphs and check its output against
     ATen's. Returns problem-JSON v2 candidates (with `times` and, on failure, `error`). Without
-    `inductor_timed` Inductor's benchmark was skipped: its placeholder times are not kept, and a
-    candidate that failed to compile shows when its launch fails."""
+    `inductor_timed` Inductor's benchmark was skipped: its placeholder times are not kept.
+    `build_errors` ({index: message}, from precompile_all) are candidates that failed to compile."""
     import torch
 
     candidates = [candidate_from_choice(choice) for choice, _t, _i, _o in entries]
@@ -183,6 +192,9 @@ def time_candidates(p, timer, entries, check=True, inductor_timed=True):
             continue
         if inductor_timed and not _valid_ms(inductor_ms):
             cand["error"] = "Inductor reported no valid timing (failed to compile or run, e.g. out of shared memory)"
+            continue
+        if build_errors and i in build_errors:
+            cand["error"] = build_errors[i]
             continue
         try:
             with timer.stream_ctx():
@@ -257,6 +269,7 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
     split = {}
     baselines = {}
     lock_before = dict(ingraph.LOCK_SECONDS)
+    gpu_before = ingraph.TIMED_GPU_MS[0]
 
     # Plain torch.compile: what a user gets without autotuning (ATen/cuBLAS for the GEMM).
     with compat.fresh_cache():
@@ -283,6 +296,10 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
         finally:
             collector.armed = False
         split["max_autotune_compile_s"] = tuned_s
+        events = [e for e in collector.events if compat.SAVER_OPS.get(e[0]) == p["op"]] or collector.events
+        t = time.perf_counter()
+        build_errors = [precompile_all(entries) for _name, entries, _err in events]
+        split["build_candidates_s"] = time.perf_counter() - t
         t = time.perf_counter()
         with gpu_lock():
             split["wait_gpu_s"] = time.perf_counter() - t
@@ -290,15 +307,14 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
             if inductor_benchmark and not sampled:
                 warm, cold = time_compiled(timer, tuned, args)
                 baselines["max_autotune"] = {"graph_warm": warm, "graph_cold": cold, "compile_s": round(tuned_s, 3)}
-            events = [e for e in collector.events if compat.SAVER_OPS.get(e[0]) == p["op"]] or collector.events
             candidates = []
             notes = [e[2] for e in events if e[2]]
             # Where Inductor padded the operands, ATen gets sliced views and Triton the padded base
             # tensors: their outputs cannot be compared element for element (measured: every
             # Triton candidate of 3 padded problems "wrong"), so the check is skipped and said.
             padded = bool(collector.shapes) and not _same_gemm(p, collector.shapes[0])
-            for _name, entries, _err in events:
-                got = time_candidates(p, timer, entries, check and not padded, inductor_benchmark)
+            for (_name, entries, _err), errors in zip(events, build_errors):
+                got = time_candidates(p, timer, entries, check and not padded, inductor_benchmark, errors)
                 inductor = [c["times"].get("inductor_autotune") for c in got]
                 valid = [i for i, x in enumerate(inductor) if x is not None]
                 if valid and "max_autotune" in baselines and "pick" not in baselines["max_autotune"]:
@@ -331,6 +347,7 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
     # time this problem took, and how long it waited for other workers.
     split["gpu_lock_hold_s"] = ingraph.LOCK_SECONDS["hold"] - lock_before["hold"]
     split["gpu_lock_wait_s"] = ingraph.LOCK_SECONDS["wait"] - lock_before["wait"]
+    split["timed_gpu_s"] = (ingraph.TIMED_GPU_MS[0] - gpu_before) / 1000
     out["time_split_s"] = {k: round(v, 3) for k, v in split.items()}
     if notes:
         out["worker_notes"] = notes[:3]
