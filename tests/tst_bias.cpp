@@ -6,6 +6,8 @@
 
 #include <QTemporaryDir>
 
+#include <algorithm>
+
 using namespace diode;
 
 // Two in-graph problems worked out by hand (tests/data/bias-problems.jsonl) and one v1 problem
@@ -47,6 +49,37 @@ private slots:
         QCOMPARE(report.points.size(), size_t(5));
         // One row per op, then one per (op, dtype, size class).
         QCOMPARE(report.groups.size(), size_t(1 + 2 + 2));
+    }
+
+    // A sweep that ran Inductor's own benchmark on a sample of problems (worker --inductor-every):
+    // the others have in-graph times but no max-autotune pick. They count as problems, but the
+    // pick's efficiency and how often it is the fastest are over the problems that have one.
+    void problemsWithoutInductorsBenchmark() {
+        auto records = readProblemFile(testutil::dataPath("bias-problems.jsonl").toStdString());
+        ProblemRecord sampled = records[0];
+        sampled.problem.m += 1;
+        sampled.baselines.erase(
+            std::remove_if(sampled.baselines.begin(), sampled.baselines.end(),
+                           [](const BaselineTiming &b) { return b.baseline == "max_autotune"; }),
+            sampled.baselines.end());
+        for (auto &c : sampled.candidates)
+            c.timings.erase(
+                std::remove_if(c.timings.begin(), c.timings.end(),
+                               [](const Timing &t) { return t.method == TimingMethod::InductorAutotune; }),
+                c.timings.end());
+        records.push_back(sampled);
+        const auto report = computeBias(records, TimingMethod::GraphWarm);
+        QCOMPARE(report.problems.size(), size_t(3));
+        QVERIFY(!report.problems[2].pickMs);
+        const auto &all = report.groups.front();
+        QCOMPARE(all.problems, 3);
+        QCOMPARE(all.maxAutotune.count, 2);
+        QCOMPARE(all.plainCompile.count, 3);
+        QCOMPARE(*all.pickShare(), 50.0); // 1 of the 2 with a pick, not 1 of 3
+        QVERIFY(qFuzzyCompare(*all.maxAutotune.mean, (0.008 / 0.012 + 1.0) / 2));
+        const std::string table = formatBiasTable(report);
+        QVERIFY2(table.find("(2)") != std::string::npos && table.find("50%") != std::string::npos,
+                 table.c_str());
     }
 
     void coldIsItsOwnTruth() {

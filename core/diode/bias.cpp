@@ -102,6 +102,12 @@ BiasGroup group(std::string op, std::string dtype, std::string size,
 
 } // namespace
 
+std::optional<double> BiasGroup::pickShare() const {
+    if (maxAutotune.count <= 0)
+        return std::nullopt;
+    return 100.0 * pickIsFastest / maxAutotune.count;
+}
+
 std::optional<double> BiasProblem::pickEfficiency() const {
     return ratio(fastestMs, pickMs);
 }
@@ -224,22 +230,28 @@ nlohmann::json biasToJson(const BiasReport &report) {
 }
 
 std::string formatBiasTable(const BiasReport &report) {
-    auto eff = [](const EfficiencyStat &s) {
-        return s.mean ? fmt::format("{:.3f} / {:.3f}", *s.mean, *s.p10) : std::string("n/a");
+    // A column measured on fewer problems than the row's says how many (max-autotune's pick
+    // exists only where Inductor's own benchmark ran).
+    auto eff = [](const EfficiencyStat &s, int problems) {
+        if (!s.mean)
+            return std::string("n/a");
+        const std::string v = fmt::format("{:.3f} / {:.3f}", *s.mean, *s.p10);
+        return s.count == problems ? v : fmt::format("{} ({})", v, s.count);
     };
     auto x = [](std::optional<double> v) { return v ? fmt::format("{:.2f}x", *v) : std::string("n/a"); };
+    auto pct = [](std::optional<double> v) { return v ? fmt::format("{:.0f}%", *v) : std::string("n/a"); };
     std::string out = fmt::format(
         "Efficiency against the fastest candidate in {} time (mean / P10; 1 = fastest); {} problems{}\n",
         toString(report.method), report.problems.size(),
         report.skipped ? fmt::format(", {} without {} times skipped", report.skipped, toString(report.method))
                        : "");
-    out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>15} {:>15} {:>15} {:>10} {:>16} {:>16}\n", "op", "dtype",
+    out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>21} {:>15} {:>15} {:>10} {:>16} {:>16}\n", "op", "dtype",
                        "size", "problems", "max-autotune", "torch.compile", "best ATen", "pick best",
                        "Inductor/ATen", "Inductor/Triton");
     for (const auto &g : report.groups)
-        out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>15} {:>15} {:>15} {:>9.0f}% {:>16} {:>16}\n", g.op,
-                           g.dtype, g.sizeClass, g.problems, eff(g.maxAutotune), eff(g.plainCompile),
-                           eff(g.bestAten), g.problems ? 100.0 * g.pickIsFastest / g.problems : 0.0,
+        out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>21} {:>15} {:>15} {:>10} {:>16} {:>16}\n", g.op,
+                           g.dtype, g.sizeClass, g.problems, eff(g.maxAutotune, g.problems),
+                           eff(g.plainCompile, g.problems), eff(g.bestAten, g.problems), pct(g.pickShare()),
                            x(g.atenInflation), x(g.tritonInflation));
     return out;
 }

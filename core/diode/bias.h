@@ -48,8 +48,12 @@ struct EfficiencyStat {
 struct BiasGroup {
     std::string op, dtype, sizeClass; ///< "all" where the group spans every value
     int problems = 0;
-    int pickIsFastest = 0;
+    int pickIsFastest = 0; ///< of the maxAutotune.count problems that have a pick
+    /// maxAutotune counts only problems where Inductor's own benchmark ran (a sweep may run it on
+    /// a sample: worker --inductor-every); the others have no pick.
     EfficiencyStat maxAutotune, plainCompile, bestAten;
+    /// Percent of the problems with a pick where it is the fastest candidate; none without picks.
+    std::optional<double> pickShare() const;
     /// Geometric mean of Inductor's time over the in-graph time: ATen and Triton candidates apart.
     std::optional<double> atenInflation, tritonInflation;
 };

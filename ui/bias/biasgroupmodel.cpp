@@ -38,9 +38,7 @@ QVariant BiasGroupModel::data(const QModelIndex &index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const diode::BiasGroup &g = m_groups[size_t(index.row())];
-    std::optional<double> pickShare;
-    if (g.problems > 0)
-        pickShare = 100.0 * g.pickIsFastest / g.problems;
+    const std::optional<double> pickShare = g.pickShare();
     auto value = [&]() -> std::optional<double> {
         switch (index.column()) {
         case Problems:

@@ -205,13 +205,13 @@ void BiasPage::showResult(const BiasResult &result) {
         m_stack->setCurrentWidget(m_split);
         QString text =
             tr("%1: %L2 problems, %L3 candidates with Inductor's and %4 times; max-autotune picks the "
-               "fastest in %5 of %6 problems")
+               "fastest in %L5 of %L6 problems where Inductor's benchmark ran")
                 .arg(db)
                 .arg(r.problems.size())
                 .arg(r.points.size())
                 .arg(method)
                 .arg(all.pickIsFastest)
-                .arg(all.problems);
+                .arg(all.maxAutotune.count);
         if (r.skipped)
             text += r.skipped == 1
                         ? tr("; 1 problem without %1 times left out").arg(method)
