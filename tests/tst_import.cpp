@@ -148,10 +148,12 @@ private slots:
             R"("hardware":{"gpu":"NVIDIA H200","sm_count":132},"versions":{"torch":"2.11.0"},)";
         const std::string aten =
             R"({"kind":"aten","name":"extern_kernels.mm","times":{"graph_warm":0.020,"graph_cold":0.031}})";
-        const std::string triton = R"({"kind":"triton","template":"mm","BLOCK_M":16,"BLOCK_N":64,"BLOCK_K":128,)"
-                                   R"("GROUP_M":8,"num_stages":5,"num_warps":4,"times":{"graph_warm":0.018}})";
-        writeFile(file, "{" + common + R"("search_space":"DEFAULT","candidates":[)" + aten + "]}\n{" + common +
-                            R"("search_space":"EXHAUSTIVE","candidates":[)" + aten + "," + triton + "]}\n");
+        const std::string triton =
+            R"({"kind":"triton","template":"mm","BLOCK_M":16,"BLOCK_N":64,"BLOCK_K":128,)"
+            R"("GROUP_M":8,"num_stages":5,"num_warps":4,"times":{"graph_warm":0.018}})";
+        writeFile(file, "{" + common + R"("search_space":"DEFAULT","candidates":[)" + aten + "]}\n{" +
+                            common + R"("search_space":"EXHAUSTIVE","candidates":[)" + aten + "," + triton +
+                            "]}\n");
         Store s(db.toStdString());
         const auto r = importFile(s, file.toStdString());
         QCOMPARE(r.runs, 2);
