@@ -30,11 +30,14 @@ def main():
     ap.add_argument("--heldout", required=True)
     ap.add_argument("--method", default="graph_warm")
     ap.add_argument("--margin", type=float, default=DEFAULT_MARGIN)
+    ap.add_argument("--search-space", default="DEFAULT", help="only problems swept in this space")
     a = ap.parse_args()
     model = _native.Model(a.package)
     groups = collections.defaultdict(lambda: collections.defaultdict(list))
     for line in open(a.heldout):
         p = json.loads(line)
+        if str(p.get("search_space", "DEFAULT")).upper() != a.search_space.upper():
+            continue
         cands = [c for c in p["candidates"] if c["kind"] == "aten" or "BLOCK_M" in c]
         times = [c.get("times", {}).get(a.method) for c in cands]
         ok = [t for t in times if t and t > 0]
@@ -46,7 +49,9 @@ def main():
         row = {
             "model (policy)": best / times[pick] if times[pick] else 0.0,
             "plain torch.compile": best / p["baselines"]["default"][a.method],
-            "max-autotune's pick": best / p["baselines"]["max_autotune"][a.method],
+            # Only where the sweep ran Inductor's own benchmark (worker --inductor-every).
+            "max-autotune's pick": best / p["baselines"]["max_autotune"][a.method]
+            if "max_autotune" in p.get("baselines", {}) else None,
             "best ATen": max((best / t for c, t in zip(cands, times) if c["kind"] == "aten" and t), default=0.0),
             "random": statistics.fmean(best / t if t else 0.0 for t in times),
         }
@@ -55,7 +60,8 @@ def main():
         for key in ("all", f"op {p['op']}", f"dtype {p['dtype']}", size,
                     held.replace("family:", "family ") if held.startswith("family:") else "random 10 %"):
             for k, v in row.items():
-                groups[key][k].append(v)
+                if v is not None:
+                    groups[key][k].append(v)
     cols = ["model (policy)", "plain torch.compile", "max-autotune's pick", "best ATen", "random"]
     print(f"| {a.method} | n | " + " | ".join(cols) + " |")
     print("| --- | ---: | " + " | ".join("---:" for _ in cols) + " |")
@@ -65,7 +71,15 @@ def main():
     for key in order:
         g = groups[key]
         n = len(g[cols[0]])
-        print(f"| {key} | {n} | " + " | ".join(f"{statistics.fmean(g[c]):.3f} / {p10(g[c]):.3f}" for c in cols) + " |")
+        print(f"| {key} | {n} | " + " | ".join(cell(g[c], n) for c in cols) + " |")
+
+
+def cell(xs, n):
+    """mean / P10, and how many problems when fewer than the row's (max-autotune's pick)."""
+    if not xs:
+        return "–"
+    text = f"{statistics.fmean(xs):.3f} / {p10(xs):.3f}"
+    return text if len(xs) == n else f"{text} ({len(xs)})"
 
 
 if __name__ == "__main__":
