@@ -98,6 +98,33 @@ private slots:
         QCOMPARE(cell(g, 0, BiasGroupModel::MaxAutotuneP10), QStringLiteral("0.750"));
     }
 
+    // A sweep that ran Inductor's own benchmark on a sample (worker --inductor-every): the third
+    // problem (tests/data/bias-sampled.jsonl) has in-graph times but no max-autotune pick, so
+    // max-autotune's columns are over 2 of 3 problems, and say so.
+    void sampledProblemsSayOverHowMany() {
+        const QString db = m_dir.filePath("sampled.db");
+        QString out, err;
+        for (const char *name : {"bias-problems.jsonl", "bias-sampled.jsonl"})
+            QVERIFY2(testutil::runCli({"import", testutil::dataPath(name), "--db", db}, &out, &err) == 0,
+                     qPrintable(err));
+        WorkbenchState state;
+        BiasPage page(&state);
+        page.methodBox()->setMethod(diode::TimingMethod::GraphWarm); // the last test left cold chosen
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        state.setDatabase(db, true);
+        QVERIFY(waitReady(page));
+        const auto *g = page.groupModel();
+        QCOMPARE(cell(g, 0, BiasGroupModel::Problems), QStringLiteral("3"));
+        QCOMPARE(cell(g, 0, BiasGroupModel::MaxAutotuneMean), QStringLiteral("0.833 (2)"));
+        QCOMPARE(cell(g, 0, BiasGroupModel::PickIsFastest), QStringLiteral("50% (2)"));
+        QVERIFY(g->data(g->index(0, BiasGroupModel::MaxAutotuneMean), Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("2 of 3 problems")));
+        QVERIFY(!g->data(g->index(0, BiasGroupModel::CompileMean), Qt::ToolTipRole).isValid());
+        QCOMPARE(cell(g, 0, BiasGroupModel::CompileMean).contains('('), false);
+    }
+
     // A hidden page computes nothing, but never shows numbers of the database it no longer has.
     void hiddenPageSaysOutOfDate() {
         WorkbenchState state;

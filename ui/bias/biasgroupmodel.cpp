@@ -84,9 +84,21 @@ QVariant BiasGroupModel::data(const QModelIndex &index, int role) const {
             return number(value(), 3);
         }
     };
+    // Max-autotune's pick exists only where the sweep ran Inductor's own benchmark (a sample of
+    // the problems): its columns say over how many when fewer than the row's.
+    const bool pickColumn = index.column() == MaxAutotuneMean || index.column() == MaxAutotuneP10 ||
+                            index.column() == PickIsFastest;
+    const bool sampled = pickColumn && g.maxAutotune.count > 0 && g.maxAutotune.count < g.problems;
     switch (role) {
     case Qt::DisplayRole:
-        return text(index.column());
+        return sampled ? tr("%1 (%L2)").arg(text(index.column())).arg(g.maxAutotune.count)
+                       : text(index.column());
+    case Qt::ToolTipRole:
+        if (sampled)
+            return tr("Over the %L1 of %L2 problems where Inductor's own benchmark ran (max-autotune's pick)")
+                .arg(g.maxAutotune.count)
+                .arg(g.problems);
+        return {};
     case Qt::UserRole:
         if (index.column() <= SizeClass) {
             // The overall row, then the per-op rows, stay on top when sorted by name.
