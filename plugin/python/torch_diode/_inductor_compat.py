@@ -211,10 +211,14 @@ def precompile_choice(choice) -> None:
         build()
 
 
-def precompile_choices(choices, threads: int = 4) -> dict:
-    """precompile_choice for each of `choices` on `threads` threads (as Inductor's own precompile
-    does). Returns {index: exception} of those that failed; the others are built."""
+def precompile_choices(choices) -> dict:
+    """precompile_choice for each of `choices` on Inductor's compile threads
+    (TORCHINDUCTOR_COMPILE_THREADS, default 4), as Inductor's own precompile does. Returns
+    {index: exception} of those that failed; the others are built."""
+    import os
     from concurrent.futures import ThreadPoolExecutor
+
+    threads = int(os.environ.get("TORCHINDUCTOR_COMPILE_THREADS") or 4)
 
     def build(i):
         try:
@@ -363,7 +367,7 @@ def autotune_benchmark(lock=None, skip=False):
 
     def locked(cls, choices, *args, **kwargs):
         # Failures are left for Inductor's benchmark to meet and report as it always does.
-        precompile_choices(list(choices), int(os.environ.get("TORCHINDUCTOR_COMPILE_THREADS") or 4))
+        precompile_choices(list(choices))
         with lock():
             return original.__func__(cls, choices, *args, **kwargs)
 

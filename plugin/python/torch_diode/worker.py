@@ -166,8 +166,7 @@ def precompile_all(entries):
     """Each Triton choice's kernel built before the GPU lock is taken (compat.precompile_choices),
     on the compile threads. Returns {index: error} for the ones that failed to build (e.g. more
     shared memory than the GPU has), which are then failed measurements without touching the GPU."""
-    threads = int(os.environ.get("TORCHINDUCTOR_COMPILE_THREADS") or 4)
-    failed = compat.precompile_choices([e[0] for e in entries], threads)
+    failed = compat.precompile_choices([e[0] for e in entries])
     return {i: f"failed to compile: {type(e).__name__}: {e}".splitlines()[0][:300] for i, e in failed.items()}
 
 
@@ -286,8 +285,7 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
     collector.shapes.clear()
     collector.armed = True
     sampled = search_space.upper() == "EXHAUSTIVE" and exhaustive_configs > 0
-    handler = compat.sampling_choices_handler(exhaustive_configs, seed=zlib.crc32(repr(problem_key(p, search_space)).encode())) \
-        if sampled else None
+    handler = compat.sampling_choices_handler(exhaustive_configs, seed=problem_hash(p, search_space)) if sampled else None
     with compat.fresh_cache():
         try:
             with compat.autotune_benchmark(lock=gpu_lock, skip=not inductor_benchmark), \
@@ -328,12 +326,12 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
                                    "times": {"graph_warm": warm, "graph_cold": cold}})
                 notes.append("Inductor did not autotune this shape: ATen alone, timed in graph")
     split["time_candidates_s"] = time.perf_counter() - t
+    if sampled:
+        notes.insert(0, f"EXHAUSTIVE space sampled ({exhaustive_configs} Triton configs a template): "
+                        "no max-autotune baseline (its pick is of the sample)")
     if not inductor_benchmark:
         notes.insert(0, "Inductor's own benchmark skipped (sampled problems only): no inductor_autotune "
                         "times, no max-autotune baseline")
-    elif sampled:
-        notes.insert(0, f"EXHAUSTIVE space sampled ({exhaustive_configs} Triton configs a template): "
-                        "no max-autotune baseline (its pick is of the sample)")
     collector.events.clear()
     del tuned, args
     torch.cuda.empty_cache()
@@ -433,6 +431,11 @@ def problem_key(p, search_space):
     return tuple(p[k] for k in PROBLEM_KEYS) + (str(p.get("search_space", search_space)).upper(),)
 
 
+def problem_hash(p, search_space) -> int:
+    """A hash of the problem that is the same in every process and run (unlike hash())."""
+    return zlib.crc32(repr(problem_key(p, search_space)).encode())
+
+
 class BadInput(Exception):
     """A bad argument or input file: one line, exit 2."""
 
@@ -502,7 +505,7 @@ def inductor_benchmark_for(p, every) -> bool:
     whatever the sharding; never for a sampled EXHAUSTIVE space (its pick would be of a sample)."""
     if p.get("search_space", "DEFAULT") != "DEFAULT" or every <= 0:
         return False
-    return every == 1 or zlib.crc32(repr(problem_key(p, "DEFAULT")).encode()) % every == 0
+    return every == 1 or problem_hash(p, "DEFAULT") % every == 0
 
 
 def run_alone(args):
