@@ -38,7 +38,7 @@ def main():
         p = json.loads(line)
         if str(p.get("search_space", "DEFAULT")).upper() != a.search_space.upper():
             continue
-        cands = [c for c in p["candidates"] if c["kind"] == "aten" or "BLOCK_M" in c]
+        cands = [c for c in p["candidates"] if _native.scorable(c)]
         times = [c.get("times", {}).get(a.method) for c in cands]
         ok = [t for t in times if t and t > 0]
         if not ok:

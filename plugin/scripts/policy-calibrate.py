@@ -50,10 +50,6 @@ def split(n, n_val, n_test, seed):
     return sorted(idx[n_test:n_test + n_val]), sorted(idx[:n_test])
 
 
-def describable(c):
-    return c["kind"] == "aten" or all(k in c for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K"))
-
-
 def load(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -62,7 +58,7 @@ def load(path):
 def evaluate(model, problems, method, margins):
     rows = []
     for p in problems:
-        cands = [c for c in p["candidates"] if describable(c)]
+        cands = [c for c in p["candidates"] if _native.scorable(c)]
         times = [c.get("times", {}).get(method) for c in cands]
         if not any(t is not None and t > 0 for t in times):
             continue

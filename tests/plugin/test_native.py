@@ -42,6 +42,26 @@ class NativeTest(unittest.TestCase):
             self.assertEqual(answer.pop("line"), numbers.pop(0))
             self.assertEqual(model.rank_json(line), answer)
 
+    def test_scorable_is_what_score_takes(self):
+        from torch_diode._native import Model, NativeError, scorable
+
+        model = Model(PACKAGE)
+        p = {"op": "mm", "dtype": "bf16", "M": 64, "N": 64, "K": 64}
+        triton = {"kind": "triton", "template": "mm", "BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32,
+                  "num_stages": 3, "num_warps": 4}
+        aten = {"kind": "aten", "name": "extern_kernels.mm"}
+        for c in (aten, triton):
+            self.assertTrue(scorable(c))
+            self.assertEqual(len(model.score(p, [c])), 1)
+        for missing in ("BLOCK_K", "num_warps"):
+            short = {k: v for k, v in triton.items() if k != missing}
+            self.assertFalse(scorable(short), missing)
+            with self.assertRaises(KeyError):
+                model.score(p, [short])
+        self.assertFalse(scorable({"kind": "cutlass", "name": "x"}))
+        with self.assertRaises(NativeError):
+            model.score(p, [{"kind": "cutlass", "name": "x"}])
+
     def test_bad_package_names_the_fault(self):
         from torch_diode._native import Model, NativeError
 

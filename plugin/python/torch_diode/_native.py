@@ -152,6 +152,17 @@ def _cstr(text: str, cache: dict) -> bytes:
     return b
 
 
+# What Model.score reads of a Triton candidate besides its template; ATen needs only its name.
+TRITON_FIELDS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps")
+
+
+def scorable(candidate: dict) -> bool:
+    """Whether Model.score takes this problem-JSON candidate: ATen, or Triton with its tile and
+    launch parameters (the scripts that score held-out files keep only these)."""
+    kind = candidate.get("kind")
+    return kind == "aten" or (kind == "triton" and all(k in candidate for k in TRITON_FIELDS))
+
+
 class Model:
     """An open .diode package. Scoring is safe from several threads."""
 
@@ -185,7 +196,8 @@ class Model:
         return self.manifest.get("hardware", {})
 
     def score(self, problem: dict, candidates: Sequence[dict]) -> list[float]:
-        """Predicted milliseconds of each candidate (dicts as in problem JSON), in order."""
+        """Predicted milliseconds of each candidate (dicts as in problem JSON, each one that
+        `scorable` accepts), in order."""
         n = len(candidates)
         names = self._names
         p = Problem(
