@@ -278,6 +278,24 @@ class SaverAndConfigTest(unittest.TestCase):
             if "TORCH_DIODE_GPU_LOCK" not in os.environ:
                 self.assertEqual(ingraph.LOCK_SECONDS["hold"], held)
 
+    def test_cold_graph_size_aims_at_target_of_flush_and_launch(self):
+        from torch_diode import ingraph
+
+        timer = ingraph.GraphTimer.__new__(ingraph.GraphTimer)  # no GPU: only the arithmetic
+        timer._flush_ms = 0.025
+        saved = ingraph.COLD_TARGET_MS
+        try:
+            ingraph.COLD_TARGET_MS = 0.5
+            # A 5 us launch: 64 launches warm, but 0.5 ms / (25 + 5) us = 16 in each cold graph.
+            self.assertEqual(timer.cold_calls(64, 0.005), 16)
+            # Never more than the warm graph, never fewer than MIN_CALLS.
+            self.assertEqual(timer.cold_calls(3, 0.005), 3)
+            self.assertEqual(timer.cold_calls(3, 2.0), ingraph.MIN_CALLS)
+            ingraph.COLD_TARGET_MS = None  # the sizes before 2026-11-23: as many as warm
+            self.assertEqual(timer.cold_calls(64, 0.005), 64)
+        finally:
+            ingraph.COLD_TARGET_MS = saved
+
     def test_config_names_are_checked(self):
         with FakeInductor() as fake:
             self.assertEqual(compat.current_search_space(), "DEFAULT")

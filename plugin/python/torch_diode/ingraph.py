@@ -4,8 +4,9 @@ events on the GPU (never a Python clock around a call).
 - graph_warm: the launch captured `calls` times back to back in one graph (operands stay in L2);
   the median replay divided by `calls`.
 - graph_cold: each launch preceded by an L2 flush (zeroing a buffer twice the GPU's L2) in one
-  graph; a second graph holds the flushes alone; the two are replayed alternately and the median
-  per-pair difference divided by `calls` (21 pairs for launches shorter than one flush, else 7).
+  graph of ~COLD_TARGET_MS of flushes and launches; a second graph holds the flushes alone; the
+  two are replayed alternately and the median per-pair difference divided by the graph's launches
+  (21 pairs for launches shorter than one flush, else 7).
 
 Only public torch API is used here. A GPU lock (fcntl, `TORCH_DIODE_GPU_LOCK`) lets several
 workers share one GPU: they compile in parallel and time one at a time.
@@ -26,6 +27,11 @@ REPLAYS = 7
 # graph_cold subtracts a flush (~25 us on an H200) from flush + launch: for launches much shorter
 # than the flush the difference is noisy, so more pairs are replayed (median of per-pair diffs).
 COLD_PAIRS, COLD_PAIRS_SMALL = 7, 21
+# The cold graphs hold ~COLD_TARGET_MS of flushes and launches (at least MIN_CALLS launches, at
+# most the warm graph's count). Until 2026-11-23 they held as many launches as the warm graph, so
+# a launch shorter than the ~25 us flush cost 64 flushes a graph, 21 pairs of graphs: ~70 ms of
+# GPU a candidate, the sweep's largest GPU cost. None: the old sizes (for comparing the two).
+COLD_TARGET_MS = 0.5
 
 # Seconds this process waited for and held the GPU lock (all holders: timing and Inductor's own
 # benchmark); the worker reports the change per problem.
@@ -185,6 +191,13 @@ class GraphTimer:
             del graph
         return self._flush_ms
 
+    def cold_calls(self, warm_calls, rough_ms):
+        """Launches in each graph_cold graph: ~COLD_TARGET_MS of flush + launch, within
+        [MIN_CALLS, warm_calls]."""
+        if COLD_TARGET_MS is None:
+            return warm_calls
+        return max(MIN_CALLS, min(warm_calls, int(COLD_TARGET_MS / (self.flush_ms() + rough_ms))))
+
     def time(self, launch, cold=True):
         """(graph_warm_ms, graph_cold_ms or None) for one launch function.
 
@@ -203,6 +216,7 @@ class GraphTimer:
             self.flush()
             launch()
 
+        calls = self.cold_calls(calls, rough)
         with_launch = self._capture(flushed, calls)
         flushes = self._capture(self.flush, calls)
         n_pairs = COLD_PAIRS_SMALL if rough < self.flush_ms() else COLD_PAIRS
