@@ -153,6 +153,40 @@ private slots:
         QCOMPARE(shipped["problems_by_gpu"].toObject()["NVIDIA H200"].toInt(), shipped["problems"].toInt());
     }
 
+    // The shipped dataset is a store plus held-out lines kept out of it: stats covers both and
+    // says when a held-out problem was trained on.
+    void statsWithHeldoutCountsTheWholeDatasetAndTheOverlap() {
+        const QString held = m_dir.filePath("held.jsonl");
+        auto tagged = [](int m, const char *tag) {
+            auto j = nlohmann::json::parse(testutil::v2Line(m));
+            j["heldout"] = tag;
+            return j.dump();
+        };
+        writeFile(held, tagged(128, "random") + "\n" + tagged(16, "family:llama") + "\n");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"stats", "--db", m_db, "--heldout", held, "--json"}, &out, &err), 0);
+        const auto st = QJsonDocument::fromJson(out.toUtf8()).object();
+        QCOMPARE(st["problems"].toInt(), 4); // the database's own count is unchanged
+        const auto h = st["heldout"].toObject();
+        QCOMPARE(h["lines"].toInt(), 2);
+        QCOMPARE(h["problems"].toInt(), 2);
+        QCOMPARE(h["lines_by_heldout"].toObject()["family:llama"].toInt(), 1);
+        QCOMPARE(h["measurements_by_method"].toObject()["graph_warm"].toInt(), 2 * 4);
+        const auto d = st["dataset"].toObject();
+        QCOMPARE(d["problems"].toInt(), 5); // M=16 is in both: counted once
+        QCOMPARE(d["heldout_problems_in_db"].toInt(), 1);
+        QCOMPARE(d["problems_by_gpu"].toObject()["NVIDIA H200"].toInt(), 4);
+        QCOMPARE(d["problems_by_gpu"].toObject()["NVIDIA H100 80GB HBM3"].toInt(), 1);
+        QCOMPARE(testutil::runCli({"stats", "--db", m_db, "--heldout", held}, &out, &err), 0);
+        QVERIFY2(out.contains("dataset       5 problems (database and held out)"), qPrintable(out));
+        QVERIFY2(out.contains("warning: 1 held-out problems are also in the database (trained on)"),
+                 qPrintable(out));
+        // A broken held-out line is refused, naming the file and line.
+        writeFile(held, tagged(128, "random") + "\n{\"op\": \"mm\"}\n");
+        QCOMPARE(testutil::runCli({"stats", "--db", m_db, "--heldout", held}, &out, &err), 2);
+        QVERIFY2(err.contains("held.jsonl") && err.contains("line 2"), qPrintable(err));
+    }
+
     void defaultRule() {
         using M = TimingMethod;
         QVERIFY(defaultTimingMethod({{M::GraphWarm, 1}, {M::InductorAutotune, 9}}).method == M::GraphWarm);

@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <unistd.h>
 
 using namespace diode;
@@ -146,13 +147,50 @@ int runExport(const std::string &db, const std::string &format, const std::strin
     return 0;
 }
 
-int runStats(const std::string &db, bool asJson) {
+// The shipped dataset is a training store plus held-out problem lines kept out of it; with
+// `heldout` files the summary covers both, and says if any held-out problem is in the store.
+int runStats(const std::string &db, bool asJson, const std::vector<std::string> &heldout) {
     if (!std::filesystem::exists(db))
         throw InvalidInput(fmt::format("database '{}' does not exist", db));
     Store store(db, Store::Mode::ReadOnly);
     const auto st = store.stats();
+    std::optional<ProblemFileStats> held;
+    std::map<std::string, std::set<GemmProblem>> all; // the store's problems and the held-out ones
+    std::map<std::string, int64_t> totalByGpu;
+    int64_t total = 0, overlap = 0;
+    if (!heldout.empty()) {
+        std::vector<ProblemRecord> records;
+        for (const auto &path : heldout) {
+            auto r = readProblemFile(path);
+            records.insert(records.end(), std::make_move_iterator(r.begin()),
+                           std::make_move_iterator(r.end()));
+        }
+        held = problemFileStats(records);
+        all = store.storedProblemsByGpu();
+        std::set<GemmProblem> stored;
+        for (const auto &[gpu, problems] : all)
+            stored.insert(problems.begin(), problems.end());
+        std::set<GemmProblem> heldAll;
+        for (const auto &[gpu, problems] : held->problemsByGpu) {
+            all[gpu].insert(problems.begin(), problems.end());
+            heldAll.insert(problems.begin(), problems.end());
+        }
+        for (const auto &p : heldAll)
+            overlap += stored.count(p);
+        stored.insert(heldAll.begin(), heldAll.end());
+        total = int64_t(stored.size());
+        for (const auto &[gpu, problems] : all)
+            totalByGpu[gpu] = int64_t(problems.size());
+    }
     if (asJson) {
-        fmt::print("{}\n", st.toJson().dump(2));
+        auto j = st.toJson();
+        if (held) {
+            j["heldout"] = held->toJson();
+            j["heldout"]["files"] = heldout;
+            j["dataset"] = {
+                {"problems", total}, {"problems_by_gpu", totalByGpu}, {"heldout_problems_in_db", overlap}};
+        }
+        fmt::print("{}\n", j.dump(2));
         return 0;
     }
     fmt::print(
@@ -169,6 +207,18 @@ int runStats(const std::string &db, bool asJson) {
     for (const auto &[gpu, n] : st.problemsByGpu)
         fmt::print("  {:<18} {} problems\n", gpu.empty() ? "(no GPU)" : gpu, n);
     fmt::print("baselines     {}\ndefault method {}\n", st.baselines, st.defaultMethod.describe());
+    if (held) {
+        fmt::print("held out      {} problems in {} lines ({} failed), {} measurements ({} failed); {}\n",
+                   held->problemCount(), held->lines, held->failedProblems, held->measurements,
+                   held->failedMeasurements, fmt::join(heldout, ", "));
+        for (const auto &[tag, n] : held->linesByTag)
+            fmt::print("  {:<18} {} lines\n", tag.empty() ? "(untagged)" : tag, n);
+        fmt::print("dataset       {} problems (database and held out)\n", total);
+        for (const auto &[gpu, n] : totalByGpu)
+            fmt::print("  {:<18} {} problems\n", gpu.empty() ? "(no GPU)" : gpu, n);
+        if (overlap > 0)
+            fmt::print("warning: {} held-out problems are also in the database (trained on)\n", overlap);
+    }
     return 0;
 }
 
@@ -341,11 +391,17 @@ int main(int argc, char **argv) {
     cmdExport->add_option("--out", exportOut, "output file (default: standard output)");
 
     std::string statsDb;
+    std::vector<std::string> statsHeldout;
     bool statsJson = false;
     auto *cmdStats =
         app.add_subcommand("stats", "Summarise a database: runs, problems, measurements, GPUs, ops, dtypes");
     cmdStats->add_option("--db", statsDb, "SQLite database")->required();
     cmdStats->add_flag("--json", statsJson, "print JSON");
+    cmdStats
+        ->add_option("--heldout", statsHeldout,
+                     "held-out problem JSON lines shipped beside the database: summarised too, with the "
+                     "whole dataset's problem count (repeatable)")
+        ->check(CLI::ExistingFile);
 
     BiasOptions biasOpts;
     auto *cmdBias = app.add_subcommand(
@@ -398,7 +454,7 @@ int main(int argc, char **argv) {
         if (*cmdExport)
             return runExport(exportDb, exportFormat, exportOut);
         if (*cmdStats)
-            return runStats(statsDb, statsJson);
+            return runStats(statsDb, statsJson, statsHeldout);
         if (*cmdHw)
             return runHw(hwJson);
         if (*cmdBias) {

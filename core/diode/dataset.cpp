@@ -104,6 +104,55 @@ Dataset loadDatasetJsonl(const std::string &path, std::optional<TimingMethod> as
     return out;
 }
 
+ProblemFileStats problemFileStats(const std::vector<ProblemRecord> &records) {
+    ProblemFileStats st;
+    for (const auto &rec : records) {
+        ++st.lines;
+        if (!rec.error.empty())
+            ++st.failedProblems;
+        const auto hw = rec.extra.value("hardware", nlohmann::json::object());
+        st.problemsByGpu[hw.is_object() ? hw.value("gpu", "") : ""].insert(rec.problem);
+        const auto tag = rec.extra.find("heldout");
+        ++st.linesByTag[tag != rec.extra.end() && tag->is_string() ? tag->get<std::string>() : ""];
+        const auto space = rec.extra.find("search_space");
+        ++st.linesBySearchSpace[space != rec.extra.end() && space->is_string() ? space->get<std::string>()
+                                                                               : "DEFAULT"];
+        for (const auto &c : rec.candidates)
+            for (const auto &t : c.timings) {
+                ++st.measurements;
+                ++st.measurementsByMethod[std::string(toString(t.method))];
+                if (t.status != MeasureStatus::Ok) {
+                    ++st.failedMeasurements;
+                    ++st.failedByMethod[std::string(toString(t.method))];
+                }
+            }
+    }
+    return st;
+}
+
+int64_t ProblemFileStats::problemCount() const {
+    std::set<GemmProblem> all;
+    for (const auto &[gpu, problems] : problemsByGpu)
+        all.insert(problems.begin(), problems.end());
+    return int64_t(all.size());
+}
+
+nlohmann::json ProblemFileStats::toJson() const {
+    std::map<std::string, int64_t> byGpu;
+    for (const auto &[gpu, problems] : problemsByGpu)
+        byGpu[gpu] = int64_t(problems.size());
+    return {{"lines", lines},
+            {"problems", problemCount()},
+            {"failed_problems", failedProblems},
+            {"measurements", measurements},
+            {"failed_measurements", failedMeasurements},
+            {"problems_by_gpu", byGpu},
+            {"lines_by_heldout", linesByTag},
+            {"lines_by_search_space", linesBySearchSpace},
+            {"measurements_by_method", measurementsByMethod},
+            {"failed_measurements_by_method", failedByMethod}};
+}
+
 std::string fingerprint(const std::vector<TrainingProblem> &problems) {
     uint64_t h = 1469598103934665603ull;
     auto mix = [&](const std::string &s) {

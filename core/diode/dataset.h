@@ -4,7 +4,9 @@
 #include "measurement.h"
 #include "store.h"
 
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,26 @@ Dataset loadDatasetJsonl(const std::string &path, std::optional<TimingMethod> as
 std::vector<ProblemRecord> readProblemFile(const std::string &path);
 /// Successful times per method in `records`.
 MethodCounts methodCounts(const std::vector<ProblemRecord> &records);
+
+/// What a file of problem lines holds, summarised as `diode stats` does a database: distinct
+/// problems (a problem in the DEFAULT and an EXHAUSTIVE line counts once), per GPU (from each
+/// line's "hardware"), per held-out tag ("heldout": "family:NAME" / "random"), measurements per
+/// timing method. The problems themselves are kept so a caller can check them against a
+/// database's (held-out data must not be in the training store).
+struct ProblemFileStats {
+    int64_t lines = 0;
+    int64_t failedProblems = 0;
+    int64_t measurements = 0;
+    int64_t failedMeasurements = 0;
+    std::map<std::string, std::set<GemmProblem>> problemsByGpu;
+    std::map<std::string, int64_t> linesByTag;
+    std::map<std::string, int64_t> linesBySearchSpace;
+    std::map<std::string, int64_t> measurementsByMethod; ///< failed ones included, as StoreStats
+    std::map<std::string, int64_t> failedByMethod;
+    int64_t problemCount() const;
+    nlohmann::json toJson() const;
+};
+ProblemFileStats problemFileStats(const std::vector<ProblemRecord> &records);
 
 /// A stable fingerprint of a dataset (FNV-1a over problems, configs and times), for manifests.
 std::string fingerprint(const std::vector<TrainingProblem> &problems);

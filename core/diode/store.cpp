@@ -875,6 +875,17 @@ StoreStats Store::stats() {
     return st;
 }
 
+std::map<std::string, std::set<GemmProblem>> Store::storedProblemsByGpu() {
+    auto *s = prepare("SELECT DISTINCT p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed, "
+                      "coalesce(r.gpu_name, '') FROM problems p JOIN run_problems rp ON rp.problem_id = p.id "
+                      "JOIN runs r ON r.id = rp.run_id");
+    Reset reset{s};
+    std::map<std::string, std::set<GemmProblem>> out;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        out[text(s, 8)].insert(problemFromRow(s, 0));
+    return out;
+}
+
 MethodCounts Store::methodCounts() {
     auto *s = prepare(
         "SELECT method, count(*) FROM measurements WHERE status = 'ok' AND time_ms > 0 GROUP BY method");

@@ -142,6 +142,9 @@ public:
     int64_t measurementCount(std::optional<int64_t> runId = std::nullopt);
     std::vector<TelemetrySample> telemetry(int64_t runId);
     StoreStats stats();
+    /// Every distinct problem with a run_problems row (measured or failed), by the GPU name of
+    /// its run ("" for none).
+    std::map<std::string, std::set<GemmProblem>> storedProblemsByGpu();
     /// Successful measurements per timing method: what defaultTimingMethod() decides on.
     MethodCounts methodCounts();
 
