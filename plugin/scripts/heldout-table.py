@@ -5,7 +5,7 @@ plain torch.compile's compiled function and of max-autotune's (both timed the sa
 worker: the problem's `baselines`), of the best ATen candidate and of a random candidate
 (expected value), by op, dtype, size class and held-out family, in one regime.
 
-  python3 plugin/scripts/heldout-table.py --package P.diode --heldout H.jsonl --method graph_warm [--margin 0.08]
+  python3 plugin/scripts/heldout-table.py --package P.diode --heldout H.jsonl --method graph_warm [--margin M]
 """
 import argparse
 import collections
@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 from torch_diode import _native  # noqa: E402
-from torch_diode._selector import DEFAULT_MARGIN, pick_policy  # noqa: E402
+from torch_diode._selector import DEFAULT_MARGINS, pick_policy  # noqa: E402
 
 
 def p10(xs):
@@ -29,9 +29,12 @@ def main():
     ap.add_argument("--package", required=True)
     ap.add_argument("--heldout", required=True)
     ap.add_argument("--method", default="graph_warm")
-    ap.add_argument("--margin", type=float, default=DEFAULT_MARGIN)
+    ap.add_argument("--margin", type=float, default=None,
+                    help="the ATen guard (default: the selector's for the regime of --method)")
     ap.add_argument("--search-space", default="DEFAULT", help="only problems swept in this space")
     a = ap.parse_args()
+    if a.margin is None:
+        a.margin = DEFAULT_MARGINS["cold" if a.method == "graph_cold" else "warm"]
     model = _native.Model(a.package)
     groups = collections.defaultdict(lambda: collections.defaultdict(list))
     for line in open(a.heldout):

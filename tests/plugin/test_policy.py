@@ -10,7 +10,7 @@ import unittest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "plugin", "python"))
 
 from torch_diode import _models  # noqa: E402
-from torch_diode._selector import DEFAULT_MARGIN, Options, pick_policy  # noqa: E402
+from torch_diode._selector import DEFAULT_MARGINS, Options, pick_policy  # noqa: E402
 
 KINDS = ["aten", "aten", "triton", "triton", "triton"]
 
@@ -45,7 +45,12 @@ class PolicyTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "regime"):
             Options(regime="lukewarm")
         o = Options()
-        self.assertEqual((o.top_k, o.margin, o.regime), (1, DEFAULT_MARGIN, "warm"))
+        self.assertEqual((o.top_k, o.margin, o.regime), (1, DEFAULT_MARGINS["warm"], "warm"))
+        # Each regime's package has its own calibrated margin; an explicit one wins, 0 included.
+        self.assertEqual(Options(regime="cold").margin, DEFAULT_MARGINS["cold"])
+        self.assertEqual(Options(regime="cold", margin=0).margin, 0.0)
+        with self.assertRaisesRegex(ValueError, "regime must be"):
+            Options(regime="lukewarm", margin=None)
 
 
 class RegimeChoiceTest(unittest.TestCase):
