@@ -170,11 +170,9 @@ int runStats(const std::string &db, bool asJson, const std::vector<std::string> 
         std::set<GemmProblem> stored;
         for (const auto &[gpu, problems] : all)
             stored.insert(problems.begin(), problems.end());
-        std::set<GemmProblem> heldAll;
-        for (const auto &[gpu, problems] : held->problemsByGpu) {
+        for (const auto &[gpu, problems] : held->problemsByGpu)
             all[gpu].insert(problems.begin(), problems.end());
-            heldAll.insert(problems.begin(), problems.end());
-        }
+        const auto heldAll = held->problems();
         for (const auto &p : heldAll)
             overlap += stored.count(p);
         stored.insert(heldAll.begin(), heldAll.end());
@@ -209,7 +207,7 @@ int runStats(const std::string &db, bool asJson, const std::vector<std::string> 
     fmt::print("baselines     {}\ndefault method {}\n", st.baselines, st.defaultMethod.describe());
     if (held) {
         fmt::print("held out      {} problems in {} lines ({} failed), {} measurements ({} failed); {}\n",
-                   held->problemCount(), held->lines, held->failedProblems, held->measurements,
+                   held->problems().size(), held->lines, held->failedProblems, held->measurements,
                    held->failedMeasurements, fmt::join(heldout, ", "));
         for (const auto &[tag, n] : held->linesByTag)
             fmt::print("  {:<18} {} lines\n", tag.empty() ? "(untagged)" : tag, n);

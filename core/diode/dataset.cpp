@@ -130,11 +130,11 @@ ProblemFileStats problemFileStats(const std::vector<ProblemRecord> &records) {
     return st;
 }
 
-int64_t ProblemFileStats::problemCount() const {
+std::set<GemmProblem> ProblemFileStats::problems() const {
     std::set<GemmProblem> all;
     for (const auto &[gpu, problems] : problemsByGpu)
         all.insert(problems.begin(), problems.end());
-    return int64_t(all.size());
+    return all;
 }
 
 nlohmann::json ProblemFileStats::toJson() const {
@@ -142,7 +142,7 @@ nlohmann::json ProblemFileStats::toJson() const {
     for (const auto &[gpu, problems] : problemsByGpu)
         byGpu[gpu] = int64_t(problems.size());
     return {{"lines", lines},
-            {"problems", problemCount()},
+            {"problems", int64_t(problems().size())},
             {"failed_problems", failedProblems},
             {"measurements", measurements},
             {"failed_measurements", failedMeasurements},

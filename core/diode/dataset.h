@@ -65,7 +65,8 @@ struct ProblemFileStats {
     std::map<std::string, int64_t> linesBySearchSpace;
     std::map<std::string, int64_t> measurementsByMethod; ///< failed ones included, as StoreStats
     std::map<std::string, int64_t> failedByMethod;
-    int64_t problemCount() const;
+    /// The distinct problems of every GPU together.
+    std::set<GemmProblem> problems() const;
     nlohmann::json toJson() const;
 };
 ProblemFileStats problemFileStats(const std::vector<ProblemRecord> &records);

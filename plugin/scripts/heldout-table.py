@@ -30,12 +30,13 @@ def main():
     ap.add_argument("--heldout", required=True)
     ap.add_argument("--method", default="graph_warm")
     ap.add_argument("--margin", type=float, default=None,
-                    help="the ATen guard (default: the selector's for the regime of --method)")
+                    help="the ATen guard (default: the selector's for the package's regime, as install() "
+                         "takes it with that package)")
     ap.add_argument("--search-space", default="DEFAULT", help="only problems swept in this space")
     a = ap.parse_args()
-    if a.margin is None:
-        a.margin = DEFAULT_MARGINS["cold" if a.method == "graph_cold" else "warm"]
     model = _native.Model(a.package)
+    if a.margin is None:
+        a.margin = DEFAULT_MARGINS["cold" if model.manifest.get("timing_method") == "graph_cold" else "warm"]
     groups = collections.defaultdict(lambda: collections.defaultdict(list))
     for line in open(a.heldout):
         p = json.loads(line)

@@ -127,9 +127,9 @@ def install(model=None, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", 
     for the detected GPU and `regime` ("warm": operands in L2, as in a decode loop; "cold": weights
     evicted, as in a large model's forward pass). `margin`: ATen, what plain torch.compile runs,
     is replaced only by a kernel predicted faster by more than this share (default: the margin
-    calibrated for the regime's shipped package, DEFAULT_MARGINS; 0 turns the guard off). Returns True when installed; otherwise
-    get_integration_status() says why (one warning is logged) and Inductor is left exactly as
-    it was."""
+    calibrated for the regime's shipped package, DEFAULT_MARGINS; 0 turns the guard off).
+    Returns True when installed; otherwise get_integration_status() says why (one warning is
+    logged) and Inductor is left exactly as it was."""
     global _runtime, _previous_handler
     from ._selector import Options, Runtime, choices_class
 
