@@ -49,7 +49,7 @@ def main():
             continue
         best = min(ok)
         pred = model.score(p, cands)
-        pick = pick_policy([c["kind"] for c in cands], pred, 1, a.margin)[0]
+        pick = pick_policy([c["kind"] for c in cands], pred, 1, a.margin, names=[c.get("name", "") for c in cands])[0]
         row = {
             "model (policy)": best / times[pick] if times[pick] else 0.0,
             "plain torch.compile": best / p["baselines"]["default"][a.method],

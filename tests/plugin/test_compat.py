@@ -122,6 +122,20 @@ class KernelTemplateChoiceTest(unittest.TestCase):
         self.assertIsNone(compat.ktc_key(ktc("triton::mm", partial)))
         self.assertIsNone(compat.ktc_key(Obj()))  # no template at all
 
+    def test_keys_of_a_list_match_one_at_a_time(self):
+        # 2.11's DictKernelTemplateParams keeps its dict in .kwargs: read in place, not copied;
+        # a parameter given only in extra kwargs is found there; params win over extra kwargs.
+        in_place = Obj(template=Obj(uid="triton::mm"), params=Obj(kwargs=dict(TRITON, num_warps=4)),
+                       extra_kwargs={"ALLOW_TF32": True, "num_warps": 2})
+        from_extra = ktc("triton::bmm", {k: v for k, v in TRITON.items() if k != "BLOCK_K"}, {"BLOCK_K": 64})
+        choices = [ktc("aten::mm"), ktc("triton::mm", TRITON), in_place, from_extra,
+                   ktc("triton::mm_persistent_tma", TRITON), ktc("triton::mm", {"BLOCK_M": 64})]
+        keys = compat.ktc_keys(choices)
+        self.assertEqual(keys, [compat.ktc_key(c) for c in choices])
+        self.assertEqual(keys[2], ("triton", "mm", 64, 128, 32, 8, 4, 4, 1, 1))
+        self.assertEqual(keys[3], ("triton", "bmm", 64, 128, 64, 8, 4, 8, 1, -1))
+        self.assertEqual([k is None for k in keys], [False, False, False, False, True, True])
+
 
 class ChoiceCallerTest(unittest.TestCase):
     def triton_choice(self):
@@ -218,6 +232,19 @@ class HookTest(unittest.TestCase):
         inputs = Obj(mat1mat2=lambda: (mat1, mat2))
         with FakeInductor():
             self.assertEqual(_selector.problem_of(inputs, "mm"), ("mm", "bf16", 1, 16, 1024, 4096, 0, 1))
+
+    def test_symbolic_sizes_are_read_through_their_hints(self):
+        class Sym:
+            def __int__(self):
+                raise TypeError("cannot convert symbols to int")
+
+        mat1 = Obj(get_size=lambda: [Sym(), 4096], get_stride=lambda: [4096, 1], get_dtype=lambda: "torch.float16")
+        mat2 = Obj(get_size=lambda: [4096, 1024], get_stride=lambda: [1024, 1])
+        with FakeInductor():
+            sys.modules["torch._inductor.virtualized"].V.graph = Obj(
+                sizevars=Obj(size_hints=lambda xs: [32 if isinstance(x, Sym) else x for x in xs]))
+            self.assertEqual(_selector.problem_of(Obj(mat1mat2=lambda: (mat1, mat2)), "mm"),
+                             ("mm", "fp16", 1, 32, 1024, 4096, 0, 0))
 
     def test_kernel_inputs_without_mat1mat2_is_named(self):
         with FakeInductor():

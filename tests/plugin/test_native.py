@@ -42,6 +42,38 @@ class NativeTest(unittest.TestCase):
             self.assertEqual(answer.pop("line"), numbers.pop(0))
             self.assertEqual(model.rank_json(line), answer)
 
+    def test_selector_scores_a_repeated_gemm_once(self):
+        # Runtime.select with the real package on Inductor-shaped inputs (static sizes need no
+        # Inductor): the second identical decision reuses the scores and keeps the same choices.
+        from types import SimpleNamespace as NS
+
+        from torch_diode._native import Model
+        from torch_diode._selector import Options, Runtime
+
+        ingraph = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+        rt = Runtime(Model(ingraph), Options(top_k=2, margin=0, performance_threshold=100))
+        mat1 = NS(get_size=lambda: [64, 4096], get_stride=lambda: [4096, 1], get_dtype=lambda: "torch.bfloat16")
+        mat2 = NS(get_size=lambda: [4096, 1024], get_stride=lambda: [1, 4096])
+        inputs = NS(mat1mat2=lambda: (mat1, mat2))
+        mm, aten = NS(uid="triton::mm"), NS(uid="aten::mm")
+
+        def choices():
+            tiles = [(bm, bn, bk) for bm in (16, 64, 128) for bn in (64, 128) for bk in (32, 64)]
+            return {"aten::mm": [NS(template=aten, params=NS(kwargs={}), extra_kwargs={})],
+                    "triton::mm": [NS(template=mm, params=NS(kwargs=dict(BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, GROUP_M=8,
+                                                                          num_stages=3, num_warps=4, EVEN_K=True)),
+                                      extra_kwargs={"ALLOW_TF32": False}) for m, n, k in tiles]}
+
+        def kept_keys(kept):
+            return [(k.template.uid, tuple(sorted(k.params.kwargs.items()))) for k in kept]
+
+        first = kept_keys(rt.select(choices(), inputs, "mm"))
+        second = kept_keys(rt.select(choices(), inputs, "mm"))
+        self.assertEqual(len(first), 2)
+        self.assertEqual(first, second)
+        st = rt.stats.snapshot()
+        self.assertEqual((st["model_selections"], st["scores_reused"], st["candidates_scored"]), (2, 1, 26))
+
     def test_scorable_is_what_score_takes(self):
         from torch_diode._native import Model, NativeError, scorable
 

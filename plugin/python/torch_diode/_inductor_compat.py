@@ -104,35 +104,80 @@ def ktc_kwargs(ktc) -> dict:
     return kw
 
 
+def _params_dict(params) -> dict:
+    """A KernelTemplateParams' kwargs without copying them where it keeps a dict (2.11's
+    DictKernelTemplateParams, what make_ktc_generator yields), else its to_kwargs()."""
+    kw = getattr(params, "kwargs", None)
+    if type(kw) is dict:
+        return kw
+    return params.to_kwargs() if params is not None and hasattr(params, "to_kwargs") else {}
+
+
+def ktc_keys(ktcs) -> list:
+    """ktc_key of each KernelTemplateChoice, in order. The selector's path: a template's name and
+    its shared extra kwargs are worked out once per run of choices sharing them, and parameters are
+    read in place (params first, then extra kwargs, as ktc_kwargs merges them)."""
+    out = []
+    last_template, kind = object(), None
+    last_extra, x_group, x_even, x_tf32 = object(), 8, None, None
+    for ktc in ktcs:
+        template = getattr(ktc, "template", None)
+        if template is not last_template:
+            last_template = template
+            uid = str(getattr(template, "uid", "") or "")
+            if uid.startswith("aten::"):
+                kind = ("aten", "extern_kernels." + uid[6:], 0, 0, 0, 0, 0, 0, -1, -1)
+            else:
+                kind = TRITON_TEMPLATES.get(uid)
+        if kind is None or type(kind) is tuple:
+            out.append(kind)
+            continue
+        extra = getattr(ktc, "extra_kwargs", None) or {}
+        if extra is not last_extra:
+            last_extra = extra
+            x_group, x_even, x_tf32 = extra.get("GROUP_M", 8), extra.get("EVEN_K"), extra.get("ALLOW_TF32")
+        kw = _params_dict(getattr(ktc, "params", None))
+        try:
+            try:
+                bm, bn, bk, stages, warps = kw["BLOCK_M"], kw["BLOCK_N"], kw["BLOCK_K"], kw["num_stages"], kw["num_warps"]
+            except KeyError:  # some only in the extra kwargs
+                merged = {**extra, **kw}
+                bm, bn, bk, stages, warps = (merged[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages",
+                                                                 "num_warps"))
+            even, tf32 = kw.get("EVEN_K", x_even), kw.get("ALLOW_TF32", x_tf32)
+            out.append(("triton", kind, int(bm), int(bn), int(bk), int(kw.get("GROUP_M", x_group)), int(stages),
+                        int(warps), -1 if even is None else int(even), -1 if tf32 is None else int(tf32)))
+        except (KeyError, TypeError, ValueError):  # a parameter missing or not a number
+            out.append(None)
+    return out
+
+
 def ktc_key(ktc) -> Optional[tuple]:
     """(kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32)
     or None for a template the model does not know. EVEN_K / ALLOW_TF32 are -1 when absent."""
-    uid = ktc_template_uid(ktc)
-    if uid.startswith("aten::"):
-        return ("aten", "extern_kernels." + uid[6:], 0, 0, 0, 0, 0, 0, -1, -1)
-    tpl = TRITON_TEMPLATES.get(uid)
-    if tpl is None:
-        return None
-    kw = ktc_kwargs(ktc)
+    return ktc_keys((ktc,))[0]
+
+
+def _ints(values) -> Optional[tuple]:
+    """Static sizes or strides as ints without the size-hint machinery; None when symbolic."""
     try:
-        bm, bn, bk, stages, warps = (int(kw[k]) for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps"))
-    except (KeyError, TypeError, ValueError):
+        return tuple(int(v) for v in values)
+    except TypeError:  # sympy refuses int() of an expression with free symbols
         return None
-    even, tf32 = kw.get("EVEN_K"), kw.get("ALLOW_TF32")
-    return ("triton", tpl, bm, bn, bk, int(kw.get("GROUP_M", 8)), stages, warps, -1 if even is None else int(even),
-            -1 if tf32 is None else int(tf32))
 
 
 def kernel_inputs_problem(kernel_inputs) -> tuple:
     """((mat1 size, stride), (mat2 size, stride), dtype) with sizes as integer hints."""
-    from torch._inductor.virtualized import V
-
     mat1, mat2 = _need(kernel_inputs, "mat1mat2", "MMKernelInputs")()
-    sizes = V.graph.sizevars
-    s1, s2 = sizes.size_hints(mat1.get_size()), sizes.size_hints(mat2.get_size())
-    t1, t2 = sizes.size_hints(mat1.get_stride()), sizes.size_hints(mat2.get_stride())
-    return (tuple(int(x) for x in s1), tuple(int(x) for x in t1)), \
-        (tuple(int(x) for x in s2), tuple(int(x) for x in t2)), mat1.get_dtype()
+    dims = [mat1.get_size(), mat1.get_stride(), mat2.get_size(), mat2.get_stride()]
+    static = [_ints(d) for d in dims]
+    if any(d is None for d in static):  # symbolic: their hints
+        from torch._inductor.virtualized import V
+
+        sizes = V.graph.sizevars
+        static = [tuple(int(x) for x in sizes.size_hints(d)) for d in dims]
+    s1, t1, s2, t2 = static
+    return (s1, t1), (s2, t2), mat1.get_dtype()
 
 
 def node_size_stride(node) -> tuple:

@@ -12,6 +12,7 @@ import json
 import os
 import threading
 from array import array
+from itertools import chain
 from typing import Optional, Sequence
 
 ABI_VERSION = 2
@@ -258,9 +259,10 @@ class Model:
         with -1 for an absent flag. All candidates go to the library as one packed int32 array;
         the rows of keys seen before are reused."""
         rows = self._rows
-        packed = array("i")
-        for key in keys:
-            packed.extend(rows.get(key) or self._row(key))
+        try:
+            packed = array("i", chain.from_iterable([rows[key] for key in keys]))
+        except KeyError:  # a key not seen before
+            packed = array("i", chain.from_iterable([rows.get(key) or self._row(key) for key in keys]))
         n = len(keys)
         p = self._problems.get(problem)
         if p is None:
