@@ -118,7 +118,7 @@ std::function<int()> addDemoCommand(CLI::App &app) {
         ->check(CLI::ExistingFile);
     demo->add_option("--modes", o->modes,
                      "comma-separated, from default, max-autotune, plugin, plugin-cold, plugin-top3, "
-                     "plugin-no-guard, exhaustive-plugin");
+                     "plugin-no-guard, exhaustive-plugin, plugin-max-autotune");
     demo->add_option("--graph-calls", o->graphCalls,
                      "(ignored: graphs are sized to about 1 ms of kernels, as the sweep worker's)");
     demo->add_option("--json", o->json, "result file (default diode-demo.json)");
