@@ -90,20 +90,6 @@ def fresh_template_choices(handler, kernel_inputs, templates, op_name, kwarg_ove
 
 # ---- KernelTemplateChoice (what the selector sees) --------------------------------------------
 
-def ktc_template_uid(ktc) -> str:
-    return str(getattr(getattr(ktc, "template", None), "uid", "") or "")
-
-
-def ktc_kwargs(ktc) -> dict:
-    """The template parameters (BLOCK_M, ..., num_warps, EVEN_K) and extra kwargs (ALLOW_TF32)."""
-    params = getattr(ktc, "params", None)
-    kw = dict(params.to_kwargs()) if params is not None and hasattr(params, "to_kwargs") else {}
-    extra = getattr(ktc, "extra_kwargs", None) or {}
-    for k, v in dict(extra).items():
-        kw.setdefault(k, v)
-    return kw
-
-
 def _params_dict(params) -> dict:
     """A KernelTemplateParams' kwargs without copying them where it keeps a dict (2.11's
     DictKernelTemplateParams, what make_ktc_generator yields), else its to_kwargs()."""
@@ -116,7 +102,7 @@ def _params_dict(params) -> dict:
 def ktc_keys(ktcs) -> list:
     """ktc_key of each KernelTemplateChoice, in order. The selector's path: a template's name and
     its shared extra kwargs are worked out once per run of choices sharing them, and parameters are
-    read in place (params first, then extra kwargs, as ktc_kwargs merges them)."""
+    read in place (params first, then extra kwargs, as KernelTemplateChoice.choice passes them)."""
     out = []
     last_template, kind = object(), None
     last_extra, x_group, x_even, x_tf32 = object(), 8, None, None
