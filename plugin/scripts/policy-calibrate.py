@@ -73,18 +73,18 @@ def evaluate(model, problems, method, margins):
         rows.append((kinds, names, times, pred, best, plain_kernel, plain))
     out = {}
     for m in margins:
-        eff, vs_aten, vs_plain, triton = [], [], [], 0
+        eff, vs_plain_kernel, vs_plain, triton = [], [], [], 0
         for kinds, names, times, pred, best, plain_kernel, plain in rows:
             kept = pick_policy(kinds, pred, top_k=1, margin=m, names=names)
             t = times[kept[0]]
             if t is None or t <= 0:  # the pick failed: the worst outcome
                 eff.append(0.0)
-                vs_aten.append(float("inf"))
+                vs_plain_kernel.append(float("inf"))
                 continue
             triton += kinds[kept[0]] != "aten"
             eff.append(best / t)
             if plain_kernel:
-                vs_aten.append(t / plain_kernel)
+                vs_plain_kernel.append(t / plain_kernel)
             if plain:
                 vs_plain.append(t / plain)
         eff.sort()
@@ -93,7 +93,7 @@ def evaluate(model, problems, method, margins):
             "top1_mean": statistics.fmean(eff),
             "top1_p10": eff[int(0.1 * (len(eff) - 1))],
             "picked_non_aten": triton,
-            "over_3pct_slower_than_plain_kernel": sum(1 for r in vs_aten if r > 1.03) / max(1, len(vs_aten)),
+            "over_3pct_slower_than_plain_kernel": sum(1 for r in vs_plain_kernel if r > 1.03) / max(1, len(vs_plain_kernel)),
             "over_3pct_slower_than_plain_compile": sum(1 for r in vs_plain if r > 1.03) / max(1, len(vs_plain)),
             "geomean_vs_plain_compile": math.exp(statistics.fmean(math.log(r) for r in vs_plain)) if vs_plain
             else None,

@@ -198,9 +198,8 @@ def problem_dict(problem: tuple) -> dict:
     return d
 
 
-# (kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32) of one
+# (kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32) of each
 # KernelTemplateChoice, or None when the model does not know its template or parameters.
-candidate_key = compat.ktc_key
 candidate_keys = compat.ktc_keys
 
 
