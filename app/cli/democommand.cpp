@@ -22,9 +22,8 @@ namespace diode::cli {
 namespace {
 
 struct DemoOptions {
-    std::string problems, package, modes, json, casesOut, python, show, blockCases;
+    std::string problems, package, modes, json, casesOut, python, show, blockCases, models;
     int limit = 0;
-    int graphCalls = 20;
     bool mlp = false;
     bool blocks = false;
 };
@@ -67,9 +66,7 @@ int runDemo(const DemoOptions &o) {
                                   "-m",
                                   "torch_diode.demo",
                                   "--json",
-                                  json,
-                                  "--graph-calls",
-                                  std::to_string(o.graphCalls)};
+                                  json};
     if (!o.problems.empty())
         args.insert(args.end(), {"--problems", o.problems});
     if (o.limit > 0)
@@ -80,14 +77,17 @@ int runDemo(const DemoOptions &o) {
         args.push_back("--blocks");
     if (!o.blockCases.empty())
         args.insert(args.end(), {"--block-cases", o.blockCases});
+    if (!o.models.empty())
+        args.insert(args.end(), {"--models", o.models});
     if (!o.package.empty())
         args.insert(args.end(), {"--package", o.package});
     if (!o.modes.empty())
         args.insert(args.end(), {"--modes", o.modes});
     if (!o.casesOut.empty())
         args.insert(args.end(), {"--cases-out", o.casesOut});
-    if (o.problems.empty() && !o.mlp && !o.blocks && o.blockCases.empty())
-        throw InvalidInput("demo: give --problems FILE, --blocks, --block-cases, --mlp, or several");
+    if (o.problems.empty() && !o.mlp && !o.blocks && o.blockCases.empty() && o.models.empty())
+        throw InvalidInput(
+            "demo: give --problems FILE, --blocks, --block-cases, --models, --mlp, or several");
     const int rc = runPython(args);
     if (rc != 0)
         return rc; // 3: no GPU/torch (the worker's message said why), 2: bad input
@@ -118,9 +118,11 @@ std::function<int()> addDemoCommand(CLI::App &app) {
         ->check(CLI::ExistingFile);
     demo->add_option("--modes", o->modes,
                      "comma-separated, from default, max-autotune, plugin, plugin-cold, plugin-top3, "
-                     "plugin-no-guard, exhaustive-plugin, plugin-max-autotune");
-    demo->add_option("--graph-calls", o->graphCalls,
-                     "(ignored: graphs are sized to about 1 ms of kernels, as the sweep worker's)");
+                     "plugin-no-guard, exhaustive-plugin, plugin-max-autotune, plugin-cdt, cdt");
+    demo->add_option("--models", o->models,
+                     "whole model steps: 'all', or SCENARIO[:DTYPE],... from llama-decode-b1-s512, "
+                     "llama-decode-b8-s1024, llama-decode-b32-s4096, llama-prefill-b1-s1024, "
+                     "llama-prefill-b1-s4096, gpt2-train-b8-s512, vit-b8 (docs/BENCHMARKS.md)");
     demo->add_option("--json", o->json, "result file (default diode-demo.json)");
     demo->add_option("--cases-out", o->casesOut, "keep finished cases here and skip them on a rerun");
     demo->add_option("--python", o->python, "interpreter (default $DIODE_PYTHON or python3)");

@@ -54,6 +54,7 @@ class FakeInductor:
 
         V.graph = Obj(sizevars=Obj(size_hints=lambda xs: [int(x) for x in xs]))
         virtualized.V = V
+        virtualized._choices = Obj(_key="__torchinductor_choices")
 
         class ExternKernelCaller:
             pass
@@ -77,6 +78,7 @@ class FakeInductor:
         sa._ALGORITHM_SELECTOR_CACHE = Obj(feedback_saver_fns=[])
         sa.add_feedback_saver = lambda fn: sa._ALGORITHM_SELECTOR_CACHE.feedback_saver_fns.append(fn)
         cfg.max_autotune_gemm_search_space = "DEFAULT"
+        cfg.inductor_choices_class = None
         cfg.max_autotune_gemm_backends = "ATEN"
         utils.fresh_inductor_cache = contextlib.nullcontext
         torch._inductor = inductor
@@ -225,6 +227,52 @@ class HookTest(unittest.TestCase):
             with compat.choices_handler("mine"):
                 self.assertEqual(compat.current_choices_handler(), "mine")
             self.assertEqual(compat.current_choices_handler(), "previous")
+
+    def test_a_handler_made_in_any_thread_is_the_selector_while_one_is_active(self):
+        # Inductor makes a thread's first handler from config.inductor_choices_class; the handler
+        # consults the active runtime at each call, so one made before uninstall() turns inert.
+        with FakeInductor() as fake:
+            _selector._choices_class = None  # defined against this fake's InductorChoices
+            compat.set_process_choices_factory(_selector.choices_factory)
+            self.assertIs(fake.config.inductor_choices_class, _selector.choices_factory)
+            made = []
+            import threading
+
+            t = threading.Thread(target=lambda: made.append(fake.config.inductor_choices_class()))
+            t.start()
+            t.join()
+            handler = made[0]
+            self.assertIsInstance(handler, fake.choices.InductorChoices)
+
+            class FakeRuntime:
+                calls = []
+
+                def lowering(self, by_template, kernel_inputs, op_name):
+                    self.calls.append(op_name)
+                    return ["kept"]
+
+                stats = Obj(add=lambda **kw: None)
+
+            rt = FakeRuntime()
+            try:
+                _selector.activate(rt)
+                self.assertEqual(handler._finalize_template_configs({"aten::mm": iter([1])}, None, [], "mm"), ["kept"])
+                # AutoHeuristic's extra call within the same lowering is not a lowering
+                self.assertEqual(handler._finalize_template_configs({}, None, [], "mm-ah"), [])
+                _selector.activate(None)
+                self.assertEqual(handler._finalize_template_configs({"aten::mm": iter([1])}, None, [], "mm"), [])
+            finally:
+                _selector.activate(None)
+                _selector._choices_class = None
+            self.assertEqual(rt.calls, ["mm"])
+            # Threads that made a handler before install make a new one: the key they are found under changes.
+            before = fake.virtualized._choices._key
+            compat.forget_thread_choices_handlers()
+            after = fake.virtualized._choices._key
+            self.assertNotEqual(before, after)
+            compat.forget_thread_choices_handlers()
+            self.assertNotEqual(after, fake.virtualized._choices._key)
+            self.assertTrue(fake.virtualized._choices._key.startswith("__torchinductor_choices#diode"))
 
     def test_problem_of_reads_sizes_and_layouts(self):
         mat1 = Obj(get_size=lambda: [16, 4096], get_stride=lambda: [4096, 1], get_dtype=lambda: "torch.bfloat16")

@@ -8,6 +8,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 import zlib
 
@@ -110,6 +111,55 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         for op in ("mm", "addmm", "bmm"):
             self.assertGreaterEqual(stats["selections_by_op"].get(op, 0), 1, stats)
         self.assertGreater(stats["candidates_filtered"], 0)
+
+    def test_training_step_every_gemm_reaches_the_selector_and_none_is_benchmarked(self):
+        # Plain torch.compile with the selector installed (the recommended way): the forward's
+        # GEMMs and the backward's (dX and dW, compiled by AOTAutograd on autograd's own thread)
+        # all reach the selector, and with top_k 1 Inductor benchmarks none of them.
+        import torch_diode
+        from torch._dynamo.utils import counters
+
+        model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.GELU(), torch.nn.Linear(4096, 1024))
+        model = model.to("cuda", torch.bfloat16)
+        x = torch.randn(4, 512, 1024, device="cuda", dtype=torch.bfloat16)
+        # A backward compiled before install: autograd's thread then holds Inductor's own handler,
+        # which install() must replace (measured: otherwise every backward GEMM was autotuned).
+        torch.compile(model)(x).float().pow(2).mean().backward()
+        torch._dynamo.reset()
+        self.assertTrue(torch_diode.install(model=PACKAGE, top_k=1))
+        counters.clear()
+        compiled = torch.compile(model)
+        for _ in range(2):
+            compiled(x).float().pow(2).mean().backward()
+        st = torch_diode.get_stats()
+        print("training step:", json.dumps({k: st[k] for k in ("lowerings", "model_selections", "not_selected",
+                                                                "autotuned", "lowerings_by_thread")}))
+        # forward: 2 addmm; backward: dX of the second layer, dW of both (dX of the first is not needed)
+        self.assertGreaterEqual(st["lowerings"], 5)
+        self.assertEqual(st["model_selections"] + sum(st["not_selected"].values()), st["lowerings"])
+        self.assertEqual(st["autotuned"], 0)
+        self.assertEqual(counters["inductor"].get("select_algorithm_autotune", 0), 0, dict(counters["inductor"]))
+        # and in a thread of the user's own
+        torch._dynamo.reset()
+        torch_diode.reset_stats()
+        worker = threading.Thread(target=lambda: torch.compile(torch.mm)(x[0], model[0].weight.t()), name="user-thread")
+        worker.start()
+        worker.join()
+        self.assertGreaterEqual(torch_diode.get_stats()["lowerings_by_thread"].get("user-thread", 0), 1)
+
+    def test_a_gemm_the_model_cannot_score_keeps_plain_kernel(self):
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(model=PACKAGE))
+        a = torch.randn(8, 256, 512, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(8, 512, 384, device="cuda", dtype=torch.bfloat16)
+        c = torch.randn(8, 256, 384, device="cuda", dtype=torch.bfloat16)
+        out = torch.compile(torch.baddbmm, dynamic=False)(c, a, b)
+        torch.testing.assert_close(out.float(), torch.baddbmm(c, a, b).float(), rtol=3e-2, atol=3e-1)
+        st = torch_diode.get_stats()
+        print("baddbmm:", json.dumps(st["not_selected"]))
+        self.assertGreaterEqual(st["not_selected"].get("unscorable_op_baddbmm", 0), 1, st)
+        self.assertEqual(st["autotuned"], 0)
 
     def test_top_k_bounds_what_is_kept_and_records_decisions(self):
         import torch_diode

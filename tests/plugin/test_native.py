@@ -74,6 +74,71 @@ class NativeTest(unittest.TestCase):
         st = rt.stats.snapshot()
         self.assertEqual((st["model_selections"], st["scores_reused"], st["candidates_scored"]), (2, 1, 26))
 
+    def test_every_lowering_is_counted_and_what_the_model_cannot_decide_keeps_plain(self):
+        # Runtime.lowering, the handler's whole path, with the real package: the lowerings seen,
+        # the reasons a lowering was not selected, and no candidate list long enough for Inductor
+        # to benchmark (top_k 1) whatever the GEMM.
+        from types import SimpleNamespace as NS
+
+        from torch_diode._native import Model
+        from torch_diode._selector import Options, Runtime
+
+        ingraph = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+
+        def inputs(dtype="torch.bfloat16"):
+            mat1 = NS(get_size=lambda: [64, 4096], get_stride=lambda: [4096, 1], get_dtype=lambda: dtype)
+            mat2 = NS(get_size=lambda: [4096, 1024], get_stride=lambda: [1, 4096])
+            return NS(mat1mat2=lambda: (mat1, mat2))
+
+        def ktc(uid, **kw):
+            return NS(template=NS(uid=uid), params=NS(kwargs=kw), extra_kwargs={})
+
+        def choices(*extra):
+            by = {"aten::addmm": [ktc("aten::addmm")], "aten::bias_addmm": [ktc("aten::bias_addmm")],
+                  "triton::mm": [ktc("triton::mm", BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_stages=3,
+                                     num_warps=4)]}
+            for uid in extra:
+                by[uid] = [ktc(uid)]
+            return by
+
+        def uids(kept):
+            return [k.template.uid for k in kept]
+
+        rt = Runtime(Model(ingraph), Options())
+        aten_only = {"aten::addmm": [ktc("aten::addmm")], "aten::bias_addmm": [ktc("aten::bias_addmm")]}
+        self.assertEqual(uids(rt.lowering(aten_only, inputs(), "addmm")), ["aten::bias_addmm"])
+        self.assertEqual(uids(rt.lowering(choices(), inputs(), "baddbmm")), ["aten::bias_addmm"])
+        self.assertEqual(uids(rt.lowering(choices(), inputs("torch.int8"), "addmm")), ["aten::bias_addmm"])
+        kept = rt.lowering(choices("decompose_k"), inputs(), "addmm")  # one the model cannot score
+        self.assertEqual(len(kept), 1)
+        self.assertNotIn("decompose_k", uids(kept))
+        st = rt.stats.snapshot()
+        self.assertEqual(st["lowerings"], 4)
+        self.assertEqual(st["model_selections"], 1)
+        self.assertEqual(st["not_selected"], {"only_aten": 1, "unscorable_op_baddbmm": 1, "unscorable_dtype": 1})
+        self.assertEqual(st["autotuned"], 0)
+        self.assertEqual(st["candidates_unknown_dropped"], 1)
+        self.assertEqual(sum(st["lowerings_by_thread"].values()), 4)
+
+        # Asked for: Inductor's own candidates (it benchmarks them), or the error itself.
+        auto = Runtime(Model(ingraph), Options(fallback="autotune", keep_unscored=True))
+        self.assertIsNone(auto.lowering(choices(), inputs(), "baddbmm"))
+        self.assertEqual(len(auto.lowering(choices("decompose_k"), inputs(), "addmm")), 2)
+        self.assertEqual(auto.stats.snapshot()["autotuned"], 2)
+        with self.assertRaises(LookupError):
+            Runtime(Model(ingraph), Options(fallback="raise")).lowering(choices(), inputs("torch.int8"), "addmm")
+        broken = Runtime(Model(ingraph), Options())
+        broken.model = NS(score_keys=lambda *a: 1 / 0)
+        with self.assertLogs("torch_diode", level="WARNING") as logs:
+            self.assertEqual(uids(broken.lowering(choices(), inputs(), "addmm")), ["aten::bias_addmm"])
+            broken.lowering(choices(), inputs(), "addmm")
+        self.assertEqual(len(logs.output), 1)  # logged once per kind of error
+        self.assertEqual(broken.stats.snapshot()["not_selected"], {"fallback_ZeroDivisionError": 2})
+        self.assertEqual(Options(fallback=True).fallback, "plain")  # the pre-0.3 booleans
+        self.assertEqual(Options(fallback=False).fallback, "raise")
+        with self.assertRaises(ValueError):
+            Options(fallback="benchmark")
+
     def test_scorable_is_what_score_takes(self):
         from torch_diode._native import Model, NativeError, scorable
 

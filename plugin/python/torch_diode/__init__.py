@@ -40,6 +40,7 @@ _lock = threading.RLock()
 _runtime = None  # _selector.Runtime while installed
 _saved_config: dict = {}
 _previous_handler = None
+_previous_factory = None
 _status: dict = {
     "version": __version__,
     "autoregister": None,
@@ -97,10 +98,14 @@ def list_available_models() -> list[dict]:
 
 def _engage(options) -> None:
     """Inductor options the selector needs while installed; the old values come back on
-    uninstall()."""
+    uninstall(). With autotune_gemm (the default) GEMM autotuning is on for every compile, so
+    plain `torch.compile(model)` offers the selector Inductor's Triton kernels; with top_k=1 it
+    keeps one candidate a GEMM and Inductor benchmarks none."""
     from . import _inductor_compat as compat
 
     wanted = {"max_autotune_gemm_search_space": options.search_space}
+    if options.autotune_gemm:
+        wanted["max_autotune_gemm"] = True
     backends = [b.strip().upper() for b in str(compat.get_config("max_autotune_gemm_backends")).split(",")
                 if b.strip()]
     for b in ("ATEN", "TRITON"):
@@ -122,18 +127,24 @@ def _restore_config() -> None:
 
 
 def install(model=None, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", "bmm"), search_space="DEFAULT",
-            fallback=True, margin=None, regime="warm") -> bool:
+            fallback="plain", margin=None, regime="warm", autotune_gemm=True, keep_unscored=False) -> bool:
     """Installs the selector. `model`: a path or name of a package, or None for the best package
     for the detected GPU and `regime` ("warm": operands in L2, as in a decode loop; "cold": weights
     evicted, as in a large model's forward pass). `margin`: ATen, what plain torch.compile runs,
     is replaced only by a kernel predicted faster by more than this share (default: the margin
     calibrated for the regime's shipped package, DEFAULT_MARGINS; 0 turns the guard off).
+    `fallback`: what a GEMM the model cannot decide gets: "plain" (plain torch.compile's kernel,
+    nothing benchmarked), "autotune" (Inductor's benchmark) or "raise". `autotune_gemm`: turn
+    Inductor's GEMM autotuning on while installed, so that plain torch.compile reaches the selector.
+    `keep_unscored`: also hand Inductor the candidates the model cannot score (it then benchmarks).
+    The selector is installed for every thread of the process (forward and backward compiles).
     Returns True when installed; otherwise get_integration_status() says why (one warning is
     logged) and Inductor is left exactly as it was."""
-    global _runtime, _previous_handler
-    from ._selector import Options, Runtime, choices_class
+    global _runtime, _previous_handler, _previous_factory
+    from ._selector import Options, Runtime, activate, choices_factory
 
-    options = Options(top_k, performance_threshold, ops, search_space, fallback, margin, regime)
+    options = Options(top_k, performance_threshold, ops, search_space, fallback, margin, regime, autotune_gemm,
+                      keep_unscored)
     with _lock:
         uninstall()
         _status.update(installed=False, options=options.as_dict())
@@ -152,8 +163,12 @@ def install(model=None, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", 
         from . import _inductor_compat as compat
 
         runtime = Runtime(loaded, options)
-        _previous_handler = compat.current_choices_handler()
-        compat.set_choices_handler(choices_class()(runtime))
+        _previous_handler = compat.current_choices_handler()  # before the factory: V.choices may make one
+        _previous_factory = compat.process_choices_factory()
+        activate(runtime)
+        compat.set_process_choices_factory(choices_factory)
+        compat.forget_thread_choices_handlers()  # threads that lowered before make theirs anew
+        compat.set_choices_handler(choices_factory())
         _engage(options)
         _runtime = runtime
         _status.update(installed=True, reason="")
@@ -210,19 +225,24 @@ def _fail(step: str, why: str, level: int = logging.WARNING) -> bool:
 
 def uninstall() -> None:
     """Removes the selector and restores the Inductor options it changed. Safe to call twice."""
-    global _runtime, _previous_handler
+    global _runtime, _previous_handler, _previous_factory
     with _lock:
         if _runtime is None:
             return
         try:
             from . import _inductor_compat as compat
+            from ._selector import activate
 
+            activate(None)  # handlers other threads keep act as Inductor's own from now on
+            compat.set_process_choices_factory(_previous_factory)
+            compat.forget_thread_choices_handlers()
             compat.set_choices_handler(_previous_handler if _previous_handler is not None
                                        else compat.choices_base_class()())
             _restore_config()
         finally:
             _runtime = None
             _previous_handler = None
+            _previous_factory = None
             _status.update(installed=False, reason="uninstalled")
 
 

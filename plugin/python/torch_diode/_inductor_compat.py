@@ -53,6 +53,14 @@ def hook_problem() -> Optional[str]:
         return f"this torch's InductorChoices has no {FINALIZE_HOOK} hook"
     if not hasattr(V, "set_choices_handler"):
         return "this torch's Inductor has no V.set_choices_handler"
+    import torch._inductor.config as cfg
+
+    if not hasattr(cfg, CHOICES_FACTORY):
+        return f"this torch's Inductor has no config.{CHOICES_FACTORY} (process-wide choices handler)"
+    from torch._inductor import virtualized
+
+    if not isinstance(getattr(getattr(virtualized, "_choices", None), "_key", None), str):
+        return "this torch's Inductor keeps no per-thread choices handler at virtualized._choices._key"
     return None
 
 
@@ -69,6 +77,45 @@ def set_choices_handler(handler) -> None:
     from torch._inductor.virtualized import V
 
     _need(V, "set_choices_handler", "torch._inductor.virtualized.V")(handler)
+
+
+# Inductor keeps one choices handler per thread (V.choices is thread-local); a thread that has none
+# makes it from config.inductor_choices_class. Setting only V.set_choices_handler (torch_diode
+# before 0.3) left every other thread, AOTAutograd's backward compile on autograd's device thread
+# among them, with Inductor's default handler: measured on a GPT-2 training step, the selector saw
+# the forward's 6 GEMMs and none of the backward's.
+CHOICES_FACTORY = "inductor_choices_class"
+
+
+def process_choices_factory():
+    """The factory Inductor uses for a thread's first handler (None: its own InductorChoices)."""
+    return get_config(CHOICES_FACTORY)
+
+
+def set_process_choices_factory(factory) -> None:
+    set_config(CHOICES_FACTORY, factory)
+
+
+_handler_generation = [0]
+
+
+def forget_thread_choices_handlers() -> None:
+    """Makes every thread build its next choices handler anew from config.inductor_choices_class.
+
+    A thread that lowered before keeps the handler it made then (V.choices is a thread-local,
+    made once), and no API reaches another thread's locals: measured in one process, a training
+    step compiled plainly and then with the selector had every backward GEMM fully autotuned,
+    because autograd's device thread still held Inductor's default handler. Inductor finds a
+    thread's handler under `virtualized._choices._key`; a new key leaves every cached handler
+    unused, so the next lowering in any thread asks the factory."""
+    from torch._inductor import virtualized
+
+    holder = _need(virtualized, "_choices", "torch._inductor.virtualized")
+    key = _need(holder, "_key", "torch._inductor.virtualized._choices")
+    if not isinstance(key, str):
+        raise InductorIncompatible("torch._inductor.virtualized._choices._key is not a string in this torch")
+    _handler_generation[0] += 1
+    holder._key = f"{key.split('#')[0]}#diode{_handler_generation[0]}"
 
 
 @contextlib.contextmanager

@@ -1,8 +1,10 @@
 """The kernel selector inside Inductor: a subclass of InductorChoices whose
 _finalize_template_configs scores every candidate with the model and keeps the best few.
 
-Nothing here may fail a compile: any exception is logged once per kind, counted, and Inductor's
-own choices are returned (unless install(fallback=False) asked for errors to propagate).
+Installed process-wide (config.inductor_choices_class, which Inductor reads in every thread that
+lowers: AOTAutograd's backward compile runs on autograd's device thread) and in the installing
+thread. Every GEMM lowering is counted; one the model cannot decide keeps plain torch.compile's
+kernel (install(fallback=...)). Nothing here may fail a compile unless fallback="raise".
 """
 
 from __future__ import annotations
@@ -29,14 +31,18 @@ class Stats:
 
     def reset(self):
         self.calls = 0
+        self.lowerings = 0
+        self.autotuned = 0
+        self.not_selected: Counter = Counter()
+        self.threads: Counter = Counter()
         self.model_selections = 0
         self.scores_reused = 0
         self.fallbacks: Counter = Counter()
-        self.skipped: Counter = Counter()
         self.candidates_seen = 0
         self.candidates_scored = 0
         self.candidates_filtered = 0
         self.candidates_unknown = 0
+        self.candidates_unknown_dropped = 0
         self.scoring_s = 0.0
         self.selector_s = 0.0
         self.by_op: Counter = Counter()
@@ -46,11 +52,19 @@ class Stats:
             for k, v in kw.items():
                 setattr(self, k, getattr(self, k) + v)
 
+    def lowering(self, thread: str):
+        """Inductor lowered one GEMM (mm, addmm, bmm, baddbmm, ...) through the choices handler."""
+        with self._lock:
+            self.lowerings += 1
+            self.threads[thread] += 1
+
     def decision(self, op: str, scored: int, kept: int, unknown: int, reused: bool, scoring_s: float,
-                 selector_s: float):
+                 selector_s: float, dropped: int = 0):
         """One model selection (the selector's path: one lock, no keyword loop)."""
         with self._lock:
             self.model_selections += 1
+            self.candidates_unknown_dropped += dropped
+            self.autotuned += kept + unknown - dropped > 1
             self.scores_reused += reused
             self.candidates_seen += scored + unknown
             self.candidates_scored += scored
@@ -69,16 +83,26 @@ class Stats:
             n = max(1, self.model_selections)
             return {
                 "calls": self.calls,
+                # Every GEMM lowering the handler saw, against the model's selections; each one not
+                # selected has its reason in not_selected ("autotune_off": Inductor offered only its
+                # ATen kernel, so there was nothing to choose; "op_X": an op the model does not
+                # score; "fallback_X": an error; "unscorable_X": a GEMM the model cannot describe).
+                "lowerings": self.lowerings,
                 "model_selections": self.model_selections,
+                "not_selected": dict(self.not_selected),
+                # Lowerings where more than one candidate went back to Inductor, which then
+                # benchmarks them (never with top_k=1 unless a fallback says "autotune").
+                "autotuned": self.autotuned,
+                "lowerings_by_thread": dict(self.threads),
                 "scores_reused": self.scores_reused,
                 "fallbacks": dict(self.fallbacks),
                 "fallback_total": sum(self.fallbacks.values()),
-                "skipped": dict(self.skipped),
                 "selections_by_op": dict(self.by_op),
                 "candidates_seen": self.candidates_seen,
                 "candidates_scored": self.candidates_scored,
                 "candidates_filtered": self.candidates_filtered,
-                "candidates_unknown_kept": self.candidates_unknown,
+                "candidates_unknown_kept": self.candidates_unknown - self.candidates_unknown_dropped,
+                "candidates_unknown_dropped": self.candidates_unknown_dropped,
                 "scoring_time_s": self.scoring_s,
                 "selector_time_s": self.selector_s,
                 "mean_scoring_us": 1e6 * self.scoring_s / n,
@@ -137,9 +161,17 @@ DEFAULT_MARGINS = {"warm": 0.10, "cold": 0.08}
 REGIMES = ("warm", "cold")
 
 
+# What happens to a GEMM lowering the model cannot decide (an op it does not score, an unknown
+# dtype or layout, no candidate it can describe, or an error inside the selector):
+#   "plain": only the kernel plain torch.compile runs (ATen) is kept, so nothing is benchmarked;
+#   "autotune": Inductor's own candidates, which it then benchmarks (max-autotune's behaviour);
+#   "raise": the error propagates (for debugging the selector).
+FALLBACKS = ("plain", "autotune", "raise")
+
+
 class Options:
     def __init__(self, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", "bmm"), search_space="DEFAULT",
-                 fallback=True, margin=None, regime="warm"):
+                 fallback="plain", margin=None, regime="warm", autotune_gemm=True, keep_unscored=False):
         if int(top_k) < 1:
             raise ValueError(f"top_k must be at least 1, got {top_k}")
         if float(performance_threshold) < 1.0:
@@ -155,18 +187,24 @@ class Options:
             margin = DEFAULT_MARGINS[regime]
         if float(margin) < 0.0:
             raise ValueError(f"margin must be at least 0 (0: no ATen guard), got {margin}")
+        if fallback is True or fallback is False:  # before 0.3: True = Inductor's choices, False = raise
+            fallback = "plain" if fallback else "raise"
+        if fallback not in FALLBACKS:
+            raise ValueError(f"fallback must be one of {', '.join(FALLBACKS)}, got {fallback!r}")
         self.margin = float(margin)
         self.regime = regime
         self.top_k = int(top_k)
         self.threshold = float(performance_threshold)
         self.ops = tuple(ops)
         self.search_space = search_space.upper()
-        self.fallback = bool(fallback)
+        self.fallback = fallback
+        self.autotune_gemm = bool(autotune_gemm)
+        self.keep_unscored = bool(keep_unscored)
 
     def as_dict(self) -> dict:
         return {"top_k": self.top_k, "performance_threshold": self.threshold, "ops": list(self.ops),
                 "search_space": self.search_space, "fallback": self.fallback, "margin": self.margin,
-                "regime": self.regime}
+                "regime": self.regime, "autotune_gemm": self.autotune_gemm, "keep_unscored": self.keep_unscored}
 
 
 def _layout_transposed(size, stride) -> bool:
@@ -216,6 +254,26 @@ def candidate_dict(key: tuple) -> dict:
     return c
 
 
+class Unscorable(LookupError):
+    """A GEMM the model cannot describe; `reason` names what (for get_stats()["not_selected"])."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+def _plain_only(by_template: dict) -> Optional[list]:
+    """Of Inductor's candidates, the one plain torch.compile runs (bias_addmm where offered, else
+    the op's first ATen kernel); None when no ATen kernel is offered."""
+    aten = [ktc for uid, ktcs in by_template.items() if str(uid).startswith("aten::") for ktc in ktcs]
+    if not aten:
+        return None
+    for ktc in aten:
+        if getattr(getattr(ktc, "template", None), "uid", "") == "aten::bias_addmm":
+            return [ktc]
+    return aten[:1]
+
+
 class Runtime:
     """Everything the installed selector uses: the model, the options, stats and recorders."""
 
@@ -237,7 +295,10 @@ class Runtime:
 
     def select(self, by_template: dict, kernel_inputs, op_name: str) -> list:
         t0 = time.perf_counter()
-        problem = problem_of(kernel_inputs, op_name)
+        try:
+            problem = problem_of(kernel_inputs, op_name)
+        except LookupError as e:
+            raise Unscorable("dtype", str(e)) from None
         known, keys, unknown = [], [], []
         for ktcs in by_template.values():
             for ktc, key in zip(ktcs, candidate_keys(ktcs)):
@@ -247,8 +308,7 @@ class Runtime:
                     known.append(ktc)
                     keys.append(key)
         if not known:
-            self.stats.count("skipped", "no_known_candidates")
-            return unknown
+            raise Unscorable("no_known_candidates", "no candidate the model can describe")
         t1 = time.perf_counter()
         # A model's layers repeat their GEMMs: the same problem with the same candidates gets the
         # same scores, so they are kept and only the policy runs again.
@@ -271,12 +331,44 @@ class Runtime:
             plain = plain_candidate(kinds, predicted, names)
             if plain is not None:
                 kept_idx.append(plain)
-        kept = [known[i] for i in kept_idx] + unknown
+        # Candidates the model cannot score (decompose-K subgraphs, templates it was not trained
+        # on) would make Inductor benchmark: they are dropped unless install(keep_unscored=True).
+        kept = [known[i] for i in kept_idx] + (unknown if o.keep_unscored else [])
         t3 = time.perf_counter()
-        self.stats.decision(op_name, len(known), len(kept_idx), len(unknown), seen_before, t2 - t1, (t1 - t0) + (t3 - t2))
+        self.stats.decision(op_name, len(known), len(kept_idx), len(unknown), seen_before, t2 - t1,
+                            (t1 - t0) + (t3 - t2), 0 if o.keep_unscored else len(unknown))
         if self.recorders:
             self._record(problem, keys, predicted, kept_idx, unknown)
         return kept
+
+    def lowering(self, by_template: dict, kernel_inputs, op_name: str) -> Optional[list]:
+        """The candidates to hand back for one GEMM lowering, or None for Inductor's own. Every
+        lowering is counted; one the model does not decide has its reason counted and follows
+        options.fallback."""
+        self.stats.lowering(threading.current_thread().name)
+        if all(str(uid).startswith("aten::") for uid in by_template):
+            # GEMM autotuning is off for this compile, or the shape takes only ATen: the kernel
+            # plain torch.compile runs is kept (of two ATen kernels, Inductor would benchmark both).
+            self.stats.count("not_selected", "only_aten")
+            return _plain_only(by_template)
+        try:
+            if op_name not in self.options.ops:
+                raise Unscorable(f"op_{op_name}", f"the model does not score {op_name}")
+            return self.select(by_template, kernel_inputs, op_name)
+        except Exception as e:  # noqa: BLE001 - any failure ends in options.fallback, counted
+            reason = f"unscorable_{e.reason}" if isinstance(e, Unscorable) else f"fallback_{type(e).__name__}"
+            self.stats.count("not_selected", reason)
+            if not isinstance(e, Unscorable):
+                self.stats.count("fallbacks", type(e).__name__)
+                self.log_once(reason, "torch_diode: selection failed (%s: %s); using %s (logged once per kind of "
+                              "error)", type(e).__name__, e, "plain torch.compile's kernel"
+                              if self.options.fallback == "plain" else "Inductor's choices")
+            if self.options.fallback == "raise":
+                raise
+            plain = _plain_only(by_template) if self.options.fallback == "plain" else None
+            if plain is None:
+                self.stats.add(autotuned=1)
+            return plain
 
     def _record(self, problem, keys, predicted, kept_idx, unknown):
         keep = set(kept_idx)
@@ -292,6 +384,21 @@ class Runtime:
             r.append(decision)
 
 
+# The runtime every DiodeChoices consults, set by install() and cleared by uninstall(). Handlers
+# are made per thread by Inductor (config.inductor_choices_class), so they hold no runtime of
+# their own: one left cached in a thread after uninstall() is Inductor's default again.
+_active: Optional[Runtime] = None
+
+
+def activate(runtime: Optional[Runtime]) -> None:
+    global _active
+    _active = runtime
+
+
+def active() -> Optional[Runtime]:
+    return _active
+
+
 _choices_class = None
 
 
@@ -304,38 +411,33 @@ def choices_class():
     InductorChoices = compat.choices_base_class()
 
     class DiodeChoices(InductorChoices):
-        def __init__(self, runtime: Runtime):
-            super().__init__()
-            self.diode_runtime = runtime
-
         def _finalize_template_configs(self, template_choices, kernel_inputs, templates, op_name,
                                        kwarg_overrides=None):
-            rt = self.diode_runtime
-            rt.stats.add(calls=1)
-            if op_name not in rt.options.ops:
-                rt.stats.count("skipped", f"op_{op_name}")
+            rt = _active
+            if rt is None or op_name.endswith("-ah"):  # not installed; AutoHeuristic's second call
                 return super()._finalize_template_configs(template_choices, kernel_inputs, templates, op_name,
                                                           kwarg_overrides)
+            rt.stats.add(calls=1)
             # Materialise the generators first: on failure they are rebuilt for the fallback.
             try:
                 by_template = {uid: list(gen) for uid, gen in template_choices.items()}
-            except Exception:
-                by_template = None
-            try:
-                if by_template is None:
-                    raise RuntimeError("Inductor's candidate generators failed")
-                return rt.select(by_template, kernel_inputs, op_name)
-            except Exception as e:  # noqa: BLE001 - any failure falls back to Inductor's choices
-                reason = type(e).__name__
-                rt.stats.count("fallbacks", reason)
-                rt.log_once(reason, "torch_diode: selection failed (%s: %s); using Inductor's default choices "
-                            "(logged once per kind of error)", reason, e)
-                if not rt.options.fallback:
+            except Exception as e:  # noqa: BLE001
+                rt.stats.count("not_selected", f"fallback_{type(e).__name__}")
+                if rt.options.fallback == "raise":
                     raise
-                if by_template is not None:
-                    return [ktc for ktcs in by_template.values() for ktc in ktcs]
                 fresh = compat.fresh_template_choices(self, kernel_inputs, templates, op_name, kwarg_overrides)
                 return super()._finalize_template_configs(fresh, kernel_inputs, templates, op_name, kwarg_overrides)
+            kept = rt.lowering(by_template, kernel_inputs, op_name)
+            if kept is not None:
+                return kept
+            return super()._finalize_template_configs({uid: iter(k) for uid, k in by_template.items()},
+                                                      kernel_inputs, templates, op_name, kwarg_overrides)
 
     _choices_class = DiodeChoices
     return DiodeChoices
+
+
+def choices_factory():
+    """What Inductor calls (config.inductor_choices_class) to make a thread's choices handler. A
+    module-level function, so that Inductor's config stays picklable for its caches."""
+    return choices_class()()

@@ -42,11 +42,19 @@ MODES = {
     # max-autotune as users run it (pointwise and reduction kernels tuned too), with the selector
     # deciding the GEMMs instead of Inductor's GEMM benchmark
     "plugin-max-autotune": {},
+    # The selector with Inductor's coordinate-descent tuning of pointwise and reduction kernels
+    # (which also decomposes GEMMs with M or N of 1 into a fused multiply and sum), no max-autotune
+    "plugin-cdt": {},
+    # Plain torch.compile with coordinate-descent tuning alone (no selector, no GEMM autotuning)
+    "cdt": None,
 }
 # Modes compiled with mode="max-autotune-no-cudagraphs"; the other plugin modes with
 # max_autotune_gemm only.
 FULL_AUTOTUNE = ("max-autotune", "plugin-max-autotune")
+# Extra Inductor options of a mode, on top of the above.
+MODE_CONFIG = {"plugin-cdt": {"coordinate_descent_tuning": True}, "cdt": {"coordinate_descent_tuning": True}}
 GEMM_MODES = ["default", "max-autotune", "plugin", "plugin-cold", "plugin-top3"]
+MODEL_MODES = ["default", "max-autotune", "plugin"]
 BLOCK_MODES = ["default", "max-autotune", "plugin", "plugin-top3", "exhaustive-plugin"]
 SCHEMA = "diode-demo/2"
 
@@ -88,7 +96,52 @@ def kernel_times(fn, args, timer):
         return timer.time(lambda: fn(*args))
 
 
-def run_mode(mode, fn, args, package, timer):
+class FunctionCase:
+    """A GEMM or a block: a function compiled whole and timed in a CUDA graph."""
+
+    def __init__(self, fn, args):
+        self.fn, self.args = fn, args
+
+    def compile(self, **kwargs):
+        import torch
+
+        return torch.compile(self.fn, dynamic=False, fullgraph=True, **kwargs)
+
+    def first_call(self, compiled):
+        compiled(*self.args)
+
+    def times(self, compiled, timer):
+        return kernel_times(compiled, self.args, timer)
+
+
+class ModelCase:
+    """A model step of torch_diode.models: a forward timed in a CUDA graph, or a training step
+    (forward, backward, optimizer) timed per iteration; the forward's output checked against eager."""
+
+    def __init__(self, scenario):
+        self.sc = scenario
+        self.reference = None if scenario.training else scenario.fn(*scenario.args)
+
+    def compile(self, **kwargs):
+        from .models import compile_scenario
+
+        return compile_scenario(self.sc, **kwargs)
+
+    def first_call(self, compiled):
+        compiled(*self.sc.args)
+
+    def times(self, compiled, timer):
+        from .models import step_times
+
+        return step_times(self.sc, compiled, timer)
+
+    def check(self, compiled):
+        from .models import check_output
+
+        return None if self.reference is None else check_output(self.sc, compiled, self.reference)
+
+
+def run_mode(mode, case, package, timer):
     import torch
     import torch._dynamo
 
@@ -107,24 +160,37 @@ def run_mode(mode, fn, args, package, timer):
         result["package"] = os.path.basename(torch_diode.get_integration_status()["model"]["path"])
         torch_diode.reset_stats()
     # max-autotune: the whole of Inductor's autotuning, as users run it. Plugin modes: plain
-    # torch.compile with GEMM autotuning on (max_autotune_gemm), which the selector replaces;
+    # torch.compile, which the installed selector turns GEMM autotuning on for and then decides;
     # nothing else is autotuned, so they compile as plain torch.compile does plus the GEMMs kept.
     # plugin-max-autotune: max-autotune with the selector (Inductor still tunes the pointwise and
     # reduction kernels, which is where max-autotune's remaining block wins were measured).
-    kwargs = {"mode": "max-autotune-no-cudagraphs"} if mode in FULL_AUTOTUNE else \
-        {"options": {"max_autotune_gemm": True}} if options is not None else {}
+    kwargs = {"mode": "max-autotune-no-cudagraphs"} if mode in FULL_AUTOTUNE else {}
+    if mode in MODE_CONFIG:
+        kwargs["options"] = dict(MODE_CONFIG[mode])
+    from torch._dynamo.utils import counters
+
+    counters.clear()
     try:
         with compat.config_patch({"force_disable_caches": True}):
-            compiled = torch.compile(fn, dynamic=False, fullgraph=True, **kwargs)
+            compiled = case.compile(**kwargs)
             torch.cuda.synchronize()
             t0 = time.perf_counter()
-            compiled(*args)
+            case.first_call(compiled)
             torch.cuda.synchronize()
             result["compile_s"] = time.perf_counter() - t0
-        result["kernel_ms"], result["kernel_cold_ms"] = kernel_times(compiled, args, timer)
+        result["kernel_ms"], result["kernel_cold_ms"] = case.times(compiled, timer)
+        if hasattr(case, "check"):
+            result["max_rel_error"] = case.check(compiled)
+        # Inductor's own count of GEMM lowerings it benchmarked (select_algorithm's autotune).
+        result["inductor_counters"] = {k: v for k, v in counters["inductor"].items()
+                                       if "select_algorithm" in k or "decompose" in k or "coordesc" in k}
         if torch_diode.get_integration_status()["installed"]:
             st = torch_diode.get_stats()
             result["selections"] = st["model_selections"]
+            result["lowerings"] = st["lowerings"]
+            result["not_selected"] = st["not_selected"]
+            result["autotuned"] = st["autotuned"]
+            result["lowerings_by_thread"] = st["lowerings_by_thread"]
             result["fallbacks"] = st["fallback_total"]
             result["candidates_scored"] = st["candidates_scored"]
             result["selector_us"] = st["mean_selector_us"] + st["mean_scoring_us"]
@@ -172,6 +238,21 @@ def summarize(cases, modes):
     return summary
 
 
+def _model_specs(text):
+    from .models import DTYPES, SCENARIOS
+
+    if not text or text == "all":
+        return [(n, "bf16") for n in SCENARIOS]
+    specs = []
+    for item in text.split(","):
+        name, _, dtype = item.partition(":")
+        if name not in SCENARIOS or (dtype or "bf16") not in DTYPES:
+            raise ValueError(f"--models entry '{item}': expected SCENARIO[:DTYPE] with SCENARIO one of "
+                             f"{', '.join(SCENARIOS)} and DTYPE bf16 or fp16")
+        specs.append((name, dtype or "bf16"))
+    return specs
+
+
 def _block_specs(text):
     from .blocks import DEFAULT_CASES
 
@@ -194,11 +275,12 @@ def main(argv=None):
     ap.add_argument("--blocks", action="store_true", help="the model blocks (torch_diode.blocks.DEFAULT_CASES)")
     ap.add_argument("--block-cases", help="instead of the default blocks: BLOCK:PHASE:TOKENS:DTYPE,...")
     ap.add_argument("--mlp", action="store_true", help="also the bf16 transformer MLP block")
+    ap.add_argument("--models", nargs="?", const="all", help="whole model steps (torch_diode.models): all, or "
+                    "SCENARIO[:DTYPE],... (decode with a KV cache, prefill, a training step, a ViT block)")
     ap.add_argument("--package", help=".diode package for every plugin mode but plugin-cold (default: the best "
                     "for this GPU and the mode's regime)")
     ap.add_argument("--modes", help=f"comma-separated, from {', '.join(MODES)} (default: GEMMs "
                     f"{','.join(GEMM_MODES)}; blocks {','.join(BLOCK_MODES)})")
-    ap.add_argument("--graph-calls", type=int, default=0, help="(ignored: graphs are sized to ~1 ms of kernels)")
     ap.add_argument("--deadline-s", type=float, default=0,
                     help="start no new case after this many seconds (the result keeps what finished)")
     ap.add_argument("--json", required=True, help=f"where to write the result ({SCHEMA})")
@@ -206,17 +288,19 @@ def main(argv=None):
                     "run the modes they lack")
     a = ap.parse_args(argv)
     started = time.monotonic()
-    default_modes = BLOCK_MODES if (a.blocks or a.block_cases) and not a.problems else GEMM_MODES
+    default_modes = MODEL_MODES if a.models and not (a.problems or a.blocks or a.block_cases) else \
+        BLOCK_MODES if (a.blocks or a.block_cases) and not a.problems else GEMM_MODES
     modes = [m for m in (a.modes or ",".join(default_modes)).split(",") if m]
     bad = [m for m in modes if m not in MODES]
     if bad:
         ap.error(f"unknown modes {bad}; choose from {', '.join(MODES)}")
     try:
         blocks = _block_specs(a.block_cases) if (a.blocks or a.block_cases) else []
+        model_specs = _model_specs(a.models) if a.models else []
     except ValueError as e:
         ap.error(str(e))
-    if not a.problems and not blocks and not a.mlp:
-        ap.error("give --problems FILE, --blocks, --mlp, or several")
+    if not a.problems and not blocks and not a.mlp and not model_specs:
+        ap.error("give --problems FILE, --blocks, --models, --mlp, or several")
 
     from .worker import environment_problem
 
@@ -260,15 +344,28 @@ def main(argv=None):
         return 2
     package = a.package
     timer = GraphTimer()
-    specs = [("gemm", p) for p in problems] + [("block", b) for b in blocks] + ([("model", None)] if a.mlp else [])
+    specs = [("gemm", p) for p in problems] + [("block", b) for b in blocks] + ([("mlp", None)] if a.mlp else []) \
+        + [("model", m) for m in model_specs]
     cases = []
     for i, (kind, p) in enumerate(specs, 1):
-        if kind == "gemm":
-            name, fn, args = gemm_case(p)
-        elif kind == "block":
-            name, fn, args = block_case(*p)
+        if kind == "model":
+            from .models import scenario
+
+            name = f"{p[0]} {p[1]}"
+            if all(m in done.get(name, {}).get("results", {}) for m in modes):
+                cases.append(done[name])
+                continue
+            sc = scenario(*p)
+            runner = ModelCase(sc)
         else:
-            name, fn, args = mlp_case()
+            if kind == "gemm":
+                name, fn, args = gemm_case(p)
+            elif kind == "block":
+                name, fn, args = block_case(*p)
+            else:
+                name, fn, args = mlp_case()
+                kind = "model"
+            runner = FunctionCase(fn, args)
         case = done.get(name) or {"name": name, "kind": kind, "results": {}}
         missing = [m for m in modes if m not in case["results"]]
         if not missing:  # finished by an earlier run
@@ -281,17 +378,19 @@ def main(argv=None):
             case["problem"] = p
         elif kind == "block":
             case["block"] = dict(zip(("block", "phase", "tokens", "dtype"), p))
+        elif kind == "model" and p is not None:
+            case["model"] = dict(runner.sc.params, scenario=p[0], training=runner.sc.training)
         for mode in missing:
-            case["results"][mode] = run_mode(mode, fn, args, package, timer)
+            case["results"][mode] = run_mode(mode, runner, package, timer)
             r = case["results"][mode]
             log(f"[{i}/{len(specs)}] {name} {mode}: " + (r["error"] if "error" in r else
-                f"compile {r['compile_s']:.2f} s, kernel {r['kernel_ms'] * 1000:.1f} us warm, "
-                f"{r['kernel_cold_ms'] * 1000:.1f} us cold"))
+                f"compile {r['compile_s']:.2f} s, kernel {r['kernel_ms'] * 1000:.1f} us warm, " +
+                (f"{r['kernel_cold_ms'] * 1000:.1f} us cold" if r.get("kernel_cold_ms") else "no cold time")))
         cases.append(case)
         if a.cases_out:  # a case that gained modes is appended again; the last line of a name wins
             with open(a.cases_out, "a") as f:
                 f.write(json.dumps(case) + "\n")
-        del fn, args
+        del runner
         torch.cuda.empty_cache()
     hw = gpu_identity(0)
     import triton
