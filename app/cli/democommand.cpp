@@ -61,12 +61,7 @@ int runDemo(const DemoOptions &o) {
         python = env && *env ? env : "python3";
     }
     const std::string json = o.json.empty() ? "diode-demo.json" : o.json;
-    std::vector<std::string> args{python,
-                                  "-u",
-                                  "-m",
-                                  "torch_diode.demo",
-                                  "--json",
-                                  json};
+    std::vector<std::string> args{python, "-u", "-m", "torch_diode.demo", "--json", json};
     if (!o.problems.empty())
         args.insert(args.end(), {"--problems", o.problems});
     if (o.limit > 0)
