@@ -25,6 +25,23 @@ SHAPES = {
 }
 
 
+def rmsnorm_class():
+    """Llama's RMSNorm (fp32 statistics), shared by these blocks and torch_diode.models."""
+    import torch
+    from torch import nn
+
+    class RMSNorm(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(d))
+
+        def forward(self, x):
+            xf = x.float()
+            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * self.weight
+
+    return RMSNorm
+
+
 def _modules():
     import torch
     import torch.nn.functional as F
@@ -62,14 +79,7 @@ def _modules():
             out = torch.bmm(p, v).view(batch, self.heads, t, self.hd).transpose(1, 2).reshape(rows, -1)
             return self.o(out)
 
-    class RMSNorm(nn.Module):
-        def __init__(self, d):
-            super().__init__()
-            self.weight = nn.Parameter(torch.ones(d))
-
-        def forward(self, x):
-            xf = x.float()
-            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * self.weight
+    RMSNorm = rmsnorm_class()
 
     class LlamaLayer(nn.Module):
         def __init__(self, d, heads, kv_heads, ff, bias):

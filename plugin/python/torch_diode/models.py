@@ -45,14 +45,9 @@ def _modules():
     import torch.nn.functional as F
     from torch import nn
 
-    class RMSNorm(nn.Module):
-        def __init__(self, d):
-            super().__init__()
-            self.weight = nn.Parameter(torch.ones(d))
+    from .blocks import rmsnorm_class
 
-        def forward(self, x):
-            xf = x.float()
-            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * self.weight
+    RMSNorm = rmsnorm_class()
 
     def attend(q, k, v, mask):
         """q (B, H, T, hd), k/v (B, H, S, hd): two matmuls (bmm) and a softmax in fp32."""
