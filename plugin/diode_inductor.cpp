@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -160,6 +161,27 @@ int diode_model_score_packed(const diode_model *model, const diode_problem *prob
     return scoreConfigs(model, *problem, count, out_ms, [&](size_t i) {
         return fromRow(rows + i * DIODE_PACKED_FIELDS, names, name_count, i);
     });
+}
+
+int diode_model_unseen(const diode_model *model, const diode_problem *problem, char *why, size_t why_len) {
+    if (!model || !problem || (why_len && !why)) {
+        setError("diode_model_unseen: model and problem must not be NULL, nor why when why_len > 0");
+        return -1;
+    }
+    try {
+        const std::string flag = model->package.unseenProblemFeature(toProblem(*problem));
+        if (why_len) {
+            const size_t n = std::min(flag.size(), why_len - 1);
+            std::memcpy(why, flag.data(), n);
+            why[n] = '\0';
+        }
+        return flag.empty() ? 0 : 1;
+    } catch (const std::exception &e) {
+        setError(e.what());
+    } catch (...) {
+        setError("diode_model_unseen: unknown error");
+    }
+    return -1;
 }
 
 char *diode_model_rank_json(const diode_model *model, const char *problem_line) {

@@ -140,6 +140,31 @@ private slots:
         diode_model_close(model);
     }
 
+    // The package knows what its training data covered: every held-out problem is like one it
+    // was trained on; a column-major A (a training step's dW) is not, and the call says which
+    // flag. The answer is bounded by why_len; a bad problem is an error, not an answer.
+    void unseenNamesTheFlagTheTrainingDataNeverHad() {
+        diode_model *model = diode_model_open(m_package.toUtf8().constData());
+        QVERIFY2(model, diode_last_error());
+        char why[64] = "untouched";
+        for (const auto &record : heldout()) {
+            Owned o = toAbi(record);
+            QCOMPARE(diode_model_unseen(model, &o.problem, why, sizeof why), 0);
+            QCOMPARE(QString(why), QString());
+        }
+        diode_problem dW{"mm", "bf16", 1, 1024, 4096, 8192, 1, 0};
+        QCOMPARE(diode_model_unseen(model, &dW, why, sizeof why), 1);
+        QCOMPARE(QString(why), QString("a_transposed = 1"));
+        char tiny[4];
+        QCOMPARE(diode_model_unseen(model, &dW, tiny, sizeof tiny), 1);
+        QCOMPARE(QString(tiny), QString("a_t"));
+        QCOMPARE(diode_model_unseen(model, &dW, nullptr, 0), 1);
+        diode_problem bad{"conv", "bf16", 1, 1, 1, 1, 0, 0};
+        QCOMPARE(diode_model_unseen(model, &bad, why, sizeof why), -1);
+        QVERIFY2(QString(diode_last_error()).contains("conv"), diode_last_error());
+        diode_model_close(model);
+    }
+
     void badPackagesAreRefusedWithTheFault() {
         QFile src(m_package);
         QVERIFY(src.open(QIODevice::ReadOnly));

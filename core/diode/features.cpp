@@ -157,6 +157,20 @@ const std::vector<std::string> &FeatureSchema::names() {
     return kNames;
 }
 
+const std::vector<int> &FeatureSchema::problemFlags() {
+    static const std::vector<int> flags = [] {
+        std::vector<int> out;
+        for (size_t i = 0; i < kNames.size(); ++i) {
+            const std::string &n = kNames[i];
+            if (n.rfind("dtype_", 0) == 0 || n.rfind("op_", 0) == 0 || n == "a_transposed" ||
+                n == "b_transposed")
+                out.push_back(int(i));
+        }
+        return out;
+    }();
+    return flags;
+}
+
 bool FeatureSchema::describes(const KernelConfig &c) {
     if (c.kind == "aten")
         return true;

@@ -45,6 +45,10 @@ public:
     static bool describes(const KernelConfig &c);
     /// Throws InvalidInput, naming `where`, for a candidate the schema cannot describe.
     static void check(const KernelConfig &c, const std::string &where);
+    /// Indices of the problem's one-hot and layout flags (dtype, op, a_transposed, b_transposed):
+    /// a flag the training data never varied marks problems the model has not seen
+    /// (ModelPackage::unseenProblemFeature).
+    static const std::vector<int> &problemFlags();
 };
 
 } // namespace diode

@@ -399,6 +399,11 @@ ModelPackage ModelPackage::fromBytes(const std::string &in) {
             if (std::any_of(sd.begin(), sd.end(), [](float v) { return v < kMinInputStd; }))
                 throw PackageError(
                     fmt::format("tensor '{}' has values below {:g}", specs[base + 1].name, kMinInputStd));
+            for (int f : FeatureSchema::problemFlags())
+                if (size_t(f) < sd.size() && sd[f] == 1.0f &&
+                    std::none_of(pkg.m_constantFlags.begin(), pkg.m_constantFlags.end(),
+                                 [f](const auto &c) { return c.first == f; }))
+                    pkg.m_constantFlags.emplace_back(f, mean[f]);
             std::vector<Layer> layers;
             for (size_t l = 0; l + 1 < sizes.size(); ++l) {
                 layers.push_back(foldLayer(l, sizes[l], sizes[l + 1], tensors[base + 2 + 2 * l],
@@ -532,6 +537,21 @@ void ModelPackage::predictMs(const GemmProblem &problem, const std::vector<Kerne
     out.resize(candidates.size());
     for (size_t i = 0; i < out.size(); ++i)
         out[i] = std::exp(double(y[i]));
+}
+
+std::string ModelPackage::unseenProblemFeature(const GemmProblem &problem) const {
+    if (m_constantFlags.empty())
+        return {};
+    thread_local std::vector<float> feats;
+    feats.clear();
+    KernelConfig aten;
+    aten.kind = "aten";
+    aten.name = "extern_kernels.mm";
+    FeatureSchema::compute(problem, aten, m_hw, feats); // the problem's flags do not depend on the candidate
+    for (const auto &[f, seen] : m_constantFlags)
+        if (feats[size_t(f)] != seen)
+            return fmt::format("{} = {:g}", FeatureSchema::names()[size_t(f)], feats[size_t(f)]);
+    return {};
 }
 
 std::vector<double> ModelPackage::predictMs(const GemmProblem &problem,

@@ -65,6 +65,13 @@ public:
     /// allocates nothing per call.
     void predictMs(const GemmProblem &problem, const std::vector<KernelConfig> &candidates,
                    std::vector<double> &out) const;
+    /// The problem flag (FeatureSchema::problemFlags) that `problem` sets to a value no training
+    /// problem had, as "a_transposed = 1", or "" when the training data covered every flag of it.
+    /// Read from the normalisation: a feature that never varied in training has standard
+    /// deviation exactly 1 (trainer.cpp) and its one value as mean, which a 0/1 flag that did
+    /// vary (deviation at most 0.5) never has. A prediction past such a flag extrapolates along
+    /// an input the network never saw; the plugin keeps plain torch.compile's kernel there.
+    std::string unseenProblemFeature(const GemmProblem &problem) const;
     int members() const { return int(m_members.size()); }
     /// The raw network output (log milliseconds; the ensemble's mean) for already computed features, [rows x
     /// width]. Throws InvalidInput when the width is not the feature schema's.
@@ -91,7 +98,9 @@ private:
 
     nlohmann::json m_manifest;
     std::vector<std::vector<Layer>> m_members; ///< the layers of each network
-    int m_maxWidth = 0;                        ///< widest padded hidden layer: the scratch row length
+    /// (feature index, the one value training saw) of every problem flag some member never varied.
+    std::vector<std::pair<int, float>> m_constantFlags;
+    int m_maxWidth = 0; ///< widest padded hidden layer: the scratch row length
     HardwareFeatures m_hw;
     TimingMethod m_timingMethod = TimingMethod::InductorAutotune;
 };

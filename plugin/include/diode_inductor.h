@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 2
+#define DIODE_ABI_VERSION 3
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))
@@ -53,6 +53,13 @@ DIODE_API void diode_model_close(diode_model *model);
 
 /* The package's manifest as JSON text, owned by the model (valid until close). */
 DIODE_API const char *diode_model_manifest(const diode_model *model);
+
+/* Whether the package's training data had problems like `problem`: 0 when it did; 1 when a
+ * problem flag (dtype, op, a_transposed, b_transposed) takes a value no training problem had, with
+ * the flag written to why[why_len] (e.g. "a_transposed = 1"); -1 for an invalid problem
+ * (diode_last_error). Scores of a problem it returns 1 for are extrapolations. */
+DIODE_API int diode_model_unseen(const diode_model *model, const diode_problem *problem, char *why,
+                                 size_t why_len);
 
 /* Predicted milliseconds of each of `count` candidates of `problem`, written to out_ms[count],
  * in one batched call. Returns 0, or -1 (nothing written) with diode_last_error naming the

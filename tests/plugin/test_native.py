@@ -139,6 +139,39 @@ class NativeTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             Options(fallback="benchmark")
 
+    def test_a_layout_the_package_never_saw_keeps_plain(self):
+        # The shipped packages were trained on no GEMM with a column-major A (a training step's
+        # dW = dY^T X): the package says so (its normalisation: the flag never varied), and the
+        # selector keeps plain's kernel for it instead of scoring by extrapolation.
+        from types import SimpleNamespace as NS
+
+        from torch_diode._native import Model
+        from torch_diode._selector import Options, Runtime
+
+        model = Model(os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode"))
+        self.assertEqual(model.unseen(("mm", "bf16", 1, 1024, 4096, 8192, 1, 0)), "a_transposed = 1")
+        for seen in (("mm", "bf16", 1, 1024, 4096, 8192, 0, 1), ("bmm", "fp32", 8, 64, 64, 64, 0, 0)):
+            self.assertEqual(model.unseen(seen), "")
+
+        def inputs(a_stride):
+            mat1 = NS(get_size=lambda: [1024, 8192], get_stride=lambda: a_stride, get_dtype=lambda: "torch.bfloat16")
+            mat2 = NS(get_size=lambda: [8192, 4096], get_stride=lambda: [4096, 1])
+            return NS(mat1mat2=lambda: (mat1, mat2))
+
+        def choices():
+            ktc = NS(template=NS(uid="triton::mm"), params=NS(kwargs=dict(
+                BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_stages=3, num_warps=8)), extra_kwargs={})
+            return {"aten::mm": [NS(template=NS(uid="aten::mm"), params=NS(kwargs={}), extra_kwargs={})],
+                    "triton::mm": [ktc]}
+
+        rt = Runtime(model, Options(margin=0))  # no ATen guard: only the coverage keeps ATen
+        kept = rt.lowering(choices(), inputs([1, 1024]), "mm")  # A column-major: dY^T
+        self.assertEqual([k.template.uid for k in kept], ["aten::mm"])
+        self.assertEqual(len(rt.lowering(choices(), inputs([8192, 1]), "mm")), 1)  # row-major A: selected
+        st = rt.stats.snapshot()
+        self.assertEqual(st["not_selected"], {"unscorable_unseen_a_transposed": 1})
+        self.assertEqual((st["lowerings"], st["model_selections"], st["autotuned"]), (2, 1, 0))
+
     def test_scorable_is_what_score_takes(self):
         from torch_diode._native import Model, NativeError, scorable
 

@@ -15,7 +15,7 @@ from array import array
 from itertools import chain
 from typing import Optional, Sequence
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 PACKED_FIELDS = 10
 _LIB_NAME = "libdiode_inductor.so"
 
@@ -144,6 +144,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     held = ctypes.PyDLL(lib._name).diode_model_score_packed
     held.argtypes, held.restype = lib.diode_model_score_packed.argtypes, ctypes.c_int
     lib.score_packed_holding_gil = held
+    lib.diode_model_unseen.argtypes = [ctypes.c_void_p, ctypes.POINTER(Problem), ctypes.c_char_p, ctypes.c_size_t]
+    lib.diode_model_unseen.restype = ctypes.c_int
     lib.diode_model_rank_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.diode_model_rank_json.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_free.argtypes = [ctypes.c_void_p]
@@ -253,6 +255,24 @@ class Model:
             raise NativeError(f"candidate key {key!r} has {len(key)} fields; expected {PACKED_FIELDS}")
         return row
 
+    def _problem(self, problem: tuple) -> "Problem":
+        p = self._problems.get(problem)
+        if p is None:
+            if len(self._problems) > 4096:  # a long-lived process compiling many shapes
+                self._problems.clear()
+            names = self._names
+            p = self._problems[problem] = Problem(_cstr(problem[0], names), _cstr(problem[1], names), *problem[2:])
+        return p
+
+    def unseen(self, problem: tuple) -> str:
+        """The problem flag `problem` (as for score_keys) sets to a value no training problem had,
+        e.g. "a_transposed = 1", or "" when the package was trained on problems like it."""
+        why = ctypes.create_string_buffer(128)
+        rc = self._lib.diode_model_unseen(self._handle, ctypes.byref(self._problem(problem)), why, len(why))
+        if rc < 0:
+            raise NativeError(_last_error(self._lib))
+        return why.value.decode() if rc else ""
+
     def score_keys(self, problem: tuple, keys: Sequence[tuple]) -> list[float]:
         """The selector's fast path: `problem` is (op, dtype, B, M, N, K, a_t, b_t) and each key
         (kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32)
@@ -264,12 +284,7 @@ class Model:
         except KeyError:  # a key not seen before
             packed = array("i", chain.from_iterable([rows.get(key) or self._row(key) for key in keys]))
         n = len(keys)
-        p = self._problems.get(problem)
-        if p is None:
-            if len(self._problems) > 4096:  # a long-lived process compiling many shapes
-                self._problems.clear()
-            names = self._names
-            p = self._problems[problem] = Problem(_cstr(problem[0], names), _cstr(problem[1], names), *problem[2:])
+        p = self._problem(problem)
         out = array("d", bytes(8 * n))
         if self._lib.score_packed_holding_gil(self._handle, ctypes.byref(p), self._name_table, len(self._name_index),
                                               packed.buffer_info()[0], n, out.buffer_info()[0]) != 0:

@@ -84,9 +84,10 @@ class Stats:
             return {
                 "calls": self.calls,
                 # Every GEMM lowering the handler saw, against the model's selections; each one not
-                # selected has its reason in not_selected ("autotune_off": Inductor offered only its
-                # ATen kernel, so there was nothing to choose; "op_X": an op the model does not
-                # score; "fallback_X": an error; "unscorable_X": a GEMM the model cannot describe).
+                # selected has its reason in not_selected ("only_aten": Inductor offered only its
+                # ATen kernel, so there was nothing to choose; "unscorable_op_X": an op the model
+                # does not score; "fallback_X": an error; "unscorable_X": a GEMM the model cannot describe,
+                # "unscorable_unseen_F": one whose flag F the training data never had).
                 "lowerings": self.lowerings,
                 "model_selections": self.model_selections,
                 "not_selected": dict(self.not_selected),
@@ -285,6 +286,7 @@ class Runtime:
         self._logged: set = set()
         self._lock = threading.Lock()
         self._scores: dict = {}  # (problem, candidate keys) -> predicted ms
+        self._unseen: dict = {}  # problem -> the flag the training data never had, or ""
 
     def log_once(self, key: str, msg: str, *args):
         with self._lock:
@@ -299,6 +301,16 @@ class Runtime:
             problem = problem_of(kernel_inputs, op_name)
         except LookupError as e:
             raise Unscorable("dtype", str(e)) from None
+        # A problem the package's training data had nothing like (a layout, op or dtype it never
+        # saw: a training step's dW = dY^T X with a column-major A, before such data was
+        # measured) would be scored by extrapolation; plain torch.compile's kernel is kept.
+        unseen = self._unseen.get(problem)
+        if unseen is None:
+            check = getattr(self.model, "unseen", None)
+            unseen = self._unseen[problem] = check(problem) if check else ""
+        if unseen:
+            raise Unscorable(f"unseen_{unseen.split(' ')[0]}",
+                             f"the package was trained on no problem with {unseen}")
         known, keys, unknown = [], [], []
         for ktcs in by_template.values():
             for ktc, key in zip(ktcs, candidate_keys(ktcs)):

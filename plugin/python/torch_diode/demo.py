@@ -115,8 +115,8 @@ class FunctionCase:
 
 
 class ModelCase:
-    """A model step of torch_diode.models: a forward timed in a CUDA graph, or a training step
-    (forward, backward, optimizer) timed per iteration; the forward's output checked against eager."""
+    """A model step of torch_diode.models (a forward, or a training step: forward, backward,
+    optimizer), timed in a CUDA graph; the forward's output checked against eager."""
 
     def __init__(self, scenario):
         self.sc = scenario
