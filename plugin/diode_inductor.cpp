@@ -4,6 +4,7 @@
 #include "diode_inductor.h"
 
 #include "diode/features.h"
+#include "diode/gputable.h"
 #include "diode/modelpackage.h"
 #include "diode/ranking.h"
 
@@ -107,6 +108,15 @@ int scoreConfigs(const diode_model *model, const diode_problem &problem, size_t 
     return -1;
 }
 
+// A string into a caller's buffer of `len` bytes, cut to fit and always terminated.
+void copyOut(const std::string &text, char *buf, size_t len) {
+    if (!len)
+        return;
+    const size_t n = std::min(text.size(), len - 1);
+    std::memcpy(buf, text.data(), n);
+    buf[n] = '\0';
+}
+
 } // namespace
 
 extern "C" {
@@ -163,6 +173,27 @@ int diode_model_score_packed(const diode_model *model, const diode_problem *prob
     });
 }
 
+int diode_gpu_transfer(const char *package_gpu, const char *device_gpu, const char *device_arch,
+                       int device_sms, double *distance, char *why, size_t why_len) {
+    if (!package_gpu || !device_gpu || (why_len && !why)) {
+        setError("diode_gpu_transfer: package_gpu and device_gpu must not be NULL, nor why when why_len > 0");
+        return -1;
+    }
+    try {
+        const auto t =
+            diode::gpuTransfer(package_gpu, device_gpu, device_arch ? device_arch : "", device_sms);
+        if (distance)
+            *distance = t.distance;
+        copyOut(t.why, why, why_len);
+        return t.kind == diode::GpuTransfer::Same ? 0 : t.kind == diode::GpuTransfer::Similar ? 1 : 2;
+    } catch (const std::exception &e) {
+        setError(e.what());
+    } catch (...) {
+        setError("diode_gpu_transfer: unknown error");
+    }
+    return -1;
+}
+
 int diode_model_unseen(const diode_model *model, const diode_problem *problem, char *why, size_t why_len) {
     if (!model || !problem || (why_len && !why)) {
         setError("diode_model_unseen: model and problem must not be NULL, nor why when why_len > 0");
@@ -170,11 +201,7 @@ int diode_model_unseen(const diode_model *model, const diode_problem *problem, c
     }
     try {
         const std::string flag = model->package.unseenProblemFeature(toProblem(*problem));
-        if (why_len) {
-            const size_t n = std::min(flag.size(), why_len - 1);
-            std::memcpy(why, flag.data(), n);
-            why[n] = '\0';
-        }
+        copyOut(flag, why, why_len);
         return flag.empty() ? 0 : 1;
     } catch (const std::exception &e) {
         setError(e.what());

@@ -387,6 +387,59 @@ private slots:
                     .find("the architecture needs 'member1.input_mean'") != std::string::npos);
     }
 
+    // What a package never saw is read from its normalisation: a flag feature with standard
+    // deviation exactly 1 never varied in training and its mean is the one value seen.
+    void unseenProblemFlagsComeFromTheNormalisation() {
+        auto w = tinyWeights(); // every feature varied (std 2)
+        const GemmProblem dW{GemmOp::Mm, DType::BF16, 1, 1024, 4096, 8192, true, false};
+        const GemmProblem fwd{GemmOp::Mm, DType::BF16, 1, 1024, 4096, 8192, false, true};
+        auto pkgWith = [&](const MlpWeights &x) {
+            return ModelPackage::fromBytes(ModelPackage::toBytes({}, x));
+        };
+        QCOMPARE(pkgWith(w).unseenProblemFeature(dW), std::string());
+        const auto &names = FeatureSchema::names();
+        auto index = [&](const char *n) {
+            return size_t(std::find(names.begin(), names.end(), n) - names.begin());
+        };
+        w.inputStd[index("a_transposed")] = 1.0f;
+        w.inputMean[index("a_transposed")] = 0.0f;
+        QCOMPARE(pkgWith(w).unseenProblemFeature(dW), std::string("a_transposed = 1"));
+        QCOMPARE(pkgWith(w).unseenProblemFeature(fwd), std::string());
+        w.inputStd[index("dtype_fp32")] = 1.0f; // trained on fp32 alone
+        w.inputMean[index("dtype_fp32")] = 1.0f;
+        QCOMPARE(pkgWith(w).unseenProblemFeature(fwd), std::string("dtype_fp32 = 0"));
+        w.inputStd[index("log2_M")] = 1.0f; // not a flag: a size never judges coverage
+        w.inputMean[index("log2_M")] = 3.0f;
+        QCOMPARE(pkgWith(w).unseenProblemFeature({GemmOp::Mm, DType::FP32, 1, 64, 64, 64, false, false}),
+                 std::string());
+    }
+
+    // One rule for "may a package made on one GPU serve another": the same model by name, a
+    // similar one of the same architecture with a distance, never across architectures.
+    void gpuTransferRule() {
+        QCOMPARE(gpuTransfer("NVIDIA H200", "h200").kind, GpuTransfer::Same);
+        const auto h100 = gpuTransfer("NVIDIA H200", "NVIDIA H100 80GB HBM3", "9.0", 132);
+        QCOMPARE(h100.kind, GpuTransfer::Similar);
+        QVERIFY(std::abs(h100.distance - std::log(4.8 / 3.35)) < 1e-9);
+        QVERIFY2(h100.why.find("same architecture (9.0)") != std::string::npos, h100.why.c_str());
+        const auto h20 = gpuTransfer("NVIDIA H200", "NVIDIA H20");
+        QCOMPARE(h20.kind, GpuTransfer::Similar);
+        QVERIFY(h20.distance > h100.distance); // fewer SMs, more L2, other bandwidth
+        QVERIFY(gpuTransfer("NVIDIA H100 80GB HBM3", "NVIDIA H200").distance ==
+                gpuTransfer("NVIDIA H200", "NVIDIA H100 80GB HBM3").distance);
+        // A PCIe part has fewer SMs than the table's SXM entry: the device's own count counts.
+        QVERIFY(gpuTransfer("NVIDIA H200", "NVIDIA H100 PCIe", "9.0", 114).distance > h100.distance);
+        const auto a100 = gpuTransfer("NVIDIA H200", "NVIDIA A100-SXM4-80GB", "8.0");
+        QCOMPARE(a100.kind, GpuTransfer::Refused);
+        QVERIFY2(a100.why.find("architecture 8.0") != std::string::npos, a100.why.c_str());
+        QCOMPARE(gpuTransfer("NVIDIA H200", "AMD Instinct MI300X").kind, GpuTransfer::Refused);
+        QCOMPARE(gpuTransfer("Some Lab GPU", "NVIDIA H200").kind, GpuTransfer::Refused);
+        QCOMPARE(gpuTransfer("NVIDIA H200", "NVIDIA Mystery", "").kind, GpuTransfer::Refused);
+        const auto unknownSameArch = gpuTransfer("NVIDIA H200", "NVIDIA Mystery", "9.0");
+        QCOMPARE(unknownSameArch.kind, GpuTransfer::Similar);
+        QVERIFY(unknownSameArch.distance > h20.distance);
+    }
+
     // One GPU table, most specific names first: every entry finds itself, and the features and
     // the roofline read the same numbers. A GH200 is itself from feature schema 2 on; a schema-1
     // package still loads and sees it as the H200 it was trained to see; schema 3 is refused.
@@ -493,8 +546,8 @@ private slots:
         py.start(QStringLiteral(PYTHON3),
                  {"-c",
                   "import sys, json; from torch_diode import _models; "
-                  "m = _models.describe(sys.argv[1], 'test', 'NVIDIA H200'); "
-                  "print(json.dumps([m.get('error', ''), _models.best_for('NVIDIA H200', [m])[0]]))",
+                  "m = _models.describe(sys.argv[1], 'test', {'gpu': 'NVIDIA H200'}); "
+                  "print(json.dumps([m.get('error', ''), _models.best_for({'gpu': 'NVIDIA H200'}, [m])[0]]))",
                   pkg});
         QVERIFY(py.waitForFinished(60000));
         const QString said = QString::fromUtf8(py.readAllStandardOutput() + py.readAllStandardError());

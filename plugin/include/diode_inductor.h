@@ -61,6 +61,14 @@ DIODE_API const char *diode_model_manifest(const diode_model *model);
 DIODE_API int diode_model_unseen(const diode_model *model, const diode_problem *problem, char *why,
                                  size_t why_len);
 
+/* Whether a package trained on `package_gpu` may serve the device `device_gpu` (its architecture
+ * as the runtime reports it, "9.0", and its SM count; NULL/0: from core's GPU table): 0 the same
+ * GPU model, 1 a similar one (same vendor and architecture; *distance says how far: the nearest
+ * package has the smallest), 2 refused (another architecture or vendor, or a GPU the table does
+ * not know). why[why_len] gets one line saying what matched or why not; -1 on NULL names. */
+DIODE_API int diode_gpu_transfer(const char *package_gpu, const char *device_gpu, const char *device_arch,
+                                 int device_sms, double *distance, char *why, size_t why_len);
+
 /* Predicted milliseconds of each of `count` candidates of `problem`, written to out_ms[count],
  * in one batched call. Returns 0, or -1 (nothing written) with diode_last_error naming the
  * field at fault, e.g. "candidates[3]: candidate kind 'cutlass' is not one the model knows". */

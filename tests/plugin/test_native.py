@@ -235,6 +235,33 @@ class NativeTest(unittest.TestCase):
         self.assertEqual(by_name["broken.diode"]["source"], "TORCH_DIODE_MODEL_PATH")
 
 
+class NearestPackageTest(unittest.TestCase):
+    """Which shipped package a device gets: its own GPU's, else the nearest of the same
+    architecture (marked transferred, with the reason), never one of another architecture."""
+
+    def choose(self, device):
+        from torch_diode._models import available, best_for
+
+        return best_for(device, available(device), "warm")
+
+    def test_same_gpu_then_similar_then_refused(self):
+        choice, why = self.choose({"gpu": "NVIDIA H200", "cc": "9.0", "sm_count": 132})
+        self.assertEqual((os.path.basename(choice["path"]), why), ("h200-ingraph-warm.diode", ""))
+        self.assertFalse(choice.get("transferred"))
+
+        choice, why = self.choose({"gpu": "NVIDIA H100 80GB HBM3", "cc": "9.0", "sm_count": 132})
+        self.assertEqual(os.path.basename(choice["path"]), "h200-ingraph-warm.diode")
+        self.assertTrue(choice["transferred"])
+        self.assertFalse(choice["matches_hardware"])
+        self.assertEqual(choice["transfer"]["kind"], "similar")
+        self.assertIn("same architecture (9.0)", choice["transfer"]["why"])
+
+        choice, why = self.choose({"gpu": "NVIDIA A100-SXM4-80GB", "cc": "8.0", "sm_count": 108})
+        self.assertIsNone(choice)
+        self.assertIn("no model package for NVIDIA A100-SXM4-80GB", why)
+        self.assertIn("architecture 8.0", why)
+
+
 class StatusWithoutTorchTest(unittest.TestCase):
     def run_python(self, code, **env):
         return subprocess.run([NO_TORCH, "-c", code], capture_output=True, text=True, env=python_env(**env), timeout=60)

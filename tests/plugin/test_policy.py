@@ -73,14 +73,14 @@ class RegimeChoiceTest(unittest.TestCase):
     def test_the_package_of_the_asked_regime_wins_over_a_newer_one(self):
         models = [self.pkg("warm", "graph_warm", "2026-11-22"), self.pkg("cold", "graph_cold", "2026-11-21"),
                   self.pkg("v2", "inductor_autotune", "2026-11-23")]
-        self.assertEqual(_models.best_for("NVIDIA H200", models, "warm")[0]["name"], "warm")
-        self.assertEqual(_models.best_for("NVIDIA H200", models, "cold")[0]["name"], "cold")
+        self.assertEqual(_models.best_for({"gpu": "NVIDIA H200"}, models, "warm")[0]["name"], "warm")
+        self.assertEqual(_models.best_for({"gpu": "NVIDIA H200"}, models, "cold")[0]["name"], "cold")
 
     def test_in_graph_truth_before_inductor_benchmark_then_newest(self):
         models = [self.pkg("v2", "inductor_autotune", "2026-11-23"), self.pkg("warm", "graph_warm", "2026-11-22")]
-        self.assertEqual(_models.best_for("NVIDIA H200", models, "cold")[0]["name"], "warm")
+        self.assertEqual(_models.best_for({"gpu": "NVIDIA H200"}, models, "cold")[0]["name"], "warm")
         models = [self.pkg("old", "inductor_autotune", "2026-01-01"), self.pkg("new", "inductor_autotune", "2026-02-01")]
-        self.assertEqual(_models.best_for("NVIDIA H200", models, "warm")[0]["name"], "new")
+        self.assertEqual(_models.best_for({"gpu": "NVIDIA H200"}, models, "warm")[0]["name"], "new")
 
 
 if __name__ == "__main__":

@@ -93,7 +93,7 @@ def list_available_models() -> list[dict]:
     from ._models import available
 
     hw = get_detected_hardware()
-    return available(hw.get("gpu") if hw.get("available") else None)
+    return available(hw if hw.get("available") else None)
 
 
 def _engage(options) -> None:
@@ -186,18 +186,22 @@ def _load_model(model, hw, regime="warm"):
     except NativeError as e:
         _fail("model", str(e))
         return None
-    gpu = hw.get("gpu") if hw.get("available") else None
+    device = hw if hw.get("available") else None
+    gpu = device and device.get("gpu")
     if model is None:
         if not gpu:
             _fail("hardware", hw.get("reason", "no GPU"))
             return None
-        choice, why = best_for(gpu, available(gpu), regime)
+        choice, why = best_for(device, available(device), regime)
         if choice is None:
             _fail("model", why)
             return None
+        if choice.get("transferred"):
+            log.warning("no model package for %s; using %s's (%s): %s", gpu, choice.get("gpu"),
+                        os.path.basename(choice["path"]), choice["transfer"]["why"])
     else:
         try:
-            choice = resolve(str(model), gpu)
+            choice = resolve(str(model), device)
         except FileNotFoundError as e:
             _fail("model", str(e))
             return None

@@ -3,8 +3,6 @@ module load)."""
 
 from __future__ import annotations
 
-import re
-
 
 def gpu_identity(device: int = 0) -> dict:
     """Name, SM count, memory, compute capability and driver of one CUDA device. Needs torch
@@ -43,9 +41,3 @@ def detect() -> dict:
         return {"available": True, **gpu_identity(torch.cuda.current_device())}
     except Exception as e:  # noqa: BLE001
         return {"available": False, "reason": f"GPU detection failed: {e}"}
-
-
-def normalize_gpu_name(name: str) -> str:
-    """"NVIDIA H200" and "h200" name the same GPU; so do "NVIDIA H100 80GB HBM3" and "h100 80gb hbm3"."""
-    n = name.lower().replace("nvidia", "").replace("geforce", "")
-    return re.sub(r"[^a-z0-9]+", "", n)

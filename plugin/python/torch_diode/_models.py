@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from ._hardware import normalize_gpu_name
 
 
 def user_model_dir() -> str:
@@ -43,9 +42,10 @@ def _package_files(path: str) -> list[str]:
     return sorted(out)
 
 
-def describe(path: str, source: str, detected_gpu: Optional[str]) -> dict:
-    """One package as list_available_models() reports it; opening it checks every checksum."""
-    from ._native import Model, NativeError
+def describe(path: str, source: str, device: Optional[dict]) -> dict:
+    """One package as list_available_models() reports it; opening it checks every checksum.
+    `device` is what _hardware.detect() found ({"gpu", "cc", "sm_count"}), or None."""
+    from ._native import Model, NativeError, gpu_transfer
 
     info = {"path": os.path.abspath(path), "name": os.path.splitext(os.path.basename(path))[0], "source": source}
     try:
@@ -74,13 +74,16 @@ def describe(path: str, source: str, detected_gpu: Optional[str]) -> dict:
         info["error"] = ("a cpu model: trained on cpu-backend times of CPU tiles, it cannot rank GPU kernels "
                          "and is never loaded by the plugin")
         return info
-    info["matches_hardware"] = bool(
-        detected_gpu and info["gpu"] and normalize_gpu_name(info["gpu"]) == normalize_gpu_name(detected_gpu)
-    )
+    info["matches_hardware"] = False
+    if device and device.get("gpu"):
+        # The same GPU model, a similar one (same architecture: a transfer, with its distance), or
+        # another: core's one rule (gputable.h, gpuTransfer).
+        info["transfer"] = gpu_transfer(info["gpu"], device["gpu"], device.get("cc", ""), device.get("sm_count", 0))
+        info["matches_hardware"] = info["transfer"]["kind"] == "same"
     return info
 
 
-def available(detected_gpu: Optional[str]) -> list[dict]:
+def available(device: Optional[dict]) -> list[dict]:
     seen = set()
     out = []
     for source, loc in search_locations():
@@ -89,7 +92,7 @@ def available(detected_gpu: Optional[str]) -> list[dict]:
             if real in seen:
                 continue
             seen.add(real)
-            out.append(describe(f, source, detected_gpu))
+            out.append(describe(f, source, device))
     return out
 
 
@@ -102,21 +105,34 @@ def regime_rank(info: dict, regime: str) -> int:
     return 1 if method.startswith("graph_") else 2
 
 
-def best_for(detected_gpu: str, models: list[dict], regime: str = "warm") -> tuple[Optional[dict], str]:
-    """The package to load automatically and, when there is none, why. Only a package made on
-    this GPU model is chosen: another GPU's package is loaded only through register_model().
-    Earlier search locations win (the user's path over shipped packages), then the package
+def _first_source_then_regime(candidates: list[dict], regime: str) -> dict:
+    """Earlier search locations win (the user's path over shipped packages), then the package
     trained on the asked regime's in-graph times (then the other regime's, then Inductor's own
     benchmark), then the newest."""
+    order = {s: i for i, (s, _) in enumerate(search_locations())}
+    first_source = min(order.get(m["source"], 99) for m in candidates)
+    same = [m for m in candidates if order.get(m["source"], 99) == first_source]
+    same.sort(key=lambda m: m.get("created_at", ""), reverse=True)
+    same.sort(key=lambda m: regime_rank(m, regime))  # stable: newest first within a rank
+    return same[0]
+
+
+def best_for(device: dict, models: list[dict], regime: str = "warm") -> tuple[Optional[dict], str]:
+    """The package to load automatically and, when there is none, why. A package made on this GPU
+    model first; with none, the nearest package of a similar GPU (same vendor and architecture,
+    then SM count, L2 and memory bandwidth: core's gpuTransfer), marked "transferred"; never one
+    of another architecture (register_model() loads any package on request)."""
     usable = [m for m in models if "error" not in m]
     matching = [m for m in usable if m.get("matches_hardware")]
     if matching:
-        order = {s: i for i, (s, _) in enumerate(search_locations())}
-        first_source = min(order.get(m["source"], 99) for m in matching)
-        same = [m for m in matching if order.get(m["source"], 99) == first_source]
-        same.sort(key=lambda m: m.get("created_at", ""), reverse=True)
-        same.sort(key=lambda m: regime_rank(m, regime))  # stable: newest first within a rank
-        return same[0], ""
+        return _first_source_then_regime(matching, regime), ""
+    similar = [m for m in usable if m.get("transfer", {}).get("kind") == "similar"]
+    if similar:
+        nearest = min(m["transfer"]["distance"] for m in similar)
+        choice = dict(_first_source_then_regime([m for m in similar if m["transfer"]["distance"] == nearest], regime))
+        choice["transferred"] = True
+        return choice, ""
+    detected_gpu = device.get("gpu", "?")
     broken = [m for m in models if "error" in m]
     if broken and not usable:
         return None, "no usable model package: " + "; ".join(f"{m['path']}: {m['error']}" for m in broken)
@@ -124,16 +140,19 @@ def best_for(detected_gpu: str, models: list[dict], regime: str = "warm") -> tup
         return None, "no model package found in " + ", ".join(p for _, p in search_locations())
     gpus = sorted({m.get("gpu", "?") for m in usable})
     why = f"no model package for {detected_gpu} (packages found are for {', '.join(gpus) or 'unknown GPUs'})"
+    refused = sorted({m["transfer"]["why"] for m in usable if m.get("transfer")})
+    if refused:
+        why += "; none transfers: " + "; ".join(refused)
     if broken:
         why += "; unusable: " + "; ".join(f"{m['path']}: {m['error']}" for m in broken)
     return None, why
 
 
-def resolve(name_or_path: str, detected_gpu: Optional[str]) -> dict:
+def resolve(name_or_path: str, device: Optional[dict]) -> dict:
     """A package given by path, or by name (file stem or manifest name) among the available ones."""
     if os.path.exists(name_or_path):
-        return describe(name_or_path, "register_model", detected_gpu)
-    for m in available(detected_gpu):
+        return describe(name_or_path, "register_model", device)
+    for m in available(device):
         if name_or_path in (m["name"], os.path.basename(m["path"])):
             return m
     raise FileNotFoundError(f"model '{name_or_path}' is neither a file nor the name of an available package")

@@ -146,10 +146,29 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.score_packed_holding_gil = held
     lib.diode_model_unseen.argtypes = [ctypes.c_void_p, ctypes.POINTER(Problem), ctypes.c_char_p, ctypes.c_size_t]
     lib.diode_model_unseen.restype = ctypes.c_int
+    lib.diode_gpu_transfer.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
+                                       ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_size_t]
+    lib.diode_gpu_transfer.restype = ctypes.c_int
     lib.diode_model_rank_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.diode_model_rank_json.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_free.argtypes = [ctypes.c_void_p]
     lib.diode_last_error.restype = ctypes.c_char_p
+
+
+TRANSFER_KINDS = ("same", "similar", "refused")
+
+
+def gpu_transfer(package_gpu: str, device_gpu: str, device_arch: str = "", device_sms: int = 0) -> dict:
+    """Whether a package made on `package_gpu` may serve `device_gpu` (core's rule, gputable.h):
+    {"kind": "same" | "similar" | "refused", "distance": float, "why": one line}."""
+    lib = load_library()
+    distance = ctypes.c_double(0.0)
+    why = ctypes.create_string_buffer(512)
+    rc = lib.diode_gpu_transfer(package_gpu.encode(), device_gpu.encode(), (device_arch or "").encode(),
+                                int(device_sms or 0), ctypes.byref(distance), why, len(why))
+    if rc < 0:
+        raise NativeError(_last_error(lib))
+    return {"kind": TRANSFER_KINDS[rc], "distance": distance.value, "why": why.value.decode()}
 
 
 def _last_error(lib) -> str:
