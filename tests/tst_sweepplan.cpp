@@ -66,6 +66,26 @@ private slots:
         QCOMPARE(p.searchSpace, std::string("DEFAULT"));
     }
 
+    // A training step's GEMMs of one nn.Linear layer (N=3072 out, K=1024 in) at 4,096 tokens:
+    // forward x W^T, dX = dY W (B row-major), dW^T = X^T dY (A column-major); addmm's backward is mm.
+    void passesAreATrainingStepsGemms() {
+        auto p = expand(
+            R"({"entries":[{"ops":["addmm"],"dtypes":["bf16"],"M":[4096],"N":[3072],"K":[1024],"b_transposed":true,
+                            "passes":["forward","grad_input","grad_weight"]},
+                           {"ops":["bmm"],"dtypes":["fp16"],"B":[16],"M":[512],"N":[512],"K":[64],
+                            "passes":["grad_weight"]}]})");
+        QCOMPARE(p.problems.size(), size_t(4));
+        QCOMPARE(p.problems[0], (GemmProblem{GemmOp::Addmm, DType::BF16, 1, 4096, 3072, 1024, false, true}));
+        QCOMPARE(p.problems[1], (GemmProblem{GemmOp::Mm, DType::BF16, 1, 4096, 1024, 3072, false, false}));
+        QCOMPARE(p.problems[2], (GemmProblem{GemmOp::Mm, DType::BF16, 1, 1024, 3072, 4096, true, false}));
+        QCOMPARE(p.problems[3], (GemmProblem{GemmOp::Bmm, DType::FP16, 16, 64, 512, 512, true, false}));
+        QVERIFY(
+            planRefusal(
+                R"({"entries":[{"ops":["mm"],"dtypes":["bf16"],"M":[4],"N":[5],"K":[1],"passes":["dgrad"]}]})")
+                .contains("field 'passes' has unknown value \"dgrad\"; expected one of forward, grad_input, "
+                          "grad_weight"));
+    }
+
     void logUniformIsSeededAndInRange() {
         const char *text = R"({"entries":[{"ops":["mm"],"dtypes":["fp16"],
             "M":{"log_uniform":{"min":1,"max":8192,"count":200,"seed":7}},"N":[128],"K":[128]}]})";

@@ -148,6 +148,13 @@ DType toDType(const std::string &s) {
     return *parseDType(s);
 }
 const std::vector<std::string> kOps{"mm", "addmm", "bmm"};
+
+// The GEMMs of a training step for each forward GEMM C = A B (docs/PLANS.md, "passes").
+enum class Pass { Forward, GradInput, GradWeight };
+const std::vector<std::string> kPasses{"forward", "grad_input", "grad_weight"};
+Pass toPass(const std::string &s) {
+    return Pass(std::find(kPasses.begin(), kPasses.end(), s) - kPasses.begin());
+}
 const std::vector<std::string> kDTypes{"bf16", "fp16", "fp32"};
 
 std::vector<bool> boolList(const json &value, const std::string &field, const std::string &where) {
@@ -304,6 +311,8 @@ std::vector<GemmProblem> generatedProblems(const json &entry, const std::string 
     const auto dtypes = choiceList<DType>(entry.value("dtypes", json()), "dtypes", kDTypes, where, toDType);
     const auto aT = boolList(entry.value("a_transposed", json::array({false})), "a_transposed", where);
     const auto bT = boolList(entry.value("b_transposed", json::array({false})), "b_transposed", where);
+    const auto passes =
+        choiceList<Pass>(entry.value("passes", json::array({"forward"})), "passes", kPasses, where, toPass);
     const auto batches = sizes(entry, "B", where, std::vector<int64_t>{1});
     const bool batched = std::find(ops.begin(), ops.end(), GemmOp::Bmm) != ops.end();
     if (!batched)
@@ -349,13 +358,13 @@ std::vector<GemmProblem> generatedProblems(const json &entry, const std::string 
     double perDtype = 0;
     for (auto op : ops)
         perDtype += op == GemmOp::Bmm ? double(batches.size()) : 1.0;
-    const double grid =
-        perDtype * double(dtypes.size()) * double(ms.size()) * nk * double(aT.size() * bT.size());
+    const double grid = perDtype * double(dtypes.size()) * double(ms.size()) * nk *
+                        double(aT.size() * bT.size()) * double(passes.size());
     budget.take(
         grid,
-        fmt::format("fields ops {} x dtypes {} x B {} x M {} x {} x a_transposed {} x b_transposed {}",
+        fmt::format("fields ops {} x dtypes {} x B {} x M {} x {} x a_transposed {} x b_transposed {}{}",
                     ops.size(), dtypes.size(), batched ? batches.size() : 1, ms.size(), nkWhat, aT.size(),
-                    bT.size()),
+                    bT.size(), passes.size() > 1 ? fmt::format(" x passes {}", passes.size()) : ""),
         where);
     if (layers.empty() && !zip) {
         layers.reserve(ns.size() * ks.size());
@@ -365,10 +374,19 @@ std::vector<GemmProblem> generatedProblems(const json &entry, const std::string 
     }
     std::vector<GemmProblem> out;
     out.reserve(size_t(grid));
+    // C = A B is (M, N, K); its backward computes dA = dC B^T, (M, K, N) with B^T's layout
+    // flipped, and dB = A^T dC, (K, N, M) with A^T's flipped; dC is row-major. A bias's gradient
+    // is a reduction, so addmm's backward GEMMs are mm.
     auto emit = [&](GemmOp op, DType dt, int64_t b, int64_t m, int64_t n, int64_t k) {
+        const int64_t batch = op == GemmOp::Bmm ? b : 1;
+        const GemmOp grad = op == GemmOp::Addmm ? GemmOp::Mm : op;
         for (bool at : aT)
             for (bool bt : bT)
-                out.push_back(GemmProblem{op, dt, op == GemmOp::Bmm ? b : 1, m, n, k, at, bt});
+                for (Pass pass : passes)
+                    out.push_back(pass == Pass::Forward ? GemmProblem{op, dt, batch, m, n, k, at, bt}
+                                  : pass == Pass::GradInput
+                                      ? GemmProblem{grad, dt, batch, m, k, n, false, !bt}
+                                      : GemmProblem{grad, dt, batch, k, n, m, !at, false});
     };
     for (auto op : ops)
         for (auto dt : dtypes)

@@ -3,8 +3,9 @@
 
 Two kinds of held-out problems:
 - whole model families (--families DIR NAME,...): every mm/addmm whose weight shape (N, K) is a
-  layer of one of those families' shape sets (DIR/NAME.json) is held out, whichever plan entry
-  produced it, so no layer of a held-out family is ever trained on;
+  layer of one of those families' shape sets (DIR/NAME.json), or whose backward GEMM (dX, dW)
+  is, is held out, whichever plan entry produced it, so no layer of a held-out family is ever
+  trained on;
 - a random percentage of the rest, chosen by a SHA-1 of op, dtype, sizes and layouts, so the
   choice never changes when more problems are added and no problem can sit in both sets.
 Each held-out line gets "heldout": "family:NAME" or "random". Problems that failed as a whole
@@ -35,6 +36,16 @@ def family_layers(directory, names):
     return layers
 
 
+def family_of(p, held_layers):
+    """The held-out family whose layer this mm/addmm is: its forward (N, K) = (out, in), or, for
+    the backward GEMMs a plan's 'passes' make (docs/PLANS.md), dX = dY W as (M, in, out) and
+    dW^T = X^T dY as (in, out, tokens) with a column-major A."""
+    if p["op"] == "bmm":
+        return None
+    return (held_layers.get((p["N"], p["K"])) or held_layers.get((p["K"], p["N"]))
+            or (held_layers.get((p["N"], p["M"])) if p.get("a_transposed") else None))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--percent", type=int, default=18)
@@ -60,7 +71,7 @@ def main():
                 if (key(p), space) in seen:
                     continue
                 seen.add((key(p), space))
-                family = held_layers.get((p["N"], p["K"])) if p["op"] != "bmm" else None
+                family = family_of(p, held_layers)
                 if family:
                     p["heldout"] = f"family:{family}"
                     held.append(p)

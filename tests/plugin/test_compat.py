@@ -80,6 +80,8 @@ class FakeInductor:
         cfg.max_autotune_gemm_search_space = "DEFAULT"
         cfg.inductor_choices_class = None
         cfg.max_autotune_gemm_backends = "ATEN"
+        cfg.max_autotune = False
+        cfg.coordinate_descent_tuning = False
         utils.fresh_inductor_cache = contextlib.nullcontext
         torch._inductor = inductor
         for name, mod in (("torch", torch), ("torch._inductor", inductor), ("torch._inductor.choices", choices),

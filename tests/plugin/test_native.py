@@ -17,12 +17,21 @@ NO_TORCH = os.path.join(ROOT, "tests", "data", "python-without-torch.sh")
 
 def python_env(**extra):
     env = dict(os.environ)
+    env.pop("TORCH_DIODE_AUTOREGISTER", None)  # importing torch_diode.worker (test_compat) sets it
     env["PYTHONPATH"] = os.path.join(ROOT, "plugin", "python")
     env.update(extra)
     return env
 
 
 class NativeTest(unittest.TestCase):
+    def setUp(self):
+        # The selector reads Inductor's config on every lowering; this Python has no torch, so
+        # test_compat's fake Inductor stands in for it (the real one runs in test_gpu_selector).
+        from test_compat import FakeInductor
+
+        self.inductor = FakeInductor().__enter__()
+        self.addCleanup(self.inductor.__exit__, None, None, None)
+
     def test_scores_equal_diode_rank(self):
         from torch_diode._native import Model
 
@@ -119,6 +128,20 @@ class NativeTest(unittest.TestCase):
         self.assertEqual(st["autotuned"], 0)
         self.assertEqual(st["candidates_unknown_dropped"], 1)
         self.assertEqual(sum(st["lowerings_by_thread"].values()), 4)
+        self.assertEqual(st["lowerings_by_mode"], {"recommended": 4})
+
+        # A compile outside the recommended way is counted and said.
+        import torch_diode
+
+        self.inductor.config.max_autotune = True
+        rt.lowering(choices(), inputs(), "addmm")
+        way = torch_diode._recommended_way(rt, rt.stats.snapshot())
+        self.assertFalse(way["ok"])
+        self.assertEqual(len(way["why"]), 1)
+        self.assertIn("1 GEMM lowering(s) compiled with max-autotune mode", way["why"][0])
+        self.assertTrue(torch_diode._recommended_way(Runtime(Model(ingraph), Options()), {})["ok"])
+        self.assertIn("autotune_gemm=False", torch_diode._recommended_way(
+            Runtime(Model(ingraph), Options(autotune_gemm=False)), {})["why"][0])
 
         # Asked for: Inductor's own candidates (it benchmarks them), or the error itself.
         auto = Runtime(Model(ingraph), Options(fallback="autotune", keep_unscored=True))

@@ -250,12 +250,28 @@ def uninstall() -> None:
             _status.update(installed=False, reason="uninstalled")
 
 
+def _recommended_way(runtime, stats: dict) -> dict:
+    """Whether the compiles so far ran the recommended way (import torch_diode, then plain
+    torch.compile), and if not, what differed."""
+    from ._selector import NOT_RECOMMENDED
+
+    why = []
+    if not runtime.options.autotune_gemm:
+        why.append("install(autotune_gemm=False): GEMMs reach the selector only in compiles that turn "
+                   "max_autotune_gemm on themselves")
+    for mode, n in sorted(stats.get("lowerings_by_mode", {}).items()):
+        if mode != "recommended":
+            why.append(f"{n} GEMM lowering(s) compiled with " + "; ".join(NOT_RECOMMENDED[m] for m in mode.split("+")))
+    return {"ok": not why, "why": why}
+
+
 def get_integration_status() -> dict:
     """Whether the selector is installed and, step by step, what was found or why it stopped."""
     with _lock:
         status = json.loads(json.dumps(_status, default=str))
         if _runtime is not None:
             status["stats"] = _runtime.stats.snapshot()
+            status["recommended_way"] = _recommended_way(_runtime, status["stats"])
         try:
             from ._native import library_path
 

@@ -35,6 +35,7 @@ class Stats:
         self.autotuned = 0
         self.not_selected: Counter = Counter()
         self.threads: Counter = Counter()
+        self.modes: Counter = Counter()
         self.model_selections = 0
         self.scores_reused = 0
         self.fallbacks: Counter = Counter()
@@ -52,11 +53,13 @@ class Stats:
             for k, v in kw.items():
                 setattr(self, k, getattr(self, k) + v)
 
-    def lowering(self, thread: str):
-        """Inductor lowered one GEMM (mm, addmm, bmm, baddbmm, ...) through the choices handler."""
+    def lowering(self, thread: str, mode: str):
+        """Inductor lowered one GEMM (mm, addmm, bmm, baddbmm, ...) through the choices handler,
+        in a compile of `mode` (compile_mode())."""
         with self._lock:
             self.lowerings += 1
             self.threads[thread] += 1
+            self.modes[mode] += 1
 
     def decision(self, op: str, scored: int, kept: int, unknown: int, reused: bool, scoring_s: float,
                  selector_s: float, dropped: int = 0):
@@ -95,6 +98,8 @@ class Stats:
                 # benchmarks them (never with top_k=1 unless a fallback says "autotune").
                 "autotuned": self.autotuned,
                 "lowerings_by_thread": dict(self.threads),
+                # "recommended" (plain torch.compile with the selector), or what else was on.
+                "lowerings_by_mode": dict(self.modes),
                 "scores_reused": self.scores_reused,
                 "fallbacks": dict(self.fallbacks),
                 "fallback_total": sum(self.fallbacks.values()),
@@ -160,6 +165,23 @@ def pick_policy(kinds, predicted, top_k=1, margin=0.0, threshold=float("inf"), n
 # same two: 0.4 % and 1.7 % of the calibration picks over 3 % slower. ATen stays a candidate.
 DEFAULT_MARGINS = {"warm": 0.10, "cold": 0.08}
 REGIMES = ("warm", "cold")
+
+
+# The recommended way (README, measured in docs/BENCHMARKS.md "Model steps"): plain torch.compile
+# with the selector installed. Inductor options that make a compile something else, with what
+# they cost there.
+NOT_RECOMMENDED = {
+    "max_autotune": "max-autotune mode: Inductor also benchmarks pointwise and reduction kernels, compiles "
+                    "many times longer, and its steps were not faster than the recommended way's",
+    "coordinate_descent_tuning": "coordinate-descent tuning: it decomposes small-M GEMMs and tunes pointwise "
+                                 "kernels, which made decode steps slower",
+}
+
+
+def compile_mode() -> str:
+    """"recommended", or the option(s) of NOT_RECOMMENDED on in the current compile ('+'-joined)."""
+    on = [name for name in NOT_RECOMMENDED if compat.get_config(name)]
+    return "+".join(on) or "recommended"
 
 
 # What happens to a GEMM lowering the model cannot decide (an op it does not score, an unknown
@@ -357,7 +379,7 @@ class Runtime:
         """The candidates to hand back for one GEMM lowering, or None for Inductor's own. Every
         lowering is counted; one the model does not decide has its reason counted and follows
         options.fallback."""
-        self.stats.lowering(threading.current_thread().name)
+        self.stats.lowering(threading.current_thread().name, compile_mode())
         if all(str(uid).startswith("aten::") for uid in by_template):
             # GEMM autotuning is off for this compile, or the shape takes only ATen: the kernel
             # plain torch.compile runs is kept (of two ATen kernels, Inductor would benchmark both).
