@@ -1,12 +1,50 @@
 #include "testutil.h"
 
+#include "diode/lookuptable.h"
 #include "diode/problemjson.h"
+
+#include <sstream>
 
 using namespace diode;
 
 class TestProblemJson : public QObject {
     Q_OBJECT
 private slots:
+    // Recorded decisions become Inductor's lookup table: one key per GEMM, a model's repeated
+    // layers once, lines recorded without an entry counted, and two different decisions for one
+    // key refused naming both lines.
+    void decisionsBecomeInductorsLookupTable() {
+        const std::string mm =
+            R"("inductor_lookup":{"key":"NVIDIA H200+((torch.bfloat16,[64,4096],[4096,1]),)+mm",)"
+            R"("configs":[{"template_id":"triton::mm","BLOCK_M":64,"num_warps":4,"template_hash":"ab"}]})";
+        std::istringstream in(
+            "{\"op\":\"mm\"," + mm + "}\n\n{\"op\":\"mm\"," + mm + "}\n" +
+            R"({"op":"bmm","inductor_lookup":{"key":"k2","configs":[{"template_id":"aten::bmm"}]}})" +
+            "\n{\"op\":\"addmm\"}\n");
+        LookupTable t;
+        t.add(in, "d.jsonl");
+        QCOMPARE(t.table.size(), size_t(2));
+        QCOMPARE((std::make_tuple(t.lines, t.repeated, t.withoutEntry)), std::make_tuple(4, 1, 1));
+        QCOMPARE(t.table["k2"][0]["template_id"].get<std::string>(), std::string("aten::bmm"));
+        QCOMPARE(t.table.begin().value()[0]["BLOCK_M"].get<int>(), 64);
+
+        std::istringstream other(
+            R"({"inductor_lookup":{"key":"k2","configs":[{"template_id":"triton::bmm"}]}})");
+        try {
+            t.add(other, "e.jsonl");
+            QFAIL("a second decision for one key was accepted");
+        } catch (const InvalidInput &e) {
+            QVERIFY2(QString(e.what()).contains("e.jsonl:1") && QString(e.what()).contains("d.jsonl:4"),
+                     e.what());
+        }
+        for (const char *bad : {"not json", "[1]", R"({"inductor_lookup":{"key":"","configs":[{}]}})",
+                                R"({"inductor_lookup":{"key":"k","configs":[{"BLOCK_M":1}]}})"}) {
+            std::istringstream b(bad);
+            LookupTable fresh;
+            QVERIFY_THROWS_EXCEPTION(InvalidInput, fresh.add(b, "bad.jsonl"));
+        }
+    }
+
     void roundTripKeepsCandidatesAndUnknownKeys() {
         const std::string line =
             R"({"op":"addmm","dtype":"bf16","B":1,"M":16,"N":4096,"K":4096,"a_transposed":false,"b_transposed":true,)"

@@ -11,6 +11,7 @@
 #include "diode/exporter.h"
 #include "diode/hardware.h"
 #include "diode/importer.h"
+#include "diode/lookuptable.h"
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
 #include "diode/store.h"
@@ -122,6 +123,23 @@ int runImport(const std::vector<std::string> &files, const std::string &db, bool
     return 0;
 }
 
+// Writes `path` through `write` beside it and renames, so a failure (or a reader meanwhile) never
+// sees half a file. Returns what `write` returned.
+template <typename Write> int64_t writeBesideAndRename(const std::string &path, Write &&write) {
+    const std::string tmp = path + ".partial";
+    std::ofstream os(tmp);
+    if (!os)
+        throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
+    const int64_t n = write(os);
+    os.close();
+    if (!os) {
+        std::filesystem::remove(tmp);
+        throw std::runtime_error(fmt::format("writing '{}' failed (disk full?)", path));
+    }
+    std::filesystem::rename(tmp, path);
+    return n;
+}
+
 int runExport(const std::string &db, const std::string &format, const std::string &outPath) {
     Store store(db, Store::Mode::ReadOnly);
     auto write = [&](std::ostream &os) {
@@ -131,18 +149,7 @@ int runExport(const std::string &db, const std::string &format, const std::strin
         write(std::cout);
         return 0;
     }
-    // Write beside the target and rename, so a failure never leaves half a file.
-    const std::string tmp = outPath + ".partial";
-    std::ofstream os(tmp);
-    if (!os)
-        throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
-    const int64_t n = write(os);
-    os.close();
-    if (!os) {
-        std::filesystem::remove(tmp);
-        throw std::runtime_error(fmt::format("writing '{}' failed (disk full?)", outPath));
-    }
-    std::filesystem::rename(tmp, outPath);
+    const int64_t n = writeBesideAndRename(outPath, write);
     fmt::print(stderr, "{} rows written to {}\n", n, outPath);
     return 0;
 }
@@ -308,19 +315,33 @@ int runPlan(const PlanOptions &o) {
         writeExpandedProblems(plan, std::cout);
         return 0;
     }
-    // Written beside the target and renamed, so a worker never reads half a file.
-    const std::string tmp = o.out + ".partial";
-    std::ofstream os(tmp);
-    if (!os)
-        throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
-    const int64_t n = writeExpandedProblems(plan, os);
-    os.close();
-    if (!os) {
-        std::filesystem::remove(tmp);
-        throw std::runtime_error(fmt::format("writing '{}' failed (disk full?)", o.out));
-    }
-    std::filesystem::rename(tmp, o.out);
+    const int64_t n =
+        writeBesideAndRename(o.out, [&](std::ostream &os) { return writeExpandedProblems(plan, os); });
     fmt::print(stderr, "{} problems written to {}\n", n, o.out);
+    return 0;
+}
+
+int runLookupTable(const std::vector<std::string> &inputs, const std::string &out) {
+    LookupTable t;
+    for (const auto &path : inputs) {
+        std::ifstream in(path);
+        if (!in)
+            throw InvalidInput(fmt::format("cannot read '{}'", path));
+        t.add(in, path);
+    }
+    if (t.table.empty())
+        throw InvalidInput(fmt::format("no decision in {} carries an Inductor lookup entry ({} lines read; "
+                                       "record them with torch_diode.record_decisions under torch >= 2.10)",
+                                       fmt::join(inputs, ", "), t.lines));
+    writeBesideAndRename(out, [&](std::ostream &os) {
+        os << t.table.dump(1) << "\n";
+        return int64_t(t.table.size());
+    });
+    fmt::print(
+        stderr,
+        "{} GEMMs written to {} from {} decision lines ({} repeated, {} without a lookup entry); use with "
+        "torch._inductor.config.lookup_table.table and LookupTableChoices (docs/FORMATS.md)\n",
+        t.table.size(), out, t.lines, t.repeated, t.withoutEntry);
     return 0;
 }
 
@@ -431,6 +452,16 @@ int main(int argc, char **argv) {
     cmdPlan->add_option("--out", planOpts.out, "with --expand: write the lines to this file")
         ->needs(planExpand);
 
+    std::vector<std::string> lookupInputs;
+    std::string lookupOut;
+    auto *cmdLookup = app.add_subcommand(
+        "lookup-table",
+        "Turn recorded plugin decisions into Inductor's own lookup table (deploy without the plugin)");
+    cmdLookup->add_option("decisions", lookupInputs, "JSON lines from torch_diode.record_decisions(path)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmdLookup->add_option("--out", lookupOut, "the table (JSON)")->required();
+
     const auto runModelCommand = cli::addModelCommands(app);
     const auto runDemoCommand = cli::addDemoCommand(app);
 
@@ -462,6 +493,8 @@ int main(int argc, char **argv) {
         }
         if (*cmdPlan)
             return runPlan(planOpts);
+        if (*cmdLookup)
+            return runLookupTable(lookupInputs, lookupOut);
     } catch (const InvalidInput &e) {
         fmt::print(stderr, "error: {}\n", e.what());
         return kExitBadInput;

@@ -147,6 +147,58 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         worker.join()
         self.assertGreaterEqual(torch_diode.get_stats()["lowerings_by_thread"].get("user-thread", 0), 1)
 
+    def test_lookup_table_from_decisions_runs_the_same_kernels_without_the_plugin(self):
+        # Deploy without the plugin: the decisions recorded for a model become Inductor's own
+        # lookup table (diode lookup-table merges their inductor_lookup entries, as here); a compile
+        # with only that table (LookupTableChoices, no torch_diode) gets exactly the kernels the
+        # plugin kept and benchmarks nothing; an entry whose template source changed is refused by
+        # Inductor's own hash check and the compile falls back to autotuning.
+        import torch_diode
+        from torch._dynamo.utils import counters
+        from torch._inductor import config
+        from torch._inductor.lookup_table import LookupTableChoices
+
+        model = torch.nn.Sequential(torch.nn.Linear(4096, 11008, bias=False), torch.nn.SiLU(),
+                                    torch.nn.Linear(11008, 4096)).to("cuda", torch.bfloat16).eval()
+        x = torch.randn(16, 4096, device="cuda", dtype=torch.bfloat16)
+        self.assertTrue(torch_diode.install(model=PACKAGE, margin=0.0))  # the arg-min: Triton picks too
+        with torch.no_grad(), torch_diode.record_decisions() as decisions:
+            want = torch.compile(model)(x)
+        torch_diode.uninstall()
+        table = {d["inductor_lookup"]["key"]: d["inductor_lookup"]["configs"] for d in decisions}
+        self.assertEqual(len(table), 2)
+        print("lookup keys:", list(table), "device key:", repr(LookupTableChoices._get_device_key(x.device)))
+
+        hits = []
+
+        class Counting(LookupTableChoices):
+            def lookup_template_configs(self, kernel_inputs, op_name, template_uids, template_hash_map=None):
+                got = super().lookup_template_configs(kernel_inputs, op_name, template_uids, template_hash_map)
+                hits.append(got)
+                return got
+
+        def compile_with(t):
+            torch._dynamo.reset()
+            counters.clear()
+            hits.clear()
+            with config.patch({"lookup_table.table": t, "inductor_choices_class": Counting, "max_autotune_gemm": True,
+                               "force_disable_caches": True}), torch.no_grad():
+                return torch.compile(model)(x)
+
+        out = compile_with(table)
+        torch.testing.assert_close(out.float(), want.float(), rtol=2e-2, atol=2e-1)
+        self.assertEqual(len(hits), 2)
+        for got, d in zip(hits, decisions):
+            kept = d["inductor_lookup"]["configs"]
+            self.assertEqual([t for t in got], [c["template_id"] for c in kept])
+        self.assertEqual(counters["inductor"].get("select_algorithm_autotune", 0), 0, dict(counters["inductor"]))
+
+        stale = {k: [dict(c, template_hash="0" * 16) if "template_hash" in c else c for c in v] for k, v in table.items()}
+        if any("template_hash" in c for v in table.values() for c in v):
+            compile_with(stale)
+            self.assertIn({}, hits)  # a Triton entry of another template source: not used
+            self.assertGreaterEqual(counters["inductor"].get("select_algorithm_autotune", 0), 1)
+
     def test_a_gemm_the_model_cannot_score_keeps_plain_kernel(self):
         import torch_diode
 

@@ -185,6 +185,37 @@ def ktc_keys(ktcs) -> list:
     return out
 
 
+_lookup_keyer = None
+
+
+def lookup_table_entry(kernel_inputs, op_name: str, kept) -> Optional[dict]:
+    """The decision as Inductor's own lookup table has it (torch._inductor.lookup_table, torch
+    >= 2.10): {"key": its device-specific key for this lowering, "configs": [{"template_id",
+    the kept choice's kwargs..., "template_hash"}]}; None where this torch has no lookup table.
+    A table made of these entries (diode lookup-table) gives a compile the same kernels with no
+    selector; Inductor itself refuses an entry whose template source changed (template_hash)
+    and uses none made on another device kind (the key's device part)."""
+    global _lookup_keyer
+    try:
+        from torch._inductor.lookup_table import LookupTableChoices
+    except ImportError:
+        return None
+    if _lookup_keyer is None:
+        _lookup_keyer = LookupTableChoices()
+    key = _lookup_keyer.make_lookup_key(kernel_inputs, op_name, include_device=True)
+    if key is None:
+        return None
+    configs = []
+    for ktc in kept:
+        template = getattr(ktc, "template", None)
+        entry = {"template_id": str(getattr(template, "uid", "")), **_params_dict(getattr(ktc, "params", None))}
+        src_hash = getattr(template, "src_hash", None)
+        if src_hash is not None:
+            entry["template_hash"] = src_hash
+        configs.append(entry)
+    return {"key": key, "configs": configs}
+
+
 def ktc_key(ktc) -> Optional[tuple]:
     """(kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32)
     or None for a template the model does not know. EVEN_K / ALLOW_TF32 are -1 when absent."""

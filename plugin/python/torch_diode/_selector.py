@@ -199,7 +199,7 @@ class Options:
             raise ValueError(f"top_k must be at least 1, got {top_k}")
         if float(performance_threshold) < 1.0:
             raise ValueError(f"performance_threshold must be at least 1.0, got {performance_threshold}")
-        unknown = set(ops) - {"mm", "addmm", "bmm"}
+        unknown = set(ops) - set(PROBLEM_OPS)
         if unknown:
             raise ValueError(f"ops {sorted(unknown)} are not supported; choose from mm, addmm, bmm")
         if search_space.upper() not in ("DEFAULT", "EXHAUSTIVE"):
@@ -251,6 +251,7 @@ def problem_of(kernel_inputs, op_name: str) -> tuple:
 
 
 PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed")
+PROBLEM_OPS = ("mm", "addmm", "bmm")  # the ops of problem JSON (docs/FORMATS.md)
 
 
 def problem_dict(problem: tuple) -> dict:
@@ -372,7 +373,8 @@ class Runtime:
         self.stats.decision(op_name, len(known), len(kept_idx), len(unknown), seen_before, t2 - t1,
                             (t1 - t0) + (t3 - t2), 0 if o.keep_unscored else len(unknown))
         if self.recorders:
-            self._record(problem, keys, predicted, kept_idx, unknown)
+            self._record(problem, keys, predicted, kept_idx, unknown, compat.lookup_table_entry(
+                kernel_inputs, op_name, kept))
         return kept
 
     def lowering(self, by_template: dict, kernel_inputs, op_name: str) -> Optional[list]:
@@ -402,9 +404,29 @@ class Runtime:
             plain = _plain_only(by_template) if self.options.fallback == "plain" else None
             if plain is None:
                 self.stats.add(autotuned=1)
+            elif self.recorders:
+                self._record_fallback(kernel_inputs, op_name, plain, reason)
             return plain
 
-    def _record(self, problem, keys, predicted, kept_idx, unknown):
+    def _record_fallback(self, kernel_inputs, op_name, plain, reason):
+        """A lowering kept at plain's kernel: recorded (without predictions) where the problem can
+        be described, so that a lookup table made of the decisions covers it too."""
+        if op_name not in PROBLEM_OPS:  # no problem line can carry it (diode import refuses it)
+            return
+        try:
+            decision = problem_dict(problem_of(kernel_inputs, op_name))
+        except Exception:  # noqa: BLE001 - e.g. a dtype no problem line can carry
+            return
+        decision["search_space"] = self.options.search_space
+        decision["not_selected"] = reason
+        decision["candidates"] = [dict(candidate_dict(k), kept=True) for k in candidate_keys(plain) if k]
+        lookup = compat.lookup_table_entry(kernel_inputs, op_name, plain)
+        if lookup:
+            decision["inductor_lookup"] = lookup
+        for r in list(self.recorders):
+            r.append(decision)
+
+    def _record(self, problem, keys, predicted, kept_idx, unknown, lookup=None):
         keep = set(kept_idx)
         decision = problem_dict(problem)
         decision["search_space"] = self.options.search_space
@@ -414,6 +436,8 @@ class Runtime:
         decision["candidates"] = [dict(candidate_dict(k), predicted_ms=predicted[i], kept=i in keep)
                                   for i, k in enumerate(keys)]
         decision["unscored_templates"] = sorted({getattr(k.template, "uid", "?") for k in unknown})
+        if lookup:
+            decision["inductor_lookup"] = lookup
         for r in list(self.recorders):
             r.append(decision)
 
