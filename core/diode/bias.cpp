@@ -95,6 +95,14 @@ BiasGroup group(std::string op, std::string dtype, std::string size,
             continue;
         (pt.aten ? atenLogs : tritonLogs).push_back(std::log(pt.inductorMs / pt.graphMs));
     }
+    std::vector<double> fnLogs;
+    for (const auto *p : ps)
+        if (auto r = p->functionOverCandidate()) {
+            fnLogs.push_back(std::log(*r));
+            g.agree += std::abs(*r - 1.0) <= kFunctionAgreement;
+        }
+    g.compared = int(fnLogs.size());
+    g.functionOverCandidate = geomean(fnLogs);
     g.atenInflation = geomean(atenLogs);
     g.tritonInflation = geomean(tritonLogs);
     return g;
@@ -113,6 +121,11 @@ std::optional<double> BiasProblem::pickEfficiency() const {
 }
 std::optional<double> BiasProblem::defaultEfficiency() const {
     return ratio(fastestMs, defaultMs);
+}
+std::optional<double> BiasProblem::functionOverCandidate() const {
+    if (!defaultMs || !plainAtenMs || *defaultMs <= 0 || *plainAtenMs <= 0)
+        return std::nullopt;
+    return *defaultMs / *plainAtenMs;
 }
 std::optional<double> BiasProblem::atenEfficiency() const {
     return ratio(fastestMs, bestAtenMs);
@@ -134,7 +147,7 @@ BiasReport computeBias(const std::vector<ProblemRecord> &records, TimingMethod m
     BiasReport report;
     report.method = method;
     for (const auto &r : records) {
-        const Candidate *fastest = nullptr;
+        const Candidate *fastest = nullptr, *plainAten = nullptr;
         std::optional<double> bestAten;
         for (const auto &c : r.candidates) {
             auto t = c.timeMs(method);
@@ -142,8 +155,12 @@ BiasReport computeBias(const std::vector<ProblemRecord> &records, TimingMethod m
                 continue;
             if (!fastest || *t < *fastest->timeMs(method))
                 fastest = &c;
-            if (c.config.kind == "aten")
+            if (c.config.kind == "aten") {
                 bestAten = std::min(bestAten.value_or(*t), *t);
+                // Plain calls addmm with the 1-D bias, i.e. bias_addmm's path (cuBLASLt's epilogue).
+                if (!plainAten || c.config.name == "extern_kernels.bias_addmm")
+                    plainAten = &c;
+            }
         }
         if (!fastest) {
             ++report.skipped;
@@ -155,6 +172,10 @@ BiasReport computeBias(const std::vector<ProblemRecord> &records, TimingMethod m
         p.fastestMs = *fastest->timeMs(method);
         p.fastestConfig = fastest->config.key();
         p.bestAtenMs = bestAten;
+        if (plainAten) {
+            p.plainAtenMs = plainAten->timeMs(method);
+            p.plainAtenName = plainAten->config.name;
+        }
         if (const auto *pick = pickOf(r)) {
             p.pickMs = pick->timeMs(method);
             p.pickConfig = pick->config.key();
@@ -211,7 +232,10 @@ nlohmann::json biasToJson(const BiasReport &report) {
                           {"plain_compile", eff(g.plainCompile)},
                           {"best_aten", eff(g.bestAten)},
                           {"inductor_over_graph_aten", opt(g.atenInflation)},
-                          {"inductor_over_graph_triton", opt(g.tritonInflation)}});
+                          {"inductor_over_graph_triton", opt(g.tritonInflation)},
+                          {"plain_function_over_candidate", opt(g.functionOverCandidate)},
+                          {"plain_function_compared", g.compared},
+                          {"plain_function_agrees", g.agree}});
     for (const auto &p : report.problems)
         problems.push_back({{"problem", p.problem.label()},
                             {"size", p.sizeClass},
@@ -221,7 +245,10 @@ nlohmann::json biasToJson(const BiasReport &report) {
                             {"pick", p.pickConfig},
                             {"pick_is_fastest", p.pickIsFastest},
                             {"plain_compile_ms", opt(p.defaultMs)},
-                            {"best_aten_ms", opt(p.bestAtenMs)}});
+                            {"best_aten_ms", opt(p.bestAtenMs)},
+                            {"plain_aten", p.plainAtenName},
+                            {"plain_aten_ms", opt(p.plainAtenMs)},
+                            {"plain_function_over_candidate", opt(p.functionOverCandidate())}});
     return {{"method", std::string(toString(report.method))},
             {"skipped", report.skipped},
             {"candidates", report.points.size()},
@@ -245,14 +272,23 @@ std::string formatBiasTable(const BiasReport &report) {
         toString(report.method), report.problems.size(),
         report.skipped ? fmt::format(", {} without {} times skipped", report.skipped, toString(report.method))
                        : "");
-    out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>21} {:>15} {:>15} {:>10} {:>16} {:>16}\n", "op", "dtype",
-                       "size", "problems", "max-autotune", "torch.compile", "best ATen", "pick best",
-                       "Inductor/ATen", "Inductor/Triton");
+    auto fn = [&](const BiasGroup &g) {
+        return g.compared
+                   ? fmt::format("{:.3f}x {:.0f}%", *g.functionOverCandidate, 100.0 * g.agree / g.compared)
+                   : std::string("n/a");
+    };
+    out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>21} {:>15} {:>15} {:>10} {:>16} {:>16} {:>18}\n", "op",
+                       "dtype", "size", "problems", "max-autotune", "torch.compile", "best ATen", "pick best",
+                       "Inductor/ATen", "Inductor/Triton", "plain fn/ATen");
     for (const auto &g : report.groups)
-        out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>21} {:>15} {:>15} {:>10} {:>16} {:>16}\n", g.op,
-                           g.dtype, g.sizeClass, g.problems, eff(g.maxAutotune, g.problems),
+        out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>21} {:>15} {:>15} {:>10} {:>16} {:>16} {:>18}\n",
+                           g.op, g.dtype, g.sizeClass, g.problems, eff(g.maxAutotune, g.problems),
                            eff(g.plainCompile, g.problems), eff(g.bestAten, g.problems), pct(g.pickShare()),
-                           x(g.atenInflation), x(g.tritonInflation));
+                           x(g.atenInflation), x(g.tritonInflation), fn(g));
+    out += fmt::format(
+        "plain fn/ATen: plain torch.compile's function time over the time of the ATen candidate it "
+        "calls (geomean), and the share within {:.0f} %\n",
+        100 * kFunctionAgreement);
     return out;
 }
 

@@ -31,7 +31,14 @@ struct BiasProblem {
     std::string pickConfig;
     std::optional<double> defaultMs; ///< plain torch.compile, in graph
     std::optional<double> bestAtenMs;
+    /// The ATen candidate plain torch.compile calls (plainAtenName: bias_addmm for an addmm where
+    /// measured, else the op's ATen kernel), its in-graph time: what the candidate timing says
+    /// plain runs, against defaultMs, what plain's compiled function took.
+    std::optional<double> plainAtenMs;
+    std::string plainAtenName;
     bool pickIsFastest = false;
+    /// defaultMs / plainAtenMs; none without both.
+    std::optional<double> functionOverCandidate() const;
 
     std::optional<double> pickEfficiency() const;
     std::optional<double> defaultEfficiency() const;
@@ -56,7 +63,16 @@ struct BiasGroup {
     std::optional<double> pickShare() const;
     /// Geometric mean of Inductor's time over the in-graph time: ATen and Triton candidates apart.
     std::optional<double> atenInflation, tritonInflation;
+    /// Plain torch.compile's function against the ATen candidate it calls: the geomean of
+    /// BiasProblem::functionOverCandidate, and how many of the `compared` problems agree within
+    /// kFunctionAgreement.
+    std::optional<double> functionOverCandidate;
+    int compared = 0, agree = 0;
 };
+
+/// Two timings of one kernel agree when within 3 % (two plain compiles of one GEMM differed by
+/// up to that much on an H200).
+inline constexpr double kFunctionAgreement = 0.03;
 
 struct BiasReport {
     TimingMethod method = TimingMethod::GraphWarm;
