@@ -7,9 +7,11 @@ import contextlib
 import os
 import sys
 import tempfile
+import threading
 import time
 import types
 import unittest
+import unittest.mock
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "plugin", "python"))
@@ -51,10 +53,12 @@ class FakeInductor:
             def set_choices_handler(h):
                 fake.handler_log.append(h)
                 V.choices = h
+                setattr(virtualized.threadlocal, virtualized._choices._key, h)  # as Inductor keeps it
 
         V.graph = Obj(sizevars=Obj(size_hints=lambda xs: [int(x) for x in xs]))
         virtualized.V = V
         virtualized._choices = Obj(_key="__torchinductor_choices")
+        virtualized.threadlocal = threading.local()
 
         class ExternKernelCaller:
             pass
@@ -229,6 +233,26 @@ class HookTest(unittest.TestCase):
             with compat.choices_handler("mine"):
                 self.assertEqual(compat.current_choices_handler(), "mine")
             self.assertEqual(compat.current_choices_handler(), "previous")
+
+    def test_uninstall_leaves_no_handler_pinned_where_none_was_set(self):
+        # After uninstall() the installing thread makes its next handler from
+        # config.inductor_choices_class like every other thread (a lookup-table deployment sets
+        # it); a handler the user had set in it comes back.
+        import torch_diode
+
+        for previous in (None, "users-own"):
+            with FakeInductor() as fake:
+                if previous:
+                    compat.set_choices_handler(previous)
+                _selector._choices_class = None
+                runtime = _selector.Runtime(model=None, options=_selector.Options())
+                with unittest.mock.patch.object(torch_diode, "_runtime", None):
+                    torch_diode._runtime = runtime
+                    torch_diode._previous_handler = compat.current_choices_handler()
+                    torch_diode._previous_factory = None
+                    torch_diode.uninstall()
+                self.assertEqual(compat.current_choices_handler(), previous)
+                _selector._choices_class = None
 
     def test_a_handler_made_in_any_thread_is_the_selector_while_one_is_active(self):
         # Inductor makes a thread's first handler from config.inductor_choices_class; the handler

@@ -163,7 +163,11 @@ def install(model=None, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", 
         from . import _inductor_compat as compat
 
         runtime = Runtime(loaded, options)
-        _previous_handler = compat.current_choices_handler()  # before the factory: V.choices may make one
+        _previous_handler = compat.current_choices_handler()  # one set in this thread, or None
+        if type(_previous_handler) is compat.choices_base_class():
+            # Inductor's own default, made lazily by an earlier compile: restoring it would pin it
+            # in this thread over config.inductor_choices_class (a lookup table's handler, say).
+            _previous_handler = None
         _previous_factory = compat.process_choices_factory()
         activate(runtime)
         compat.set_process_choices_factory(choices_factory)
@@ -240,8 +244,9 @@ def uninstall() -> None:
             activate(None)  # handlers other threads keep act as Inductor's own from now on
             compat.set_process_choices_factory(_previous_factory)
             compat.forget_thread_choices_handlers()
-            compat.set_choices_handler(_previous_handler if _previous_handler is not None
-                                       else compat.choices_base_class()())
+            if _previous_handler is not None:  # one the user had set in this thread
+                compat.set_choices_handler(_previous_handler)
+            # else this thread, like every other, makes its next from config.inductor_choices_class
             _restore_config()
         finally:
             _runtime = None

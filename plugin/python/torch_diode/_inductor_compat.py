@@ -65,10 +65,16 @@ def hook_problem() -> Optional[str]:
 
 
 def current_choices_handler():
-    from torch._inductor.virtualized import V
+    """The handler this thread has set, or None; never makes one (V.choices would make the
+    default, which uninstall() would then pin in this thread over config.inductor_choices_class)."""
+    from torch._inductor import virtualized
 
+    holder = getattr(virtualized, "_choices", None)
+    key = getattr(holder, "_key", None)
+    if isinstance(key, str) and hasattr(virtualized, "threadlocal"):
+        return getattr(virtualized.threadlocal, key, None)
     try:
-        return V.choices
+        return virtualized.V.choices
     except Exception:  # noqa: BLE001 - no handler set
         return None
 
