@@ -208,7 +208,10 @@ def lookup_table_entry(kernel_inputs, op_name: str, kept) -> Optional[dict]:
         return None
     if _lookup_keyer is None:
         _lookup_keyer = LookupTableChoices()
-    key = _lookup_keyer.make_lookup_key(kernel_inputs, op_name, include_device=True)
+    try:
+        key = _lookup_keyer.make_lookup_key(kernel_inputs, op_name, include_device=True)
+    except Exception:  # noqa: BLE001 - a recording aid must never cost a decision (symbolic sizes)
+        return None
     if key is None:
         return None
     configs = []
