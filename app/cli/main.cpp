@@ -18,6 +18,7 @@
 #include "diode/sweepplan.h"
 #include "diode/sweeprunner.h"
 #include "diode/sweepsession.h"
+#include "diode/trainoptions.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -364,6 +365,7 @@ int runLookupTable(const std::vector<std::string> &inputs, const std::string &ou
 #endif
 
 int main(int argc, char **argv) {
+    diode::preferPassiveThreadWaits();
 #if DIODE_CLI_EXECS_TRAIN
     if (argc > 1 && std::string_view(argv[1]) == "train")
         execTrain(argv);

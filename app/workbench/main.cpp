@@ -6,6 +6,7 @@
 
 #include "diode/config.h"
 #include "diode/shippeddata.h"
+#include "diode/trainoptions.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -168,6 +169,7 @@ bool asksForHelpOrVersion(int argc, char **argv) {
 } // namespace
 
 int main(int argc, char **argv) {
+    diode::preferPassiveThreadWaits();
     CommandLine cl;
     if (asksForHelpOrVersion(argc, argv)) {
         QCoreApplication core(argc, argv);

@@ -1,10 +1,21 @@
 #pragma once
 
+#include <cstdlib>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
 
 namespace diode {
+
+/// LibTorch's OpenMP threads spin while they wait for work by default: on a 2-core machine with
+/// one other busy process, training took 20-60x as long (v2's reproduction ran past 600 s; two
+/// trainings side by side went from 8 minutes an ensemble member to under one). Passive waits
+/// cost nothing measurable idle. Called first thing in every main() that may train (the value
+/// a user set is kept).
+inline void preferPassiveThreadWaits() {
+    ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+}
 
 // The trainer's knobs live apart from the trainer (which needs LibTorch), so the CLI can hold
 // and document them in every build.
