@@ -9,10 +9,10 @@
 namespace diode {
 
 /// LibTorch's OpenMP threads spin while they wait for work by default: on a 2-core machine with
-/// one other busy process, training took 20-60x as long (v2's reproduction ran past 600 s; two
-/// trainings side by side went from 8 minutes an ensemble member to under one). Passive waits
-/// cost nothing measurable idle. Called first thing in every main() that may train (the value
-/// a user set is kept).
+/// one other busy process, a cpu-database training took 40-64 s against 1.7 s idle and 2.9-3.2 s
+/// with passive waits (issue 26); two in-graph trainings side by side took ~8 minutes an ensemble
+/// member, ~1.25 with passive waits and one thread each. Called first thing in every main() that
+/// may train (a value the user set is kept).
 inline void preferPassiveThreadWaits() {
     ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
 }
