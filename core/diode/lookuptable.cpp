@@ -1,6 +1,8 @@
 #include "lookuptable.h"
 
 #include "gemmproblem.h"
+#include "jsonlimits.h"
+#include "problemjson.h"
 
 #include <fmt/format.h>
 
@@ -12,12 +14,8 @@ void LookupTable::add(std::istream &in, const std::string &source) {
         if (line.find_first_not_of(" \t\r") == std::string::npos)
             continue;
         const std::string where = fmt::format("{}:{}", source, lineNo);
-        nlohmann::json d;
-        try {
-            d = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::exception &e) {
-            throw InvalidInput(fmt::format("{}: not a JSON line ({})", where, e.what()));
-        }
+        // Decision lines are problem JSON lines: the same bounded parser and limits.
+        const nlohmann::json d = parseJsonBounded(line, where, kProblemJsonLimits);
         if (!d.is_object())
             throw InvalidInput(fmt::format("{}: expected a decision object", where));
         ++lines;
@@ -47,7 +45,7 @@ void LookupTable::add(std::istream &in, const std::string &source) {
                 throw InvalidInput(
                     fmt::format("{}: the GEMM of key '{}' was decided differently at {}; record "
                                 "one model compile, or make one table a configuration",
-                                where, key, m_origin[key].get<std::string>()));
+                                where, key, m_origin.at(key)));
             ++repeated;
             continue;
         }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <istream>
+#include <map>
 #include <string>
 
 namespace diode {
@@ -23,7 +24,7 @@ struct LookupTable {
     void add(std::istream &in, const std::string &source);
 
 private:
-    nlohmann::json m_origin = nlohmann::json::object(); ///< key -> "source:line" that set it
+    std::map<std::string, std::string> m_origin; ///< key -> "source:line" that set it
 };
 
 } // namespace diode

@@ -12,7 +12,6 @@ import os
 from typing import Optional
 
 
-
 def user_model_dir() -> str:
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return os.path.join(base, "torch_diode", "models")

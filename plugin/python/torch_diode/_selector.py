@@ -309,7 +309,6 @@ class Runtime:
         self._logged: set = set()
         self._lock = threading.Lock()
         self._scores: dict = {}  # (problem, candidate keys) -> predicted ms
-        self._unseen: dict = {}  # problem -> the flag the training data never had, or ""
 
     def log_once(self, key: str, msg: str, *args):
         with self._lock:
@@ -327,10 +326,8 @@ class Runtime:
         # A problem the package's training data had nothing like (a layout, op or dtype it never
         # saw: a training step's dW = dY^T X with a column-major A, before such data was
         # measured) would be scored by extrapolation; plain torch.compile's kernel is kept.
-        unseen = self._unseen.get(problem)
-        if unseen is None:
-            check = getattr(self.model, "unseen", None)
-            unseen = self._unseen[problem] = check(problem) if check else ""
+        check = getattr(self.model, "unseen", None)
+        unseen = check(problem) if check else ""
         if unseen:
             raise Unscorable(f"unseen_{unseen.split(' ')[0]}",
                              f"the package was trained on no problem with {unseen}")
@@ -417,25 +414,25 @@ class Runtime:
             decision = problem_dict(problem_of(kernel_inputs, op_name))
         except Exception:  # noqa: BLE001 - e.g. a dtype no problem line can carry
             return
-        decision["search_space"] = self.options.search_space
         decision["not_selected"] = reason
         decision["candidates"] = [dict(candidate_dict(k), kept=True) for k in candidate_keys(plain) if k]
-        lookup = compat.lookup_table_entry(kernel_inputs, op_name, plain)
-        if lookup:
-            decision["inductor_lookup"] = lookup
-        for r in list(self.recorders):
-            r.append(decision)
+        self._emit(decision, compat.lookup_table_entry(kernel_inputs, op_name, plain))
 
     def _record(self, problem, keys, predicted, kept_idx, unknown, lookup=None):
         keep = set(kept_idx)
         decision = problem_dict(problem)
-        decision["search_space"] = self.options.search_space
         decision["selector"] = {"top_k": self.options.top_k, "performance_threshold": self.options.threshold,
                                 "margin": self.options.margin, "regime": self.options.regime,
                                 "model": getattr(self.model, "path", "")}
         decision["candidates"] = [dict(candidate_dict(k), predicted_ms=predicted[i], kept=i in keep)
                                   for i, k in enumerate(keys)]
         decision["unscored_templates"] = sorted({getattr(k.template, "uid", "?") for k in unknown})
+        self._emit(decision, lookup)
+
+    def _emit(self, decision: dict, lookup: Optional[dict]):
+        """Hands one recorded decision to every recorder, with the search space and, where this
+        torch has one, its Inductor lookup-table entry."""
+        decision["search_space"] = self.options.search_space
         if lookup:
             decision["inductor_lookup"] = lookup
         for r in list(self.recorders):
