@@ -199,6 +199,50 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             self.assertIn({}, hits)  # a Triton entry of another template source: not used
             self.assertGreaterEqual(counters["inductor"].get("select_algorithm_autotune", 0), 1)
 
+    def test_every_kernel_picked_in_model_steps_gives_atens_result(self):
+        # Correctness before speed (issue 22 item 6): every GEMM kernel the plugin picks in the
+        # model-level benchmark's steps (the recommended way: plain torch.compile, default options)
+        # is compiled alone on that problem, where the plugin must make the same decision, and
+        # its output is held to the worker's own check against ATen (worker._tolerance).
+        import torch_diode
+        from torch_diode import models, worker
+
+        picked = {}  # problem key -> (problem, kept candidate, scenario)
+        self.assertTrue(torch_diode.install(model=PACKAGE))
+        for name, dtype in (("vit-b8", "bf16"), ("vit-b8", "fp16"), ("llama-decode-b8-s1024", "bf16"),
+                            ("llama-prefill-b1-s1024", "bf16"), ("gpt2-train-b8-s512", "bf16")):
+            torch._dynamo.reset()
+            sc = models.scenario(name, dtype)
+            with torch_diode.record_decisions() as decisions:
+                models.compile_scenario(sc)(*sc.args)  # a training step compiles its backward here
+            self.assertGreater(len(decisions), 0, name)
+            for d in decisions:
+                kept = [c for c in d["candidates"] if c["kept"]]
+                self.assertEqual(len(kept), 1, d)
+                key = tuple(d[k] for k in worker.PROBLEM_KEYS)
+                picked.setdefault(key, (d, kept[0], f"{name}:{dtype}"))
+            del sc
+            torch.cuda.empty_cache()
+        triton = {k: v for k, v in picked.items() if v[1].get("kind") != "aten"}
+        print(f"model steps: {len(picked)} distinct GEMMs, {len(triton)} with a Triton kernel picked")
+        self.assertGreater(len(triton), 0, "no Triton pick to check: the test would prove nothing")
+        for key, (d, kept, where) in sorted(triton.items()):
+            torch._dynamo.reset()
+            p = {k: d[k] for k in worker.PROBLEM_KEYS}
+            fn, args = worker.make_inputs(p)
+            with torch_diode.record_decisions() as again:
+                out = torch.compile(fn, dynamic=False, fullgraph=True)(*args)
+            def config(c):
+                return {k: v for k, v in c.items() if k != "predicted_ms"}
+
+            mine = [config(c) for a in again if tuple(a[k] for k in worker.PROBLEM_KEYS) == key
+                    for c in a["candidates"] if c["kept"]]
+            self.assertEqual(mine, [config(kept)], f"{where} {p}: the same GEMM alone got another decision")
+            err = worker._relative_error(out, fn(*args))
+            tol = worker._tolerance(p, kept)
+            self.assertLessEqual(err, tol, f"{where} {p}: picked {kept} is wrong, max error {err:.3g} of "
+                                           f"the largest ATen value (tolerance {tol:g})")
+
     def test_a_gemm_the_model_cannot_score_keeps_plain_kernel(self):
         import torch_diode
 

@@ -49,6 +49,7 @@ PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed
 
 
 from . import _inductor_compat as compat  # noqa: E402
+from ._selector import plain_candidate  # noqa: E402
 from ._timings import candidate_from_choice  # noqa: E402
 from . import ingraph  # noqa: E402
 from .ingraph import gpu_lock  # noqa: E402
@@ -170,11 +171,51 @@ def precompile_all(entries):
     return {i: f"failed to compile: {type(e).__name__}: {e}".splitlines()[0][:300] for i, e in failed.items()}
 
 
-def time_candidates(p, timer, entries, check=True, inductor_timed=True, build_errors=None):
+def launched_kernels(call) -> list:
+    """Names of the GPU kernels (and copies, sets) one `call()` launches, in order (torch.profiler,
+    CUDA activity only)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        call()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+# A GPU kernel name that is a GEMM's main loop (cuBLAS, cuBLASLt, CUTLASS, Triton's mm templates).
+GEMM_KERNEL = re.compile(r"gemm|nvjet|cutlass|xmma|sm\d+_|triton_tem|_mm_|bmm", re.I)
+
+
+def plain_difference(plain: list, candidate: list) -> str:
+    """Says what plain torch.compile's function launched beside or instead of the kernels of the
+    ATen candidate it calls (issue 22 item 8): "same kernels", "another GEMM kernel: X instead of
+    Y", and/or "also ran N kernel(s): ..." (a copy of a non-contiguous operand, padding, a
+    decomposition's pointwise kernels)."""
+    if plain == candidate:
+        return "same kernels"
+    extra = [k for k in plain if k not in candidate]
+    missing = [k for k in candidate if k not in plain]
+    said = []
+    gemm_in, gemm_out = [k for k in extra if GEMM_KERNEL.search(k)], [k for k in missing if GEMM_KERNEL.search(k)]
+    if gemm_in or gemm_out:
+        said.append(f"another GEMM kernel: {', '.join(gemm_in)[:120] or 'none'} instead of "
+                    f"{', '.join(gemm_out)[:120] or 'none'}")
+    other = [k for k in extra if k not in gemm_in]
+    if other:
+        said.append(f"also ran {len(other)} kernel(s): {', '.join(k[:60] for k in other)[:200]}")
+    if not said:  # the same kernels in another order or count
+        said.append(f"the same kernels, {len(plain)} launches against {len(candidate)}")
+    return "; ".join(said)
+
+
+def time_candidates(p, timer, entries, check=True, inductor_timed=True, build_errors=None, kernels=None):
     """Time each (choice, inductor_ms, inputs, out) in CUDA graphs and check its output against
     ATen's. Returns problem-JSON v2 candidates (with `times` and, on failure, `error`). Without
     `inductor_timed` Inductor's benchmark was skipped: its placeholder times are not kept.
-    `build_errors` ({index: message}, from precompile_all) are candidates that failed to compile."""
+    `build_errors` ({index: message}, from precompile_all) are candidates that failed to compile.
+    With a `kernels` dict, each ATen candidate's launched GPU kernels go into it by name."""
     import torch
 
     candidates = [candidate_from_choice(choice) for choice, _t, _i, _o in entries]
@@ -212,6 +253,9 @@ def time_candidates(p, timer, entries, check=True, inductor_timed=True, build_er
                     continue
             warm, cold = timer.time(launch)
             cand["times"].update(graph_warm=warm, graph_cold=cold)
+            if kernels is not None and cand.get("kind") == "aten":
+                with timer.stream_ctx():
+                    kernels[cand["name"]] = launched_kernels(launch)
         except Exception as e:  # noqa: BLE001 - one bad candidate is a failed measurement
             cand["error"] = f"in-graph timing failed: {type(e).__name__}: {e}".splitlines()[0][:300]
             torch.cuda.synchronize()
@@ -251,14 +295,16 @@ def compile_op(fn, args, options):
     return compiled, time.perf_counter() - t0
 
 
-def measure(p, search_space, collector, timer, check=True, inductor_benchmark=True, exhaustive_configs=0):
+def measure(p, search_space, collector, timer, check=True, inductor_benchmark=True, exhaustive_configs=0,
+            aten_only=False):
     """Candidates (times per method) and baselines of one problem: problem JSON version 2.
 
     Without `inductor_benchmark`, Inductor's own benchmark is skipped (about two thirds of the
     GPU time a problem takes when it runs): no `inductor_autotune` times and no max-autotune
     baseline, the candidates' in-graph times as always. With `exhaustive_configs` N > 0, an
     EXHAUSTIVE problem gets ATen and N Triton configs drawn from the whole space (seeded by the
-    problem), not all of them."""
+    problem), not all of them. With `aten_only`, max-autotune is offered the ATen kernels alone: a
+    quick probe of plain's function against the ATen candidate it calls, not training data."""
     import torch
 
     need, free = fits_in_memory(p)
@@ -276,6 +322,7 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
         t = time.perf_counter()
         with gpu_lock():
             warm, cold = time_compiled(timer, plain, args)
+            kernels = {"default": launched_kernels(lambda: plain(*args))}
         split["time_baselines_s"] = time.perf_counter() - t
     baselines["default"] = {"graph_warm": warm, "graph_cold": cold, "compile_s": round(plain_s, 3)}
     del plain
@@ -290,7 +337,10 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
         try:
             with compat.autotune_benchmark(lock=gpu_lock, skip=not inductor_benchmark), \
                     (compat.choices_handler(handler) if handler else contextlib.nullcontext()):
-                tuned, tuned_s = compile_op(fn, args, compat.max_autotune_options(search_space))
+                options = compat.max_autotune_options(search_space)
+                if aten_only:
+                    options["max_autotune_gemm_backends"] = "ATEN"
+                tuned, tuned_s = compile_op(fn, args, options)
         finally:
             collector.armed = False
         split["max_autotune_compile_s"] = tuned_s
@@ -312,7 +362,7 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
             # Triton candidate of 3 padded problems "wrong"), so the check is skipped and said.
             padded = bool(collector.shapes) and not _same_gemm(p, collector.shapes[0])
             for (_name, entries, _err), errors in zip(events, build_errors):
-                got = time_candidates(p, timer, entries, check and not padded, inductor_benchmark, errors)
+                got = time_candidates(p, timer, entries, check and not padded, inductor_benchmark, errors, kernels)
                 inductor = [c["times"].get("inductor_autotune") for c in got]
                 valid = [i for i, x in enumerate(inductor) if x is not None]
                 if valid and "max_autotune" in baselines and "pick" not in baselines["max_autotune"]:
@@ -324,11 +374,14 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
                 warm, cold = timer.time(lambda: fn(*args))
                 candidates.append({"kind": "aten", "name": f"extern_kernels.{p['op']}",
                                    "times": {"graph_warm": warm, "graph_cold": cold}})
+                kernels[candidates[-1]["name"]] = launched_kernels(lambda: fn(*args))
                 notes.append("Inductor did not autotune this shape: ATen alone, timed in graph")
     split["time_candidates_s"] = time.perf_counter() - t
     if sampled:
         notes.insert(0, f"EXHAUSTIVE space sampled ({exhaustive_configs} Triton configs a template): "
                         "no max-autotune baseline (its pick is of the sample)")
+    if aten_only:
+        notes.insert(0, "ATen candidates only (--aten-only): a probe of plain's function, not training data")
     if not inductor_benchmark:
         notes.insert(0, "Inductor's own benchmark skipped (sampled problems only): no inductor_autotune "
                         "times, no max-autotune baseline")
@@ -349,6 +402,14 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
     out["time_split_s"] = {k: round(v, 3) for k, v in split.items()}
     if notes:
         out["worker_notes"] = notes[:3]
+    # What plain's compiled function launched against the ATen candidate it calls (the rule of
+    # _selector.plain_candidate): where their times differ, this names why.
+    out["launched_kernels"] = kernels
+    names = [c.get("name") for c in candidates]
+    i = plain_candidate([c["kind"] for c in candidates], [0.0] * len(candidates), names)
+    if i is not None and names[i] in kernels:
+        out["plain_vs_candidate"] = {"candidate": names[i],
+                                     "difference": plain_difference(kernels["default"], kernels[names[i]])}
     # Inductor may pad odd sizes before lowering the GEMM (pad_mm): then the candidates ran on
     # the padded operands, and the compiled function adds the padding copies. Say so.
     if padded:
@@ -541,7 +602,8 @@ def run_alone(args):
             try:
                 result, compile_s, failed = measure(p, p["search_space"], collector, timer, check=not args.no_check,
                                                     inductor_benchmark=inductor_benchmark_for(p, args.inductor_every),
-                                                    exhaustive_configs=args.exhaustive_configs)
+                                                    exhaustive_configs=args.exhaustive_configs,
+                                                    aten_only=args.aten_only)
                 failed_in_a_row = 0
             except Exception as e:  # noqa: BLE001
                 result = {k: p[k] for k in PROBLEM_KEYS}
@@ -576,6 +638,9 @@ def main(argv=None):
     ap.add_argument("--exhaustive-configs", type=int, default=100, metavar="N",
                     help="EXHAUSTIVE problems: ATen and N Triton configs drawn (seeded) from each template's space "
                          "instead of all of them (0: all)")
+    ap.add_argument("--aten-only", action="store_true",
+                    help="offer max-autotune the ATen kernels alone: a quick probe of what plain torch.compile's "
+                         "function launches against the ATen candidate it calls (plain_vs_candidate); not for training")
     ap.add_argument("--check", action="store_true", help="print why this Python cannot run the backend, or 'ok'")
     args = ap.parse_args(argv)
     if args.check:
