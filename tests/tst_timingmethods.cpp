@@ -228,6 +228,33 @@ private slots:
         QCOMPARE(*file.problems[0].timesMs[1], 0.013);
     }
 
+    void wrongResultsBecomeThePackagesUnsafeCandidates() {
+        // Each v2 line has a Triton candidate whose output failed the check ("wrong result") and
+        // one that failed otherwise: only the first is a wrong result, whatever method is read,
+        // and the manifest lists it once for its op, dtype and layout with the shapes it failed on.
+        Store store(m_db.toStdString(), Store::Mode::ReadOnly);
+        for (auto method : {TimingMethod::GraphWarm, TimingMethod::InductorAutotune}) {
+            const auto data = loadDataset(store, method);
+            QCOMPARE(data.wrongResults.size(), size_t(3)); // M = 16, 32 (H200) and 64 (H100)
+            for (const auto &w : data.wrongResults) {
+                QCOMPARE(w.config.blockM, 128);
+                QVERIFY(w.error.rfind(kWrongResultError, 0) == 0);
+            }
+        }
+        const auto unsafe = unsafeCandidates(loadDataset(store, std::nullopt).wrongResults);
+        QCOMPARE(unsafe.size(), size_t(1));
+        QCOMPARE(unsafe[0]["op"], "mm");
+        QCOMPARE(unsafe[0]["dtype"], "bf16");
+        QCOMPARE(unsafe[0]["b_transposed"], true);
+        QCOMPARE(unsafe[0]["problems"], 3);
+        QCOMPARE(unsafe[0]["candidate"]["BLOCK_M"], 128);
+        QCOMPARE(unsafe[0]["shapes"].size(), size_t(3));
+        QVERIFY(unsafe[0]["error"].get<std::string>().find("max relative error 0.41") != std::string::npos);
+        DatasetFilter fp16;
+        fp16.dtypes = {"fp16"};
+        QVERIFY(loadDatasetJsonl(m_source.toStdString(), std::nullopt, fp16).wrongResults.empty());
+    }
+
     void evalSaysWhichTimesItUses() {
         const QString package = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
         QString out, err;

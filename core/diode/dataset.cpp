@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace diode {
 
@@ -45,15 +46,55 @@ std::optional<TrainingProblem> fromRecord(const ProblemRecord &r, const std::str
     return t;
 }
 
+void collectWrongResults(const ProblemRecord &r, const DatasetFilter &f, std::vector<WrongResult> &out) {
+    if (!f.accepts(r.problem))
+        return;
+    for (const auto &c : r.candidates)
+        if (auto error = c.wrongResult(); !error.empty())
+            out.push_back({r.problem, c.config, std::move(error)});
+}
+
 } // namespace
 
 Dataset loadDataset(Store &store, std::optional<TimingMethod> asked, const DatasetFilter &filter) {
     Dataset out;
     out.method = chooseTimingMethod(asked, store.methodCounts());
     store.forEachRecord([&](const RunInfo &run, const ProblemRecord &r) {
+        collectWrongResults(r, filter, out.wrongResults);
         if (auto t = fromRecord(r, run.gpuName, run.smCount, out.method.method, filter))
             out.problems.push_back(std::move(*t));
     });
+    return out;
+}
+
+nlohmann::json unsafeCandidates(const std::vector<WrongResult> &wrong) {
+    // One entry per op, dtype, layout and candidate: the selector never keeps that candidate for a
+    // problem of the same op, dtype and layout (the check found it wrong on these shapes; which
+    // other shapes are safe it cannot say).
+    constexpr size_t kShapesListed = 8;
+    std::map<std::pair<std::string, std::string>, nlohmann::json> byKey;
+    for (const auto &w : wrong) {
+        const auto &p = w.problem;
+        const std::string cls = fmt::format("{} {} {} {}", toString(p.op), toString(p.dtype),
+                                            int(p.aTransposed), int(p.bTransposed));
+        auto [it, fresh] = byKey.try_emplace({cls, w.config.key()});
+        auto &e = it->second;
+        if (fresh)
+            e = {{"op", toString(p.op)},
+                 {"dtype", toString(p.dtype)},
+                 {"a_transposed", p.aTransposed},
+                 {"b_transposed", p.bTransposed},
+                 {"candidate", w.config.toJson()},
+                 {"error", w.error},
+                 {"problems", 0},
+                 {"shapes", nlohmann::json::array()}};
+        e["problems"] = e["problems"].get<int>() + 1;
+        if (e["shapes"].size() < kShapesListed)
+            e["shapes"].push_back({{"B", p.batch}, {"M", p.m}, {"N", p.n}, {"K", p.k}});
+    }
+    auto out = nlohmann::json::array();
+    for (auto &[key, e] : byKey)
+        out.push_back(std::move(e));
     return out;
 }
 
@@ -98,6 +139,7 @@ Dataset loadDatasetJsonl(const std::string &path, std::optional<TimingMethod> as
     out.method = chooseTimingMethod(asked, methodCounts(records));
     for (const auto &rec : records) {
         const auto hw = rec.extra.value("hardware", nlohmann::json::object());
+        collectWrongResults(rec, filter, out.wrongResults);
         if (auto t = fromRecord(rec, hw.value("gpu", ""), hw.value("sm_count", 0), out.method.method, filter))
             out.problems.push_back(std::move(*t));
     }

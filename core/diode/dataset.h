@@ -29,10 +29,24 @@ struct DatasetFilter {
     bool accepts(const GemmProblem &p) const;
 };
 
+/// A candidate whose output failed the worker's check against ATen's on a problem.
+struct WrongResult {
+    GemmProblem problem;
+    KernelConfig config;
+    std::string error;
+};
+
+/// A package manifest's `unsafe_candidates` (docs/PACKAGE.md): each candidate whose output failed
+/// the worker's check, once per op, dtype and layout, with the shapes it failed on.
+nlohmann::json unsafeCandidates(const std::vector<WrongResult> &wrong);
+
 /// A dataset and the timing method its times are of (said wherever it is trained on or shown).
 struct Dataset {
     std::vector<TrainingProblem> problems;
     MethodChoice method;
+    /// Every wrong result of the data (of the problems the filter accepts), whatever the method:
+    /// a package must never choose these (trainingManifest's unsafe_candidates).
+    std::vector<WrongResult> wrongResults;
 };
 
 /// Every problem of the store with at least one candidate timed by the method, candidates the

@@ -14,6 +14,11 @@ enum class MeasureStatus { Ok, Failed, Timeout };
 std::string_view toString(MeasureStatus status);
 MeasureStatus parseMeasureStatus(std::string_view text);
 
+/// How a failed measurement's error starts when the kernel ran but its output failed the worker's
+/// check against ATen's (docs/FORMATS.md: "wrong result: max error ..."): such a candidate is
+/// never to be chosen (the package's unsafe_candidates).
+inline constexpr std::string_view kWrongResultError = "wrong result";
+
 /// One time of one kernel configuration on one problem by one timing method, or the reason there
 /// is none: one row of the store, and what a backend hands the sweep runner.
 struct Measurement {
@@ -43,6 +48,8 @@ struct Candidate {
     const Timing *timing(TimingMethod method) const;
     /// The first failure's text (or its status), empty when every timing succeeded.
     std::string error() const;
+    /// The error of a timing whose output failed the check (kWrongResultError), empty if none did.
+    std::string wrongResult() const;
     /// Its rows for the store.
     std::vector<Measurement> measurements() const;
 };

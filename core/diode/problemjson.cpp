@@ -48,6 +48,13 @@ std::string Candidate::error() const {
     return {};
 }
 
+std::string Candidate::wrongResult() const {
+    for (const auto &t : timings)
+        if (t.status == MeasureStatus::Failed && t.error.rfind(kWrongResultError, 0) == 0)
+            return t.error;
+    return {};
+}
+
 std::vector<Measurement> Candidate::measurements() const {
     std::vector<Measurement> out;
     out.reserve(timings.size());

@@ -55,6 +55,7 @@ nlohmann::json trainingManifest(const Dataset &data, const TrainResult &res, con
           {"best_epochs", res.bestEpochs},
           {"loss", "MSE of ln(ms) + pairwise logistic + listwise softmax ranking within each problem"}}},
         {"metrics", {{"test_split", res.testMetrics}}},
+        {"unsafe_candidates", unsafeCandidates(data.wrongResults)},
         {"created_at", utcNow()},
         {"tool_version", DIODE_VERSION},
     };

@@ -316,7 +316,16 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         dec = decisions[0]
         self.assertGreater(len(dec["candidates"]), 200)
         self.assertLessEqual(sum(c["kept"] for c in dec["candidates"]), 3)
-        print(f"EXHAUSTIVE: scored {len(dec['candidates'])} candidates, mean scoring "
+        # No config scored (let alone kept) needs more shared memory than this GPU has: those
+        # cannot compile, and are excluded before scoring.
+        from torch_diode._selector import candidate_key, shared_memory_bytes
+
+        limit = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+        for c in dec["candidates"]:
+            if c["kind"] == "triton":
+                self.assertLessEqual(shared_memory_bytes(candidate_key(c), dec["dtype"]), limit, c)
+        print(f"EXHAUSTIVE: scored {len(dec['candidates'])} candidates, excluded "
+              f"{torch_diode.get_stats()['candidates_excluded']} (limit {limit} bytes), mean scoring "
               f"{torch_diode.get_stats()['mean_scoring_us']:.0f} us")
 
     def test_selector_error_falls_back_to_inductor_once_logged(self):

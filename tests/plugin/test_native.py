@@ -23,6 +23,20 @@ def python_env(**extra):
     return env
 
 
+class rt_recording:
+    """Runtime's recorders as a context: the decisions made inside (record_decisions' path)."""
+
+    def __init__(self, rt):
+        self.rt, self.decisions = rt, []
+
+    def __enter__(self):
+        self.rt.recorders.append(self.decisions)
+        return self.decisions
+
+    def __exit__(self, *exc):
+        self.rt.recorders.remove(self.decisions)
+
+
 class NativeTest(unittest.TestCase):
     def setUp(self):
         # The selector reads Inductor's config on every lowering; this Python has no torch, so
@@ -194,6 +208,73 @@ class NativeTest(unittest.TestCase):
         st = rt.stats.snapshot()
         self.assertEqual(st["not_selected"], {"unscorable_unseen_a_transposed": 1})
         self.assertEqual((st["lowerings"], st["model_selections"], st["autotuned"]), (2, 1, 0))
+
+    def test_a_candidate_found_wrong_or_too_big_is_never_kept(self):
+        # Correctness before speed: a candidate whose output failed the worker's check on a
+        # problem of this op, dtype and layout (the package's unsafe_candidates, written by the
+        # trainer from the data's wrong results) is never kept, however fast it is predicted; nor
+        # is a Triton config whose pipelined loads need more shared memory than the device has.
+        from types import SimpleNamespace as NS
+
+        from torch_diode import _inductor_compat as compat
+        from torch_diode._native import Model
+        from torch_diode._selector import Options, Runtime, candidate_dict, candidate_key, shared_memory_bytes
+
+        ingraph = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+
+        def inputs(dtype="torch.bfloat16", device=None):
+            mat1 = NS(get_size=lambda: [64, 4096], get_stride=lambda: [4096, 1], get_dtype=lambda: dtype)
+            mat2 = NS(get_size=lambda: [4096, 1024], get_stride=lambda: [1, 4096])
+            return NS(mat1mat2=lambda: (mat1, mat2), **({"device": lambda: device} if device else {}))
+
+        tiles = [(16, 64, 64, 3), (64, 64, 32, 4), (64, 128, 64, 3), (128, 128, 64, 3), (128, 128, 128, 4)]
+
+        def choices(aten=True):
+            by = {"aten::mm": [NS(template=NS(uid="aten::mm"), params=NS(kwargs={}), extra_kwargs={})]} if aten else {}
+            by["triton::mm"] = [NS(template=NS(uid="triton::mm"), params=NS(kwargs=dict(
+                BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, GROUP_M=8, num_stages=s, num_warps=4, EVEN_K=True)),
+                extra_kwargs={"ALLOW_TF32": False}) for m, n, k, s in tiles]
+            return by
+
+        def kept(rt, aten=True, **kw):
+            return [(k.template.uid, k.params.kwargs.get("BLOCK_M"), k.params.kwargs.get("BLOCK_N"),
+                     k.params.kwargs.get("BLOCK_K"), k.params.kwargs.get("num_stages"))
+                    for k in rt.lowering(choices(aten), inputs(**kw), "mm")]
+
+        options = dict(top_k=1, margin=0)  # Triton configs only: the best predicted is kept
+        best = kept(Runtime(Model(ingraph), Options(**options)), aten=False)
+        self.assertEqual(best[0][0], "triton::mm", best)
+        _uid, bm, bn, bk, stages = best[0]
+        wrong = {"kind": "triton", "template": "mm", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8,
+                 "num_stages": stages, "num_warps": 4, "EVEN_K": False, "ACC_TYPE": "tl.float32"}
+        self.assertEqual(candidate_dict(candidate_key(wrong))["BLOCK_K"], bk)
+
+        model = Model(ingraph)
+        model.manifest["unsafe_candidates"] = [
+            {"op": "mm", "dtype": "bf16", "a_transposed": False, "b_transposed": True, "candidate": wrong,
+             "error": "wrong result: max error 1.08 of the largest ATen value (tolerance 0.03)", "problems": 1},
+            {"op": "mm"},  # malformed: skipped, not fatal
+        ]
+        rt = Runtime(model, Options(**options))
+        with rt_recording(rt) as decisions:
+            again = kept(rt, aten=False)
+        self.assertEqual(len(again), 1)
+        self.assertNotEqual(again, best)
+        self.assertEqual(rt.stats.snapshot()["candidates_excluded"], {"wrong_result": 1})
+        self.assertEqual([(e["BLOCK_M"], e["reason"]) for e in decisions[0]["excluded"]], [(bm, "wrong_result")])
+        kept(rt, aten=False, dtype="torch.float16")  # another dtype: nothing excluded
+        self.assertEqual(rt.stats.snapshot()["candidates_excluded"], {"wrong_result": 1})
+
+        # 128x128x128 with 4 stages, bf16: 262,144 bytes of loads against the H200's 232,448.
+        self.assertEqual(shared_memory_bytes(("triton", "mm", 128, 128, 128, 8, 4, 4, 1, 0), "bf16"), 262144)
+        compat._smem_limits[0] = 232448  # what the GPU reports (test_gpu_selector reads a real one)
+        self.addCleanup(compat._smem_limits.pop, 0, None)
+        rt = Runtime(Model(ingraph), Options(top_k=10, margin=0, performance_threshold=1e9))
+        self.assertEqual(len(kept(rt)), 6)  # no device said: nothing excluded
+        on_gpu = kept(rt, device=NS(type="cuda", index=0))
+        self.assertEqual(len(on_gpu), 5)
+        self.assertNotIn(("triton::mm", 128, 128, 128, 4), on_gpu)
+        self.assertEqual(rt.stats.snapshot()["candidates_excluded"], {"shared_memory": 1})
 
     def test_scorable_is_what_score_takes(self):
         from torch_diode._native import Model, NativeError, scorable

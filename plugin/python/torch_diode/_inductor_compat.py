@@ -519,6 +519,29 @@ def sampling_choices_handler(keep: int, seed: int):
     return cls()
 
 
+_smem_limits: dict = {}
+
+
+def shared_memory_limit(kernel_inputs) -> Optional[int]:
+    """Bytes of shared memory one block may opt into on the lowering's CUDA device (what Inductor's
+    own pruning reads, shared_memory_per_block_optin), or None where the device does not say."""
+    try:
+        device = kernel_inputs.device()
+        if device.type != "cuda":
+            return None
+        index = device.index
+        if index is None or index not in _smem_limits:
+            import torch
+
+            index = torch.cuda.current_device() if index is None else index
+            if index not in _smem_limits:
+                props = torch.cuda.get_device_properties(index)
+                _smem_limits[index] = int(getattr(props, "shared_memory_per_block_optin", 0)) or None
+        return _smem_limits[index]
+    except Exception:  # noqa: BLE001 - no limit known: nothing is excluded for it
+        return None
+
+
 def get_config(name: str):
     import torch._inductor.config as cfg
 

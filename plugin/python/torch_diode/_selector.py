@@ -20,6 +20,7 @@ from . import _inductor_compat as compat
 log = logging.getLogger("torch_diode")
 
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
+DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 
 
 class Stats:
@@ -39,6 +40,7 @@ class Stats:
         self.model_selections = 0
         self.scores_reused = 0
         self.fallbacks: Counter = Counter()
+        self.excluded: Counter = Counter()
         self.candidates_seen = 0
         self.candidates_scored = 0
         self.candidates_filtered = 0
@@ -109,6 +111,10 @@ class Stats:
                 "candidates_filtered": self.candidates_filtered,
                 "candidates_unknown_kept": self.candidates_unknown - self.candidates_unknown_dropped,
                 "candidates_unknown_dropped": self.candidates_unknown_dropped,
+                # Candidates never kept, by why: "wrong_result" (the package's data found its output
+                # wrong on a problem of this op, dtype and layout), "shared_memory" (its loads alone
+                # need more shared memory than the device has: it cannot compile).
+                "candidates_excluded": dict(self.excluded),
                 "scoring_time_s": self.scoring_s,
                 "selector_time_s": self.selector_s,
                 "mean_scoring_us": 1e6 * self.scoring_s / n,
@@ -278,6 +284,46 @@ def candidate_dict(key: tuple) -> dict:
     return c
 
 
+def candidate_key(c: dict) -> tuple:
+    """The candidate key of a problem-JSON candidate (the inverse of candidate_dict)."""
+    if c["kind"] == "aten":
+        return ("aten", c["name"], 0, 0, 0, 0, 0, 0, -1, -1)
+
+    def flag(v):
+        return -1 if v is None else int(bool(v))
+
+    return ("triton", c["template"], int(c["BLOCK_M"]), int(c["BLOCK_N"]), int(c["BLOCK_K"]), int(c.get("GROUP_M", 8)),
+            int(c["num_stages"]), int(c["num_warps"]), flag(c.get("EVEN_K")), flag(c.get("ALLOW_TF32")))
+
+
+# The part of a candidate key that names its kernel for exclusions (kind, name, blocks, GROUP_M,
+# stages, warps): EVEN_K and ALLOW_TF32 may be unset on one side.
+KERNEL_FIELDS = 8
+
+
+def unsafe_candidates(manifest: dict) -> dict:
+    """{(op, dtype, a_transposed, b_transposed): {kernel}} of the package's unsafe_candidates: the
+    candidates whose output failed the worker's check on problems of that op, dtype and layout in
+    the training data (docs/PACKAGE.md). A malformed entry is skipped."""
+    out: dict = {}
+    for e in manifest.get("unsafe_candidates") or []:
+        try:
+            cls = (e["op"], e["dtype"], int(bool(e["a_transposed"])), int(bool(e["b_transposed"])))
+            out.setdefault(cls, set()).add(candidate_key(e["candidate"])[:KERNEL_FIELDS])
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
+
+
+def shared_memory_bytes(key: tuple, dtype: str) -> int:
+    """The shared memory a Triton GEMM config's pipelined loads need at least: num_stages tiles of
+    A (BLOCK_M x BLOCK_K) and B (BLOCK_K x BLOCK_N). Inductor's own estimate adds 128 bytes of
+    barriers and, for persistent TMA, the epilogue's; a config over the device's limit by this
+    lower bound cannot compile (measured on an H200: 128x128x128 with 4 stages, bf16, 262,144 bytes
+    against 232,448)."""
+    return key[6] * (key[2] * key[4] + key[4] * key[3]) * DTYPE_BYTES[dtype]
+
+
 class Unscorable(LookupError):
     """A GEMM the model cannot describe; `reason` names what (for get_stats()["not_selected"])."""
 
@@ -309,6 +355,8 @@ class Runtime:
         self._logged: set = set()
         self._lock = threading.Lock()
         self._scores: dict = {}  # (problem, candidate keys) -> predicted ms
+        # Candidates never kept: those the package's data found wrong (unsafe_candidates).
+        self.unsafe = unsafe_candidates(getattr(model, "manifest", None) or {})
 
     def log_once(self, key: str, msg: str, *args):
         with self._lock:
@@ -331,14 +379,22 @@ class Runtime:
         if unseen:
             raise Unscorable(f"unseen_{unseen.split(' ')[0]}",
                              f"the package was trained on no problem with {unseen}")
-        known, keys, unknown = [], [], []
+        known, keys, unknown, excluded = [], [], [], []
+        unsafe = self.unsafe.get((problem[0], problem[1], problem[6], problem[7]), ())
+        smem = compat.shared_memory_limit(kernel_inputs)
         for ktcs in by_template.values():
             for ktc, key in zip(ktcs, candidate_keys(ktcs)):
                 if key is None:
                     unknown.append(ktc)
+                elif key[:KERNEL_FIELDS] in unsafe:
+                    excluded.append((key, "wrong_result"))
+                elif key[0] == "triton" and smem and shared_memory_bytes(key, problem[1]) > smem:
+                    excluded.append((key, "shared_memory"))
                 else:
                     known.append(ktc)
                     keys.append(key)
+        for _key, why in excluded:
+            self.stats.count("excluded", why)
         if not known:
             raise Unscorable("no_known_candidates", "no candidate the model can describe")
         t1 = time.perf_counter()
@@ -371,7 +427,7 @@ class Runtime:
                             (t1 - t0) + (t3 - t2), 0 if o.keep_unscored else len(unknown))
         if self.recorders:
             self._record(problem, keys, predicted, kept_idx, unknown, compat.lookup_table_entry(
-                kernel_inputs, op_name, kept))
+                kernel_inputs, op_name, kept), excluded)
         return kept
 
     def lowering(self, by_template: dict, kernel_inputs, op_name: str) -> Optional[list]:
@@ -418,7 +474,7 @@ class Runtime:
         decision["candidates"] = [dict(candidate_dict(k), kept=True) for k in candidate_keys(plain) if k]
         self._emit(decision, compat.lookup_table_entry(kernel_inputs, op_name, plain))
 
-    def _record(self, problem, keys, predicted, kept_idx, unknown, lookup=None):
+    def _record(self, problem, keys, predicted, kept_idx, unknown, lookup=None, excluded=()):
         keep = set(kept_idx)
         decision = problem_dict(problem)
         decision["selector"] = {"top_k": self.options.top_k, "performance_threshold": self.options.threshold,
@@ -427,6 +483,8 @@ class Runtime:
         decision["candidates"] = [dict(candidate_dict(k), predicted_ms=predicted[i], kept=i in keep)
                                   for i, k in enumerate(keys)]
         decision["unscored_templates"] = sorted({getattr(k.template, "uid", "?") for k in unknown})
+        if excluded:
+            decision["excluded"] = [dict(candidate_dict(k), reason=why) for k, why in excluded]
         self._emit(decision, lookup)
 
     def _emit(self, decision: dict, lookup: Optional[dict]):

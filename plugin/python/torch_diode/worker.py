@@ -49,7 +49,7 @@ PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed
 
 
 from . import _inductor_compat as compat  # noqa: E402
-from ._selector import plain_candidate  # noqa: E402
+from ._selector import DTYPE_BYTES, plain_candidate  # noqa: E402
 from ._timings import candidate_from_choice  # noqa: E402
 from . import ingraph  # noqa: E402
 from .ingraph import gpu_lock  # noqa: E402
@@ -140,7 +140,7 @@ def make_inputs(p):
 
 def fits_in_memory(p):
     import torch
-    elem = 4 if p["dtype"] == "fp32" else 2
+    elem = DTYPE_BYTES[p["dtype"]]
     B, M, N, K = p["B"], p["M"], p["N"], p["K"]
     need = elem * B * (M * K + K * N + 2 * M * N) + N * elem
     free, _total = torch.cuda.mem_get_info()
