@@ -364,6 +364,28 @@ private slots:
             lines[1].toUtf8());
     }
 
+    // Issue 26 F10: a line without candidates was answered with an empty ranking, exit 0, and
+    // nothing said. Such a line is refused, naming it, on standard output and standard error.
+    void rankRefusesALineWithoutCandidates() {
+        const QString pkg = m_dir.filePath("tiny.diode"), in = m_dir.filePath("rank-none.jsonl");
+        ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
+        writeFile(in, QByteArray(kGoodLine) + "\n" + R"({"op":"mm","dtype":"bf16","M":64,"N":512,"K":512})" +
+                          "\n" + R"({"op":"mm","dtype":"bf16","M":8,"N":512,"K":512,"candidates":[]})" +
+                          "\n");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", in}, &out, &err), 2);
+        const auto lines = out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 3);
+        QVERIFY(lines[0].contains("predicted_ms"));
+        for (int n : {2, 3}) {
+            const auto j = nlohmann::json::parse(lines[n - 1].toStdString());
+            QCOMPARE(j["line"].get<int>(), n);
+            const QString why = QString("line %1: the problem has no candidates to rank").arg(n);
+            QVERIFY2(QString::fromStdString(j.value("error", "")).startsWith(why), qPrintable(lines[n - 1]));
+            QVERIFY2(err.contains("error: " + why), qPrintable(err));
+        }
+    }
+
     // Readers of problem lines and import files once read /dev/zero without end, and a directory
     // failed with "basic_filebuf::underflow".
     void problemReadersRefuseEndlessInputAndDirectories() {

@@ -179,14 +179,20 @@ int runRank(const Options &o) {
                                       "at most that (docs/FORMATS.md, Limits)",
                                       n, kProblemJsonLimits.maxBytes)}};
             std::cout << out.dump() << '\n';
+            fmt::print(stderr, "error: {}\n", out["error"].get<std::string>());
             return 2;
         }
         if (line.find_first_not_of(" \t\r") == std::string::npos)
             continue;
         nlohmann::json out = {{"line", n}};
         out.update(rankProblemLine(pkg, line, fmt::format("line {}", n)));
-        refused = refused || out.contains("error");
         std::cout << out.dump() << '\n';
+        // Said on stderr too: a person reading the terminal sees which lines got no ranking.
+        if (out.contains("error")) {
+            refused = true;
+            std::cout.flush();
+            fmt::print(stderr, "error: {}\n", out["error"].get<std::string>());
+        }
     }
     if (in->bad())
         throw InvalidInput(fmt::format("cannot read '{}'", o.input));
