@@ -386,6 +386,22 @@ private slots:
         }
     }
 
+    // Issue 26 F10: `diode inspect --help` marked both the argument and --package REQUIRED,
+    // though either one is enough.
+    void inspectHelpSaysOneOfItsTwoNamesIsNeeded() {
+        QString out, err;
+        QCOMPARE(testutil::runCli({"inspect", "--help"}, &out, &err), 0);
+        QVERIFY2(!out.contains("REQUIRED"), qPrintable(out));
+        QVERIFY2(out.contains("one is needed"), qPrintable(out));
+        QCOMPARE(testutil::runCli({"inspect"}, &out, &err), 2);
+        QVERIFY2(err.contains("inspect needs a package: diode inspect FILE.diode (or --package FILE.diode)"),
+                 qPrintable(err));
+        const QString pkg = m_dir.filePath("tiny.diode");
+        ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
+        QCOMPARE(testutil::runCli({"inspect", pkg}, &out, &err), 0);
+        QCOMPARE(testutil::runCli({"inspect", "--package", pkg}, &out, &err), 0);
+    }
+
     // Readers of problem lines and import files once read /dev/zero without end, and a directory
     // failed with "basic_filebuf::underflow".
     void problemReadersRefuseEndlessInputAndDirectories() {

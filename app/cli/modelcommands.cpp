@@ -356,8 +356,11 @@ std::function<int()> addModelCommands(CLI::App &app) {
     auto *inspect = app.add_subcommand(
         "inspect",
         "Summarise a package: what it was trained on and its test-split metrics against the baselines");
-    inspect->add_option("package,--package", o->package, ".diode package")
-        ->required()
+    // One option under two names: CLI11 would mark each REQUIRED in --help though one is enough,
+    // so the check that one was given is below.
+    inspect
+        ->add_option("package,--package", o->package,
+                     ".diode package: as the argument or --package (one is needed)")
         ->check(CLI::ExistingFile);
     inspect->add_flag("--json", o->json, "print the whole manifest as JSON instead of the summary");
 
@@ -371,8 +374,12 @@ std::function<int()> addModelCommands(CLI::App &app) {
         }
         if (*rank)
             return runRank(*o);
-        if (*inspect)
+        if (*inspect) {
+            if (o->package.empty())
+                throw InvalidInput(
+                    "inspect needs a package: diode inspect FILE.diode (or --package FILE.diode)");
             return runInspect(*o);
+        }
         return -1;
     };
 }
