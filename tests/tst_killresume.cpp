@@ -9,6 +9,10 @@ class TestKillResume : public QObject {
     QTemporaryDir m_dir;
     QString m_plan;
 
+    static QStringList entries(const QString &dir) {
+        return QDir(dir).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot, QDir::Name);
+    }
+
     static QString pairs(const QString &db) {
         // Every (problem, config) pair measured, as text, for an exact comparison.
         sqlite3 *h = nullptr;
@@ -127,6 +131,18 @@ private slots:
         QVERIFY(first.waitForFinished(10000));
         QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 0);
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(12 * 4));
+    }
+
+    // Issue 26 F10: `diode sweep --resume --db typo.db` created an empty typo.db and said there
+    // was no run to resume in it.
+    void resumeOfAMissingDatabaseCreatesNothing() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("typo.db");
+        QString err;
+        QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 2);
+        QVERIFY2(err.contains("cannot resume: database '" + db + "' does not exist (nothing was created)"),
+                 qPrintable(err));
+        QCOMPARE(entries(dir.path()), QStringList());
     }
 
     // Four imports of one file into one new database at once: the schema is created once and the
