@@ -109,7 +109,9 @@ int runSweep(const SweepOptions &o) {
     g_session = nullptr;
     bar.finish();
     const int64_t runId = session.runId();
-    Store store(o.db, Store::Mode::ReadOnly);
+    // Read-write, as the sweep was: SQLite removes the -wal and -shm files when the last
+    // connection closes, unless that one is read-only, and this is the last.
+    Store store(o.db);
     fmt::print(stderr, "run {} {}: {} measurements stored\n", runId, status, store.measurementCount(runId));
     if (status == "cancelled")
         fmt::print(stderr, "continue it with: diode sweep --resume --db {}\n", o.db);
