@@ -236,8 +236,14 @@ int main(int argc, char **argv) {
         if (!shown || !waitForPage(window, shown, [save] { save(QString()); }))
             QObject::connect(&window, &MainWindow::databaseShown, &window,
                              [save] { QTimer::singleShot(300, [save] { save(QString()); }); });
-        QObject::connect(&window, &MainWindow::databaseFailed, &window, [save](const QString &message) {
-            save(QStringLiteral("the database failed to open: ") + message);
+        // A database that cannot be opened ends the run at once (not after the hang watchdog),
+        // with the reason and no picture: there is nothing of what was asked for to show.
+        QObject::connect(&window, &MainWindow::databaseFailed, &window, [saved](const QString &message) {
+            if (*saved)
+                return;
+            *saved = true;
+            std::fprintf(stderr, "diode-workbench: --screenshot: %s\n", qPrintable(message));
+            QApplication::exit(2);
         });
         watchForHang(shown ? shown : &window, [save](int seconds) {
             save(QStringLiteral("nothing progressed for %1 s; saved the window as it was").arg(seconds));
