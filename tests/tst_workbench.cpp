@@ -248,6 +248,25 @@ private slots:
         QCOMPARE(QFileInfo::exists(db + "-wal") || QFileInfo::exists(db + "-shm"), false);
     }
 
+    // Issue 26 F9: `--demo missing.json --screenshot` exited 0 with a picture of the error.
+    void screenshotOfADemoResultThatCannotBeReadFails() {
+        const QString missing = m_dir.filePath("missing-demo.json"), png = m_dir.filePath("demo.png");
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(DIODE_WORKBENCH),
+                {"--page", "demoPage", "--demo", missing, "--screenshot", png});
+        QVERIFY(p.waitForFinished(60000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 2,
+                 qPrintable(QString::number(p.exitCode()) + ": " + err.right(800)));
+        QVERIFY2(err.contains("--demo " + missing + ": Cannot open the demo result: cannot read '" + missing +
+                              "'"),
+                 qPrintable(err.right(800)));
+        QVERIFY(!QFileInfo::exists(png));
+    }
+
     // Issue 26 F5: a failed File > Open closed the database that was open (Overview "No database
     // open", Data stuck on "Loading…"). The open one stays open and usable; the error is shown.
     void failedOpenKeepsTheOpenDatabase() {

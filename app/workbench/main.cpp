@@ -2,6 +2,7 @@
 
 #include "common/shippedfile.h"
 #include "common/workbenchstate.h"
+#include "demo/demopage.h"
 #include "mainwindow.h"
 
 #include "diode/config.h"
@@ -212,9 +213,15 @@ int main(int argc, char **argv) {
             showTab(shown, parser.value(page).section(QLatin1Char('/'), 1));
     }
     if (parser.isSet(demo)) {
-        auto *demoPage = window.findChild<QWidget *>(QStringLiteral("demoPage"));
-        if (demoPage)
-            QMetaObject::invokeMethod(demoPage, "openResult", Q_ARG(QString, parser.value(demo)));
+        // The page shows why a result cannot be read; the command line says so too, and a
+        // screenshot of the page without it would show something else than was asked for.
+        auto *demoPage = window.findChild<DemoPage *>();
+        if (demoPage && !demoPage->openResult(parser.value(demo))) {
+            std::fprintf(stderr, "diode-workbench: --demo %s: %s\n", qPrintable(parser.value(demo)),
+                         qPrintable(demoPage->message()));
+            if (parser.isSet(shot))
+                return 2;
+        }
     }
     if (parser.isSet(shot)) {
         const QString out = parser.value(shot);
