@@ -9,14 +9,19 @@
 #include "diode/config.h"
 #include "diode/sweepplan.h"
 
+#include <QAction>
+#include <QApplication>
 #include <QCryptographicHash>
 #include <QDirIterator>
 #include <QElapsedTimer>
+#include <QFileDialog>
 #include <QLabel>
 #include <QMessageBox>
 #include <QSignalSpy>
 #include <QStatusBar>
+#include <QTableView>
 #include <QTableWidget>
+#include <QTimer>
 
 // The real main window, offscreen, opening real databases.
 class TestWorkbench : public QObject {
@@ -313,6 +318,57 @@ private slots:
         QVERIFY(shown.wait(20000));
         QCOMPARE(counts->text(), summary);
         QCOMPARE(failed.count(), 1);
+    }
+
+    // Issue 26 F9: Save table as CSV wrote the file and said nothing. The status bar says where.
+    void savedTableSaysWhereItWent() {
+        MainWindow w;
+        w.show();
+        QSignalSpy shown(&w, &MainWindow::databaseShown);
+        w.openDatabase(testutil::sourcePath("trained_models/h200/h200-dataset.db"), true);
+        QVERIFY(shown.wait(20000));
+        // Answers the save dialog the action opens (Qt's own dialog: offscreen has no native one).
+        auto answer = [](const QString &path) {
+            QTimer::singleShot(200, [path] {
+                auto *dialog = qobject_cast<QFileDialog *>(QApplication::activeModalWidget());
+                QVERIFY(dialog);
+                dialog->selectFile(path);
+                static_cast<QDialog *>(dialog)->accept(); // QFileDialog::accept is protected
+            });
+        };
+        auto trigger = [](QWidget *view, const QString &prefix) {
+            for (QAction *a : view->actions())
+                if (a->text().startsWith(prefix)) {
+                    a->trigger();
+                    return true;
+                }
+            return false;
+        };
+        // A table of a page (the Sweep page's failed problems), saved as it is shown.
+        auto *sweep = w.findChild<QWidget *>("sweepPage");
+        QTableView *failedView = nullptr;
+        for (auto *v : sweep->findChildren<QTableView *>())
+            for (QAction *a : v->actions())
+                if (a->text().startsWith("Save table as CSV"))
+                    failedView = v;
+        QVERIFY(failedView);
+        const QString csv = m_dir.filePath("failed-problems.csv");
+        answer(csv);
+        QVERIFY(trigger(failedView, "Save table as CSV"));
+        QVERIFY(QFileInfo::exists(csv));
+        QVERIFY2(w.statusBar()->currentMessage().contains("Table saved to " + csv),
+                 qPrintable(w.statusBar()->currentMessage()));
+        // The Data page's tables, every matching row (written on a worker thread).
+        QVERIFY(w.showPage("dataPage"));
+        auto *rows = w.findChild<QLabel *>("measurementsCount");
+        QTRY_VERIFY_WITH_TIMEOUT(rows && rows->text().contains("rows"), 20000);
+        auto *measurements = w.findChild<QTableView *>("measurementsView");
+        QVERIFY(measurements);
+        const QString all = m_dir.filePath("measurements.csv");
+        answer(all);
+        QVERIFY(trigger(measurements, "Save table as CSV"));
+        QTRY_VERIFY_WITH_TIMEOUT(w.statusBar()->currentMessage().contains("rows saved to " + all), 20000);
+        QVERIFY(QFileInfo(all).size() > 1000);
     }
 
     void foreignFileGivesAVisibleError() {
