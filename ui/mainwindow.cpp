@@ -128,7 +128,10 @@ MainWindow::MainWindow(QWidget *parent)
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    connect(m_state, &WorkbenchState::dataChanged, this, [this] { m_loader->load(m_state->databasePath()); });
+    connect(m_state, &WorkbenchState::dataChanged, this, [this] {
+        if (!m_state->databasePath().isEmpty()) // none open yet: nothing to read again
+            m_loader->load(m_state->databasePath());
+    });
 }
 
 // Pages hold the shared state and save their settings when destroyed; QObject would delete the
