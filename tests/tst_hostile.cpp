@@ -166,20 +166,21 @@ private slots:
         QVERIFY2(err.contains(pkg) && err.contains("deeper than 64"), qPrintable(err));
     }
 
-    // A manifest listing 1,000,000 layers took 69 s and 17 GB before it was refused.
+    // A manifest listing 1,000,000 layers took 69 s and 17 GB before it was refused (now the
+    // manifest's value count refuses that many; 50,000 fit it and reach the layer check).
     void packageCountsAreCheckedBeforeAllocating() {
         QVERIFY(packageError(withManifest([](nlohmann::json &) {})).empty());
         QElapsedTimer t;
         t.start();
         const std::string many = withManifest([](nlohmann::json &m) {
             auto layers = nlohmann::json::array({FeatureSchema::size()});
-            for (int i = 0; i < 999998; ++i)
+            for (int i = 0; i < 49998; ++i)
                 layers.push_back(4);
             layers.push_back(1);
             m["architecture"]["layers"] = layers;
         });
         const std::string err = packageError(many);
-        QVERIFY2(err.find("'architecture.layers' lists 1000000 sizes; a package may list 2..16") !=
+        QVERIFY2(err.find("'architecture.layers' lists 50000 sizes; a package may list 2..16") !=
                      std::string::npos,
                  err.c_str());
         QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
@@ -188,6 +189,61 @@ private slots:
             m["architecture"]["layers"] = {FeatureSchema::size(), 4096, 4096, 4096, 1};
         }));
         QVERIFY2(wide.find("the architecture needs 10") != std::string::npos, wide.c_str());
+    }
+
+    // Issue 26 F11a: a 240 MB package whose manifest is 80 million empty objects kept `diode
+    // inspect` busy for over 590 s at 790 MB resident. The manifest's length is refused from the
+    // header, before the file is read on; one within that length but of too many values is
+    // refused while it is parsed.
+    void hugeManifestIsRefusedFast() {
+        const QString pkg = m_dir.filePath("hostile-manifest.diode");
+        const qint64 objects = 80'000'000, mlen = 3 * objects + 1; // "[{},{},...{}]"
+        {
+            QFile f(pkg);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            QByteArray header =
+                QByteArray::fromStdString(ModelPackage::toBytes({}, tinyWeights()).substr(0, 12));
+            for (int i = 0; i < 4; ++i)
+                header.append(char((quint64(mlen) >> (8 * i)) & 0xff));
+            f.write(header + "[{}");
+            const QByteArray chunk = QByteArray(",{}").repeated(1 << 20);
+            for (qint64 left = objects - 1; left > 0; left -= 1 << 20)
+                f.write(chunk.constData(), 3 * std::min<qint64>(left, 1 << 20));
+            f.write("]");
+            f.write(QByteArray(4, '\0')); // a checksum; the manifest is refused before it matters
+            QVERIFY(f.size() > 240'000'000);
+        }
+        QElapsedTimer t;
+        t.start();
+        QString err;
+        QCOMPARE(testutil::runCli({"inspect", pkg}, nullptr, &err, 60000), 2);
+        QVERIFY2(err.contains(pkg + ": manifest is 240000001 bytes; a package's manifest may be at most "
+                                    "4194304 bytes"),
+                 qPrintable(err));
+        QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
+        QFile::remove(pkg);
+
+        // Within the length limit: 4 MiB of empty objects, 1.4 million values, refused by count.
+        std::string text = "[{}";
+        while (text.size() + 4 < ModelPackage::kManifestLimits.maxBytes)
+            text += ",{}";
+        text += "]";
+        t.restart();
+        const std::string many = packageError(packageWithManifest(text));
+        QVERIFY2(many.find("manifest: holds more than 100000 JSON values") == 0 &&
+                     many.find("at most 100000 are allowed") != std::string::npos,
+                 many.c_str());
+        QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
+        // diode never writes a manifest it would refuse.
+        nlohmann::json big = nlohmann::json::object();
+        big["note"] = std::string(ModelPackage::kManifestLimits.maxBytes, 'x');
+        try {
+            ModelPackage::toBytes(big, tinyWeights());
+            QFAIL("wrote a manifest over the limit");
+        } catch (const PackageError &e) {
+            QVERIFY2(QString(e.what()).contains("a package's manifest may be at most 4194304 bytes"),
+                     e.what());
+        }
     }
 
     // 2^32+6 members was read as 6, a layer of 2^32+4 as 4.
@@ -306,6 +362,44 @@ private slots:
         QVERIFY2(
             j["error"].get<std::string>().find("line 3: candidates[0]: triton candidate needs BLOCK_M") == 0,
             lines[1].toUtf8());
+    }
+
+    // Issue 26 F10: a line without candidates was answered with an empty ranking, exit 0, and
+    // nothing said. Such a line is refused, naming it, on standard output and standard error.
+    void rankRefusesALineWithoutCandidates() {
+        const QString pkg = m_dir.filePath("tiny.diode"), in = m_dir.filePath("rank-none.jsonl");
+        ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
+        writeFile(in, QByteArray(kGoodLine) + "\n" + R"({"op":"mm","dtype":"bf16","M":64,"N":512,"K":512})" +
+                          "\n" + R"({"op":"mm","dtype":"bf16","M":8,"N":512,"K":512,"candidates":[]})" +
+                          "\n");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", in}, &out, &err), 2);
+        const auto lines = out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 3);
+        QVERIFY(lines[0].contains("predicted_ms"));
+        for (int n : {2, 3}) {
+            const auto j = nlohmann::json::parse(lines[n - 1].toStdString());
+            QCOMPARE(j["line"].get<int>(), n);
+            const QString why = QString("line %1: the problem has no candidates to rank").arg(n);
+            QVERIFY2(QString::fromStdString(j.value("error", "")).startsWith(why), qPrintable(lines[n - 1]));
+            QVERIFY2(err.contains("error: " + why), qPrintable(err));
+        }
+    }
+
+    // Issue 26 F10: `diode inspect --help` marked both the argument and --package REQUIRED,
+    // though either one is enough.
+    void inspectHelpSaysOneOfItsTwoNamesIsNeeded() {
+        QString out, err;
+        QCOMPARE(testutil::runCli({"inspect", "--help"}, &out, &err), 0);
+        QVERIFY2(!out.contains("REQUIRED"), qPrintable(out));
+        QVERIFY2(out.contains("one is needed"), qPrintable(out));
+        QCOMPARE(testutil::runCli({"inspect"}, &out, &err), 2);
+        QVERIFY2(err.contains("inspect needs a package: diode inspect FILE.diode (or --package FILE.diode)"),
+                 qPrintable(err));
+        const QString pkg = m_dir.filePath("tiny.diode");
+        ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
+        QCOMPARE(testutil::runCli({"inspect", pkg}, &out, &err), 0);
+        QCOMPARE(testutil::runCli({"inspect", "--package", pkg}, &out, &err), 0);
     }
 
     // Readers of problem lines and import files once read /dev/zero without end, and a directory

@@ -287,6 +287,37 @@ private slots:
         QCOMPARE(csvLines.size(), 1 + 4);
         QVERIFY(csvLines[0].startsWith("run,gpu,op,dtype,B,M,N,K"));
     }
+
+    // Issue 26 F10: `diode export --out x.csv` wrote JSON lines into x.csv without a word. The
+    // file's name picks the format when --format is not given; a --format it contradicts is
+    // refused before anything is written, and a file already there keeps its bytes.
+    void exportFormatFollowsTheFileName() {
+        const QString src = m_dir.filePath("fmt-src.json"), db = m_dir.filePath("fmt.db");
+        writeFile(src, torchDiodeDataset(false, true).dump());
+        QCOMPARE(testutil::runCli({"import", src, "--db", db}), 0);
+        const QString csv = m_dir.filePath("fmt.csv"), jsonl = m_dir.filePath("fmt.jsonl");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"export", "--db", db, "--out", csv}, &out, &err), 0);
+        QVERIFY2(testutil::fileBytes(csv).startsWith("run,gpu,op,dtype,B,M,N,K"),
+                 testutil::fileBytes(csv).left(80));
+        QVERIFY2(err.contains("4 rows written to " + csv + " (csv)"), qPrintable(err));
+        QCOMPARE(testutil::runCli({"export", "--db", db, "--out", jsonl}, &out, &err), 0);
+        QVERIFY(testutil::fileBytes(jsonl).startsWith("{"));
+        QVERIFY2(err.contains(jsonl + " (jsonl)"), qPrintable(err));
+
+        const QByteArray before = testutil::fileBytes(csv);
+        QCOMPARE(testutil::runCli({"export", "--db", db, "--format", "jsonl", "--out", csv}, &out, &err), 2);
+        QVERIFY2(err.contains("--format jsonl does not match --out '" + csv + "', whose name says csv"),
+                 qPrintable(err));
+        QCOMPARE(testutil::fileBytes(csv), before);
+        QVERIFY(!QFileInfo::exists(csv + ".partial"));
+        QCOMPARE(testutil::runCli({"export", "--db", db, "--format", "csv", "--out", jsonl}, &out, &err), 2);
+        QVERIFY2(err.contains("whose name says jsonl"), qPrintable(err));
+        // A name that says nothing keeps the default, and says which format it got.
+        const QString txt = m_dir.filePath("fmt.txt");
+        QCOMPARE(testutil::runCli({"export", "--db", db, "--out", txt}, &out, &err), 0);
+        QVERIFY2(err.contains(txt + " (jsonl)"), qPrintable(err));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestImport)

@@ -9,6 +9,10 @@ class TestKillResume : public QObject {
     QTemporaryDir m_dir;
     QString m_plan;
 
+    static QStringList entries(const QString &dir) {
+        return QDir(dir).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot, QDir::Name);
+    }
+
     static QString pairs(const QString &db) {
         // Every (problem, config) pair measured, as text, for an exact comparison.
         sqlite3 *h = nullptr;
@@ -127,6 +131,56 @@ private slots:
         QVERIFY(first.waitForFinished(10000));
         QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 0);
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(12 * 4));
+    }
+
+    // Issue 26 F10: `diode sweep --resume --db typo.db` created an empty typo.db and said there
+    // was no run to resume in it.
+    void resumeOfAMissingDatabaseCreatesNothing() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("typo.db");
+        QString err;
+        QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 2);
+        QVERIFY2(err.contains("cannot resume: database '" + db + "' does not exist (nothing was created)"),
+                 qPrintable(err));
+        QCOMPARE(entries(dir.path()), QStringList());
+    }
+
+    // Issue 26 F10: a finished run left DB.sweep.lock, DB-wal, DB-shm and an empty worker log
+    // beside the database. What a finished run no longer needs goes; a worker log with something
+    // in it stays.
+    void finishedRunLeavesOnlyWhatIsNeeded() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("clean.db");
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan", m_plan, "--db", db}), 0);
+        QCOMPARE(entries(dir.path()), QStringList{"clean.db"});
+        QString err;
+        QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 0);
+        QVERIFY2(err.contains("nothing to resume"), qPrintable(err));
+        QCOMPARE(entries(dir.path()), QStringList{"clean.db"});
+
+        // The inductor backend with the stand-in worker (tests/data/fakeworker), which writes to
+        // its stderr only for M = 19 (out of memory).
+        qputenv("DIODE_PLUGIN_PYTHON", testutil::dataPath("fakeworker").toUtf8());
+        auto sweep = [&](const QString &name, const QString &ms) {
+            const QString plan = m_dir.filePath(name + ".json");
+            QFile f(plan);
+            if (!f.open(QIODevice::WriteOnly))
+                return -1;
+            f.write(QString(R"({"name": "%1", "timeout_s": 30, "entries": [{"ops": ["mm"], "dtypes": ["bf16"],
+                                "M": [%2], "N": [64], "K": [32]}]})")
+                        .arg(name, ms)
+                        .toUtf8());
+            f.close();
+            return testutil::runCli({"sweep", "--backend", "inductor", "--python", PYTHON3, "--plan", plan,
+                                     "--db", dir.filePath(name + ".db")});
+        };
+        QCOMPARE(sweep("quiet", "8, 16"), 0);
+        QCOMPARE(entries(dir.path()), (QStringList{"clean.db", "quiet.db"}));
+        QCOMPARE(sweep("loud", "8, 19"), 0);
+        qunsetenv("DIODE_PLUGIN_PYTHON");
+        QCOMPARE(entries(dir.path()), (QStringList{"clean.db", "loud.db", "loud.db.worker.log", "quiet.db"}));
+        QVERIFY(
+            testutil::fileBytes(dir.filePath("loud.db.worker.log")).contains("CUDA out of memory at M=19"));
     }
 
     // Four imports of one file into one new database at once: the schema is created once and the

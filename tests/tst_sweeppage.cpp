@@ -301,6 +301,44 @@ private slots:
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs WHERE status = 'finished'"), int64_t(1));
     }
 
+    // Issue 26 F9: after another database was opened the page still showed the last run's
+    // progress, plot and failures, as if they were of the database now open.
+    void anotherDatabaseClearsTheLastRun() {
+        WorkbenchState state;
+        SweepPage page(&state);
+        waitEstimate(page);
+        const QString db = m_dir.filePath("last-run.db");
+        page.setBackend("cpu");
+        page.setTargetDatabase(db);
+        page.setPlanText(
+            R"({"name": "last", "repeats": 1, "cpu": {"block_m": [64], "block_n": [64], "block_k": [64], "threads": [1]},
+            "entries": [{"problems": [{"op": "mm", "dtype": "fp32", "M": 20000, "N": 20000, "K": 20000},
+                                      {"op": "mm", "dtype": "fp32", "M": 8, "N": 8, "K": 8}]}]})",
+            m_dir.path());
+        QVERIFY(waitEstimate(page).error.isEmpty());
+        QSignalSpy finished(page.worker(), &SweepWorker::finished);
+        page.run();
+        QVERIFY(finished.wait(60000));
+        auto *bar = page.findChild<QProgressBar *>("sweepProgress");
+        auto *status = page.findChild<QLabel *>("sweepStatus");
+        QCOMPARE(page.plot()->points(), 1);
+        QCOMPARE(page.failedModel()->rowCount(), 1);
+        QCOMPARE(bar->value(), 2);
+        QVERIFY(status->text().contains("finished"));
+        // The run's own database shown everywhere (as the page does when a run starts) keeps it.
+        state.setDatabase(db, false);
+        QCOMPARE(page.plot()->points(), 1);
+        // Another database: nothing of that run is in it.
+        state.setDatabase(kShipped, true);
+        QCOMPARE(page.plot()->points(), 0);
+        QVERIFY2(plotMessage(page.plot()).contains("h200-dataset.db is open"),
+                 qPrintable(plotMessage(page.plot())));
+        QCOMPARE(page.failedModel()->rowCount(), 0);
+        QCOMPARE(bar->value(), 0);
+        QCOMPARE(status->text(), QString("No sweep running."));
+        QCOMPARE(page.targetDatabase(), db); // a read-only database is never a sweep's target
+    }
+
     void failedProblemsAreListedWithTheirErrors() {
         WorkbenchState state;
         SweepPage page(&state);

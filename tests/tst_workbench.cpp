@@ -2,18 +2,26 @@
 
 #include "pagecheck.h"
 
+#include "common/workbenchstate.h"
 #include "mainwindow.h"
 #include "summary/summarypage.h"
 
 #include "diode/config.h"
 #include "diode/sweepplan.h"
 
+#include <QAction>
+#include <QApplication>
 #include <QCryptographicHash>
 #include <QDirIterator>
+#include <QElapsedTimer>
+#include <QFileDialog>
 #include <QLabel>
 #include <QMessageBox>
 #include <QSignalSpy>
+#include <QStatusBar>
+#include <QTableView>
 #include <QTableWidget>
+#include <QTimer>
 
 // The real main window, offscreen, opening real databases.
 class TestWorkbench : public QObject {
@@ -193,6 +201,174 @@ private slots:
             QVERIFY(QFileInfo(png).size() > 10000);
         }
         QCOMPARE(snapshot(), before);
+    }
+
+    // Issue 26 F4: `--screenshot` of a database that cannot be opened waited for the 240 s hang
+    // watchdog and exited 1 with "nothing progressed". It ends at once, exit 2, the reason on
+    // stderr, no picture, and the file as it was.
+    void screenshotOfADatabaseThatCannotOpenFailsAtOnce_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QByteArray>("content"); // "" with name "missing.db": no file at all
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("missing") << "missing.db" << QByteArray() << "the file does not exist";
+        QTest::newRow("not sqlite") << "text.db" << QByteArray(100, 'x') << "not a SQLite database";
+        QTest::newRow("empty") << "empty.db" << QByteArray() << "is empty: it holds no diode tables";
+        QTest::newRow("foreign sqlite") << "foreign.db" << QByteArray() << "not a diode database";
+    }
+    void screenshotOfADatabaseThatCannotOpenFailsAtOnce() {
+        QFETCH(QString, name);
+        QFETCH(QByteArray, content);
+        QFETCH(QString, reason);
+        const QString db = m_dir.filePath(name), png = m_dir.filePath(name + ".png");
+        if (name == "foreign.db") {
+            sqlite3 *h = nullptr;
+            QCOMPARE(sqlite3_open(db.toUtf8().constData(), &h), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(h, "CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)", nullptr,
+                                  nullptr, nullptr),
+                     SQLITE_OK);
+            sqlite3_close(h);
+        } else if (name != "missing.db") {
+            QFile f(db);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(content);
+        }
+        const QByteArray before = QFileInfo::exists(db) ? testutil::fileBytes(db) : QByteArray();
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        p.setProcessEnvironment(env);
+        QElapsedTimer t;
+        t.start();
+        p.start(QStringLiteral(DIODE_WORKBENCH), {db, "--screenshot", png});
+        QVERIFY(p.waitForFinished(120000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(t.elapsed() < 60000, qPrintable(QString::number(t.elapsed())));
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(p.exitCode() == 2, qPrintable(QString::number(p.exitCode()) + ": " + err.right(800)));
+        QVERIFY2(err.contains("--screenshot: Cannot open " + db) && err.contains(reason),
+                 qPrintable(err.right(800)));
+        QVERIFY(!err.contains("nothing progressed"));
+        QVERIFY(!QFileInfo::exists(png));
+        QCOMPARE(QFileInfo::exists(db) ? testutil::fileBytes(db) : QByteArray(), before);
+        QCOMPARE(QFileInfo::exists(db + "-wal") || QFileInfo::exists(db + "-shm"), false);
+    }
+
+    // Issue 26 F9: `--demo missing.json --screenshot` exited 0 with a picture of the error.
+    void screenshotOfADemoResultThatCannotBeReadFails() {
+        const QString missing = m_dir.filePath("missing-demo.json"), png = m_dir.filePath("demo.png");
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(DIODE_WORKBENCH),
+                {"--page", "demoPage", "--demo", missing, "--screenshot", png});
+        QVERIFY(p.waitForFinished(60000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 2,
+                 qPrintable(QString::number(p.exitCode()) + ": " + err.right(800)));
+        QVERIFY2(err.contains("--demo " + missing + ": Cannot open the demo result: cannot read '" + missing +
+                              "'"),
+                 qPrintable(err.right(800)));
+        QVERIFY(!QFileInfo::exists(png));
+    }
+
+    // Issue 26 F5: a failed File > Open closed the database that was open (Overview "No database
+    // open", Data stuck on "Loading…"). The open one stays open and usable; the error is shown.
+    void failedOpenKeepsTheOpenDatabase() {
+        const QString good = testutil::sourcePath("trained_models/h200/h200-dataset.db");
+        const QString bad = m_dir.filePath("bad-open.db");
+        {
+            QFile f(bad);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray(100, 'x'));
+        }
+        MainWindow w;
+        w.show();
+        QSignalSpy shown(&w, &MainWindow::databaseShown);
+        QSignalSpy failed(&w, &MainWindow::databaseFailed);
+        w.openDatabase(good, true);
+        QVERIFY(shown.wait(20000));
+        auto *counts = w.findChild<QLabel *>("summaryCounts");
+        auto *title = w.findChild<QLabel *>("summaryTitle");
+        auto *rows = w.findChild<QLabel *>("measurementsCount");
+        QVERIFY(counts && title && rows);
+        QTRY_VERIFY_WITH_TIMEOUT(rows->text().contains("rows"), 20000);
+        const QString summary = counts->text(), measurements = rows->text();
+        QVERIFY(!summary.isEmpty());
+
+        w.openDatabase(bad);
+        QVERIFY(failed.wait(10000));
+        QVERIFY2(failed.at(0).at(0).toString().contains("not a SQLite database"),
+                 qPrintable(failed.at(0).at(0).toString()));
+        QCOMPARE(w.state()->databasePath(), good);
+        QVERIFY(w.state()->databaseReadOnly());
+        QCOMPARE(title->text(), good);
+        QCOMPARE(counts->text(), summary);
+        auto *box = w.findChild<QMessageBox *>("databaseErrorDialog");
+        QVERIFY(box && box->isVisible());
+        QVERIFY2(box->text().contains(bad) && box->text().contains("h200-dataset.db stays open"),
+                 qPrintable(box->text()));
+        QVERIFY(w.statusBar()->currentMessage().contains(bad));
+        box->close();
+        // The Data page still shows the open database, never the failed one.
+        QTest::qWait(500);
+        QCOMPARE(rows->text(), measurements);
+        // ... and it is usable: read again after a change, it shows again.
+        w.state()->notifyDataChanged();
+        QVERIFY(shown.wait(20000));
+        QCOMPARE(counts->text(), summary);
+        QCOMPARE(failed.count(), 1);
+    }
+
+    // Issue 26 F9: Save table as CSV wrote the file and said nothing. The status bar says where.
+    void savedTableSaysWhereItWent() {
+        MainWindow w;
+        w.show();
+        QSignalSpy shown(&w, &MainWindow::databaseShown);
+        w.openDatabase(testutil::sourcePath("trained_models/h200/h200-dataset.db"), true);
+        QVERIFY(shown.wait(20000));
+        // Answers the save dialog the action opens (Qt's own dialog: offscreen has no native one).
+        auto answer = [](const QString &path) {
+            QTimer::singleShot(200, [path] {
+                auto *dialog = qobject_cast<QFileDialog *>(QApplication::activeModalWidget());
+                QVERIFY(dialog);
+                dialog->selectFile(path);
+                static_cast<QDialog *>(dialog)->accept(); // QFileDialog::accept is protected
+            });
+        };
+        auto trigger = [](QWidget *view, const QString &prefix) {
+            for (QAction *a : view->actions())
+                if (a->text().startsWith(prefix)) {
+                    a->trigger();
+                    return true;
+                }
+            return false;
+        };
+        // A table of a page (the Sweep page's failed problems), saved as it is shown.
+        auto *sweep = w.findChild<QWidget *>("sweepPage");
+        QTableView *failedView = nullptr;
+        for (auto *v : sweep->findChildren<QTableView *>())
+            for (QAction *a : v->actions())
+                if (a->text().startsWith("Save table as CSV"))
+                    failedView = v;
+        QVERIFY(failedView);
+        const QString csv = m_dir.filePath("failed-problems.csv");
+        answer(csv);
+        QVERIFY(trigger(failedView, "Save table as CSV"));
+        QVERIFY(QFileInfo::exists(csv));
+        QVERIFY2(w.statusBar()->currentMessage().contains("Table saved to " + csv),
+                 qPrintable(w.statusBar()->currentMessage()));
+        // The Data page's tables, every matching row (written on a worker thread).
+        QVERIFY(w.showPage("dataPage"));
+        auto *rows = w.findChild<QLabel *>("measurementsCount");
+        QTRY_VERIFY_WITH_TIMEOUT(rows && rows->text().contains("rows"), 20000);
+        auto *measurements = w.findChild<QTableView *>("measurementsView");
+        QVERIFY(measurements);
+        const QString all = m_dir.filePath("measurements.csv");
+        answer(all);
+        QVERIFY(trigger(measurements, "Save table as CSV"));
+        QTRY_VERIFY_WITH_TIMEOUT(w.statusBar()->currentMessage().contains("rows saved to " + all), 20000);
+        QVERIFY(QFileInfo(all).size() > 1000);
     }
 
     void foreignFileGivesAVisibleError() {

@@ -42,7 +42,8 @@ MainWindow::MainWindow(QWidget *parent)
     , m_pageDescription(new QLabel(this))
     , m_pages(new QStackedWidget(this))
     , m_summary(new SummaryPage(this))
-    , m_loader(new StoreLoader(this)) {
+    , m_loader(new StoreLoader(this))
+    , m_opener(new StoreLoader(this)) {
     setWindowTitle(tr("Diode Workbench"));
     auto *central = new QWidget(this);
     auto *layout = new QHBoxLayout(central);
@@ -112,22 +113,25 @@ MainWindow::MainWindow(QWidget *parent)
            "from a saved result."));
 
     connect(m_loader, &StoreLoader::loaded, this, [this](const DatasetSummary &s) {
-        m_summary->setSummary(s);
-        statusBar()->showMessage(
-            tr("%1 problems, %2 measurements").arg(s.stats.problems).arg(s.stats.measurements));
-        emit databaseShown(s.path);
+        if (s.path == m_state->databasePath()) // not one another database replaced meanwhile
+            showSummary(s);
     });
-    connect(m_loader, &StoreLoader::failed, this, [this](const QString &msg) {
-        m_summary->setMessage(tr("No database open."));
-        statusBar()->showMessage(msg);
-        if (isVisible())
-            QMessageBox::warning(this, tr("Cannot open database"), msg);
-        emit databaseFailed(msg);
+    connect(m_loader, &StoreLoader::failed, this, [this](const QString &path, const QString &msg) {
+        if (path == m_state->databasePath())
+            showFailure(path, msg);
     });
+    connect(m_opener, &StoreLoader::loaded, this, [this](const DatasetSummary &s) {
+        m_state->setDatabase(s.path, m_openingReadOnly); // the same one again: its pages read it again
+        showSummary(s);
+    });
+    connect(m_opener, &StoreLoader::failed, this, &MainWindow::showFailure);
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    connect(m_state, &WorkbenchState::dataChanged, this, [this] { m_loader->load(m_state->databasePath()); });
+    connect(m_state, &WorkbenchState::dataChanged, this, [this] {
+        if (!m_state->databasePath().isEmpty()) // none open yet: nothing to read again
+            m_loader->load(m_state->databasePath());
+    });
 }
 
 // Pages hold the shared state and save their settings when destroyed; QObject would delete the
@@ -176,9 +180,40 @@ QStringList MainWindow::pageNames() const {
 }
 
 void MainWindow::openDatabase(const QString &path, bool readOnly) {
-    m_summary->setMessage(tr("Opening %1…").arg(path));
-    m_state->setDatabase(path, readOnly);
-    m_loader->load(path);
+    if (m_state->databasePath().isEmpty())
+        m_summary->setMessage(tr("Opening %1…").arg(path));
+    statusBar()->showMessage(tr("Opening %1…").arg(path));
+    m_openingReadOnly = readOnly;
+    m_opener->load(path);
+}
+
+void MainWindow::showSummary(const DatasetSummary &s) {
+    m_summary->setSummary(s);
+    statusBar()->showMessage(
+        tr("%1 problems, %2 measurements").arg(s.stats.problems).arg(s.stats.measurements));
+    emit databaseShown(s.path);
+}
+
+// A database that could not be opened leaves the open one as it was: its pages keep their data.
+void MainWindow::showFailure(const QString &path, const QString &message) {
+    const QString open = m_state->databasePath();
+    QString shown = message;
+    if (open.isEmpty())
+        m_summary->setMessage(tr("No database open."));
+    else if (open == path) // the open database itself became unreadable (deleted, replaced)
+        m_summary->setMessage(message);
+    else
+        shown += tr(" (%1 stays open)").arg(QFileInfo(open).fileName());
+    statusBar()->showMessage(shown);
+    emit databaseFailed(message); // first: a --screenshot run ends on it, before any dialog
+    if (isVisible()) {
+        // Not modal: a dialog's own event loop would hold back everything queued behind it.
+        auto *box =
+            new QMessageBox(QMessageBox::Warning, tr("Cannot open database"), shown, QMessageBox::Ok, this);
+        box->setObjectName(QStringLiteral("databaseErrorDialog"));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    }
 }
 
 void MainWindow::chooseDatabase() {

@@ -17,6 +17,8 @@ class MainWindow : public QMainWindow {
 public:
     explicit MainWindow(QWidget *parent = nullptr);
     ~MainWindow() override;
+    /// Opens `path` once it has been read: until then, and if it cannot be read, the database
+    /// that was open stays open (a failure is shown and signalled with databaseFailed).
     void openDatabase(const QString &path, bool readOnly = false);
     SummaryPage *summaryPage() const { return m_summary; }
     WorkbenchState *state() const { return m_state; }
@@ -40,6 +42,8 @@ signals:
 
 private:
     void chooseDatabase();
+    void showSummary(const DatasetSummary &summary);
+    void showFailure(const QString &path, const QString &message);
 
     WorkbenchState *m_state;
     QListWidget *m_pageList;
@@ -47,5 +51,7 @@ private:
     QStringList m_descriptions;
     QStackedWidget *m_pages;
     SummaryPage *m_summary;
-    StoreLoader *m_loader;
+    StoreLoader *m_loader; ///< reads the open database again after a sweep or training run
+    StoreLoader *m_opener; ///< reads a database asked to open; only its success makes it the open one
+    bool m_openingReadOnly = false;
 };

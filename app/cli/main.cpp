@@ -24,6 +24,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -107,7 +109,9 @@ int runSweep(const SweepOptions &o) {
     g_session = nullptr;
     bar.finish();
     const int64_t runId = session.runId();
-    Store store(o.db, Store::Mode::ReadOnly);
+    // Read-write, as the sweep was: SQLite removes the -wal and -shm files when the last
+    // connection closes, unless that one is read-only, and this is the last.
+    Store store(o.db);
     fmt::print(stderr, "run {} {}: {} measurements stored\n", runId, status, store.measurementCount(runId));
     if (status == "cancelled")
         fmt::print(stderr, "continue it with: diode sweep --resume --db {}\n", o.db);
@@ -141,17 +145,39 @@ template <typename Write> int64_t writeBesideAndRename(const std::string &path, 
     return n;
 }
 
-int runExport(const std::string &db, const std::string &format, const std::string &outPath) {
+// The format a file's name says: "csv" for .csv, "jsonl" for .jsonl or .ndjson, "" for any other.
+std::string formatOfName(const std::string &path) {
+    std::string ext = std::filesystem::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    if (ext == ".csv")
+        return "csv";
+    if (ext == ".jsonl" || ext == ".ndjson")
+        return "jsonl";
+    return {};
+}
+
+// Without --format the file's name decides (jsonl for standard output and other names); a
+// --format its name contradicts (JSON lines in x.csv) is refused before anything is written.
+int runExport(const std::string &db, std::string format, const std::string &outPath) {
+    const bool toFile = !outPath.empty() && outPath != "-";
+    const std::string named = toFile ? formatOfName(outPath) : std::string();
+    if (format.empty())
+        format = named.empty() ? "jsonl" : named;
+    else if (!named.empty() && named != format)
+        throw InvalidInput(fmt::format("--format {} does not match --out '{}', whose name says {}; give "
+                                       "--format {}, or name the file .{}",
+                                       format, outPath, named, named, format));
     Store store(db, Store::Mode::ReadOnly);
     auto write = [&](std::ostream &os) {
         return format == "csv" ? exportCsv(store, os) : exportJsonl(store, os);
     };
-    if (outPath.empty() || outPath == "-") {
+    if (!toFile) {
         write(std::cout);
         return 0;
     }
     const int64_t n = writeBesideAndRename(outPath, write);
-    fmt::print(stderr, "{} rows written to {}\n", n, outPath);
+    fmt::print(stderr, "{} rows written to {} ({})\n", n, outPath, format);
     return 0;
 }
 
@@ -405,10 +431,14 @@ int main(int argc, char **argv) {
                         "import a file whose content this database already holds once more");
     cmdImport->add_flag("--adopt-foreign-db", importAdopt, adoptHelp);
 
-    std::string exportDb, exportFormat = "jsonl", exportOut;
+    std::string exportDb, exportFormat, exportOut;
     auto *cmdExport = app.add_subcommand("export", "Write every measurement as problem JSON lines or CSV");
     cmdExport->add_option("--db", exportDb, "SQLite database")->required()->check(CLI::ExistingFile);
-    cmdExport->add_option("--format", exportFormat, "jsonl or csv")->check(CLI::IsMember({"jsonl", "csv"}));
+    cmdExport
+        ->add_option("--format", exportFormat,
+                     "jsonl or csv (default: what --out's name says, .csv or .jsonl; else jsonl); one its "
+                     "name contradicts is refused")
+        ->check(CLI::IsMember({"jsonl", "csv"}));
     cmdExport->add_option("--out", exportOut, "output file (default: standard output)");
 
     std::string statsDb;

@@ -179,14 +179,20 @@ int runRank(const Options &o) {
                                       "at most that (docs/FORMATS.md, Limits)",
                                       n, kProblemJsonLimits.maxBytes)}};
             std::cout << out.dump() << '\n';
+            fmt::print(stderr, "error: {}\n", out["error"].get<std::string>());
             return 2;
         }
         if (line.find_first_not_of(" \t\r") == std::string::npos)
             continue;
         nlohmann::json out = {{"line", n}};
         out.update(rankProblemLine(pkg, line, fmt::format("line {}", n)));
-        refused = refused || out.contains("error");
         std::cout << out.dump() << '\n';
+        // Said on stderr too: a person reading the terminal sees which lines got no ranking.
+        if (out.contains("error")) {
+            refused = true;
+            std::cout.flush();
+            fmt::print(stderr, "error: {}\n", out["error"].get<std::string>());
+        }
     }
     if (in->bad())
         throw InvalidInput(fmt::format("cannot read '{}'", o.input));
@@ -350,8 +356,11 @@ std::function<int()> addModelCommands(CLI::App &app) {
     auto *inspect = app.add_subcommand(
         "inspect",
         "Summarise a package: what it was trained on and its test-split metrics against the baselines");
-    inspect->add_option("package,--package", o->package, ".diode package")
-        ->required()
+    // One option under two names: CLI11 would mark each REQUIRED in --help though one is enough,
+    // so the check that one was given is below.
+    inspect
+        ->add_option("package,--package", o->package,
+                     ".diode package: as the argument or --package (one is needed)")
         ->check(CLI::ExistingFile);
     inspect->add_flag("--json", o->json, "print the whole manifest as JSON instead of the summary");
 
@@ -365,8 +374,12 @@ std::function<int()> addModelCommands(CLI::App &app) {
         }
         if (*rank)
             return runRank(*o);
-        if (*inspect)
+        if (*inspect) {
+            if (o->package.empty())
+                throw InvalidInput(
+                    "inspect needs a package: diode inspect FILE.diode (or --package FILE.diode)");
             return runInspect(*o);
+        }
         return -1;
     };
 }

@@ -2,6 +2,7 @@
 
 #include "common/shippedfile.h"
 #include "common/workbenchstate.h"
+#include "demo/demopage.h"
 #include "mainwindow.h"
 
 #include "diode/config.h"
@@ -212,9 +213,15 @@ int main(int argc, char **argv) {
             showTab(shown, parser.value(page).section(QLatin1Char('/'), 1));
     }
     if (parser.isSet(demo)) {
-        auto *demoPage = window.findChild<QWidget *>(QStringLiteral("demoPage"));
-        if (demoPage)
-            QMetaObject::invokeMethod(demoPage, "openResult", Q_ARG(QString, parser.value(demo)));
+        // The page shows why a result cannot be read; the command line says so too, and a
+        // screenshot of the page without it would show something else than was asked for.
+        auto *demoPage = window.findChild<DemoPage *>();
+        if (demoPage && !demoPage->openResult(parser.value(demo))) {
+            std::fprintf(stderr, "diode-workbench: --demo %s: %s\n", qPrintable(parser.value(demo)),
+                         qPrintable(demoPage->message()));
+            if (parser.isSet(shot))
+                return 2;
+        }
     }
     if (parser.isSet(shot)) {
         const QString out = parser.value(shot);
@@ -236,8 +243,14 @@ int main(int argc, char **argv) {
         if (!shown || !waitForPage(window, shown, [save] { save(QString()); }))
             QObject::connect(&window, &MainWindow::databaseShown, &window,
                              [save] { QTimer::singleShot(300, [save] { save(QString()); }); });
-        QObject::connect(&window, &MainWindow::databaseFailed, &window, [save](const QString &message) {
-            save(QStringLiteral("the database failed to open: ") + message);
+        // A database that cannot be opened ends the run at once (not after the hang watchdog),
+        // with the reason and no picture: there is nothing of what was asked for to show.
+        QObject::connect(&window, &MainWindow::databaseFailed, &window, [saved](const QString &message) {
+            if (*saved)
+                return;
+            *saved = true;
+            std::fprintf(stderr, "diode-workbench: --screenshot: %s\n", qPrintable(message));
+            QApplication::exit(2);
         });
         watchForHang(shown ? shown : &window, [save](int seconds) {
             save(QStringLiteral("nothing progressed for %1 s; saved the window as it was").arg(seconds));

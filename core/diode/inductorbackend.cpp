@@ -38,6 +38,12 @@ InductorBackend::InductorBackend(std::string python, std::string logPath)
 InductorBackend::~InductorBackend() {
     if (m_worker && m_worker->running())
         m_worker->writeLine(R"({"cmd":"quit"})");
+    m_worker.reset(); // ends the worker: nothing writes to its log after this
+    // A log the worker wrote nothing into says nothing; one with content is kept for diagnosis.
+    std::error_code ec;
+    if (!m_logPath.empty() && std::filesystem::is_regular_file(m_logPath, ec) &&
+        std::filesystem::file_size(m_logPath, ec) == 0 && !ec)
+        std::filesystem::remove(m_logPath, ec);
 }
 
 void InductorBackend::spawn(std::chrono::seconds helloTimeout) {

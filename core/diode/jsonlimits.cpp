@@ -51,6 +51,17 @@ std::string withoutLibraryPrefix(const char *what) {
 
 json parseJsonBounded(std::string_view text, const std::string &what, const JsonLimits &limits) {
     std::vector<Frame> stack;
+    uint64_t values = 0;
+    auto count = [&] {
+        if (++values <= limits.maxValues)
+            return;
+        const std::string at = pathOf(stack, stack.size());
+        throw InvalidInput(
+            fmt::format("{}: holds more than {} JSON values (objects, arrays, strings, numbers, "
+                        "booleans and nulls; the limit was passed {}); at most {} are allowed",
+                        what, limits.maxValues, at.empty() ? "at the top level" : "in field '" + at + "'",
+                        limits.maxValues));
+    };
     auto childDone = [&] {
         if (!stack.empty() && stack.back().array)
             ++stack.back().index;
@@ -70,9 +81,11 @@ json parseJsonBounded(std::string_view text, const std::string &what, const Json
     const json::parser_callback_t callback = [&](int, json::parse_event_t event, json &parsed) {
         switch (event) {
         case json::parse_event_t::object_start:
+            count();
             open(false);
             break;
         case json::parse_event_t::array_start:
+            count();
             open(true);
             break;
         case json::parse_event_t::key: {
@@ -93,6 +106,7 @@ json parseJsonBounded(std::string_view text, const std::string &what, const Json
             childDone();
             break;
         case json::parse_event_t::value:
+            count(); // a string, number, boolean or null: objects and arrays counted as they opened
             childDone();
             break;
         }

@@ -35,11 +35,21 @@ void putU32(std::string &out, uint32_t v) {
         out.push_back(char((v >> (8 * i)) & 0xff));
 }
 
-uint32_t getU32(const std::string &in, size_t at) {
+uint32_t getU32(std::string_view in, size_t at) {
     uint32_t v = 0;
     for (int i = 0; i < 4; ++i)
         v |= uint32_t(uint8_t(in[at + size_t(i)])) << (8 * i);
     return v;
+}
+
+// The header's manifest length, refused when over the limit: checked on the first 16 bytes, so a
+// hostile package is refused before the rest of it is read or parsed.
+size_t manifestLength(std::string_view header) {
+    const size_t mlen = getU32(header, 12);
+    if (mlen > ModelPackage::kManifestLimits.maxBytes)
+        throw PackageError(fmt::format("manifest is {} bytes; a package's manifest may be at most {} bytes",
+                                       mlen, ModelPackage::kManifestLimits.maxBytes));
+    return mlen;
 }
 
 struct TensorSpec {
@@ -235,6 +245,10 @@ std::string ModelPackage::toBytes(nlohmann::json manifest, const std::vector<Mlp
     manifest["tensors"] = table;
     manifest["data_bytes"] = blob.size();
     const std::string text = manifest.dump(2);
+    if (text.size() > kManifestLimits.maxBytes) // never write what no reader would read
+        throw PackageError(
+            fmt::format("manifest would be {} bytes; a package's manifest may be at most {} bytes",
+                        text.size(), kManifestLimits.maxBytes));
     std::string out(kMagic, 8);
     putU32(out, version);
     putU32(out, uint32_t(text.size()));
@@ -272,9 +286,15 @@ ModelPackage ModelPackage::load(const std::string &path) {
     std::ifstream f(path, std::ios::binary);
     if (!f)
         throw PackageError(fmt::format("cannot read package '{}'", path));
-    std::ostringstream ss;
-    ss << f.rdbuf();
     try {
+        // The header first: a manifest over its limit is refused before the rest is read.
+        std::string header(kHeader, '\0');
+        f.read(header.data(), std::streamsize(kHeader));
+        header.resize(size_t(f.gcount()));
+        if (header.size() == kHeader && std::memcmp(header.data(), kMagic, 8) == 0)
+            manifestLength(header);
+        std::ostringstream ss;
+        ss << header << f.rdbuf();
         return fromBytes(ss.str());
     } catch (const PackageError &e) {
         throw PackageError(fmt::format("{}: {}", path, e.what()));
@@ -294,7 +314,7 @@ ModelPackage ModelPackage::fromBytes(const std::string &in) {
     if (version > uint32_t(kFormatVersion))
         throw PackageError(fmt::format("package was written by package format {}; this build reads up to {}",
                                        version, kFormatVersion));
-    const size_t mlen = getU32(in, 12);
+    const size_t mlen = manifestLength(in);
     if (in.size() < kHeader + mlen + 4)
         throw PackageError(
             fmt::format("truncated: manifest needs {} bytes, file has {}", kHeader + mlen + 4, in.size()));
@@ -303,7 +323,7 @@ ModelPackage ModelPackage::fromBytes(const std::string &in) {
         throw PackageError("manifest checksum mismatch (corrupted file)");
     ModelPackage pkg;
     try {
-        pkg.m_manifest = parseJsonBounded(text, "manifest", JsonLimits{64, text.size(), false});
+        pkg.m_manifest = parseJsonBounded(text, "manifest", kManifestLimits);
     } catch (const InvalidInput &e) {
         throw PackageError(e.what());
     }

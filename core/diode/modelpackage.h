@@ -1,6 +1,7 @@
 #pragma once
 
 #include "features.h"
+#include "jsonlimits.h"
 #include "measurement.h"
 
 #include <Eigen/Core>
@@ -38,6 +39,11 @@ public:
     /// A package file larger than this is refused before it is read (docs/PACKAGE.md, Limits):
     /// the shipped model is 0.25 MB; /dev/zero or a stray multi-gigabyte file is not a package.
     static constexpr uint64_t kMaxFileBytes = 256ull << 20;
+    /// What a manifest may hold (docs/PACKAGE.md): its length is checked against maxBytes from the
+    /// header, before the file is read on; its values are counted while it is parsed. The largest
+    /// package diode writes (64 members of 16 layer sizes: 2,048 tensors) has a manifest of about
+    /// 0.4 MB and 18,000 values; the shipped ones 23 kB and 865.
+    static constexpr JsonLimits kManifestLimits{64, 4ull << 20, false, 100'000};
 
     /// Throws PackageError naming the fault.
     static ModelPackage load(const std::string &path);

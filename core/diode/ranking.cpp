@@ -26,6 +26,12 @@ nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &l
     } catch (const InvalidInput &e) {
         return {{"error", e.what()}};
     }
+    // An empty ranking looks like an answer; a line with nothing to rank is one the caller got wrong.
+    if (rec.candidates.empty())
+        return {
+            {"error", fmt::format("{}: the problem has no candidates to rank; give it a 'candidates' list "
+                                  "of the kernels to order (docs/FORMATS.md)",
+                                  where)}};
     std::vector<KernelConfig> configs;
     configs.reserve(rec.candidates.size());
     for (const auto &m : rec.candidates)

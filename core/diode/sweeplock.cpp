@@ -7,6 +7,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace diode {
@@ -25,23 +26,36 @@ std::string readAll(int fd) {
 
 } // namespace
 
-SweepLock::SweepLock(const std::string &dbPath) {
-    const auto path = lockPath(dbPath);
-    m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (m_fd < 0)
-        throw std::runtime_error(
-            fmt::format("cannot create the sweep lock '{}': {}", path, std::strerror(errno)));
-    if (::flock(m_fd, LOCK_EX | LOCK_NB) != 0) {
-        const int err = errno;
-        const auto holder = readAll(m_fd);
+SweepLock::SweepLock(const std::string &dbPath)
+    : m_path(lockPath(dbPath)) {
+    const auto &path = m_path;
+    for (;;) {
+        m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (m_fd < 0)
+            throw std::runtime_error(
+                fmt::format("cannot create the sweep lock '{}': {}", path, std::strerror(errno)));
+        if (::flock(m_fd, LOCK_EX | LOCK_NB) != 0) {
+            const int err = errno;
+            const auto holder = readAll(m_fd);
+            ::close(m_fd);
+            m_fd = -1;
+            if (err == EWOULDBLOCK)
+                throw SweepBusy(
+                    fmt::format("database '{}' is already being swept ({}); one sweep writes a database at "
+                                "a time: wait for it to finish or stop it, then --resume",
+                                dbPath, holder.empty() ? "by another process" : holder));
+            throw std::runtime_error(fmt::format("cannot lock '{}': {}", path, std::strerror(err)));
+        }
+        // The holder before us removes the file as it lets go (~SweepLock): if it did so after we
+        // opened it, we hold a file nobody else will open, and the next sweep would create another.
+        // Only a lock on the file that is at the path now counts.
+        struct stat held {
+        }, now{};
+        if (::fstat(m_fd, &held) == 0 && ::stat(path.c_str(), &now) == 0 && held.st_dev == now.st_dev &&
+            held.st_ino == now.st_ino)
+            break;
         ::close(m_fd);
         m_fd = -1;
-        if (err == EWOULDBLOCK)
-            throw SweepBusy(
-                fmt::format("database '{}' is already being swept ({}); one sweep writes a database at a "
-                            "time: wait for it to finish or stop it, then --resume",
-                            dbPath, holder.empty() ? "by another process" : holder));
-        throw std::runtime_error(fmt::format("cannot lock '{}': {}", path, std::strerror(err)));
     }
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
@@ -56,8 +70,11 @@ SweepLock::SweepLock(const std::string &dbPath) {
     }
 }
 
+// A finished sweep leaves no lock file behind. Removed while still held, so a sweep that opened
+// it meanwhile sees the file gone once it gets the lock, and starts again on a new one.
 SweepLock::~SweepLock() {
     if (m_fd >= 0) {
+        ::unlink(m_path.c_str());
         ::flock(m_fd, LOCK_UN);
         ::close(m_fd);
     }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 namespace diode {
@@ -67,6 +68,13 @@ SweepSession::SweepSession(const Request &r)
     : m_db(r.db)
     , m_backendName(r.backend) {
     std::optional<SweepPlan> plan = r.plan;
+    // Without a plan a resume can only continue a run, and a database that does not exist holds
+    // none: refuse before opening it, which would create an empty one under a mistyped name.
+    if (r.resume && !plan && !std::filesystem::exists(r.db))
+        throw InvalidInput(
+            fmt::format("cannot resume: database '{}' does not exist (nothing was created); check "
+                        "the path, or start a new run with --plan and --backend",
+                        r.db));
     if (r.resume) {
         if (auto found = SweepRunner::resumable(r.db)) {
             auto &[run, frozen] = *found;

@@ -1,9 +1,12 @@
 #include "common/exportactions.h"
 
 #include <QAction>
+#include <QDir>
 #include <QFile>
 #include <QFileDialog>
+#include <QMainWindow>
 #include <QMessageBox>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTextStream>
 
@@ -17,13 +20,26 @@ QString csvField(QString s) {
     return s;
 }
 
-void warnIfFailed(QWidget *parent, bool ok, const QString &path) {
+void reportPlotSaved(QWidget *parent, bool ok, const QString &path) {
     if (!ok)
         QMessageBox::warning(parent, QObject::tr("Export failed"),
                              QObject::tr("Could not write %1").arg(path));
+    else
+        reportSaved(parent, QObject::tr("Plot saved to %1").arg(QDir::toNativeSeparators(path)));
 }
 
 } // namespace
+
+void reportSaved(QWidget *from, const QString &what) {
+    if (auto *main = qobject_cast<QMainWindow *>(from->window())) {
+        main->statusBar()->showMessage(what, 15000);
+        return;
+    }
+    auto *box = new QMessageBox(QMessageBox::Information, QObject::tr("Saved"), what, QMessageBox::Ok, from);
+    box->setObjectName(QStringLiteral("savedMessage"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+}
 
 void addPlotExport(QCustomPlot *plot, const QString &baseName) {
     plot->setContextMenuPolicy(Qt::ActionsContextMenu);
@@ -33,13 +49,13 @@ void addPlotExport(QCustomPlot *plot, const QString &baseName) {
         const QString path =
             QFileDialog::getSaveFileName(plot, QObject::tr("Save plot"), baseName + ".png", "PNG (*.png)");
         if (!path.isEmpty())
-            warnIfFailed(plot, plot->savePng(path, 0, 0, 2.0), path);
+            reportPlotSaved(plot, plot->savePng(path, 0, 0, 2.0), path);
     });
     QObject::connect(pdf, &QAction::triggered, plot, [plot, baseName] {
         const QString path =
             QFileDialog::getSaveFileName(plot, QObject::tr("Save plot"), baseName + ".pdf", "PDF (*.pdf)");
         if (!path.isEmpty())
-            warnIfFailed(plot, plot->savePdf(path), path);
+            reportPlotSaved(plot, plot->savePdf(path), path);
     });
     plot->addAction(png);
     plot->addAction(pdf);
@@ -56,6 +72,10 @@ void addTableExport(QTableView *view, const QString &baseName) {
         const QString err = saveModelCsv(view->model(), path);
         if (!err.isEmpty())
             QMessageBox::warning(view, QObject::tr("Export failed"), err);
+        else
+            reportSaved(view, QObject::tr("Table saved to %1 (%2 rows)")
+                                  .arg(QDir::toNativeSeparators(path))
+                                  .arg(view->model()->rowCount()));
     });
     view->addAction(csv);
 }

@@ -16,5 +16,9 @@ void addTableExport(QTableView *view, const QString &baseName);
 /// Writes every row of `model` (display role, with the horizontal header) as CSV. Returns an
 /// empty string on success, otherwise the reason naming the file.
 QString saveModelCsv(const QAbstractItemModel *model, const QString &path);
+/// Says that a file was saved, and where (`what`, a sentence naming it): in the window's status
+/// bar, or a message box for a widget shown without the main window. A save nobody sees happen
+/// looks like nothing happened.
+void reportSaved(QWidget *from, const QString &what);
 /// Colours a plot from the widget's palette so light and dark system themes both read well.
 void applyPalette(QCustomPlot *plot);

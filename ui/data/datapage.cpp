@@ -8,6 +8,7 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -168,10 +169,12 @@ QWidget *DataPage::tablePage(StoreTableModel *model, const QString &name, QTable
     view->addAction(csv);
     connect(model, &StoreTableModel::exported, this,
             [this](const QString &path, qint64 rows, const QString &error) {
-                if (!error.isEmpty())
+                if (!error.isEmpty()) {
                     showError(error);
-                else
-                    emit exported(path, rows);
+                    return;
+                }
+                reportSaved(this, tr("%L1 rows saved to %2").arg(rows).arg(QDir::toNativeSeparators(path)));
+                emit exported(path, rows);
             });
     auto *count = new QLabel(page);
     count->setObjectName(name + QStringLiteral("Count"));

@@ -25,7 +25,7 @@ void StoreLoader::load(const QString &path) {
             if (error.isEmpty())
                 emit loaded(s);
             else
-                emit failed(error);
+                emit failed(s.path, error);
         });
     });
 }

@@ -25,7 +25,8 @@ public:
 
 signals:
     void loaded(const DatasetSummary &summary);
-    void failed(const QString &message);
+    /// `message` names the path and the reason.
+    void failed(const QString &path, const QString &message);
 
 private:
     AsyncJobs m_jobs{this}; // a newer load makes older results stale

@@ -133,8 +133,13 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
         sweepEnded(tr("Sweep stopped."));
     });
     connect(state, &WorkbenchState::databaseChanged, this, [this](const QString &path) {
-        if (!m_worker->isRunning() && !m_state->databaseReadOnly())
+        if (m_worker->isRunning())
+            return;
+        if (!m_state->databaseReadOnly())
             setTargetDatabase(path);
+        // The run shown was of another database: what it measured is not in this one.
+        if (!m_resultDatabase.isEmpty() && path != m_resultDatabase)
+            clearResult(path);
     });
 
     addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::Key_R), [this] { run(); });
@@ -499,6 +504,7 @@ void SweepPage::start(bool resume) {
     r.planJson = m_plan->toPlainText().toUtf8();
     r.planDir = m_planDir;
     r.resume = resume;
+    m_resultDatabase = m_database;
     m_failed->clear();
     m_results->setTabText(1, tr("Failed problems (0)"));
     m_plot->clear(tr("Measuring: each problem's best TFLOP/s appears here as it finishes."));
@@ -544,6 +550,19 @@ void SweepPage::sweepEnded(const QString &text) {
     m_resume->setEnabled(true);
     m_cancel->setEnabled(false);
     m_state->notifyDataChanged();
+}
+
+void SweepPage::clearResult(const QString &openDatabase) {
+    m_resultDatabase.clear();
+    m_failed->clear();
+    m_results->setTabText(1, tr("Failed problems (0)"));
+    m_plot->clear(tr("%1 is open: a sweep run here shows each problem's best TFLOP/s as it finishes.")
+                      .arg(QFileInfo(openDatabase).fileName()));
+    m_progress->setRange(0, 1);
+    m_progress->setValue(0);
+    m_progress->setTextVisible(false);
+    m_status->setText(tr("No sweep running."));
+    m_error->hide();
 }
 
 void SweepPage::showError(const QString &message) {

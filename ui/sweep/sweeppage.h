@@ -65,6 +65,7 @@ private:
     void showStatus(const SweepStatus &s);
     void showError(const QString &message);
     void sweepEnded(const QString &text);
+    void clearResult(const QString &openDatabase);
 
     WorkbenchState *m_state;
     SweepWorker *m_worker;
@@ -75,6 +76,7 @@ private:
     QString m_planPath;
     QString m_planDir;
     QString m_database;
+    QString m_resultDatabase; ///< the database of the run whose progress, plot and failures are shown
     QTimer *m_estimateDelay;
     QLabel *m_planFile;
     QLabel *m_estimate;

@@ -2,7 +2,7 @@
 needs a GPU). It speaks the same JSON-lines protocol and misbehaves on purpose, keyed by M:
   M == 13  the process dies with SIGSEGV mid-problem
   M == 17  the process hangs (the runner's per-problem timeout must kill it)
-  M == 19  answers ok=false with an out-of-memory message
+  M == 19  answers ok=false with an out-of-memory message, and says so on stderr (the worker log)
   M == 24  answers problem JSON version 2, as the in-graph worker does: times per method, a
            candidate that failed its in-graph timing, and both baselines
   other    answers two candidates with times derived from the sizes (version 1: time_ms)
@@ -36,6 +36,8 @@ def main():
         if p["M"] == 17:
             time.sleep(3600)
         if p["M"] == 19:
+            sys.stderr.write("fake worker: CUDA out of memory at M=19\n")
+            sys.stderr.flush()
             emit({"id": req["id"], "ok": False, "error": "out of GPU memory: tried to allocate 300 GiB"})
             continue
         t = 1e-6 * p["M"] * p["N"] * p["K"] / 1000.0
