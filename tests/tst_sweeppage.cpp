@@ -67,6 +67,22 @@ PlanEstimate waitEstimate(SweepPage &page) {
     return spy.last().at(0).value<PlanEstimate>();
 }
 
+// A cpu sweep of two problems into `db`, the first too big to fit (it fails), run to its end.
+bool runOneTooBigOfTwo(SweepPage &page, const QString &db) {
+    page.setBackend("cpu");
+    page.setTargetDatabase(db);
+    page.setPlanText(
+        R"({"name": "too-big", "repeats": 1, "cpu": {"block_m": [64], "block_n": [64], "block_k": [64], "threads": [1]},
+        "entries": [{"problems": [{"op": "mm", "dtype": "fp32", "M": 20000, "N": 20000, "K": 20000},
+                                  {"op": "mm", "dtype": "fp32", "M": 8, "N": 8, "K": 8}]}]})",
+        QFileInfo(db).absolutePath());
+    if (!waitEstimate(page).error.isEmpty())
+        return false;
+    QSignalSpy finished(page.worker(), &SweepWorker::finished);
+    page.run();
+    return finished.wait(60000);
+}
+
 } // namespace
 
 class TestSweepPage : public QObject {
@@ -308,17 +324,7 @@ private slots:
         SweepPage page(&state);
         waitEstimate(page);
         const QString db = m_dir.filePath("last-run.db");
-        page.setBackend("cpu");
-        page.setTargetDatabase(db);
-        page.setPlanText(
-            R"({"name": "last", "repeats": 1, "cpu": {"block_m": [64], "block_n": [64], "block_k": [64], "threads": [1]},
-            "entries": [{"problems": [{"op": "mm", "dtype": "fp32", "M": 20000, "N": 20000, "K": 20000},
-                                      {"op": "mm", "dtype": "fp32", "M": 8, "N": 8, "K": 8}]}]})",
-            m_dir.path());
-        QVERIFY(waitEstimate(page).error.isEmpty());
-        QSignalSpy finished(page.worker(), &SweepWorker::finished);
-        page.run();
-        QVERIFY(finished.wait(60000));
+        QVERIFY(runOneTooBigOfTwo(page, db));
         auto *bar = page.findChild<QProgressBar *>("sweepProgress");
         auto *status = page.findChild<QLabel *>("sweepStatus");
         QCOMPARE(page.plot()->points(), 1);
@@ -345,17 +351,7 @@ private slots:
         QAbstractItemModelTester tester(page.failedModel(),
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         waitEstimate(page);
-        page.setBackend("cpu");
-        page.setTargetDatabase(m_dir.filePath("failed.db"));
-        page.setPlanText(
-            R"({"name": "too-big", "repeats": 1, "cpu": {"block_m": [64], "block_n": [64], "block_k": [64], "threads": [1]},
-            "entries": [{"problems": [{"op": "mm", "dtype": "fp32", "M": 20000, "N": 20000, "K": 20000},
-                                      {"op": "mm", "dtype": "fp32", "M": 8, "N": 8, "K": 8}]}]})",
-            m_dir.path());
-        QVERIFY(waitEstimate(page).error.isEmpty());
-        QSignalSpy finished(page.worker(), &SweepWorker::finished);
-        page.run();
-        QVERIFY(finished.wait(60000));
+        QVERIFY(runOneTooBigOfTwo(page, m_dir.filePath("failed.db")));
         QCOMPARE(page.failedModel()->rowCount(), 1);
         QVERIFY(page.failedModel()->index(0, 0).data().toString().contains("20000"));
         QVERIFY2(page.failedModel()->index(0, 1).data().toString().contains("2 GB"),
