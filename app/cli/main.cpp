@@ -1,4 +1,4 @@
-// diode: the command line face of the workbench (docs/CLI.md). Exit codes: 0 success,
+// diode: the command line face of the workbench (README, "The command line"). Exit codes: 0 success,
 // 1 a failure while running, 2 bad input or usage, 3 the backend cannot run on this machine.
 
 #include "democommand.h"

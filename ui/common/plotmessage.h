@@ -4,8 +4,8 @@
 
 class QCustomPlot;
 
-// An empty state is a sentence, not axes with nothing on them (docs/STYLE.md): a plot with no
-// data to draw shows one centred sentence over its whole area instead.
+// An empty state is a sentence, not axes with nothing on them: a plot with no data to draw shows
+// one centred sentence over its whole area instead, saying why it is empty.
 
 /// Covers `plot` with `sentence`; an empty sentence shows the plot again.
 void setPlotMessage(QCustomPlot *plot, const QString &sentence);
