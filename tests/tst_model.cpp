@@ -353,6 +353,90 @@ private slots:
             QCOMPARE(again.members[m].biases.back(), res.members[m].biases.back());
     }
 
+    // Fine-tuning (`diode train --init`) starts from a package's networks as written: with no
+    // epoch to run, the result is the package itself; with epochs, the start counts as epoch 0,
+    // so no member ends worse on its validation problems than the network it started from.
+    void fineTuningStartsFromThePackage() {
+        const auto data = shippedDataset();
+        TrainOptions o;
+        o.epochs = 3;
+        o.patience = 1000;
+        o.members = 2;
+        const auto base = train(data, o);
+        QTemporaryDir dir;
+        const QString file = dir.filePath("base.diode");
+        ModelPackage::save(file.toStdString(), {{"hardware", base.hardware}}, base.members);
+        const auto start = packageWeights(file.toStdString());
+        QCOMPARE(start.size(), size_t(2));
+        for (size_t m = 0; m < 2; ++m) {
+            QCOMPARE(start[m].layerSizes, base.members[m].layerSizes);
+            QCOMPARE(start[m].weights, base.members[m].weights);
+            QCOMPARE(start[m].biases, base.members[m].biases);
+            QCOMPARE(start[m].inputStd, base.members[m].inputStd);
+        }
+        TrainOptions none = o;
+        none.epochs = 0;
+        none.seed = 9; // another split: the start is kept whatever the data
+        const auto same = train(data, none, &start);
+        for (size_t m = 0; m < 2; ++m) {
+            QCOMPARE(same.members[m].weights, start[m].weights);
+            QCOMPARE(same.members[m].biases, start[m].biases);
+            QCOMPARE(same.bestEpochs[m], 0);
+        }
+        // Three members from two networks: member 2 starts from network 0 again.
+        TrainOptions tuned = o;
+        tuned.members = 3;
+        tuned.learningRate = 3e-4;
+        const auto res = train(data, tuned, &start);
+        QCOMPARE(res.members.size(), size_t(3));
+        QCOMPARE(res.members[2].layerSizes, start[0].layerSizes);
+        QVERIFY(res.testMetrics["model"]["all"]["problems"].get<int>() > 30);
+        // A package whose width is not this build's feature schema is refused by name.
+        auto narrow = start;
+        narrow[0].layerSizes.front() = 3;
+        try {
+            train(data, tuned, &narrow);
+            QFAIL("a package of another width was fine-tuned");
+        } catch (const InvalidInput &e) {
+            QVERIFY2(QString(e.what()).contains("takes 3 features"), e.what());
+        }
+        // A package of other times than the data's is refused before training.
+        QString out, err;
+        QCOMPARE(
+            testutil::runCli({"train", "--db", testutil::sourcePath("trained_models/h200/h200-dataset.db"),
+                              "--init", testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode"),
+                              "--out", dir.filePath("x.diode")},
+                             &out, &err),
+            2);
+        QVERIFY2(err.contains("was trained on graph_warm times; the data's are inductor_autotune"),
+                 qPrintable(err));
+        QVERIFY(!QFile::exists(dir.filePath("x.diode")));
+        // Fine-tuned through the CLI: the manifest names its start and records the hardware the
+        // data was measured on (the runs' versions, the GPU table's facts).
+        QCOMPARE(
+            testutil::runCli({"train", "--db", testutil::sourcePath("trained_models/h200/h200-dataset.db"),
+                              "--init", testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode"),
+                              "--out", dir.filePath("x.diode")},
+                             &out, &err),
+            2);
+        QVERIFY2(err.contains("was trained on feature schema 1; fine-tuning computes schema 2"),
+                 qPrintable(err));
+        QCOMPARE(
+            testutil::runCli({"train", "--db", testutil::sourcePath("trained_models/h200/h200-ingraph.db"),
+                              "--init", testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode"),
+                              "--epochs", "1", "--members", "1", "--out", dir.filePath("ft.diode")},
+                             &out, &err),
+            0);
+        const auto m = ModelPackage::load(dir.filePath("ft.diode").toStdString()).manifest();
+        QCOMPARE(m["fine_tuned_from"]["package"].get<std::string>(), std::string("h200-ingraph-warm.diode"));
+        QCOMPARE(m["hardware"]["gpu"].get<std::string>(), std::string("NVIDIA H200"));
+        QCOMPARE(m["hardware"]["arch"].get<std::string>(), std::string("9.0"));
+        QCOMPARE(m["hardware"]["l2_mb"].get<int>(), 50);
+        QCOMPARE(m["hardware"]["memory_mb"].get<int64_t>(), int64_t(143155));
+        QCOMPARE(m["hardware"]["torch"], nlohmann::json::array({"2.11.0+cu130"}));
+        QCOMPARE(m["hardware"]["drivers"], nlohmann::json::array({"580.159.04"}));
+    }
+
     // An ensemble's manifest that disagrees with its tensors or its format is refused by name.
     void ensembleManifestIsChecked() {
         const auto w = tinyWeights();
@@ -670,6 +754,18 @@ private slots:
             QVERIFY2(out.contains(QRegularExpression(
                          QString("\n  %1\\s+0\\.\\d{4}\\s+0\\.\\d{4}\\s+0\\.\\d{4}\n").arg(row))),
                      qPrintable(out + "\nmissing row: " + row));
+        // Which GPUs it serves, by the plugin's own rule: its GPU, the nearest of the same
+        // architecture (transferred), never another architecture.
+        QCOMPARE(testutil::runCli({"inspect", shipped, "--gpu", "NVIDIA H200", "--gpu",
+                                   "NVIDIA H100 80GB HBM3", "--gpu", "NVIDIA A100-SXM4-80GB"},
+                                  &out, &err),
+                 0);
+        for (const char *part :
+             {"serves        NVIDIA H200: yes; trained on this GPU",
+              "serves        NVIDIA H100 80GB HBM3: where no package of its own is found "
+              "(transferred, distance 0.36); same architecture (9.0)",
+              "serves        NVIDIA A100-SXM4-80GB: no; NVIDIA A100-SXM4-80GB is architecture 8.0"})
+            QVERIFY2(out.contains(part), qPrintable(out + "\nmissing: " + part));
         QCOMPARE(testutil::runCli({"inspect", "--json", shipped}, &out, &err), 0);
         const auto manifest = nlohmann::json::parse(out.toStdString());
         QCOMPARE(manifest["training_data"]["problems"].get<int>(), 624);

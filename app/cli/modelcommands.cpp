@@ -4,6 +4,8 @@
 #include "diode/dataset.h"
 #include "diode/evaluation.h"
 #include "diode/evaluationjob.h"
+#include "diode/gputable.h"
+#include "diode/hardware.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
@@ -28,10 +30,13 @@ namespace {
 
 struct Options {
     std::string db, out, package, input;
+    std::string init;              ///< train: a package to fine-tune
     std::string method;            ///< empty: the data's default (defaultTimingMethod)
     bool all = false;              ///< eval --db: every problem, not only those the model never saw
     bool storePredictions = false; ///< eval --db: write the predictions into the database
     bool json = false;             ///< inspect: the raw manifest, not the summary
+    std::vector<std::string>
+        gpus; ///< inspect: GPUs to say whether the package serves (default: this machine's)
     std::vector<std::string> ops, dtypes;
     TrainOptions train;
 };
@@ -81,6 +86,7 @@ int runTrain(const Options &o) {
     job.filter = DatasetFilter{o.ops, o.dtypes};
     job.method = o.method.empty() ? std::nullopt : parseTimingMethod(o.method);
     job.options = o.train;
+    job.initPackage = o.init;
     job.options.progress = [](const EpochReport &r) {
         if (r.epoch % 25 == 0 || r.epoch == 1)
             fmt::print(stderr, "member {}/{}  epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n",
@@ -226,6 +232,36 @@ void printInspectRow(const std::string &name, const nlohmann::json &m) {
                num("top1_efficiency", "p10"), num("top3_efficiency", "mean"));
 }
 
+/// Whether the plugin would load the package on each GPU (core's one rule, gpuTransfer): on the
+/// GPUs named, else on this machine's.
+void printServes(const ModelPackage &pkg, const std::vector<std::string> &named, bool cpuModel) {
+    if (cpuModel)
+        return;
+    const std::string trainedOn = pkg.manifest().value(nlohmann::json::json_pointer("/hardware/gpu"), "");
+    struct Device {
+        std::string name;
+        int sms = 0;
+    };
+    std::vector<Device> devices;
+    for (const auto &n : named)
+        devices.push_back({n});
+    if (named.empty())
+        for (const auto &g : HardwareMonitor().report().gpus)
+            devices.push_back({g.name, g.smCount});
+    if (devices.empty())
+        fmt::print("  serves        no GPU on this machine (--gpu NAME asks about another)\n");
+    for (const auto &d : devices) {
+        const GpuTransfer t = gpuTransfer(trainedOn, d.name, {}, d.sms);
+        const std::string verdict =
+            t.kind == GpuTransfer::Same ? "yes"
+            : t.kind == GpuTransfer::Similar
+                ? fmt::format("where no package of its own is found (transferred, distance {:.2f})",
+                              t.distance)
+                : "no";
+        fmt::print("  {:<14}{}: {}; {}\n", "serves", d.name, verdict, t.why);
+    }
+}
+
 // What a person asks of a package: what it is for, what it learnt from, and how well it ranks
 // the problems it never saw against the baselines. --json prints the manifest itself.
 int runInspect(const Options &o) {
@@ -244,6 +280,7 @@ int runInspect(const Options &o) {
     fmt::print("  file          {} ({} bytes)\n", o.package, std::filesystem::file_size(o.package));
     fmt::print("  GPU           {} ({} SMs)\n", field(m, P("/hardware/gpu")),
                field(m, P("/hardware/sm_count")));
+    printServes(pkg, o.gpus, cpuModel);
     fmt::print("  timing method {}{}\n", toString(method),
                !m.contains("timing_method") ? " (not recorded: packages before timing methods)"
                : cpuModel ? " (ranks the cpu backend's tiles, not GPU kernels: never used by the plugin)"
@@ -297,6 +334,11 @@ std::function<int()> addModelCommands(CLI::App &app) {
         "graph_warm, graph_cold, inductor_autotune or cpu (default: graph_warm when the "
         "data has in-graph times, else cpu for cpu data, else inductor_autotune)";
     train->add_option("--method", o->method, "timing method to train on: " + methodHelp)->check(methods);
+    train
+        ->add_option("--init", o->init,
+                     "fine-tune this package on the data instead of training from random weights (e.g. "
+                     "another GPU's model; its timing method must be the data's; a lower --lr suits)")
+        ->check(CLI::ExistingFile);
     train->add_option("--epochs", o->train.epochs, "most epochs (early stopping may end sooner)")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
@@ -363,6 +405,9 @@ std::function<int()> addModelCommands(CLI::App &app) {
                      ".diode package: as the argument or --package (one is needed)")
         ->check(CLI::ExistingFile);
     inspect->add_flag("--json", o->json, "print the whole manifest as JSON instead of the summary");
+    inspect->add_option("--gpu", o->gpus,
+                        "say whether the plugin would use the package on this GPU (a device name, e.g. "
+                        "\"NVIDIA H100 80GB HBM3\"; repeatable; default: the GPUs of this machine)");
 
     return [=]() -> int {
         if (*train)

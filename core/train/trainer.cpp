@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 #include <thread>
 
 namespace diode {
@@ -160,9 +163,13 @@ struct MemberResult {
 
 // One network of the ensemble on its own train/validation problems, keeping the epoch with the
 // best validation top-1.
+torch::Tensor floatTensor(const std::vector<float> &v, std::vector<int64_t> shape) {
+    return torch::from_blob(const_cast<float *>(v.data()), shape, torch::kFloat32).clone();
+}
+
 MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std::vector<size_t> &trainIdx,
                          const std::vector<size_t> &valIdx, const TrainOptions &opt, int member, int &step,
-                         const torch::Device &device) {
+                         const torch::Device &device, const MlpWeights *start) {
     torch::manual_seed(opt.seed + uint64_t(member) * 1000003ull);
     const Rows tr = buildRows(problems, trainIdx), va = buildRows(problems, valIdx);
     const torch::Tensor xtr = rowsTensor(tr, device), xva = rowsTensor(va, device);
@@ -175,6 +182,16 @@ MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std
     // Flags that never vary in training get std 1, so a new value at inference stays finite.
     const torch::Tensor sd = xtr.std(0, /*unbiased=*/false);
     res.sd = torch::where(sd < 1e-6, torch::ones_like(sd), sd.clamp_min(1e-3));
+    const int F = FeatureSchema::size();
+    if (start) {
+        // The start's normalisation, so its weights see the inputs they were trained on; where it
+        // saw a feature constant (std exactly 1: the GPU it was trained on), the new data's mean,
+        // so the new GPU's constant reads as what the network knew, not as an input never seen.
+        const torch::Tensor mean = floatTensor(start->inputMean, {F}).to(device);
+        const torch::Tensor sdStart = floatTensor(start->inputStd, {F}).to(device);
+        res.mean = torch::where(sdStart == 1.0f, res.mean, mean);
+        res.sd = sdStart;
+    }
 
     // Each training problem's rows are contiguous: [start, start + count).
     std::vector<std::pair<int64_t, int64_t>> spans;
@@ -184,9 +201,16 @@ MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std
         ++spans.back().second;
     }
 
-    const int F = FeatureSchema::size();
-    const std::vector<int> sizes{F, opt.hidden, opt.hidden, opt.hidden / 2, 1};
+    const std::vector<int> sizes =
+        start ? start->layerSizes : std::vector<int>{F, opt.hidden, opt.hidden, opt.hidden / 2, 1};
     auto net = std::make_shared<Net>(sizes);
+    if (start) {
+        torch::NoGradGuard ng;
+        for (size_t l = 0; l < net->layers.size(); ++l) {
+            net->layers[l]->weight.copy_(floatTensor(start->weights[l], {sizes[l + 1], sizes[l]}));
+            net->layers[l]->bias.copy_(floatTensor(start->biases[l], {sizes[l + 1]}));
+        }
+    }
     net->to(device);
     torch::optim::Adam optim(net->parameters(),
                              torch::optim::AdamOptions(opt.learningRate).weight_decay(opt.weightDecay));
@@ -199,6 +223,13 @@ MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std
 
     double best = -1;
     std::vector<torch::Tensor> bestParams;
+    if (start) { // the network it starts from is a candidate result, as an epoch 0
+        torch::NoGradGuard ng;
+        net->eval();
+        best = top1(va, net->forward(nva).cpu().contiguous());
+        for (const auto &p : net->parameters())
+            bestParams.push_back(p.detach().clone());
+    }
     int sinceBest = 0;
     for (int epoch = 1; epoch <= opt.epochs; ++epoch) {
         net->train();
@@ -262,7 +293,8 @@ MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std
 
 } // namespace
 
-TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &opt) {
+TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &opt,
+                  const std::vector<MlpWeights> *start) {
     std::vector<TrainingProblem> problems;
     for (const auto &p : all)
         if (p.hasTiming())
@@ -272,6 +304,15 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
                                        kMinTrainingProblems, problems.size()));
     if (opt.members < 1)
         throw InvalidInput(fmt::format("an ensemble needs at least 1 member, not {}", opt.members));
+    if (start && start->empty())
+        throw InvalidInput("fine-tuning needs a package with at least one network");
+    if (start)
+        for (const auto &w : *start)
+            if (w.layerSizes.size() < 2 || w.layerSizes.front() != FeatureSchema::size())
+                throw InvalidInput(
+                    fmt::format("the package to fine-tune takes {} features; this build's feature "
+                                "schema has {}",
+                                w.layerSizes.empty() ? 0 : w.layerSizes.front(), FeatureSchema::size()));
     torch::set_num_threads(opt.threads > 0 ? opt.threads
                                            : int(std::max(1u, std::thread::hardware_concurrency())));
     // CUDA when this LibTorch has it and a GPU is present; the exported weights are the same either way.
@@ -303,7 +344,8 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
                 trainIdx.push_back(pool[i]); // byProblem keeps at least one test problem
             std::sort(trainIdx.begin(), trainIdx.end());
         }
-        MemberResult mr = trainMember(problems, trainIdx, valIdx, opt, m, step, device);
+        MemberResult mr = trainMember(problems, trainIdx, valIdx, opt, m, step, device,
+                                      start ? &(*start)[size_t(m) % start->size()] : nullptr);
         {
             torch::NoGradGuard ng;
             const torch::Tensor out = mr.net->forward((xte - mr.mean) / mr.sd);
@@ -332,6 +374,40 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
         test.push_back(problems[i]);
     res.testMetrics = compareWithBaselines(rankWith(pkg, test), test);
     return res;
+}
+
+std::vector<MlpWeights> packageWeights(const std::string &path) {
+    // load() checks the whole file (sizes, checksums, value bounds); the tensors are the last
+    // data_bytes of it, in the manifest's order (docs/PACKAGE.md).
+    const ModelPackage pkg = ModelPackage::load(path);
+    const auto &m = pkg.manifest();
+    std::ifstream f(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    const std::string bytes = ss.str();
+    const size_t dataBytes = m.at("data_bytes").get<size_t>();
+    if (!f || bytes.size() < dataBytes)
+        throw PackageError(fmt::format("{}: changed while it was read", path));
+    const char *data = bytes.data() + (bytes.size() - dataBytes);
+    const auto &table = m.at("tensors");
+    const auto sizes = m.at("architecture").at("layers").get<std::vector<int>>();
+    auto tensor = [&](size_t i) {
+        std::vector<float> v(table[i].at("nbytes").get<size_t>() / sizeof(float));
+        std::memcpy(v.data(), data + table[i].at("offset").get<size_t>(), v.size() * sizeof(float));
+        return v;
+    };
+    std::vector<MlpWeights> out(size_t(pkg.members()));
+    size_t i = 0;
+    for (auto &w : out) {
+        w.layerSizes = sizes;
+        w.inputMean = tensor(i++);
+        w.inputStd = tensor(i++);
+        for (size_t l = 0; l + 1 < sizes.size(); ++l) {
+            w.weights.push_back(tensor(i++));
+            w.biases.push_back(tensor(i++));
+        }
+    }
+    return out;
 }
 
 } // namespace diode

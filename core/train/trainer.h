@@ -31,6 +31,17 @@ constexpr int kMinTrainingProblems = 20;
 /// efficiency, seeded. The test problems are the same for every member; each member draws its
 /// own validation problems from the rest and its own initial weights, so members differ.
 /// Throws InvalidInput when there are too few problems.
-TrainResult train(const std::vector<TrainingProblem> &problems, const TrainOptions &options);
+/// With `start` (fine-tuning, `diode train --init`): member m starts from `start[m % n]` instead
+/// of random weights, keeps its input normalisation except for features it saw constant (the
+/// hardware of the GPU it was trained on), which take the new data's, and its validation top-1
+/// before the first epoch counts as a result: fine-tuning never returns a network worse on
+/// validation than the one it started from. Throws InvalidInput when the layers differ from
+/// the feature schema's width.
+TrainResult train(const std::vector<TrainingProblem> &problems, const TrainOptions &options,
+                  const std::vector<MlpWeights> *start = nullptr);
+
+/// The networks of a package as the trainer writes them (normalisation and layers unfolded), for
+/// fine-tuning; the package is checked by ModelPackage::load first. Throws PackageError.
+std::vector<MlpWeights> packageWeights(const std::string &path);
 
 } // namespace diode

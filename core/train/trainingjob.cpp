@@ -2,6 +2,7 @@
 
 #include "diode/config.h"
 #include "diode/evaluation.h"
+#include "diode/gputable.h"
 #include "diode/modelpackage.h"
 #include "diode/predictiontable.h"
 #include "diode/store.h"
@@ -88,6 +89,39 @@ void checkWritable(const std::string &out) {
         fs::remove(probe, ec);
 }
 
+// The manifest's hardware (docs/PACKAGE.md): the GPU and SM count the features are computed for,
+// with what the store's runs on that GPU recorded (drivers, torch and Triton versions, memory) and
+// what the GPU table knows of it (architecture, L2, memory bandwidth), so a package says what it
+// was trained on without its database.
+nlohmann::json describeHardware(nlohmann::json hw, const std::vector<RunInfo> &runs) {
+    const std::string gpu = hw.value("gpu", "");
+    std::set<std::string> drivers, torch, triton;
+    int64_t memoryMb = 0;
+    for (const auto &r : runs) {
+        if (r.gpuName != gpu)
+            continue;
+        if (!r.driver.empty())
+            drivers.insert(r.driver);
+        if (!r.torchVersion.empty())
+            torch.insert(r.torchVersion);
+        if (!r.tritonVersion.empty())
+            triton.insert(r.tritonVersion);
+        memoryMb = std::max(memoryMb, r.gpuMemoryMb);
+    }
+    hw["drivers"] = drivers;
+    hw["torch"] = torch;
+    hw["triton"] = triton;
+    if (memoryMb > 0)
+        hw["memory_mb"] = memoryMb;
+    if (const GpuSpec *g = findGpu(gpu)) {
+        hw["arch"] = g->arch;
+        hw["memory_bandwidth_tbs"] = g->bandwidthTBs;
+        if (g->l2MB > 0)
+            hw["l2_mb"] = g->l2MB;
+    }
+    return hw;
+}
+
 } // namespace
 
 TrainingJobResult runTrainingJob(const TrainingJob &job) {
@@ -95,9 +129,11 @@ TrainingJobResult runTrainingJob(const TrainingJob &job) {
         throw InvalidInput(fmt::format("database '{}' does not exist", job.db));
     checkWritable(job.out);
     Dataset data;
+    std::vector<RunInfo> runs;
     {
         Store store(job.db, Store::Mode::ReadOnly);
         data = loadDataset(store, job.method, job.filter);
+        runs = store.runs();
     }
     const auto &problems = data.problems;
     TrainingJobResult out;
@@ -105,9 +141,30 @@ TrainingJobResult runTrainingJob(const TrainingJob &job) {
     out.method = data.method;
     if (job.loaded)
         job.loaded(problems.size(), data.method);
-    out.train = train(problems, job.options);
+    std::vector<MlpWeights> start;
+    nlohmann::json startFrom;
+    if (!job.initPackage.empty()) {
+        const auto base = ModelPackage::load(job.initPackage);
+        if (base.timingMethod() != data.method.method)
+            throw InvalidInput(fmt::format("--init {} was trained on {} times; the data's are {} (--method)",
+                                           job.initPackage, toString(base.timingMethod()),
+                                           toString(data.method.method)));
+        const int schema = base.manifest().value("feature_schema_version", 0);
+        if (schema != FeatureSchema::kVersion)
+            throw InvalidInput(fmt::format("--init {} was trained on feature schema {}; fine-tuning computes "
+                                           "schema {}, so its networks would read other inputs",
+                                           job.initPackage, schema, FeatureSchema::kVersion));
+        start = packageWeights(job.initPackage);
+        startFrom = {{"package", std::filesystem::path(job.initPackage).filename().string()},
+                     {"name", base.manifest().value("name", "")},
+                     {"hardware", base.manifest().value("hardware", nlohmann::json::object())}};
+    }
+    out.train = train(problems, job.options, start.empty() ? nullptr : &start);
     out.manifest = trainingManifest(data, out.train, job.options,
                                     std::filesystem::path(job.out).stem().string(), job.db);
+    out.manifest["hardware"] = describeHardware(out.train.hardware, runs);
+    if (!startFrom.is_null())
+        out.manifest["fine_tuned_from"] = startFrom;
     ModelPackage::save(job.out, out.manifest, out.train.members);
     if (job.storePredictions) {
         const auto pkg = ModelPackage::load(job.out); // the written file, so the store matches it exactly

@@ -23,6 +23,9 @@ struct TrainingJob {
     std::optional<TimingMethod> method; ///< the times to train on; nullopt: the store's default
     TrainOptions options;
     bool storePredictions = false; ///< write the model and its predictions into `db`
+    /// A package to fine-tune (`diode train --init`): its networks are the starting point, and
+    /// its timing method must be the data's (train()).
+    std::string initPackage;
     /// Called once the problems are loaded, before training: how many, and whose times.
     std::function<void(size_t problems, const MethodChoice &method)> loaded;
 };
