@@ -14,6 +14,7 @@
 #include "diode/lookuptable.h"
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
+#include "diode/shardmerge.h"
 #include "diode/store.h"
 #include "diode/sweepplan.h"
 #include "diode/sweeprunner.h"
@@ -60,6 +61,8 @@ struct SweepOptions {
     std::string python;
     bool resume = false;
     bool adoptForeign = false;
+    std::string shard;
+    double deadlineS = 0;
 };
 
 Store::Foreign foreignPolicy(bool adopt) {
@@ -79,6 +82,9 @@ int runSweep(const SweepOptions &o) {
     req.backend = o.backend;
     req.python = o.python;
     req.resume = o.resume;
+    if (!o.shard.empty())
+        req.shard = PlanShard::parse(o.shard);
+    req.deadlineS = o.deadlineS;
     SweepSession session(req);
     if (!session.nothingToDo().empty()) {
         fmt::print(stderr, "{}\n", session.nothingToDo());
@@ -95,8 +101,15 @@ int runSweep(const SweepOptions &o) {
     std::string status;
     try {
         status = session.run([&](int64_t runId) {
-            fmt::print(stderr, "run {}: {} problems, backend {}, database {}\n", runId,
-                       session.plan().problems.size(), session.backend(), o.db);
+            const auto &plan = session.plan();
+            if (plan.shard.whole())
+                fmt::print(stderr, "run {}: {} problems, backend {}, database {}\n", runId,
+                           plan.problems.size(), session.backend(), o.db);
+            else
+                fmt::print(stderr,
+                           "run {}: shard {}, {} of the plan's {} problems, backend {}, database {}\n", runId,
+                           plan.shard.str(), plan.shard.size(plan.problems.size()), plan.problems.size(),
+                           session.backend(), o.db);
         });
     } catch (const BackendUnavailable &e) {
         g_session = nullptr;
@@ -113,9 +126,20 @@ int runSweep(const SweepOptions &o) {
     // connection closes, unless that one is read-only, and this is the last.
     Store store(o.db);
     fmt::print(stderr, "run {} {}: {} measurements stored\n", runId, status, store.measurementCount(runId));
-    if (status == "cancelled")
+    if (status == "deadline")
+        fmt::print(stderr, "deadline of {} s reached: no problem started after it\n", o.deadlineS);
+    if (status == "cancelled" || status == "deadline")
         fmt::print(stderr, "continue it with: diode sweep --resume --db {}\n", o.db);
     return status == "finished" ? 0 : kExitFailure;
+}
+
+int runMerge(const std::string &out, const std::vector<std::string> &inputs, const MergeOptions &o) {
+    const auto r = mergeShards(out, inputs, o);
+    for (const auto &in : r.inputs)
+        fmt::print("{}: {}\n", in.path, in.what);
+    fmt::print("{}: {} runs, {} problems, {} measurements added\n", out, r.runsAdded, r.problemsAdded,
+               r.measurementsAdded);
+    return 0;
 }
 
 int runImport(const std::vector<std::string> &files, const std::string &db, bool again, bool adoptForeign) {
@@ -417,6 +441,27 @@ int main(int argc, char **argv) {
     cmdSweep->add_flag("--adopt-foreign-db", sweep.adoptForeign, adoptHelp);
     cmdSweep->add_option("--python", sweep.python,
                          "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");
+    cmdSweep->add_option("--shard", sweep.shard,
+                         "i/n: measure only the plan's problems whose index is i modulo n (0 <= i < n); "
+                         "shards 0/n .. n-1/n cover the plan once, each in its own --db, for diode merge");
+    cmdSweep
+        ->add_option("--deadline", sweep.deadlineS,
+                     "seconds: start no problem after this long; the run stays resumable (exit 1)")
+        ->check(CLI::PositiveNumber);
+
+    std::string mergeOut;
+    std::vector<std::string> mergeInputs;
+    MergeOptions mergeOpts;
+    auto *cmdMerge = app.add_subcommand(
+        "merge",
+        "Join shard stores (diode sweep --shard) and problem JSON lines into one store, idempotently");
+    cmdMerge->add_option("out", mergeOut, "the merged SQLite database (created if missing)")->required();
+    cmdMerge->add_option("shards", mergeInputs, "shard databases and problem JSON lines files")->required();
+    cmdMerge->add_flag("--allow-mixed", mergeOpts.allowMixed,
+                       "merge runs of different plans, or one plan's shards from different GPUs, backends or "
+                       "torch/Triton versions");
+    cmdMerge->add_flag("--partial", mergeOpts.partial,
+                       "merge although shards are missing or unfinished (resume them and merge again later)");
 
     std::vector<std::string> importFiles;
     std::string importDb;
@@ -510,6 +555,8 @@ int main(int argc, char **argv) {
             return rc;
         if (*cmdSweep)
             return runSweep(sweep);
+        if (*cmdMerge)
+            return runMerge(mergeOut, mergeInputs, mergeOpts);
         if (*cmdImport)
             return runImport(importFiles, importDb, importAgain, importAdopt);
         if (*cmdExport)
@@ -536,6 +583,9 @@ int main(int argc, char **argv) {
     } catch (const StoreError &e) {
         fmt::print(stderr, "error: {}\n", e.what());
         return kExitFailure;
+    } catch (const BackendUnavailable &e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return kExitUnavailable;
     } catch (const std::exception &e) {
         fmt::print(stderr, "error: {}\n", e.what());
         return kExitFailure;

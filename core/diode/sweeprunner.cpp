@@ -23,7 +23,21 @@ nlohmann::json frozenPlan(const SweepPlan &plan) {
     j["search_space"] = plan.searchSpace;
     j["timeout_s"] = plan.timeoutS;
     j["repeats"] = plan.repeats;
+    // The problems are the whole plan's, so shards of one plan share everything but this key.
+    if (plan.shard.whole())
+        j.erase("shard");
+    else
+        j["shard"] = plan.shard.str();
     return j;
+}
+
+PlanShard runShard(const nlohmann::json &frozenPlan) {
+    const auto it = frozenPlan.find("shard");
+    if (it == frozenPlan.end())
+        return {};
+    if (!it->is_string())
+        throw InvalidInput(fmt::format("run plan: field 'shard' must be a string i/n, got {}", it->dump()));
+    return PlanShard::parse(it->get<std::string>(), "run plan: field 'shard'");
 }
 
 SweepRunner::SweepRunner(std::string dbPath, Backend &backend)
@@ -37,7 +51,7 @@ int64_t SweepRunner::createRun(const SweepPlan &plan) {
     run.planName = plan.name;
     run.planJson = frozenPlan(plan).dump();
     run.searchSpace = plan.searchSpace;
-    run.problemsPlanned = int64_t(plan.problems.size());
+    run.problemsPlanned = plan.shard.size(plan.problems.size());
     m_backend.describe(run);
     return store.createRun(run);
 }
@@ -47,7 +61,9 @@ std::optional<std::pair<RunInfo, SweepPlan>> SweepRunner::resumable(const std::s
     auto run = store.newestUnfinishedRun();
     if (!run)
         return std::nullopt;
-    auto plan = SweepPlan::fromJson(nlohmann::json::parse(run->planJson), ".");
+    const auto frozen = nlohmann::json::parse(run->planJson);
+    auto plan = SweepPlan::fromJson(frozen, ".");
+    plan.shard = runShard(frozen);
     return std::make_pair(*run, std::move(plan));
 }
 
@@ -101,15 +117,21 @@ std::string SweepRunner::run(int64_t runId, const SweepPlan &plan) {
     } stopTelemetry{telMutex, telWake, telStop, telemetry};
 
     SweepProgress prog;
-    prog.total = int64_t(plan.problems.size());
+    prog.total = plan.shard.size(plan.problems.size());
     prog.done = int64_t(state.done.size());
     int64_t doneThisSession = 0;
     const std::set<std::string> none;
-    for (const auto &p : plan.problems) {
+    m_deadlineReached = false;
+    for (size_t index = 0; index < plan.problems.size(); ++index) {
+        const auto &p = plan.problems[index];
         if (m_cancel)
             break;
-        if (state.done.count(p))
+        if (!plan.shard.holds(index) || state.done.count(p))
             continue;
+        if (m_deadlineS > 0 && std::chrono::duration<double>(Clock::now() - t0).count() > m_deadlineS) {
+            m_deadlineReached = true; // resumable like a cancel; the caller says why it stopped
+            break;
+        }
         prog.current = p.label();
         if (m_progress)
             m_progress(prog);
@@ -140,7 +162,7 @@ std::string SweepRunner::run(int64_t runId, const SweepPlan &plan) {
         if (m_progress)
             m_progress(prog);
     }
-    const std::string status = m_cancel ? "cancelled" : "finished";
+    const std::string status = m_cancel || m_deadlineReached ? "cancelled" : "finished";
     writer.push(StoreWriter::RunStatus{runId, status});
     writer.flush();
     return status;
