@@ -15,6 +15,7 @@
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
 #include "diode/shardmerge.h"
+#include "diode/slurmsweep.h"
 #include "diode/store.h"
 #include "diode/sweepplan.h"
 #include "diode/sweeprunner.h"
@@ -63,7 +64,55 @@ struct SweepOptions {
     bool adoptForeign = false;
     std::string shard;
     double deadlineS = 0;
+    bool slurm = false;
+    bool status = false;
+    int64_t shards = 0;
+    std::string slurmConfig;
+    SlurmOptions slurmOptions;
 };
+
+// `diode sweep --slurm` and `--status`: the same plan and backend checks, the sweep itself run
+// by Slurm's tasks (each a `diode sweep --shard`), merged by `diode merge`.
+int runSlurmSweep(const SweepOptions &o) {
+    if (o.status) {
+        std::vector<std::string> notes;
+        const auto states = SlurmSweep::status(o.db, &notes);
+        for (const auto &s : states)
+            fmt::print("{:<12} {:<34} {}\n", s.name, s.store, s.job);
+        for (const auto &n : notes)
+            fmt::print("note: {}\n", n);
+        return 0;
+    }
+    std::vector<std::string> lines;
+    if (o.resume) {
+        if (!o.plan.empty() || o.shards)
+            throw InvalidInput(
+                "--slurm --resume submits the unfinished shards of the sweep of --db again; it "
+                "takes no --plan or --shards");
+        lines = SlurmSweep::resubmit(o.db);
+    } else {
+        SlurmSweep::Request r;
+        if (o.plan.empty() || o.backend.empty() || o.shards < 1)
+            throw InvalidInput("sweep --slurm needs --plan, --backend and --shards N (the array's tasks)");
+        if (!o.shard.empty() || o.deadlineS > 0)
+            throw InvalidInput(
+                "sweep --slurm makes the shards itself (--shards N) and its tasks end at Slurm's "
+                "time limit (--time); --shard and --deadline are for one task");
+        r.plan = SweepPlan::load(o.plan);
+        r.db = o.db;
+        r.backend = o.backend;
+        r.shards = o.shards;
+        r.python = o.python;
+        if (!o.slurmConfig.empty())
+            r.slurm = SlurmOptions::load(o.slurmConfig);
+        r.slurm.overrideWith(o.slurmOptions);
+        lines = SlurmSweep::submit(r);
+    }
+    for (const auto &l : lines)
+        fmt::print("{}\n", l);
+    fmt::print("follow it with: diode sweep --status --db {}\n", o.db);
+    return 0;
+}
 
 Store::Foreign foreignPolicy(bool adopt) {
     return adopt ? Store::Foreign::Adopt : Store::Foreign::Refuse;
@@ -71,6 +120,10 @@ Store::Foreign foreignPolicy(bool adopt) {
 
 // The same session as the workbench's Sweep page (core/diode/sweepsession.h); this face prints.
 int runSweep(const SweepOptions &o) {
+    if (o.slurm || o.status)
+        return runSlurmSweep(o);
+    if (o.shards)
+        throw InvalidInput("--shards N is for --slurm; one sweep measures one shard with --shard i/n");
     SweepSession::Request req;
     if (!o.plan.empty())
         req.plan = SweepPlan::load(o.plan); // rejects bad plans before anything runs
@@ -448,6 +501,33 @@ int main(int argc, char **argv) {
         ->add_option("--deadline", sweep.deadlineS,
                      "seconds: start no problem after this long; the run stays resumable (exit 1)")
         ->check(CLI::PositiveNumber);
+    auto *slurmFlag = cmdSweep->add_flag(
+        "--slurm", sweep.slurm,
+        "submit the sweep to Slurm as an array job, one task a shard, and a merge job after it into --db "
+        "(the scripts, shard stores and logs in DB.shards/); with --resume: submit the failed, timed-out or "
+        "never-started shards again");
+    cmdSweep
+        ->add_flag("--status", sweep.status,
+                   "show a Slurm sweep's shards: their stores' progress and squeue/sacct state")
+        ->excludes(slurmFlag);
+    cmdSweep->add_option("--shards", sweep.shards, "with --slurm: the number of shards (array tasks)")
+        ->check(CLI::Range(int64_t(1), planlimits::kMaxProblems));
+    cmdSweep
+        ->add_option("--slurm-config", sweep.slurmConfig,
+                     "JSON file of Slurm options (partition, account, time, gres, cpus_per_task, setup, "
+                     "launcher, sbatch_args, diode; docs/FORMATS.md); the options below win")
+        ->check(CLI::ExistingFile);
+    cmdSweep->add_option("--partition", sweep.slurmOptions.partition, "with --slurm: sbatch --partition");
+    cmdSweep->add_option("--account", sweep.slurmOptions.account, "with --slurm: sbatch --account");
+    cmdSweep->add_option("--time", sweep.slurmOptions.timeLimit,
+                         "with --slurm: each task's time limit (sbatch --time, e.g. 02:00:00)");
+    cmdSweep->add_option(
+        "--gres", sweep.slurmOptions.gres,
+        "with --slurm: each task's generic resources (default gpu:1 for inductor, none for cpu)");
+    cmdSweep
+        ->add_option("--cpus-per-task", sweep.slurmOptions.cpusPerTask,
+                     "with --slurm: sbatch --cpus-per-task")
+        ->check(CLI::Range(1, 4096));
 
     std::string mergeOut;
     std::vector<std::string> mergeInputs;
