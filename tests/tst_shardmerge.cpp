@@ -214,6 +214,33 @@ private slots:
         QVERIFY2(err.contains("--shard '4/4': expected i/n with 0 <= i < n"), qPrintable(err));
     }
 
+    // What `diode sweep --slurm` refuses before it writes a script or calls sbatch (the real
+    // cluster runs are CTest slurm_cluster's).
+    void slurmRequestsAreCheckedFirst() {
+        const QString cfg = path("slurm-typo.json");
+        QFile f(cfg);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"partiton": "gpu"})");
+        f.close();
+        QString err;
+        const QStringList submit{"sweep", "--slurm", "--backend", "cpu", "--plan", kPlan};
+        QCOMPARE(testutil::runCli(
+                     submit + QStringList{"--shards", "4", "--db", path("s.db"), "--slurm-config", cfg},
+                     nullptr, &err),
+                 2);
+        QVERIFY2(err.contains("unknown field 'partiton'"), qPrintable(err));
+        QCOMPARE(
+            testutil::runCli(submit + QStringList{"--shards", "11", "--db", path("s.db")}, nullptr, &err), 2);
+        QVERIFY2(err.contains("--shards 11: plan 'shard-small' has 10 problems"), qPrintable(err));
+        QCOMPARE(testutil::runCli(submit + QStringList{"--shards", "2", "--db", path("with space.db")},
+                                  nullptr, &err),
+                 2);
+        QVERIFY2(err.contains("may not hold white space"), qPrintable(err));
+        QVERIFY(!QFile::exists(path("s.db.shards")));
+        QCOMPARE(testutil::runCli({"sweep", "--status", "--db", path("s.db")}, nullptr, &err), 2);
+        QVERIFY2(err.contains("was not swept on Slurm"), qPrintable(err));
+    }
+
     void problemLinesAndMissingFiles() {
         // JSON lines (the standalone worker's output) merge beside stores, once.
         const QString lines = path("whole.jsonl");

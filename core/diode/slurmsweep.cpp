@@ -293,7 +293,7 @@ SweepState loadState(const std::string &db) {
 std::string queueText(const std::string &job, const std::map<std::string, QueueEntry> &queue,
                       const std::map<std::string, std::string> &ended) {
     if (auto it = queue.find(job); it != queue.end())
-        return it->second.state == "PENDING" || it->second.reason != "None"
+        return it->second.reason != "None" && !it->second.reason.empty()
                    ? fmt::format("job {} {} ({})", job, it->second.state, it->second.reason)
                    : fmt::format("job {} {}", job, it->second.state);
     if (auto it = ended.find(job); it != ended.end())

@@ -182,7 +182,7 @@ def main():
                 if cond():
                     return
                 time.sleep(0.2)
-            raise AssertionError(f"timed out waiting for {what}\n{diode_run('sweep', '--status', '--db', db)}")
+            raise AssertionError(f"timed out waiting for {what}")
 
         # The reference: one uninterrupted run, beside the cluster's.
         whole = os.path.join(root, "whole.db")
@@ -193,6 +193,24 @@ def main():
         bad = diode_run("sweep", "--slurm", "--shards", "4", "--backend", "cpu", "--plan", plan, "--db",
                         os.path.join(root, "refused.db"), "--partition", "nosuch", expect=1)
         assert "sbatch refused the array job" in bad and "partition" in bad and "sweep.sbatch" in bad, bad
+
+        # A task that never starts (held until tomorrow by an option from a --slurm-config file):
+        # its shard has no store; once its job is gone it is submitted again, said so.
+        cfg = os.path.join(root, "later.json")
+        with open(cfg, "w") as f:
+            f.write('{"sbatch_args": ["--begin=now+1day"], "setup": ["echo setup line ran"]}')
+        later = os.path.join(root, "later.db")
+        out = diode_run("sweep", "--slurm", "--shards", "2", "--backend", "cpu", "--plan", plan, "--db", later,
+                        "--slurm-config", cfg)
+        later_array = out.split("submitted array job ")[1].split(":")[0]
+        status = diode_run("sweep", "--status", "--db", later)
+        shard_lines = [l for l in status.splitlines() if l.startswith("shard ")]
+        assert len(shard_lines) == 2 and all("no store yet" in l and "PENDING" in l for l in shard_lines), status
+        subprocess.run(["scancel", later_array], env=env, check=True)
+        wait_for("the held array to leave the queue", lambda: not queued(later_array), timeout=30)
+        out = diode_run("sweep", "--slurm", "--resume", "--db", later)
+        assert "shard 0/2: no store yet (its task never started); submitted again" in out, out
+        assert "echo setup line ran" in open(later + ".shards/sweep.sbatch").read()
 
         db = os.path.join(root, "cluster.db")
         out = diode_run("sweep", "--slurm", "--shards", "4", "--backend", "cpu", "--plan", plan, "--db", db)
