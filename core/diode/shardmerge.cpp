@@ -123,7 +123,7 @@ void checkPlanGroup(const std::vector<const SourceRun *> &runs, const std::strin
                 "{} is {} with {} of {} problems done; nothing was merged. Resume it (diode sweep --resume "
                 "--db {}), or merge what is there with --partial",
                 describe(*r, out), r->run.status, r->done, r->run.problemsPlanned,
-                r->file.empty() ? out : r->file));
+                r->file.empty() ? (r->run.source.empty() ? out : r->run.source) : r->file));
     std::vector<size_t> missing;
     for (size_t k = 0; k < total; ++k)
         if (owner[k] < 0)
