@@ -212,6 +212,11 @@ private slots:
         QVERIFY2(err.contains("measures shard 2/4, not 3/4"), qPrintable(err));
         QCOMPARE(sweep(db, {"--shard", "4/4"}, &err), 2);
         QVERIFY2(err.contains("--shard '4/4': expected i/n with 0 <= i < n"), qPrintable(err));
+        // Without --shard, the store's own shard is resumed.
+        QCOMPARE(sweep(db, {"--resume"}, &err), 0);
+        QVERIFY2(err.contains("resuming run 1"), qPrintable(err));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM run_problems"), 2);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs WHERE status = 'finished'"), 1);
     }
 
     // What `diode sweep --slurm` refuses before it writes a script or calls sbatch (the real

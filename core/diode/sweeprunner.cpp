@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <ctime>
 #include <thread>
 
 namespace diode {
@@ -40,6 +41,22 @@ PlanShard runShard(const nlohmann::json &frozenPlan) {
     return PlanShard::parse(it->get<std::string>(), "run plan: field 'shard'");
 }
 
+namespace {
+// To the millisecond: diode merge knows a run by its creation time (with host, backend and
+// plan), and two runs of one shard may well start within one second.
+std::string creationTime() {
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t t = std::chrono::system_clock::to_time_t(now);
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    return fmt::format("{}.{:03}Z", buf, ms);
+}
+} // namespace
+
 SweepRunner::SweepRunner(std::string dbPath, Backend &backend)
     : m_dbPath(std::move(dbPath))
     , m_backend(backend) {}
@@ -47,6 +64,7 @@ SweepRunner::SweepRunner(std::string dbPath, Backend &backend)
 int64_t SweepRunner::createRun(const SweepPlan &plan) {
     Store store(m_dbPath);
     RunInfo run;
+    run.createdAt = creationTime();
     run.backend = m_backend.name();
     run.planName = plan.name;
     run.planJson = frozenPlan(plan).dump();

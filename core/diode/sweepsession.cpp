@@ -85,6 +85,8 @@ SweepSession::SweepSession(const Request &r)
                     fmt::format("the newest unfinished run ({}) of {} measures shard {}, not {}; "
                                 "each shard needs its own database",
                                 run.id, r.db, frozen.shard.str(), r.shard.str()));
+            if (plan && r.shard.whole())
+                plan->shard = frozen.shard; // a shard's store resumes its shard unless told another
             if (plan && frozenPlan(*plan) != frozenPlan(frozen))
                 throw InvalidInput(
                     fmt::format("the newest unfinished run ({}) of {} was started with another plan; "
