@@ -14,6 +14,8 @@
 #include "diode/lookuptable.h"
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
+#include "diode/shardmerge.h"
+#include "diode/slurmsweep.h"
 #include "diode/store.h"
 #include "diode/sweepplan.h"
 #include "diode/sweeprunner.h"
@@ -60,7 +62,57 @@ struct SweepOptions {
     std::string python;
     bool resume = false;
     bool adoptForeign = false;
+    std::string shard;
+    double deadlineS = 0;
+    bool slurm = false;
+    bool status = false;
+    int64_t shards = 0;
+    std::string slurmConfig;
+    SlurmOptions slurmOptions;
 };
+
+// `diode sweep --slurm` and `--status`: the same plan and backend checks, the sweep itself run
+// by Slurm's tasks (each a `diode sweep --shard`), merged by `diode merge`.
+int runSlurmSweep(const SweepOptions &o) {
+    if (o.status) {
+        std::vector<std::string> notes;
+        const auto states = SlurmSweep::status(o.db, &notes);
+        for (const auto &s : states)
+            fmt::print("{:<12} {:<34} {}\n", s.name, s.store, s.job);
+        for (const auto &n : notes)
+            fmt::print("note: {}\n", n);
+        return 0;
+    }
+    std::vector<std::string> lines;
+    if (o.resume) {
+        if (!o.plan.empty() || o.shards)
+            throw InvalidInput(
+                "--slurm --resume submits the unfinished shards of the sweep of --db again; it "
+                "takes no --plan or --shards");
+        lines = SlurmSweep::resubmit(o.db);
+    } else {
+        SlurmSweep::Request r;
+        if (o.plan.empty() || o.backend.empty() || o.shards < 1)
+            throw InvalidInput("sweep --slurm needs --plan, --backend and --shards N (the array's tasks)");
+        if (!o.shard.empty() || o.deadlineS > 0)
+            throw InvalidInput(
+                "sweep --slurm makes the shards itself (--shards N) and its tasks end at Slurm's "
+                "time limit (--time); --shard and --deadline are for one task");
+        r.plan = SweepPlan::load(o.plan);
+        r.db = o.db;
+        r.backend = o.backend;
+        r.shards = o.shards;
+        r.python = o.python;
+        if (!o.slurmConfig.empty())
+            r.slurm = SlurmOptions::load(o.slurmConfig);
+        r.slurm.overrideWith(o.slurmOptions);
+        lines = SlurmSweep::submit(r);
+    }
+    for (const auto &l : lines)
+        fmt::print("{}\n", l);
+    fmt::print("follow it with: diode sweep --status --db {}\n", o.db);
+    return 0;
+}
 
 Store::Foreign foreignPolicy(bool adopt) {
     return adopt ? Store::Foreign::Adopt : Store::Foreign::Refuse;
@@ -68,6 +120,10 @@ Store::Foreign foreignPolicy(bool adopt) {
 
 // The same session as the workbench's Sweep page (core/diode/sweepsession.h); this face prints.
 int runSweep(const SweepOptions &o) {
+    if (o.slurm || o.status)
+        return runSlurmSweep(o);
+    if (o.shards)
+        throw InvalidInput("--shards N is for --slurm; one sweep measures one shard with --shard i/n");
     SweepSession::Request req;
     if (!o.plan.empty())
         req.plan = SweepPlan::load(o.plan); // rejects bad plans before anything runs
@@ -79,6 +135,9 @@ int runSweep(const SweepOptions &o) {
     req.backend = o.backend;
     req.python = o.python;
     req.resume = o.resume;
+    if (!o.shard.empty())
+        req.shard = PlanShard::parse(o.shard);
+    req.deadlineS = o.deadlineS;
     SweepSession session(req);
     if (!session.nothingToDo().empty()) {
         fmt::print(stderr, "{}\n", session.nothingToDo());
@@ -95,8 +154,15 @@ int runSweep(const SweepOptions &o) {
     std::string status;
     try {
         status = session.run([&](int64_t runId) {
-            fmt::print(stderr, "run {}: {} problems, backend {}, database {}\n", runId,
-                       session.plan().problems.size(), session.backend(), o.db);
+            const auto &plan = session.plan();
+            if (plan.shard.whole())
+                fmt::print(stderr, "run {}: {} problems, backend {}, database {}\n", runId,
+                           plan.problems.size(), session.backend(), o.db);
+            else
+                fmt::print(stderr,
+                           "run {}: shard {}, {} of the plan's {} problems, backend {}, database {}\n", runId,
+                           plan.shard.str(), plan.shard.size(plan.problems.size()), plan.problems.size(),
+                           session.backend(), o.db);
         });
     } catch (const BackendUnavailable &e) {
         g_session = nullptr;
@@ -113,9 +179,20 @@ int runSweep(const SweepOptions &o) {
     // connection closes, unless that one is read-only, and this is the last.
     Store store(o.db);
     fmt::print(stderr, "run {} {}: {} measurements stored\n", runId, status, store.measurementCount(runId));
-    if (status == "cancelled")
+    if (status == "deadline")
+        fmt::print(stderr, "deadline of {} s reached: no problem started after it\n", o.deadlineS);
+    if (status == "cancelled" || status == "deadline")
         fmt::print(stderr, "continue it with: diode sweep --resume --db {}\n", o.db);
     return status == "finished" ? 0 : kExitFailure;
+}
+
+int runMerge(const std::string &out, const std::vector<std::string> &inputs, const MergeOptions &o) {
+    const auto r = mergeShards(out, inputs, o);
+    for (const auto &in : r.inputs)
+        fmt::print("{}: {}\n", in.path, in.what);
+    fmt::print("{}: {} runs, {} problems, {} measurements added\n", out, r.runsAdded, r.problemsAdded,
+               r.measurementsAdded);
+    return 0;
 }
 
 int runImport(const std::vector<std::string> &files, const std::string &db, bool again, bool adoptForeign) {
@@ -417,6 +494,54 @@ int main(int argc, char **argv) {
     cmdSweep->add_flag("--adopt-foreign-db", sweep.adoptForeign, adoptHelp);
     cmdSweep->add_option("--python", sweep.python,
                          "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");
+    cmdSweep->add_option("--shard", sweep.shard,
+                         "i/n: measure only the plan's problems whose index is i modulo n (0 <= i < n); "
+                         "shards 0/n .. n-1/n cover the plan once, each in its own --db, for diode merge");
+    cmdSweep
+        ->add_option("--deadline", sweep.deadlineS,
+                     "seconds: start no problem after this long; the run stays resumable (exit 1)")
+        ->check(CLI::PositiveNumber);
+    auto *slurmFlag = cmdSweep->add_flag(
+        "--slurm", sweep.slurm,
+        "submit the sweep to Slurm as an array job, one task a shard, and a merge job after it into --db "
+        "(the scripts, shard stores and logs in DB.shards/); with --resume: submit the failed, timed-out or "
+        "never-started shards again");
+    cmdSweep
+        ->add_flag("--status", sweep.status,
+                   "show a Slurm sweep's shards: their stores' progress and squeue/sacct state")
+        ->excludes(slurmFlag);
+    cmdSweep->add_option("--shards", sweep.shards, "with --slurm: the number of shards (array tasks)")
+        ->check(CLI::Range(int64_t(1), planlimits::kMaxProblems));
+    cmdSweep
+        ->add_option("--slurm-config", sweep.slurmConfig,
+                     "JSON file of Slurm options (partition, account, time, gres, cpus_per_task, setup, "
+                     "launcher, sbatch_args, diode; docs/FORMATS.md); the options below win")
+        ->check(CLI::ExistingFile);
+    cmdSweep->add_option("--partition", sweep.slurmOptions.partition, "with --slurm: sbatch --partition");
+    cmdSweep->add_option("--account", sweep.slurmOptions.account, "with --slurm: sbatch --account");
+    cmdSweep->add_option("--time", sweep.slurmOptions.timeLimit,
+                         "with --slurm: each task's time limit (sbatch --time, e.g. 02:00:00)");
+    cmdSweep->add_option(
+        "--gres", sweep.slurmOptions.gres,
+        "with --slurm: each task's generic resources (default gpu:1 for inductor, none for cpu)");
+    cmdSweep
+        ->add_option("--cpus-per-task", sweep.slurmOptions.cpusPerTask,
+                     "with --slurm: sbatch --cpus-per-task")
+        ->check(CLI::Range(1, 4096));
+
+    std::string mergeOut;
+    std::vector<std::string> mergeInputs;
+    MergeOptions mergeOpts;
+    auto *cmdMerge = app.add_subcommand(
+        "merge",
+        "Join shard stores (diode sweep --shard) and problem JSON lines into one store, idempotently");
+    cmdMerge->add_option("out", mergeOut, "the merged SQLite database (created if missing)")->required();
+    cmdMerge->add_option("shards", mergeInputs, "shard databases and problem JSON lines files")->required();
+    cmdMerge->add_flag("--allow-mixed", mergeOpts.allowMixed,
+                       "merge runs of different plans, or one plan's shards from different GPUs, backends or "
+                       "torch/Triton versions");
+    cmdMerge->add_flag("--partial", mergeOpts.partial,
+                       "merge although shards are missing or unfinished (resume them and merge again later)");
 
     std::vector<std::string> importFiles;
     std::string importDb;
@@ -510,6 +635,8 @@ int main(int argc, char **argv) {
             return rc;
         if (*cmdSweep)
             return runSweep(sweep);
+        if (*cmdMerge)
+            return runMerge(mergeOut, mergeInputs, mergeOpts);
         if (*cmdImport)
             return runImport(importFiles, importDb, importAgain, importAdopt);
         if (*cmdExport)
@@ -536,6 +663,9 @@ int main(int argc, char **argv) {
     } catch (const StoreError &e) {
         fmt::print(stderr, "error: {}\n", e.what());
         return kExitFailure;
+    } catch (const BackendUnavailable &e) {
+        fmt::print(stderr, "error: {}\n", e.what());
+        return kExitUnavailable;
     } catch (const std::exception &e) {
         fmt::print(stderr, "error: {}\n", e.what());
         return kExitFailure;

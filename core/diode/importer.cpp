@@ -261,6 +261,13 @@ ParsedImport parseImportData(const std::string &data, const std::string &path) {
 }
 
 ImportResult importFile(Store &store, const std::string &path, bool again) {
+    Store::Transaction tx(store);
+    auto res = importFileInTransaction(store, path, again, false);
+    tx.commit();
+    return res;
+}
+
+ImportResult importFileInTransaction(Store &store, const std::string &path, bool again, bool skipImported) {
     const std::string data = readAll(path);
     uint64_t fnv = 0xcbf29ce484222325ull;
     for (unsigned char ch : data)
@@ -273,14 +280,18 @@ ImportResult importFile(Store &store, const std::string &path, bool again) {
     if (groups.empty())
         throw InvalidInput(fmt::format("{}: holds no problems", path));
 
-    Store::Transaction tx(store);
     // Checked inside the write transaction, so parallel imports of one file land once.
     if (!again)
-        if (const auto earlier = store.importOfContent(fingerprint))
+        if (const auto earlier = store.importOfContent(fingerprint)) {
+            if (skipImported) {
+                res.alreadyImportedRun = earlier->id;
+                return res;
+            }
             throw InvalidInput(
                 fmt::format("{}: the same content was imported already (run {} from '{}', {}); "
                             "nothing imported. Use --again to import it once more",
                             path, earlier->id, earlier->source, earlier->createdAt));
+        }
     for (auto &[run, records] : groups) {
         run.backend = "import";
         run.status = "finished";
@@ -297,7 +308,6 @@ ImportResult importFile(Store &store, const std::string &path, bool again) {
         res.problems += int64_t(records.size());
         ++res.runs;
     }
-    tx.commit();
     return res;
 }
 

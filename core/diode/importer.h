@@ -11,6 +11,7 @@ struct ImportResult {
     int64_t runs = 0;
     int64_t problems = 0;
     int64_t measurements = 0;
+    int64_t alreadyImportedRun = 0; ///< importFileInTransaction skipped the file: the run that holds it
 };
 
 /// A file's content read as one of the formats importFile takes, not yet stored: one group of
@@ -30,6 +31,11 @@ ParsedImport parseImportData(const std::string &data, const std::string &path);
 /// A file whose content was imported before (same bytes, any name) is refused naming the earlier
 /// run, unless `again`: importing twice would silently double its measurements.
 ImportResult importFile(Store &store, const std::string &path, bool again = false);
+
+/// importFile's work inside a transaction the caller holds (`diode merge` commits all its inputs
+/// at once). Content imported before is refused as by importFile unless `again`, or, when
+/// `skipImported`, left out: the result then names the run that holds it.
+ImportResult importFileInTransaction(Store &store, const std::string &path, bool again, bool skipImported);
 
 /// torch-diode's dataset ({"hardware": {GPU: {"operation": {OP: {"solution": ...}}}}}) as our
 /// records, grouped by GPU name. Exposed for tests.

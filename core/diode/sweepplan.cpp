@@ -551,6 +551,37 @@ SweepPlan SweepPlan::load(const std::string &path) {
     }
 }
 
+PlanShard PlanShard::parse(std::string_view text, std::string_view what) {
+    PlanShard s;
+    const auto slash = text.find('/');
+    auto number = [](std::string_view t, int64_t &out) {
+        if (t.empty() || t.size() > 10)
+            return false;
+        out = 0;
+        for (char c : t) {
+            if (c < '0' || c > '9')
+                return false;
+            out = out * 10 + (c - '0');
+        }
+        return true;
+    };
+    if (slash == std::string_view::npos || !number(text.substr(0, slash), s.index) ||
+        !number(text.substr(slash + 1), s.count) || s.count < 1 || s.index >= s.count ||
+        s.count > planlimits::kMaxProblems)
+        throw InvalidInput(fmt::format("{} '{}': expected i/n with 0 <= i < n <= {}, e.g. 0/4", what, text,
+                                       planlimits::kMaxProblems));
+    return s;
+}
+
+int64_t PlanShard::size(size_t problems) const {
+    const auto n = int64_t(problems);
+    return n / count + (index < n % count ? 1 : 0);
+}
+
+std::string PlanShard::str() const {
+    return fmt::format("{}/{}", index, count);
+}
+
 json expandedProblemJson(const SweepPlan &plan, const GemmProblem &problem) {
     json j = problemToJson(problem);
     j["search_space"] = plan.searchSpace;

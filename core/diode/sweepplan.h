@@ -39,6 +39,23 @@ inline constexpr int64_t kMaxCpuBlock = 4096;
 inline constexpr int64_t kMaxCpuThreads = 256;
 } // namespace planlimits
 
+/// One of `count` disjoint parts of a plan: the problems whose index in the expanded plan is
+/// `index` modulo `count` (the standalone worker's `--shard i/n` takes the same ones). The shards
+/// 0/n .. n-1/n of a plan cover it exactly, each problem once.
+struct PlanShard {
+    int64_t index = 0;
+    int64_t count = 1;
+
+    /// "i/n" with 0 <= i < n <= planlimits::kMaxProblems; InvalidInput naming `what` otherwise.
+    static PlanShard parse(std::string_view text, std::string_view what = "--shard");
+    bool whole() const { return count == 1; }
+    bool holds(size_t problemIndex) const { return int64_t(problemIndex % size_t(count)) == index; }
+    /// How many of `problems` problems it holds.
+    int64_t size(size_t problems) const;
+    std::string str() const; ///< "i/n"
+    bool operator==(const PlanShard &) const = default;
+};
+
 /// A sweep plan (docs/PLANS.md): which problems to measure, in which search space, and for the
 /// CPU backend which tile configurations. Expanded and validated before anything runs; this is
 /// the only expander (the standalone worker reads `diode plan PLAN --expand` output).
@@ -50,6 +67,9 @@ struct SweepPlan {
     std::vector<KernelConfig> cpuConfigs;
     std::vector<GemmProblem> problems;
     nlohmann::json source; ///< the plan as written, stored with the run
+    /// The part of `problems` a run measures (`diode sweep --shard`); set by the caller, never by
+    /// the plan file: a run's frozen plan records it as "shard".
+    PlanShard shard;
 
     /// Throws InvalidInput naming the entry and field ("entries[2] (bmm): field 'M' has 0; ...").
     static SweepPlan fromJson(const nlohmann::json &j, const std::string &baseDir);

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <ctime>
 #include <thread>
 
 namespace diode {
@@ -23,8 +24,38 @@ nlohmann::json frozenPlan(const SweepPlan &plan) {
     j["search_space"] = plan.searchSpace;
     j["timeout_s"] = plan.timeoutS;
     j["repeats"] = plan.repeats;
+    // The problems are the whole plan's, so shards of one plan share everything but this key.
+    if (plan.shard.whole())
+        j.erase("shard");
+    else
+        j["shard"] = plan.shard.str();
     return j;
 }
+
+PlanShard runShard(const nlohmann::json &frozenPlan) {
+    const auto it = frozenPlan.find("shard");
+    if (it == frozenPlan.end())
+        return {};
+    if (!it->is_string())
+        throw InvalidInput(fmt::format("run plan: field 'shard' must be a string i/n, got {}", it->dump()));
+    return PlanShard::parse(it->get<std::string>(), "run plan: field 'shard'");
+}
+
+namespace {
+// To the millisecond: diode merge knows a run by its creation time (with host, backend and
+// plan), and two runs of one shard may well start within one second.
+std::string creationTime() {
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t t = std::chrono::system_clock::to_time_t(now);
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    return fmt::format("{}.{:03}Z", buf, ms);
+}
+} // namespace
 
 SweepRunner::SweepRunner(std::string dbPath, Backend &backend)
     : m_dbPath(std::move(dbPath))
@@ -33,11 +64,12 @@ SweepRunner::SweepRunner(std::string dbPath, Backend &backend)
 int64_t SweepRunner::createRun(const SweepPlan &plan) {
     Store store(m_dbPath);
     RunInfo run;
+    run.createdAt = creationTime();
     run.backend = m_backend.name();
     run.planName = plan.name;
     run.planJson = frozenPlan(plan).dump();
     run.searchSpace = plan.searchSpace;
-    run.problemsPlanned = int64_t(plan.problems.size());
+    run.problemsPlanned = plan.shard.size(plan.problems.size());
     m_backend.describe(run);
     return store.createRun(run);
 }
@@ -47,7 +79,9 @@ std::optional<std::pair<RunInfo, SweepPlan>> SweepRunner::resumable(const std::s
     auto run = store.newestUnfinishedRun();
     if (!run)
         return std::nullopt;
-    auto plan = SweepPlan::fromJson(nlohmann::json::parse(run->planJson), ".");
+    const auto frozen = nlohmann::json::parse(run->planJson);
+    auto plan = SweepPlan::fromJson(frozen, ".");
+    plan.shard = runShard(frozen);
     return std::make_pair(*run, std::move(plan));
 }
 
@@ -101,15 +135,21 @@ std::string SweepRunner::run(int64_t runId, const SweepPlan &plan) {
     } stopTelemetry{telMutex, telWake, telStop, telemetry};
 
     SweepProgress prog;
-    prog.total = int64_t(plan.problems.size());
+    prog.total = plan.shard.size(plan.problems.size());
     prog.done = int64_t(state.done.size());
     int64_t doneThisSession = 0;
     const std::set<std::string> none;
-    for (const auto &p : plan.problems) {
+    m_deadlineReached = false;
+    for (size_t index = 0; index < plan.problems.size(); ++index) {
+        const auto &p = plan.problems[index];
         if (m_cancel)
             break;
-        if (state.done.count(p))
+        if (!plan.shard.holds(index) || state.done.count(p))
             continue;
+        if (m_deadlineS > 0 && std::chrono::duration<double>(Clock::now() - t0).count() > m_deadlineS) {
+            m_deadlineReached = true; // resumable like a cancel; the caller says why it stopped
+            break;
+        }
         prog.current = p.label();
         if (m_progress)
             m_progress(prog);
@@ -140,7 +180,7 @@ std::string SweepRunner::run(int64_t runId, const SweepPlan &plan) {
         if (m_progress)
             m_progress(prog);
     }
-    const std::string status = m_cancel ? "cancelled" : "finished";
+    const std::string status = m_cancel || m_deadlineReached ? "cancelled" : "finished";
     writer.push(StoreWriter::RunStatus{runId, status});
     writer.flush();
     return status;

@@ -35,6 +35,10 @@ public:
     /// Store errors (disk full, read-only) propagate as StoreError; the run stays resumable.
     std::string run(int64_t runId, const SweepPlan &plan);
     void cancel() { m_cancel = true; }
+    /// Stop starting problems `seconds` after run() began (0: never). A run stopped so is
+    /// stored `cancelled` (resumable) and deadlineReached() says why.
+    void setDeadline(double seconds) { m_deadlineS = seconds; }
+    bool deadlineReached() const { return m_deadlineReached; }
 
     /// The newest unfinished run of the store and its frozen plan; nullopt if none.
     static std::optional<std::pair<RunInfo, SweepPlan>> resumable(const std::string &dbPath);
@@ -44,10 +48,14 @@ private:
     Backend &m_backend;
     std::function<void(const SweepProgress &)> m_progress;
     std::atomic<bool> m_cancel{false};
+    double m_deadlineS = 0;
+    bool m_deadlineReached = false;
 };
 
 /// The plan with its problems expanded into one explicit list: what a run stores, so resuming
 /// needs neither the plan file nor its shape sets.
 nlohmann::json frozenPlan(const SweepPlan &plan);
+/// The shard a run's frozen plan records ("shard": "i/n"; the whole plan without it).
+PlanShard runShard(const nlohmann::json &frozenPlan);
 
 } // namespace diode

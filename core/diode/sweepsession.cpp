@@ -68,6 +68,8 @@ SweepSession::SweepSession(const Request &r)
     : m_db(r.db)
     , m_backendName(r.backend) {
     std::optional<SweepPlan> plan = r.plan;
+    if (plan)
+        plan->shard = r.shard;
     // Without a plan a resume can only continue a run, and a database that does not exist holds
     // none: refuse before opening it, which would create an empty one under a mistyped name.
     if (r.resume && !plan && !std::filesystem::exists(r.db))
@@ -78,6 +80,13 @@ SweepSession::SweepSession(const Request &r)
     if (r.resume) {
         if (auto found = SweepRunner::resumable(r.db)) {
             auto &[run, frozen] = *found;
+            if (!r.shard.whole() && r.shard != frozen.shard)
+                throw InvalidInput(
+                    fmt::format("the newest unfinished run ({}) of {} measures shard {}, not {}; "
+                                "each shard needs its own database",
+                                run.id, r.db, frozen.shard.str(), r.shard.str()));
+            if (plan && r.shard.whole())
+                plan->shard = frozen.shard; // a shard's store resumes its shard unless told another
             if (plan && frozenPlan(*plan) != frozenPlan(frozen))
                 throw InvalidInput(
                     fmt::format("the newest unfinished run ({}) of {} was started with another plan; "
@@ -117,6 +126,7 @@ SweepSession::SweepSession(const Request &r)
     m_observer = std::make_unique<Observer>(*m_backend, m_problemDone);
     // Made here, not in run(): cancel() may come from a signal handler at any moment after.
     m_runner = std::make_unique<SweepRunner>(r.db, *m_observer);
+    m_runner->setDeadline(r.deadlineS);
 }
 
 SweepSession::~SweepSession() = default;
@@ -139,7 +149,8 @@ std::string SweepSession::run(const std::function<void(int64_t)> &started) {
         m_runId = m_runner->createRun(m_plan);
     if (started)
         started(m_runId);
-    return m_runner->run(m_runId, m_plan);
+    const auto status = m_runner->run(m_runId, m_plan);
+    return m_runner->deadlineReached() ? "deadline" : status;
 }
 
 } // namespace diode

@@ -32,6 +32,9 @@ public:
         std::optional<SweepPlan> plan; ///< on resume: checked against the run's frozen plan when given
         std::string python;            ///< inductor: the interpreter ("" = $DIODE_PYTHON or python3)
         bool resume = false;           ///< continue the newest unfinished run of `db`
+        /// The part of the plan to measure (`--shard i/n`); on resume, checked against the run's.
+        PlanShard shard;
+        double deadlineS = 0; ///< stop starting problems after this many seconds (0: never)
     };
 
     /// Resolves the request (refusing a resume with another plan or backend, a sweep with no
@@ -53,7 +56,8 @@ public:
 
     /// Starts the backend (BackendUnavailable with one sentence when it cannot run here),
     /// creates the run unless resuming, calls `started` with its id, and measures. Returns
-    /// "finished" or "cancelled"; store errors propagate and leave the run resumable.
+    /// "finished", "cancelled" or "deadline" (stopped by Request::deadlineS; stored as cancelled,
+    /// resumable); store errors propagate and leave the run resumable.
     std::string run(const std::function<void(int64_t runId)> &started = {});
     /// From any thread, or a signal handler: the run stops within one configuration.
     void cancel();
