@@ -11,6 +11,7 @@
 #include "diode/storequery.h"
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QHeaderView>
@@ -242,6 +243,43 @@ private slots:
         // Time and TFLOP/s come right after the run, not behind the problem's columns.
         const int time = int(std::find(cols.begin(), cols.end(), "Time ms") - cols.begin());
         QCOMPARE(view->horizontalHeader()->visualIndex(time), 1);
+    }
+
+    // Issue 26 F7: on in-graph data every candidate appeared three times (graph_cold, graph_warm,
+    // inductor_autotune), the Method column off-screen at 1280 px, no method filter, and "Best (µs)"
+    // did not say whose times. The page opens on the data's truth, one row per candidate, says
+    // which method a time is, and any method can still be chosen.
+    void inGraphDataShowsTheTruthOnce() {
+        const QString ingraph = testutil::sourcePath("trained_models/h200/h200-ingraph.db");
+        diode::Store store(ingraph.toStdString(), diode::Store::Mode::ReadOnly);
+        const auto counts = store.stats().measurementsByMethod;
+        WorkbenchState state;
+        DataPage page(&state);
+        page.resize(1280, 760);
+        page.show();
+        QSignalSpy shown(&page, &DataPage::analysisShown);
+        state.setDatabase(ingraph, true);
+        QVERIFY(shown.wait(30000));
+        auto *method = page.findChild<QComboBox *>("methodFilter");
+        QVERIFY(method);
+        QCOMPARE(method->currentText(), QString("graph_warm"));
+        auto &measurements = *page.measurementsModel();
+        QVERIFY(waitForPage(measurements, 30000));
+        QTRY_COMPARE_WITH_TIMEOUT(measurements.totalRows(), qint64(counts.at("graph_warm")), 30000);
+        auto *view = page.findChild<QTableView *>("measurementsView");
+        const auto &cols = diode::columns(DataTable::Measurements);
+        const int methodColumn = int(std::find(cols.begin(), cols.end(), "Method") - cols.begin());
+        QCOMPARE(view->horizontalHeader()->visualIndex(methodColumn), 2); // beside the time
+        const auto &problemCols = diode::columns(DataTable::Problems);
+        const int best =
+            int(std::find(problemCols.begin(), problemCols.end(), "Best ms") - problemCols.begin());
+        QVERIFY(page.problemsModel()->headerData(best, Qt::Horizontal).toString().contains("one method"));
+        QVERIFY(page.problemsModel()
+                    ->headerData(best, Qt::Horizontal, Qt::ToolTipRole)
+                    .toString()
+                    .contains("graph_warm where the problem has it"));
+        method->setCurrentIndex(0); // any method: every row again
+        QTRY_COMPARE_WITH_TIMEOUT(measurements.totalRows(), qint64(store.stats().measurements), 30000);
     }
 
     // Empty must look empty: the best cell's colour is far from the background an empty cell shows.

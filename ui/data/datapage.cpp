@@ -52,6 +52,8 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
     , m_op(choiceBox({tr("Any op"), "mm", "addmm", "bmm"}, QStringLiteral("opFilter"), this))
     , m_dtype(choiceBox({tr("Any dtype"), "bf16", "fp16", "fp32"}, QStringLiteral("dtypeFilter"), this))
     , m_status(choiceBox({tr("Any status"), "ok", "failed", "timeout"}, QStringLiteral("statusFilter"), this))
+    , m_method(choiceBox({tr("Any method"), "graph_warm", "graph_cold", "inductor_autotune", "cpu"},
+                         QStringLiteral("methodFilter"), this))
     , m_text(new QLineEdit(this))
     , m_textDelay(new QTimer(this))
     , m_tabs(new QTabWidget(this)) {
@@ -70,7 +72,9 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
 
     auto *filters = new QHBoxLayout;
     filters->addWidget(new QLabel(tr("Filter:"), this));
-    for (QWidget *w : std::initializer_list<QWidget *>{m_run, m_op, m_dtype, m_status})
+    m_method->setToolTip(tr("Measurements of one timing method: each candidate once, in the data's truth by "
+                            "default (graph_warm for in-graph data)"));
+    for (QWidget *w : std::initializer_list<QWidget *>{m_run, m_op, m_dtype, m_status, m_method})
         filters->addWidget(w);
     filters->addWidget(m_text, 1);
     filters->addWidget(refresh);
@@ -92,6 +96,7 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
         if (!m_analysis.path.isEmpty())
             m_loader->load(m_analysis.path, selectedRun());
     });
+    connect(m_method, &QComboBox::currentIndexChanged, this, &DataPage::applyFilter);
     for (QComboBox *box : {m_op, m_dtype, m_status})
         connect(box, &QComboBox::currentIndexChanged, this, [this] {
             applyFilter();
@@ -140,11 +145,12 @@ QWidget *DataPage::tablePage(StoreTableModel *model, const QString &name, QTable
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     view->horizontalHeader()->setDefaultSectionSize(90);
     view->horizontalHeader()->setMaximumSectionSize(420);
-    // The figures that matter next to the run, before the problem's ten columns; the model's
-    // column numbers (and the SQL behind them) stay as they are.
+    // The figures that matter next to the run, before the problem's ten columns, and which timing
+    // method a time is (issue 26 F7: it was off-screen at 1280 px); the model's column numbers
+    // (and the SQL behind them) stay as they are.
     const auto &cols = diode::columns(model->table());
     int to = 1;
-    for (const char *key : {"Time ms", "TFLOP/s", "Best ms", "Best TFLOP/s", "Status", "Kernel"}) {
+    for (const char *key : {"Time ms", "Method", "TFLOP/s", "Best ms", "Best TFLOP/s", "Status", "Kernel"}) {
         const auto it = std::find(cols.begin(), cols.end(), key);
         if (it == cols.end())
             continue;
@@ -305,6 +311,7 @@ void DataPage::applyFilter() {
     f.op = anyToEmpty(m_op).toStdString();
     f.dtype = anyToEmpty(m_dtype).toStdString();
     f.status = anyToEmpty(m_status).toStdString();
+    f.method = anyToEmpty(m_method).toStdString(); // measurements only
     f.text = m_text->text().trimmed().toStdString();
     // Run statuses differ from measurement statuses: the runs table keeps only the run filter.
     diode::DataFilter runsFilter;
@@ -320,6 +327,10 @@ void DataPage::showAnalysis(const DataAnalysis &analysis) {
         return;
     const auto run = selectedRun();
     m_analysis = analysis;
+    if (m_methodChosenFor != analysis.path) { // a new database: its truth (the user's choice stays for it)
+        m_methodChosenFor = analysis.path;
+        m_method->setCurrentText(QString::fromUtf8(diode::toString(analysis.method.method).data()));
+    }
     m_run->blockSignals(true);
     while (m_run->count() > 1)
         m_run->removeItem(1);
@@ -384,7 +395,9 @@ void DataPage::drawRoofline() {
     if (m_peaks.source == "user")
         m_peakSource->setText(tr("Peaks set by hand"));
     m_roofline->setPoints(points, m_peaks.tflops(dt), m_peaks.bandwidthTBs,
-                          tr("%1 problems, %2").arg(points.size()).arg(m_roofDtype->currentText()));
+                          tr("%L1 %2 problem lines (a problem once per run)")
+                              .arg(points.size())
+                              .arg(m_roofDtype->currentText()));
 }
 
 void DataPage::showError(const QString &message) {

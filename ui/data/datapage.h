@@ -64,6 +64,8 @@ private:
     QComboBox *m_op;
     QComboBox *m_dtype;
     QComboBox *m_status;
+    QComboBox *m_method;       ///< measurements of one timing method (the data's truth by default), or all
+    QString m_methodChosenFor; ///< the database the method filter was last set to its default for
     QLineEdit *m_text;
     QTimer *m_textDelay;
     QTabWidget *m_tabs;
