@@ -1,6 +1,7 @@
 #include "validate/validatepage.h"
 #include "common/sortabletable.h"
 
+#include "common/configlabel.h"
 #include "common/curveplot.h"
 #include "common/exportactions.h"
 #include "common/metricsmodel.h"
