@@ -304,6 +304,10 @@ private slots:
         QCOMPARE(QFileInfo(w.state()->databasePath()).fileName(), QString("h200-ingraph.db"));
         QVERIFY(w.state()->databaseReadOnly());
         QCOMPARE(w.state()->packagePath(), warm);
+        // Every page starts on the same truth: the Data page's measurements are graph_warm's from
+        // their first load (it showed every method until its own analysis arrived).
+        QCOMPARE(w.state()->dataMethod(), QString("graph_warm"));
+        QCOMPARE(w.findChild<QComboBox *>("methodFilter")->currentText(), QString("graph_warm"));
         QVERIFY2(w.findChild<QLabel *>("summaryCounts")->text().contains("graph_warm times (default"),
                  qPrintable(w.findChild<QLabel *>("summaryCounts")->text()));
 

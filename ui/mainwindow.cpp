@@ -134,7 +134,9 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_opener, &StoreLoader::loaded, this, [this](const DatasetSummary &s) {
         // The model first: with no database open yet, nothing validates the old one on new data.
         fitPackageTo(s);
-        m_state->setDatabase(s.path, m_openingReadOnly); // the same one again: its pages read it again
+        // The same one again: its pages read it again.
+        m_state->setDatabase(s.path, m_openingReadOnly,
+                             QString::fromUtf8(diode::toString(s.stats.defaultMethod.method).data()));
         showSummary(s);
     });
     connect(m_opener, &StoreLoader::failed, this, &MainWindow::showFailure);

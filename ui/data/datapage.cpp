@@ -18,6 +18,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QShortcut>
+#include <QSignalBlocker>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
@@ -110,8 +111,12 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
 
     connect(m_loader, &AnalysisLoader::loaded, this, &DataPage::showAnalysis);
     connect(m_loader, &AnalysisLoader::failed, this, &DataPage::showError);
-    for (StoreTableModel *m : {m_runs, m_problems, m_measurements})
+    for (StoreTableModel *m : {m_runs, m_problems, m_measurements}) {
         connect(m, &StoreTableModel::failed, this, &DataPage::showError);
+        connect(m, &StoreTableModel::pageLoaded, this, &DataPage::emitReadyWhenLoaded);
+    }
+    connect(this, &DataPage::analysisShown, this, &DataPage::emitReadyWhenLoaded);
+    connect(m_loader, &AnalysisLoader::failed, this, &DataPage::ready);
     connect(state, &WorkbenchState::databaseChanged, this, &DataPage::openDatabase);
     connect(state, &WorkbenchState::dataChanged, this, &DataPage::refresh);
 
@@ -271,8 +276,15 @@ QWidget *DataPage::rooflinePage() {
     return page;
 }
 
+void DataPage::emitReadyWhenLoaded() {
+    if (!m_analysis.path.isEmpty() && m_analysisLoaded && !m_runs->isLoading() && !m_problems->isLoading() &&
+        !m_measurements->isLoading())
+        emit ready();
+}
+
 void DataPage::openDatabase(const QString &path) {
     m_error->hide();
+    m_analysisLoaded = false;
     m_analysis = DataAnalysis{};
     m_analysis.path = path;
     m_run->blockSignals(true);
@@ -280,6 +292,12 @@ void DataPage::openDatabase(const QString &path) {
         m_run->removeItem(1);
     m_run->setCurrentIndex(0);
     m_run->blockSignals(false);
+    if (!m_state->dataMethod().isEmpty() && m_methodChosenFor != path) {
+        // The data's truth as the window read it: the tables load it first, with no flash of all.
+        const QSignalBlocker quiet(m_method);
+        m_method->setCurrentText(m_state->dataMethod());
+        m_methodChosenFor = path;
+    }
     applyFilter();
     for (StoreTableModel *m : {m_runs, m_problems, m_measurements})
         m->setDatabase(path);
@@ -327,6 +345,7 @@ void DataPage::showAnalysis(const DataAnalysis &analysis) {
         return;
     const auto run = selectedRun();
     m_analysis = analysis;
+    m_analysisLoaded = true;
     if (m_methodChosenFor != analysis.path) { // a new database: its truth (the user's choice stays for it)
         m_methodChosenFor = analysis.path;
         m_method->setCurrentText(QString::fromUtf8(diode::toString(analysis.method.method).data()));
