@@ -332,6 +332,10 @@ private slots:
         // The CDF plots a share: its y axis ends at 1.
         const auto *cdf = page.findChild<CurvePlot *>("efficiencyCdf");
         QVERIFY(cdf->yAxis->range().upper <= 1.05 && cdf->yAxis->range().lower == 0);
+        // The residual histogram's clamped end bins (everything beyond ±2) stand inside the plot,
+        // not on its border (issue 26 F8).
+        const auto *residuals = page.findChild<CurvePlot *>("residualHistogram");
+        QVERIFY(residuals->xAxis->range().lower < -2.2 && residuals->xAxis->range().upper > 2.2);
     }
 
     // After another model is chosen, nothing of the old one stays on screen under its name.

@@ -109,6 +109,9 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
            "them, or problem JSON lines with timings"));
     m_cdf->setFixedYRange(0, 1.02); // a share of problems
     m_cdf->setObjectName(QStringLiteral("efficiencyCdf"));
+    m_histogram->setObjectName(QStringLiteral("residualHistogram"));
+    // The end bins hold everything beyond ±2 (clamped): a margin keeps them off the border (F8).
+    m_histogram->setFixedXRange(-2.4, 2.4);
     m_scatterA->setObjectName(QStringLiteral("scatterA"));
     auto *browse = new QPushButton(tr("Package…"), this);
     auto *problemsFile = new QPushButton(tr("Problems…"), this);
