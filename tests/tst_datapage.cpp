@@ -295,6 +295,21 @@ private slots:
         QVERIFY2(bottom.lightness() < 200, qPrintable(bottom.name()));
         view.setCells({}, "No successful mm bf16 measurements");
         QCOMPARE(plotMessage(&view), QString("No successful mm bf16 measurements"));
+        // One bin (a single problem, or one M and N bin) is drawn, in the top colour (issue 26 F8:
+        // a one-bin heatmap drew nothing).
+        view.resize(500, 400);
+        view.setCells({diode::HeatCell{10, 12, 500.0, 1}}, "one bin");
+        const QImage shot = view.grab().toImage();
+        int topColoured = 0;
+        for (int y = 0; y < shot.height(); ++y)
+            for (int x = 0; x < shot.width(); ++x) {
+                const QColor c = shot.pixelColor(x, y);
+                topColoured += std::abs(c.red() - top.red()) + std::abs(c.green() - top.green()) +
+                                   std::abs(c.blue() - top.blue()) <
+                               12;
+            }
+        // The map's one cell fills the axis rect (beside it only the colour scale shows the colour).
+        QVERIFY2(topColoured > 20000, qPrintable(QString::number(topColoured)));
     }
 
     // A roofline without a roof says so (no "0 TFLOP/s" roof in the legend) and labels whole
