@@ -98,6 +98,7 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
             m_loader->load(m_analysis.path, selectedRun());
     });
     connect(m_method, &QComboBox::currentIndexChanged, this, &DataPage::applyFilter);
+    connect(m_method, &QComboBox::activated, this, [this] { m_methodChosen = true; }); // by hand only
     for (QComboBox *box : {m_op, m_dtype, m_status})
         connect(box, &QComboBox::currentIndexChanged, this, [this] {
             applyFilter();
@@ -285,6 +286,8 @@ void DataPage::emitReadyWhenLoaded() {
 void DataPage::openDatabase(const QString &path) {
     m_error->hide();
     m_analysisLoaded = false;
+    if (path != m_analysis.path)
+        m_methodChosen = false; // another database: its own truth first
     m_analysis = DataAnalysis{};
     m_analysis.path = path;
     m_run->blockSignals(true);
@@ -292,11 +295,10 @@ void DataPage::openDatabase(const QString &path) {
         m_run->removeItem(1);
     m_run->setCurrentIndex(0);
     m_run->blockSignals(false);
-    if (!m_state->dataMethod().isEmpty() && m_methodChosenFor != path) {
+    if (!m_methodChosen && !m_state->dataMethod().isEmpty()) {
         // The data's truth as the window read it: the tables load it first, with no flash of all.
         const QSignalBlocker quiet(m_method);
         m_method->setCurrentText(m_state->dataMethod());
-        m_methodChosenFor = path;
     }
     applyFilter();
     for (StoreTableModel *m : {m_runs, m_problems, m_measurements})
@@ -346,10 +348,10 @@ void DataPage::showAnalysis(const DataAnalysis &analysis) {
     const auto run = selectedRun();
     m_analysis = analysis;
     m_analysisLoaded = true;
-    if (m_methodChosenFor != analysis.path) { // a new database: its truth (the user's choice stays for it)
-        m_methodChosenFor = analysis.path;
+    // The data's truth, which a sweep into it may have changed (an empty store has none yet),
+    // unless the user chose a method for this database.
+    if (!m_methodChosen)
         m_method->setCurrentText(QString::fromUtf8(diode::toString(analysis.method.method).data()));
-    }
     m_run->blockSignals(true);
     while (m_run->count() > 1)
         m_run->removeItem(1);

@@ -68,8 +68,8 @@ private:
     QComboBox *m_op;
     QComboBox *m_dtype;
     QComboBox *m_status;
-    QComboBox *m_method;       ///< measurements of one timing method (the data's truth by default), or all
-    QString m_methodChosenFor; ///< the database the method filter was last set to its default for
+    QComboBox *m_method;         ///< measurements of one timing method (the data's truth by default), or all
+    bool m_methodChosen = false; ///< the user chose the method filter for the open database
     bool m_analysisLoaded = false; ///< the analysis of the open database has arrived
     QLineEdit *m_text;
     QTimer *m_textDelay;
