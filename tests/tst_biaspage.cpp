@@ -85,6 +85,14 @@ private slots:
         QCOMPARE(cell(shown, 0, BiasProblemModel::PickLoss), QStringLiteral("33.3%"));
         QCOMPARE(cell(shown, 1, BiasProblemModel::PickLoss), QStringLiteral("0.0%"));
         QCOMPARE(cell(shown, 0, BiasProblemModel::FastestUs), QStringLiteral("8.00"));
+        // Configs named as the Validate page names them, not as raw JSON (issue 26 F8).
+        for (int row = 0; row < shown->rowCount(); ++row)
+            for (int column : {int(BiasProblemModel::Fastest), int(BiasProblemModel::Pick)}) {
+                const QString config = cell(shown, row, column);
+                QVERIFY2(config.startsWith(QStringLiteral("aten ")) ||
+                             config.startsWith(QStringLiteral("triton ")),
+                         qPrintable(config));
+            }
         QCOMPARE(page.result().report.points.size(), size_t(5));
         pagecheck::checkRendered(&page, QStringLiteral("bias"), 20);
 
@@ -123,6 +131,25 @@ private slots:
                     .contains(QStringLiteral("2 of 3 problems")));
         QVERIFY(!g->data(g->index(0, BiasGroupModel::CompileMean), Qt::ToolTipRole).isValid());
         QCOMPARE(cell(g, 0, BiasGroupModel::CompileMean).contains('('), false);
+    }
+
+    // Issue 26 F3: shown before its database arrives (the workbench opening with --page Bias), the
+    // page said it was ready with "No database open", so a --screenshot saved the "Computing…"
+    // placeholder of the database that came next. Ready means a bias of the open database.
+    void readyOnlyOnceTheDatabaseIsThere() {
+        WorkbenchState state;
+        BiasPage page(&state);
+        page.methodBox()->setMethod(diode::TimingMethod::GraphWarm);
+        QSignalSpy ready(&page, &BiasPage::ready);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        QCOMPARE(ready.count(), 0);
+        QCOMPARE(page.emptyText(), QStringLiteral("No database open."));
+        state.setDatabase(m_db, true);
+        QVERIFY(ready.wait(30000));
+        QCOMPARE(ready.count(), 1);
+        QVERIFY(page.hasResult());
+        QVERIFY2(page.emptyText().isEmpty(), qPrintable(page.emptyText()));
     }
 
     // A hidden page computes nothing, but never shows numbers of the database it no longer has.

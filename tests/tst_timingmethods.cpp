@@ -2,11 +2,14 @@
 
 #include "diode/dataset.h"
 #include "diode/importer.h"
+#include "diode/packagechoice.h"
 #include "diode/problemjson.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+
+#include <filesystem>
 
 using namespace diode;
 
@@ -280,6 +283,57 @@ private slots:
             2);
         QVERIFY2(err.contains("the data has no successful graph_warm times; it has inductor_autotune"),
                  qPrintable(err));
+    }
+
+    // Which package goes with which data (core/diode/packagechoice.h), on the shipped packages:
+    // the plugin's default for a GPU and regime (its Python twin: torch_diode/_models.py best_for),
+    // and the one the workbench shows with data of a GPU and truth.
+    void packageChoiceFollowsTheGpuAndTheTruth() {
+        const auto shipped = diode::packagesUnder(testutil::sourcePath("trained_models").toStdString());
+        auto file = [](const std::optional<diode::PackageFacts> &p) {
+            return p ? std::filesystem::path(p->path).filename().string() : std::string("(none)");
+        };
+        QCOMPARE(file(diode::defaultPackage(shipped, "NVIDIA H200")), std::string("h200-ingraph-warm.diode"));
+        QCOMPARE(file(diode::defaultPackage(shipped, "NVIDIA H200", "cold")),
+                 std::string("h200-ingraph-cold.diode"));
+        // No H100 package: the nearest of the same architecture, as the plugin loads it.
+        QCOMPARE(file(diode::defaultPackage(shipped, "NVIDIA H100 80GB HBM3")),
+                 std::string("h200-ingraph-warm.diode"));
+        QCOMPARE(file(diode::defaultPackage(shipped, "AMD Instinct MI300X")), std::string("(none)"));
+        QCOMPARE(diode::regimeFor(TimingMethod::GraphCold), std::string_view("cold"));
+        QCOMPARE(diode::regimeFor(TimingMethod::InductorAutotune), std::string_view("warm"));
+
+        using diode::packageForData;
+        QCOMPARE(file(packageForData(shipped, "NVIDIA H200", TimingMethod::GraphWarm)),
+                 std::string("h200-ingraph-warm.diode"));
+        QCOMPARE(file(packageForData(shipped, "NVIDIA H200", TimingMethod::GraphCold)),
+                 std::string("h200-ingraph-cold.diode"));
+        QCOMPARE(file(packageForData(shipped, "NVIDIA H200", TimingMethod::InductorAutotune)),
+                 std::string("h200-gemm-mlp-v2.diode"));
+        QCOMPARE(file(packageForData(shipped, "CPU: AMD EPYC", TimingMethod::Cpu)), std::string("(none)"));
+        for (const auto &p : shipped) {
+            const std::string name = std::filesystem::path(p.path).filename().string();
+            const bool inGraph = name.starts_with("h200-ingraph");
+            QCOMPARE(diode::fitsData(p, "NVIDIA H200", TimingMethod::GraphWarm), inGraph);
+            QCOMPARE(diode::fitsData(p, "NVIDIA H200", TimingMethod::InductorAutotune), !inGraph);
+            QVERIFY(!diode::fitsData(p, "CPU: AMD EPYC", TimingMethod::Cpu));
+            QVERIFY(!diode::fitsData(p, "AMD Instinct MI300X", TimingMethod::GraphWarm));
+        }
+        // A cpu model fits cpu data only, and is never the plugin's default.
+        diode::PackageFacts cpu{"cpu.diode", "cpu", "", "2030-01-01T00:00:00Z", TimingMethod::Cpu};
+        auto withCpu = shipped;
+        withCpu.push_back(cpu);
+        QCOMPARE(file(packageForData(withCpu, "CPU: AMD EPYC", TimingMethod::Cpu)), std::string("cpu.diode"));
+        QVERIFY(diode::fitsData(cpu, "", TimingMethod::Cpu));
+        QVERIFY(!diode::fitsData(cpu, "NVIDIA H200", TimingMethod::GraphWarm));
+        QCOMPARE(file(diode::defaultPackage(withCpu, "NVIDIA H200")), std::string("h200-ingraph-warm.diode"));
+        // The newest wins between two packages of the same rank.
+        diode::PackageFacts newer = *diode::defaultPackage(shipped, "NVIDIA H200");
+        newer.path = "newer.diode";
+        newer.createdAt = "2030-01-01T00:00:00Z";
+        auto withNewer = shipped;
+        withNewer.push_back(newer);
+        QCOMPARE(file(diode::defaultPackage(withNewer, "NVIDIA H200")), std::string("newer.diode"));
     }
 };
 

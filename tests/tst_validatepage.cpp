@@ -162,7 +162,7 @@ private slots:
         ModelList models;
         const int row = models.add(pkg);
         QVERIFY(row >= 0);
-        QCOMPARE(models.at(row).name, QString("cpu (cpu model)"));
+        QCOMPARE(models.at(row).label, QString("cpu (cpu model)"));
 
         WorkbenchState state;
         state.setPackage(pkg);
@@ -268,6 +268,7 @@ private slots:
 
     // The problem sources offer the held-out file that belongs to the open database
     // (core/diode/shippeddata.h), not one file name for every database.
+    // It starts on that file: the problems the shipped packages never trained on (issue 26).
     void offersTheHeldOutFileOfTheOpenDatabase() {
         auto sources = [](const QString &db) {
             WorkbenchState state;
@@ -277,6 +278,8 @@ private slots:
             QStringList items;
             for (int i = 0; i < source->count(); ++i)
                 items << source->itemText(i);
+            if (!source->currentText().startsWith("held-out file"))
+                items << "(not chosen)";
             return items;
         };
         QVERIFY(sources(kDataset).contains("held-out file h200-heldout.jsonl"));
@@ -284,13 +287,18 @@ private slots:
         QVERIFY2(ingraph.contains("held-out file h200-ingraph-heldout.jsonl"),
                  qPrintable(ingraph.join(", ")));
         QVERIFY(!ingraph.contains("held-out file h200-heldout.jsonl"));
+        QVERIFY(!ingraph.contains("(not chosen)"));
     }
 
-    // Validate measures on problems the model never saw unless told otherwise, and says which.
+    // Validate measures on problems the model never saw unless told otherwise, and says which: with
+    // no held-out file beside the database, its test split of it.
     void defaultSourceIsHeldOut() {
+        const QString alone = m_dir.filePath("alone/h200-dataset.db");
+        QVERIFY(QDir().mkpath(QFileInfo(alone).absolutePath()));
+        QVERIFY(QFile::copy(kDataset, alone));
         WorkbenchState state;
         state.setPackage(kModel);
-        state.setDatabase(kDataset, true);
+        state.setDatabase(alone, true);
         ValidatePage page(&state);
         auto *source = page.findChild<QComboBox *>("problemSource");
         QCOMPARE(source->currentData().toString(), ValidatePage::kHeldOutSource);
@@ -324,6 +332,10 @@ private slots:
         // The CDF plots a share: its y axis ends at 1.
         const auto *cdf = page.findChild<CurvePlot *>("efficiencyCdf");
         QVERIFY(cdf->yAxis->range().upper <= 1.05 && cdf->yAxis->range().lower == 0);
+        // The residual histogram's clamped end bins (everything beyond ±2) stand inside the plot,
+        // not on its border (issue 26 F8).
+        const auto *residuals = page.findChild<CurvePlot *>("residualHistogram");
+        QVERIFY(residuals->xAxis->range().lower < -2.2 && residuals->xAxis->range().upper > 2.2);
     }
 
     // After another model is chosen, nothing of the old one stays on screen under its name.
@@ -337,6 +349,7 @@ private slots:
         page.show();
         QVERIFY(ready.wait(30000));
         QCOMPARE(page.metricsModel()->index(0, 0).data().toString(), QString("h200-gemm-mlp-v2"));
+        const int v2 = ModelList::of(&state)->rowOf(kModel);
         const int row = ModelList::of(&state)->add(otherPackage(m_dir.path()));
         QVERIFY(row >= 0);
         auto *modelA = page.findChild<QComboBox *>("modelA");
@@ -351,7 +364,7 @@ private slots:
         QVERIFY(scatterMessage(page).isEmpty());
         // Hidden, it says it is out of date until it is shown again.
         page.hide();
-        modelA->setCurrentIndex(modelA->findText("h200-gemm-mlp-v2"));
+        modelA->setCurrentIndex(v2);
         QVERIFY(!page.hasResult());
         QVERIFY2(scatterMessage(page).startsWith("Out of date"), qPrintable(scatterMessage(page)));
         page.show();
@@ -364,14 +377,15 @@ private slots:
         WorkbenchState state;
         state.setPackage(kModel);
         state.setDatabase(kDataset, true);
-        ModelList::of(&state)->add(otherPackage(m_dir.path()));
+        const QString other =
+            ModelList::of(&state)->at(ModelList::of(&state)->add(otherPackage(m_dir.path()))).path;
         ValidatePage page(&state);
         page.resize(1130, 760);
         QSignalSpy ready(&page, &ValidatePage::ready);
         page.show();
         QVERIFY(ready.wait(30000));
         auto *modelB = page.findChild<QComboBox *>("modelB");
-        modelB->setCurrentIndex(modelB->findText("other-model"));
+        modelB->setCurrentIndex(modelB->findData(other));
         QVERIFY(ready.wait(30000));
         QCOMPARE(page.result().models.size(), size_t(2));
         const int width = page.minimumSizeHint().width();
@@ -389,8 +403,14 @@ private slots:
         page.show(); // validates on first show
         QVERIFY(ready.wait(30000));
         QVERIFY(page.hasResult());
-        QCOMPARE(page.metricsModel()->rowCount(), 3); // the model, ATen only, Inductor's default order
-        QVERIFY(!page.methodBox()->method());         // the data's default, said in the status line
+        // The model, then the baselines in the order every page lists them: plain torch.compile,
+        // max-autotune's pick (this data has Inductor's own times), Inductor's first config.
+        QCOMPARE(page.metricsModel()->rowCount(), 4);
+        QCOMPARE(page.metricsModel()->index(1, 0).data().toString(), QString("plain torch.compile (ATen)"));
+        QVERIFY2(page.metricsModel()->index(2, 0).data().toString().startsWith("max-autotune's pick"),
+                 qPrintable(page.metricsModel()->index(2, 0).data().toString()));
+        QCOMPARE(page.metricsModel()->index(3, 0).data().toString(), QString("Inductor's first config"));
+        QVERIFY(!page.methodBox()->method()); // the data's default, said in the status line
         QVERIFY(page.result().method.method == diode::TimingMethod::InductorAutotune);
         bool said = false;
         for (const auto *label : page.findChildren<QLabel *>())

@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "bias/biaspage.h"
+#include "common/modellist.h"
 #include "common/shippedfile.h"
 #include "common/workbenchstate.h"
 #include "data/datapage.h"
@@ -69,6 +70,16 @@ MainWindow::MainWindow(QWidget *parent)
 
     auto *file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open database…"), QKeySequence::Open, this, &MainWindow::chooseDatabase);
+    auto *shipped =
+        file->addAction(tr("Open the &shipped in-graph data"), this, &MainWindow::openShippedData);
+    shipped->setObjectName(QStringLiteral("openShippedData"));
+    shipped->setStatusTip(tr("The H200 in-graph dataset (every candidate timed in CUDA graphs) and the "
+                             "plugin's default package for it"));
+    auto *earlier = file->addAction(tr("Open &earlier data (Inductor's own timings, v2)"), this,
+                                    &MainWindow::openEarlierData);
+    earlier->setObjectName(QStringLiteral("openEarlierData"));
+    earlier->setStatusTip(QString::fromUtf8(diode::shipped::kEarlierDatasetAbout.data(),
+                                            qsizetype(diode::shipped::kEarlierDatasetAbout.size())));
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     auto *help = menuBar()->addMenu(tr("&Help"));
@@ -100,7 +111,7 @@ MainWindow::MainWindow(QWidget *parent)
     addPage(
         new ValidatePage(m_state, this), tr("Validate"),
         tr("How well a model picks kernels on problems it never trained on: predicted against measured time, "
-           "and top-1 efficiency against ATen alone and Inductor's default."));
+           "and top-1 efficiency against plain torch.compile (ATen) and max-autotune's pick."));
     addPage(new BiasPage(m_state, this), tr("Bias"),
             tr("Where Inductor's own autotune benchmark misleads max-autotune, against in-graph times."));
     addPage(
@@ -109,8 +120,8 @@ MainWindow::MainWindow(QWidget *parent)
            "for the Inductor plugin."));
     addPage(
         new DemoPage(m_state, this), tr("Demo"),
-        tr("diode demo: compile time and kernel speed-up against max-autotune, run on a local GPU or read "
-           "from a saved result."));
+        tr("diode demo: compile time and kernel speed-up against plain torch.compile and max-autotune, run "
+           "on a local GPU or read from a saved result."));
 
     connect(m_loader, &StoreLoader::loaded, this, [this](const DatasetSummary &s) {
         if (s.path == m_state->databasePath()) // not one another database replaced meanwhile
@@ -121,7 +132,11 @@ MainWindow::MainWindow(QWidget *parent)
             showFailure(path, msg);
     });
     connect(m_opener, &StoreLoader::loaded, this, [this](const DatasetSummary &s) {
-        m_state->setDatabase(s.path, m_openingReadOnly); // the same one again: its pages read it again
+        // The model first: with no database open yet, nothing validates the old one on new data.
+        fitPackageTo(s);
+        // The same one again: its pages read it again.
+        m_state->setDatabase(s.path, m_openingReadOnly,
+                             QString::fromUtf8(diode::toString(s.stats.defaultMethod.method).data()));
         showSummary(s);
     });
     connect(m_opener, &StoreLoader::failed, this, &MainWindow::showFailure);
@@ -162,14 +177,26 @@ void MainWindow::addPage(QWidget *page, const QString &title, const QString &des
         m_pageList->setCurrentRow(0);
 }
 
+QWidget *MainWindow::page(const QString &name) const {
+    for (int i = 0; i < m_pages->count(); ++i)
+        if (m_pages->widget(i)->objectName() == name ||
+            m_pageList->item(i)->text().compare(name, Qt::CaseInsensitive) == 0)
+            return m_pages->widget(i);
+    return nullptr;
+}
+
 bool MainWindow::showPage(const QString &name) {
-    for (int i = 0; i < m_pages->count(); ++i) {
-        if (m_pages->widget(i)->objectName() == name) {
-            m_pageList->setCurrentRow(i);
-            return true;
-        }
-    }
-    return false;
+    QWidget *p = page(name);
+    if (p)
+        m_pageList->setCurrentRow(m_pages->indexOf(p));
+    return p;
+}
+
+QStringList MainWindow::pageTitles() const {
+    QStringList titles;
+    for (int i = 0; i < m_pageList->count(); ++i)
+        titles << m_pageList->item(i)->text();
+    return titles;
 }
 
 QStringList MainWindow::pageNames() const {
@@ -185,6 +212,45 @@ void MainWindow::openDatabase(const QString &path, bool readOnly) {
     statusBar()->showMessage(tr("Opening %1…").arg(path));
     m_openingReadOnly = readOnly;
     m_opener->load(path);
+}
+
+namespace {
+
+QString shippedOrSource(std::string_view relative) {
+    const QString found = shippedFile(relative);
+    return found.isEmpty() ? QStringLiteral(DIODE_SOURCE_DIR "/") +
+                                 QString::fromUtf8(relative.data(), qsizetype(relative.size()))
+                           : found;
+}
+
+} // namespace
+
+void MainWindow::openShippedData() {
+    openDatabase(shippedOrSource(diode::shipped::kDataset), true);
+}
+
+void MainWindow::openEarlierData() {
+    openDatabase(shippedOrSource(diode::shipped::kEarlierDataset), true);
+}
+
+void MainWindow::fitPackageTo(const DatasetSummary &s) {
+    // The data's GPU: the one most of its problems were measured on.
+    QString gpu;
+    int64_t most = -1;
+    for (const auto &[name, n] : s.stats.problemsByGpu)
+        if (n > most) {
+            most = n;
+            gpu = QString::fromStdString(name);
+        }
+    const QString method = QString::fromUtf8(diode::toString(s.stats.defaultMethod.method).data());
+    auto *models = ModelList::of(m_state);
+    if (!m_state->packagePath().isEmpty()) {
+        models->add(m_state->packagePath());
+        if (models->fitsData(m_state->packagePath(), gpu, method))
+            return;
+    }
+    // None fits (cpu data and no cpu model yet): no model rather than a wrong one; the pages say so.
+    m_state->setPackage(models->packageForData(gpu, method));
 }
 
 void MainWindow::showSummary(const DatasetSummary &s) {

@@ -20,15 +20,24 @@ public:
     /// Opens `path` once it has been read: until then, and if it cannot be read, the database
     /// that was open stays open (a failure is shown and signalled with databaseFailed).
     void openDatabase(const QString &path, bool readOnly = false);
+    /// What the workbench opens with no database named: the shipped in-graph data, read-only, and
+    /// the model it shows is the plugin's default for the data's GPU (see fitPackageTo).
+    void openShippedData();
+    /// The Inductor-timed dataset of two turns ago and the v2 model trained on it, read-only.
+    void openEarlierData();
     SummaryPage *summaryPage() const { return m_summary; }
     WorkbenchState *state() const { return m_state; }
 
     /// Adds a page under `title`; `description` (one sentence: what the page shows) stands
     /// above it. Ctrl+<n> switches to the n-th page.
     void addPage(QWidget *page, const QString &title, const QString &description);
-    /// Shows the page whose objectName is `name`; false if there is none.
+    /// The page called `name`: its title in the page list ("Overview", any case), which is the
+    /// one name docs and `--page` use, or its objectName ("overviewPage"); null if there is none.
+    QWidget *page(const QString &name) const;
+    /// Shows the page called `name` (see page()); false if there is none.
     bool showPage(const QString &name);
-    QStringList pageNames() const;
+    QStringList pageNames() const;  ///< objectNames, in list order
+    QStringList pageTitles() const; ///< titles, in list order
     /// The About box's text: version, build features, where data lives, the documentation.
     static QString aboutText();
     void showAbout();
@@ -44,6 +53,9 @@ private:
     void chooseDatabase();
     void showSummary(const DatasetSummary &summary);
     void showFailure(const QString &path, const QString &message);
+    /// Makes the model in use one that fits the data just opened (same GPU, same kind of truth):
+    /// a package of another GPU or timing method would be validated against times it never meant.
+    void fitPackageTo(const DatasetSummary &summary);
 
     WorkbenchState *m_state;
     QListWidget *m_pageList;

@@ -1,12 +1,10 @@
-// diode-workbench: the Qt GUI. With no argument it opens the shipped H200 dataset.
+// diode-workbench: the Qt GUI. With no argument it opens the shipped H200 in-graph dataset.
 
-#include "common/shippedfile.h"
 #include "common/workbenchstate.h"
 #include "demo/demopage.h"
 #include "mainwindow.h"
 
 #include "diode/config.h"
-#include "diode/shippeddata.h"
 #include "diode/trainoptions.h"
 
 #include <QApplication>
@@ -37,26 +35,11 @@ bool haveDisplay() {
     return (x && *x) || (wl && *wl);
 }
 
-// A shipped file (core/diode/shippeddata.h); the source tree's path when neither copy exists,
-// so the error names where it was expected.
-QString shippedOrSource(std::string_view relative) {
-    const QString found = shippedFile(relative);
-    return found.isEmpty() ? QStringLiteral(DIODE_SOURCE_DIR "/") +
-                                 QString::fromUtf8(relative.data(), qsizetype(relative.size()))
-                           : found;
-}
-
-QString shippedDataset() {
-    return shippedOrSource(diode::shipped::kDataset);
-}
-
-// The model last used, or the shipped H200 model on first start.
+// The model last used; once the data is open, MainWindow replaces it when it does not fit the
+// data (another GPU or truth), and on first start chooses the plugin's default for the data.
 QString startPackage() {
     const QString saved = QSettings().value(QStringLiteral("state/package")).toString();
-    if (!saved.isEmpty() && QFileInfo::exists(saved))
-        return saved;
-    const QString shipped = shippedOrSource(diode::shipped::kModel);
-    return QFileInfo::exists(shipped) ? shipped : QString();
+    return !saved.isEmpty() && QFileInfo::exists(saved) ? saved : QString();
 }
 
 // A page that does work before it shows results (Train, Validate) has a ready() signal; a
@@ -100,8 +83,9 @@ struct CommandLine {
         QStringLiteral("file")};
     QCommandLineOption page{
         QStringLiteral("page"),
-        QStringLiteral("Show the page with this object name (e.g. validatePage); NAME/TAB also "
-                       "shows a tab of it (dataPage/Heatmap)."),
+        QStringLiteral("Show the page of this name, as the page list calls it (Overview, Hardware, Sweep, "
+                       "Data, Train, Validate, Bias, Export, Demo; any case); NAME/TAB also shows a tab "
+                       "of it (Data/Heatmap)."),
         QStringLiteral("name")};
     QCommandLineOption demo{QStringLiteral("demo"),
                             QStringLiteral("Open this diode demo result (JSON) on the Demo page."),
@@ -114,7 +98,7 @@ struct CommandLine {
         parser.addVersionOption();
         parser.addPositionalArgument(
             QStringLiteral("database"),
-            QStringLiteral("SQLite database to open (default: the shipped H200 dataset)"));
+            QStringLiteral("SQLite database to open (default: the shipped H200 in-graph dataset)"));
         parser.addOption(shot);
         parser.addOption(page);
         parser.addOption(demo);
@@ -199,16 +183,16 @@ int main(int argc, char **argv) {
     MainWindow window;
     QObject::connect(window.state(), &WorkbenchState::packageChanged,
                      [](const QString &p) { QSettings().setValue(QStringLiteral("state/package"), p); });
-    const QString db = parser.positionalArguments().value(0, shippedDataset());
+    const QString db = parser.positionalArguments().value(0);
     QWidget *shown = nullptr;
     if (parser.isSet(page)) {
         const QString name = parser.value(page).section(QLatin1Char('/'), 0, 0);
         if (!window.showPage(name)) {
             std::fprintf(stderr, "diode-workbench: no page '%s'; pages: %s\n", qPrintable(name),
-                         qPrintable(window.pageNames().join(QStringLiteral(", "))));
+                         qPrintable(window.pageTitles().join(QStringLiteral(", "))));
             return 2;
         }
-        shown = window.findChild<QWidget *>(name);
+        shown = window.page(name);
         if (parser.value(page).contains(QLatin1Char('/')))
             showTab(shown, parser.value(page).section(QLatin1Char('/'), 1));
     }
@@ -259,6 +243,9 @@ int main(int argc, char **argv) {
     window.show();
     window.state()->setPackage(startPackage());
     // The shipped dataset is only read; so is any database a screenshot shows.
-    window.openDatabase(db, parser.positionalArguments().isEmpty() || parser.isSet(shot));
+    if (db.isEmpty())
+        window.openShippedData();
+    else
+        window.openDatabase(db, parser.isSet(shot));
     return app.exec();
 }

@@ -20,6 +20,22 @@ std::optional<double> number(const nlohmann::json &j, const char *key, const std
     return j[key].get<double>();
 }
 
+DemoCase parseCase(const nlohmann::json &c, const std::string &at) {
+    if (!c.is_object() || !c.contains("results") || !c["results"].is_object())
+        throw InvalidInput(fmt::format("{}: needs 'name' and a 'results' object", at));
+    if (c.contains("name") && !c["name"].is_string())
+        throw InvalidInput(fmt::format("{}: 'name' must be a string", at));
+    DemoCase dc{c.value("name", ""), c.value("kind", "gemm"), {}};
+    for (const auto &[mode, t] : c["results"].items()) {
+        const std::string mat = fmt::format("{}.results.{}", at, mode);
+        if (!t.is_object())
+            throw InvalidInput(fmt::format("{}: must be an object", mat));
+        dc.results[mode] = {number(t, "compile_s", mat), number(t, "kernel_ms", mat), t.value("error", ""),
+                            number(t, "kernel_cold_ms", mat)};
+    }
+    return dc;
+}
+
 } // namespace
 
 DemoResult DemoResult::fromJson(const nlohmann::json &j, const std::string &where) {
@@ -38,21 +54,8 @@ DemoResult DemoResult::fromJson(const nlohmann::json &j, const std::string &wher
     r.modes = j["modes"].get<std::vector<std::string>>();
     if (!j.contains("cases") || !j["cases"].is_array())
         throw InvalidInput(fmt::format("{}: 'cases' must be a list", where));
-    for (size_t i = 0; i < j["cases"].size(); ++i) {
-        const auto &c = j["cases"][i];
-        const std::string at = fmt::format("{}: cases[{}]", where, i);
-        if (!c.is_object() || !c.contains("results") || !c["results"].is_object())
-            throw InvalidInput(fmt::format("{}: needs 'name' and a 'results' object", at));
-        DemoCase dc{c.value("name", ""), c.value("kind", "gemm"), {}};
-        for (const auto &[mode, t] : c["results"].items()) {
-            const std::string mat = fmt::format("{}.results.{}", at, mode);
-            if (!t.is_object())
-                throw InvalidInput(fmt::format("{}: must be an object", mat));
-            dc.results[mode] = {number(t, "compile_s", mat), number(t, "kernel_ms", mat),
-                                t.value("error", ""), number(t, "kernel_cold_ms", mat)};
-        }
-        r.cases.push_back(std::move(dc));
-    }
+    for (size_t i = 0; i < j["cases"].size(); ++i)
+        r.cases.push_back(parseCase(j["cases"][i], fmt::format("{}: cases[{}]", where, i)));
     r.summary = j.value("summary", nlohmann::json::object());
     return r;
 }
@@ -65,6 +68,52 @@ DemoResult DemoResult::load(const std::string &path) {
     if (j.is_discarded())
         throw InvalidInput(fmt::format("{}: not valid JSON", path));
     return fromJson(j, path);
+}
+
+void DemoResult::appendCases(const std::string &path) {
+    std::ifstream f(path);
+    if (!f)
+        throw InvalidInput(fmt::format("cannot read '{}'", path));
+    std::vector<DemoCase> read;
+    std::string line;
+    for (size_t n = 1; std::getline(f, line); ++n) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos)
+            continue;
+        const auto j = nlohmann::json::parse(line, nullptr, false);
+        const std::string at = fmt::format("{}:{}", path, n);
+        if (j.is_discarded())
+            throw InvalidInput(fmt::format("{}: not valid JSON", at));
+        DemoCase c = parseCase(j, at);
+        // The demo writes a case again when it gains modes: the last line of a name wins, in the
+        // place of its first.
+        const auto same =
+            std::find_if(read.begin(), read.end(), [&](const DemoCase &o) { return o.name == c.name; });
+        if (same != read.end())
+            *same = std::move(c);
+        else
+            read.push_back(std::move(c));
+    }
+    for (auto &c : read) {
+        for (const auto &[mode, t] : c.results)
+            if (std::find(modes.begin(), modes.end(), mode) == modes.end())
+                modes.push_back(mode);
+        cases.push_back(std::move(c));
+    }
+}
+
+std::vector<std::string> DemoResult::modesBaselinesFirst() const {
+    std::vector<std::string> out;
+    for (const char *baseline : {kPlain, kReference})
+        if (std::find(modes.begin(), modes.end(), baseline) != modes.end())
+            out.push_back(baseline);
+    for (const auto &m : modes)
+        if (m != kPlain && m != kReference)
+            out.push_back(m);
+    return out;
+}
+
+std::string DemoResult::baseline() const {
+    return std::find(modes.begin(), modes.end(), kPlain) != modes.end() ? kPlain : kReference;
 }
 
 namespace {

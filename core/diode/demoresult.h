@@ -60,6 +60,16 @@ struct DemoResult {
     std::vector<std::string> kinds() const;
     size_t caseCount(const std::string &kind) const;
     bool hasColdTimes() const;
+    /// Appends the cases of a `diode demo --cases-out` file (one case object a line, as the
+    /// model steps of `diode demo --models`; the last line of a name wins, since the demo writes a
+    /// case again when it gains modes) and the modes they add. Throws InvalidInput naming the line.
+    void appendCases(const std::string &path);
+    /// The modes in the order every view shows them: plain torch.compile first (the baseline of a
+    /// user who does not autotune), max-autotune second, then the others as the result lists them.
+    std::vector<std::string> modesBaselinesFirst() const;
+    /// What speed-ups are shown against first: plain torch.compile, else (a result without it)
+    /// max-autotune.
+    std::string baseline() const;
     static constexpr const char *kReference = "max-autotune";
     static constexpr const char *kPlain = "default"; ///< plain torch.compile
 };

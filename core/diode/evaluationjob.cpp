@@ -1,6 +1,7 @@
 #include "evaluationjob.h"
 
 #include "dataset.h"
+#include "sqlstatement.h"
 #include "store.h"
 
 #include <fmt/format.h>
@@ -9,6 +10,9 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <map>
+#include <numeric>
 #include <unistd.h>
 
 namespace diode {
@@ -22,6 +26,89 @@ std::vector<double> sortedTop1(const std::vector<RankedProblem> &ranked) {
         e.push_back(topKEfficiency(r, 1));
     std::sort(e.begin(), e.end());
     return e;
+}
+
+// Inductor's own autotune time of every candidate of `t` (NaN where it has none): what
+// max-autotune's benchmark saw, so the candidate it picks. From the store (the first run's time,
+// as PredictionTable::fromStore keeps) or from the same problem file.
+std::vector<double> autotuneTimes(const PredictionTable &t, Store *store, const std::string &problemsFile) {
+    constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> out(t.candidates(), kNaN);
+    if (store) {
+        if (store->methodCounts()[TimingMethod::InductorAutotune] == 0 || t.problemIds.empty())
+            return out;
+        std::map<std::pair<int64_t, int64_t>, double> times;
+        SqlStatement q(*store, "SELECT problem_id, config_id, time_ms FROM measurements WHERE method = "
+                               "'inductor_autotune' AND status = 'ok' AND time_ms IS NOT NULL "
+                               "ORDER BY problem_id, config_id, run_id");
+        while (q.step())
+            times.try_emplace({q.integer(0), q.integer(1)}, q.real(2));
+        for (size_t p = 0; p < t.problems.size(); ++p)
+            for (uint32_t c = t.start[p]; c < t.start[p + 1]; ++c)
+                if (auto it = times.find({t.problemIds[p], t.configIds[size_t(t.configOf[c])]});
+                    it != times.end())
+                    out[c] = it->second;
+        return out;
+    }
+    Dataset autotuned;
+    try {
+        autotuned = loadDatasetJsonl(problemsFile, TimingMethod::InductorAutotune);
+    } catch (const InvalidInput &) { // no Inductor timings in the file: max-autotune did not run
+        return out;
+    }
+    std::map<std::pair<std::string, std::string>, double> times;
+    for (const auto &p : autotuned.problems)
+        for (size_t i = 0; i < p.configs.size(); ++i)
+            if (p.timesMs[i])
+                times.try_emplace({p.problem.label(), p.configs[i].key()}, *p.timesMs[i]);
+    for (size_t p = 0; p < t.problems.size(); ++p) {
+        const std::string label = t.problems[p].label();
+        for (uint32_t c = t.start[p]; c < t.start[p + 1]; ++c)
+            if (auto it = times.find({label, t.configs[size_t(t.configOf[c])].key()}); it != times.end())
+                out[c] = it->second;
+    }
+    return out;
+}
+
+// max-autotune's pick on the problems where its benchmark timed candidates: the candidate with
+// the smallest Inductor time, judged by the table's measured times. `problemOf` gets the table's
+// index of each problem returned.
+std::vector<RankedProblem> rankByAutotune(const PredictionTable &t, const std::vector<double> &autotuneMs,
+                                          std::vector<size_t> &problemOf) {
+    std::vector<RankedProblem> out;
+    for (size_t p = 0; p < t.problems.size(); ++p) {
+        RankedProblem r;
+        r.problem = t.problems[p];
+        bool ran = false;
+        for (uint32_t c = t.start[p]; c < t.start[p + 1]; ++c) {
+            const double m = t.measuredMs[c];
+            r.measuredMs.push_back(std::isnan(m) ? std::nullopt : std::optional<double>(m));
+            ran = ran || !std::isnan(autotuneMs[c]);
+            r.score.push_back(std::isnan(autotuneMs[c]) ? std::numeric_limits<double>::max() : autotuneMs[c]);
+        }
+        if (ran) {
+            out.push_back(std::move(r));
+            problemOf.push_back(p);
+        }
+    }
+    return out;
+}
+
+// Speed-up × of `model`'s picks over `baseline`'s (higher is better): per problem the baseline
+// pick's time over the model pick's, which is the ratio of their top-1 efficiencies, then the
+// geometric mean. `baseline[i]` is problem `problemOf[i]` of `model`.
+double geomeanSpeedup(const std::vector<RankedProblem> &model, const std::vector<RankedProblem> &baseline,
+                      const std::vector<size_t> &problemOf) {
+    double logSum = 0;
+    int n = 0;
+    for (size_t i = 0; i < baseline.size(); ++i) {
+        const double mine = topKEfficiency(model[problemOf[i]], 1), theirs = topKEfficiency(baseline[i], 1);
+        if (mine > 0 && theirs > 0) {
+            logSum += std::log(mine / theirs);
+            ++n;
+        }
+    }
+    return n ? std::exp(logSum / n) : std::numeric_limits<double>::quiet_NaN();
 }
 
 // The table with only the problems whose label is in `keep`, candidates and configs as they were.
@@ -180,17 +267,27 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job) {
     if (job.predicted)
         job.predicted(res);
     status("Ranking against the baselines…");
+    const auto aten = rankTableWithBaseline(*table, "aten");
+    res.aten = evaluate(aten);
+    res.atenTop1 = sortedTop1(aten);
+    std::vector<size_t> autotunedOf, every(table->problems.size());
+    std::iota(every.begin(), every.end(), size_t(0));
+    const auto autotuned =
+        rankByAutotune(*table, autotuneTimes(*table, store.get(), job.problemsFile), autotunedOf);
+    if (!autotuned.empty()) {
+        res.maxAutotune = evaluate(autotuned);
+        res.maxAutotuneTop1 = sortedTop1(autotuned);
+    }
     for (auto &m : res.models) {
         const auto ranked = rankTable(*table, m.predictedMs, true);
         m.metrics = evaluate(ranked);
         m.breakdown = evaluateWithBreakdown(ranked);
         m.top1 = sortedTop1(ranked);
+        m.speedupVsPlain = geomeanSpeedup(ranked, aten, every);
+        m.speedupVsMaxAutotune = geomeanSpeedup(ranked, autotuned, autotunedOf);
         if (stopped())
             return res.cancelled = true, res;
     }
-    const auto aten = rankTableWithBaseline(*table, "aten");
-    res.aten = evaluate(aten);
-    res.atenTop1 = sortedTop1(aten);
     const auto first = rankTableWithBaseline(*table, "first-config");
     res.firstConfig = evaluate(first);
     res.defaultTop1 = sortedTop1(first);

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,11 @@ struct ModelEvaluation {
     std::vector<double> top1; ///< per problem: top-1 efficiency, sorted ascending (a CDF)
     SelectorMetrics metrics;
     nlohmann::json breakdown; ///< evaluateWithBreakdown(): overall and by op, dtype, size
+    /// Speed-up × of this package's picks (higher is better): the geometric mean over problems of
+    /// the baseline pick's time over this pick's, against plain torch.compile (ATen's kernel) on
+    /// every problem and against max-autotune's pick where its benchmark ran; NaN without any.
+    double speedupVsPlain = std::numeric_limits<double>::quiet_NaN();
+    double speedupVsMaxAutotune = std::numeric_limits<double>::quiet_NaN();
     /// Problems of the table this package trained on; -1 where that cannot be told (`unknownWhy`).
     int trainedOnShown = -1;
     std::string unknownWhy;
@@ -63,11 +69,17 @@ struct EvaluationResult {
     std::vector<ModelEvaluation> models;
     std::vector<double> atenTop1, defaultTop1; ///< per problem, sorted ascending
     MethodChoice method;                       ///< whose measured times the table holds, and why
+    /// ATen alone is what plain torch.compile runs; first-config is Inductor's first Triton config.
     SelectorMetrics aten, firstConfig, random;
-    HeldOutProblems heldOut;      ///< of the first package on `db` (known == false for a file)
-    bool heldOutOnly = false;     ///< the table was cut to the first package's test split
-    size_t problemsBeforeCut = 0; ///< problems of the source before that cut
-    int64_t storedModelId = 0;    ///< when predictions were stored
+    /// max-autotune's pick (the candidate Inductor's own benchmark timed fastest), judged by the
+    /// table's times, over the problems where that benchmark ran (maxAutotune.problems of them;
+    /// 0: none, not shown).
+    SelectorMetrics maxAutotune;
+    std::vector<double> maxAutotuneTop1; ///< per such problem, sorted ascending
+    HeldOutProblems heldOut;             ///< of the first package on `db` (known == false for a file)
+    bool heldOutOnly = false;            ///< the table was cut to the first package's test split
+    size_t problemsBeforeCut = 0;        ///< problems of the source before that cut
+    int64_t storedModelId = 0;           ///< when predictions were stored
     double seconds = 0;
 };
 

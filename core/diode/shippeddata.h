@@ -7,9 +7,21 @@
 /// the installed data directory (the workbench finds them with shippedFile()).
 namespace diode::shipped {
 
-inline constexpr std::string_view kDataset = "trained_models/h200/h200-dataset.db";
-inline constexpr std::string_view kModel = "trained_models/h200/h200-gemm-mlp-v2.diode";
+/// The data the workbench opens by default: every candidate timed in CUDA graphs (the truth the
+/// plugin's packages learn from). Its model is not named here: it is the plugin's own default for
+/// the data's GPU (packagechoice.h), among the packages under kModelDirectory.
+inline constexpr std::string_view kDataset = "trained_models/h200/h200-ingraph.db";
+inline constexpr std::string_view kModelDirectory = "trained_models";
+/// The data of two turns ago, kept to compare with: Inductor's own autotune timings, and the v2
+/// model trained on them.
+inline constexpr std::string_view kEarlierDataset = "trained_models/h200/h200-dataset.db";
+inline constexpr std::string_view kEarlierDatasetAbout =
+    "Earlier data: 624 H200 problems timed by Inductor's own autotune benchmark (not in CUDA graphs), "
+    "which the v2 model (h200-gemm-mlp-v2) learnt from";
 inline constexpr std::string_view kDemoResult = "trained_models/h200/h200-demo.json";
+/// The model steps (`diode demo --models` cases) measured beside the shipped demo result; the Demo
+/// page shows them with it.
+inline constexpr std::string_view kDemoModelCases = "trained_models/h200/h200-models-cases.jsonl";
 inline constexpr std::string_view kDemoProblems = "resources/demo/h200-ingraph-heldout-gemms.jsonl";
 inline constexpr std::string_view kCpuPlan = "resources/plans/cpu-smoke.json";
 

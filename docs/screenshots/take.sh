@@ -1,27 +1,28 @@
 #!/usr/bin/env bash
-# Screenshots of every workbench page from the real application, on the shipped H200 data: the
-# Sweep page after a real cpu sweep, the Train page after a short real training run, the
-# Validate page after validating the shipped model on its held-out problems, the Bias page on the
-# in-graph data, the Demo page on the H200 demo result. A --screenshot run keeps its settings and
-# data in a throw-away folder of its own (app/workbench/main.cpp): nothing of the user's changes.
+# Screenshots of every workbench page from the real application, on what a fresh clone opens: the
+# shipped H200 in-graph data and the plugin's default package for it (h200-ingraph-warm). The
+# Sweep page after a real cpu sweep, the Train page after a short real training run, the Validate
+# page after validating the package on the data's held-out problems, the Bias page, the Export
+# page on the package, the Demo page on the H200 demo result and its model steps. A --screenshot
+# run keeps its settings and data in a throw-away folder of its own (app/workbench/main.cpp):
+# nothing of the user's changes.
 # Usage: docs/screenshots/take.sh [BUILD_DIR]   (writes docs/screenshots/<name>.png)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${1:-build}/app/diode-workbench
-ingraph=trained_models/h200/h200-ingraph.db
-# name  page[/tab]  [database]
+# name  page[/tab] as the page list names them  [database]
 shots=(
-  "overview overviewPage"
-  "hardware hardwarePage"
-  "sweep sweepPage"
-  "data dataPage/Measurements"
-  "data-heatmap dataPage/Heatmap"
-  "data-roofline dataPage/Roofline"
-  "train trainPage"
-  "validate validatePage"
-  "bias biasPage $ingraph"
-  "export exportPage"
-  "demo demoPage"
+  "overview Overview"
+  "hardware Hardware"
+  "sweep Sweep"
+  "data Data/Measurements"
+  "data-heatmap Data/Heatmap"
+  "data-roofline Data/Roofline"
+  "train Train"
+  "validate Validate"
+  "bias Bias"
+  "export Export"
+  "demo Demo"
 )
 run() {
   if command -v xvfb-run >/dev/null; then xvfb-run -a -s "-screen 0 1280x800x24" "$@"

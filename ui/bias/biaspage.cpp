@@ -164,10 +164,9 @@ void BiasPage::refresh() {
     m_stale = false;
     const QString db = m_state->databasePath();
     if (db.isEmpty()) {
+        // Not ready: the window is opening one (a screenshot waits for its bias, issue 26 F3).
         showEmpty(tr("No database open."));
         m_message->showMessage(QString(), false);
-        m_shown = true;
-        emit ready();
         return;
     }
     const auto method = m_method->method().value_or(diode::TimingMethod::GraphWarm);
@@ -204,8 +203,10 @@ void BiasPage::showResult(const BiasResult &result) {
         m_groupView->sortByColumn(BiasGroupModel::Op, Qt::AscendingOrder);
         m_stack->setCurrentWidget(m_split);
         QString text =
-            tr("%1: %L2 problems, %L3 candidates with Inductor's and %4 times; max-autotune picks the "
-               "fastest in %L5 of %L6 problems where Inductor's benchmark ran")
+            tr("%1: %L2 problem lines (a problem once per run that measured it, as on the Data page), %L3 "
+               "candidates with Inductor's and %4 times; max-autotune picks the fastest in %L5 of %L6 "
+               "problem "
+               "lines where Inductor's benchmark ran")
                 .arg(db)
                 .arg(r.problems.size())
                 .arg(r.points.size())

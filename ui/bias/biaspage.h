@@ -37,7 +37,8 @@ public:
     QString emptyText() const;
 
 signals:
-    /// A result (or the empty-state sentence, or an error) for the current controls is on screen.
+    /// A result (or the empty-state sentence, or an error) for the open database and the current
+    /// controls is on screen; never while no database is open.
     void ready();
 
 protected:

@@ -1,5 +1,7 @@
 #include "bias/biasproblemmodel.h"
 
+#include "common/configlabel.h"
+
 #include <optional>
 
 void BiasProblemModel::setResults(std::vector<diode::BiasProblem> problems) {
@@ -46,10 +48,10 @@ QVariant BiasProblemModel::data(const QModelIndex &index, int role) const {
             return QString::fromStdString(p.problem.label());
         case SizeClass:
             return QString::fromStdString(p.sizeClass);
-        case Fastest:
-            return QString::fromStdString(p.fastestConfig);
+        case Fastest: // named as on the Validate page, not as raw JSON (issue 26 F8)
+            return configLabel(p.fastestConfig);
         case Pick:
-            return p.pickConfig.empty() ? QStringLiteral("n/a") : QString::fromStdString(p.pickConfig);
+            return p.pickConfig.empty() ? QStringLiteral("n/a") : configLabel(p.pickConfig);
         case PickLoss:
             return loss ? QStringLiteral("%1%").arg(*loss * 100, 0, 'f', 1) : QStringLiteral("n/a");
         case CompileEfficiency: {

@@ -32,6 +32,10 @@ void CurvePlot::setFixedYRange(double lo, double hi) {
     m_fixedY = QCPRange(lo, hi);
 }
 
+void CurvePlot::setFixedXRange(double lo, double hi) {
+    m_fixedX = QCPRange(lo, hi);
+}
+
 void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QCPGraph::LineStyle step) {
     if (curves.isEmpty())
         return showMessage(title);
@@ -46,6 +50,8 @@ void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QC
         g->setData(curves[i].x, curves[i].y, true);
     }
     rescaleAxes();
+    if (m_fixedX.size() > 0)
+        xAxis->setRange(m_fixedX);
     if (m_fixedY.size() > 0)
         yAxis->setRange(m_fixedY);
     else

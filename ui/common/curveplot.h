@@ -21,11 +21,14 @@ public:
     void showMessage(const QString &sentence);
     /// Keeps the y axis at [lo, hi] (a share: 0 to 1) instead of fitting it to the curves.
     void setFixedYRange(double lo, double hi);
+    /// Keeps the x axis at [lo, hi] instead of fitting it to the curves (a histogram with clamped
+    /// end bins: margin beyond them, so they do not sit on the border).
+    void setFixedXRange(double lo, double hi);
 
 protected:
     void changeEvent(QEvent *event) override;
 
 private:
     QCPTextElement *m_title;
-    QCPRange m_fixedY{0, 0};
+    QCPRange m_fixedY{0, 0}, m_fixedX{0, 0};
 };

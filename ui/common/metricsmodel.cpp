@@ -25,6 +25,16 @@ diode::Distribution distribution(const nlohmann::json &j) {
 }
 } // namespace
 
+QString baselineTitle(const std::string &key) {
+    if (key == "aten")
+        return QObject::tr("plain torch.compile (ATen)");
+    if (key == "max-autotune")
+        return QObject::tr("max-autotune's pick");
+    if (key == "first-config")
+        return QObject::tr("Inductor's first config");
+    return QString::fromStdString(key);
+}
+
 MetricsRow MetricsRow::fromJson(const QString &selector, const nlohmann::json &j, bool predictsTimes) {
     MetricsRow r{selector, {}, predictsTimes};
     if (!j.is_object())

@@ -15,6 +15,12 @@ struct MetricsRow {
     static MetricsRow fromJson(const QString &selector, const nlohmann::json &j, bool predictsTimes);
 };
 
+/// How every page names a baseline selector: "aten" (what plain torch.compile runs),
+/// "max-autotune" (the pick of Inductor's own benchmark), "first-config", "random".
+QString baselineTitle(const std::string &key);
+/// Baseline keys in the order every page lists them: plain torch.compile first, max-autotune second.
+inline const char *const kBaselineOrder[] = {"aten", "max-autotune", "first-config", "random"};
+
 /// Selectors against the efficiency metrics of docs/MODELS.md, one row each.
 class MetricsModel : public QAbstractTableModel {
     Q_OBJECT

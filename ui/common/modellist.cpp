@@ -1,8 +1,11 @@
 #include "common/modellist.h"
 
+#include "common/shippedfile.h"
 #include "common/workbenchstate.h"
 
 #include "diode/modelpackage.h"
+#include "diode/packagechoice.h"
+#include "diode/shippeddata.h"
 
 #include <QFileInfo>
 #include <QSettings>
@@ -18,9 +21,15 @@ std::optional<KnownModel> readPackage(const QString &path, QString *error) {
         KnownModel k;
         k.path = QFileInfo(path).absoluteFilePath();
         k.name = QString::fromStdString(m.value("name", QFileInfo(path).baseName().toStdString()));
-        // Labelled where it is chosen: a cpu model ranks the cpu backend's tiles, not GPU kernels.
+        k.gpu = QString::fromStdString(m.value("/hardware/gpu"_json_pointer, std::string()));
+        k.timingMethod = QString::fromUtf8(diode::toString(pkg.timingMethod()).data());
+        // Labelled where it is chosen: a cpu model ranks the cpu backend's tiles, not GPU kernels;
+        // a GPU model says which GPU and which times it learnt ("warm" alone says neither).
         if (pkg.timingMethod() == diode::TimingMethod::Cpu)
-            k.name += QStringLiteral(" (cpu model)");
+            k.label = k.name + QStringLiteral(" (cpu model)");
+        else
+            k.label = QStringLiteral("%1 · %2 · %3")
+                          .arg(k.name, k.gpu.isEmpty() ? QObject::tr("unknown GPU") : k.gpu, k.timingMethod);
         k.createdAt = QString::fromStdString(m.value("created_at", ""));
         const auto top1 =
             m.value("/metrics/test_split/model/all/top1_efficiency/mean"_json_pointer, nlohmann::json());
@@ -34,14 +43,49 @@ std::optional<KnownModel> readPackage(const QString &path, QString *error) {
     }
 }
 
+diode::PackageFacts factsOf(const KnownModel &m) {
+    diode::PackageFacts f;
+    f.path = m.path.toStdString();
+    f.name = m.name.toStdString();
+    f.gpu = m.gpu.toStdString();
+    f.createdAt = m.createdAt.toStdString();
+    f.timingMethod =
+        diode::parseTimingMethod(m.timingMethod.toStdString()).value_or(diode::TimingMethod::Cpu);
+    return f;
+}
+
 } // namespace
 
 ModelList::ModelList(QObject *parent)
     : QAbstractTableModel(parent) {
     const QStringList paths = QSettings().value(QStringLiteral("models/known")).toStringList();
+    // The shipped packages first: the plugin's own (and the earlier data's) are always offered.
+    const QString shipped = shippedFile(diode::shipped::kModelDirectory);
+    if (!shipped.isEmpty())
+        for (const auto &f : diode::packagesUnder(shipped.toStdString()))
+            if (auto k = readPackage(QString::fromStdString(f.path), nullptr))
+                m_models.append(*k);
     for (const QString &p : paths)
-        if (auto k = readPackage(p, nullptr))
-            m_models.append(*k); // moved or deleted packages drop out
+        if (rowOf(p) < 0)
+            if (auto k = readPackage(p, nullptr))
+                m_models.append(*k); // moved or deleted packages drop out
+}
+
+QString ModelList::packageForData(const QString &gpu, const QString &method) const {
+    const auto m = diode::parseTimingMethod(method.toStdString());
+    if (!m)
+        return {};
+    std::vector<diode::PackageFacts> facts;
+    for (const auto &k : m_models)
+        facts.push_back(factsOf(k));
+    const auto choice = diode::packageForData(facts, gpu.toStdString(), *m);
+    return choice ? QString::fromStdString(choice->path) : QString();
+}
+
+bool ModelList::fitsData(const QString &path, const QString &gpu, const QString &method) const {
+    const int row = rowOf(path);
+    const auto m = diode::parseTimingMethod(method.toStdString());
+    return row >= 0 && m && diode::fitsData(factsOf(m_models[row]), gpu.toStdString(), *m);
 }
 
 ModelList *ModelList::of(WorkbenchState *state) {
@@ -101,7 +145,7 @@ QVariant ModelList::data(const QModelIndex &index, int role) const {
         return {};
     switch (index.column()) {
     case Name:
-        return m.name;
+        return m.label;
     case Top1:
         return m.testTop1 > 0 ? QVariant(QString::number(m.testTop1, 'f', 4)) : QVariant(QStringLiteral("–"));
     case Problems:

@@ -16,9 +16,15 @@ public:
     /// predictions go to a database the user chose.
     bool databaseReadOnly() const { return m_readOnly; }
 
-    void setDatabase(const QString &path, bool readOnly) {
+    /// The open data's truth: the timing method train, eval and Validate read by default
+    /// ("graph_warm" for in-graph data; diode::defaultTimingMethod), so every page shows the same
+    /// times first. Empty when the opener did not say (a page then finds it out itself).
+    QString dataMethod() const { return m_dataMethod; }
+
+    void setDatabase(const QString &path, bool readOnly, const QString &dataMethod = {}) {
         m_database = path;
         m_readOnly = readOnly;
+        m_dataMethod = dataMethod;
         emit databaseChanged(path);
     }
     void setPackage(const QString &path) {
@@ -36,5 +42,6 @@ signals:
 private:
     QString m_database;
     QString m_package;
+    QString m_dataMethod;
     bool m_readOnly = false;
 };

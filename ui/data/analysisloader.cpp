@@ -1,5 +1,7 @@
 #include "data/analysisloader.h"
 
+#include "diode/store.h"
+
 #include <QFileInfo>
 
 AnalysisLoader::AnalysisLoader(QObject *parent)
@@ -18,6 +20,8 @@ void AnalysisLoader::load(const QString &path, std::optional<qint64> runId) {
             diode::StoreQuery query(path.toStdString());
             a.runs = query.runs();
             a.best = query.bestPerProblem(runId ? std::optional<int64_t>(*runId) : std::nullopt);
+            a.method = diode::defaultTimingMethod(
+                diode::Store(path.toStdString(), diode::Store::Mode::ReadOnly).methodCounts());
         } catch (const std::exception &e) {
             error = tr("Cannot read %1: %2").arg(path, QString::fromStdString(e.what()));
         }

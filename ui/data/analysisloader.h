@@ -14,6 +14,7 @@ struct DataAnalysis {
     QString path;
     std::vector<diode::RunInfo> runs;
     std::vector<diode::ProblemBest> best; ///< per (run, problem): the fastest successful time
+    diode::MethodChoice method;           ///< the data's truth: what train, eval and Validate read
 };
 Q_DECLARE_METATYPE(DataAnalysis)
 

@@ -18,6 +18,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QShortcut>
+#include <QSignalBlocker>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
@@ -52,6 +53,8 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
     , m_op(choiceBox({tr("Any op"), "mm", "addmm", "bmm"}, QStringLiteral("opFilter"), this))
     , m_dtype(choiceBox({tr("Any dtype"), "bf16", "fp16", "fp32"}, QStringLiteral("dtypeFilter"), this))
     , m_status(choiceBox({tr("Any status"), "ok", "failed", "timeout"}, QStringLiteral("statusFilter"), this))
+    , m_method(choiceBox({tr("Any method"), "graph_warm", "graph_cold", "inductor_autotune", "cpu"},
+                         QStringLiteral("methodFilter"), this))
     , m_text(new QLineEdit(this))
     , m_textDelay(new QTimer(this))
     , m_tabs(new QTabWidget(this)) {
@@ -70,7 +73,9 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
 
     auto *filters = new QHBoxLayout;
     filters->addWidget(new QLabel(tr("Filter:"), this));
-    for (QWidget *w : std::initializer_list<QWidget *>{m_run, m_op, m_dtype, m_status})
+    m_method->setToolTip(tr("Measurements of one timing method: each candidate once, in the data's truth by "
+                            "default (graph_warm for in-graph data)"));
+    for (QWidget *w : std::initializer_list<QWidget *>{m_run, m_op, m_dtype, m_status, m_method})
         filters->addWidget(w);
     filters->addWidget(m_text, 1);
     filters->addWidget(refresh);
@@ -92,6 +97,8 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
         if (!m_analysis.path.isEmpty())
             m_loader->load(m_analysis.path, selectedRun());
     });
+    connect(m_method, &QComboBox::currentIndexChanged, this, &DataPage::applyFilter);
+    connect(m_method, &QComboBox::activated, this, [this] { m_methodChosen = true; }); // by hand only
     for (QComboBox *box : {m_op, m_dtype, m_status})
         connect(box, &QComboBox::currentIndexChanged, this, [this] {
             applyFilter();
@@ -105,8 +112,12 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
 
     connect(m_loader, &AnalysisLoader::loaded, this, &DataPage::showAnalysis);
     connect(m_loader, &AnalysisLoader::failed, this, &DataPage::showError);
-    for (StoreTableModel *m : {m_runs, m_problems, m_measurements})
+    for (StoreTableModel *m : {m_runs, m_problems, m_measurements}) {
         connect(m, &StoreTableModel::failed, this, &DataPage::showError);
+        connect(m, &StoreTableModel::pageLoaded, this, &DataPage::emitReadyWhenLoaded);
+    }
+    connect(this, &DataPage::analysisShown, this, &DataPage::emitReadyWhenLoaded);
+    connect(m_loader, &AnalysisLoader::failed, this, &DataPage::ready);
     connect(state, &WorkbenchState::databaseChanged, this, &DataPage::openDatabase);
     connect(state, &WorkbenchState::dataChanged, this, &DataPage::refresh);
 
@@ -140,11 +151,12 @@ QWidget *DataPage::tablePage(StoreTableModel *model, const QString &name, QTable
     view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
     view->horizontalHeader()->setDefaultSectionSize(90);
     view->horizontalHeader()->setMaximumSectionSize(420);
-    // The figures that matter next to the run, before the problem's ten columns; the model's
-    // column numbers (and the SQL behind them) stay as they are.
+    // The figures that matter next to the run, before the problem's ten columns, and which timing
+    // method a time is (issue 26 F7: it was off-screen at 1280 px); the model's column numbers
+    // (and the SQL behind them) stay as they are.
     const auto &cols = diode::columns(model->table());
     int to = 1;
-    for (const char *key : {"Time ms", "TFLOP/s", "Best ms", "Best TFLOP/s", "Status", "Kernel"}) {
+    for (const char *key : {"Time ms", "Method", "TFLOP/s", "Best ms", "Best TFLOP/s", "Status", "Kernel"}) {
         const auto it = std::find(cols.begin(), cols.end(), key);
         if (it == cols.end())
             continue;
@@ -265,8 +277,17 @@ QWidget *DataPage::rooflinePage() {
     return page;
 }
 
+void DataPage::emitReadyWhenLoaded() {
+    if (!m_analysis.path.isEmpty() && m_analysisLoaded && !m_runs->isLoading() && !m_problems->isLoading() &&
+        !m_measurements->isLoading())
+        emit ready();
+}
+
 void DataPage::openDatabase(const QString &path) {
     m_error->hide();
+    m_analysisLoaded = false;
+    if (path != m_analysis.path)
+        m_methodChosen = false; // another database: its own truth first
     m_analysis = DataAnalysis{};
     m_analysis.path = path;
     m_run->blockSignals(true);
@@ -274,6 +295,11 @@ void DataPage::openDatabase(const QString &path) {
         m_run->removeItem(1);
     m_run->setCurrentIndex(0);
     m_run->blockSignals(false);
+    if (!m_methodChosen && !m_state->dataMethod().isEmpty()) {
+        // The data's truth as the window read it: the tables load it first, with no flash of all.
+        const QSignalBlocker quiet(m_method);
+        m_method->setCurrentText(m_state->dataMethod());
+    }
     applyFilter();
     for (StoreTableModel *m : {m_runs, m_problems, m_measurements})
         m->setDatabase(path);
@@ -305,6 +331,7 @@ void DataPage::applyFilter() {
     f.op = anyToEmpty(m_op).toStdString();
     f.dtype = anyToEmpty(m_dtype).toStdString();
     f.status = anyToEmpty(m_status).toStdString();
+    f.method = anyToEmpty(m_method).toStdString(); // measurements only
     f.text = m_text->text().trimmed().toStdString();
     // Run statuses differ from measurement statuses: the runs table keeps only the run filter.
     diode::DataFilter runsFilter;
@@ -320,6 +347,11 @@ void DataPage::showAnalysis(const DataAnalysis &analysis) {
         return;
     const auto run = selectedRun();
     m_analysis = analysis;
+    m_analysisLoaded = true;
+    // The data's truth, which a sweep into it may have changed (an empty store has none yet),
+    // unless the user chose a method for this database.
+    if (!m_methodChosen)
+        m_method->setCurrentText(QString::fromUtf8(diode::toString(analysis.method.method).data()));
     m_run->blockSignals(true);
     while (m_run->count() > 1)
         m_run->removeItem(1);
@@ -384,7 +416,9 @@ void DataPage::drawRoofline() {
     if (m_peaks.source == "user")
         m_peakSource->setText(tr("Peaks set by hand"));
     m_roofline->setPoints(points, m_peaks.tflops(dt), m_peaks.bandwidthTBs,
-                          tr("%1 problems, %2").arg(points.size()).arg(m_roofDtype->currentText()));
+                          tr("%L1 %2 problem lines (a problem once per run)")
+                              .arg(points.size())
+                              .arg(m_roofDtype->currentText()));
 }
 
 void DataPage::showError(const QString &message) {

@@ -33,10 +33,14 @@ public:
 signals:
     /// The plots were redrawn from a fresh analysis of the database.
     void analysisShown();
+    /// The open database's plots and the first page of every table are on screen (or its error
+    /// is); a --screenshot waits for it. Never while no database is open.
+    void ready();
     /// A table was written to CSV.
     void exported(const QString &path, qint64 rows);
 
 private:
+    void emitReadyWhenLoaded();
     QWidget *tablePage(StoreTableModel *model, const QString &name, QTableView **viewOut);
     QWidget *heatmapPage();
     QWidget *rooflinePage();
@@ -64,6 +68,9 @@ private:
     QComboBox *m_op;
     QComboBox *m_dtype;
     QComboBox *m_status;
+    QComboBox *m_method;         ///< measurements of one timing method (the data's truth by default), or all
+    bool m_methodChosen = false; ///< the user chose the method filter for the open database
+    bool m_analysisLoaded = false; ///< the analysis of the open database has arrived
     QLineEdit *m_text;
     QTimer *m_textDelay;
     QTabWidget *m_tabs;

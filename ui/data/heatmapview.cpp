@@ -65,6 +65,12 @@ void HeatmapView::setCells(const std::vector<diode::HeatCell> &cells, const QStr
         minN = std::min(minN, c.log2N);
         maxN = std::max(maxN, c.log2N);
     }
+    // The axes show the cells there are; the map has at least two bins a side (an empty one
+    // beyond), since QCustomPlot draws a one-bin side over a range of size 0: nothing (F8).
+    xAxis->setRange(minM - 0.5, maxM + 0.5);
+    yAxis->setRange(minN - 0.5, maxN + 0.5);
+    maxM = std::max(maxM, minM + 1);
+    maxN = std::max(maxN, minN + 1);
     const int nx = maxM - minM + 1, ny = maxN - minN + 1;
     m_map->data()->setSize(nx, ny);
     m_map->data()->setRange(QCPRange(minM, maxM), QCPRange(minN, maxN));
@@ -78,7 +84,5 @@ void HeatmapView::setCells(const std::vector<diode::HeatCell> &cells, const QStr
     }
     m_map->setVisible(true);
     m_map->setDataRange(QCPRange(0, hi > 0 ? hi : 1));
-    xAxis->setRange(minM - 0.5, maxM + 0.5);
-    yAxis->setRange(minN - 0.5, maxN + 0.5);
     redraw();
 }

@@ -29,7 +29,7 @@ QString headerText(const std::string &header) {
     if (header == "Time ms")
         return QObject::tr("Time (µs)");
     if (header == "Best ms")
-        return QObject::tr("Best (µs)");
+        return QObject::tr("Best (µs, one method)");
     if (header == "Seconds")
         return QObject::tr("Seconds (sweep)");
     return QString::fromStdString(header);
@@ -179,6 +179,13 @@ QVariant StoreTableModel::data(const QModelIndex &index, int role) const {
 }
 
 QVariant StoreTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    const auto &names = diode::columns(m_table);
+    if (role == Qt::ToolTipRole && orientation == Qt::Horizontal && section >= 0 &&
+        section < int(names.size()) && names[size_t(section)].starts_with("Best"))
+        // Which times "best" is of (issue 26 F7): one method per problem, the rule train and eval use.
+        return QObject::tr("The fastest successful time of one timing method per problem: graph_warm where "
+                           "the problem has it, else cpu, else inductor_autotune (never a minimum over "
+                           "methods)");
     if (role != Qt::DisplayRole)
         return {};
     if (orientation == Qt::Vertical)

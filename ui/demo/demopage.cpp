@@ -188,11 +188,35 @@ void DemoPage::run() {
 
 namespace {
 
-// "1.05×", or "ref" on max-autotune's own bar: every bar carries a label.
-QString speedupLabel(double v, const std::string &mode) {
-    if (mode == diode::DemoResult::kReference)
+// "1.05×", or "ref" on the reference's own bar: every bar carries a label.
+QString speedupLabel(double v, const std::string &mode, const std::string &reference) {
+    if (mode == reference)
         return QObject::tr(" ref");
     return std::isnan(v) ? QString() : QStringLiteral(" %1×").arg(v, 0, 'f', v < 10 ? 2 : 0);
+}
+
+QString referenceName(const std::string &reference) {
+    return reference == diode::DemoResult::kPlain ? QObject::tr("plain torch.compile")
+                                                  : QString::fromStdString(reference);
+}
+
+// The legend names plain torch.compile as such: its mode is called "default".
+QStringList modeTitles(const std::vector<std::string> &modes) {
+    QStringList titles;
+    for (const auto &m : modes)
+        titles << (m == diode::DemoResult::kPlain ? QObject::tr("plain torch.compile")
+                                                  : QString::fromStdString(m));
+    return titles;
+}
+
+QString kindName(const std::string &kind, size_t n) {
+    if (kind == "gemm")
+        return QObject::tr("%1 GEMMs").arg(n);
+    if (kind == "block")
+        return QObject::tr("%1 model blocks").arg(n);
+    if (kind == "model")
+        return QObject::tr("%1 model steps").arg(n);
+    return QObject::tr("%1 %2 cases").arg(n).arg(QString::fromStdString(kind));
 }
 
 } // namespace
@@ -201,23 +225,23 @@ void DemoPage::showCase(int index) {
     if (index <= 0 || index > int(m_result.cases.size()))
         return showSummary();
     const auto &c = m_result.cases[size_t(index - 1)];
-    QStringList modes;
+    const std::string ref = m_result.baseline();
+    const auto modes = m_result.modesBaselinesFirst();
     QVector<QVector<double>> compile(1), kernel(1);
     QVector<QVector<QString>> compileLabel(1), kernelLabel(1);
-    for (const auto &m : m_result.modes) {
-        modes << QString::fromStdString(m);
+    for (const auto &m : modes) {
         const auto it = c.results.find(m);
         const bool ok = it != c.results.end() && it->second.error.empty();
         compile[0] << (ok ? it->second.compileS.value_or(NAN) : NAN);
         kernel[0] << (ok ? it->second.kernelMs.value_or(NAN) * 1000 : NAN);
-        compileLabel[0] << speedupLabel(diode::DemoResult::compileSpeedup(c, m), m);
-        kernelLabel[0] << speedupLabel(diode::DemoResult::kernelSpeedup(c, m), m);
+        compileLabel[0] << speedupLabel(diode::DemoResult::compileSpeedup(c, m, ref), m, ref);
+        kernelLabel[0] << speedupLabel(diode::DemoResult::kernelSpeedup(c, m, ref), m, ref);
     }
     const QStringList name{QString::fromStdString(c.name)};
-    m_compile->setBars(tr("Compile time (label: speed-up × against max-autotune)"), tr("compile (s)"), name,
-                       modes, compile, compileLabel);
-    m_kernel->setBars(tr("Kernel time (label: speed-up × against max-autotune)"), tr("kernel (µs)"), name,
-                      modes, kernel, kernelLabel);
+    m_compile->setBars(tr("Compile time (label: speed-up × against %1)").arg(referenceName(ref)),
+                       tr("compile (s)"), name, modeTitles(modes), compile, compileLabel);
+    m_kernel->setBars(tr("Kernel time (label: speed-up × against %1)").arg(referenceName(ref)),
+                      tr("kernel (µs)"), name, modeTitles(modes), kernel, kernelLabel);
     for (int row = 0; row < m_table->rowCount(); ++row)
         if (m_table->index(row, 0).data().toString() == name[0]) {
             m_view->scrollTo(m_table->index(row, 0), QAbstractItemView::PositionAtTop);
@@ -225,47 +249,39 @@ void DemoPage::showCase(int index) {
         }
 }
 
-namespace {
-
-QString kindName(const std::string &kind, size_t n) {
-    if (kind == "gemm")
-        return QObject::tr("%1 GEMMs").arg(n);
-    if (kind == "block")
-        return QObject::tr("%1 model blocks").arg(n);
-    return QObject::tr("%1 %2 cases").arg(n).arg(QString::fromStdString(kind));
-}
-
-} // namespace
-
 void DemoPage::showSummary() {
-    // One bar group per kind of case (GEMMs, model blocks): their speed-ups differ in kind.
-    QStringList modes, groups;
+    // One bar group per kind of case (GEMMs, model blocks, model steps): their speed-ups differ in kind.
+    QStringList groups;
     const auto kinds = m_result.kinds();
+    const std::string ref = m_result.baseline();
+    const auto modes = m_result.modesBaselinesFirst();
     QVector<QVector<double>> compile(int(kinds.size())), kernel(int(kinds.size()));
     QVector<QVector<QString>> compileLabel(int(kinds.size())), kernelLabel(int(kinds.size()));
-    for (const auto &m : m_result.modes)
-        modes << QString::fromStdString(m);
     for (size_t k = 0; k < kinds.size(); ++k) {
         groups << kindName(kinds[k], m_result.caseCount(kinds[k]));
-        for (const auto &m : m_result.modes) {
-            const bool ref = m == diode::DemoResult::kReference;
-            const diode::DemoModeSummary s = m_result.summaryOf(m, diode::DemoResult::kReference, kinds[k]);
-            compile[int(k)] << (ref ? 1.0 : s.compileSpeedupMedian);
-            kernel[int(k)] << (ref ? 1.0 : s.kernelSpeedupGeomean);
-            compileLabel[int(k)] << speedupLabel(s.compileSpeedupMedian, m);
-            kernelLabel[int(k)] << speedupLabel(s.kernelSpeedupGeomean, m);
+        for (const auto &m : modes) {
+            const bool isRef = m == ref;
+            const diode::DemoModeSummary s = m_result.summaryOf(m, ref, kinds[k]);
+            compile[int(k)] << (isRef ? 1.0 : s.compileSpeedupMedian);
+            kernel[int(k)] << (isRef ? 1.0 : s.kernelSpeedupGeomean);
+            compileLabel[int(k)] << speedupLabel(s.compileSpeedupMedian, m, ref);
+            kernelLabel[int(k)] << speedupLabel(s.kernelSpeedupGeomean, m, ref);
         }
     }
-    m_compile->setBars(tr("Compile speed-up × against max-autotune (median; higher is better)"),
-                       tr("compile speed-up ×"), groups, modes, compile, compileLabel);
-    m_kernel->setBars(tr("Kernel speed-up × against max-autotune (geomean; higher is better)"),
-                      tr("kernel speed-up ×"), groups, modes, kernel, kernelLabel, false);
+    m_compile->setBars(tr("Compile speed-up × against %1 (median; higher is better)").arg(referenceName(ref)),
+                       tr("compile speed-up ×"), groups, modeTitles(modes), compile, compileLabel);
+    m_kernel->setBars(tr("Kernel speed-up × against %1 (geomean; higher is better)").arg(referenceName(ref)),
+                      tr("kernel speed-up ×"), groups, modeTitles(modes), kernel, kernelLabel, false);
 }
 
 bool DemoPage::openResult(const QString &path) {
     diode::DemoResult r;
     try {
         r = diode::DemoResult::load(path.toStdString());
+        // The model steps measured beside the shipped result (diode demo --models) show with it.
+        const QString modelCases = shippedFile(diode::shipped::kDemoModelCases);
+        if (!modelCases.isEmpty() && QFileInfo(path) == QFileInfo(shippedResult()))
+            r.appendCases(modelCases.toStdString());
     } catch (const std::exception &e) {
         setMessage(tr("Cannot open the demo result: %1").arg(QString::fromUtf8(e.what())), true);
         return false;
@@ -276,8 +292,9 @@ bool DemoPage::openResult(const QString &path) {
     {
         const QSignalBlocker block(m_case);
         m_case->clear();
-        m_case->addItem(tr("All %1 cases, by kind: compile and kernel speed-up against max-autotune")
-                            .arg(r.cases.size()));
+        m_case->addItem(tr("All %1 cases, by kind: compile and kernel speed-up against %2")
+                            .arg(r.cases.size())
+                            .arg(referenceName(r.baseline())));
         for (const auto &c : r.cases)
             m_case->addItem(QString::fromStdString(c.name));
         m_case->setCurrentIndex(0);
@@ -295,7 +312,7 @@ bool DemoPage::openResult(const QString &path) {
             if (std::find(r.modes.begin(), r.modes.end(), ref) == r.modes.end())
                 continue;
             QStringList parts;
-            for (const auto &mode : r.modes) {
+            for (const auto &mode : r.modesBaselinesFirst()) {
                 if (mode == ref ||
                     (std::string(ref) == diode::DemoResult::kPlain && mode == diode::DemoResult::kReference))
                     continue;

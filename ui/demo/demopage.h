@@ -14,9 +14,10 @@ class QTableView;
 class QPushButton;
 class WorkbenchState;
 
-/// Demo: compile time and kernel time of default, max-autotune and the plugin's modes, from
-/// `diode demo` run on the local GPU or from a saved result (the shipped H200 one where there
-/// is no GPU), with the speed-up against max-autotune printed on each bar.
+/// Demo: compile time and kernel time of plain torch.compile ("default"), max-autotune and the
+/// plugin's modes, in that order, from `diode demo` run on the local GPU or from a saved result
+/// (the shipped H200 one, with its model steps, where there is no GPU), with the speed-up against
+/// plain torch.compile printed on each bar (against max-autotune too in the table and summary).
 class DemoPage : public QWidget {
     Q_OBJECT
 public:
@@ -26,6 +27,8 @@ public:
     Q_INVOKABLE bool openResult(const QString &path);
     void run();
     DemoTableModel *tableModel() const { return m_table; }
+    const diode::DemoResult &result() const { return m_result; }
+    DemoChart *kernelChart() const { return m_kernel; }
     DemoRunner *runner() const { return m_runner; }
     bool canRun() const;
     QString runReason() const;

@@ -4,11 +4,26 @@
 
 #include <QAbstractTableModel>
 
-/// One row per case and mode of a demo result: compile seconds, kernel µs, speed-ups against
-/// max-autotune (higher is better, as everywhere the demo is shown), errors.
+/// One row per case and mode of a demo result, plain torch.compile's row first and
+/// max-autotune's second: compile seconds, kernel µs, speed-ups against plain torch.compile and
+/// against max-autotune (the reference's time over the mode's: higher is better, as everywhere
+/// the demo is shown), errors.
 class DemoTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
+    enum Column {
+        Case,
+        Kind,
+        Mode,
+        CompileS,
+        KernelUs,
+        CompileVsPlain,
+        KernelVsPlain,
+        CompileVsMaxAutotune,
+        KernelVsMaxAutotune,
+        Error,
+        Count
+    };
     using QAbstractTableModel::QAbstractTableModel;
     void setResults(const diode::DemoResult &result);
 

@@ -26,6 +26,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     : QWidget(parent)
     , m_state(state)
@@ -106,8 +108,10 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     connect(m_state, &WorkbenchState::packageChanged, this, &ExportPage::showPackage);
     if (!m_state->packagePath().isEmpty())
         showPackage(m_state->packagePath());
-    else
-        setMessage(tr("No package yet: train one or open a .diode file."), false);
+    else {
+        m_package->setCurrentIndex(-1);
+        setMessage(tr("No package yet: choose one, train one or open a .diode file."), false);
+    }
 }
 
 QString ExportPage::manifestText() const {
@@ -123,8 +127,16 @@ QString ExportPage::message() const {
 }
 
 bool ExportPage::showPackage(const QString &path) {
-    if (path.isEmpty())
+    if (path.isEmpty()) { // no model fits the open data (MainWindow::fitPackageTo)
+        m_path.clear();
+        m_package->setCurrentIndex(-1);
+        m_summary->clear();
+        m_target->clear();
+        m_metrics->setResults({});
+        m_raw->clear();
+        setMessage(tr("No model fits the open data: train one, or choose or open a package."), false);
         return false;
+    }
     nlohmann::json m;
     try {
         m = diode::ModelPackage::load(path.toStdString()).manifest(); // verifies checksums and schema
@@ -150,9 +162,15 @@ bool ExportPage::showPackage(const QString &path) {
     for (const auto &[group, g] : groups.items())
         rows << MetricsRow::fromJson(QStringLiteral("%1, %2").arg(name, QString::fromStdString(group)), g,
                                      true);
+    // Baselines in the order every page lists them (plain torch.compile first), then any other.
     const auto baselines = test.value("baselines", nlohmann::json::object());
+    for (const char *key : kBaselineOrder)
+        if (baselines.contains(key))
+            rows << MetricsRow::fromJson(baselineTitle(key), baselines[key], false);
     for (const auto &[baseline, b] : baselines.items())
-        rows << MetricsRow::fromJson(QString::fromStdString(baseline), b, false);
+        if (std::find(std::begin(kBaselineOrder), std::end(kBaselineOrder), baseline) ==
+            std::end(kBaselineOrder))
+            rows << MetricsRow::fromJson(baselineTitle(baseline), b, false);
     m_metrics->setResults(rows);
     m_raw->setPlainText(QString::fromStdString(preview.dump(2)));
     auto list = [](const nlohmann::json &a) {

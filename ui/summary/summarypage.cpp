@@ -53,7 +53,8 @@ void SummaryPage::setSummary(const DatasetSummary &s) {
         methods << QStringLiteral("—");
     m_counts->setText(tr("<table cellspacing=4>"
                          "<tr><td><b>Runs</b></td><td>%1</td></tr>"
-                         "<tr><td><b>Problems</b></td><td>%2 (%3 failed)</td></tr>"
+                         "<tr><td><b>Problems</b></td><td>%2 distinct (%3 failed); the Data page lists a "
+                         "problem once per run that measured it</td></tr>"
                          "<tr><td><b>Measurements</b></td><td>%4 (%5 failed)</td></tr>"
                          "<tr><td><b>Kernel configs</b></td><td>%6</td></tr>"
                          "<tr><td><b>GPU</b></td><td>%7</td></tr>"

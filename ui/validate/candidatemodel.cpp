@@ -6,19 +6,6 @@ namespace {
 constexpr int kFixedColumns = 4; // config, measured, measured rank, efficiency
 }
 
-QString configLabel(const diode::KernelConfig &c) {
-    if (c.kind != "triton")
-        return QStringLiteral("%1 %2").arg(QString::fromStdString(c.kind), QString::fromStdString(c.name));
-    return QStringLiteral("triton %1 %2×%3×%4 G%5 s%6 w%7")
-        .arg(QString::fromStdString(c.name))
-        .arg(c.blockM)
-        .arg(c.blockN)
-        .arg(c.blockK)
-        .arg(c.groupM)
-        .arg(c.numStages)
-        .arg(c.numWarps);
-}
-
 void CandidateModel::setResults(const QStringList &modelNames, const QVector<CandidateRow> &rows) {
     beginResetModel();
     m_models = modelNames;

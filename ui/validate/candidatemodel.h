@@ -16,9 +16,6 @@ struct CandidateRow {
     QVector<int> modelRank;      ///< per model, 1 = predicted fastest
 };
 
-/// "triton mm 64×128×64 G8 s4 w4" or "aten extern_kernels.mm".
-QString configLabel(const diode::KernelConfig &config);
-
 /// All candidates of one problem, ranked by each model and by measurement.
 class CandidateModel : public QAbstractTableModel {
     Q_OBJECT

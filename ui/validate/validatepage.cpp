@@ -1,6 +1,7 @@
 #include "validate/validatepage.h"
 #include "common/sortabletable.h"
 
+#include "common/configlabel.h"
 #include "common/curveplot.h"
 #include "common/exportactions.h"
 #include "common/metricsmodel.h"
@@ -108,6 +109,9 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
            "them, or problem JSON lines with timings"));
     m_cdf->setFixedYRange(0, 1.02); // a share of problems
     m_cdf->setObjectName(QStringLiteral("efficiencyCdf"));
+    m_histogram->setObjectName(QStringLiteral("residualHistogram"));
+    // The end bins hold everything beyond ±2 (clamped): a margin keeps them off the border (F8).
+    m_histogram->setFixedXRange(-2.4, 2.4);
     m_scatterA->setObjectName(QStringLiteral("scatterA"));
     auto *browse = new QPushButton(tr("Package…"), this);
     auto *problemsFile = new QPushButton(tr("Problems…"), this);
@@ -250,7 +254,14 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
         const QString saved = QSettings().value(QStringLiteral("validate/problemsFile")).toString();
         if (!saved.isEmpty() && saved != heldOut && QFileInfo::exists(saved))
             m_problems->addItem(QFileInfo(saved).fileName(), saved);
-        m_problems->setCurrentIndex(std::max(0, m_problems->findData(current)));
+        // Another database: its own held-out problems (never trained on) when it has a file of
+        // them, else the model's test split of it. The same database keeps the choice.
+        const bool newDatabase = m_sourcesDatabase != m_state->databasePath();
+        m_sourcesDatabase = m_state->databasePath();
+        int index = newDatabase ? -1 : m_problems->findData(current);
+        if (index < 0)
+            index = std::max(0, m_problems->findData(heldOut));
+        m_problems->setCurrentIndex(index);
         m_rebuildingSources = false;
     };
     auto rebuildB = [this] {
@@ -260,7 +271,7 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
             m_modelB->clear();
             m_modelB->addItem(tr("(none)"), QString());
             for (const auto &m : m_models->models())
-                m_modelB->addItem(m.name, m.path);
+                m_modelB->addItem(m.label, m.path);
             m_modelB->setCurrentIndex(std::max(0, m_modelB->findData(keep)));
         }
         if (packageAt(m_modelB) != keep)
@@ -287,8 +298,12 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     }
     m_modelB->setCurrentIndex(
         std::max(0, m_modelB->findData(settings.value(QStringLiteral("validate/modelB")).toString())));
-    m_problems->setCurrentIndex(
-        std::max(0, m_problems->findData(settings.value(QStringLiteral("validate/problems")).toString())));
+    // The problems chosen last time, when they were chosen for this same database: another one
+    // starts on its own held-out problems.
+    if (settings.value(QStringLiteral("validate/problemsOf")).toString() == m_state->databasePath() &&
+        !m_state->databasePath().isEmpty())
+        m_problems->setCurrentIndex(std::max(
+            0, m_problems->findData(settings.value(QStringLiteral("validate/problems")).toString())));
     m_split->restoreState(settings.value(QStringLiteral("validate/split")).toByteArray());
     m_topSplit->restoreState(settings.value(QStringLiteral("validate/topSplit")).toByteArray());
     clearViews(tr("Choose a model and press Validate (F5)."));
@@ -301,6 +316,7 @@ ValidatePage::~ValidatePage() {
     settings.setValue(QStringLiteral("validate/method"), m_method->settingsValue());
     settings.setValue(QStringLiteral("validate/modelB"), packageAt(m_modelB));
     settings.setValue(QStringLiteral("validate/problems"), m_problems->currentData().toString());
+    settings.setValue(QStringLiteral("validate/problemsOf"), m_state->databasePath());
     settings.setValue(QStringLiteral("validate/split"), m_split->saveState());
     settings.setValue(QStringLiteral("validate/topSplit"), m_topSplit->saveState());
 }
@@ -443,6 +459,23 @@ void ValidatePage::showResult(const ValidationResult &result) {
     }
     drawCurves();
     if (result.complete) {
+        // The convention of the Demo page: speed-up ×, higher is better, plain torch.compile first.
+        QStringList speedups;
+        for (const auto &m : result.models) {
+            if (!(m.speedupVsPlain > 0))
+                continue;
+            QString line = tr("%1's picks run %2× as fast as plain torch.compile's")
+                               .arg(m.name)
+                               .arg(m.speedupVsPlain, 0, 'f', 3);
+            if (m.speedupVsMaxAutotune > 0)
+                line += tr(" and %1× as fast as max-autotune's (on its %2 problems)")
+                            .arg(m.speedupVsMaxAutotune, 0, 'f', 3)
+                            .arg(result.maxAutotune.problems);
+            speedups << line;
+        }
+        if (!speedups.isEmpty())
+            m_scope->setText(m_scope->text() + QLatin1Char(' ') + speedups.join(QStringLiteral("; ")) +
+                             tr(" (geomean of kernel time, higher is better)."));
         QStringList sources;
         for (const auto &m : result.models)
             sources << QStringLiteral("%1: %2").arg(m.name, m.source);
@@ -522,10 +555,19 @@ void ValidatePage::drawCurves() {
         curves << cdf(m.name, m.top1);
         rows << MetricsRow{m.name, m.metrics, true};
     }
-    curves << cdf(tr("ATen only"), m_result.atenTop1, Qt::DashLine)
-           << cdf(tr("Inductor default order"), m_result.defaultTop1, Qt::DotLine);
-    rows << MetricsRow{tr("ATen only"), m_result.aten, false}
-         << MetricsRow{tr("Inductor default order (first config)"), m_result.firstConfig, false};
+    // The baselines a user has, in the order every page lists them: plain torch.compile, then
+    // max-autotune (on the problems where Inductor's benchmark ran), then Inductor's first config.
+    curves << cdf(baselineTitle("aten"), m_result.atenTop1, Qt::DashLine);
+    rows << MetricsRow{baselineTitle("aten"), m_result.aten, false};
+    if (m_result.maxAutotune.problems > 0) {
+        const QString name = tr("%1 (%2 problems with Inductor's timings)")
+                                 .arg(baselineTitle("max-autotune"))
+                                 .arg(m_result.maxAutotune.problems);
+        curves << cdf(name, m_result.maxAutotuneTop1, Qt::DashDotLine);
+        rows << MetricsRow{name, m_result.maxAutotune, false};
+    }
+    curves << cdf(baselineTitle("first-config"), m_result.defaultTop1, Qt::DotLine);
+    rows << MetricsRow{baselineTitle("first-config"), m_result.firstConfig, false};
     m_cdf->setCurves(tr("Per-problem top-1 efficiency (%1 problems%2)")
                          .arg(m_result.table->problems.size())
                          .arg(scopeTag(m_result.models.front())),
@@ -613,8 +655,13 @@ void ValidatePage::addPackage() {
 }
 
 void ValidatePage::selectPackage(const QString &path) {
-    if (path.isEmpty())
+    if (path.isEmpty()) { // no model fits the open data: none rather than a wrong one
+        m_modelA->setCurrentIndex(-1);
+        m_stale = true;
+        clearViews(tr("No model fits the open data: train one on the Train page, or add a package with "
+                      "“Package…”."));
         return;
+    }
     QString error;
     const int row = m_models->add(path, &error);
     if (row < 0)

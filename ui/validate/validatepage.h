@@ -88,6 +88,7 @@ private:
     QProgressBar *m_progress;
     QLabel *m_status, *m_error, *m_problemTitle, *m_scope;
     bool m_rebuildingSources = false;
+    QString m_sourcesDatabase; ///< the database the problem sources were made for
     QSplitter *m_split, *m_topSplit;
     PredictionScatter *m_scatterA, *m_scatterB;
     CurvePlot *m_histogram, *m_cdf;

@@ -37,6 +37,8 @@ ValidationResult toValidation(const diode::EvaluationResult &r) {
     v.method = r.method;
     v.aten = r.aten;
     v.firstConfig = r.firstConfig;
+    v.maxAutotune = r.maxAutotune;
+    v.maxAutotuneTop1 = r.maxAutotuneTop1;
     v.seconds = r.seconds;
     v.heldOutOnly = r.heldOutOnly;
     v.problemsBeforeCut = r.problemsBeforeCut;
@@ -49,6 +51,8 @@ ValidationResult toValidation(const diode::EvaluationResult &r) {
         m.top1 = e.top1;
         m.metrics = e.metrics;
         m.trainedOnShown = e.trainedOnShown;
+        m.speedupVsPlain = e.speedupVsPlain;
+        m.speedupVsMaxAutotune = e.speedupVsMaxAutotune;
         m.unknownWhy = QString::fromStdString(e.unknownWhy);
         fillResiduals(m, *r.table);
         v.models.push_back(std::move(m));

@@ -36,6 +36,8 @@ struct ModelValidation {
     std::vector<double> top1;        ///< per problem: top-1 efficiency, sorted ascending (a CDF)
     diode::SelectorMetrics metrics;
     std::vector<double> residualCounts; ///< histogram of ln(predicted / measured)
+    /// Speed-up × of its picks over plain torch.compile's and max-autotune's (diode::ModelEvaluation).
+    double speedupVsPlain = 0, speedupVsMaxAutotune = 0;
     double residualLo = -2, residualHi = 2;
     /// Problems of the table this model trained on; -1 where that cannot be told (problems from
     /// a file, or a database that is not its training data: `unknownWhy` says which).
@@ -53,6 +55,9 @@ struct ValidationResult {
     std::vector<double> atenTop1, defaultTop1; ///< per problem, sorted ascending
     diode::MethodChoice method;                ///< whose measured times the table holds, and why
     diode::SelectorMetrics aten, firstConfig;
+    /// max-autotune's pick, over the problems where Inductor's own benchmark ran (none: 0 problems).
+    diode::SelectorMetrics maxAutotune;
+    std::vector<double> maxAutotuneTop1; ///< per such problem, sorted ascending
     double seconds = 0;
     bool heldOutOnly = false;     ///< the table was cut to the first model's test split
     size_t problemsBeforeCut = 0; ///< problems of the source before that cut
