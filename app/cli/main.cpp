@@ -7,6 +7,7 @@
 
 #include "diode/bias.h"
 #include "diode/config.h"
+#include "diode/datamix.h"
 #include "diode/dataset.h"
 #include "diode/exporter.h"
 #include "diode/hardware.h"
@@ -60,6 +61,7 @@ struct SweepOptions {
     std::string python;
     bool resume = false;
     bool adoptForeign = false;
+    bool allowMixedData = false;
 };
 
 Store::Foreign foreignPolicy(bool adopt) {
@@ -79,6 +81,7 @@ int runSweep(const SweepOptions &o) {
     req.backend = o.backend;
     req.python = o.python;
     req.resume = o.resume;
+    req.allowMixedData = o.allowMixedData;
     SweepSession session(req);
     if (!session.nothingToDo().empty()) {
         fmt::print(stderr, "{}\n", session.nothingToDo());
@@ -415,6 +418,9 @@ int main(int argc, char **argv) {
         "add diode's tables to a SQLite database that holds another program's tables (refused "
         "without this flag; the database is switched to WAL)";
     cmdSweep->add_flag("--adopt-foreign-db", sweep.adoptForeign, adoptHelp);
+    cmdSweep->add_flag("--allow-mixed-data", sweep.allowMixedData,
+                       "add the run to a database whose data has another backend, GPU or timing method "
+                       "(refused without it, naming what would mix)");
     cmdSweep->add_option("--python", sweep.python,
                          "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");
 
@@ -527,6 +533,12 @@ int main(int argc, char **argv) {
             return runPlan(planOpts);
         if (*cmdLookup)
             return runLookupTable(lookupInputs, lookupOut);
+    } catch (const DataMixRefused &e) {
+        fmt::print(stderr,
+                   "error: {}. Nothing was written. Use another database, or pass --allow-mixed-data if it "
+                   "belongs with the data there\n",
+                   e.what());
+        return kExitBadInput;
     } catch (const InvalidInput &e) {
         fmt::print(stderr, "error: {}\n", e.what());
         return kExitBadInput;

@@ -12,6 +12,7 @@ public:
     std::string name() const override { return "cpu"; }
     void start() override {}
     void describe(RunInfo &run) const override;
+    std::set<TimingMethod> timingMethods() const override { return {TimingMethod::Cpu}; }
     ProblemOutcome measure(const GemmProblem &problem, const SweepPlan &plan,
                            const std::set<std::string> &skip, const MeasurementSink &sink,
                            const std::atomic<bool> &cancel) override;
