@@ -18,7 +18,8 @@ public:
     explicit MainWindow(QWidget *parent = nullptr);
     ~MainWindow() override;
     /// Opens `path` once it has been read: until then, and if it cannot be read, the database
-    /// that was open stays open (a failure is shown and signalled with databaseFailed).
+    /// that was open stays open (a failure is shown and signalled with databaseFailed). Shipped
+    /// data (core/diode/shippeddata.h) is opened read-only whatever `readOnly` says.
     void openDatabase(const QString &path, bool readOnly = false);
     SummaryPage *summaryPage() const { return m_summary; }
     WorkbenchState *state() const { return m_state; }
