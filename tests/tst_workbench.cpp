@@ -12,6 +12,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCryptographicHash>
+#include <QDesktopServices>
 #include <QDirIterator>
 #include <QElapsedTimer>
 #include <QFileDialog>
@@ -22,6 +23,15 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QTimer>
+
+// Stands in for a desktop's file handler (QDesktopServices::setUrlHandler).
+class UrlOpener : public QObject {
+    Q_OBJECT
+public:
+    QUrl url;
+public slots:
+    void open(const QUrl &u) { url = u; }
+};
 
 // The real main window, offscreen, opening real databases.
 class TestWorkbench : public QObject {
@@ -97,6 +107,29 @@ private slots:
         QVERIFY(p.waitForFinished(10000));
         QCOMPARE(p.exitCode(), 2); // no display and no --help: the one-line reason
         QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("no display"));
+    }
+
+    // Help ▸ Documentation did nothing where no program opens files (no xdg-open: a server under
+    // Xvfb, a container). It now names the README and docs/ in a dialog.
+    void documentationWithoutAUrlLauncherNamesTheFiles() {
+        const QByteArray path = qgetenv("PATH");
+        QTemporaryDir empty;
+        qputenv("PATH", empty.path().toUtf8()); // no xdg-open, whatever this machine has
+        MainWindow w;
+        w.show();
+        w.showDocumentation();
+        qputenv("PATH", path);
+        auto *box = w.findChild<QMessageBox *>("documentationDialog");
+        QVERIFY(box && box->isVisible());
+        QVERIFY2(box->text().contains(testutil::sourcePath("README.md")), qPrintable(box->text()));
+        QVERIFY2(box->text().contains(testutil::sourcePath("docs")), qPrintable(box->text()));
+        box->close();
+        // Where a program can open it, the README goes there and no dialog stands in the way.
+        UrlOpener opener;
+        QDesktopServices::setUrlHandler("file", &opener, "open");
+        w.showDocumentation();
+        QDesktopServices::unsetUrlHandler("file");
+        QCOMPARE(opener.url, QUrl::fromLocalFile(testutil::sourcePath("README.md")));
     }
 
     // The real diode-workbench binary on the shipped data stays up (offscreen, as under Xvfb

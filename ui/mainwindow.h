@@ -33,6 +33,9 @@ public:
     /// The About box's text: version, build features, where data lives, the documentation.
     static QString aboutText();
     void showAbout();
+    /// Help ▸ Documentation: README.md in the desktop's viewer; where no program can open it (no
+    /// xdg-open, a server under Xvfb), a dialog that names the file and the docs/ folder.
+    void showDocumentation();
 
 protected:
     void closeEvent(QCloseEvent *event) override;
