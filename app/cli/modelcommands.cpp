@@ -340,6 +340,11 @@ std::function<int()> addModelCommands(CLI::App &app) {
                      "epochs without a better validation top-1 before stopping")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    train
+        ->add_option("--threads", o->train.threads,
+                     "LibTorch intra-op threads (0: the cores this process may run on, its CPU affinity)")
+        ->check(CLI::Range(0, 1024))
+        ->capture_default_str();
 
     auto *eval = app.add_subcommand("eval", "Evaluate a package against the baselines");
     eval->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);

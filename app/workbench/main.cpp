@@ -7,7 +7,6 @@
 
 #include "diode/config.h"
 #include "diode/shippeddata.h"
-#include "diode/trainoptions.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -169,8 +168,8 @@ bool asksForHelpOrVersion(int argc, char **argv) {
 
 } // namespace
 
+// Started by diode-workbench (launcher.cpp), which has set the thread environment already.
 int main(int argc, char **argv) {
-    diode::preferPassiveThreadWaits();
     CommandLine cl;
     if (asksForHelpOrVersion(argc, argv)) {
         QCoreApplication core(argc, argv);
