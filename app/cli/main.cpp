@@ -394,6 +394,10 @@ int runLookupTable(const std::vector<std::string> &inputs, const std::string &ou
 #endif
 
 int main(int argc, char **argv) {
+    // A file size limit (ulimit -f, a batch scheduler's quota) would end the process with
+    // SIGXFSZ in the middle of a write, without a word; ignored, the write fails with EFBIG and
+    // the store says which database and why, as for a full disk (issue 26, hostile pass).
+    std::signal(SIGXFSZ, SIG_IGN);
     diode::preferPassiveThreadWaits();
 #if DIODE_CLI_EXECS_TRAIN
     if (argc > 1 && std::string_view(argv[1]) == "train")
