@@ -296,6 +296,21 @@ private slots:
                  qPrintable(err));
     }
 
+    // The schema checks sizes >= 1 only: a row with M = 2^63-1 (another program's write) was
+    // exported as a problem line and ranked. The one reader of a problem row refuses it.
+    void storedProblemOutOfRangeIsRefused() {
+        const QString db = m_dir.filePath("huge.db"), lines = m_dir.filePath("huge.jsonl");
+        writeFile(lines, QByteArray(kLine) + "\n");
+        QCOMPARE(testutil::runCli({"import", lines, "--db", db}), 0);
+        sql(db, "UPDATE problems SET m = 9223372036854775807");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"export", "--db", db}, &out, &err), 1);
+        QVERIFY2(err.contains(
+                     "a stored problem: field 'M' is 9223372036854775807; sizes must be at most 2147483647"),
+                 qPrintable(err));
+        QVERIFY(!out.contains("9223372036854775807"));
+    }
+
     // A package whose sums overflow predicts NaN; storing it failed with "NOT NULL constraint failed".
     void nanPredictionsAreRefusedNamingModelAndCandidate() {
         const QString db = m_dir.filePath("nan.db"), lines = m_dir.filePath("nan.jsonl"),
