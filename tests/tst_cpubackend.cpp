@@ -3,6 +3,7 @@
 #include "diode/cpubackend.h"
 
 #include <random>
+#include <thread>
 
 using namespace diode;
 
@@ -83,6 +84,65 @@ private slots:
         QCOMPARE(got.size(), size_t(1)); // the first config was in `skip`
         QCOMPARE(got[0].config.threads, 2);
         QVERIFY(got[0].timeMs && *got[0].timeMs > 0);
+    }
+
+    // Issue 26: a GEMM that takes a minute was only stopped between repeats, so Ctrl-C and the
+    // plan's timeout_s waited for it to end. It now stops between tiles and says it did.
+    void gemmStopsBetweenTiles() {
+        const GemmProblem p{GemmOp::Mm, DType::FP32, 1, 256, 256, 256, false, false};
+        std::vector<float> a(256 * 256, 1.f), b(256 * 256, 1.f), c(256 * 256, 0.f);
+        KernelConfig cfg;
+        cfg.kind = "cpu";
+        cfg.name = "tiled";
+        cfg.blockM = cfg.blockN = cfg.blockK = 32;
+        cfg.threads = 2;
+        std::atomic<bool> cancel{true};
+        QVERIFY(!tiledGemm(p, a.data(), b.data(), nullptr, c.data(), cfg, GemmStop{&cancel}));
+        QCOMPARE(c[size_t(255 * 256 + 255)], 0.f); // the last tile was never computed
+        const auto past = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+        QVERIFY(!tiledGemm(p, a.data(), b.data(), nullptr, c.data(), cfg, GemmStop{nullptr, past}));
+        cancel = false;
+        QVERIFY(tiledGemm(p, a.data(), b.data(), nullptr, c.data(), cfg, GemmStop{&cancel}));
+        QCOMPARE(c[size_t(255 * 256 + 255)], 256.f);
+    }
+
+    // A config still running when the problem's timeout_s passes is stored as a timeout, never
+    // with the time of a multiply cut short; a cancel drops it (the problem stays unfinished).
+    void configPastTheDeadlineIsATimeoutAndCancelDropsIt() {
+        SweepPlan plan;
+        plan.repeats = 3;
+        plan.timeoutS = 0.05; // a 1024^3 fp32 GEMM takes far longer on the cpu backend's tiles
+        KernelConfig c;
+        c.kind = "cpu";
+        c.name = "tiled";
+        c.blockM = c.blockN = c.blockK = 32;
+        c.threads = 1;
+        plan.cpuConfigs = {c};
+        const GemmProblem big{GemmOp::Mm, DType::FP32, 1, 1024, 1024, 1024, false, false};
+        CpuBackend backend;
+        std::vector<Measurement> got;
+        std::atomic<bool> cancel{false};
+        auto out = backend.measure(
+            big, plan, {}, [&](const Measurement &m) { got.push_back(m); }, cancel);
+        QVERIFY(!out.cancelled);
+        QCOMPARE(got.size(), size_t(1));
+        QVERIFY(got[0].status == MeasureStatus::Timeout);
+        QVERIFY(!got[0].timeMs);
+        QVERIFY2(QString::fromStdString(got[0].error).contains("reached while this config ran"),
+                 got[0].error.c_str());
+
+        got.clear();
+        plan.timeoutS = 3600;
+        plan.repeats = 50; // seconds of work on any machine: the cancel lands inside it
+        std::thread stopper([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            cancel = true;
+        });
+        out = backend.measure(
+            big, plan, {}, [&](const Measurement &m) { got.push_back(m); }, cancel);
+        stopper.join();
+        QVERIFY(out.cancelled);
+        QVERIFY(got.empty());
     }
 };
 

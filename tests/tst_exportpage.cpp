@@ -66,6 +66,11 @@ private slots:
         const QString copy = m_dir.filePath("copy.diode");
         QCOMPARE(page.saveAs(copy), QString());
         QCOMPARE(testutil::fileBytes(copy), testutil::fileBytes(kModel));
+        // Save as onto a shipped package replaced it (issue 26 finding 1): refused, file unchanged.
+        const QString shipped = testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode");
+        const QByteArray before = testutil::fileBytes(shipped);
+        QVERIFY2(page.saveAs(shipped).contains("is shipped data"), qPrintable(page.saveAs(shipped)));
+        QCOMPARE(testutil::fileBytes(shipped), before);
 
         const QString dir = m_dir.filePath("plugin/models"); // created on install
         qputenv("TORCH_DIODE_MODEL_PATH", dir.toUtf8());

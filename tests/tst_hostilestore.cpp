@@ -272,6 +272,45 @@ private slots:
         QVERIFY2(!err.contains("no such table"), qPrintable(err));
     }
 
+    // A file size limit set by the user or a batch scheduler (ulimit -f, SIGXFSZ left at its
+    // default) killed a sweep with the signal mid-write, saying nothing (exit 153 from a shell).
+    // diode ignores SIGXFSZ: the write fails, the message names the database and the likely
+    // cause, and the run stays resumable.
+    void fileSizeLimitDuringASweepIsAnErrorNotASignal() {
+        const QString db = m_dir.filePath("limited.db"), plan = m_dir.filePath("limited.json");
+        writeFile(plan, R"({"name": "limited", "repeats": 1,
+          "cpu": {"block_m": [16, 32, 64, 128], "block_n": [16, 32, 64], "block_k": [16, 32], "threads": [1]},
+          "entries": [{"ops": ["mm"], "dtypes": ["fp32"], "M": {"log_uniform": {"min": 1, "max": 64, "count": 400,
+          "seed": 3}}, "N": [8, 16], "K": [8]}]})");
+        QProcess p;
+        p.start(QStringLiteral("sh"),
+                {"-c",
+                 QStringLiteral("ulimit -f 40; exec \"$0\" sweep --backend cpu --plan \"$1\" --db \"$2\""),
+                 QStringLiteral(DIODE_CLI), plan, db});
+        QVERIFY(p.waitForFinished(120000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit); // not killed by SIGXFSZ
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY2(err.contains("database '" + db + "'") &&
+                     err.contains("is its disk full, or the file size limited?"),
+                 qPrintable(err));
+    }
+
+    // The schema checks sizes >= 1 only: a row with M = 2^63-1 (another program's write) was
+    // exported as a problem line and ranked. The one reader of a problem row refuses it.
+    void storedProblemOutOfRangeIsRefused() {
+        const QString db = m_dir.filePath("huge.db"), lines = m_dir.filePath("huge.jsonl");
+        writeFile(lines, QByteArray(kLine) + "\n");
+        QCOMPARE(testutil::runCli({"import", lines, "--db", db}), 0);
+        sql(db, "UPDATE problems SET m = 9223372036854775807");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"export", "--db", db}, &out, &err), 1);
+        QVERIFY2(err.contains(
+                     "a stored problem: field 'M' is 9223372036854775807; sizes must be at most 2147483647"),
+                 qPrintable(err));
+        QVERIFY(!out.contains("9223372036854775807"));
+    }
+
     // A package whose sums overflow predicts NaN; storing it failed with "NOT NULL constraint failed".
     void nanPredictionsAreRefusedNamingModelAndCandidate() {
         const QString db = m_dir.filePath("nan.db"), lines = m_dir.filePath("nan.jsonl"),

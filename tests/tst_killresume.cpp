@@ -111,6 +111,46 @@ private slots:
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(48));
     }
 
+    // Issue 26: Ctrl-C during a cpu sweep of large problems whose plan says timeout_s: 1 ended the
+    // process 66 s later (the multiply under way ran to its end, then the next repeat's). Now the
+    // GEMM stops between tiles: the run ends cancelled within seconds, the measurement under way
+    // dropped, every stored row whole.
+    void sigintDuringALargeGemmEndsWithinSeconds() {
+        const QString plan = m_dir.filePath("large.json");
+        {
+            QFile f(plan);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(R"({"name": "large", "repeats": 3, "timeout_s": 1,
+              "cpu": {"block_m": [32], "block_n": [32], "block_k": [32], "threads": [1, 2]},
+              "entries": [{"ops": ["mm"], "dtypes": ["fp32"], "M": [3072, 4096], "N": [4096], "K": [4096]}]})");
+        }
+        const QString db = m_dir.filePath("sigint.db");
+        QProcess child;
+        child.start(QStringLiteral(DIODE_CLI), {"sweep", "--backend", "cpu", "--db", db, "--plan", plan});
+        QVERIFY(child.waitForStarted());
+        QByteArray err;
+        while (!err.contains("run 1:") && child.state() == QProcess::Running) { // measuring has begun
+            child.waitForReadyRead(100);
+            err += child.readAllStandardError();
+        }
+        QVERIFY2(err.contains("run 1:"), err.constData());
+        QTest::qWait(300); // inside the first problem: filling its operands or multiplying
+        QElapsedTimer sinceSignal;
+        sinceSignal.start();
+        ::kill(pid_t(child.processId()), SIGINT);
+        QVERIFY(child.waitForFinished(60000));
+        const qint64 ms = sinceSignal.elapsed();
+        QVERIFY2(ms < 10000, qPrintable(QStringLiteral("exited %1 ms after SIGINT").arg(ms)));
+        QCOMPARE(child.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(child.exitCode(), 1);
+        QCOMPARE(testutil::rows(db, "SELECT status FROM runs"), QStringList{"cancelled"});
+        QVERIFY2(testutil::integrityCheck(db) == "ok", testutil::integrityCheck(db).c_str());
+        // Nothing half-written: a time only where the status is ok, a timeout without one.
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements WHERE (status = 'ok') != "
+                                      "(time_ms IS NOT NULL AND time_ms > 0)"),
+                 int64_t(0));
+    }
+
     // One sweep writes a database at a time: a second `--resume` of the same run is refused with
     // the holder named (before, both measured everything that remained), and a holder killed
     // with SIGKILL leaves no stale lock behind.

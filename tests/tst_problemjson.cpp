@@ -164,6 +164,12 @@ private slots:
                                 << "line 3: field 'M' is 0; sizes must be at least 1";
         QTest::newRow("negative K") << R"({"op":"mm","dtype":"fp16","M":4,"N":1,"K":-8})"
                                     << "line 3: field 'K' is -8";
+        // Issue 26 hostile pass: accepted, imported and ranked (2.6e9 ms) though plans refuse it.
+        QTest::newRow("M 2^63-1")
+            << R"({"op":"mm","dtype":"fp16","M":9223372036854775807,"N":1,"K":1})"
+            << "line 3: field 'M' is 9223372036854775807; sizes must be at most 2147483647";
+        QTest::newRow("B 2^31") << R"({"op":"bmm","dtype":"fp16","B":2147483648,"M":1,"N":1,"K":1})"
+                                << "line 3: field 'B' is 2147483648; sizes must be at most 2147483647";
         QTest::newRow("batched mm") << R"({"op":"mm","dtype":"fp16","B":4,"M":4,"N":1,"K":8})"
                                     << "field 'B' is 4 but op 'mm' is not batched";
         QTest::newRow("missing N") << R"({"op":"mm","dtype":"fp16","M":4,"K":8})"

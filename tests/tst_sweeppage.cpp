@@ -18,6 +18,7 @@
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -157,6 +158,65 @@ private slots:
         const QString mine = m_dir.filePath("mine.db");
         state.setDatabase(mine, false);
         QCOMPARE(page.targetDatabase(), mine);
+    }
+
+    // Issue 26 finding 1: File ▸ Open of a shipped database opened it writable, and Run added a
+    // cpu run to the H200 data. Shipped data opens read-only whatever the caller asks.
+    void fileOpenOfShippedDataIsReadOnly() {
+        MainWindow w;
+        QSignalSpy shown(&w, &MainWindow::databaseShown);
+        w.openDatabase(kShipped); // as File ▸ Open does: not asked read-only
+        QVERIFY(shown.wait(20000));
+        QCOMPARE(w.state()->databasePath(), kShipped);
+        QVERIFY(w.state()->databaseReadOnly());
+        QVERIFY(w.findChild<SweepPage *>("sweepPage")->targetDatabase() != kShipped);
+    }
+
+    // A cpu sweep into H200 data asks first, naming what would mix; Cancel writes nothing, "Add
+    // anyway" runs it.
+    void sweepThatWouldMixDataAsksFirst() {
+        const QString db = m_dir.filePath("h200-copy.db");
+        QVERIFY(QFile::copy(kShipped, db));
+        QFile::setPermissions(db, QFile::ReadOwner | QFile::WriteOwner);
+        const QByteArray before = testutil::fileBytes(db);
+        WorkbenchState state;
+        SweepPage page(&state);
+        state.setDatabase(db, false);
+        page.setBackend("cpu");
+        page.setPlanText(QString::fromLatin1(R"({"name": "mix", "repeats": 1,
+          "cpu": {"block_m": [16], "block_n": [16], "block_k": [16], "threads": [1]},
+          "entries": [{"ops": ["mm"], "dtypes": ["fp32"], "M": [16, 32], "N": [16], "K": [16]}]})"),
+                         m_dir.path());
+        QVERIFY2(waitEstimate(page).error.isEmpty(), "plan refused");
+        QCOMPARE(page.targetDatabase(), db);
+        QSignalSpy refused(page.worker(), &SweepWorker::mixRefused);
+        QSignalSpy finished(page.worker(), &SweepWorker::finished);
+        page.run();
+        QVERIFY(refused.wait(30000));
+        QVERIFY2(refused.at(0).at(0).toString().contains("GPU CPU: ") &&
+                     refused.at(0).at(0).toString().contains("with NVIDIA H200"),
+                 qPrintable(refused.at(0).at(0).toString()));
+        auto *box = page.findChild<QMessageBox *>("mixedDataDialog");
+        QVERIFY(box && box->isVisible());
+        QVERIFY(box->text().contains("timing method cpu with inductor_autotune"));
+        box->button(QMessageBox::Cancel)->click();
+        QVERIFY(finished.isEmpty());
+        QCOMPARE(testutil::fileBytes(db), before); // nothing written
+        QVERIFY(page.findChild<QLabel *>("sweepError")->text().contains("would mix data"));
+
+        page.run();
+        QVERIFY(refused.wait(30000));
+        box = page.findChild<QMessageBox *>("mixedDataDialog");
+        QVERIFY(box);
+        QAbstractButton *add = nullptr;
+        for (auto *b : box->buttons())
+            if (box->buttonRole(b) == QMessageBox::AcceptRole)
+                add = b;
+        QVERIFY(add);
+        add->click();
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.at(0).at(0).toString(), QString("finished"));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs WHERE backend = 'cpu'"), int64_t(1));
     }
 
     void cpuSweepFillsTheDataPage() {

@@ -17,6 +17,7 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QCryptographicHash>
+#include <QDesktopServices>
 #include <QDirIterator>
 #include <QElapsedTimer>
 #include <QFileDialog>
@@ -27,6 +28,15 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QTimer>
+
+// Stands in for a desktop's file handler (QDesktopServices::setUrlHandler).
+class UrlOpener : public QObject {
+    Q_OBJECT
+public:
+    QUrl url;
+public slots:
+    void open(const QUrl &u) { url = u; }
+};
 
 // The real main window, offscreen, opening real databases.
 class TestWorkbench : public QObject {
@@ -105,6 +115,73 @@ private slots:
         QVERIFY(p.waitForFinished(10000));
         QCOMPARE(p.exitCode(), 2); // no display and no --help: the one-line reason
         QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("no display"));
+    }
+
+    // Issue 26: `diode-workbench --version` loaded LibTorch's libraries first (0.7-1.1 s). The
+    // dynamic loader's own log (LD_DEBUG) shows what was loaded: neither LibTorch nor Qt.
+    void versionLoadsNeitherLibTorchNorQt() {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("LD_DEBUG", "libs");
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(DIODE_WORKBENCH), {"--version"});
+        QVERIFY(p.waitForFinished(10000));
+        QCOMPARE(p.exitCode(), 0);
+        QCOMPARE(QString::fromUtf8(p.readAllStandardOutput()),
+                 QStringLiteral("diode-workbench " DIODE_VERSION "\n"));
+        const QString loads = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(loads.contains("calling init"), "LD_DEBUG gave no log: the check would see nothing");
+        QVERIFY2(!loads.contains("libtorch") && !loads.contains("libQt6"), qPrintable(loads.left(2000)));
+    }
+
+    // The GUI runs with passive OpenMP waits, set before LibTorch loaded (GNU OpenMP reads them
+    // only then): the Train page no longer spins against other programs (issue 26 finding 2).
+    void guiRunsWithPassiveThreadWaits() {
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove("OMP_WAIT_POLICY");
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        env.insert("XDG_CONFIG_HOME", m_dir.filePath("config"));
+        env.insert("XDG_DATA_HOME", m_dir.filePath("data"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(DIODE_WORKBENCH), {"--page", "trainPage"});
+        QVERIFY(p.waitForStarted(10000));
+        const QString proc = QStringLiteral("/proc/%1/").arg(p.processId());
+        QByteArray environ;
+        for (int i = 0; i < 100 && !QFileInfo(proc + "exe").symLinkTarget().endsWith("diode-workbench-gui");
+             ++i)
+            QTest::qWait(50); // the launcher execs the GUI in the same process
+        QVERIFY2(QFileInfo(proc + "exe").symLinkTarget().endsWith("diode-workbench-gui"),
+                 qPrintable(QFileInfo(proc + "exe").symLinkTarget()));
+        QFile f(proc + "environ");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        environ = f.readAll();
+        p.terminate();
+        QVERIFY(p.waitForFinished(10000));
+        QVERIFY2(environ.split('\0').contains("OMP_WAIT_POLICY=PASSIVE"), environ.constData());
+    }
+
+    // Help ▸ Documentation did nothing where no program opens files (no xdg-open: a server under
+    // Xvfb, a container). It now names the README and docs/ in a dialog.
+    void documentationWithoutAUrlLauncherNamesTheFiles() {
+        const QByteArray path = qgetenv("PATH");
+        QTemporaryDir empty;
+        qputenv("PATH", empty.path().toUtf8()); // no xdg-open, whatever this machine has
+        MainWindow w;
+        w.show();
+        w.showDocumentation();
+        qputenv("PATH", path);
+        auto *box = w.findChild<QMessageBox *>("documentationDialog");
+        QVERIFY(box && box->isVisible());
+        QVERIFY2(box->text().contains(testutil::sourcePath("README.md")), qPrintable(box->text()));
+        QVERIFY2(box->text().contains(testutil::sourcePath("docs")), qPrintable(box->text()));
+        box->close();
+        // Where a program can open it, the README goes there and no dialog stands in the way.
+        UrlOpener opener;
+        QDesktopServices::setUrlHandler("file", &opener, "open");
+        w.showDocumentation();
+        QDesktopServices::unsetUrlHandler("file");
+        QCOMPARE(opener.url, QUrl::fromLocalFile(testutil::sourcePath("README.md")));
     }
 
     // The real diode-workbench binary on the shipped data stays up (offscreen, as under Xvfb

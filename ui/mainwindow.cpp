@@ -83,9 +83,7 @@ MainWindow::MainWindow(QWidget *parent)
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
     auto *help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Documentation"), QKeySequence::HelpContents, this, [] {
-        QDesktopServices::openUrl(QUrl::fromLocalFile(shippedFile(QStringLiteral("README.md"))));
-    });
+    help->addAction(tr("&Documentation"), QKeySequence::HelpContents, this, &MainWindow::showDocumentation);
     help->addAction(tr("&About Diode Workbench"), this, &MainWindow::showAbout);
 
     m_summary->setObjectName(QStringLiteral("overviewPage"));
@@ -210,7 +208,9 @@ void MainWindow::openDatabase(const QString &path, bool readOnly) {
     if (m_state->databasePath().isEmpty())
         m_summary->setMessage(tr("Opening %1…").arg(path));
     statusBar()->showMessage(tr("Opening %1…").arg(path));
-    m_openingReadOnly = readOnly;
+    // Shipped data is only read, however it is opened (core/diode/shippeddata.h): the pages that
+    // write (Sweep, Train's stored predictions) then ask for another database.
+    m_openingReadOnly = readOnly || diode::shipped::isShippedPath(path.toStdString());
     m_opener->load(path);
 }
 
@@ -308,6 +308,34 @@ QString MainWindow::aboutText() {
              shipped.isEmpty() ? tr("not found") : shipped.toHtmlEscaped())
         .arg(QUrl::fromLocalFile(readme).toString(),
              readme.isEmpty() ? tr("README.md (not found)") : readme.toHtmlEscaped());
+}
+
+void MainWindow::showDocumentation() {
+    const QString readme = shippedFile(QStringLiteral("README.md"));
+    if (!readme.isEmpty() && QDesktopServices::openUrl(QUrl::fromLocalFile(readme))) {
+        statusBar()->showMessage(tr("Opened %1").arg(readme));
+        return;
+    }
+    QString text;
+    if (readme.isEmpty()) {
+        text = tr("The documentation (README.md and docs/) was not found in %1 or %2.")
+                   .arg(QStringLiteral(DIODE_SOURCE_DIR), QStringLiteral(DIODE_INSTALL_DATADIR));
+    } else {
+        const QString docs = QFileInfo(readme).absolutePath() + QStringLiteral("/docs");
+        text =
+            tr("No program to open files is set up here (xdg-open and a desktop's file handlers). "
+               "The documentation is\n%1\nand the guides in\n%2")
+                .arg(QDir::toNativeSeparators(readme),
+                     QFileInfo::exists(docs) ? QDir::toNativeSeparators(docs) : tr("(no docs/ folder here)"));
+    }
+    statusBar()->showMessage(readme.isEmpty() ? tr("Documentation not found")
+                                              : tr("Documentation: %1").arg(readme));
+    auto *box =
+        new QMessageBox(QMessageBox::Information, tr("Documentation"), text, QMessageBox::Close, this);
+    box->setObjectName(QStringLiteral("documentationDialog"));
+    box->setTextInteractionFlags(Qt::TextSelectableByMouse); // the path can be copied
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
 }
 
 void MainWindow::showAbout() {

@@ -18,7 +18,8 @@ public:
     explicit MainWindow(QWidget *parent = nullptr);
     ~MainWindow() override;
     /// Opens `path` once it has been read: until then, and if it cannot be read, the database
-    /// that was open stays open (a failure is shown and signalled with databaseFailed).
+    /// that was open stays open (a failure is shown and signalled with databaseFailed). Shipped
+    /// data (core/diode/shippeddata.h) is opened read-only whatever `readOnly` says.
     void openDatabase(const QString &path, bool readOnly = false);
     /// What the workbench opens with no database named: the shipped in-graph data, read-only, and
     /// the model it shows is the plugin's default for the data's GPU (see fitPackageTo).
@@ -41,6 +42,9 @@ public:
     /// The About box's text: version, build features, where data lives, the documentation.
     static QString aboutText();
     void showAbout();
+    /// Help ▸ Documentation: README.md in the desktop's viewer; where no program can open it (no
+    /// xdg-open, a server under Xvfb), a dialog that names the file and the docs/ folder.
+    void showDocumentation();
 
 protected:
     void closeEvent(QCloseEvent *event) override;

@@ -7,6 +7,7 @@
 
 #include "diode/bias.h"
 #include "diode/config.h"
+#include "diode/datamix.h"
 #include "diode/dataset.h"
 #include "diode/exporter.h"
 #include "diode/hardware.h"
@@ -69,6 +70,7 @@ struct SweepOptions {
     int64_t shards = 0;
     std::string slurmConfig;
     SlurmOptions slurmOptions;
+    bool allowMixedData = false;
 };
 
 // `diode sweep --slurm` and `--status`: the same plan and backend checks, the sweep itself run
@@ -138,6 +140,7 @@ int runSweep(const SweepOptions &o) {
     if (!o.shard.empty())
         req.shard = PlanShard::parse(o.shard);
     req.deadlineS = o.deadlineS;
+    req.allowMixedData = o.allowMixedData;
     SweepSession session(req);
     if (!session.nothingToDo().empty()) {
         fmt::print(stderr, "{}\n", session.nothingToDo());
@@ -468,6 +471,10 @@ int runLookupTable(const std::vector<std::string> &inputs, const std::string &ou
 #endif
 
 int main(int argc, char **argv) {
+    // A file size limit (ulimit -f, a batch scheduler's quota) would end the process with
+    // SIGXFSZ in the middle of a write, without a word; ignored, the write fails with EFBIG and
+    // the store says which database and why, as for a full disk (issue 26, hostile pass).
+    std::signal(SIGXFSZ, SIG_IGN);
     diode::preferPassiveThreadWaits();
 #if DIODE_CLI_EXECS_TRAIN
     if (argc > 1 && std::string_view(argv[1]) == "train")
@@ -492,6 +499,9 @@ int main(int argc, char **argv) {
         "add diode's tables to a SQLite database that holds another program's tables (refused "
         "without this flag; the database is switched to WAL)";
     cmdSweep->add_flag("--adopt-foreign-db", sweep.adoptForeign, adoptHelp);
+    cmdSweep->add_flag("--allow-mixed-data", sweep.allowMixedData,
+                       "add the run to a database whose data has another backend, GPU or timing method "
+                       "(refused without it, naming what would mix)");
     cmdSweep->add_option("--python", sweep.python,
                          "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");
     cmdSweep->add_option("--shard", sweep.shard,
@@ -654,6 +664,12 @@ int main(int argc, char **argv) {
             return runPlan(planOpts);
         if (*cmdLookup)
             return runLookupTable(lookupInputs, lookupOut);
+    } catch (const DataMixRefused &e) {
+        fmt::print(stderr,
+                   "error: {}. Nothing was written. Use another database, or pass --allow-mixed-data if it "
+                   "belongs with the data there\n",
+                   e.what());
+        return kExitBadInput;
     } catch (const InvalidInput &e) {
         fmt::print(stderr, "error: {}\n", e.what());
         return kExitBadInput;

@@ -10,6 +10,7 @@
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
 #include "diode/ranking.h"
+#include "diode/shippeddata.h"
 #include "diode/store.h"
 #include "diode/trainoptions.h"
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands train to diode-train (app/CMakeLists.txt)
@@ -34,6 +35,7 @@ struct Options {
     std::string method;            ///< empty: the data's default (defaultTimingMethod)
     bool all = false;              ///< eval --db: every problem, not only those the model never saw
     bool storePredictions = false; ///< eval --db: write the predictions into the database
+    bool allowMixedData = false;   ///< eval --store-predictions: into data of another GPU or method
     bool json = false;             ///< inspect: the raw manifest, not the summary
     std::vector<std::string>
         gpus; ///< inspect: GPUs to say whether the package serves (default: this machine's)
@@ -125,6 +127,7 @@ int runEval(const Options &o) {
     job.method = o.method.empty() ? std::nullopt : parseTimingMethod(o.method);
     job.heldOutOnly = !o.all;
     job.storePredictions = o.storePredictions;
+    job.allowMixedData = o.allowMixedData;
     const auto res = runEvaluationJob(job);
     const auto &model = res.models.front();
     printMethod("evaluating", res.method);
@@ -152,6 +155,12 @@ int runEval(const Options &o) {
     printTable(cmp);
     if (res.storedModelId)
         fmt::print(stderr, "predictions stored in {} as model {}\n", o.db, res.storedModelId);
+    else if (!o.db.empty() && shipped::isShippedPath(o.db))
+        fmt::print(
+            stderr,
+            "predictions not stored: {} is shipped data, only read (to keep them for the Validate page, "
+            "copy it and use --store-predictions on the copy)\n",
+            o.db);
     else if (!o.db.empty())
         fmt::print(stderr,
                    "predictions not stored (--store-predictions keeps them in {} for the Validate page)\n",
@@ -373,6 +382,11 @@ std::function<int()> addModelCommands(CLI::App &app) {
                      "epochs without a better validation top-1 before stopping")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    train
+        ->add_option("--threads", o->train.threads,
+                     "LibTorch intra-op threads (0: the cores this process may run on, its CPU affinity)")
+        ->check(CLI::Range(0, 1024))
+        ->capture_default_str();
 
     auto *eval = app.add_subcommand("eval", "Evaluate a package against the baselines");
     eval->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
@@ -383,8 +397,12 @@ std::function<int()> addModelCommands(CLI::App &app) {
     evalDb->excludes(evalIn);
     eval->add_flag("--store-predictions", o->storePredictions,
                    "with --db: store the model's predictions for every problem in the database, for the "
-                   "workbench's Validate page (the database must be writable)")
+                   "workbench's Validate page (the database must be writable; shipped data never is)")
         ->needs(evalDb);
+    eval->add_flag("--allow-mixed-data", o->allowMixedData,
+                   "with --store-predictions: store them even where the model's GPU or timing method is not "
+                   "the database's (refused without it, naming what would mix)")
+        ->needs("--store-predictions");
     eval->add_flag("--all", o->all,
                    "with --db: measure on every problem, including those the model trained on (default: only "
                    "the problems of its test split when the database is its training data)");

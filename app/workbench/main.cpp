@@ -5,7 +5,7 @@
 #include "mainwindow.h"
 
 #include "diode/config.h"
-#include "diode/trainoptions.h"
+#include "diode/shippeddata.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -153,8 +153,8 @@ bool asksForHelpOrVersion(int argc, char **argv) {
 
 } // namespace
 
+// Started by diode-workbench (launcher.cpp), which has set the thread environment already.
 int main(int argc, char **argv) {
-    diode::preferPassiveThreadWaits();
     CommandLine cl;
     if (asksForHelpOrVersion(argc, argv)) {
         QCoreApplication core(argc, argv);

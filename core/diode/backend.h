@@ -44,6 +44,8 @@ public:
     virtual void start() = 0;
     /// Fills what the backend knows of the machine and software into `run`.
     virtual void describe(RunInfo &run) const = 0;
+    /// The timing methods its measurements carry.
+    virtual std::set<TimingMethod> timingMethods() const = 0;
     /// Measures `problem`, skipping configs whose key is in `skip`. Must return within about
     /// `timeoutS` and soon after `cancel` becomes true.
     virtual ProblemOutcome measure(const GemmProblem &problem, const SweepPlan &plan,

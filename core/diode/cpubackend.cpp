@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
@@ -20,11 +21,16 @@ inline float at(const float *a, bool transposed, int64_t rows, int64_t cols, int
 }
 
 void gemmRows(const GemmProblem &p, const float *a, const float *b, float *c, const KernelConfig &cfg,
-              int64_t rowBegin, int64_t rowEnd) {
+              int64_t rowBegin, int64_t rowEnd, const GemmStop &stop, std::atomic<bool> &stopped) {
     const int64_t M = p.m, N = p.n, K = p.k;
     const int64_t bm = std::max(1, cfg.blockM), bn = std::max(1, cfg.blockN), bk = std::max(1, cfg.blockK);
     for (int64_t i0 = rowBegin; i0 < rowEnd; i0 += bm)
-        for (int64_t j0 = 0; j0 < N; j0 += bn)
+        for (int64_t j0 = 0; j0 < N; j0 += bn) {
+            // One bm x bn tile of C at a time: a few milliseconds at most, then a look at the clock.
+            if (stopped.load(std::memory_order_relaxed) || stop()) {
+                stopped = true;
+                return;
+            }
             for (int64_t k0 = 0; k0 < K; k0 += bk) {
                 const int64_t i1 = std::min(i0 + bm, rowEnd), j1 = std::min(j0 + bn, N),
                               k1 = std::min(k0 + bk, K);
@@ -40,14 +46,16 @@ void gemmRows(const GemmProblem &p, const float *a, const float *b, float *c, co
                                 crow[j] += av * b[k * N + j];
                     }
             }
+        }
 }
 
 } // namespace
 
-void tiledGemm(const GemmProblem &p, const float *a, const float *b, const float *bias, float *c,
-               const KernelConfig &cfg) {
+bool tiledGemm(const GemmProblem &p, const float *a, const float *b, const float *bias, float *c,
+               const KernelConfig &cfg, const GemmStop &stop) {
     const int64_t M = p.m, N = p.n, K = p.k;
-    for (int64_t batch = 0; batch < p.batch; ++batch) {
+    std::atomic<bool> stopped{false};
+    for (int64_t batch = 0; batch < p.batch && !stopped; ++batch) {
         const float *ab = a + batch * M * K, *bb = b + batch * K * N;
         float *cb = c + batch * M * N;
         for (int64_t i = 0; i < M; ++i)
@@ -61,12 +69,13 @@ void tiledGemm(const GemmProblem &p, const float *a, const float *b, const float
         for (int t = 1; t < threads; ++t) {
             const int64_t r0 = std::min(M, t * perThread * bm), r1 = std::min(M, (t + 1) * perThread * bm);
             if (r0 < r1)
-                pool.emplace_back([&, r0, r1] { gemmRows(p, ab, bb, cb, cfg, r0, r1); });
+                pool.emplace_back([&, r0, r1] { gemmRows(p, ab, bb, cb, cfg, r0, r1, stop, stopped); });
         }
-        gemmRows(p, ab, bb, cb, cfg, 0, std::min(M, perThread * bm));
+        gemmRows(p, ab, bb, cb, cfg, 0, std::min(M, perThread * bm), stop, stopped);
         for (auto &th : pool)
             th.join();
     }
+    return !stopped;
 }
 
 void CpuBackend::describe(RunInfo &run) const {
@@ -86,13 +95,26 @@ ProblemOutcome CpuBackend::measure(const GemmProblem &p, const SweepPlan &plan,
                 fmt::format("problem needs {:.1f} GB; the CPU backend takes up to 2 GB", bytes / 1e9)};
     std::mt19937 rng(42);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
-    std::vector<float> a(size_t(p.batch * p.m * p.k)), b(size_t(p.batch * p.k * p.n)),
-        c(size_t(p.batch * p.m * p.n));
-    std::vector<float> bias(p.op == GemmOp::Addmm ? size_t(p.n) : 0);
-    for (auto *v : {&a, &b, &bias})
-        for (auto &x : *v)
-            x = dist(rng);
-    const auto deadline = Clock::now() + std::chrono::duration<double>(plan.timeoutS);
+    // Not zeroed on allocation (a std::vector would write every page first: 1.2 s for 170 MB on a
+    // busy 2-core VM, deaf to Ctrl-C): the fill below writes A, B and the bias, chunk by chunk with
+    // a look at the cancel flag, and the GEMM writes C before it reads it.
+    const size_t na = size_t(p.batch * p.m * p.k), nb = size_t(p.batch * p.k * p.n),
+                 nBias = p.op == GemmOp::Addmm ? size_t(p.n) : 0;
+    const auto a = std::make_unique_for_overwrite<float[]>(na),
+               b = std::make_unique_for_overwrite<float[]>(nb),
+               c = std::make_unique_for_overwrite<float[]>(size_t(p.batch * p.m * p.n)),
+               bias = std::make_unique_for_overwrite<float[]>(nBias);
+    constexpr size_t kFillChunk = size_t(1) << 20;
+    for (const auto &[v, n] : {std::pair{a.get(), na}, std::pair{b.get(), nb}, std::pair{bias.get(), nBias}})
+        for (size_t i = 0; i < n; ++i) {
+            if (i % kFillChunk == 0 && cancel)
+                return ProblemOutcome::interrupted();
+            v[i] = dist(rng);
+        }
+    const auto deadline = std::chrono::time_point_cast<Clock::duration>(
+        Clock::now() + std::chrono::duration<double>(plan.timeoutS));
+    const GemmStop stop{&cancel, deadline};
+    const float *biasData = nBias ? bias.get() : nullptr;
     for (const auto &cfg : plan.cpuConfigs) {
         if (cancel)
             return ProblemOutcome::interrupted();
@@ -108,15 +130,24 @@ ProblemOutcome CpuBackend::measure(const GemmProblem &p, const SweepPlan &plan,
             sink(m);
             continue;
         }
+        // A GEMM cut short by Ctrl-C or the deadline is never timed: a cancel drops this config's
+        // measurement (resume takes it again), a deadline stores it as a timeout.
         std::vector<double> times;
-        tiledGemm(p, a.data(), b.data(), bias.empty() ? nullptr : bias.data(), c.data(), cfg); // warm-up
-        for (int r = 0; r < plan.repeats && !cancel; ++r) {
+        bool whole = tiledGemm(p, a.get(), b.get(), biasData, c.get(), cfg, stop); // warm-up
+        for (int r = 0; whole && r < plan.repeats; ++r) {
             const auto t0 = Clock::now();
-            tiledGemm(p, a.data(), b.data(), bias.empty() ? nullptr : bias.data(), c.data(), cfg);
-            times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+            whole = tiledGemm(p, a.get(), b.get(), biasData, c.get(), cfg, stop);
+            if (whole)
+                times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
         }
         if (cancel)
             return ProblemOutcome::interrupted();
+        if (!whole || times.empty()) {
+            m.status = MeasureStatus::Timeout;
+            m.error = fmt::format("per-problem timeout of {} s reached while this config ran", plan.timeoutS);
+            sink(m);
+            continue;
+        }
         std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
         m.timeMs = std::max(times[times.size() / 2], 1e-6);
         sink(m);

@@ -1,7 +1,9 @@
 #include "evaluationjob.h"
 
+#include "datamix.h"
 #include "dataset.h"
 #include "sqlstatement.h"
+#include "shippeddata.h"
 #include "store.h"
 
 #include <fmt/format.h>
@@ -134,6 +136,7 @@ PredictionTable onlyProblems(const PredictionTable &t, const std::set<std::strin
 // Refused before any work: a read-only file or folder would only fail at the end.
 void checkStoreWritable(const std::string &db) {
     namespace fs = std::filesystem;
+    shipped::refuseWritingShipped(db, "database");
     const fs::path p(db);
     const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
     if (::access(db.c_str(), W_OK) != 0 || ::access(dir.c_str(), W_OK) != 0)
@@ -153,6 +156,21 @@ int64_t storeTablePredictions(Store &store, const std::string &packagePath, cons
                                    predictedMs[c]);
     tx.commit();
     return model;
+}
+
+// A model's predictions beside data of another GPU or timing method would be read by Validate
+// as if they were made for it.
+void refuseMixedPredictions(Store &store, const ModelPackage &pkg, const std::string &db) {
+    DataOrigin added;
+    const auto &manifest = pkg.manifest();
+    if (const auto hw = manifest.find("hardware"); hw != manifest.end() && hw->is_object())
+        if (const auto gpu = hw->find("gpu"); gpu != hw->end() && gpu->is_string() && !gpu->empty())
+            added.gpus = {gpu->get<std::string>()};
+    added.methods = {pkg.timingMethod()};
+    const std::string mix = describeMix(dataOrigin(store), added);
+    if (!mix.empty())
+        throw DataMixRefused(fmt::format("storing {}'s predictions would mix data in {}: {}",
+                                         pkg.manifest().value("name", "the model"), db, mix));
 }
 
 } // namespace
@@ -202,6 +220,8 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job) {
     } else {
         status(fmt::format("Reading measurements from {}…", job.db));
         store = std::make_unique<Store>(job.db, Store::Mode::ReadOnly);
+        if (job.storePredictions && !job.allowMixedData)
+            refuseMixedPredictions(*store, packages.front(), job.db);
         res.method = chooseTimingMethod(job.method, store->methodCounts());
         *table = PredictionTable::fromStore(*store, res.method.method);
         for (const auto &pkg : packages)

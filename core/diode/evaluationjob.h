@@ -35,6 +35,9 @@ struct EvaluationJob {
     /// Write the first package's predictions for every problem of `db` into it. Only when asked
     /// (`diode eval --store-predictions`): the shipped data is never written behind a user's back.
     bool storePredictions = false;
+    /// Store them even where the package's GPU or timing method is not the database's; without it
+    /// that is refused (DataMixRefused, datamix.h) before anything is computed.
+    bool allowMixedData = false;
     const std::atomic<bool> *cancel = nullptr;
     std::function<void(const std::string &)> status;
     std::function<void(int done, int total)> progress;

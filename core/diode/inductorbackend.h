@@ -22,6 +22,10 @@ public:
     std::string name() const override { return "inductor"; }
     void start() override;
     void describe(RunInfo &run) const override;
+    /// In a CUDA graph, warm and cold L2, and Inductor's own autotune number beside them.
+    std::set<TimingMethod> timingMethods() const override {
+        return {TimingMethod::GraphWarm, TimingMethod::GraphCold, TimingMethod::InductorAutotune};
+    }
     ProblemOutcome measure(const GemmProblem &problem, const SweepPlan &plan,
                            const std::set<std::string> &skip, const MeasurementSink &sink,
                            const std::atomic<bool> &cancel) override;

@@ -1,6 +1,7 @@
 #include "modelpackage.h"
 
 #include "jsonlimits.h"
+#include "shippeddata.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -260,16 +261,22 @@ std::string ModelPackage::toBytes(nlohmann::json manifest, const std::vector<Mlp
 
 void ModelPackage::save(const std::string &path, const nlohmann::json &manifest,
                         const std::vector<MlpWeights> &members) {
+    shipped::refuseWritingShipped(path, "package");
     const std::string bytes = toBytes(manifest, members);
     const std::string tmp = path + ".partial";
     {
         std::ofstream f(tmp, std::ios::binary);
         f.write(bytes.data(), std::streamsize(bytes.size()));
-        if (!f)
-            throw PackageError(fmt::format("cannot write '{}'", tmp));
+        f.close();
+        if (!f) {
+            std::remove(tmp.c_str()); // a full disk leaves no half package behind
+            throw PackageError(fmt::format("cannot write '{}' (is its disk full?)", tmp));
+        }
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
         throw PackageError(fmt::format("cannot rename to '{}'", path));
+    }
 }
 
 ModelPackage ModelPackage::load(const std::string &path) {

@@ -44,4 +44,15 @@ inline std::string heldOutFileName(std::string_view databaseFileName) {
     return std::string(databaseFileName.substr(0, dot)) + "-heldout.jsonl";
 }
 
+/// Shipped data is only read, however it is opened: a file (or a file to be made) inside the
+/// `trained_models/` folder of the source tree this build came from or of the installed data
+/// directory. The one definition of "shipped"; Store refuses to write such a database and the
+/// package writer such a package. Copies elsewhere are the user's own and may be written.
+bool isShippedPath(const std::string &path);
+/// The shipped folder `path` lies in ("" when it is not shipped), for messages.
+std::string shippedFolderOf(const std::string &path);
+/// Throws InvalidInput when `path` is shipped, naming the folder and what to do instead; `what`
+/// says what was to be written there ("database", "package").
+void refuseWritingShipped(const std::string &path, std::string_view what);
+
 } // namespace diode::shipped

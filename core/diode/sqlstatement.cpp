@@ -45,6 +45,12 @@ GemmProblem problemFromRow(sqlite3_stmt *s, int c0) {
     p.k = sqlite3_column_int64(s, c0 + 5);
     p.aTransposed = sqlite3_column_int(s, c0 + 6) != 0;
     p.bTransposed = sqlite3_column_int(s, c0 + 7) != 0;
+    // The schema checks sizes >= 1 only: a row written by another program reaches here too.
+    try {
+        validate(p, "a stored problem");
+    } catch (const InvalidInput &e) {
+        throw StoreError(e.what());
+    }
     return p;
 }
 

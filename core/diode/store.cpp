@@ -1,5 +1,7 @@
 #include "store.h"
 
+#include "shippeddata.h"
+
 #include "sqlstatement.h"
 
 #include <fcntl.h>
@@ -314,6 +316,9 @@ std::string utcNow() {
 
 Store::Store(const std::string &path, Mode mode, Foreign foreign)
     : m_path(path) {
+    // Before SQLite touches the file: even opening a database read-write may switch it to WAL.
+    if (mode == Mode::ReadWrite)
+        shipped::refuseWritingShipped(path, "database");
     // Memory statistics cost a global mutex on every allocation; the store never reads them.
     static const bool configured = [] { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK; }();
     (void)configured;

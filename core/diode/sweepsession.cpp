@@ -1,7 +1,9 @@
 #include "sweepsession.h"
 
 #include "cpubackend.h"
+#include "datamix.h"
 #include "inductorbackend.h"
+#include "shippeddata.h"
 #include "store.h"
 
 #include <fmt/format.h>
@@ -21,6 +23,7 @@ public:
     std::string name() const override { return m_inner.name(); }
     void start() override { m_inner.start(); }
     void describe(RunInfo &run) const override { m_inner.describe(run); }
+    std::set<TimingMethod> timingMethods() const override { return m_inner.timingMethods(); }
     ProblemOutcome measure(const GemmProblem &p, const SweepPlan &plan, const std::set<std::string> &skip,
                            const MeasurementSink &sink, const std::atomic<bool> &cancel) override {
         if (!m_done)
@@ -66,7 +69,9 @@ std::unique_ptr<Backend> SweepSession::makeBackend(const std::string &name, cons
 
 SweepSession::SweepSession(const Request &r)
     : m_db(r.db)
-    , m_backendName(r.backend) {
+    , m_backendName(r.backend)
+    , m_allowMixedData(r.allowMixedData) {
+    shipped::refuseWritingShipped(r.db, "database"); // before a resume or a backend reads it
     std::optional<SweepPlan> plan = r.plan;
     if (plan)
         plan->shard = r.shard;
@@ -141,12 +146,37 @@ void SweepSession::cancel() {
         m_runner->cancel();
 }
 
+void SweepSession::refuseMixing() {
+    std::error_code ec;
+    if (std::filesystem::file_size(m_db, ec) == 0 || ec)
+        return; // a new database: nothing to mix with
+    RunInfo run;
+    m_observer->describe(run);
+    DataOrigin added;
+    added.backends = {m_backendName};
+    if (!run.gpuName.empty())
+        added.gpus = {run.gpuName};
+    added.methods = m_observer->timingMethods();
+    DataOrigin existing;
+    {
+        Store store(m_db, Store::Mode::ReadOnly); // a refusal writes nothing, not even a migration
+        existing = dataOrigin(store);
+    }
+    const std::string mix = describeMix(existing, added);
+    if (!mix.empty())
+        throw DataMixRefused(fmt::format("this sweep would mix data in {}: {}", m_db, mix));
+}
+
 std::string SweepSession::run(const std::function<void(int64_t)> &started) {
     if (!m_nothingToDo.empty())
         return "finished";
     m_observer->start(); // throws BackendUnavailable with one sentence
-    if (!m_resumed)
+    if (!m_resumed) {
+        // The GPU is known once the backend runs (the inductor worker reports it).
+        if (!m_allowMixedData)
+            refuseMixing();
         m_runId = m_runner->createRun(m_plan);
+    }
     if (started)
         started(m_runId);
     const auto status = m_runner->run(m_runId, m_plan);

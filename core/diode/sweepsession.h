@@ -35,6 +35,9 @@ public:
         /// The part of the plan to measure (`--shard i/n`); on resume, checked against the run's.
         PlanShard shard;
         double deadlineS = 0; ///< stop starting problems after this many seconds (0: never)
+        /// Add a run whose backend, GPU or timing method the database does not hold yet; without
+        /// it run() refuses with DataMixRefused (datamix.h). A resumed run was confirmed at its start.
+        bool allowMixedData = false;
     };
 
     /// Resolves the request (refusing a resume with another plan or backend, a sweep with no
@@ -55,9 +58,11 @@ public:
     void setProblemCallback(std::function<void(const ProblemReport &)> fn) { m_problemDone = std::move(fn); }
 
     /// Starts the backend (BackendUnavailable with one sentence when it cannot run here),
-    /// creates the run unless resuming, calls `started` with its id, and measures. Returns
-    /// "finished", "cancelled" or "deadline" (stopped by Request::deadlineS; stored as cancelled,
-    /// resumable); store errors propagate and leave the run resumable.
+    /// Starts the backend (BackendUnavailable with one sentence when it cannot run here),
+    /// refuses a new run that would mix data (DataMixRefused, naming what would mix; nothing is
+    /// written), creates the run unless resuming, calls `started` with its id, and measures.
+    /// Returns "finished", "cancelled" or "deadline" (stopped by Request::deadlineS; stored as
+    /// cancelled, resumable); store errors propagate and leave the run resumable.
     std::string run(const std::function<void(int64_t runId)> &started = {});
     /// From any thread, or a signal handler: the run stops within one configuration.
     void cancel();
@@ -68,11 +73,13 @@ public:
 
 private:
     class Observer;
+    void refuseMixing();
     std::string m_db;
     std::string m_backendName;
     SweepPlan m_plan;
     int64_t m_runId = 0;
     bool m_resumed = false;
+    bool m_allowMixedData = false;
     std::string m_nothingToDo;
     std::function<void(const ProblemReport &)> m_problemDone;
     std::unique_ptr<Backend> m_backend;

@@ -1,20 +1,35 @@
 #pragma once
 
-#include <cstdlib>
+#include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
+#include <thread>
 
 namespace diode {
 
 /// LibTorch's OpenMP threads spin while they wait for work by default: on a 2-core machine with
 /// one other busy process, a cpu-database training took 40-64 s against 1.7 s idle and 2.9-3.2 s
 /// with passive waits (issue 26); two in-graph trainings side by side took ~8 minutes an ensemble
-/// member, ~1.25 with passive waits and one thread each. Called first thing in every main() that
-/// may train (a value the user set is kept).
+/// member, ~1.25 with passive waits and one thread each. GNU OpenMP reads OMP_WAIT_POLICY once,
+/// when it is loaded, which for a program linked with LibTorch is before main(): so this is set
+/// by the programs that start one, `diode` before it runs diode-train and `diode-workbench`
+/// before it runs the GUI (app/workbench/launcher.cpp). A value the user set is kept.
 inline void preferPassiveThreadWaits() {
     ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+}
+
+/// The cores this process may run on (its CPU affinity: taskset, a container's cpuset), which is
+/// what "all cores" means for the trainer's threads: more threads than that only wait on each other.
+inline int availableCores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 // The trainer's knobs live apart from the trainer (which needs LibTorch), so the CLI can hold
@@ -44,7 +59,7 @@ struct TrainOptions {
     int batchProblems = 32;       ///< problems per optimiser step, shuffled each epoch; 0: all (full batch)
     double weightDecay = 0.0;
     int patience = 80; ///< epochs without a better validation top-1 before stopping
-    int threads = 0;   ///< 0: all cores
+    int threads = 0;   ///< 0: the cores available to the process (availableCores())
     std::function<void(const EpochReport &)> progress;
     /// Set from another thread to stop after the current epoch; the best network so far is kept
     /// and `TrainResult::cancelled` says so.

@@ -313,8 +313,7 @@ TrainResult train(const std::vector<TrainingProblem> &all, const TrainOptions &o
                     fmt::format("the package to fine-tune takes {} features; this build's feature "
                                 "schema has {}",
                                 w.layerSizes.empty() ? 0 : w.layerSizes.front(), FeatureSchema::size()));
-    torch::set_num_threads(opt.threads > 0 ? opt.threads
-                                           : int(std::max(1u, std::thread::hardware_concurrency())));
+    torch::set_num_threads(opt.threads > 0 ? opt.threads : availableCores());
     // CUDA when this LibTorch has it and a GPU is present; the exported weights are the same either way.
     const torch::Device device =
         torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);

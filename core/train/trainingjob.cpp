@@ -5,6 +5,7 @@
 #include "diode/gputable.h"
 #include "diode/modelpackage.h"
 #include "diode/predictiontable.h"
+#include "diode/shippeddata.h"
 #include "diode/store.h"
 
 #include <fmt/format.h>
@@ -68,6 +69,7 @@ namespace {
 // and renamed (ModelPackage::save), so that is what is tried first.
 void checkWritable(const std::string &out) {
     namespace fs = std::filesystem;
+    shipped::refuseWritingShipped(out, "package");
     std::error_code ec;
     if (fs::is_directory(out, ec))
         throw InvalidInput(fmt::format("--out '{}' is a directory; name the package file to write", out));
@@ -128,6 +130,8 @@ TrainingJobResult runTrainingJob(const TrainingJob &job) {
     if (!std::filesystem::exists(job.db))
         throw InvalidInput(fmt::format("database '{}' does not exist", job.db));
     checkWritable(job.out);
+    if (job.storePredictions)
+        shipped::refuseWritingShipped(job.db, "database");
     Dataset data;
     std::vector<RunInfo> runs;
     {

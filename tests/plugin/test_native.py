@@ -339,6 +339,40 @@ class NativeTest(unittest.TestCase):
         self.assertEqual(by_name["broken.diode"]["source"], "TORCH_DIODE_MODEL_PATH")
 
 
+    def test_a_huge_search_location_is_walked_only_so_far(self):
+        """TORCH_DIODE_MODEL_PATH=/ walked the whole filesystem at import (34 s on the 2-core VM):
+        one location is searched to a bounded depth and number of entries, with a warning."""
+        import torch_diode
+        from torch_diode import _models
+
+        with tempfile.TemporaryDirectory() as d:
+            near = os.path.join(d, "a", "b")
+            deep = os.path.join(d, "1", "2", "3", "4", "5")
+            os.makedirs(near)
+            os.makedirs(deep)
+            with open(os.path.join(near, "near.diode"), "wb") as f:
+                f.write(b"x")
+            with open(os.path.join(deep, "deep.diode"), "wb") as f:
+                f.write(b"x")
+            found = [os.path.basename(p) for p in _models._package_files(d)]
+            self.assertEqual(found, ["near.diode"])  # five folders down is past the bound
+            crowd = os.path.join(d, "crowd")
+            os.makedirs(crowd)
+            for i in range(_models.MAX_SEARCH_ENTRIES + 10):
+                open(os.path.join(crowd, f"f{i:05d}"), "wb").close()
+            with self.assertLogs("torch_diode", level="WARNING") as logs:
+                _models._package_files(d)
+            self.assertIn("model search stopped in " + d, "\n".join(logs.output))
+        started = __import__("time").monotonic()
+        os.environ["TORCH_DIODE_MODEL_PATH"] = "/"
+        try:
+            with self.assertLogs("torch_diode", level="WARNING"):
+                torch_diode.list_available_models()
+        finally:
+            del os.environ["TORCH_DIODE_MODEL_PATH"]
+        print(f"list_available_models() with TORCH_DIODE_MODEL_PATH=/: {__import__('time').monotonic() - started:.2f} s")
+
+
 class NearestPackageTest(unittest.TestCase):
     """Which shipped package a device gets: its own GPU's, else the nearest of the same
     architecture (marked transferred, with the reason), never one of another architecture."""

@@ -9,6 +9,7 @@
 
 #include "diode/modelinstall.h"
 #include "diode/modelpackage.h"
+#include "diode/shippeddata.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -207,6 +208,11 @@ QString ExportPage::saveAs(const QString &target) {
         return tr("No package is shown.");
     if (QFileInfo(target).absoluteFilePath() == m_path)
         return {};
+    try { // a shipped package is only read (core/diode/shippeddata.h), whatever replaces it
+        diode::shipped::refuseWritingShipped(target.toStdString(), "package");
+    } catch (const std::exception &e) {
+        return QString::fromUtf8(e.what());
+    }
     QFile in(m_path);
     if (!in.open(QIODevice::ReadOnly))
         return tr("Cannot read %1: %2").arg(m_path, in.errorString());

@@ -132,6 +132,7 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
         showError(message);
         sweepEnded(tr("Sweep stopped."));
     });
+    connect(m_worker, &SweepWorker::mixRefused, this, &SweepPage::confirmMixing);
     connect(state, &WorkbenchState::databaseChanged, this, [this](const QString &path) {
         if (m_worker->isRunning())
             return;
@@ -493,7 +494,28 @@ void SweepPage::resume() {
     start(true);
 }
 
-void SweepPage::start(bool resume) {
+// A run of another backend, GPU or timing method would be trained on and scored against as if it
+// were the database's own data: added only when the user says it belongs there.
+void SweepPage::confirmMixing(const QString &message) {
+    sweepEnded(tr("Sweep not started: nothing was written."));
+    auto *box =
+        new QMessageBox(QMessageBox::Question, tr("Mix data in one database?"),
+                        message + tr(".\n\nSweep into another database, or add this run here anyway?"),
+                        QMessageBox::Cancel, this);
+    box->setObjectName(QStringLiteral("mixedDataDialog"));
+    box->addButton(tr("Add anyway"), QMessageBox::AcceptRole);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    // Not modal: a dialog's own event loop would hold back everything queued behind it.
+    connect(box, &QMessageBox::buttonClicked, this, [this, box](QAbstractButton *b) {
+        if (box->buttonRole(b) == QMessageBox::AcceptRole && !m_worker->isRunning())
+            start(false, true);
+        else
+            showError(tr("Sweep not started: it would mix data in %1.").arg(m_database));
+    });
+    box->open();
+}
+
+void SweepPage::start(bool resume, bool allowMixedData) {
     m_error->hide();
     if (!ensureDatabase())
         return;
@@ -504,6 +526,7 @@ void SweepPage::start(bool resume) {
     r.planJson = m_plan->toPlainText().toUtf8();
     r.planDir = m_planDir;
     r.resume = resume;
+    r.allowMixedData = allowMixedData;
     m_resultDatabase = m_database;
     m_failed->clear();
     m_results->setTabText(1, tr("Failed problems (0)"));

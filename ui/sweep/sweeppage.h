@@ -61,7 +61,8 @@ private:
     bool ensureDatabase();
     void choosePlanToOpen();
     bool savePlan(bool askForPath);
-    void start(bool resume);
+    void start(bool resume, bool allowMixedData = false);
+    void confirmMixing(const QString &message);
     void showStatus(const SweepStatus &s);
     void showError(const QString &message);
     void sweepEnded(const QString &text);

@@ -1,5 +1,6 @@
 #include "sweep/sweepworker.h"
 
+#include "diode/datamix.h"
 #include "diode/sweepsession.h"
 
 #include <cmath>
@@ -62,6 +63,7 @@ bool SweepWorker::start(const SweepRequest &request) {
             req.backend = request.resume ? std::string() : request.backend.toStdString();
             req.python = request.python.toStdString();
             req.resume = request.resume;
+            req.allowMixedData = request.allowMixedData;
             if (!request.resume)
                 req.plan =
                     diode::SweepPlan::parse(request.planJson.toStdString(), request.planDir.toStdString());
@@ -111,6 +113,9 @@ bool SweepWorker::start(const SweepRequest &request) {
             const QString msg =
                 tr("The %1 backend cannot run: %2").arg(request.backend, QString::fromStdString(e.what()));
             last = [this, msg] { emit failed(msg); };
+        } catch (const diode::DataMixRefused &e) {
+            const QString msg = QString::fromStdString(e.what());
+            last = [this, msg] { emit mixRefused(msg); };
         } catch (const std::exception &e) {
             const QString msg = tr("Sweep stopped: %1").arg(QString::fromStdString(e.what()));
             last = [this, msg] { emit failed(msg); };

@@ -17,8 +17,9 @@ struct SweepRequest {
     QString backend;  ///< "cpu" or "inductor"; a resumed run keeps its own
     QString python;   ///< inductor: the interpreter ("" = $DIODE_PYTHON or python3)
     QByteArray planJson;
-    QString planDir;     ///< where relative shape-set paths of the plan start
-    bool resume = false; ///< continue the newest unfinished run of `database` instead
+    QString planDir;             ///< where relative shape-set paths of the plan start
+    bool resume = false;         ///< continue the newest unfinished run of `database` instead
+    bool allowMixedData = false; ///< the user confirmed a run of another backend, GPU or method there
 };
 
 struct SweepStatus {
@@ -67,6 +68,9 @@ signals:
     void finished(const QString &status, qint64 runId);
     /// The sweep could not run or stopped on an error; the message names the cause.
     void failed(const QString &message);
+    /// Nothing was written: the run would mix backends, GPUs or timing methods in the database
+    /// (the message names them); start again with allowMixedData to add it anyway.
+    void mixRefused(const QString &message);
 
 private:
     struct Job;

@@ -31,13 +31,33 @@ def search_locations() -> list[tuple[str, str]]:
     return locs
 
 
+# How far one search location is walked. A folder of packages is small; a mistyped
+# TORCH_DIODE_MODEL_PATH (/, $HOME, a dataset mount) walked the whole tree at import time: 34 s
+# for / on a 2-core VM, far longer on network filesystems (issue 26, hostile pass).
+MAX_SEARCH_DEPTH = 4  # folders below the location
+MAX_SEARCH_ENTRIES = 10_000  # files and folders seen in one location
+
+
 def _package_files(path: str) -> list[str]:
     if os.path.isfile(path):
         return [path]
     out = []
     if os.path.isdir(path):
-        for root, _dirs, files in os.walk(path):
+        base = os.path.normpath(path).count(os.sep)
+        seen = 0
+        for root, dirs, files in os.walk(path):
+            seen += len(dirs) + len(files)
             out.extend(os.path.join(root, f) for f in files if f.endswith(".diode"))
+            if seen > MAX_SEARCH_ENTRIES:
+                import logging
+
+                logging.getLogger("torch_diode").warning(
+                    "model search stopped in %s after %d files and folders: point TORCH_DIODE_MODEL_PATH at "
+                    "the folder (or files) of your packages", path, MAX_SEARCH_ENTRIES)
+                break
+            if os.path.normpath(root).count(os.sep) - base >= MAX_SEARCH_DEPTH:
+                dirs[:] = []  # no deeper
+            dirs.sort()
     return sorted(out)
 
 
