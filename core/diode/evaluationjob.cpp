@@ -2,8 +2,8 @@
 
 #include "datamix.h"
 #include "dataset.h"
-#include "sqlstatement.h"
 #include "shippeddata.h"
+#include "sqlstatement.h"
 #include "store.h"
 
 #include <fmt/format.h>
