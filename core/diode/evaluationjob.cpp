@@ -77,22 +77,13 @@ std::vector<double> autotuneTimes(const PredictionTable &t, Store *store, const 
 // index of each problem returned.
 std::vector<RankedProblem> rankByAutotune(const PredictionTable &t, const std::vector<double> &autotuneMs,
                                           std::vector<size_t> &problemOf) {
-    std::vector<RankedProblem> out;
-    for (size_t p = 0; p < t.problems.size(); ++p) {
-        RankedProblem r;
-        r.problem = t.problems[p];
-        bool ran = false;
-        for (uint32_t c = t.start[p]; c < t.start[p + 1]; ++c) {
-            const double m = t.measuredMs[c];
-            r.measuredMs.push_back(std::isnan(m) ? std::nullopt : std::optional<double>(m));
-            ran = ran || !std::isnan(autotuneMs[c]);
-            r.score.push_back(std::isnan(autotuneMs[c]) ? std::numeric_limits<double>::max() : autotuneMs[c]);
-        }
-        if (ran) {
-            out.push_back(std::move(r));
+    std::vector<RankedProblem> all = rankTable(t, autotuneMs, false), out;
+    for (size_t p = 0; p < t.problems.size(); ++p)
+        if (std::any_of(autotuneMs.begin() + t.start[p], autotuneMs.begin() + t.start[p + 1],
+                        [](double ms) { return !std::isnan(ms); })) {
+            out.push_back(std::move(all[p]));
             problemOf.push_back(p);
         }
-    }
     return out;
 }
 
