@@ -743,10 +743,11 @@ private slots:
         // A trained package: what it learnt from and its test-split table against the baselines.
         const QString shipped = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
         QCOMPARE(testutil::runCli({"inspect", shipped}, &out, &err), 0);
-        for (const char *part : {"h200-gemm-mlp-v2\n", "ops / dtypes  addmm, bmm, mm / bf16, fp16, fp32",
-                                 "624 problems (12190 rows)", "436 train, 94 validation, 94 test problems",
-                                 "mlp 50-64-64-32-1 (relu), 6 member(s)", "created       2026-",
-                                 "On the test split (94 problems"})
+        for (const char *part :
+             {"h200-gemm-mlp-v2\n", "ops / dtypes  addmm, bmm, mm / bf16, fp16, fp32",
+              "624 problem lines (12190 rows)", "436 train, 94 validation, 94 test problem lines",
+              "mlp 50-64-64-32-1 (relu), 6 member(s)", "created       2026-",
+              "On the test split (94 problem lines"})
             QVERIFY2(out.contains(part), qPrintable(out + "\nmissing: " + part));
         QVERIFY2(out.contains(QRegularExpression("selector\\s+top1 mean\\s+top1 p10\\s+top3 mean\n")),
                  qPrintable(out));

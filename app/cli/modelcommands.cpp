@@ -142,10 +142,11 @@ int runEval(const Options &o) {
                        "measuring on all {} problems of {}, including the {} the model trained on (--all)\n",
                        all, o.db, res.heldOut.trainedOn);
         else
-            fmt::print(
-                stderr,
-                "measuring on the {} problems of {} the model never saw (its test split; --all for all {})\n",
-                res.table->problems.size(), o.db, all);
+            fmt::print(stderr,
+                       "measuring on the {} distinct problems of {} the model never saw (its test split, "
+                       "less problems "
+                       "also measured in a training line; --all for all {})\n",
+                       res.table->problems.size(), o.db, all);
     }
     const nlohmann::json cmp{{"model", model.breakdown},
                              {"baselines",
@@ -296,11 +297,15 @@ int runInspect(const Options &o) {
                           : "");
     fmt::print("  ops / dtypes  {} / {}\n", field(m, P("/ops")), field(m, P("/dtypes")));
     fmt::print("  created       {} by diode {}\n", field(m, P("/created_at")), field(m, P("/tool_version")));
-    fmt::print("  training data {} problems ({} rows) from {}\n", field(m, P("/training_data/problems")),
+    // The trainer counts problem lines: a problem measured in two runs of the store is two lines
+    // (loadDataset); eval and the workbench count distinct problems.
+    fmt::print("  training data {} problem lines ({} rows) from {}\n", field(m, P("/training_data/problems")),
                field(m, P("/training_data/rows")), field(m, P("/training_data/source")));
-    fmt::print("  split         {} train, {} validation, {} test problems\n",
-               field(m, P("/training_data/split/train")), field(m, P("/training_data/split/validation")),
-               field(m, P("/training_data/split/test")));
+    fmt::print(
+        "  split         {} train, {} validation, {} test problem lines (a problem measured in n runs is n "
+        "lines)\n",
+        field(m, P("/training_data/split/train")), field(m, P("/training_data/split/validation")),
+        field(m, P("/training_data/split/test")));
     fmt::print("  architecture  {} {} ({}), {} member(s), {}; feature schema {}\n",
                field(m, P("/architecture/type")), field(m, P("/architecture/layers")),
                field(m, P("/architecture/activation")), field(m, P("/architecture/members")),
@@ -311,7 +316,7 @@ int runInspect(const Options &o) {
         return 0;
     }
     const auto &t = m.at(test);
-    fmt::print("\nOn the test split ({} problems it never trained on), top-k efficiency:\n",
+    fmt::print("\nOn the test split ({} problem lines it never trained on), top-k efficiency:\n",
                field(t, P("/model/all/problems")));
     fmt::print("  {:<14} {:>9} {:>9} {:>9}\n", "selector", "top1 mean", "top1 p10", "top3 mean");
     printInspectRow("model", t.at(P("/model/all")));
