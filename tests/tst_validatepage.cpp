@@ -320,7 +320,8 @@ private slots:
         QVERIFY(QFile::copy(kDataset, db));
         QFile(db).setPermissions(QFile::ReadOwner | QFile::WriteOwner);
         QCOMPARE(testutil::runCli({"eval", "--package", kModel, "--db", db}, &out, &err), 0);
-        QVERIFY2(err.contains(QString("measuring on the %1 problems").arg(heldOut)), qPrintable(err));
+        QVERIFY2(err.contains(QString("measuring on the %1 distinct problems").arg(heldOut)),
+                 qPrintable(err));
         QVERIFY2(out.contains(QString("model on %1 problems").arg(heldOut)), qPrintable(out));
         // Every problem: labelled as including training problems, in the scope line and the titles.
         source->setCurrentIndex(source->findData(ValidatePage::kAllSource));
