@@ -15,21 +15,11 @@ class TestKillResume : public QObject {
 
     static QString pairs(const QString &db) {
         // Every (problem, config) pair measured, as text, for an exact comparison.
-        sqlite3 *h = nullptr;
-        sqlite3_open_v2(db.toUtf8().constData(), &h, SQLITE_OPEN_READONLY, nullptr);
-        sqlite3_stmt *s = nullptr;
-        sqlite3_prepare_v2(
-            h,
-            "SELECT p.op||p.dtype||p.b||'x'||p.m||'x'||p.n||'x'||p.k||c.config_key||m.status FROM "
-            "measurements m "
-            "JOIN problems p ON p.id=m.problem_id JOIN kernel_configs c ON c.id=m.config_id ORDER BY 1",
-            -1, &s, nullptr);
-        QStringList out;
-        while (sqlite3_step(s) == SQLITE_ROW)
-            out << reinterpret_cast<const char *>(sqlite3_column_text(s, 0));
-        sqlite3_finalize(s);
-        sqlite3_close(h);
-        return out.join('\n');
+        return testutil::rows(
+                   db, "SELECT p.op||p.dtype||p.b||'x'||p.m||'x'||p.n||'x'||p.k||c.config_key||m.status "
+                       "FROM measurements m JOIN problems p ON p.id=m.problem_id "
+                       "JOIN kernel_configs c ON c.id=m.config_id")
+            .join('\n');
     }
 
 private slots:

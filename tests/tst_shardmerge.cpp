@@ -13,23 +13,11 @@ const QString kPlan = testutil::dataPath("plans/shard-small.json");
 
 /// What a store measured, without times: one line per (problem, config, method, status).
 QStringList measurementKeys(const QString &db) {
-    sqlite3 *h = nullptr;
-    sqlite3_open_v2(db.toStdString().c_str(), &h, SQLITE_OPEN_READONLY, nullptr);
-    sqlite3_stmt *s = nullptr;
-    sqlite3_prepare_v2(
-        h,
-        "SELECT p.op || ' ' || p.dtype || ' ' || p.b || 'x' || p.m || 'x' || p.n || 'x' || p.k || ' ' "
-        "|| p.a_transposed || p.b_transposed || ' | ' || c.config_key || ' | ' || m.method || ' | ' "
-        "|| m.status FROM measurements m JOIN problems p ON p.id = m.problem_id "
-        "JOIN kernel_configs c ON c.id = m.config_id",
-        -1, &s, nullptr);
-    QStringList out;
-    while (sqlite3_step(s) == SQLITE_ROW)
-        out << QString::fromUtf8(reinterpret_cast<const char *>(sqlite3_column_text(s, 0)));
-    sqlite3_finalize(s);
-    sqlite3_close(h);
-    out.sort();
-    return out;
+    return testutil::rows(
+        db, "SELECT p.op || ' ' || p.dtype || ' ' || p.b || 'x' || p.m || 'x' || p.n || 'x' || p.k || ' ' "
+            "|| p.a_transposed || p.b_transposed || ' | ' || c.config_key || ' | ' || m.method || ' | ' "
+            "|| m.status FROM measurements m JOIN problems p ON p.id = m.problem_id "
+            "JOIN kernel_configs c ON c.id = m.config_id");
 }
 
 /// The problems a store marked done, as labels.
