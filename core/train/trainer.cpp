@@ -11,7 +11,6 @@
 #include <fstream>
 #include <numeric>
 #include <sstream>
-#include <thread>
 
 namespace diode {
 
@@ -141,11 +140,13 @@ torch::Tensor batchLoss(const torch::Tensor &predFlat, const torch::Tensor &y, c
     return loss;
 }
 
+// A copy of `v` as a float tensor of `shape` (on the CPU).
+torch::Tensor floatTensor(const std::vector<float> &v, std::vector<int64_t> shape) {
+    return torch::from_blob(const_cast<float *>(v.data()), shape, torch::kFloat32).clone();
+}
+
 torch::Tensor rowsTensor(const Rows &r, const torch::Device &device) {
-    const int F = FeatureSchema::size();
-    return torch::from_blob(const_cast<float *>(r.x.data()), {int64_t(r.y.size()), F}, torch::kFloat32)
-        .clone()
-        .to(device);
+    return floatTensor(r.x, {int64_t(r.y.size()), FeatureSchema::size()}).to(device);
 }
 
 std::vector<float> toVector(const torch::Tensor &t) {
@@ -163,20 +164,13 @@ struct MemberResult {
 
 // One network of the ensemble on its own train/validation problems, keeping the epoch with the
 // best validation top-1.
-torch::Tensor floatTensor(const std::vector<float> &v, std::vector<int64_t> shape) {
-    return torch::from_blob(const_cast<float *>(v.data()), shape, torch::kFloat32).clone();
-}
-
 MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std::vector<size_t> &trainIdx,
                          const std::vector<size_t> &valIdx, const TrainOptions &opt, int member, int &step,
                          const torch::Device &device, const MlpWeights *start) {
     torch::manual_seed(opt.seed + uint64_t(member) * 1000003ull);
     const Rows tr = buildRows(problems, trainIdx), va = buildRows(problems, valIdx);
     const torch::Tensor xtr = rowsTensor(tr, device), xva = rowsTensor(va, device);
-    const torch::Tensor ytr =
-        torch::from_blob(const_cast<float *>(tr.y.data()), {int64_t(tr.y.size())}, torch::kFloat32)
-            .clone()
-            .to(device);
+    const torch::Tensor ytr = floatTensor(tr.y, {int64_t(tr.y.size())}).to(device);
     MemberResult res;
     res.mean = xtr.mean(0);
     // Flags that never vary in training get std 1, so a new value at inference stays finite.
