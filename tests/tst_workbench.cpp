@@ -21,6 +21,7 @@
 #include <QDirIterator>
 #include <QElapsedTimer>
 #include <QFileDialog>
+#include <QImage>
 #include <QLabel>
 #include <QMessageBox>
 #include <QSignalSpy>
@@ -359,6 +360,24 @@ private slots:
                               "'"),
                  qPrintable(err.right(800)));
         QVERIFY(!QFileInfo::exists(png));
+    }
+
+    // Validate on data no model fits (a cpu sweep) is a final state: the screenshot waited for a
+    // validation that never starts, until the 240 s watchdog.
+    void screenshotOfValidateWithNoModelShowsTheReason() {
+        const QString cpu = m_dir.filePath("shot-cpu.db"), png = m_dir.filePath("validate-cpu.png");
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan",
+                                   testutil::sourcePath("resources/plans/cpu-smoke.json"), "--db", cpu}),
+                 0);
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral(DIODE_WORKBENCH), {cpu, "--page", "Validate", "--screenshot", png});
+        QVERIFY(p.waitForFinished(200000)); // the watchdog would end it after 240 s, with exit 1
+        QVERIFY2(p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0,
+                 qPrintable(QString::fromUtf8(p.readAllStandardError()).right(800)));
+        QVERIFY(QImage(png).width() > 0);
     }
 
     // Issue 26: a fresh clone opened the data and model of two turns ago (Inductor's own timings,

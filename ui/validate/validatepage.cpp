@@ -442,6 +442,7 @@ void ValidatePage::fail(const QString &message) {
     clearViews(tr("Nothing to show: the validation failed (the message above says why)."));
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
+    emit ready();
 }
 
 void ValidatePage::showResult(const ValidationResult &result) {
@@ -660,6 +661,7 @@ void ValidatePage::selectPackage(const QString &path) {
         m_stale = true;
         clearViews(tr("No model fits the open data: train one on the Train page, or add a package with "
                       "“Package…”."));
+        emit ready(); // a final state: a screenshot shows it rather than waiting for a validation
         return;
     }
     QString error;
