@@ -271,6 +271,33 @@ private slots:
         QVERIFY2(testutil::integrityCheck(dbPath) == "ok", testutil::integrityCheck(dbPath).c_str());
     }
 
+    // Issue 26: an import was not checked for mixing, so an H100's lines went into an H200 dataset
+    // unnoticed and were trained on as the H200's. Real lines of both shipped files.
+    void importOfAnotherGpusDataIsRefusedUnlessAllowed() {
+        const auto firstLines = [&](const char *shipped, const QString &out) {
+            const auto lines = testutil::fileBytes(testutil::sourcePath(shipped)).split('\n');
+            writeFile(out, (lines[0] + '\n' + lines[1] + '\n').toStdString());
+        };
+        const QString h200 = m_dir.filePath("mix-h200.jsonl"), h100 = m_dir.filePath("mix-h100.jsonl"),
+                      db = m_dir.filePath("mix.db");
+        firstLines("trained_models/h200/h200-ingraph-heldout.jsonl", h200);
+        firstLines("trained_models/h100/h100-ingraph-partial.jsonl", h100);
+        QCOMPARE(testutil::runCli({"import", h200, "--db", db}), 0);
+        const int64_t measurements = testutil::scalar(db, "SELECT count(*) FROM measurements");
+        QString err;
+        QCOMPARE(testutil::runCli({"import", h100, "--db", db}, nullptr, &err), 2);
+        QVERIFY2(err.contains("importing " + h100 + " would mix data in " + db +
+                              ": GPU NVIDIA H100 80GB HBM3 "
+                              "with NVIDIA H200") &&
+                     err.contains("--allow-mixed-data"),
+                 qPrintable(err));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), measurements);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs"), 1);
+        QCOMPARE(testutil::runCli({"import", h100, "--db", db, "--allow-mixed-data"}), 0);
+        QVERIFY(testutil::scalar(db, "SELECT count(*) FROM measurements") > measurements);
+        QCOMPARE(testutil::scalar(db, "SELECT count(DISTINCT gpu_name) FROM runs"), 2);
+    }
+
     void exportRoundTripsThroughImport() {
         const QString src = m_dir.filePath("src.json"), a = m_dir.filePath("exp-a.db"),
                       b = m_dir.filePath("exp-b.db");

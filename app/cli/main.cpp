@@ -198,10 +198,11 @@ int runMerge(const std::string &out, const std::vector<std::string> &inputs, con
     return 0;
 }
 
-int runImport(const std::vector<std::string> &files, const std::string &db, bool again, bool adoptForeign) {
+int runImport(const std::vector<std::string> &files, const std::string &db, bool again, bool adoptForeign,
+              bool allowMixedData) {
     Store store(db, Store::Mode::ReadWrite, foreignPolicy(adoptForeign));
     for (const auto &f : files) {
-        const auto r = importFile(store, f, again);
+        const auto r = importFile(store, f, again, allowMixedData);
         fmt::print("{}: {} ({} runs, {} problems, {} measurements)\n", f, r.format, r.runs, r.problems,
                    r.measurements);
     }
@@ -561,9 +562,11 @@ int main(int argc, char **argv) {
         ->required()
         ->check(CLI::ExistingFile);
     cmdImport->add_option("--db", importDb, "SQLite database (created if missing)")->required();
-    bool importAgain = false, importAdopt = false;
+    bool importAgain = false, importAdopt = false, importMixed = false;
     cmdImport->add_flag("--again", importAgain,
                         "import a file whose content this database already holds once more");
+    cmdImport->add_flag("--allow-mixed-data", importMixed,
+                        "import a file of another GPU or timing method into a database that holds data");
     cmdImport->add_flag("--adopt-foreign-db", importAdopt, adoptHelp);
 
     std::string exportDb, exportFormat, exportOut;
@@ -648,7 +651,7 @@ int main(int argc, char **argv) {
         if (*cmdMerge)
             return runMerge(mergeOut, mergeInputs, mergeOpts);
         if (*cmdImport)
-            return runImport(importFiles, importDb, importAgain, importAdopt);
+            return runImport(importFiles, importDb, importAgain, importAdopt, importMixed);
         if (*cmdExport)
             return runExport(exportDb, exportFormat, exportOut);
         if (*cmdStats)

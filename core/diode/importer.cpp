@@ -1,5 +1,7 @@
 #include "importer.h"
 
+#include "datamix.h"
+
 #include "jsonlimits.h"
 #include "problemjson.h"
 
@@ -260,14 +262,15 @@ ParsedImport parseImportData(const std::string &data, const std::string &path) {
     return res;
 }
 
-ImportResult importFile(Store &store, const std::string &path, bool again) {
+ImportResult importFile(Store &store, const std::string &path, bool again, bool allowMixedData) {
     Store::Transaction tx(store);
-    auto res = importFileInTransaction(store, path, again, false);
+    auto res = importFileInTransaction(store, path, again, false, allowMixedData);
     tx.commit();
     return res;
 }
 
-ImportResult importFileInTransaction(Store &store, const std::string &path, bool again, bool skipImported) {
+ImportResult importFileInTransaction(Store &store, const std::string &path, bool again, bool skipImported,
+                                     bool allowMixedData) {
     const std::string data = readAll(path);
     uint64_t fnv = 0xcbf29ce484222325ull;
     for (unsigned char ch : data)
@@ -292,6 +295,21 @@ ImportResult importFileInTransaction(Store &store, const std::string &path, bool
                             "nothing imported. Use --again to import it once more",
                             path, earlier->id, earlier->source, earlier->createdAt));
         }
+    if (!allowMixedData) {
+        DataOrigin added; // an import names no backend
+        for (const auto &[run, records] : groups) {
+            if (!run.gpuName.empty())
+                added.gpus.insert(run.gpuName);
+            for (const auto &r : records)
+                for (const auto &c : r.candidates)
+                    for (const auto &t : c.timings)
+                        if (t.timeMs)
+                            added.methods.insert(t.method);
+        }
+        if (const std::string mix = describeMix(dataOrigin(store), added); !mix.empty())
+            throw DataMixRefused(
+                fmt::format("importing {} would mix data in {}: {}", path, store.path(), mix));
+    }
     for (auto &[run, records] : groups) {
         run.backend = "import";
         run.status = "finished";

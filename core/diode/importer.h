@@ -30,12 +30,18 @@ ParsedImport parseImportData(const std::string &data, const std::string &path);
 /// and where in it, or StoreError) the database is exactly as before.
 /// A file whose content was imported before (same bytes, any name) is refused naming the earlier
 /// run, unless `again`: importing twice would silently double its measurements.
-ImportResult importFile(Store &store, const std::string &path, bool again = false);
+/// A file whose GPUs or timing methods the database does not hold yet, where it holds data, is
+/// refused (DataMixRefused naming what would mix) unless `allowMixedData`: training and evaluation
+/// read a whole store, so an H100's times inside an H200 dataset would be taken for the H200's.
+ImportResult importFile(Store &store, const std::string &path, bool again = false,
+                        bool allowMixedData = false);
 
 /// importFile's work inside a transaction the caller holds (`diode merge` commits all its inputs
 /// at once). Content imported before is refused as by importFile unless `again`, or, when
-/// `skipImported`, left out: the result then names the run that holds it.
-ImportResult importFileInTransaction(Store &store, const std::string &path, bool again, bool skipImported);
+/// `skipImported`, left out: the result then names the run that holds it. Mixing is refused as by
+/// importFile unless `allowMixedData` (`diode merge` applies its own rule to its inputs).
+ImportResult importFileInTransaction(Store &store, const std::string &path, bool again, bool skipImported,
+                                     bool allowMixedData);
 
 /// torch-diode's dataset ({"hardware": {GPU: {"operation": {OP: {"solution": ...}}}}}) as our
 /// records, grouped by GPU name. Exposed for tests.

@@ -314,7 +314,8 @@ MergeResult mergeShards(const std::string &outPath, const std::vector<std::strin
         if (std::none_of(inRuns.begin(), inRuns.end(), [&](const SourceRun &r) { return r.file == s; }))
             result.inputs.push_back({s, "holds no runs", 0, 0, 0});
     for (const auto &path : lines) {
-        const auto r = importFileInTransaction(out, path, false, true);
+        const auto r = importFileInTransaction(out, path, false, true,
+                                               /*allowMixedData=*/true); // merge's own rule checked them
         MergedInput m{path, {}, r.runs, r.problems, r.measurements};
         m.what = r.alreadyImportedRun
                      ? fmt::format("imported before (run {}); nothing new", r.alreadyImportedRun)
