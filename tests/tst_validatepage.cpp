@@ -333,6 +333,14 @@ private slots:
         // The CDF plots a share: its y axis ends at 1.
         const auto *cdf = page.findChild<CurvePlot *>("efficiencyCdf");
         QVERIFY(cdf->yAxis->range().upper <= 1.05 && cdf->yAxis->range().lower == 0);
+        // Its x axis is how much slower than the best each pick is, in percent on a log axis from the
+        // 0.1 % floor: a linear efficiency axis crushed good selectors against 1 (issue 26 F8).
+        QCOMPARE(cdf->xAxis->scaleType(), QCPAxis::stLogarithmic);
+        QVERIFY(cdf->xAxis->range().lower <= 0.1 && cdf->xAxis->range().upper > 10);
+        const QSharedPointer<QCPGraphDataContainer> model = cdf->graph(0)->data();
+        QCOMPARE(model->constBegin()->key, 0.1); // the hits
+        QVERIFY(std::is_sorted(model->constBegin(), model->constEnd(),
+                               [](const QCPGraphData &a, const QCPGraphData &b) { return a.key < b.key; }));
         // The residual histogram's clamped end bins (everything beyond ±2) stand inside the plot,
         // not on its border (issue 26 F8).
         const auto *residuals = page.findChild<CurvePlot *>("residualHistogram");

@@ -43,7 +43,8 @@ QString startPackage() {
 }
 
 // A page that does work before it shows results (Train, Validate) has a ready() signal; a
-// screenshot waits for it. A page with runForScreenshot() is asked to start that work.
+// screenshot waits for it. A page with runForScreenshot() is asked to start that work; one with
+// willValidate() that says no work will start once the database is shown is taken then.
 bool waitForPage(MainWindow &window, QWidget *page, const std::function<void()> &save) {
     if (page->metaObject()->indexOfSignal("ready()") < 0)
         return false;
@@ -52,6 +53,16 @@ bool waitForPage(MainWindow &window, QWidget *page, const std::function<void()> 
     delay->setInterval(300);
     QObject::connect(delay, &QTimer::timeout, save);
     QObject::connect(page, SIGNAL(ready()), delay, SLOT(start()));
+    if (page->metaObject()->indexOfMethod("willValidate()") >= 0)
+        QObject::connect(
+            &window, &MainWindow::databaseShown, delay,
+            [page, delay] {
+                bool will = true;
+                QMetaObject::invokeMethod(page, "willValidate", Q_RETURN_ARG(bool, will));
+                if (!will)
+                    delay->start();
+            },
+            Qt::SingleShotConnection);
     if (page->metaObject()->indexOfMethod("runForScreenshot()") >= 0)
         // Once: the run itself writes to the database, which is then shown again.
         QObject::connect(

@@ -36,6 +36,14 @@ void CurvePlot::setFixedXRange(double lo, double hi) {
     m_fixedX = QCPRange(lo, hi);
 }
 
+void CurvePlot::setLogX() {
+    QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
+    xAxis->setScaleType(QCPAxis::stLogarithmic);
+    xAxis->setTicker(ticker);
+    xAxis->setNumberFormat(QStringLiteral("gb"));
+    xAxis->setNumberPrecision(3);
+}
+
 void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QCPGraph::LineStyle step) {
     if (curves.isEmpty())
         return showMessage(title);

@@ -24,6 +24,8 @@ public:
     /// Keeps the x axis at [lo, hi] instead of fitting it to the curves (a histogram with clamped
     /// end bins: margin beyond them, so they do not sit on the border).
     void setFixedXRange(double lo, double hi);
+    /// A logarithmic x axis, for values that span decades.
+    void setLogX();
 
 protected:
     void changeEvent(QEvent *event) override;

@@ -33,6 +33,7 @@
 #include <QToolTip>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -58,8 +59,21 @@ QString scopeTag(const ModelValidation &m) {
     return {};
 }
 
+// How much slower than the best candidate a pick of top-1 efficiency e is, in percent; a pick
+// within kSlowerFloor (a hit, or a difference below timing noise) sits at the floor.
+constexpr double kSlowerFloor = 0.1;
+double percentSlower(double efficiency) {
+    return std::max(kSlowerFloor, efficiency > 0 ? (1.0 / efficiency - 1.0) * 100.0 : 1e6);
+}
+
+// The share of problems whose pick is at most x % slower than the best, x on a log axis: good
+// selectors differ by a few percent on few problems, which a linear efficiency axis (0 to 1)
+// crushed against 1 (issue 26 F8). `sorted`: top-1 efficiencies, ascending.
 Curve cdf(const QString &name, const std::vector<double> &sorted, Qt::PenStyle style = Qt::SolidLine) {
-    return {name, QVector<double>(sorted.begin(), sorted.end()), cdfY(sorted.size()), style};
+    QVector<double> x;
+    for (auto it = sorted.rbegin(); it != sorted.rend(); ++it)
+        x << percentSlower(*it);
+    return {name, x, cdfY(sorted.size()), style};
 }
 
 } // namespace
@@ -86,8 +100,10 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     , m_scatterA(new PredictionScatter(this))
     , m_scatterB(new PredictionScatter(this))
     , m_histogram(new CurvePlot(tr("ln(predicted / measured)"), tr("candidates"), this))
-    , m_cdf(new CurvePlot(tr("top-1 efficiency (best time / time of the pick)"), tr("share of problems ≤ x"),
-                          this))
+    , m_cdf(new CurvePlot(
+          tr("% slower than the best candidate (time of the pick / best time − 1; ≤ %1 %: a hit)")
+              .arg(kSlowerFloor),
+          tr("share of problems ≤ x"), this))
     , m_bottomTabs(new QTabWidget(this))
     , m_metrics(new MetricsModel(this))
     , m_candidates(new CandidateModel(this)) {
@@ -108,6 +124,10 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
         tr("Problems to validate on: those of the open database the model never trained on, all of "
            "them, or problem JSON lines with timings"));
     m_cdf->setFixedYRange(0, 1.02); // a share of problems
+    m_cdf->setLogX();
+    // Left, half way up: under the good selectors' curves (most problems within a few percent) and
+    // above the first config's (near 0 until 100 % slower).
+    m_cdf->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignLeft | Qt::AlignVCenter);
     m_cdf->setObjectName(QStringLiteral("efficiencyCdf"));
     m_histogram->setObjectName(QStringLiteral("residualHistogram"));
     // The end bins hold everything beyond ±2 (clamped): a margin keeps them off the border (F8).
@@ -327,6 +347,10 @@ QString ValidatePage::packageAt(QComboBox *combo) const {
         return row >= 0 && row < m_models->rowCount() ? m_models->at(row).path : QString();
     }
     return combo->currentData().toString();
+}
+
+bool ValidatePage::willValidate() const {
+    return !packageAt(m_modelA).isEmpty();
 }
 
 void ValidatePage::showEvent(QShowEvent *event) {
@@ -569,7 +593,7 @@ void ValidatePage::drawCurves() {
     }
     curves << cdf(baselineTitle("first-config"), m_result.defaultTop1, Qt::DotLine);
     rows << MetricsRow{baselineTitle("first-config"), m_result.firstConfig, false};
-    m_cdf->setCurves(tr("Per-problem top-1 efficiency (%1 problems%2)")
+    m_cdf->setCurves(tr("How much slower than the best each pick is (%1 problems%2)")
                          .arg(m_result.table->problems.size())
                          .arg(scopeTag(m_result.models.front())),
                      curves, QCPGraph::lsStepLeft);
@@ -661,7 +685,6 @@ void ValidatePage::selectPackage(const QString &path) {
         m_stale = true;
         clearViews(tr("No model fits the open data: train one on the Train page, or add a package with "
                       "“Package…”."));
-        emit ready(); // a final state: a screenshot shows it rather than waiting for a validation
         return;
     }
     QString error;

@@ -33,6 +33,9 @@ public:
     void validate();
     void cancel();
     bool hasResult() const { return m_result.complete; }
+    /// Whether a model is chosen, so a validation will run once the page is shown; without one
+    /// (data no model fits) the page's sentence is all it shows, and a screenshot takes it at once.
+    Q_INVOKABLE bool willValidate() const;
     const ValidationResult &result() const { return m_result; }
     ValidationWorker *worker() const { return m_worker; }
     /// Opens problem `index` of the current result in the candidates table.
