@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include "characterisejob.h"
 #include "diode/characterise.h"
 #include "diode/features.h"
 #include "diode/modelpackage.h"
@@ -326,6 +327,41 @@ private slots:
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(30 * 8));
         QVERIFY2(out.contains("kept as new.diode"), qPrintable(out));
         QVERIFY(QFile::exists(dir.filePath("new.diode")));
+
+        // The core API a workbench page would drive: progress callbacks, and a cancel that leaves
+        // the run resumable and keeps nothing.
+        CharacteriseRequest req;
+        req.package = dir.filePath("start.diode").toStdString();
+        req.pool = dir.filePath("pool.json").toStdString();
+        req.backend = "cpu";
+        req.db = dir.filePath("api.db").toStdString();
+        req.out = dir.filePath("api.diode").toStdString();
+        req.selection.count = 30;
+        req.train.epochs = 5;
+        req.train.threads = 1;
+        {
+            CharacteriseJob job(req);
+            job.sweepProgress = [&](const SweepProgress &p) {
+                if (p.done >= 3)
+                    job.cancel();
+            };
+            const auto res = job.run();
+            QVERIFY(res.cancelled);
+            QCOMPARE(res.sweepStatus, std::string("cancelled"));
+        }
+        const QString api = dir.filePath("api.db");
+        const int64_t partial = testutil::scalar(api, "SELECT count(*) FROM measurements");
+        QVERIFY2(partial >= 3 * 8 && partial < 30 * 8, qPrintable(QString::number(partial)));
+        QVERIFY(!QFile::exists(dir.filePath("api.diode")));
+        CharacteriseJob again(req);
+        const auto res = again.run();
+        QVERIFY(res.resumed);
+        QVERIFY(!res.cancelled);
+        QVERIFY(res.compared);
+        QCOMPARE(res.table.size(), size_t(4));
+        QCOMPARE(res.trainingProblems, 24);
+        QCOMPARE(testutil::scalar(api, "SELECT count(*) FROM measurements"), int64_t(30 * 8));
+        QCOMPARE(QFile::exists(dir.filePath("api.diode")), res.better);
     }
 };
 

@@ -202,7 +202,8 @@ std::vector<Choice> chooseProblems(const Pool &pool, const std::vector<ScoredPro
                 const size_t i = members[round];
                 taken[i] = true;
                 ++chosen;
-                why[i] = fmt::format("spread: among the {} best of {} (at least {} of each kind)", perKind,
+                why[i] = fmt::format("spread: the {} of {} (each op/dtype of the pool gets at least {})",
+                                     round == 0 ? std::string("best") : fmt::format("#{} best", round + 1),
                                      kind, perKind);
             }
     for (size_t rank = 0; rank < order.size(); ++rank) {
