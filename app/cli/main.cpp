@@ -1,6 +1,7 @@
 // diode: the command line face of the workbench (README, "The command line"). Exit codes: 0 success,
 // 1 a failure while running, 2 bad input or usage, 3 the backend cannot run on this machine.
 
+#include "characterisecommand.h"
 #include "democommand.h"
 #include "modelcommands.h"
 #include "progressbar.h"
@@ -456,17 +457,17 @@ int runLookupTable(const std::vector<std::string> &inputs, const std::string &ou
 } // namespace
 
 #if DIODE_CLI_EXECS_TRAIN
-// `diode train` runs in diode-train, the one executable that links LibTorch (289 shared
-// libraries, 0.5-0.9 s to load): every other command starts without it.
+// `diode train` and `diode characterise` run in diode-train, the one executable that links
+// LibTorch (289 shared libraries, 0.5-0.9 s to load): every other command starts without it.
 [[noreturn]] void execTrain(char **argv) {
     std::error_code ec;
     const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
     const auto train = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "diode-train";
     ::execv(train.c_str(), argv);
     fmt::print(stderr,
-               "error: diode train runs {}, which cannot be started: {}. It is built with LibTorch "
+               "error: diode {} runs {}, which cannot be started: {}. It is built with LibTorch "
                "(libtorch-dev) next to diode.\n",
-               train.string(), std::strerror(errno));
+               argv[1], train.string(), std::strerror(errno));
     std::exit(3);
 }
 #endif
@@ -478,7 +479,7 @@ int main(int argc, char **argv) {
     std::signal(SIGXFSZ, SIG_IGN);
     diode::preferPassiveThreadWaits();
 #if DIODE_CLI_EXECS_TRAIN
-    if (argc > 1 && std::string_view(argv[1]) == "train")
+    if (argc > 1 && (std::string_view(argv[1]) == "train" || std::string_view(argv[1]) == "characterise"))
         execTrain(argv);
 #endif
     CLI::App app{
@@ -634,6 +635,7 @@ int main(int argc, char **argv) {
 
     const auto runModelCommand = cli::addModelCommands(app);
     const auto runDemoCommand = cli::addDemoCommand(app);
+    const auto runCharacteriseCommand = cli::addCharacteriseCommand(app);
 
     try {
         app.parse(argc, argv);
@@ -645,6 +647,8 @@ int main(int argc, char **argv) {
         if (const int rc = runModelCommand(); rc >= 0)
             return rc;
         if (const int rc = runDemoCommand(); rc >= 0)
+            return rc;
+        if (const int rc = runCharacteriseCommand(); rc >= 0)
             return rc;
         if (*cmdSweep)
             return runSweep(sweep);

@@ -493,6 +493,19 @@ ModelPackage::Layer ModelPackage::foldLayer(size_t index, int in, int out, const
     return layer;
 }
 
+ModelPackage ModelPackage::member(int m) const {
+    if (m < 0 || m >= members())
+        throw InvalidInput(fmt::format("member {}: the package has {} network(s)", m, members()));
+    ModelPackage one;
+    one.m_manifest = m_manifest;
+    one.m_members = {m_members[size_t(m)]};
+    one.m_constantFlags = m_constantFlags;
+    one.m_maxWidth = m_maxWidth;
+    one.m_hw = m_hw;
+    one.m_timingMethod = m_timingMethod;
+    return one;
+}
+
 HardwareFeatures ModelPackage::hardware() const {
     return m_hw;
 }

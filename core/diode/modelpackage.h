@@ -79,6 +79,10 @@ public:
     /// an input the network never saw; the plugin keeps plain torch.compile's kernel there.
     std::string unseenProblemFeature(const GemmProblem &problem) const;
     int members() const { return int(m_members.size()); }
+    /// A package of network `m` alone (0 <= m < members()), for reading how far the ensemble's
+    /// networks disagree (active selection, characterise.h); the ensemble's own predictions never
+    /// go through it.
+    ModelPackage member(int m) const;
     /// The raw network output (log milliseconds; the ensemble's mean) for already computed features, [rows x
     /// width]. Throws InvalidInput when the width is not the feature schema's.
     Eigen::VectorXf

@@ -139,6 +139,9 @@ TrainingJobResult runTrainingJob(const TrainingJob &job) {
         data = loadDataset(store, job.method, job.filter);
         runs = store.runs();
     }
+    if (!job.exclude.empty())
+        std::erase_if(data.problems,
+                      [&](const TrainingProblem &p) { return job.exclude.count(p.problem.label()) > 0; });
     const auto &problems = data.problems;
     TrainingJobResult out;
     out.problems = problems.size();

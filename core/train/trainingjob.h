@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct TrainingJob {
     /// A package to fine-tune (`diode train --init`): its networks are the starting point, and
     /// its timing method must be the data's (train()).
     std::string initPackage;
+    /// Problems (GemmProblem::label()) kept out of training: held out by the caller, who measures
+    /// the package on them (`diode characterise`).
+    std::set<std::string> exclude;
     /// Called once the problems are loaded, before training: how many, and whose times.
     std::function<void(size_t problems, const MethodChoice &method)> loaded;
 };

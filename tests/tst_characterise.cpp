@@ -1,0 +1,369 @@
+#include "testutil.h"
+
+#include "characterisejob.h"
+#include "diode/characterise.h"
+#include "diode/features.h"
+#include "diode/modelpackage.h"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+
+using namespace diode;
+
+namespace {
+
+KernelConfig cpuTile(int bm, int bn, int bk) {
+    KernelConfig c;
+    c.kind = "cpu";
+    c.name = "tiled";
+    c.blockM = bm;
+    c.blockN = bn;
+    c.blockK = bk;
+    c.threads = 1;
+    return c;
+}
+
+std::vector<KernelConfig> tiles() {
+    return {cpuTile(16, 32, 32), cpuTile(64, 32, 32), cpuTile(16, 128, 128), cpuTile(64, 128, 128)};
+}
+
+// A network whose weights depend on `seed`, so two of them rank candidates differently.
+MlpWeights network(int seed, int hidden = 8) {
+    MlpWeights w;
+    const int f = FeatureSchema::size();
+    w.layerSizes = {f, hidden, 1};
+    w.inputMean.assign(size_t(f), 0.0f);
+    w.inputStd.assign(size_t(f), 1.0f);
+    w.weights = {std::vector<float>(size_t(hidden * f)), std::vector<float>(size_t(hidden))};
+    for (size_t i = 0; i < w.weights[0].size(); ++i)
+        w.weights[0][i] = float(std::sin(double(i) * (1.7 + seed))) * 0.3f;
+    for (size_t i = 0; i < w.weights[1].size(); ++i)
+        w.weights[1][i] = float(std::cos(double(i) * (0.9 + seed)));
+    w.biases = {std::vector<float>(size_t(hidden), 0.1f), std::vector<float>{-1.0f}};
+    return w;
+}
+
+ModelPackage ensemble(std::vector<MlpWeights> members) {
+    return ModelPackage::fromBytes(ModelPackage::toBytes(
+        {{"hardware", {{"gpu", "cpu"}, {"sm_count", 1}}}, {"timing_method", "cpu"}}, members));
+}
+
+GemmProblem mm(int64_t m, int64_t n, int64_t k, GemmOp op = GemmOp::Mm, DType dt = DType::FP32) {
+    GemmProblem p;
+    p.op = op;
+    p.dtype = dt;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    return p;
+}
+
+Pool poolOf(const std::vector<GemmProblem> &problems) {
+    Pool pool;
+    pool.source = "test pool";
+    for (const auto &p : problems)
+        pool.problems.push_back({p, tiles()});
+    return pool;
+}
+
+ScoredProblem scored(size_t pool, double score, int64_t commonness = 1) {
+    ScoredProblem s;
+    s.pool = pool;
+    s.score = score;
+    s.disagreement.mean = s.disagreement.max = score / double(commonness);
+    s.commonness = commonness;
+    return s;
+}
+
+std::vector<size_t> poolIndices(const std::vector<Choice> &chosen) {
+    std::vector<size_t> out;
+    for (const auto &c : chosen)
+        out.push_back(c.scored.pool);
+    return out;
+}
+
+void writeFile(const QString &path, const std::string &text) {
+    std::ofstream(path.toStdString()) << text;
+}
+
+// The cpu tiles of the end-to-end plans: 8 candidates a problem, one timed repeat each.
+constexpr const char *kCpuGrid =
+    R"("timeout_s": 60, "repeats": 1, "cpu": {"block_m": [16, 64], "block_n": [32, 128], "block_k": [32, 128], "threads": [1]})";
+
+} // namespace
+
+class TestCharacterise : public QObject {
+    Q_OBJECT
+private slots:
+    // A one-network package of a member is that network: the ensemble's ln-time is the mean of
+    // its members', and a package that agrees with itself shows no disagreement.
+    void membersAverageToTheEnsemble() {
+        const auto pkg = ensemble({network(1), network(2), network(3)});
+        const auto p = mm(48, 256, 128);
+        const auto all = pkg.predictMs(p, tiles());
+        std::vector<double> meanLn(all.size(), 0.0);
+        std::vector<ModelPackage> members;
+        for (int m = 0; m < pkg.members(); ++m) {
+            members.push_back(pkg.member(m));
+            QCOMPARE(members.back().members(), 1);
+            const auto one = members.back().predictMs(p, tiles());
+            for (size_t i = 0; i < one.size(); ++i)
+                meanLn[i] += std::log(one[i]) / 3.0;
+        }
+        for (size_t i = 0; i < all.size(); ++i)
+            QVERIFY2(std::abs(std::log(all[i]) - meanLn[i]) < 1e-4, qPrintable(QString::number(i)));
+        QVERIFY(disagreement(pkg, members, p, tiles()).max > 0);
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, pkg.member(3));
+
+        const auto single = ensemble({network(1)});
+        const std::vector<ModelPackage> itself{single.member(0)};
+        QCOMPARE(disagreement(single, itself, p, tiles()).mean, 0.0);
+        QCOMPARE(disagreement(single, itself, p, tiles()).max, 0.0);
+    }
+
+    void higherDisagreementIsChosenFirst() {
+        const Pool pool = poolOf({mm(16, 64, 64), mm(32, 64, 64), mm(48, 64, 64), mm(64, 64, 64)});
+        const std::vector<ScoredProblem> s{scored(0, 0.01), scored(1, 0.30), scored(2, 0.0), scored(3, 0.12)};
+        SelectionOptions o;
+        o.count = 2;
+        const auto chosen = chooseProblems(pool, s, o);
+        QCOMPARE(poolIndices(chosen), (std::vector<size_t>{1, 3}));
+        QVERIFY2(QString::fromStdString(chosen[0].why).startsWith("score 0.3000"), chosen[0].why.c_str());
+    }
+
+    // The same disagreement counts more for a weight shape that recurs across token counts.
+    void commonShapesWeighMore() {
+        const Pool pool = poolOf({mm(16, 256, 128), mm(64, 256, 128), mm(200, 256, 128), mm(64, 96, 128)});
+        const auto pkg = ensemble({network(1), network(2)});
+        const auto s = scorePool(pool, pkg);
+        QCOMPARE(s.size(), size_t(4));
+        QCOMPARE(s[0].commonness, int64_t(3));
+        QCOMPARE(s[3].commonness, int64_t(1));
+        for (const auto &x : s)
+            QCOMPARE(x.score, x.disagreement.mean * double(x.commonness));
+        // Equal disagreement: the common shape first.
+        const std::vector<ScoredProblem> tie{scored(3, 0.1, 1), scored(0, 0.3, 3)};
+        SelectionOptions o;
+        o.count = 1;
+        QCOMPARE(poolIndices(chooseProblems(pool, tie, o)), (std::vector<size_t>{0}));
+    }
+
+    void selectionIsDeterministicForASeed() {
+        std::vector<GemmProblem> problems;
+        for (int m = 1; m <= 24; ++m)
+            problems.push_back(mm(8 * m, 64 * (1 + m % 3), 64));
+        const Pool pool = poolOf(problems);
+        // A one-network package disagrees with nobody: every score ties, the seed orders them.
+        const auto flat = scorePool(pool, ensemble({network(1)}));
+        SelectionOptions o;
+        o.count = 10;
+        o.seed = 5;
+        const auto a = poolIndices(chooseProblems(pool, flat, o));
+        QCOMPARE(poolIndices(chooseProblems(pool, flat, o)), a);
+        o.seed = 6;
+        QVERIFY(poolIndices(chooseProblems(pool, flat, o)) != a);
+        const auto pkg = ensemble({network(1), network(2), network(4)});
+        QCOMPARE(poolIndices(chooseProblems(pool, scorePool(pool, pkg), o)),
+                 poolIndices(chooseProblems(pool, scorePool(pool, pkg), o)));
+    }
+
+    // A model most unsure of one kind still has every kind of the pool measured.
+    void everyKindIsMeasured() {
+        std::vector<GemmProblem> problems;
+        for (int m = 1; m <= 8; ++m)
+            problems.push_back(mm(16 * m, 128, 128));                     // mm fp32: 0..7
+        problems.push_back(mm(32, 128, 128, GemmOp::Addmm, DType::BF16)); // 8
+        problems.push_back(mm(64, 128, 128, GemmOp::Addmm, DType::BF16)); // 9
+        problems.push_back(mm(32, 64, 64, GemmOp::Bmm, DType::FP16));     // 10
+        const Pool pool = poolOf(problems);
+        std::vector<ScoredProblem> s;
+        for (size_t i = 0; i < 8; ++i)
+            s.push_back(scored(i, 1.0 + double(i)));
+        s.push_back(scored(8, 0.01));
+        s.push_back(scored(9, 0.02));
+        s.push_back(scored(10, 0.0));
+        SelectionOptions o;
+        o.count = 4;
+        const auto chosen = chooseProblems(pool, s, o);
+        const auto got = poolIndices(chosen);
+        QCOMPARE(got.size(), size_t(4));
+        // The best mm, the best addmm (9, not 8) and the only bmm; then the next best overall.
+        QCOMPARE(got, (std::vector<size_t>{7, 6, 9, 10}));
+        QVERIFY(QString::fromStdString(chosen[3].why).contains("spread"));
+        QVERIFY(!QString::fromStdString(chosen[1].why).contains("spread"));
+    }
+
+    void nothingToChooseIsRefused() {
+        const Pool pool = poolOf({mm(16, 64, 64)});
+        SelectionOptions o;
+        o.count = 0;
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, chooseProblems(pool, {scored(0, 1)}, o));
+        o.count = 3;
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, chooseProblems(pool, {}, o));
+    }
+
+    void poolsAreReadWithTheirCandidates() {
+        QTemporaryDir dir;
+        const QString plan = dir.filePath("pool.json");
+        writeFile(
+            plan,
+            std::string(R"({"name": "p", "version": 1, )") + kCpuGrid +
+                R"(, "entries": [{"name": "a", "ops": ["mm"], "dtypes": ["fp32"], "M": [16, 32], "N": [64], "K": [64]}]})");
+        const auto fromPlan = loadPool(plan.toStdString());
+        QCOMPARE(fromPlan.problems.size(), size_t(2));
+        QCOMPARE(fromPlan.problems[0].candidates.size(), size_t(8));
+        QCOMPARE(characterisePlan(fromPlan, {{scored(1, 1), ""}}, "cpu").cpuConfigs.size(), size_t(8));
+        QCOMPARE(characterisePlan(fromPlan, {{scored(1, 1), ""}}, "cpu").problems.front(),
+                 fromPlan.problems[1].problem);
+
+        const QString bare = dir.filePath("bare.jsonl");
+        writeFile(bare, R"({"op": "mm", "dtype": "bf16", "M": 64, "N": 64, "K": 64})"
+                        "\n");
+        try {
+            loadPool(bare.toStdString());
+            QFAIL("a pool without candidates was accepted");
+        } catch (const InvalidInput &e) {
+            QVERIFY2(QString(e.what()).contains("no problem with two or more candidates"), e.what());
+        }
+    }
+
+    // The whole flow for real on the cpu backend: a start package trained here, a sweep stopped by
+    // its deadline and continued by the same command, fine-tuning, the table and the verdict.
+    void characterisesOnTheCpuBackend() {
+        QTemporaryDir dir;
+        auto diode = [&](const QStringList &args, QString *out, QString *err) {
+            QProcess p;
+            p.setWorkingDirectory(dir.path());
+            p.start(QStringLiteral(DIODE_CLI), args);
+            if (!p.waitForFinished(280000))
+                return -1;
+            *out = QString::fromUtf8(p.readAllStandardOutput());
+            *err = QString::fromUtf8(p.readAllStandardError());
+            return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+        };
+        writeFile(dir.filePath("start.json"),
+                  std::string(R"({"name": "start", "version": 1, )") + kCpuGrid + R"(, "entries": [
+            {"name": "a", "ops": ["mm"], "dtypes": ["fp32"], "M": [8, 24, 40, 56, 72, 88], "N": [48, 96], "K": [48]},
+            {"name": "b", "ops": ["bmm"], "dtypes": ["fp16"], "B": [2], "M": [12, 36, 60, 84, 100], "N": [40], "K": [40, 72]}]})");
+        writeFile(dir.filePath("pool.json"),
+                  std::string(R"({"name": "pool", "version": 1, )") + kCpuGrid + R"(, "entries": [
+            {"name": "a", "ops": ["mm"], "dtypes": ["fp32"], "M": [16, 32, 48, 64, 80, 96], "N": [64, 128], "K": [64]},
+            {"name": "b", "ops": ["addmm"], "dtypes": ["bf16"], "M": [1, 16, 64, 80, 112], "N": [96], "K": [64, 128], "b_transposed": [true]},
+            {"name": "c", "ops": ["bmm"], "dtypes": ["fp16"], "B": [2], "M": [16, 32, 64, 96], "N": [64], "K": [32, 64]}]})");
+        QString out, err;
+        QCOMPARE(diode({"sweep", "--backend", "cpu", "--plan", "start.json", "--db", "start.db"}, &out, &err),
+                 0);
+        QCOMPARE(
+            diode({"train", "--db", "start.db", "--out", "start.diode", "--epochs", "20", "--members", "2"},
+                  &out, &err),
+            0);
+
+        // Bad input is refused before anything is measured, naming what is wrong.
+        QCOMPARE(diode({"characterise", "--backend", "cpu", "--pool", "pool.json", "--db", "x.db", "--out",
+                        "x.diode"},
+                       &out, &err),
+                 2);
+        QVERIFY2(err.contains("name the start package with --package"), qPrintable(err));
+        const QString gpuPackage = testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode");
+        QCOMPARE(diode({"characterise", "--backend", "cpu", "--package", gpuPackage, "--pool", "pool.json",
+                        "--db", "x.db", "--out", "x.diode"},
+                       &out, &err),
+                 2);
+        QVERIFY2(err.contains("was trained on graph_warm times; the cpu backend measures cpu times"),
+                 qPrintable(err));
+        QVERIFY(!QFile::exists(dir.filePath("x.db")));
+
+        const QStringList run{"characterise", "--backend", "cpu",     "--package", "start.diode", "--pool",
+                              "pool.json",    "--db",      "char.db", "--out",     "new.diode",   "--count",
+                              "30",           "--epochs",  "15",      "--explain"};
+        // Stopped by its deadline long before 30 problems: too few to train, and it says to go on.
+        QCOMPARE(diode(run + QStringList{"--deadline", "0.001"}, &out, &err), 2);
+        QVERIFY2(err.contains("run the same command again to measure more"), qPrintable(err));
+        const int64_t first = testutil::scalar(dir.filePath("char.db"), "SELECT count(*) FROM measurements");
+        QVERIFY2(first < 30 * 8, qPrintable(QString::number(first)));
+        QCOMPARE(out.count(QRegularExpression("^ +[0-9]+  \\S", QRegularExpression::MultilineOption)), 30);
+        QCOMPARE(out.count("[held out]"), 6);
+
+        // The same command continues the run: every chosen problem once, nothing measured twice.
+        QCOMPARE(diode(run, &out, &err), 0);
+        QVERIFY2(err.contains("resuming run 1"), qPrintable(err));
+        const QString db = dir.filePath("char.db");
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs"), int64_t(1));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements WHERE status = 'ok'"),
+                 int64_t(30 * 8));
+        QCOMPARE(testutil::scalar(
+                     db, "SELECT count(*) FROM (SELECT DISTINCT problem_id, config_id FROM measurements)"),
+                 int64_t(30 * 8));
+        QVERIFY2(out.contains("trained on 24 problems measured here; held out: 6 of the 30 chosen problems"),
+                 qPrintable(out));
+        for (const char *row : {"transferred", "new", "torch.compile", "best ATen"})
+            QVERIFY2(out.contains(QRegularExpression(QStringLiteral("^%1 ").arg(row),
+                                                     QRegularExpression::MultilineOption)),
+                     qPrintable(out));
+        QVERIFY2(out.contains(QRegularExpression("^transferred +6 +[01]\\.[0-9]{4} +[01]\\.[0-9]{4}",
+                                                 QRegularExpression::MultilineOption)),
+                 qPrintable(out));
+        const QRegularExpression verdict(
+            "^new package: new (better|worse|no better) than the transferred one \\(mean "
+            "[+-][0-9]+\\.[0-9] points, P10 [+-][0-9]+\\.[0-9]\\); (kept as new.diode|dropped)",
+            QRegularExpression::MultilineOption);
+        const auto m = verdict.match(out);
+        QVERIFY2(m.hasMatch(), qPrintable(out));
+        const bool better = m.captured(1) == "better";
+        QCOMPARE(QFile::exists(dir.filePath("new.diode")), better);
+        QCOMPARE(m.captured(2) == "kept as new.diode", better);
+        QVERIFY(!QFile::exists(dir.filePath("new.diode.training")));
+        if (better) {
+            const auto pkg = ModelPackage::load(dir.filePath("new.diode").toStdString());
+            QCOMPARE(pkg.manifest()["fine_tuned_from"]["package"].get<std::string>(),
+                     std::string("start.diode"));
+            QCOMPARE(pkg.members(), 2);
+        }
+
+        // Measured before: nothing is swept again; --force keeps the package whatever it shows.
+        QCOMPARE(diode(run + QStringList{"--force"}, &out, &err), 0);
+        QVERIFY2(err.contains("nothing to resume"), qPrintable(err));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(30 * 8));
+        QVERIFY2(out.contains("kept as new.diode"), qPrintable(out));
+        QVERIFY(QFile::exists(dir.filePath("new.diode")));
+
+        // The core API a workbench page would drive: progress callbacks, and a cancel that leaves
+        // the run resumable and keeps nothing.
+        CharacteriseRequest req;
+        req.package = dir.filePath("start.diode").toStdString();
+        req.pool = dir.filePath("pool.json").toStdString();
+        req.backend = "cpu";
+        req.db = dir.filePath("api.db").toStdString();
+        req.out = dir.filePath("api.diode").toStdString();
+        req.selection.count = 30;
+        req.train.epochs = 5;
+        req.train.threads = 1;
+        {
+            CharacteriseJob job(req);
+            job.sweepProgress = [&](const SweepProgress &p) {
+                if (p.done >= 3)
+                    job.cancel();
+            };
+            const auto res = job.run();
+            QVERIFY(res.cancelled);
+            QCOMPARE(res.sweepStatus, std::string("cancelled"));
+        }
+        const QString api = dir.filePath("api.db");
+        const int64_t partial = testutil::scalar(api, "SELECT count(*) FROM measurements");
+        QVERIFY2(partial >= 3 * 8 && partial < 30 * 8, qPrintable(QString::number(partial)));
+        QVERIFY(!QFile::exists(dir.filePath("api.diode")));
+        CharacteriseJob again(req);
+        const auto res = again.run();
+        QVERIFY(res.resumed);
+        QVERIFY(!res.cancelled);
+        QVERIFY(res.compared);
+        QCOMPARE(res.table.size(), size_t(4));
+        QCOMPARE(res.trainingProblems, 24);
+        QCOMPARE(testutil::scalar(api, "SELECT count(*) FROM measurements"), int64_t(30 * 8));
+        QCOMPARE(QFile::exists(dir.filePath("api.diode")), res.better);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCharacterise)
+#include "tst_characterise.moc"
