@@ -165,7 +165,7 @@ class NativeTest(unittest.TestCase):
         with self.assertRaises(LookupError):
             Runtime(Model(ingraph), Options(fallback="raise")).lowering(choices(), inputs("torch.int8"), "addmm")
         broken = Runtime(Model(ingraph), Options())
-        broken.model = NS(score_keys=lambda *a: 1 / 0)
+        broken.model = NS(select_keys=lambda *a: 1 / 0)
         with self.assertLogs("torch_diode", level="WARNING") as logs:
             self.assertEqual(uids(broken.lowering(choices(), inputs(), "addmm")), ["aten::bias_addmm"])
             broken.lowering(choices(), inputs(), "addmm")
