@@ -1,8 +1,14 @@
 #include "testutil.h"
 
+#include "diode/calibration.h"
 #include "diode/gemmproblem.h"
 #include "diode/modelpackage.h"
 #include "diode/selectionpolicy.h"
+#include "diode/store.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include <cmath>
 
@@ -141,6 +147,53 @@ private slots:
         QCOMPARE(policyTop1Efficiency(policy(1, 0.0), kFive, p), 1.0);  // the arg-min
         p.predictedMs = {10.0, 1.0, 9.5, 12.0, 13.0};                   // picks the untimed one
         QCOMPARE(policyTop1Efficiency(policy(1, 0.08), kFive, p), 0.0);
+    }
+    // `diode calibrate`'s rule on the shipped warm package and its own training database: the
+    // split redrawn gives the trainer's test top-1 back, and the rule chooses the margin the
+    // shipped default holds (docs/MODELS.md, "Policy").
+    void calibratesTheShippedPackageToItsDefault() {
+        const std::string path =
+            testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode").toStdString();
+        std::ifstream f(path, std::ios::binary);
+        std::stringstream bytes;
+        bytes << f.rdbuf();
+        const auto pkg = ModelPackage::fromBytes(bytes.str());
+        Store store(testutil::sourcePath("trained_models/h200/h200-ingraph.db").toStdString(),
+                    Store::Mode::ReadOnly);
+        const Dataset data = loadDataset(store, pkg.timingMethod(), packageFilter(pkg.manifest()));
+        const Calibration c = calibrate(pkg, data);
+        QCOMPARE(c.problems, size_t(706));
+        QCOMPARE(c.testTop1Redrawn, c.testTop1Trainer);
+        QCOMPARE(c.margin, defaultMargin(Regime::Warm));
+        QCOMPARE(c.trials.size(), std::size(kCalibrationMargins));
+
+        // Written into the manifest, the margin is the package's; the networks are untouched.
+        nlohmann::json manifest = pkg.manifest();
+        manifest[kSelectionPolicyKey] = c.toJson();
+        manifest[kSelectionPolicyKey]["margin"] = 0.05;
+        const std::string rewritten = ModelPackage::withManifest(bytes.str(), manifest);
+        const auto again = ModelPackage::fromBytes(rewritten);
+        QCOMPARE(packageMargin(again.manifest(), Regime::Warm), 0.05);
+        QCOMPARE(packageMargin(again.manifest(), Regime::Cold), defaultMargin(Regime::Cold));
+        const auto &p = data.problems.front();
+        QCOMPARE(again.predictMs(p.problem, p.configs), pkg.predictMs(p.problem, p.configs));
+        uint32_t manifestBytes = 0; // the header's u32 LE at offset 12 (docs/PACKAGE.md)
+        std::memcpy(&manifestBytes, bytes.str().data() + 12, 4);
+        const size_t tensors = bytes.str().size() - 20 - manifestBytes;
+        QCOMPARE(rewritten.substr(rewritten.size() - tensors),
+                 bytes.str().substr(bytes.str().size() - tensors));
+        manifest["data_bytes"] = 1;
+        QVERIFY_THROWS_EXCEPTION(PackageError, ModelPackage::withManifest(bytes.str(), manifest));
+
+        // Data that is not the package's training data is refused, saying so.
+        Dataset fewer = data;
+        fewer.problems.pop_back();
+        try {
+            calibrate(pkg, fewer);
+            QFAIL("calibrated on data that is not the package's");
+        } catch (const InvalidInput &e) {
+            QVERIFY2(std::string(e.what()).find("not its training data") != std::string::npos, e.what());
+        }
     }
 };
 

@@ -1,5 +1,6 @@
 #include "modelcommands.h"
 
+#include "diode/calibration.h"
 #include "diode/config.h"
 #include "diode/dataset.h"
 #include "diode/evaluation.h"
@@ -199,6 +200,42 @@ int runEvalTable(const Options &o) {
                policy.margin, o.margin() ? "--margin" : "the package's for its regime",
                table.skippedOtherSpace);
     fmt::print("{}", formatPolicyTable(table));
+    return 0;
+}
+
+// Calibrates the selection policy's margin on the package's own validation and test problems
+// and, with --out, writes a copy of the package carrying it (only the manifest changes).
+int runCalibrate(const Options &o) {
+    if (o.db.empty() == o.input.empty())
+        throw InvalidInput("calibrate needs the package's training data: --db DB or --input FILE.jsonl");
+    if (!o.out.empty())
+        shipped::refuseWritingShipped(o.out, "package"); // before the work, not after it
+    std::ifstream file(o.package, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const auto pkg = ModelPackage::fromBytes(bytes);
+    const DatasetFilter filter = packageFilter(pkg.manifest());
+    Dataset data;
+    if (!o.db.empty()) {
+        Store store(o.db, Store::Mode::ReadOnly);
+        data = loadDataset(store, pkg.timingMethod(), filter);
+    } else {
+        data = loadDatasetJsonl(o.input, pkg.timingMethod(), filter);
+    }
+    const Calibration c = calibrate(pkg, data);
+    fmt::print(stderr,
+               "{} ({} regime): margin {:.2f}, chosen on {} validation and test problems; the redrawn "
+               "test split's arg-min top-1 {:.4f} (the trainer recorded {:.4f})\n",
+               pkg.manifest().value("name", o.package), toString(c.regime), c.margin, c.problems,
+               c.testTop1Redrawn, c.testTop1Trainer);
+    std::cout << c.toJson().dump(1) << '\n';
+    if (o.out.empty()) {
+        fmt::print(stderr, "nothing written (--out FILE.diode writes the package with this margin)\n");
+        return 0;
+    }
+    nlohmann::json manifest = pkg.manifest();
+    manifest[kSelectionPolicyKey] = c.toJson();
+    ModelPackage::writeFile(o.out, ModelPackage::withManifest(bytes, manifest));
+    fmt::print(stderr, "wrote {}\n", o.out);
     return 0;
 }
 
@@ -460,6 +497,19 @@ std::function<int()> addModelCommands(CLI::App &app) {
                      "with --table: only problem lines of this search space")
         ->capture_default_str();
 
+    auto *calib = app.add_subcommand(
+        "calibrate",
+        "Calibrate the selection policy's ATen-guard margin on a package's own validation and test "
+        "problems (its training data, split redrawn); --out writes the package with it");
+    calib->add_option("package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
+    auto *calibDb = calib->add_option("--db", o->db, "the package's training database (read only)");
+    auto *calibIn =
+        calib->add_option("--input", o->input, "its training data as problem JSON lines (diode export)")
+            ->check(CLI::ExistingFile);
+    calibDb->excludes(calibIn);
+    calib->add_option("--out", o->out,
+                      "write the package with the calibrated margin here (only its manifest changes)");
+
     auto *rank = app.add_subcommand("rank", "Rank each problem's candidates: one JSON line out per line in");
     rank->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
     rank->add_option("--input", o->input, "problem JSON lines, or - for standard input")->required();
@@ -488,6 +538,8 @@ std::function<int()> addModelCommands(CLI::App &app) {
         }
         if (*rank)
             return runRank(*o);
+        if (*calib)
+            return runCalibrate(*o);
         if (*inspect) {
             if (o->package.empty())
                 throw InvalidInput(
