@@ -164,6 +164,7 @@ def install(model=None, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", 
         from . import _inductor_compat as compat
 
         runtime = Runtime(loaded, options)
+        _status["options"] = options.as_dict()  # the margin now the package's where none was given
         _previous_handler = compat.current_choices_handler()  # one set in this thread, or None
         if type(_previous_handler) is compat.choices_base_class():
             # Inductor's own default, made lazily by an earlier compile: restoring it would pin it
