@@ -366,6 +366,12 @@ int runInspect(const Options &o) {
                : cpuModel ? " (ranks the cpu backend's tiles, not GPU kernels: never used by the plugin)"
                           : "");
     fmt::print("  ops / dtypes  {} / {}\n", field(m, P("/ops")), field(m, P("/dtypes")));
+    // The ATen guard the plugin, diode eval and Validate use with this package (selectionpolicy.h).
+    fmt::print("  ATen guard    margin {:.2f} warm, {:.2f} cold ({})\n", packageMargin(m, Regime::Warm),
+               packageMargin(m, Regime::Cold),
+               m.contains(kSelectionPolicyKey)
+                   ? "calibrated by diode calibrate for its regime, else the default"
+                   : "the defaults: no calibrated margin");
     fmt::print("  created       {} by diode {}\n", field(m, P("/created_at")), field(m, P("/tool_version")));
     // The trainer counts problem lines: a problem measured in two runs of the store is two lines
     // (loadDataset); eval and the workbench count distinct problems.
