@@ -7,6 +7,7 @@
 #include "diode/gputable.h"
 #include "diode/modelpackage.h"
 #include "diode/ranking.h"
+#include "diode/selectionpolicy.h"
 
 #include <fmt/format.h>
 
@@ -89,17 +90,35 @@ diode::KernelConfig fromRow(const int32_t *row, const char *const *names, size_t
     return toConfig(c, i);
 }
 
+// Scores `count` candidates into `out` and, with a policy, writes the kept indices to `kept`;
+// returns 0 or how many were kept, -1 on error. With `scored`, `out` already holds the predictions.
 int scoreConfigs(const diode_model *model, const diode_problem &problem, size_t count, double *out,
-                 const std::function<diode::KernelConfig(size_t)> &config) {
+                 const std::function<diode::KernelConfig(size_t)> &config,
+                 const diode_policy *policy = nullptr, bool scored = false, int32_t *kept = nullptr) {
     try {
         const diode::GemmProblem p = toProblem(problem);
         std::vector<diode::KernelConfig> configs;
         configs.reserve(count);
         for (size_t i = 0; i < count; ++i)
             configs.push_back(config(i));
-        const std::vector<double> ms = model->package.predictMs(p, configs);
-        std::memcpy(out, ms.data(), count * sizeof(double));
-        return 0;
+        std::vector<double> ms;
+        if (scored) {
+            ms.assign(out, out + count);
+        } else {
+            model->package.predictMs(p, configs, ms);
+            std::memcpy(out, ms.data(), count * sizeof(double));
+        }
+        if (!policy)
+            return 0;
+        diode::SelectionPolicy rule;
+        rule.topK = policy->top_k;
+        rule.margin = policy->margin;
+        rule.threshold = policy->threshold;
+        rule.validate();
+        const std::vector<size_t> chosen = rule.select(configs, ms);
+        for (size_t i = 0; i < chosen.size(); ++i)
+            kept[i] = int32_t(chosen[i]);
+        return int(chosen.size());
     } catch (const std::exception &e) {
         setError(e.what());
     } catch (...) {
@@ -171,6 +190,36 @@ int diode_model_score_packed(const diode_model *model, const diode_problem *prob
     return scoreConfigs(model, *problem, count, out_ms, [&](size_t i) {
         return fromRow(rows + i * DIODE_PACKED_FIELDS, names, name_count, i);
     });
+}
+
+double diode_policy_margin(const diode_model *model, const char *regime) {
+    if (!regime) {
+        setError("diode_policy_margin: regime must not be NULL");
+        return -1;
+    }
+    try {
+        const diode::Regime r = diode::parseRegime(regime);
+        return model ? diode::packageMargin(model->package.manifest(), r) : diode::defaultMargin(r);
+    } catch (const std::exception &e) {
+        setError(e.what());
+    } catch (...) {
+        setError("diode_policy_margin: unknown error");
+    }
+    return -1;
+}
+
+int diode_model_select_packed(const diode_model *model, const diode_problem *problem,
+                              const char *const *names, size_t name_count, const int32_t *rows, size_t count,
+                              const diode_policy *policy, int scored, double *out_ms, int32_t *kept) {
+    if (!model || !problem || !policy || (count && (!rows || !out_ms || !names || !kept))) {
+        setError("diode_model_select_packed: model, problem, policy, names, rows, out_ms and kept must not "
+                 "be NULL");
+        return -1;
+    }
+    return scoreConfigs(
+        model, *problem, count, out_ms,
+        [&](size_t i) { return fromRow(rows + i * DIODE_PACKED_FIELDS, names, name_count, i); }, policy,
+        scored != 0, kept);
 }
 
 int diode_gpu_transfer(const char *package_gpu, const char *device_gpu, const char *device_arch,

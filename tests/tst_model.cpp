@@ -747,7 +747,8 @@ private slots:
              {"h200-gemm-mlp-v2\n", "ops / dtypes  addmm, bmm, mm / bf16, fp16, fp32",
               "624 problem lines (12190 rows)", "436 train, 94 validation, 94 test problem lines",
               "mlp 50-64-64-32-1 (relu), 6 member(s)", "created       2026-",
-              "On the test split (94 problem lines"})
+              "On the test split (94 problem lines",
+              "ATen guard    margin 0.10 warm, 0.08 cold (the defaults: no calibrated margin)"})
             QVERIFY2(out.contains(part), qPrintable(out + "\nmissing: " + part));
         QVERIFY2(out.contains(QRegularExpression("selector\\s+top1 mean\\s+top1 p10\\s+top3 mean\n")),
                  qPrintable(out));

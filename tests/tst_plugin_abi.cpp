@@ -123,6 +123,16 @@ private slots:
                                               viaRows.data()),
                      0);
             QCOMPARE(viaRows, viaStructs);
+            // The selector's one call: the same scores, and with margin 0 and top-1 the arg-min.
+            std::vector<double> selected(n);
+            std::vector<int32_t> kept(n, -1);
+            const diode_policy argmin{1, 0.0, INFINITY};
+            QCOMPARE(diode_model_select_packed(model, &o.problem, names.data(), names.size(), rows.data(), n,
+                                               &argmin, 0, selected.data(), kept.data()),
+                     1);
+            QCOMPARE(selected, viaStructs);
+            QCOMPARE(size_t(kept[0]),
+                     size_t(std::min_element(viaStructs.begin(), viaStructs.end()) - viaStructs.begin()));
             compared += n;
         }
         QVERIFY(compared > 1000);
@@ -137,6 +147,35 @@ private slots:
         rows[DIODE_PACKED_FIELDS] = 7; // an unknown kind
         QCOMPARE(diode_model_score_packed(model, &p, names, 1, rows, 2, ms), -1);
         QVERIFY2(QString(diode_last_error()).contains("kind 7"), diode_last_error());
+        diode_model_close(model);
+    }
+
+    // The policy through the ABI: the package's margin (the shipped ones carry none: the regime's
+    // default), a repeat that reuses given scores, and bad input refused by name.
+    void selectAppliesThePolicy() {
+        diode_model *model = diode_model_open(m_package.toUtf8().constData());
+        QVERIFY2(model, diode_last_error());
+        QCOMPARE(diode_policy_margin(model, "warm"), 0.10);
+        QCOMPARE(diode_policy_margin(nullptr, "cold"), 0.08);
+        QVERIFY(diode_policy_margin(model, "tepid") < 0);
+        QVERIFY2(QString(diode_last_error()).contains("regime 'tepid'"), diode_last_error());
+        diode_problem p{"mm", "bf16", 1, 128, 256, 512, 0, 1};
+        const char *names[] = {"extern_kernels.mm", "mm"};
+        int32_t rows[2 * DIODE_PACKED_FIELDS] = {0, 0, 0,  0,  0,  0, 0, 0, -1, -1,
+                                                 1, 1, 64, 64, 32, 8, 3, 4, -1, -1};
+        double ms[2] = {1.0, 0.95}; // given: Triton predicted 5 % faster
+        int32_t kept[2] = {-1, -1};
+        const diode_policy guard{1, 0.10, INFINITY}, off{1, 0.0, INFINITY};
+        QCOMPARE(diode_model_select_packed(model, &p, names, 2, rows, 2, &guard, 1, ms, kept), 1);
+        QCOMPARE(kept[0], 0); // within the margin: ATen
+        QCOMPARE(diode_model_select_packed(model, &p, names, 2, rows, 2, &off, 1, ms, kept), 1);
+        QCOMPARE(kept[0], 1);
+        QCOMPARE(ms[1], 0.95); // the given scores were used, not replaced
+        const diode_policy bad{0, 0.1, INFINITY};
+        QCOMPARE(diode_model_select_packed(model, &p, names, 2, rows, 2, &bad, 1, ms, kept), -1);
+        QVERIFY2(QString(diode_last_error()).contains("top_k"), diode_last_error());
+        QCOMPARE(diode_model_select_packed(model, &p, names, 2, rows, 2, nullptr, 1, ms, kept), -1);
+        QVERIFY2(QString(diode_last_error()).contains("policy"), diode_last_error());
         diode_model_close(model);
     }
 

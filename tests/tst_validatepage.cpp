@@ -117,6 +117,12 @@ private slots:
             std::abs(res.models[0].metrics.top1.mean - firstNumber("model")) < 5e-5,
             qPrintable(QString("%1 vs %2").arg(res.models[0].metrics.top1.mean).arg(firstNumber("model"))));
         QVERIFY(std::abs(res.aten.top1.mean - firstNumber("aten")) < 5e-5);
+        // The selection policy's top-1 (the plugin's decision) is the same rule on both faces.
+        QVERIFY2(std::abs(res.models[0].policyMetrics.top1.mean - firstNumber("model policy")) < 5e-5,
+                 qPrintable(QString("%1 vs %2")
+                                .arg(res.models[0].policyMetrics.top1.mean)
+                                .arg(firstNumber("model policy"))));
+        QCOMPARE(res.models[0].policyMargin, 0.10); // the package carries none: the warm default
     }
 
     // Predictions written by `diode eval` are read back from the store instead of recomputed.
@@ -412,13 +418,16 @@ private slots:
         page.show(); // validates on first show
         QVERIFY(ready.wait(30000));
         QVERIFY(page.hasResult());
-        // The model, then the baselines in the order every page lists them: plain torch.compile,
-        // max-autotune's pick (this data has Inductor's own times), Inductor's first config.
-        QCOMPARE(page.metricsModel()->rowCount(), 4);
-        QCOMPARE(page.metricsModel()->index(1, 0).data().toString(), QString("plain torch.compile (ATen)"));
-        QVERIFY2(page.metricsModel()->index(2, 0).data().toString().startsWith("max-autotune's pick"),
-                 qPrintable(page.metricsModel()->index(2, 0).data().toString()));
-        QCOMPARE(page.metricsModel()->index(3, 0).data().toString(), QString("Inductor's first config"));
+        // The model's arg-min and its selection policy, then the baselines in the order every page
+        // lists them: plain torch.compile, max-autotune's pick (this data has Inductor's own
+        // times), Inductor's first config.
+        QCOMPARE(page.metricsModel()->rowCount(), 5);
+        QCOMPARE(page.metricsModel()->index(1, 0).data().toString(),
+                 QString("h200-gemm-mlp-v2 policy (margin 0.10)"));
+        QCOMPARE(page.metricsModel()->index(2, 0).data().toString(), QString("plain torch.compile (ATen)"));
+        QVERIFY2(page.metricsModel()->index(3, 0).data().toString().startsWith("max-autotune's pick"),
+                 qPrintable(page.metricsModel()->index(3, 0).data().toString()));
+        QCOMPARE(page.metricsModel()->index(4, 0).data().toString(), QString("Inductor's first config"));
         QVERIFY(!page.methodBox()->method()); // the data's default, said in the status line
         QVERIFY(page.result().method.method == diode::TimingMethod::InductorAutotune);
         bool said = false;

@@ -420,11 +420,13 @@ private slots:
         QStringList selectors;
         for (int row = 0; row < metrics->rowCount(); ++row)
             selectors << metrics->index(row, 0).data().toString();
-        QCOMPARE(selectors.size(), 4);
+        // The package's arg-min and its selection policy (what the plugin runs), then the baselines.
+        QCOMPARE(selectors.size(), 5);
         QCOMPARE(selectors[0], QString("warm"));
-        QCOMPARE(selectors[1], QString("plain torch.compile (ATen)"));
-        QVERIFY2(selectors[2].startsWith("max-autotune's pick ("), qPrintable(selectors[2]));
-        QCOMPARE(selectors[3], QString("Inductor's first config"));
+        QCOMPARE(selectors[1], QString("warm policy (margin 0.10)"));
+        QCOMPARE(selectors[2], QString("plain torch.compile (ATen)"));
+        QVERIFY2(selectors[3].startsWith("max-autotune's pick ("), qPrintable(selectors[3]));
+        QCOMPARE(selectors[4], QString("Inductor's first config"));
         QVERIFY(r.maxAutotune.problems > 0 && r.maxAutotune.problems < int64_t(r.table->problems.size()));
         // The package beats both baselines a user has on problems it never trained on.
         QVERIFY(r.models[0].metrics.top1.mean > r.aten.top1.mean);

@@ -1,5 +1,6 @@
 #include "modelcommands.h"
 
+#include "diode/calibration.h"
 #include "diode/config.h"
 #include "diode/dataset.h"
 #include "diode/evaluation.h"
@@ -8,6 +9,7 @@
 #include "diode/hardware.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
+#include "diode/policytable.h"
 #include "diode/problemjson.h"
 #include "diode/ranking.h"
 #include "diode/shippeddata.h"
@@ -41,6 +43,12 @@ struct Options {
         gpus; ///< inspect: GPUs to say whether the package serves (default: this machine's)
     std::vector<std::string> ops, dtypes;
     TrainOptions train;
+    bool table = false;    ///< eval --input: the held-out table of docs/MODELS.md
+    double marginArg = -1; ///< eval --margin; negative: the package's
+    std::optional<double> margin() const {
+        return marginArg >= 0 ? std::optional<double>(marginArg) : std::nullopt;
+    }
+    std::string searchSpace = "DEFAULT"; ///< eval --table: lines of this search space
 };
 
 void printTable(const nlohmann::json &cmp) {
@@ -54,6 +62,8 @@ void printTable(const nlohmann::json &cmp) {
                    m["spearman"].get<double>());
     };
     row("model", cmp["model"]["all"]);
+    if (cmp.contains("policy"))
+        row("model policy", cmp["policy"]);
     for (const auto &[k, v] : cmp["baselines"].items())
         row(k, v);
     fmt::print("model on {} problems; MAPE {:.3f}, RMSE of ln(time) {:.3f}\n",
@@ -126,6 +136,7 @@ int runEval(const Options &o) {
     job.packages = {o.package};
     job.method = o.method.empty() ? std::nullopt : parseTimingMethod(o.method);
     job.heldOutOnly = !o.all;
+    job.margin = o.margin();
     job.storePredictions = o.storePredictions;
     job.allowMixedData = o.allowMixedData;
     const auto res = runEvaluationJob(job);
@@ -149,11 +160,17 @@ int runEval(const Options &o) {
                        res.table->problems.size(), o.db, all);
     }
     const nlohmann::json cmp{{"model", model.breakdown},
+                             {"policy", model.policyMetrics.toJson()},
                              {"baselines",
                               {{"aten", res.aten.toJson()},
                                {"first-config", res.firstConfig.toJson()},
                                {"random", res.random.toJson()}}}};
     printTable(cmp);
+    // "model" is the arg-min (the candidate predicted fastest); "model policy" what a compile with the
+    // package runs (core/diode/selectionpolicy.h): the same rule as the plugin and the Validate page.
+    fmt::print(
+        "model policy: ATen unless another kernel is predicted faster by more than {:.2f} (margin {})\n",
+        model.policy.margin, o.margin() ? "from --margin" : "of the package for its regime");
     if (res.storedModelId)
         fmt::print(stderr, "predictions stored in {} as model {}\n", o.db, res.storedModelId);
     else if (!o.db.empty() && shipped::isShippedPath(o.db))
@@ -166,6 +183,59 @@ int runEval(const Options &o) {
         fmt::print(stderr,
                    "predictions not stored (--store-predictions keeps them in {} for the Validate page)\n",
                    o.db);
+    return 0;
+}
+
+// The held-out table of docs/MODELS.md: the policy's pick beside plain torch.compile, max-autotune,
+// the best ATen kernel and a random one, per op, dtype, M band and held-out family.
+int runEvalTable(const Options &o) {
+    if (o.input.empty())
+        throw InvalidInput("eval --table reads problem lines with their baselines: give --input FILE.jsonl");
+    const auto pkg = ModelPackage::load(o.package);
+    const TimingMethod method = o.method.empty() ? pkg.timingMethod() : *parseTimingMethod(o.method);
+    SelectionPolicy policy;
+    policy.margin = o.margin() ? *o.margin() : packageMargin(pkg.manifest(), regimeOf(pkg.timingMethod()));
+    const auto table = policyTable(pkg, readProblemFile(o.input), method, policy, o.searchSpace);
+    fmt::print(stderr, "policy: top-1, margin {:.2f} ({}); {} lines of another search space skipped\n",
+               policy.margin, o.margin() ? "--margin" : "the package's for its regime",
+               table.skippedOtherSpace);
+    fmt::print("{}", formatPolicyTable(table));
+    return 0;
+}
+
+// Calibrates the selection policy's margin on the package's own validation and test problems
+// and, with --out, writes a copy of the package carrying it (only the manifest changes).
+int runCalibrate(const Options &o) {
+    if (o.db.empty() == o.input.empty())
+        throw InvalidInput("calibrate needs the package's training data: --db DB or --input FILE.jsonl");
+    if (!o.out.empty())
+        shipped::refuseWritingShipped(o.out, "package"); // before the work, not after it
+    std::ifstream file(o.package, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const auto pkg = ModelPackage::fromBytes(bytes);
+    const DatasetFilter filter = packageFilter(pkg.manifest());
+    Dataset data;
+    if (!o.db.empty()) {
+        Store store(o.db, Store::Mode::ReadOnly);
+        data = loadDataset(store, pkg.timingMethod(), filter);
+    } else {
+        data = loadDatasetJsonl(o.input, pkg.timingMethod(), filter);
+    }
+    const Calibration c = calibrate(pkg, data);
+    fmt::print(stderr,
+               "{} ({} regime): margin {:.2f}, chosen on {} validation and test problems; the redrawn "
+               "test split's arg-min top-1 {:.4f} (the trainer recorded {:.4f})\n",
+               pkg.manifest().value("name", o.package), toString(c.regime), c.margin, c.problems,
+               c.testTop1Redrawn, c.testTop1Trainer);
+    std::cout << c.toJson().dump(1) << '\n';
+    if (o.out.empty()) {
+        fmt::print(stderr, "nothing written (--out FILE.diode writes the package with this margin)\n");
+        return 0;
+    }
+    nlohmann::json manifest = pkg.manifest();
+    manifest[kSelectionPolicyKey] = c.toJson();
+    ModelPackage::writeFile(o.out, ModelPackage::withManifest(bytes, manifest));
+    fmt::print(stderr, "wrote {}\n", o.out);
     return 0;
 }
 
@@ -296,6 +366,12 @@ int runInspect(const Options &o) {
                : cpuModel ? " (ranks the cpu backend's tiles, not GPU kernels: never used by the plugin)"
                           : "");
     fmt::print("  ops / dtypes  {} / {}\n", field(m, P("/ops")), field(m, P("/dtypes")));
+    // The ATen guard the plugin, diode eval and Validate use with this package (selectionpolicy.h).
+    fmt::print("  ATen guard    margin {:.2f} warm, {:.2f} cold ({})\n", packageMargin(m, Regime::Warm),
+               packageMargin(m, Regime::Cold),
+               m.contains(kSelectionPolicyKey)
+                   ? "calibrated by diode calibrate for its regime, else the default"
+                   : "the defaults: no calibrated margin");
     fmt::print("  created       {} by diode {}\n", field(m, P("/created_at")), field(m, P("/tool_version")));
     // The trainer counts problem lines: a problem measured in two runs of the store is two lines
     // (loadDataset); eval and the workbench count distinct problems.
@@ -413,6 +489,32 @@ std::function<int()> addModelCommands(CLI::App &app) {
                    "the problems of its test split when the database is its training data)");
     eval->add_option("--method", o->method, "timing method to evaluate against: " + methodHelp)
         ->check(methods);
+    eval->add_option("--margin", o->marginArg,
+                     "the selection policy's ATen-guard margin (default: the package's for the regime of its "
+                     "timing method; 0: the arg-min)")
+        ->check(CLI::NonNegativeNumber);
+    eval->add_flag(
+            "--table", o->table,
+            "with --input: print the held-out table (Markdown): the policy's pick, plain torch.compile, "
+            "max-autotune's pick, the best ATen kernel and a random one, per op, dtype, M band and "
+            "held-out family (--method default: the package's timing method)")
+        ->needs(evalIn);
+    eval->add_option("--search-space", o->searchSpace,
+                     "with --table: only problem lines of this search space")
+        ->capture_default_str();
+
+    auto *calib = app.add_subcommand(
+        "calibrate",
+        "Calibrate the selection policy's ATen-guard margin on a package's own validation and test "
+        "problems (its training data, split redrawn); --out writes the package with it");
+    calib->add_option("package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
+    auto *calibDb = calib->add_option("--db", o->db, "the package's training database (read only)");
+    auto *calibIn =
+        calib->add_option("--input", o->input, "its training data as problem JSON lines (diode export)")
+            ->check(CLI::ExistingFile);
+    calibDb->excludes(calibIn);
+    calib->add_option("--out", o->out,
+                      "write the package with the calibrated margin here (only its manifest changes)");
 
     auto *rank = app.add_subcommand("rank", "Rank each problem's candidates: one JSON line out per line in");
     rank->add_option("--package", o->package, ".diode package")->required()->check(CLI::ExistingFile);
@@ -438,10 +540,12 @@ std::function<int()> addModelCommands(CLI::App &app) {
         if (*eval) {
             if (o->db.empty() && o->input.empty())
                 throw InvalidInput("eval needs --db or --input");
-            return runEval(*o);
+            return o->table ? runEvalTable(*o) : runEval(*o);
         }
         if (*rank)
             return runRank(*o);
+        if (*calib)
+            return runCalibrate(*o);
         if (*inspect) {
             if (o->package.empty())
                 throw InvalidInput(

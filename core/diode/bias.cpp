@@ -1,4 +1,6 @@
 #include "bias.h"
+
+#include "selectionpolicy.h"
 #include "store.h"
 
 #include <fmt/format.h>
@@ -158,7 +160,7 @@ BiasReport computeBias(const std::vector<ProblemRecord> &records, TimingMethod m
             if (c.config.kind == "aten") {
                 bestAten = std::min(bestAten.value_or(*t), *t);
                 // Plain calls addmm with the 1-D bias, i.e. bias_addmm's path (cuBLASLt's epilogue).
-                if (!plainAten || c.config.name == "extern_kernels.bias_addmm")
+                if (!plainAten || c.config.name == kPlainAddmmKernel)
                     plainAten = &c;
             }
         }

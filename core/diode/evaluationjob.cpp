@@ -251,6 +251,8 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job) {
         m.packagePath = job.packages[k];
         m.name = pkg.manifest().value("name", std::filesystem::path(m.packagePath).stem().string());
         m.trainedOn = pkg.timingMethod();
+        m.policy.margin = job.margin ? *job.margin : packageMargin(pkg.manifest(), regimeOf(m.trainedOn));
+        m.policy.validate();
         const int64_t stored = store ? findStoredModel(*store, pkg.manifest()) : 0;
         if (stored) {
             status(fmt::format("Reading {}'s predictions from the database…", m.name));
@@ -294,6 +296,16 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job) {
         m.metrics = evaluate(ranked);
         m.breakdown = evaluateWithBreakdown(ranked);
         m.top1 = sortedTop1(ranked);
+        auto byPolicy = ranked;
+        for (size_t p = 0; p < byPolicy.size(); ++p) {
+            auto &r = byPolicy[p];
+            // rankTable() gave a candidate without a prediction the largest score: predicted slowest.
+            if (const auto pick = m.policy.pick(table->configsOf(p), r.score))
+                r.score[*pick] = -std::numeric_limits<double>::infinity();
+            r.predictedMs.clear();
+        }
+        m.policyMetrics = evaluate(byPolicy);
+        m.policyTop1 = sortedTop1(byPolicy);
         m.speedupVsPlain = geomeanSpeedup(ranked, aten, every);
         m.speedupVsMaxAutotune = geomeanSpeedup(ranked, autotuned, autotunedOf);
         if (stopped())

@@ -3,6 +3,7 @@
 #include "datasplit.h"
 #include "metrics.h"
 #include "predictiontable.h"
+#include "selectionpolicy.h"
 #include "timingmethod.h"
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,9 @@ struct EvaluationJob {
     std::string problemsFile;           ///< problem JSON lines with timings, read instead of `db` when set
     std::vector<std::string> packages;  ///< the first decides the held-out cut
     std::optional<TimingMethod> method; ///< the measured times to compare with; nullopt: the data's default
+    /// The ATen guard's margin of the selection policy judged beside the arg-min; nullopt: each
+    /// package's own for the regime of its timing method (packageMargin).
+    std::optional<double> margin;
     /// Of a store: only the problems the first package never trained on (its test split), when
     /// the store is its training data. Every model's result says how many of the problems shown
     /// it trained on either way.
@@ -52,8 +56,15 @@ struct ModelEvaluation {
     TimingMethod trainedOn = TimingMethod::InductorAutotune; ///< the times the package learnt
     std::vector<double> predictedMs;                         ///< per candidate of the table (NaN where none)
     std::vector<double> top1; ///< per problem: top-1 efficiency, sorted ascending (a CDF)
-    SelectorMetrics metrics;
-    nlohmann::json breakdown; ///< evaluateWithBreakdown(): overall and by op, dtype, size
+    SelectorMetrics metrics;  ///< of the arg-min (the candidate predicted fastest)
+    /// The plugin's decision (top-1 of SelectionPolicy with the package's margin): what a compile
+    /// with the package runs. Its top-1 efficiency over the same problems.
+    SelectionPolicy policy;
+    /// Its pick ranked first, the rest by prediction: top-1 is the policy's, top-k its pick and the
+    /// k-1 predicted fastest of the others. predictsTimes is false (the arg-min's row has MAPE).
+    SelectorMetrics policyMetrics;
+    std::vector<double> policyTop1; ///< per problem, sorted ascending
+    nlohmann::json breakdown;       ///< evaluateWithBreakdown(): overall and by op, dtype, size
     /// Speed-up × of this package's picks (higher is better): the geometric mean over problems of
     /// the baseline pick's time over this pick's, against plain torch.compile (ATen's kernel) on
     /// every problem and against max-autotune's pick where its benchmark ran; NaN without any.

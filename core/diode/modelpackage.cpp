@@ -261,8 +261,31 @@ std::string ModelPackage::toBytes(nlohmann::json manifest, const std::vector<Mlp
 
 void ModelPackage::save(const std::string &path, const nlohmann::json &manifest,
                         const std::vector<MlpWeights> &members) {
+    writeFile(path, toBytes(manifest, members));
+}
+
+std::string ModelPackage::withManifest(const std::string &bytes, const nlohmann::json &manifest) {
+    const ModelPackage old = fromBytes(bytes); // refuses what is not a readable package
+    for (const char *key : {"tensors", "data_bytes", "format_version", "architecture"})
+        if (manifest.value(key, nlohmann::json()) != old.manifest().value(key, nlohmann::json()))
+            throw PackageError(fmt::format("a new manifest must keep '{}' as the package has it", key));
+    const size_t mlen = manifestLength(bytes);
+    const std::string text = manifest.dump(2);
+    if (text.size() > kManifestLimits.maxBytes)
+        throw PackageError(
+            fmt::format("manifest would be {} bytes; a package's manifest may be at most {} bytes",
+                        text.size(), kManifestLimits.maxBytes));
+    std::string out = bytes.substr(0, 12);
+    putU32(out, uint32_t(text.size()));
+    out += text;
+    putU32(out, crc(text.data(), text.size()));
+    out += bytes.substr(kHeader + mlen + 4);
+    fromBytes(out); // reads back, checksums and all
+    return out;
+}
+
+void ModelPackage::writeFile(const std::string &path, const std::string &bytes) {
     shipped::refuseWritingShipped(path, "package");
-    const std::string bytes = toBytes(manifest, members);
     const std::string tmp = path + ".partial";
     {
         std::ofstream f(tmp, std::ios::binary);

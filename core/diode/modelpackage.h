@@ -57,6 +57,13 @@ public:
     }
     static void save(const std::string &path, const nlohmann::json &manifest,
                      const std::vector<MlpWeights> &members);
+    /// The package `bytes` (a readable one) with `manifest` in place of its manifest, the tensor
+    /// data byte for byte as it was: for fields written after training (`diode calibrate`'s
+    /// selection_policy). The tensor table and data_bytes must be the old ones; throws PackageError
+    /// if the result does not read back.
+    static std::string withManifest(const std::string &bytes, const nlohmann::json &manifest);
+    /// Writes `bytes` to `path` through a temporary file; refuses shipped paths.
+    static void writeFile(const std::string &path, const std::string &bytes);
 
     const nlohmann::json &manifest() const { return m_manifest; }
     HardwareFeatures hardware() const;

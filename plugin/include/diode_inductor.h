@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 3
+#define DIODE_ABI_VERSION 4
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))
@@ -84,6 +84,32 @@ DIODE_API int diode_model_score(const diode_model *model, const diode_problem *p
 DIODE_API int diode_model_score_packed(const diode_model *model, const diode_problem *problem,
                                        const char *const *names, size_t name_count, const int32_t *rows,
                                        size_t count, double *out_ms);
+
+/* The selection policy (core/diode/selectionpolicy.h, docs/MODELS.md "Policy"): plain torch.compile's
+ * kernel (extern bias_addmm where offered, else the op's best-predicted ATen kernel) is kept alone
+ * unless another is predicted faster by more than `margin` (ATen wins ties; 0 turns the guard off);
+ * otherwise the top_k best predicted within `threshold` x the best, fastest first, with plain's
+ * kernel appended when more than one is kept and none is ATen (Inductor's fallback). */
+typedef struct diode_policy {
+    int32_t top_k;    /* >= 1 */
+    double margin;    /* >= 0 */
+    double threshold; /* >= 1; INFINITY for none */
+} diode_policy;
+
+/* The margin the selector uses with `model` in `regime` ("warm" | "cold"): the one the package was
+ * calibrated with for that regime (manifest "selection_policy", docs/PACKAGE.md), else the
+ * regime's default; with model NULL the default. Negative on error (diode_last_error). */
+DIODE_API double diode_policy_margin(const diode_model *model, const char *regime);
+
+/* The selector's one call per GEMM: scores the packed rows (as diode_model_score_packed) into
+ * out_ms[count] and applies `policy`, writing the kept candidates' indices, best first, to
+ * kept[count]. With `scored` non-zero out_ms already holds these candidates' predictions (a
+ * repeated GEMM) and only the policy runs. Returns how many were kept (0 only when count is 0),
+ * or -1 with diode_last_error naming the field or row at fault. */
+DIODE_API int diode_model_select_packed(const diode_model *model, const diode_problem *problem,
+                                        const char *const *names, size_t name_count, const int32_t *rows,
+                                        size_t count, const diode_policy *policy, int scored, double *out_ms,
+                                        int32_t *kept);
 
 /* Scores one problem JSON line (docs/FORMATS.md) exactly as `diode rank` does and returns the
  * same output object as JSON text ({"predicted_ms": [...], "order": [...]} or {"error": ...}).

@@ -65,6 +65,40 @@ class NativeTest(unittest.TestCase):
             self.assertEqual(answer.pop("line"), numbers.pop(0))
             self.assertEqual(model.rank_json(line), answer)
 
+    def test_eval_reports_the_selectors_decisions(self):
+        # `diode eval --table`'s policy column is what the selector decides: every DEFAULT held-out
+        # problem put through the selector's own call (candidate keys, packed rows, the package's
+        # margin for its regime) and judged by the same times gives the CLI's mean and P10.
+        from torch_diode._native import Model, Policy, scorable
+        from torch_diode._selector import Options, Runtime, candidate_key
+
+        for regime in ("warm", "cold"):
+            package = os.path.join(ROOT, "trained_models", "h200", f"h200-ingraph-{regime}.diode")
+            heldout = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-heldout.jsonl")
+            rt = Runtime(Model(package), Options(regime=regime))
+            eff = []
+            with open(heldout) as f:
+                for line in f:
+                    p = json.loads(line)
+                    if p.get("search_space", "DEFAULT") != "DEFAULT":
+                        continue
+                    cands = [c for c in p["candidates"] if scorable(c)]
+                    times = [c.get("times", {}).get(f"graph_{regime}") for c in cands]
+                    if not any(times):
+                        continue
+                    problem = tuple(p[k] for k in ("op", "dtype", "B", "M", "N", "K")) + (
+                        int(p["a_transposed"]), int(p["b_transposed"]))
+                    _, kept = rt.model.select_keys(problem, [candidate_key(c) for c in cands], rt.policy)
+                    eff.append(min(t for t in times if t) / times[kept[0]] if times[kept[0]] else 0.0)
+            eff.sort()
+            mine = f"{sum(eff) / len(eff):.3f} / {eff[int(0.1 * (len(eff) - 1))]:.3f}"
+            out = subprocess.run([os.environ["DIODE_CLI"], "eval", "--package", package, "--input", heldout,
+                                  "--table"], capture_output=True, text=True, check=True).stdout
+            row = next(r for r in out.splitlines() if r.startswith("| all |"))
+            self.assertEqual(row.split(" | ")[2], mine, f"{regime}: {row}")
+            self.assertEqual(int(row.split(" | ")[1]), len(eff))
+            self.assertEqual(rt.policy.margin, {"warm": 0.10, "cold": 0.08}[regime])
+
     def test_selector_scores_a_repeated_gemm_once(self):
         # Runtime.select with the real package on Inductor-shaped inputs (static sizes need no
         # Inductor): the second identical decision reuses the scores and keeps the same choices.
@@ -165,7 +199,7 @@ class NativeTest(unittest.TestCase):
         with self.assertRaises(LookupError):
             Runtime(Model(ingraph), Options(fallback="raise")).lowering(choices(), inputs("torch.int8"), "addmm")
         broken = Runtime(Model(ingraph), Options())
-        broken.model = NS(score_keys=lambda *a: 1 / 0)
+        broken.model = NS(select_keys=lambda *a: 1 / 0)
         with self.assertLogs("torch_diode", level="WARNING") as logs:
             self.assertEqual(uids(broken.lowering(choices(), inputs(), "addmm")), ["aten::bias_addmm"])
             broken.lowering(choices(), inputs(), "addmm")

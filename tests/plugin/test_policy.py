@@ -1,7 +1,8 @@
-"""The selector's policy and package choice without torch (CTest label unit): the ATen guard
-(ATen, what plain torch.compile runs, is replaced only by a predicted win larger than the
-margin), top_k and threshold, the fallback ATen kept beside templates, and the regime deciding
-which package is loaded."""
+"""The selector's policy and package choice without torch (CTest label unit). The rule itself
+(the ATen guard, top_k, threshold, the fallback ATen beside templates) is the library's
+(core/diode/selectionpolicy.h, tested in tst_selectionpolicy): here the Python side's part, that
+the selector's call reaches it with the options given, the margin defaults come from the library,
+and the regime decides which package is loaded."""
 
 import os
 import sys
@@ -9,60 +10,82 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "plugin", "python"))
 
-from torch_diode import _models  # noqa: E402
-from torch_diode._selector import DEFAULT_MARGINS, Options, pick_policy, plain_candidate  # noqa: E402
+from torch_diode import _models, _native  # noqa: E402
+from torch_diode._selector import Options, Runtime, candidate_key, plain_index  # noqa: E402
 
-KINDS = ["aten", "aten", "triton", "triton", "triton"]
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+WARM = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+PROBLEM = ("addmm", "bf16", 1, 64, 1024, 1024, 0, 1)
+# Two ATen kernels, then three Triton configs (as Inductor offers an addmm's).
+KEYS = [candidate_key(c) for c in (
+    {"kind": "aten", "name": "extern_kernels.addmm"}, {"kind": "aten", "name": "extern_kernels.mm"},
+    *({"kind": "triton", "template": "mm", "BLOCK_M": m, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 3,
+       "num_warps": 4} for m in (16, 32, 64)))]
 
 
-class PolicyTest(unittest.TestCase):
+def kept(predicted, top_k=1, margin=0.0, threshold=float("inf"), keys=KEYS):
+    """What the library keeps of `keys` given their predictions (the selector's call, repeat path)."""
+    model = _native.Model(WARM)
+    return model.select_keys(PROBLEM, keys, _native.Policy(top_k, margin, threshold), predicted)[1]
+
+
+class PolicyThroughTheLibraryTest(unittest.TestCase):
     def test_aten_kept_alone_when_the_predicted_win_is_within_the_margin(self):
-        # best Triton 9.5 against ATen 10.0: a 5 % predicted win, under an 8 % margin
-        self.assertEqual(pick_policy(KINDS, [10.0, 11.0, 9.5, 12.0, 13.0], top_k=3, margin=0.08), [0])
+        self.assertEqual(kept([10.0, 11.0, 9.5, 12.0, 13.0], top_k=3, margin=0.08), [0])
 
-    def test_a_win_beyond_the_margin_replaces_aten(self):
-        self.assertEqual(pick_policy(KINDS, [10.0, 11.0, 8.0, 12.0, 13.0], top_k=1, margin=0.08), [2])
-        self.assertEqual(pick_policy(KINDS, [10.0, 11.0, 8.0, 8.5, 13.0], top_k=2, margin=0.08), [2, 3])
+    def test_a_win_beyond_the_margin_replaces_aten_and_plain_stays_as_fallback(self):
+        self.assertEqual(kept([10.0, 11.0, 8.0, 12.0, 13.0], margin=0.08), [2])
+        self.assertEqual(kept([10.0, 11.0, 8.0, 8.5, 13.0], top_k=2, margin=0.08), [2, 3, 0])
 
-    def test_the_best_aten_is_the_one_kept(self):
-        self.assertEqual(pick_policy(KINDS, [10.0, 9.0, 9.5, 12.0, 13.0], top_k=1, margin=0.08), [1])
+    def test_bias_addmm_is_plain_where_offered(self):
+        keys = [candidate_key({"kind": "aten", "name": n}) for n in ("extern_kernels.addmm", "extern_kernels.bias_addmm")]
+        keys.append(KEYS[2])
+        self.assertEqual(kept([9.6, 10.0, 11.0], margin=0.08, keys=keys), [1])
+        self.assertEqual(kept([8.0, 10.0, 11.0], margin=0.08, keys=keys), [0])
 
-    def test_bias_addmm_is_the_default_of_an_addmm_with_a_broadcast_bias(self):
-        # Plain torch.compile hands cuBLAS the 1-D bias (bias_addmm's path); extern addmm gets it
-        # expanded and measured 1.27x slower: it replaces the default only by a win beyond the margin.
-        kinds = ["aten", "aten", "triton"]
-        names = ["extern_kernels.addmm", "extern_kernels.bias_addmm", "mm"]
-        self.assertEqual(pick_policy(kinds, [9.6, 10.0, 11.0], top_k=1, margin=0.08, names=names), [1])
-        self.assertEqual(pick_policy(kinds, [8.0, 10.0, 11.0], top_k=1, margin=0.08, names=names), [0])
-        # without names (or without bias_addmm) the best-predicted ATen kernel is the default
-        self.assertEqual(pick_policy(kinds, [9.6, 10.0, 11.0], top_k=1, margin=0.08), [0])
-        self.assertEqual(plain_candidate(["triton", "aten"], [1.0, 2.0], ["mm", "extern_kernels.mm"]), 1)
-        self.assertIsNone(plain_candidate(["triton"], [1.0], ["mm"]))
+    def test_threshold_and_top_k(self):
+        self.assertEqual(kept([20.0, 21.0, 8.0, 8.5, 9.5], top_k=3, margin=0.08, threshold=1.1), [2, 3, 0])
+        self.assertEqual(kept([9.0, 11.0, 9.5, 12.0, 13.0], top_k=2), [0, 2])
 
-    def test_margin_zero_is_plain_top_k(self):
-        self.assertEqual(pick_policy(KINDS, [10.0, 11.0, 9.5, 12.0, 13.0], top_k=1, margin=0.0), [2])
-        self.assertEqual(pick_policy(KINDS, [9.0, 11.0, 9.5, 12.0, 13.0], top_k=2, margin=0.0), [0, 2])
+    def test_scored_and_selected_in_one_call(self):
+        model = _native.Model(WARM)
+        predicted, picks = model.select_keys(PROBLEM, KEYS, _native.Policy(1, 0.0, float("inf")))
+        self.assertEqual(predicted, model.score_keys(PROBLEM, KEYS))
+        self.assertEqual(picks, [min(range(len(KEYS)), key=predicted.__getitem__)])  # margin 0: the arg-min
 
-    def test_threshold_bounds_top_k(self):
-        self.assertEqual(pick_policy(KINDS, [20.0, 21.0, 8.0, 8.5, 9.5], top_k=3, margin=0.08, threshold=1.1),
-                         [2, 3])
+    def test_bad_policies_are_refused_by_the_library_by_name(self):
+        with self.assertRaisesRegex(_native.NativeError, "top_k"):
+            kept([1.0] * 5, top_k=0)
+        with self.assertRaisesRegex(_native.NativeError, "threshold"):
+            kept([1.0] * 5, threshold=0.5)
+        with self.assertRaisesRegex(_native.NativeError, r"candidates\[1\]"):
+            kept([1.0, float("nan"), 1.0, 1.0, 1.0])
 
-    def test_no_aten_candidate_means_no_guard(self):
-        self.assertEqual(pick_policy(["triton"] * 3, [3.0, 1.0, 2.0], top_k=1, margin=0.5), [1])
-        self.assertEqual(pick_policy([], [], top_k=1, margin=0.08), [])
+
+class OptionsTest(unittest.TestCase):
+    def test_plain_index_without_a_model(self):
+        self.assertEqual(plain_index(["aten", "aten", "triton"], ["extern_kernels.addmm", "extern_kernels.bias_addmm",
+                                                                 "mm"]), 1)
+        self.assertEqual(plain_index(["triton", "aten"], ["mm", "extern_kernels.mm"]), 1)
+        self.assertIsNone(plain_index(["triton"], ["mm"]))
 
     def test_options_refuse_bad_values_with_their_name(self):
         with self.assertRaisesRegex(ValueError, "margin"):
             Options(margin=-0.1)
         with self.assertRaisesRegex(ValueError, "regime"):
             Options(regime="lukewarm")
-        o = Options()
-        self.assertEqual((o.top_k, o.margin, o.regime), (1, DEFAULT_MARGINS["warm"], "warm"))
-        # Each regime's package has its own calibrated margin; an explicit one wins, 0 included.
-        self.assertEqual(Options(regime="cold").margin, DEFAULT_MARGINS["cold"])
-        self.assertEqual(Options(regime="cold", margin=0).margin, 0.0)
-        with self.assertRaisesRegex(ValueError, "regime must be"):
-            Options(regime="lukewarm", margin=None)
+        self.assertEqual(Options(regime="cold", margin=0).margin, 0.0)  # an explicit one wins, 0 included
+
+    def test_the_margin_is_the_packages_for_the_regime(self):
+        # The shipped packages carry no calibrated margin: the library's defaults, 0.10 warm and
+        # 0.08 cold (docs/MODELS.md, "Policy"), reach Python only through the ABI.
+        self.assertEqual((_native.default_margin("warm"), _native.default_margin("cold")), (0.10, 0.08))
+        model = _native.Model(WARM)
+        self.assertEqual(Runtime(model, Options()).options.margin, 0.10)
+        self.assertEqual(Runtime(model, Options(regime="cold")).options.margin, 0.08)
+        self.assertEqual(Runtime(model, Options(margin=0.3)).options.margin, 0.3)
+        with self.assertRaisesRegex(_native.NativeError, "regime 'lukewarm'"):
+            model.margin("lukewarm")
 
 
 class RegimeChoiceTest(unittest.TestCase):

@@ -577,8 +577,11 @@ void ValidatePage::drawCurves() {
     QVector<Curve> curves;
     QVector<MetricsRow> rows;
     for (const auto &m : m_result.models) {
-        curves << cdf(m.name, m.top1);
-        rows << MetricsRow{m.name, m.metrics, true};
+        // The arg-min (the candidate predicted fastest) and the plugin's decision with the package's
+        // ATen guard: the same rule `diode eval` reports (core/diode/selectionpolicy.h).
+        const QString policy = tr("%1 policy (margin %2)").arg(m.name).arg(m.policyMargin, 0, 'f', 2);
+        curves << cdf(m.name, m.top1) << cdf(policy, m.policyTop1);
+        rows << MetricsRow{m.name, m.metrics, true} << MetricsRow{policy, m.policyMetrics, false};
     }
     // The baselines a user has, in the order every page lists them: plain torch.compile, then
     // max-autotune (on the problems where Inductor's benchmark ran), then Inductor's first config.

@@ -50,6 +50,9 @@ ValidationResult toValidation(const diode::EvaluationResult &r) {
         m.predictedMs = e.predictedMs;
         m.top1 = e.top1;
         m.metrics = e.metrics;
+        m.policyMetrics = e.policyMetrics;
+        m.policyTop1 = e.policyTop1;
+        m.policyMargin = e.policy.margin;
         m.trainedOnShown = e.trainedOnShown;
         m.speedupVsPlain = e.speedupVsPlain;
         m.speedupVsMaxAutotune = e.speedupVsMaxAutotune;

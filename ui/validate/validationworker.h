@@ -35,6 +35,10 @@ struct ModelValidation {
     std::vector<double> predictedMs; ///< per candidate of the table (NaN where none)
     std::vector<double> top1;        ///< per problem: top-1 efficiency, sorted ascending (a CDF)
     diode::SelectorMetrics metrics;
+    /// The selection policy's decisions (what the plugin runs with this package) and its margin.
+    diode::SelectorMetrics policyMetrics;
+    std::vector<double> policyTop1; ///< per problem, sorted ascending
+    double policyMargin = 0;
     std::vector<double> residualCounts; ///< histogram of ln(predicted / measured)
     /// Speed-up × of its picks over plain torch.compile's and max-autotune's (diode::ModelEvaluation).
     double speedupVsPlain = 0, speedupVsMaxAutotune = 0;

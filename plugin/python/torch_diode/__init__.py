@@ -132,7 +132,8 @@ def install(model=None, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", 
     for the detected GPU and `regime` ("warm": operands in L2, as in a decode loop; "cold": weights
     evicted, as in a large model's forward pass). `margin`: ATen, what plain torch.compile runs,
     is replaced only by a kernel predicted faster by more than this share (default: the margin
-    calibrated for the regime's shipped package, DEFAULT_MARGINS; 0 turns the guard off).
+    calibrated into the package for the regime by `diode calibrate`, else the library's default for
+    the regime; 0 turns the guard off).
     `fallback`: what a GEMM the model cannot decide gets: "plain" (plain torch.compile's kernel,
     nothing benchmarked), "autotune" (Inductor's benchmark) or "raise". `autotune_gemm`: turn
     Inductor's GEMM autotuning on while installed, so that plain torch.compile reaches the selector.
@@ -163,6 +164,7 @@ def install(model=None, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", 
         from . import _inductor_compat as compat
 
         runtime = Runtime(loaded, options)
+        _status["options"] = options.as_dict()  # the margin now the package's where none was given
         _previous_handler = compat.current_choices_handler()  # one set in this thread, or None
         if type(_previous_handler) is compat.choices_base_class():
             # Inductor's own default, made lazily by an earlier compile: restoring it would pin it

@@ -15,7 +15,7 @@ from array import array
 from itertools import chain
 from typing import Optional, Sequence
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 PACKED_FIELDS = 10
 _LIB_NAME = "libdiode_inductor.so"
 
@@ -45,6 +45,16 @@ class Candidate(ctypes.Structure):
         ("num_warps", ctypes.c_int32),
         ("even_k", ctypes.c_int32),
         ("allow_tf32", ctypes.c_int32),
+    ]
+
+
+class Policy(ctypes.Structure):
+    """The selection policy (diode_inductor.h, diode_policy); the rule itself is the library's."""
+
+    _fields_ = [
+        ("top_k", ctypes.c_int32),
+        ("margin", ctypes.c_double),
+        ("threshold", ctypes.c_double),
     ]
 
 
@@ -144,6 +154,24 @@ def _declare(lib: ctypes.CDLL) -> None:
     held = ctypes.PyDLL(lib._name).diode_model_score_packed
     held.argtypes, held.restype = lib.diode_model_score_packed.argtypes, ctypes.c_int
     lib.score_packed_holding_gil = held
+    lib.diode_model_select_packed.argtypes = [
+        ctypes.c_void_p,
+        ctypes.POINTER(Problem),
+        ctypes.POINTER(ctypes.c_char_p),
+        ctypes.c_size_t,
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.POINTER(Policy),
+        ctypes.c_int,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+    ]
+    lib.diode_model_select_packed.restype = ctypes.c_int
+    held = ctypes.PyDLL(lib._name).diode_model_select_packed  # as score_packed: keeps the GIL
+    held.argtypes, held.restype = lib.diode_model_select_packed.argtypes, ctypes.c_int
+    lib.select_packed_holding_gil = held
+    lib.diode_policy_margin.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.diode_policy_margin.restype = ctypes.c_double
     lib.diode_model_unseen.argtypes = [ctypes.c_void_p, ctypes.POINTER(Problem), ctypes.c_char_p, ctypes.c_size_t]
     lib.diode_model_unseen.restype = ctypes.c_int
     lib.diode_gpu_transfer.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
@@ -169,6 +197,15 @@ def gpu_transfer(package_gpu: str, device_gpu: str, device_arch: str = "", devic
     if rc < 0:
         raise NativeError(_last_error(lib))
     return {"kind": TRANSFER_KINDS[rc], "distance": distance.value, "why": why.value.decode()}
+
+
+def default_margin(regime: str) -> float:
+    """The ATen guard's margin of a package calibrated for no regime (core's defaultMargin)."""
+    lib = load_library()
+    margin = lib.diode_policy_margin(None, regime.encode())
+    if margin < 0:
+        raise NativeError(_last_error(lib))
+    return margin
 
 
 def _last_error(lib) -> str:
@@ -309,6 +346,35 @@ class Model:
                                               packed.buffer_info()[0], n, out.buffer_info()[0]) != 0:
             raise NativeError(_last_error(self._lib))
         return out.tolist()
+
+    def margin(self, regime: str) -> float:
+        """The ATen guard's margin for `regime` ("warm" | "cold"): the package's calibrated one, else
+        the regime's default (diode_policy_margin)."""
+        margin = self._lib.diode_policy_margin(self._handle, regime.encode())
+        if margin < 0:
+            raise NativeError(_last_error(self._lib))
+        return margin
+
+    def select_keys(self, problem: tuple, keys: Sequence[tuple], policy: Policy,
+                    predicted: Optional[Sequence[float]] = None) -> tuple[list[float], list[int]]:
+        """Scores `keys` (as score_keys) and applies `policy` in the library: (predicted ms, indices
+        kept, best first). Given `predicted` (the same keys' scores, kept from an earlier call),
+        only the policy runs."""
+        rows = self._rows
+        try:
+            packed = array("i", chain.from_iterable([rows[key] for key in keys]))
+        except KeyError:  # a key not seen before
+            packed = array("i", chain.from_iterable([rows.get(key) or self._row(key) for key in keys]))
+        n = len(keys)
+        out = array("d", predicted) if predicted is not None else array("d", bytes(8 * n))
+        kept = array("i", bytes(4 * n))
+        got = self._lib.select_packed_holding_gil(self._handle, ctypes.byref(self._problem(problem)), self._name_table,
+                                                  len(self._name_index), packed.buffer_info()[0], n,
+                                                  ctypes.byref(policy), int(predicted is not None),
+                                                  out.buffer_info()[0], kept.buffer_info()[0])
+        if got < 0:
+            raise NativeError(_last_error(self._lib))
+        return out.tolist(), kept[:got].tolist()
 
     def rank_json(self, line: str) -> dict:
         """What `diode rank` prints for one problem JSON line."""

@@ -16,6 +16,7 @@ from collections import Counter
 from typing import Any, Optional
 
 from . import _inductor_compat as compat
+from . import _native
 
 log = logging.getLogger("torch_diode")
 
@@ -122,54 +123,25 @@ class Stats:
             }
 
 
-# For addmm with a bias broadcast over the rows, Inductor offers two ATen kernels: extern addmm,
-# given the bias expanded to a stride-0 matrix, and bias_addmm, which hands cuBLAS the 1-D bias
-# (cuBLASLt's bias epilogue). Plain torch.compile calls addmm with the 1-D bias, i.e. bias_addmm's
-# path; the expanded one measured 1.27x slower (geomean, 371 held-out addmm problems on the H200).
+# The kernel plain torch.compile runs, where no model decides (a lowering the model cannot score,
+# the worker's record of plain's launches): extern bias_addmm where Inductor offers it (plain hands
+# cuBLAS the 1-D bias), else the op's first ATen kernel. With predictions the selection policy in
+# the library decides which kernel is plain's (core/diode/selectionpolicy.h, SelectionPolicy).
 PLAIN_ATEN = "extern_kernels.bias_addmm"
 
 
-def plain_candidate(kinds, predicted, names=None) -> Optional[int]:
-    """Index of the kernel plain torch.compile runs: bias_addmm where it is offered, else the
-    op's ATen kernel (the best predicted, if several); None without an ATen candidate."""
+def plain_index(kinds, names) -> Optional[int]:
+    """Index of plain torch.compile's kernel among candidates of `kinds` and `names`, None without
+    an ATen candidate."""
     aten = [i for i, k in enumerate(kinds) if k == "aten"]
-    if not aten:
-        return None
-    if names is not None:
-        for i in aten:
-            if names[i] == PLAIN_ATEN:
-                return i
-    return min(aten, key=predicted.__getitem__)
+    for i in aten:
+        if names[i] == PLAIN_ATEN:
+            return i
+    return aten[0] if aten else None
 
 
-def pick_policy(kinds, predicted, top_k=1, margin=0.0, threshold=float("inf"), names=None) -> list:
-    """Indices of the candidates to keep, best predicted first.
-
-    What plain torch.compile runs (plain_candidate; pass `names` so that it can tell bias_addmm)
-    is the default: when it is predicted within (1 + margin) of the best candidate, it alone is
-    kept and Inductor has nothing to benchmark. Otherwise the top_k predictions within
-    `threshold` x the best are kept. Margin 0 turns the guard off: the top_k predictions,
-    whatever their kind (top-1: the trainer's arg-min)."""
-    order = sorted(range(len(predicted)), key=predicted.__getitem__)
-    if not order:
-        return []
-    best = order[0]
-    plain = plain_candidate(kinds, predicted, names)
-    if margin > 0 and plain is not None and predicted[plain] <= (1.0 + margin) * predicted[best]:
-        return [plain]
-    limit = predicted[best] * threshold
-    return [i for i in order[:top_k] if predicted[i] <= limit]
-
-
-# The ATen guard's default margin per regime, calibrated on the shipped H200 packages' own
-# validation and test problems (plugin/scripts/policy-calibrate.py; docs/MODELS.md, "Policy").
-# History: 0.08 for the packages of 355 problems; 0 for those of 635 (2026-11-23 afternoon); 0.08
-# for both of 1,500 (evening); for those of 3,142 lines (night) the rule chose 0.10 for the warm
-# package (0.8 % of its 706 calibration picks over 3 % slower than ATen, 1.1 % at 0.08, 3.4 % at
-# 0) and 0.08 for the cold one (2.0 %; 3.5 % at 0). Measured against plain's own kernel
-# (bias_addmm for a broadcast bias, plain_candidate) instead of the best ATen, the rule chose the
-# same two: 0.4 % and 1.7 % of the calibration picks over 3 % slower. ATen stays a candidate.
-DEFAULT_MARGINS = {"warm": 0.10, "cold": 0.08}
+# The ATen guard's margin (Options.margin None) is the package's: the one `diode calibrate` wrote
+# into it for the regime, else the library's default for the regime (Model.margin).
 REGIMES = ("warm", "cold")
 
 
@@ -214,15 +186,13 @@ class Options:
             raise ValueError(f"search_space must be DEFAULT or EXHAUSTIVE, got {search_space!r}")
         if regime not in REGIMES:
             raise ValueError(f"regime must be 'warm' or 'cold', got {regime!r}")
-        if margin is None:
-            margin = DEFAULT_MARGINS[regime]
-        if float(margin) < 0.0:
+        if margin is not None and not float(margin) >= 0.0:
             raise ValueError(f"margin must be at least 0 (0: no ATen guard), got {margin}")
         if fallback is True or fallback is False:  # before 0.3: True = Inductor's choices, False = raise
             fallback = "plain" if fallback else "raise"
         if fallback not in FALLBACKS:
             raise ValueError(f"fallback must be one of {', '.join(FALLBACKS)}, got {fallback!r}")
-        self.margin = float(margin)
+        self.margin = None if margin is None else float(margin)  # None: the package's (Runtime)
         self.regime = regime
         self.top_k = int(top_k)
         self.threshold = float(performance_threshold)
@@ -352,6 +322,9 @@ class Runtime:
     def __init__(self, model, options: Options):
         self.model = model
         self.options = options
+        if options.margin is None and model is not None:
+            options.margin = model.margin(options.regime)
+        self.policy = _native.Policy(options.top_k, options.margin or 0.0, options.threshold)
         self.stats = Stats()
         self.recorders: list = []
         self._logged: set = set()
@@ -401,26 +374,19 @@ class Runtime:
             raise Unscorable("no_known_candidates", "no candidate the model can describe")
         t1 = time.perf_counter()
         # A model's layers repeat their GEMMs: the same problem with the same candidates gets the
-        # same scores, so they are kept and only the policy runs again.
+        # same scores, so they are kept and only the policy runs again. The library scores and
+        # applies the policy (top_k, the ATen guard's margin, the threshold and, when several
+        # templates are kept, plain's kernel as Inductor's fallback) in one call.
         seen = (problem, tuple(keys))
-        predicted = self._scores.get(seen)
-        seen_before = predicted is not None
-        if predicted is None:
-            predicted = self.model.score_keys(problem, keys)
+        cached = self._scores.get(seen)
+        seen_before = cached is not None
+        predicted, kept_idx = self.model.select_keys(problem, keys, self.policy, cached)
+        if not seen_before:
             if len(self._scores) >= 4096:
                 self._scores.clear()
             self._scores[seen] = predicted
         t2 = time.perf_counter()
         o = self.options
-        kinds = [k[0] for k in keys]
-        names = [k[1] for k in keys]
-        kept_idx = pick_policy(kinds, predicted, o.top_k, o.margin, o.threshold, names)
-        if len(kept_idx) > 1 and all(kinds[i] != "aten" for i in kept_idx):
-            # Inductor needs an extern kernel to fall back to when every kept template fails its
-            # layout constraints (measured: a ViT block's bmm with top_k 3 failed to compile).
-            plain = plain_candidate(kinds, predicted, names)
-            if plain is not None:
-                kept_idx.append(plain)
         # Candidates the model cannot score (decompose-K subgraphs, templates it was not trained
         # on) would make Inductor benchmark: they are dropped unless install(keep_unscored=True).
         kept = [known[i] for i in kept_idx] + (unknown if o.keep_unscored else [])

@@ -49,7 +49,7 @@ PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed
 
 
 from . import _inductor_compat as compat  # noqa: E402
-from ._selector import DTYPE_BYTES, plain_candidate  # noqa: E402
+from ._selector import DTYPE_BYTES, plain_index  # noqa: E402
 from ._timings import candidate_from_choice  # noqa: E402
 from . import ingraph  # noqa: E402
 from .ingraph import gpu_lock  # noqa: E402
@@ -403,10 +403,10 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
     if notes:
         out["worker_notes"] = notes[:3]
     # What plain's compiled function launched against the ATen candidate it calls (the rule of
-    # _selector.plain_candidate): where their times differ, this names why.
+    # _selector.plain_index): where their times differ, this names why.
     out["launched_kernels"] = kernels
     names = [c.get("name") for c in candidates]
-    i = plain_candidate([c["kind"] for c in candidates], [0.0] * len(candidates), names)
+    i = plain_index([c["kind"] for c in candidates], names)
     if i is not None and names[i] in kernels:
         out["plain_vs_candidate"] = {"candidate": names[i],
                                      "difference": plain_difference(kernels["default"], kernels[names[i]])}
