@@ -1,6 +1,7 @@
 #include "testutil.h"
 
 #include "diode/calibration.h"
+#include "diode/datasplit.h"
 #include "diode/gemmproblem.h"
 #include "diode/modelpackage.h"
 #include "diode/selectionpolicy.h"

@@ -3,6 +3,7 @@
 #include "diode/calibration.h"
 #include "diode/config.h"
 #include "diode/dataset.h"
+#include "diode/datasplit.h"
 #include "diode/evaluation.h"
 #include "diode/evaluationjob.h"
 #include "diode/gputable.h"

@@ -64,17 +64,6 @@ std::vector<MarginTrial> tryMargins(const ModelPackage &package, const std::vect
     return out;
 }
 
-DatasetFilter packageFilter(const nlohmann::json &manifest) {
-    auto strings = [&](const char *key) {
-        std::vector<std::string> v;
-        for (const auto &x : manifest.value(key, nlohmann::json::array()))
-            if (x.is_string())
-                v.push_back(x.get<std::string>());
-        return v;
-    };
-    return {strings("ops"), strings("dtypes")};
-}
-
 nlohmann::json Calibration::toJson() const {
     nlohmann::json trialsJson = nlohmann::json::array();
     for (const auto &t : trials)

@@ -53,8 +53,4 @@ struct Calibration {
 /// fingerprint differ) or no margin meets the target.
 Calibration calibrate(const ModelPackage &package, const Dataset &data);
 
-/// The package's training data with its ops and dtypes, by its timing method, from a store or
-/// from problem lines.
-DatasetFilter packageFilter(const nlohmann::json &manifest);
-
 } // namespace diode

@@ -51,16 +51,7 @@ HeldOutProblems heldOutProblems(Store &store, const nlohmann::json &manifest) {
         out.why = "the package does not record its training split";
         return out;
     }
-    // The manifest lists the ops and dtypes the training data held: filtering on them gives
-    // that data back whether or not the run was filtered.
-    auto strings = [&](const char *key) {
-        std::vector<std::string> v;
-        for (const auto &x : manifest.value(key, nlohmann::json::array()))
-            if (x.is_string())
-                v.push_back(x.get<std::string>());
-        return v;
-    };
-    const DatasetFilter filter{strings("ops"), strings("dtypes")};
+    const DatasetFilter filter = packageFilter(manifest);
     Dataset data;
     try {
         data = loadDataset(store, method, filter);
@@ -91,6 +82,17 @@ HeldOutProblems heldOutProblems(Store &store, const nlohmann::json &manifest) {
     out.trainedOn = s.train.size() + s.validation.size();
     out.known = true;
     return out;
+}
+
+DatasetFilter packageFilter(const nlohmann::json &manifest) {
+    auto strings = [&](const char *key) {
+        std::vector<std::string> v;
+        for (const auto &x : manifest.value(key, nlohmann::json::array()))
+            if (x.is_string())
+                v.push_back(x.get<std::string>());
+        return v;
+    };
+    return {strings("ops"), strings("dtypes")};
 }
 
 } // namespace diode

@@ -40,4 +40,8 @@ struct HeldOutProblems {
 /// does not match, it says why.
 HeldOutProblems heldOutProblems(Store &store, const nlohmann::json &manifest);
 
+/// The ops and dtypes a package's manifest says its training data held: filtering on them gives
+/// that data back whether or not the run was filtered.
+DatasetFilter packageFilter(const nlohmann::json &manifest);
+
 } // namespace diode
