@@ -120,6 +120,14 @@ def library_path() -> Optional[str]:
     return _lib_path
 
 
+def _holding_gil(lib, name: str):
+    """`lib`'s function `name` called through PyDLL, which keeps the GIL (see the comment where the
+    scoring calls are declared), with the same argument types."""
+    held = getattr(ctypes.PyDLL(lib._name), name)
+    held.argtypes, held.restype = getattr(lib, name).argtypes, ctypes.c_int
+    return held
+
+
 def _declare(lib: ctypes.CDLL) -> None:
     lib.diode_abi_version.restype = ctypes.c_int
     lib.diode_feature_schema_version.restype = ctypes.c_int
@@ -151,9 +159,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     # Python thread beside it: 150-195 µs a call on average (CDLL) against 98-116 µs (PyDLL),
     # medians 45 µs either way. The call is ~50 µs for 20 candidates, a few ms for EXHAUSTIVE's
     # ~1,400: short enough to hold the GIL through.
-    held = ctypes.PyDLL(lib._name).diode_model_score_packed
-    held.argtypes, held.restype = lib.diode_model_score_packed.argtypes, ctypes.c_int
-    lib.score_packed_holding_gil = held
+    lib.score_packed_holding_gil = _holding_gil(lib, "diode_model_score_packed")
     lib.diode_model_select_packed.argtypes = [
         ctypes.c_void_p,
         ctypes.POINTER(Problem),
@@ -167,9 +173,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         ctypes.c_void_p,
     ]
     lib.diode_model_select_packed.restype = ctypes.c_int
-    held = ctypes.PyDLL(lib._name).diode_model_select_packed  # as score_packed: keeps the GIL
-    held.argtypes, held.restype = lib.diode_model_select_packed.argtypes, ctypes.c_int
-    lib.select_packed_holding_gil = held
+    lib.select_packed_holding_gil = _holding_gil(lib, "diode_model_select_packed")
     lib.diode_policy_margin.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.diode_policy_margin.restype = ctypes.c_double
     lib.diode_model_unseen.argtypes = [ctypes.c_void_p, ctypes.POINTER(Problem), ctypes.c_char_p, ctypes.c_size_t]
