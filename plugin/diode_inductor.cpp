@@ -37,7 +37,7 @@ diode::GemmProblem toProblem(const diode_problem &p) {
         throw InvalidInput("problem: op and dtype must be given");
     const auto op = diode::parseOp(p.op);
     if (!op)
-        throw InvalidInput(fmt::format("problem: op '{}' is not one of mm, addmm, bmm", p.op));
+        throw InvalidInput(fmt::format("problem: op '{}' is not one of {}", p.op, diode::opNames()));
     const auto dtype = diode::parseDType(p.dtype);
     if (!dtype)
         throw InvalidInput(fmt::format("problem: dtype '{}' is not one of bf16, fp16, fp32", p.dtype));
