@@ -260,6 +260,19 @@ int diode_model_unseen(const diode_model *model, const diode_problem *problem, c
     return -1;
 }
 
+int diode_model_scores_op(const diode_model *model, const char *op) {
+    if (!model || !op) {
+        setError("diode_model_scores_op: model and op must not be NULL");
+        return -1;
+    }
+    const auto parsed = diode::parseOp(op);
+    if (!parsed) {
+        setError(fmt::format("diode_model_scores_op: op '{}' is not one of {}", op, diode::opNames()));
+        return -1;
+    }
+    return model->package.scoresOp(*parsed) ? 1 : 0;
+}
+
 char *diode_model_rank_json(const diode_model *model, const char *problem_line) {
     if (!model || !problem_line) {
         setError("diode_model_rank_json: model and problem_line must not be NULL");
