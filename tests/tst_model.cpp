@@ -8,6 +8,8 @@
 #include "diode/modelpackage.h"
 #include "trainer.h"
 
+#include <QTemporaryFile>
+
 #include <cmath>
 #include <functional>
 #include <set>
@@ -67,6 +69,92 @@ std::vector<TrainingProblem> shippedDataset() {
 class TestModel : public QObject {
     Q_OBJECT
 private slots:
+    // Schema 3 added op_baddbmm and nothing else: the features a schema-1 or -2 package reads of an
+    // mm, addmm or bmm problem are the current ones without that input, value for value, under the
+    // names the shipped package recorded when it was trained; baddbmm has no input there.
+    void olderFeatureSchemasKeepTheirFeatures() {
+        const auto shipped = ModelPackage::load(
+            testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode").toStdString());
+        QCOMPARE(shipped.featureSchema(), 2);
+        QVERIFY(shipped.manifest()["feature_names"].get<std::vector<std::string>>() == FeatureSchema::names(2));
+        QCOMPARE(FeatureSchema::size(2), FeatureSchema::size() - 1);
+        const auto &now = FeatureSchema::names();
+        const int dropped = int(std::find(now.begin(), now.end(), "op_baddbmm") - now.begin());
+        QVERIFY(dropped < FeatureSchema::size());
+        const auto hw = HardwareFeatures::forGpu("NVIDIA H200", 132);
+        std::vector<KernelConfig> aten(1);
+        aten[0].kind = "aten";
+        aten[0].name = "extern_kernels.bmm";
+        for (const GemmProblem &p : {GemmProblem{GemmOp::Mm, DType::BF16, 1, 1024, 4096, 4096, false, true},
+                                     GemmProblem{GemmOp::Addmm, DType::FP16, 1, 16, 4096, 11008, false, true},
+                                     GemmProblem{GemmOp::Bmm, DType::FP32, 64, 1, 2048, 128, false, true}})
+            for (const KernelConfig &c : {triton(64, 128, 32), aten[0]})
+                for (int schema : {1, 2}) {
+                    std::vector<float> old, cur;
+                    FeatureSchema::compute(p, c, hw, old, schema);
+                    FeatureSchema::compute(p, c, hw, cur);
+                    QCOMPARE(cur[size_t(dropped)], 0.f);
+                    cur.erase(cur.begin() + dropped);
+                    QVERIFY2(old == cur, p.label().c_str());
+                }
+        QVERIFY(!FeatureSchema::knowsOp(GemmOp::Baddbmm, 2));
+        QVERIFY(FeatureSchema::knowsOp(GemmOp::Bmm, 1));
+        const GemmProblem alibi{GemmOp::Baddbmm, DType::BF16, 512, 1, 2048, 128, false, true};
+        std::vector<float> f;
+        FeatureSchema::compute(alibi, aten[0], hw, f);
+        QCOMPARE(f[size_t(dropped)], 1.f);
+        QVERIFY(!shipped.scoresOp(GemmOp::Baddbmm));
+        QVERIFY(shipped.scoresOp(GemmOp::Addmm));
+        try {
+            shipped.predictMs(alibi, aten);
+            QFAIL("a schema-2 package scored baddbmm");
+        } catch (const InvalidInput &e) {
+            QVERIFY2(QString(e.what()).contains("op 'baddbmm' has no input in feature schema 2"), e.what());
+        }
+    }
+
+    // A cpu sweep of a plan with baddbmm, then training: the package is of the current schema,
+    // lists baddbmm among its ops and scores a baddbmm problem as one it was trained on.
+    void aPackageTrainedOnBaddbmmScoresIt() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("b.db"), pkg = dir.filePath("b.diode");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan",
+                                   testutil::dataPath("plans/cpu-baddbmm.json"), "--db", db},
+                                  &out, &err),
+                 0);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM problems WHERE op = 'baddbmm'"), int64_t(12));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements m JOIN problems p ON p.id = m.problem_id "
+                                      "WHERE p.op = 'baddbmm' AND m.status = 'ok'"),
+                 int64_t(12 * 4));
+        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--epochs", "3", "--members", "1"}, &out,
+                                  &err),
+                 0);
+        const auto p = ModelPackage::load(pkg.toStdString());
+        QCOMPARE(p.featureSchema(), FeatureSchema::kVersion);
+        QCOMPARE(p.manifest()["feature_schema_version"].get<int>(), 3);
+        const auto ops = p.manifest()["ops"].get<std::vector<std::string>>();
+        QVERIFY(std::find(ops.begin(), ops.end(), "baddbmm") != ops.end());
+        QVERIFY(p.scoresOp(GemmOp::Baddbmm));
+        const GemmProblem q{GemmOp::Baddbmm, DType::FP16, 4, 32, 128, 32, false, true};
+        QCOMPARE(p.unseenProblemFeature(q), std::string());
+        KernelConfig cpu;
+        cpu.kind = "cpu";
+        cpu.name = "tiled";
+        cpu.blockM = 16, cpu.blockN = 64, cpu.blockK = 32, cpu.threads = 1;
+        const auto ms = p.predictMs(q, {cpu});
+        QVERIFY(ms[0] > 0 && std::isfinite(ms[0]));
+        // `diode rank` takes a baddbmm line too.
+        QTemporaryFile line;
+        QVERIFY(line.open());
+        line.write(R"({"op":"baddbmm","dtype":"fp16","B":4,"M":32,"N":128,"K":32,"b_transposed":true,)"
+                   R"("candidates":[{"kind":"cpu","name":"tiled","BLOCK_M":16,"BLOCK_N":64,"BLOCK_K":32,"threads":1}]})"
+                   "\n");
+        line.close();
+        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", line.fileName()}, &out, &err), 0);
+        QVERIFY2(out.contains("predicted_ms"), qPrintable(out + err));
+    }
+
     void featureSchemaHandChecked() {
         const GemmProblem p{GemmOp::Mm, DType::BF16, 1, 1024, 1024, 1000, false, true};
         std::vector<float> f;
@@ -419,7 +507,7 @@ private slots:
                               "--out", dir.filePath("x.diode")},
                              &out, &err),
             2);
-        QVERIFY2(err.contains("was trained on feature schema 1; fine-tuning computes schema 2"),
+        QVERIFY2(err.contains("was trained on feature schema 1; fine-tuning computes schema 3"),
                  qPrintable(err));
         QCOMPARE(
             testutil::runCli({"train", "--db", testutil::sourcePath("trained_models/h200/h200-ingraph.db"),
