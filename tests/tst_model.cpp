@@ -76,7 +76,8 @@ private slots:
         const auto shipped = ModelPackage::load(
             testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode").toStdString());
         QCOMPARE(shipped.featureSchema(), 2);
-        QVERIFY(shipped.manifest()["feature_names"].get<std::vector<std::string>>() == FeatureSchema::names(2));
+        QVERIFY(shipped.manifest()["feature_names"].get<std::vector<std::string>>() ==
+                FeatureSchema::names(2));
         QCOMPARE(FeatureSchema::size(2), FeatureSchema::size() - 1);
         const auto &now = FeatureSchema::names();
         const int dropped = int(std::find(now.begin(), now.end(), "op_baddbmm") - now.begin());
@@ -124,11 +125,12 @@ private slots:
                                   &out, &err),
                  0);
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM problems WHERE op = 'baddbmm'"), int64_t(12));
-        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements m JOIN problems p ON p.id = m.problem_id "
-                                      "WHERE p.op = 'baddbmm' AND m.status = 'ok'"),
-                 int64_t(12 * 4));
-        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--epochs", "3", "--members", "1"}, &out,
-                                  &err),
+        QCOMPARE(
+            testutil::scalar(db, "SELECT count(*) FROM measurements m JOIN problems p ON p.id = m.problem_id "
+                                 "WHERE p.op = 'baddbmm' AND m.status = 'ok'"),
+            int64_t(12 * 4));
+        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--epochs", "3", "--members", "1"},
+                                  &out, &err),
                  0);
         const auto p = ModelPackage::load(pkg.toStdString());
         QCOMPARE(p.featureSchema(), FeatureSchema::kVersion);
@@ -147,9 +149,10 @@ private slots:
         // `diode rank` takes a baddbmm line too.
         QTemporaryFile line;
         QVERIFY(line.open());
-        line.write(R"({"op":"baddbmm","dtype":"fp16","B":4,"M":32,"N":128,"K":32,"b_transposed":true,)"
-                   R"("candidates":[{"kind":"cpu","name":"tiled","BLOCK_M":16,"BLOCK_N":64,"BLOCK_K":32,"threads":1}]})"
-                   "\n");
+        line.write(
+            R"({"op":"baddbmm","dtype":"fp16","B":4,"M":32,"N":128,"K":32,"b_transposed":true,)"
+            R"("candidates":[{"kind":"cpu","name":"tiled","BLOCK_M":16,"BLOCK_N":64,"BLOCK_K":32,"threads":1}]})"
+            "\n");
         line.close();
         QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", line.fileName()}, &out, &err), 0);
         QVERIFY2(out.contains("predicted_ms"), qPrintable(out + err));

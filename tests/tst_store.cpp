@@ -192,8 +192,8 @@ private slots:
         const QString path = db("v3.db");
         execSql(path, testutil::fileBytes(testutil::dataPath("schema-v3.sql")));
         QCOMPARE(testutil::scalar(path, "PRAGMA user_version"), 3);
-        const char *tables[] = {"runs",         "problems",    "kernel_configs", "measurements",     "run_problems",
-                                "telemetry",    "models",      "predictions",    "problem_baselines"};
+        const char *tables[] = {"runs",      "problems", "kernel_configs", "measurements",     "run_problems",
+                                "telemetry", "models",   "predictions",    "problem_baselines"};
         std::map<std::string, QStringList> before;
         for (const char *t : tables)
             before[t] = testutil::rows(path, QString("SELECT * FROM %1").arg(t).toUtf8().constData());
@@ -222,7 +222,8 @@ private slots:
             QCOMPARE(s.measurementCount(), 7);
         }
         for (const char *t : tables)
-            QCOMPARE(testutil::rows(path, QString("SELECT * FROM %1").arg(t).toUtf8().constData()), before[t]);
+            QCOMPARE(testutil::rows(path, QString("SELECT * FROM %1").arg(t).toUtf8().constData()),
+                     before[t]);
         QCOMPARE(testutil::scalar(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
         QCOMPARE(testutil::scalar(path, "SELECT count(*) FROM sqlite_master WHERE name = 'problems_v4'"), 0);
         execSql(path, baddbmm);

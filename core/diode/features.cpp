@@ -225,9 +225,10 @@ void FeatureSchema::compute(const GemmProblem &p, const KernelConfig &c, const H
                                            kNames.size()));
     const bool current = hasBaddbmm(schema);
     if (!current && !knowsOp(p.op, schema))
-        throw InvalidInput(fmt::format("op '{}' has no input in feature schema {}: a package of that schema cannot "
-                                       "score it (schema {} and newer can)",
-                                       toString(p.op), schema, kFirstBaddbmmSchema));
+        throw InvalidInput(
+            fmt::format("op '{}' has no input in feature schema {}: a package of that schema cannot "
+                        "score it (schema {} and newer can)",
+                        toString(p.op), schema, kFirstBaddbmmSchema));
     const size_t width = current ? kNames.size() : kNames.size() - 1;
     thread_local ProblemFeatures last;
     if (!last.matches(p, hw))

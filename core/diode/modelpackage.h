@@ -101,7 +101,8 @@ public:
     Eigen::VectorXf
     forward(const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x)
         const;
-    /// The same from raw rows: `rows` rows of `FeatureSchema::size(featureSchema())` floats `stride` apart, into `y`.
+    /// The same from raw rows: `rows` rows of `FeatureSchema::size(featureSchema())` floats `stride` apart,
+    /// into `y`.
     void forward(const float *x, long rows, long stride, float *y) const;
 
 private:

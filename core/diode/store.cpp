@@ -161,7 +161,7 @@ CREATE TEMP VIEW measurements AS
        LEFT JOIN main.kernel_configs c ON c.id = m.config_id;
 CREATE TEMP TABLE problem_baselines(run_id INTEGER, problem_id INTEGER, baseline TEXT, method TEXT, time_ms REAL,
   compile_s REAL, pick_config_id INTEGER, PRIMARY KEY(run_id, problem_id, baseline, method));
-)sql",    // 3: problems whose CHECK lacks 'baddbmm': the same rows to read.
+)sql", // 3: problems whose CHECK lacks 'baddbmm': the same rows to read.
     "",
 };
 

@@ -75,14 +75,16 @@ void widenInputs(MlpWeights &w, int schema) {
     const auto to = FeatureSchema::currentIndices(schema);
     const int in = w.layerSizes.front(), width = FeatureSchema::size(), hidden = w.layerSizes[1];
     if (in != int(to.size()))
-        throw InvalidInput(fmt::format("a network of feature schema {} takes {} features, not {}", schema,
-                                       to.size(), in));
-    std::vector<float> mean(size_t(width), 0.f), sd(size_t(width), 1.f), w0(size_t(hidden) * size_t(width), 0.f);
+        throw InvalidInput(
+            fmt::format("a network of feature schema {} takes {} features, not {}", schema, to.size(), in));
+    std::vector<float> mean(size_t(width), 0.f), sd(size_t(width), 1.f),
+        w0(size_t(hidden) * size_t(width), 0.f);
     for (int i = 0; i < in; ++i) {
         mean[size_t(to[size_t(i)])] = w.inputMean[size_t(i)];
         sd[size_t(to[size_t(i)])] = w.inputStd[size_t(i)];
         for (int o = 0; o < hidden; ++o)
-            w0[size_t(o) * size_t(width) + size_t(to[size_t(i)])] = w.weights[0][size_t(o) * size_t(in) + size_t(i)];
+            w0[size_t(o) * size_t(width) + size_t(to[size_t(i)])] =
+                w.weights[0][size_t(o) * size_t(in) + size_t(i)];
     }
     w.inputMean = std::move(mean), w.inputStd = std::move(sd), w.weights[0] = std::move(w0);
     w.layerSizes.front() = width;
