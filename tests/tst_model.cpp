@@ -34,9 +34,9 @@ KernelConfig triton(int bm, int bn, int bk, int stages = 3, int warps = 4) {
     return c;
 }
 
-MlpWeights tinyWeights(int hidden = 4) {
+MlpWeights tinyWeights(int hidden = 4, int schema = FeatureSchema::kVersion) {
     MlpWeights w;
-    const int f = FeatureSchema::size();
+    const int f = FeatureSchema::size(schema);
     w.layerSizes = {f, hidden, 1};
     w.inputMean.assign(size_t(f), 0.5f);
     w.inputStd.assign(size_t(f), 2.0f);
@@ -631,9 +631,12 @@ private slots:
                  HardwareFeatures::forGpu("NVIDIA H200", 0).memoryBandwidthTBs);
         QVERIFY(!knownPeaks("NVIDIA H20"));
 
-        const std::string bytes = ModelPackage::toBytes(
+        // Schemas 1 and 2 have the same inputs (1 looked a GH200 up as an H200); 3 adds op_baddbmm.
+        const std::string current = ModelPackage::toBytes(
             {{"hardware", {{"gpu", "NVIDIA GH200 480GB"}, {"sm_count", 132}}}}, {tinyWeights()});
-        auto withSchema = [&bytes](int schema) {
+        const std::string older = ModelPackage::toBytes(
+            {{"hardware", {{"gpu", "NVIDIA GH200 480GB"}, {"sm_count", 132}}}}, {tinyWeights(4, 2)});
+        auto relabelled = [](const std::string &bytes, int schema) {
             const uint32_t mlen = uint32_t(uint8_t(bytes[12])) | uint32_t(uint8_t(bytes[13])) << 8 |
                                   uint32_t(uint8_t(bytes[14])) << 16 | uint32_t(uint8_t(bytes[15])) << 24;
             auto m = nlohmann::json::parse(bytes.substr(16, mlen));
@@ -650,15 +653,18 @@ private slots:
             out += bytes.substr(16 + mlen + 4);
             return out;
         };
-        QCOMPARE(ModelPackage::fromBytes(bytes).hardware().memoryBandwidthTBs, 4.0);
-        QCOMPARE(ModelPackage::fromBytes(withSchema(1)).hardware().memoryBandwidthTBs, 4.8);
+        QCOMPARE(ModelPackage::fromBytes(current).hardware().memoryBandwidthTBs, 4.0);
+        QCOMPARE(ModelPackage::fromBytes(relabelled(older, 2)).hardware().memoryBandwidthTBs, 4.0);
+        QCOMPARE(ModelPackage::fromBytes(relabelled(older, 1)).hardware().memoryBandwidthTBs, 4.8);
         const GemmProblem p{GemmOp::Mm, DType::BF16, 1, 512, 512, 512, false, false};
-        QVERIFY(ModelPackage::fromBytes(withSchema(1)).predictMs(p, {triton(64, 64, 32)}) !=
-                ModelPackage::fromBytes(bytes).predictMs(p, {triton(64, 64, 32)}));
-        QVERIFY(packageError(withSchema(3))
-                    .find("package uses feature schema 3; this build reads schemas 1 to 2") !=
+        QVERIFY(ModelPackage::fromBytes(relabelled(older, 1)).predictMs(p, {triton(64, 64, 32)}) !=
+                ModelPackage::fromBytes(relabelled(older, 2)).predictMs(p, {triton(64, 64, 32)}));
+        // A network whose width is not its schema's is refused, naming both.
+        QVERIFY(packageError(relabelled(current, 2)).find("feature schema 2") != std::string::npos);
+        QVERIFY(packageError(relabelled(current, 4))
+                    .find("package uses feature schema 4; this build reads schemas 1 to 3") !=
                 std::string::npos);
-        QVERIFY(packageError(withSchema(0)).find("feature schema 0") != std::string::npos);
+        QVERIFY(packageError(relabelled(current, 0)).find("feature schema 0") != std::string::npos);
     }
 
     // The cpu pipeline end to end, as the README runs it (its exact plan and command lines, in
@@ -826,11 +832,14 @@ private slots:
         // A short summary by default; the manifest itself with --json.
         QCOMPARE(testutil::runCli({"inspect", "--package", pkg}, &out, &err), 0);
         QVERIFY2(out.count('\n') < 25 && !out.contains('{'), qPrintable(out));
-        for (const char *part : {"GPU           NVIDIA H200", "timing method inductor_autotune",
-                                 "feature schema 2", "No test-split metrics recorded"})
+        const QString schema = QStringLiteral("feature schema %1").arg(FeatureSchema::kVersion);
+        for (const QString &part :
+             {QStringLiteral("GPU           NVIDIA H200"), QStringLiteral("timing method inductor_autotune"),
+              schema, QStringLiteral("No test-split metrics recorded")})
             QVERIFY2(out.contains(part), qPrintable(out + "\nmissing: " + part));
         QCOMPARE(testutil::runCli({"inspect", pkg, "--json"}, &out, &err), 0);
-        QCOMPARE(nlohmann::json::parse(out.toStdString())["feature_schema_version"].get<int>(), 2);
+        QCOMPARE(nlohmann::json::parse(out.toStdString())["feature_schema_version"].get<int>(),
+                 FeatureSchema::kVersion);
         // A trained package: what it learnt from and its test-split table against the baselines.
         const QString shipped = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
         QCOMPARE(testutil::runCli({"inspect", shipped}, &out, &err), 0);

@@ -56,6 +56,11 @@ std::string_view toString(DType dtype) {
     return "?";
 }
 
+const std::vector<DType> &allDTypes() {
+    static const std::vector<DType> dtypes{DType::BF16, DType::FP16, DType::FP32};
+    return dtypes;
+}
+
 std::optional<GemmOp> parseOp(std::string_view text) {
     for (const auto &[o, name] : kOpNames)
         if (text == name)

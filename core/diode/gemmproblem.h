@@ -22,6 +22,8 @@ const std::vector<GemmOp> &allOps();
 /// Whether the op takes a batch B other than 1 (bmm, baddbmm).
 bool isBatched(GemmOp op);
 std::string_view toString(DType dtype);
+/// Every dtype, in enum order.
+const std::vector<DType> &allDTypes();
 std::optional<GemmOp> parseOp(std::string_view text);
 /// Accepts our names (bf16) and torch's (bfloat16, torch.bfloat16).
 std::optional<DType> parseDType(std::string_view text);

@@ -15,7 +15,7 @@ from array import array
 from itertools import chain
 from typing import Optional, Sequence
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 PACKED_FIELDS = 10
 _LIB_NAME = "libdiode_inductor.so"
 
