@@ -37,7 +37,7 @@ diode::GemmProblem toProblem(const diode_problem &p) {
         throw InvalidInput("problem: op and dtype must be given");
     const auto op = diode::parseOp(p.op);
     if (!op)
-        throw InvalidInput(fmt::format("problem: op '{}' is not one of mm, addmm, bmm", p.op));
+        throw InvalidInput(fmt::format("problem: op '{}' is not one of {}", p.op, diode::opNames()));
     const auto dtype = diode::parseDType(p.dtype);
     if (!dtype)
         throw InvalidInput(fmt::format("problem: dtype '{}' is not one of bf16, fp16, fp32", p.dtype));
@@ -258,6 +258,19 @@ int diode_model_unseen(const diode_model *model, const diode_problem *problem, c
         setError("diode_model_unseen: unknown error");
     }
     return -1;
+}
+
+int diode_model_scores_op(const diode_model *model, const char *op) {
+    if (!model || !op) {
+        setError("diode_model_scores_op: model and op must not be NULL");
+        return -1;
+    }
+    const auto parsed = diode::parseOp(op);
+    if (!parsed) {
+        setError(fmt::format("diode_model_scores_op: op '{}' is not one of {}", op, diode::opNames()));
+        return -1;
+    }
+    return model->package.scoresOp(*parsed) ? 1 : 0;
 }
 
 char *diode_model_rank_json(const diode_model *model, const char *problem_line) {

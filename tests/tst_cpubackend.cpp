@@ -22,6 +22,7 @@ private slots:
         QTest::newRow("mm At odd tile") << int(GemmOp::Mm) << true << false << 7 << 3;
         QTest::newRow("addmm") << int(GemmOp::Addmm) << false << true << 32 << 2;
         QTest::newRow("bmm") << int(GemmOp::Bmm) << true << true << 5 << 2;
+        QTest::newRow("baddbmm") << int(GemmOp::Baddbmm) << false << true << 6 << 2;
     }
     void tiledGemmMatchesNaive() {
         QFETCH(int, op);
@@ -29,10 +30,11 @@ private slots:
         QFETCH(bool, bT);
         QFETCH(int, bm);
         QFETCH(int, threads);
-        GemmProblem p{GemmOp(op), DType::FP32, op == int(GemmOp::Bmm) ? 3 : 1, 37, 29, 41, aT, bT};
+        GemmProblem p{GemmOp(op), DType::FP32, isBatched(GemmOp(op)) ? 3 : 1, 37, 29, 41, aT, bT};
         std::mt19937 rng(1);
         std::uniform_real_distribution<float> d(-1, 1);
-        std::vector<float> a(size_t(p.batch * p.m * p.k)), b(size_t(p.batch * p.k * p.n)), bias(size_t(p.n));
+        std::vector<float> a(size_t(p.batch * p.m * p.k)), b(size_t(p.batch * p.k * p.n)),
+            bias(size_t(p.batch * p.n)); // addmm reads row 0; baddbmm's addend [B,1,N] a row per batch
         for (auto *v : {&a, &b, &bias})
             for (auto &x : *v)
                 x = d(rng);
@@ -44,13 +46,13 @@ private slots:
         cfg.blockN = 11;
         cfg.blockK = 13;
         cfg.threads = threads;
-        const bool addmm = p.op == GemmOp::Addmm;
-        tiledGemm(p, a.data(), b.data(), addmm ? bias.data() : nullptr, c.data(), cfg);
+        const bool addmm = p.op == GemmOp::Addmm, baddbmm = p.op == GemmOp::Baddbmm;
+        tiledGemm(p, a.data(), b.data(), addmm || baddbmm ? bias.data() : nullptr, c.data(), cfg);
         double maxErr = 0;
         for (int64_t bb = 0; bb < p.batch; ++bb)
             for (int64_t i = 0; i < p.m; ++i)
                 for (int64_t j = 0; j < p.n; ++j) {
-                    double ref = addmm ? bias[size_t(j)] : 0.0;
+                    double ref = addmm ? bias[size_t(j)] : baddbmm ? bias[size_t(bb * p.n + j)] : 0.0;
                     for (int64_t k = 0; k < p.k; ++k) {
                         const float av = aT ? a[size_t(bb * p.m * p.k + k * p.m + i)]
                                             : a[size_t(bb * p.m * p.k + i * p.k + k)];

@@ -8,6 +8,8 @@
 #include "diode/modelpackage.h"
 #include "trainer.h"
 
+#include <QTemporaryFile>
+
 #include <cmath>
 #include <functional>
 #include <set>
@@ -32,9 +34,9 @@ KernelConfig triton(int bm, int bn, int bk, int stages = 3, int warps = 4) {
     return c;
 }
 
-MlpWeights tinyWeights(int hidden = 4) {
+MlpWeights tinyWeights(int hidden = 4, int schema = FeatureSchema::kVersion) {
     MlpWeights w;
-    const int f = FeatureSchema::size();
+    const int f = FeatureSchema::size(schema);
     w.layerSizes = {f, hidden, 1};
     w.inputMean.assign(size_t(f), 0.5f);
     w.inputStd.assign(size_t(f), 2.0f);
@@ -67,6 +69,95 @@ std::vector<TrainingProblem> shippedDataset() {
 class TestModel : public QObject {
     Q_OBJECT
 private slots:
+    // Schema 3 added op_baddbmm and nothing else: the features a schema-1 or -2 package reads of an
+    // mm, addmm or bmm problem are the current ones without that input, value for value, under the
+    // names the shipped package recorded when it was trained; baddbmm has no input there.
+    void olderFeatureSchemasKeepTheirFeatures() {
+        const auto shipped = ModelPackage::load(
+            testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode").toStdString());
+        QCOMPARE(shipped.featureSchema(), 2);
+        QVERIFY(shipped.manifest()["feature_names"].get<std::vector<std::string>>() ==
+                FeatureSchema::names(2));
+        QCOMPARE(FeatureSchema::size(2), FeatureSchema::size() - 1);
+        const auto &now = FeatureSchema::names();
+        const int dropped = int(std::find(now.begin(), now.end(), "op_baddbmm") - now.begin());
+        QVERIFY(dropped < FeatureSchema::size());
+        const auto hw = HardwareFeatures::forGpu("NVIDIA H200", 132);
+        std::vector<KernelConfig> aten(1);
+        aten[0].kind = "aten";
+        aten[0].name = "extern_kernels.bmm";
+        for (const GemmProblem &p : {GemmProblem{GemmOp::Mm, DType::BF16, 1, 1024, 4096, 4096, false, true},
+                                     GemmProblem{GemmOp::Addmm, DType::FP16, 1, 16, 4096, 11008, false, true},
+                                     GemmProblem{GemmOp::Bmm, DType::FP32, 64, 1, 2048, 128, false, true}})
+            for (const KernelConfig &c : {triton(64, 128, 32), aten[0]})
+                for (int schema : {1, 2}) {
+                    std::vector<float> old, cur;
+                    FeatureSchema::compute(p, c, hw, old, schema);
+                    FeatureSchema::compute(p, c, hw, cur);
+                    QCOMPARE(cur[size_t(dropped)], 0.f);
+                    cur.erase(cur.begin() + dropped);
+                    QVERIFY2(old == cur, p.label().c_str());
+                }
+        QVERIFY(!FeatureSchema::knowsOp(GemmOp::Baddbmm, 2));
+        QVERIFY(FeatureSchema::knowsOp(GemmOp::Bmm, 1));
+        const GemmProblem alibi{GemmOp::Baddbmm, DType::BF16, 512, 1, 2048, 128, false, true};
+        std::vector<float> f;
+        FeatureSchema::compute(alibi, aten[0], hw, f);
+        QCOMPARE(f[size_t(dropped)], 1.f);
+        QVERIFY(!shipped.scoresOp(GemmOp::Baddbmm));
+        QVERIFY(shipped.scoresOp(GemmOp::Addmm));
+        try {
+            shipped.predictMs(alibi, aten);
+            QFAIL("a schema-2 package scored baddbmm");
+        } catch (const InvalidInput &e) {
+            QVERIFY2(QString(e.what()).contains("op 'baddbmm' has no input in feature schema 2"), e.what());
+        }
+    }
+
+    // A cpu sweep of a plan with baddbmm, then training: the package is of the current schema,
+    // lists baddbmm among its ops and scores a baddbmm problem as one it was trained on.
+    void aPackageTrainedOnBaddbmmScoresIt() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath("b.db"), pkg = dir.filePath("b.diode");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan",
+                                   testutil::dataPath("plans/cpu-baddbmm.json"), "--db", db},
+                                  &out, &err),
+                 0);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM problems WHERE op = 'baddbmm'"), int64_t(12));
+        QCOMPARE(
+            testutil::scalar(db, "SELECT count(*) FROM measurements m JOIN problems p ON p.id = m.problem_id "
+                                 "WHERE p.op = 'baddbmm' AND m.status = 'ok'"),
+            int64_t(12 * 4));
+        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--epochs", "3", "--members", "1"},
+                                  &out, &err),
+                 0);
+        const auto p = ModelPackage::load(pkg.toStdString());
+        QCOMPARE(p.featureSchema(), FeatureSchema::kVersion);
+        QCOMPARE(p.manifest()["feature_schema_version"].get<int>(), 3);
+        const auto ops = p.manifest()["ops"].get<std::vector<std::string>>();
+        QVERIFY(std::find(ops.begin(), ops.end(), "baddbmm") != ops.end());
+        QVERIFY(p.scoresOp(GemmOp::Baddbmm));
+        const GemmProblem q{GemmOp::Baddbmm, DType::FP16, 4, 32, 128, 32, false, true};
+        QCOMPARE(p.unseenProblemFeature(q), std::string());
+        KernelConfig cpu;
+        cpu.kind = "cpu";
+        cpu.name = "tiled";
+        cpu.blockM = 16, cpu.blockN = 64, cpu.blockK = 32, cpu.threads = 1;
+        const auto ms = p.predictMs(q, {cpu});
+        QVERIFY(ms[0] > 0 && std::isfinite(ms[0]));
+        // `diode rank` takes a baddbmm line too.
+        QTemporaryFile line;
+        QVERIFY(line.open());
+        line.write(
+            R"({"op":"baddbmm","dtype":"fp16","B":4,"M":32,"N":128,"K":32,"b_transposed":true,)"
+            R"("candidates":[{"kind":"cpu","name":"tiled","BLOCK_M":16,"BLOCK_N":64,"BLOCK_K":32,"threads":1}]})"
+            "\n");
+        line.close();
+        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", line.fileName()}, &out, &err), 0);
+        QVERIFY2(out.contains("predicted_ms"), qPrintable(out + err));
+    }
+
     void featureSchemaHandChecked() {
         const GemmProblem p{GemmOp::Mm, DType::BF16, 1, 1024, 1024, 1000, false, true};
         std::vector<float> f;
@@ -419,7 +510,7 @@ private slots:
                               "--out", dir.filePath("x.diode")},
                              &out, &err),
             2);
-        QVERIFY2(err.contains("was trained on feature schema 1; fine-tuning computes schema 2"),
+        QVERIFY2(err.contains("was trained on feature schema 1; fine-tuning computes schema 3"),
                  qPrintable(err));
         QCOMPARE(
             testutil::runCli({"train", "--db", testutil::sourcePath("trained_models/h200/h200-ingraph.db"),
@@ -540,9 +631,12 @@ private slots:
                  HardwareFeatures::forGpu("NVIDIA H200", 0).memoryBandwidthTBs);
         QVERIFY(!knownPeaks("NVIDIA H20"));
 
-        const std::string bytes = ModelPackage::toBytes(
+        // Schemas 1 and 2 have the same inputs (1 looked a GH200 up as an H200); 3 adds op_baddbmm.
+        const std::string current = ModelPackage::toBytes(
             {{"hardware", {{"gpu", "NVIDIA GH200 480GB"}, {"sm_count", 132}}}}, {tinyWeights()});
-        auto withSchema = [&bytes](int schema) {
+        const std::string older = ModelPackage::toBytes(
+            {{"hardware", {{"gpu", "NVIDIA GH200 480GB"}, {"sm_count", 132}}}}, {tinyWeights(4, 2)});
+        auto relabelled = [](const std::string &bytes, int schema) {
             const uint32_t mlen = uint32_t(uint8_t(bytes[12])) | uint32_t(uint8_t(bytes[13])) << 8 |
                                   uint32_t(uint8_t(bytes[14])) << 16 | uint32_t(uint8_t(bytes[15])) << 24;
             auto m = nlohmann::json::parse(bytes.substr(16, mlen));
@@ -559,15 +653,18 @@ private slots:
             out += bytes.substr(16 + mlen + 4);
             return out;
         };
-        QCOMPARE(ModelPackage::fromBytes(bytes).hardware().memoryBandwidthTBs, 4.0);
-        QCOMPARE(ModelPackage::fromBytes(withSchema(1)).hardware().memoryBandwidthTBs, 4.8);
+        QCOMPARE(ModelPackage::fromBytes(current).hardware().memoryBandwidthTBs, 4.0);
+        QCOMPARE(ModelPackage::fromBytes(relabelled(older, 2)).hardware().memoryBandwidthTBs, 4.0);
+        QCOMPARE(ModelPackage::fromBytes(relabelled(older, 1)).hardware().memoryBandwidthTBs, 4.8);
         const GemmProblem p{GemmOp::Mm, DType::BF16, 1, 512, 512, 512, false, false};
-        QVERIFY(ModelPackage::fromBytes(withSchema(1)).predictMs(p, {triton(64, 64, 32)}) !=
-                ModelPackage::fromBytes(bytes).predictMs(p, {triton(64, 64, 32)}));
-        QVERIFY(packageError(withSchema(3))
-                    .find("package uses feature schema 3; this build reads schemas 1 to 2") !=
+        QVERIFY(ModelPackage::fromBytes(relabelled(older, 1)).predictMs(p, {triton(64, 64, 32)}) !=
+                ModelPackage::fromBytes(relabelled(older, 2)).predictMs(p, {triton(64, 64, 32)}));
+        // A network whose width is not its schema's is refused, naming both.
+        QVERIFY(packageError(relabelled(current, 2)).find("feature schema 2") != std::string::npos);
+        QVERIFY(packageError(relabelled(current, 4))
+                    .find("package uses feature schema 4; this build reads schemas 1 to 3") !=
                 std::string::npos);
-        QVERIFY(packageError(withSchema(0)).find("feature schema 0") != std::string::npos);
+        QVERIFY(packageError(relabelled(current, 0)).find("feature schema 0") != std::string::npos);
     }
 
     // The cpu pipeline end to end, as the README runs it (its exact plan and command lines, in
@@ -735,11 +832,14 @@ private slots:
         // A short summary by default; the manifest itself with --json.
         QCOMPARE(testutil::runCli({"inspect", "--package", pkg}, &out, &err), 0);
         QVERIFY2(out.count('\n') < 25 && !out.contains('{'), qPrintable(out));
-        for (const char *part : {"GPU           NVIDIA H200", "timing method inductor_autotune",
-                                 "feature schema 2", "No test-split metrics recorded"})
+        const QString schema = QStringLiteral("feature schema %1").arg(FeatureSchema::kVersion);
+        for (const QString &part :
+             {QStringLiteral("GPU           NVIDIA H200"), QStringLiteral("timing method inductor_autotune"),
+              schema, QStringLiteral("No test-split metrics recorded")})
             QVERIFY2(out.contains(part), qPrintable(out + "\nmissing: " + part));
         QCOMPARE(testutil::runCli({"inspect", pkg, "--json"}, &out, &err), 0);
-        QCOMPARE(nlohmann::json::parse(out.toStdString())["feature_schema_version"].get<int>(), 2);
+        QCOMPARE(nlohmann::json::parse(out.toStdString())["feature_schema_version"].get<int>(),
+                 FeatureSchema::kVersion);
         // A trained package: what it learnt from and its test-split table against the baselines.
         const QString shipped = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
         QCOMPARE(testutil::runCli({"inspect", shipped}, &out, &err), 0);

@@ -61,7 +61,19 @@ class TestPluginAbi : public QObject {
 private slots:
     void versions() {
         QCOMPARE(diode_abi_version(), DIODE_ABI_VERSION);
-        QCOMPARE(diode_feature_schema_version(), 2);
+        QCOMPARE(diode_feature_schema_version(), 3);
+    }
+
+    // The shipped package (feature schema 1) has no input for baddbmm; an unknown op is an error.
+    void scoresOpFollowsThePackagesSchema() {
+        diode_model *model = diode_model_open(m_package.toUtf8().constData());
+        QVERIFY2(model, diode_last_error());
+        QCOMPARE(diode_model_scores_op(model, "bmm"), 1);
+        QCOMPARE(diode_model_scores_op(model, "baddbmm"), 0);
+        QCOMPARE(diode_model_scores_op(model, "conv"), -1);
+        QCOMPARE(QString(diode_last_error()),
+                 QString("diode_model_scores_op: op 'conv' is not one of mm, addmm, bmm, baddbmm"));
+        diode_model_close(model);
     }
 
     void scoringEqualsDiodeRank() {

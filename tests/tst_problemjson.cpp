@@ -81,6 +81,35 @@ private slots:
         QVERIFY(again.candidates[2].timings[0].status == MeasureStatus::Failed);
     }
 
+    // baddbmm (bmm plus an addend (B, 1, N)) is read and written like bmm: its batch is kept,
+    // its op name printed from the one op table, its ATen kernel and the bmm template kept.
+    void baddbmmRoundTrips() {
+        const std::string line =
+            R"({"op":"baddbmm","dtype":"fp16","B":512,"M":1,"N":2048,"K":128,"a_transposed":false,"b_transposed":true,)"
+            R"("candidates":[{"kind":"aten","name":"extern_kernels.baddbmm","times":{"graph_warm":0.011}},)"
+            R"({"kind":"triton","template":"bmm","BLOCK_M":16,"BLOCK_N":64,"BLOCK_K":64,"GROUP_M":8,"num_stages":3,)"
+            R"("num_warps":4,"times":{"graph_warm":0.009}}]})";
+        const auto rec = parseProblemLine(line, "line 1");
+        QVERIFY(rec.problem.op == GemmOp::Baddbmm);
+        QCOMPARE(rec.problem.batch, 512);
+        QVERIFY(rec.problem.bTransposed);
+        QCOMPARE(rec.problem.label(), std::string("baddbmm fp16 512x1x2048x128 Bt"));
+        // The addend (B, 1, N) is read once besides A, B and C.
+        QCOMPARE(rec.problem.minBytes(), 2.0 * 512 * (1.0 * 128 + 128.0 * 2048 + 1.0 * 2048 + 2048));
+        const auto written = toJson(rec);
+        QCOMPARE(written["op"].get<std::string>(), std::string("baddbmm"));
+        QCOMPARE(written["B"].get<int64_t>(), int64_t(512));
+        const auto again = parseProblemLine(toProblemLine(rec), "again");
+        QVERIFY(again.problem == rec.problem);
+        QCOMPARE(toProblemLine(again), toProblemLine(rec));
+        QCOMPARE(again.candidates[0].config.name, std::string("extern_kernels.baddbmm"));
+        QCOMPARE(again.candidates[1].config.name, std::string("bmm"));
+        QCOMPARE(*again.candidates[1].timeMs(TimingMethod::GraphWarm), 0.009);
+        QCOMPARE(std::string(opNames()), std::string("mm, addmm, bmm, baddbmm"));
+        for (GemmOp op : allOps())
+            QVERIFY(parseOp(toString(op)) == op);
+    }
+
     void cpuCandidatesOfVersion1AreCpuTimes() {
         const auto rec = parseProblemLine(
             R"({"op":"mm","dtype":"fp32","M":8,"N":8,"K":8,"candidates":[{"kind":"cpu","name":"tiled","BLOCK_M":16,)"
@@ -156,8 +185,9 @@ private slots:
     void badFieldsAreNamed_data() {
         QTest::addColumn<QString>("line");
         QTest::addColumn<QString>("message");
-        QTest::newRow("unknown op") << R"({"op":"conv","dtype":"bf16","M":1,"N":1,"K":1})"
-                                    << "line 3: field 'op' has unknown value \"conv\"";
+        QTest::newRow("unknown op")
+            << R"({"op":"conv","dtype":"bf16","M":1,"N":1,"K":1})"
+            << "line 3: field 'op' has unknown value \"conv\"; expected one of mm, addmm, bmm, baddbmm";
         QTest::newRow("unknown dtype") << R"({"op":"mm","dtype":"int4","M":1,"N":1,"K":1})"
                                        << "line 3: field 'dtype' has unknown value \"int4\"";
         QTest::newRow("M zero") << R"({"op":"mm","dtype":"fp16","M":0,"N":1,"K":1})"
@@ -170,6 +200,8 @@ private slots:
             << "line 3: field 'M' is 9223372036854775807; sizes must be at most 2147483647";
         QTest::newRow("B 2^31") << R"({"op":"bmm","dtype":"fp16","B":2147483648,"M":1,"N":1,"K":1})"
                                 << "line 3: field 'B' is 2147483648; sizes must be at most 2147483647";
+        QTest::newRow("baddbmm B zero") << R"({"op":"baddbmm","dtype":"bf16","B":0,"M":1,"N":8,"K":8})"
+                                        << "line 3: field 'B' is 0; sizes must be at least 1";
         QTest::newRow("batched mm") << R"({"op":"mm","dtype":"fp16","B":4,"M":4,"N":1,"K":8})"
                                     << "field 'B' is 4 but op 'mm' is not batched";
         QTest::newRow("missing N") << R"({"op":"mm","dtype":"fp16","M":4,"K":8})"

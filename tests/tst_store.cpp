@@ -6,6 +6,8 @@
 #include "diode/storequery.h"
 #include "diode/storewriter.h"
 
+#include <map>
+
 using namespace diode;
 
 namespace {
@@ -183,6 +185,55 @@ private slots:
         QVERIFY2(testutil::integrityCheck(path) == "ok", testutil::integrityCheck(path).c_str());
     }
 
+    // Schema 4 allows the op baddbmm. SQLite cannot alter a CHECK, so the problems table is
+    // rebuilt: every row of every table stays, ids and the references to them included. A
+    // read-only open (the shipped datasets are schema 3) reads the file as it is and writes nothing.
+    void migratesSchemaV3KeepingEveryRowForBaddbmm() {
+        const QString path = db("v3.db");
+        execSql(path, testutil::fileBytes(testutil::dataPath("schema-v3.sql")));
+        QCOMPARE(testutil::scalar(path, "PRAGMA user_version"), 3);
+        const char *tables[] = {"runs",      "problems", "kernel_configs", "measurements",     "run_problems",
+                                "telemetry", "models",   "predictions",    "problem_baselines"};
+        std::map<std::string, QStringList> before;
+        for (const char *t : tables)
+            before[t] = testutil::rows(path, QString("SELECT * FROM %1").arg(t).toUtf8().constData());
+        QCOMPARE(before["problems"].size(), 3);
+        QCOMPARE(before["measurements"].size(), 7);
+        QCOMPARE(before["problem_baselines"].size(), 1);
+        const char *baddbmm = "INSERT INTO problems(op, dtype, b, m, n, k, a_transposed, b_transposed) "
+                              "VALUES ('baddbmm', 'bf16', 16, 1, 512, 64, 0, 1)";
+        const QByteArray file = testutil::fileBytes(path);
+        {
+            Store ro(path.toStdString(), Store::Mode::ReadOnly);
+            QCOMPARE(ro.schemaVersion(), 3);
+            QCOMPARE(ro.measurementCount(), 7);
+            QCOMPARE(ro.stats().baselines, 1);
+        }
+        QCOMPARE(testutil::fileBytes(path), file); // not a byte written
+        {
+            sqlite3 *raw = nullptr;
+            QCOMPARE(sqlite3_open(path.toUtf8().constData(), &raw), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(raw, baddbmm, nullptr, nullptr, nullptr), SQLITE_CONSTRAINT);
+            sqlite3_close(raw);
+        }
+        {
+            Store s(path.toStdString());
+            QCOMPARE(s.schemaVersion(), Store::kSchemaVersion);
+            QCOMPARE(s.measurementCount(), 7);
+        }
+        for (const char *t : tables)
+            QCOMPARE(testutil::rows(path, QString("SELECT * FROM %1").arg(t).toUtf8().constData()),
+                     before[t]);
+        QCOMPARE(testutil::scalar(path, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+        QCOMPARE(testutil::scalar(path, "SELECT count(*) FROM sqlite_master WHERE name = 'problems_v4'"), 0);
+        execSql(path, baddbmm);
+        QCOMPARE(testutil::scalar(path, "SELECT count(*) FROM problems WHERE op = 'baddbmm'"), 1);
+        {
+            Store s(path.toStdString()); // opened again: nothing left to migrate
+            QCOMPARE(s.schemaVersion(), Store::kSchemaVersion);
+        }
+    }
+
     void migratesSchemaV2FilingTimesUnderTheirMethods() {
         const QString path = db("v2.db");
         execSql(path, testutil::fileBytes(testutil::dataPath("schema-v2.sql")));
@@ -226,7 +277,7 @@ private slots:
         QCOMPARE(testutil::scalar(path, "PRAGMA user_version"), 2); // the read-only open changed nothing
         {
             Store s(path.toStdString());
-            QCOMPARE(s.schemaVersion(), 3);
+            QCOMPARE(s.schemaVersion(), Store::kSchemaVersion);
             QCOMPARE(s.measurementCount(), 5);
             QCOMPARE(s.telemetry(1).size(), size_t(1)); // v2 tables keep their rows
         }
@@ -259,7 +310,7 @@ private slots:
             Store s(path.toStdString());
             QFAIL("opened a database of a newer schema");
         } catch (const StoreError &e) {
-            QVERIFY2(QString(e.what()).contains("written by schema 7; this build reads up to 3"), e.what());
+            QVERIFY2(QString(e.what()).contains("written by schema 7; this build reads up to 4"), e.what());
         }
         QCOMPARE(testutil::fileBytes(path), before);
     }

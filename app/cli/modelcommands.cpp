@@ -6,6 +6,7 @@
 #include "diode/datasplit.h"
 #include "diode/evaluation.h"
 #include "diode/evaluationjob.h"
+#include "diode/gemmproblem.h"
 #include "diode/gputable.h"
 #include "diode/hardware.h"
 #include "diode/metrics.h"
@@ -15,6 +16,7 @@
 #include "diode/ranking.h"
 #include "diode/shippeddata.h"
 #include "diode/store.h"
+#include "diode/timingmethod.h"
 #include "diode/trainoptions.h"
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands train to diode-train (app/CMakeLists.txt)
 #include "trainer.h"
@@ -416,14 +418,23 @@ std::function<int()> addModelCommands(CLI::App &app) {
     train->add_option("--out", o->out,
                       "package to write (default: the database's name with .diode, in the "
                       "current directory)");
-    train->add_option("--ops", o->ops, "only these ops (mm addmm bmm)")
-        ->check(CLI::IsMember({"mm", "addmm", "bmm"}));
-    train->add_option("--dtypes", o->dtypes, "only these dtypes (bf16 fp16 fp32)")
-        ->check(CLI::IsMember({"bf16", "fp16", "fp32"}));
-    const auto methods = CLI::IsMember({"graph_warm", "graph_cold", "inductor_autotune", "cpu"});
-    const std::string methodHelp =
-        "graph_warm, graph_cold, inductor_autotune or cpu (default: graph_warm when the "
-        "data has in-graph times, else cpu for cpu data, else inductor_autotune)";
+    // The choices are core's names (gemmproblem.h, timingmethod.h), so a new op or method is
+    // accepted here without touching this list.
+    std::vector<std::string> opChoices, dtypeChoices, methodChoices;
+    for (GemmOp op : allOps())
+        opChoices.emplace_back(toString(op));
+    for (DType dtype : allDTypes())
+        dtypeChoices.emplace_back(toString(dtype));
+    for (TimingMethod method : kTimingMethods)
+        methodChoices.emplace_back(toString(method));
+    train->add_option("--ops", o->ops, fmt::format("only these ops ({})", opNames()))
+        ->check(CLI::IsMember(opChoices));
+    train->add_option("--dtypes", o->dtypes, "only these dtypes (bf16, fp16, fp32)")
+        ->check(CLI::IsMember(dtypeChoices));
+    const auto methods = CLI::IsMember(methodChoices);
+    const std::string methodHelp = timingMethodNames() +
+                                   " (default: graph_warm when the data has in-graph times, else cpu for cpu "
+                                   "data, else inductor_autotune)";
     train->add_option("--method", o->method, "timing method to train on: " + methodHelp)->check(methods);
     train
         ->add_option("--init", o->init,

@@ -58,9 +58,11 @@ bool tiledGemm(const GemmProblem &p, const float *a, const float *b, const float
     for (int64_t batch = 0; batch < p.batch && !stopped; ++batch) {
         const float *ab = a + batch * M * K, *bb = b + batch * K * N;
         float *cb = c + batch * M * N;
+        // addmm's bias [N] serves every batch; baddbmm's addend [B,1,N] has a row per batch.
+        const float *row = bias && p.op == GemmOp::Baddbmm ? bias + batch * N : bias;
         for (int64_t i = 0; i < M; ++i)
             for (int64_t j = 0; j < N; ++j)
-                cb[i * N + j] = bias ? bias[j] : 0.f;
+                cb[i * N + j] = row ? row[j] : 0.f;
         const int threads = std::max(1, cfg.threads);
         const int64_t bm = std::max(1, cfg.blockM);
         const int64_t tiles = (M + bm - 1) / bm;
@@ -99,7 +101,9 @@ ProblemOutcome CpuBackend::measure(const GemmProblem &p, const SweepPlan &plan,
     // busy 2-core VM, deaf to Ctrl-C): the fill below writes A, B and the bias, chunk by chunk with
     // a look at the cancel flag, and the GEMM writes C before it reads it.
     const size_t na = size_t(p.batch * p.m * p.k), nb = size_t(p.batch * p.k * p.n),
-                 nBias = p.op == GemmOp::Addmm ? size_t(p.n) : 0;
+                 nBias = p.op == GemmOp::Addmm     ? size_t(p.n)
+                         : p.op == GemmOp::Baddbmm ? size_t(p.batch * p.n)
+                                                   : 0;
     const auto a = std::make_unique_for_overwrite<float[]>(na),
                b = std::make_unique_for_overwrite<float[]>(nb),
                c = std::make_unique_for_overwrite<float[]>(size_t(p.batch * p.m * p.n)),

@@ -42,6 +42,7 @@ const std::vector<std::string> kNames = {
     "op_mm",
     "op_addmm",
     "op_bmm",
+    "op_baddbmm",
     "a_transposed",
     "b_transposed",
     "log2_intensity",
@@ -109,7 +110,20 @@ float l2n(double v) {
     return l2(v);
 }
 
-constexpr size_t kProblemFeatures = 23, kCandidateFeatures = 25, kHardwareFeatures = 2;
+constexpr size_t kProblemFeatures = 24, kCandidateFeatures = 25, kHardwareFeatures = 2;
+// Where op_baddbmm sits; versions 1 and 2 have every feature but it, in the same order.
+constexpr size_t kBaddbmmIndex = 10;
+constexpr int kFirstBaddbmmSchema = 3;
+
+bool hasBaddbmm(int schema) {
+    return schema >= kFirstBaddbmmSchema;
+}
+
+void checkSchema(int schema) {
+    if (schema < kOldestFeatureSchemaVersion || schema > kFeatureSchemaVersion)
+        throw InvalidInput(fmt::format("feature schema {} is not one this build computes ({} to {})", schema,
+                                       kOldestFeatureSchemaVersion, kFeatureSchemaVersion));
+}
 
 // The problem's and the hardware's features are the same for every candidate of a ranking call:
 // they are computed once and copied while the problem and hardware stay the same.
@@ -135,7 +149,7 @@ struct ProblemFeatures {
         *o++ = float(p.dtype == DType::BF16), *o++ = float(p.dtype == DType::FP16),
         *o++ = float(p.dtype == DType::FP32);
         *o++ = float(p.op == GemmOp::Mm), *o++ = float(p.op == GemmOp::Addmm),
-        *o++ = float(p.op == GemmOp::Bmm);
+        *o++ = float(p.op == GemmOp::Bmm), *o++ = float(p.op == GemmOp::Baddbmm);
         *o++ = float(p.aTransposed), *o++ = float(p.bTransposed);
         *o++ = l2(p.flops() / p.minBytes());
         // The roofline floor in microseconds: bytes at the memory bandwidth or flops at a class rate.
@@ -153,22 +167,40 @@ struct ProblemFeatures {
 
 } // namespace
 
-const std::vector<std::string> &FeatureSchema::names() {
-    return kNames;
+const std::vector<std::string> &FeatureSchema::names(int schema) {
+    checkSchema(schema);
+    static const std::vector<std::string> withoutBaddbmm = [] {
+        auto v = kNames;
+        v.erase(v.begin() + kBaddbmmIndex);
+        return v;
+    }();
+    return hasBaddbmm(schema) ? kNames : withoutBaddbmm;
 }
 
-const std::vector<int> &FeatureSchema::problemFlags() {
-    static const std::vector<int> flags = [] {
+bool FeatureSchema::knowsOp(GemmOp op, int schema) {
+    return op != GemmOp::Baddbmm || hasBaddbmm(schema);
+}
+
+std::vector<int> FeatureSchema::currentIndices(int schema) {
+    std::vector<int> out;
+    for (const auto &n : names(schema))
+        out.push_back(int(std::find(kNames.begin(), kNames.end(), n) - kNames.begin()));
+    return out;
+}
+
+const std::vector<int> &FeatureSchema::problemFlags(int schema) {
+    auto flagsOf = [](const std::vector<std::string> &names) {
         std::vector<int> out;
-        for (size_t i = 0; i < kNames.size(); ++i) {
-            const std::string &n = kNames[i];
+        for (size_t i = 0; i < names.size(); ++i) {
+            const std::string &n = names[i];
             if (n.rfind("dtype_", 0) == 0 || n.rfind("op_", 0) == 0 || n == "a_transposed" ||
                 n == "b_transposed")
                 out.push_back(int(i));
         }
         return out;
-    }();
-    return flags;
+    };
+    static const std::vector<int> current = flagsOf(names()), old = flagsOf(names(kFirstBaddbmmSchema - 1));
+    return hasBaddbmm(schema) ? current : old;
 }
 
 bool FeatureSchema::describes(const KernelConfig &c) {
@@ -186,18 +218,30 @@ void FeatureSchema::check(const KernelConfig &c, const std::string &where) {
 }
 
 void FeatureSchema::compute(const GemmProblem &p, const KernelConfig &c, const HardwareFeatures &hw,
-                            std::vector<float> &out) {
+                            std::vector<float> &out, int schema) {
     if (kNames.size() != kProblemFeatures + kCandidateFeatures + kHardwareFeatures)
         throw std::logic_error(fmt::format("feature schema writes {} features, names {}",
                                            kProblemFeatures + kCandidateFeatures + kHardwareFeatures,
                                            kNames.size()));
+    const bool current = hasBaddbmm(schema);
+    if (!current && !knowsOp(p.op, schema))
+        throw InvalidInput(
+            fmt::format("op '{}' has no input in feature schema {}: a package of that schema cannot "
+                        "score it (schema {} and newer can)",
+                        toString(p.op), schema, kFirstBaddbmmSchema));
+    const size_t width = current ? kNames.size() : kNames.size() - 1;
     thread_local ProblemFeatures last;
     if (!last.matches(p, hw))
         last.compute(p, hw);
     const size_t start = out.size();
-    out.resize(start + kNames.size());
+    out.resize(start + width);
     float *o = out.data() + start;
-    o = std::copy_n(last.values, kProblemFeatures, o);
+    if (current) {
+        o = std::copy_n(last.values, kProblemFeatures, o);
+    } else { // every problem feature but op_baddbmm, which is 0 for the ops the schema knows
+        o = std::copy_n(last.values, kBaddbmmIndex, o);
+        o = std::copy_n(last.values + kBaddbmmIndex + 1, kProblemFeatures - kBaddbmmIndex - 1, o);
+    }
 
     const double M = double(p.m), N = double(p.n), K = double(p.k), B = double(p.batch);
     const bool aten = c.kind == "aten", triton = c.kind == "triton", cpu = c.kind == "cpu";
@@ -235,9 +279,9 @@ void FeatureSchema::compute(const GemmProblem &p, const KernelConfig &c, const H
         o = std::fill_n(o, 8 + 10, 0.f);
     }
     o = std::copy_n(last.values + kProblemFeatures, kHardwareFeatures, o);
-    if (size_t(o - (out.data() + start)) != kNames.size())
-        throw std::logic_error(fmt::format("feature schema wrote {} features, names {}",
-                                           o - (out.data() + start), kNames.size()));
+    if (size_t(o - (out.data() + start)) != width)
+        throw std::logic_error(
+            fmt::format("feature schema wrote {} features, names {}", o - (out.data() + start), width));
 }
 
 } // namespace diode

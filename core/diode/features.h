@@ -9,7 +9,7 @@
 namespace diode {
 
 /// The feature schema this build computes, and the oldest whose packages it still reads.
-inline constexpr int kFeatureSchemaVersion = 2;
+inline constexpr int kFeatureSchemaVersion = 3;
 inline constexpr int kOldestFeatureSchemaVersion = 1;
 
 /// What the model knows of the GPU: enough for one model family to serve several GPUs.
@@ -24,22 +24,31 @@ struct HardwareFeatures {
     static HardwareFeatures forGpu(const std::string &name, int smCount, int schema = kFeatureSchemaVersion);
 };
 
-/// Feature schema version 2: the single definition of the model's inputs, used by training
+/// Feature schema version 3: the single definition of the model's inputs, used by training
 /// (core/train/trainer.cpp) and by inference in the plugin. Change anything here and the
 /// version must go up: packages record the version they were trained with; a build reads the
 /// versions from kOldestFeatureSchemaVersion up, computing each one's features, and refuses
 /// others by name. (Describing cpu candidates, which version 1 used to refuse, changed no
 /// feature of an ATen or Triton candidate, so the version stayed.) Version 2: a GH200 is looked
-/// up as itself (4.0 TB/s), no longer as an H200 (4.8 TB/s); nothing else changed.
+/// up as itself (4.0 TB/s), no longer as an H200 (4.8 TB/s); nothing else changed. Version 3: the
+/// op baddbmm and its one-hot input `op_baddbmm` (after `op_bmm`); every other feature of every
+/// mm, addmm and bmm problem is the same value as in version 2, so a version-1 or -2 package
+/// computes exactly the inputs it was trained on and cannot score baddbmm (knowsOp).
 class FeatureSchema {
 public:
     static constexpr int kVersion = kFeatureSchemaVersion;
-    /// Names of the features, in order; their count is the model's input width.
-    static const std::vector<std::string> &names();
-    static int size() { return int(names().size()); }
-    /// Appends the features of (problem, candidate) on `hw` to `out`.
+    /// Names of the features of `schema`, in order; their count is the model's input width.
+    static const std::vector<std::string> &names(int schema = kVersion);
+    static int size(int schema = kVersion) { return int(names(schema).size()); }
+    /// Whether `schema` has an input for `op` (baddbmm from version 3).
+    static bool knowsOp(GemmOp op, int schema = kVersion);
+    /// For each feature of `schema`, its index in the current schema's names: how a network of an
+    /// older schema is widened to the current inputs (fine-tuning; the new inputs get zero weight).
+    static std::vector<int> currentIndices(int schema);
+    /// Appends the features of (problem, candidate) on `hw` to `out`, as `schema` defines them.
+    /// Throws InvalidInput for an op the schema has no input for.
     static void compute(const GemmProblem &p, const KernelConfig &c, const HardwareFeatures &hw,
-                        std::vector<float> &out);
+                        std::vector<float> &out, int schema = kVersion);
     /// Whether the schema can describe a candidate: ATen; Triton and the cpu backend's tiled GEMM
     /// with BLOCK_M, BLOCK_N and BLOCK_K. The one definition of what a model can rank.
     static bool describes(const KernelConfig &c);
@@ -48,7 +57,7 @@ public:
     /// Indices of the problem's one-hot and layout flags (dtype, op, a_transposed, b_transposed):
     /// a flag the training data never varied marks problems the model has not seen
     /// (ModelPackage::unseenProblemFeature).
-    static const std::vector<int> &problemFlags();
+    static const std::vector<int> &problemFlags(int schema = kVersion);
 };
 
 } // namespace diode

@@ -3,18 +3,45 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace diode {
 
+namespace {
+// The one table of op names: parsing, printing and the lists in messages all read it.
+constexpr std::pair<GemmOp, std::string_view> kOpNames[] = {
+    {GemmOp::Mm, "mm"}, {GemmOp::Addmm, "addmm"}, {GemmOp::Bmm, "bmm"}, {GemmOp::Baddbmm, "baddbmm"}};
+} // namespace
+
 std::string_view toString(GemmOp op) {
-    switch (op) {
-    case GemmOp::Mm:
-        return "mm";
-    case GemmOp::Addmm:
-        return "addmm";
-    case GemmOp::Bmm:
-        return "bmm";
-    }
+    for (const auto &[o, name] : kOpNames)
+        if (o == op)
+            return name;
     return "?";
+}
+
+std::string_view opNames() {
+    static const std::string names = [] {
+        std::string s;
+        for (const auto &[o, name] : kOpNames)
+            s += (s.empty() ? "" : ", ") + std::string(name);
+        return s;
+    }();
+    return names;
+}
+
+const std::vector<GemmOp> &allOps() {
+    static const std::vector<GemmOp> ops = [] {
+        std::vector<GemmOp> v;
+        for (const auto &[o, name] : kOpNames)
+            v.push_back(o);
+        return v;
+    }();
+    return ops;
+}
+
+bool isBatched(GemmOp op) {
+    return op == GemmOp::Bmm || op == GemmOp::Baddbmm;
 }
 
 std::string_view toString(DType dtype) {
@@ -29,13 +56,15 @@ std::string_view toString(DType dtype) {
     return "?";
 }
 
+const std::vector<DType> &allDTypes() {
+    static const std::vector<DType> dtypes{DType::BF16, DType::FP16, DType::FP32};
+    return dtypes;
+}
+
 std::optional<GemmOp> parseOp(std::string_view text) {
-    if (text == "mm")
-        return GemmOp::Mm;
-    if (text == "addmm")
-        return GemmOp::Addmm;
-    if (text == "bmm")
-        return GemmOp::Bmm;
+    for (const auto &[o, name] : kOpNames)
+        if (text == name)
+            return o;
     return std::nullopt;
 }
 
@@ -60,12 +89,14 @@ double GemmProblem::minBytes() const {
     double bytes = e * double(batch) * (double(m) * k + double(k) * n + double(m) * n);
     if (op == GemmOp::Addmm)
         bytes += e * double(n);
+    if (op == GemmOp::Baddbmm) // the addend (B, 1, N)
+        bytes += e * double(batch) * double(n);
     return bytes;
 }
 
 std::string GemmProblem::label() const {
     std::string s = fmt::format("{} {} ", toString(op), toString(dtype));
-    if (op == GemmOp::Bmm)
+    if (isBatched(op))
         s += fmt::format("{}x", batch);
     s += fmt::format("{}x{}x{}", m, n, k);
     if (aTransposed)
@@ -91,7 +122,7 @@ void validate(const GemmProblem &p, const std::string &where) {
     check("M", p.m);
     check("N", p.n);
     check("K", p.k);
-    if (p.op != GemmOp::Bmm && p.batch != 1)
+    if (!isBatched(p.op) && p.batch != 1)
         throw InvalidInput(
             fmt::format("{}: field 'B' is {} but op '{}' is not batched", where, p.batch, toString(p.op)));
 }

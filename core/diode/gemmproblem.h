@@ -5,20 +5,32 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace diode {
 
-enum class GemmOp { Mm, Addmm, Bmm };
+/// The GEMM ops of the schema (docs/FORMATS.md). Baddbmm is Bmm plus an addend of shape (B, 1, N),
+/// broadcast over M (ALiBi attention's bias); a full (B, M, N) addend is not one of them.
+enum class GemmOp { Mm, Addmm, Bmm, Baddbmm };
 enum class DType { BF16, FP16, FP32 };
 
 std::string_view toString(GemmOp op);
+/// Every op name, in enum order, as messages list them: "mm, addmm, bmm, baddbmm".
+std::string_view opNames();
+/// Every op, in enum order.
+const std::vector<GemmOp> &allOps();
+/// Whether the op takes a batch B other than 1 (bmm, baddbmm).
+bool isBatched(GemmOp op);
 std::string_view toString(DType dtype);
+/// Every dtype, in enum order.
+const std::vector<DType> &allDTypes();
 std::optional<GemmOp> parseOp(std::string_view text);
 /// Accepts our names (bf16) and torch's (bfloat16, torch.bfloat16).
 std::optional<DType> parseDType(std::string_view text);
 int elementBytes(DType dtype);
 
-/// One GEMM to benchmark: C[B,M,N] = A[B,M,K] @ B[B,K,N] (+ bias[N] for addmm).
+/// One GEMM to benchmark: C[B,M,N] = A[B,M,K] @ B[B,K,N] (+ bias[N] for addmm, + addend[B,1,N] for
+/// baddbmm).
 /// `bTransposed` means B is stored column-major, as an nn.Linear weight used as x @ W.t().
 struct GemmProblem {
     GemmOp op = GemmOp::Mm;
@@ -44,7 +56,7 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// Checks sizes (>= 1, batch 1 unless bmm); throws InvalidInput naming `where` and the field.
+/// Checks sizes (>= 1, batch 1 unless bmm or baddbmm); throws InvalidInput naming `where` and the field.
 void validate(const GemmProblem &problem, const std::string &where);
 
 } // namespace diode

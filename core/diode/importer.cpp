@@ -121,7 +121,7 @@ fromTorchDiodeDataset(const json &doc, const std::string &where) {
             auto op = parseOp(opName);
             if (!op)
                 throw InvalidInput(
-                    fmt::format("{}: unknown op \"{}\"; expected mm, addmm or bmm", w1, opName));
+                    fmt::format("{}: unknown op \"{}\"; expected one of {}", w1, opName, opNames()));
             auto sol = opDoc.find("solution");
             if (!opDoc.is_object() || sol == opDoc.end() || !sol->is_object())
                 throw InvalidInput(w1 + ": no 'solution' object");
@@ -142,7 +142,7 @@ fromTorchDiodeDataset(const json &doc, const std::string &where) {
                 r.problem.m = intField(pj, "M", w2);
                 r.problem.n = intField(pj, "N", w2);
                 r.problem.k = intField(pj, "K", w2);
-                if (*op != GemmOp::Bmm)
+                if (!isBatched(*op))
                     r.problem.batch = 1;
                 validate(r.problem, w2);
                 auto tcs = entry.find("timed_configs");

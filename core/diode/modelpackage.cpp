@@ -367,6 +367,7 @@ ModelPackage ModelPackage::fromBytes(const std::string &in) {
             throw PackageError(
                 fmt::format("package uses feature schema {}; this build reads schemas {} to {}",
                             schema.dump(), kOldestFeatureSchemaVersion, kFeatureSchemaVersion));
+        pkg.m_schema = schema.get<int>();
         const auto &arch = m.at("architecture");
         if (arch.value("type", "") != "mlp" || arch.value("activation", "") != "relu")
             throw PackageError(fmt::format("unsupported architecture {}", arch.dump()));
@@ -383,9 +384,10 @@ ModelPackage ModelPackage::fromBytes(const std::string &in) {
         for (size_t i = 0; i < layersJ.size(); ++i)
             sizes.push_back(
                 int(manifestInt(layersJ[i], fmt::format("architecture.layers[{}]", i), 1, kMaxLayerWidth)));
-        if (sizes.front() != FeatureSchema::size() || sizes.back() != 1)
-            throw PackageError(fmt::format("architecture layers [{}] do not fit {} features in and 1 output",
-                                           fmt::join(sizes, ", "), FeatureSchema::size()));
+        if (sizes.front() != FeatureSchema::size(pkg.m_schema) || sizes.back() != 1)
+            throw PackageError(fmt::format(
+                "architecture layers [{}] do not fit {} features in (feature schema {}) and 1 output",
+                fmt::join(sizes, ", "), FeatureSchema::size(pkg.m_schema), pkg.m_schema));
         const auto membersJ = arch.value("members", nlohmann::json(1));
         if (!membersJ.is_number_integer() ||
             (membersJ.is_number_unsigned() && membersJ.get<uint64_t>() > 64) || membersJ.get<int64_t>() < 1 ||
@@ -449,7 +451,7 @@ ModelPackage ModelPackage::fromBytes(const std::string &in) {
             if (std::any_of(sd.begin(), sd.end(), [](float v) { return v < kMinInputStd; }))
                 throw PackageError(
                     fmt::format("tensor '{}' has values below {:g}", specs[base + 1].name, kMinInputStd));
-            for (int f : FeatureSchema::problemFlags())
+            for (int f : FeatureSchema::problemFlags(pkg.m_schema))
                 if (size_t(f) < sd.size() && sd[f] == 1.0f &&
                     std::none_of(pkg.m_constantFlags.begin(), pkg.m_constantFlags.end(),
                                  [f](const auto &c) { return c.first == f; }))
@@ -466,8 +468,7 @@ ModelPackage ModelPackage::fromBytes(const std::string &in) {
         }
         const auto hw = m.value("hardware", nlohmann::json::object());
         // The features of the schema the package was trained with (features.h).
-        pkg.m_hw = HardwareFeatures::forGpu(hw.value("gpu", ""), hw.value("sm_count", 0),
-                                            m.at("feature_schema_version").get<int>());
+        pkg.m_hw = HardwareFeatures::forGpu(hw.value("gpu", ""), hw.value("sm_count", 0), pkg.m_schema);
         pkg.m_timingMethod = packageTimingMethod(m);
     } catch (const nlohmann::json::exception &e) {
         throw PackageError(fmt::format("manifest field missing or of the wrong type: {}", e.what()));
@@ -572,9 +573,9 @@ void ModelPackage::forward(const float *x, long rows, long stride, float *y) con
 
 Eigen::VectorXf ModelPackage::forward(
     const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x) const {
-    if (x.cols() != FeatureSchema::size())
-        throw InvalidInput(
-            fmt::format("forward: {} columns; the feature schema has {}", x.cols(), FeatureSchema::size()));
+    if (x.cols() != FeatureSchema::size(m_schema))
+        throw InvalidInput(fmt::format("forward: {} columns; feature schema {} has {}", x.cols(), m_schema,
+                                       FeatureSchema::size(m_schema)));
     Eigen::VectorXf y(x.rows());
     forward(x.data(), long(x.rows()), long(x.outerStride()), y.data());
     return y;
@@ -584,7 +585,8 @@ void ModelPackage::predictMs(const GemmProblem &problem, const std::vector<Kerne
                              std::vector<double> &out) const {
     thread_local std::vector<float> feats, y;
     feats.clear();
-    feats.reserve(candidates.size() * size_t(FeatureSchema::size()));
+    const int width = FeatureSchema::size(m_schema);
+    feats.reserve(candidates.size() * size_t(width));
     for (size_t i = 0; i < candidates.size(); ++i) {
         try {
             FeatureSchema::check(candidates[i], {});
@@ -593,10 +595,10 @@ void ModelPackage::predictMs(const GemmProblem &problem, const std::vector<Kerne
                                  fmt::format("candidates[{}]", i)); // the message with its index
             throw;
         }
-        FeatureSchema::compute(problem, candidates[i], m_hw, feats);
+        FeatureSchema::compute(problem, candidates[i], m_hw, feats, m_schema);
     }
     y.resize(candidates.size());
-    forward(feats.data(), long(candidates.size()), FeatureSchema::size(), y.data());
+    forward(feats.data(), long(candidates.size()), width, y.data());
     out.resize(candidates.size());
     for (size_t i = 0; i < out.size(); ++i)
         out[i] = std::exp(double(y[i]));
@@ -610,10 +612,11 @@ std::string ModelPackage::unseenProblemFeature(const GemmProblem &problem) const
     KernelConfig aten;
     aten.kind = "aten";
     aten.name = "extern_kernels.mm";
-    FeatureSchema::compute(problem, aten, m_hw, feats); // the problem's flags do not depend on the candidate
+    // The problem's flags do not depend on the candidate.
+    FeatureSchema::compute(problem, aten, m_hw, feats, m_schema);
     for (const auto &[f, seen] : m_constantFlags)
         if (feats[size_t(f)] != seen)
-            return fmt::format("{} = {:g}", FeatureSchema::names()[size_t(f)], feats[size_t(f)]);
+            return fmt::format("{} = {:g}", FeatureSchema::names(m_schema)[size_t(f)], feats[size_t(f)]);
     return {};
 }
 

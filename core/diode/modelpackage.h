@@ -67,6 +67,12 @@ public:
 
     const nlohmann::json &manifest() const { return m_manifest; }
     HardwareFeatures hardware() const;
+    /// The feature schema the package was trained with (manifest `feature_schema_version`); its
+    /// features are the ones computed for it.
+    int featureSchema() const { return m_schema; }
+    /// Whether the package's feature schema has an input for `op` (a package older than schema 3
+    /// cannot score baddbmm; predictMs throws InvalidInput for it).
+    bool scoresOp(GemmOp op) const { return FeatureSchema::knowsOp(op, m_schema); }
     /// The timing method of the times the model was trained on (manifest `timing_method`).
     TimingMethod timingMethod() const { return m_timingMethod; }
 
@@ -95,7 +101,8 @@ public:
     Eigen::VectorXf
     forward(const Eigen::Ref<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> &x)
         const;
-    /// The same from raw rows: `rows` rows of `FeatureSchema::size()` floats `stride` apart, into `y`.
+    /// The same from raw rows: `rows` rows of `FeatureSchema::size(featureSchema())` floats `stride` apart,
+    /// into `y`.
     void forward(const float *x, long rows, long stride, float *y) const;
 
 private:
@@ -119,6 +126,7 @@ private:
     std::vector<std::pair<int, float>> m_constantFlags;
     int m_maxWidth = 0; ///< widest padded hidden layer: the scratch row length
     HardwareFeatures m_hw;
+    int m_schema = kFeatureSchemaVersion;
     TimingMethod m_timingMethod = TimingMethod::InductorAutotune;
 };
 

@@ -115,8 +115,8 @@ GemmProblem problemFromJson(const nlohmann::json &j, const std::string &where) {
         throw InvalidInput(fmt::format("{}: field 'op' is missing", where));
     auto op = parseOp(opIt->get<std::string>());
     if (!op)
-        throw InvalidInput(fmt::format("{}: field 'op' has unknown value {}; expected mm, addmm or bmm",
-                                       where, opIt->dump()));
+        throw InvalidInput(fmt::format("{}: field 'op' has unknown value {}; expected one of {}", where,
+                                       opIt->dump(), opNames()));
     p.op = *op;
     auto dtIt = j.find("dtype");
     if (dtIt == j.end() || !dtIt->is_string())

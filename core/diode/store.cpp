@@ -120,6 +120,23 @@ CREATE TABLE problem_baselines(
   pick_config_id INTEGER REFERENCES kernel_configs(id),
   PRIMARY KEY(run_id, problem_id, baseline, method)) WITHOUT ROWID;
 )sql",
+    // 3 -> 4: the op baddbmm. SQLite cannot alter a CHECK, so the problems table is rebuilt with
+    // every row and id kept (SQLite's documented procedure: new table, copy, drop, rename; run with
+    // foreign keys off by migrate(), which checks them before it commits).
+    R"sql(
+CREATE TABLE problems_v4(
+  id INTEGER PRIMARY KEY,
+  op TEXT NOT NULL CHECK(op IN ('mm','addmm','bmm','baddbmm')),
+  dtype TEXT NOT NULL CHECK(dtype IN ('bf16','fp16','fp32')),
+  b INTEGER NOT NULL CHECK(b >= 1), m INTEGER NOT NULL CHECK(m >= 1),
+  n INTEGER NOT NULL CHECK(n >= 1), k INTEGER NOT NULL CHECK(k >= 1),
+  a_transposed INTEGER NOT NULL, b_transposed INTEGER NOT NULL,
+  UNIQUE(op, dtype, b, m, n, k, a_transposed, b_transposed));
+INSERT INTO problems_v4(id, op, dtype, b, m, n, k, a_transposed, b_transposed)
+  SELECT id, op, dtype, b, m, n, k, a_transposed, b_transposed FROM problems;
+DROP TABLE problems;
+ALTER TABLE problems_v4 RENAME TO problems;
+)sql",
 };
 
 // A read-only connection cannot migrate an older database (the shipped dataset is opened so):
@@ -144,7 +161,8 @@ CREATE TEMP VIEW measurements AS
        LEFT JOIN main.kernel_configs c ON c.id = m.config_id;
 CREATE TEMP TABLE problem_baselines(run_id INTEGER, problem_id INTEGER, baseline TEXT, method TEXT, time_ms REAL,
   compile_s REAL, pick_config_id INTEGER, PRIMARY KEY(run_id, problem_id, baseline, method));
-)sql",
+)sql", // 3: problems whose CHECK lacks 'baddbmm': the same rows to read.
+    "",
 };
 
 // Binding helpers keep the statements below short.
@@ -496,6 +514,14 @@ void Store::migrate() {
                         version, kSchemaVersion));
     if (version == kSchemaVersion)
         return;
+    // A migration that rebuilds a table other tables reference (3 -> 4) must not have SQLite
+    // check or act on those references half-way; the pragma is a no-op inside a transaction, so it
+    // is set around it, and the references are checked before the commit.
+    exec("PRAGMA foreign_keys=OFF");
+    struct KeysOn {
+        Store &s;
+        ~KeysOn() { sqlite3_exec(s.m_db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr); }
+    } keysOn{*this};
     Transaction tx(*this);
     // Read the version again under the write lock: another process opening the same new file
     // may have created the schema since ("table runs already exists" in 7 of 20 trials of 4
@@ -505,6 +531,14 @@ void Store::migrate() {
         return;
     for (int v = locked; v < kSchemaVersion; ++v)
         exec(kMigrations[v]);
+    auto *check = prepare("SELECT count(*) FROM pragma_foreign_key_check");
+    Reset checkReset{check};
+    if (sqlite3_step(check) != SQLITE_ROW)
+        fail(fmt::format("cannot check foreign keys after migrating: {}", sqlite3_errmsg(m_db)));
+    if (const int64_t broken = sqlite3_column_int64(check, 0); broken > 0)
+        fail(fmt::format("migrating from schema {} to {} would leave {} rows referring to rows that do not "
+                         "exist; nothing was changed",
+                         locked, kSchemaVersion, broken));
     exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
     tx.commit();
 }

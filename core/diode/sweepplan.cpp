@@ -147,7 +147,12 @@ GemmOp toOp(const std::string &s) {
 DType toDType(const std::string &s) {
     return *parseDType(s);
 }
-const std::vector<std::string> kOps{"mm", "addmm", "bmm"};
+const std::vector<std::string> kOps = [] {
+    std::vector<std::string> names;
+    for (GemmOp op : allOps())
+        names.emplace_back(toString(op));
+    return names;
+}();
 
 // The GEMMs of a training step for each forward GEMM C = A B (docs/PLANS.md, "passes").
 enum class Pass { Forward, GradInput, GradWeight };
@@ -314,13 +319,13 @@ std::vector<GemmProblem> generatedProblems(const json &entry, const std::string 
     const auto passes =
         choiceList<Pass>(entry.value("passes", json::array({"forward"})), "passes", kPasses, where, toPass);
     const auto batches = sizes(entry, "B", where, std::vector<int64_t>{1});
-    const bool batched = std::find(ops.begin(), ops.end(), GemmOp::Bmm) != ops.end();
+    const bool batched = std::any_of(ops.begin(), ops.end(), isBatched);
     if (!batched)
         for (auto b : batches)
             if (b != 1)
                 throw InvalidInput(
-                    fmt::format("{}: field 'B' has {} but none of 'ops' is batched; only bmm takes "
-                                "'B'",
+                    fmt::format("{}: field 'B' has {} but none of 'ops' is batched; only bmm and "
+                                "baddbmm take 'B'",
                                 where, b));
     const auto ms = sizes(entry, "M", where);
     const bool zip = boolField(entry, "zip_sizes", false, where);
@@ -357,7 +362,7 @@ std::vector<GemmProblem> generatedProblems(const json &entry, const std::string 
     // Count the grid before building it: a 1000 x 1000 x 1000 grid is refused, not allocated.
     double perDtype = 0;
     for (auto op : ops)
-        perDtype += op == GemmOp::Bmm ? double(batches.size()) : 1.0;
+        perDtype += isBatched(op) ? double(batches.size()) : 1.0;
     const double grid = perDtype * double(dtypes.size()) * double(ms.size()) * nk *
                         double(aT.size() * bT.size()) * double(passes.size());
     budget.take(
@@ -376,10 +381,10 @@ std::vector<GemmProblem> generatedProblems(const json &entry, const std::string 
     out.reserve(size_t(grid));
     // C = A B is (M, N, K); its backward computes dA = dC B^T, (M, K, N) with B^T's layout
     // flipped, and dB = A^T dC, (K, N, M) with A^T's flipped; dC is row-major. A bias's gradient
-    // is a reduction, so addmm's backward GEMMs are mm.
+    // is a reduction, so addmm's backward GEMMs are mm and baddbmm's are bmm.
     auto emit = [&](GemmOp op, DType dt, int64_t b, int64_t m, int64_t n, int64_t k) {
-        const int64_t batch = op == GemmOp::Bmm ? b : 1;
-        const GemmOp grad = op == GemmOp::Addmm ? GemmOp::Mm : op;
+        const int64_t batch = isBatched(op) ? b : 1;
+        const GemmOp grad = op == GemmOp::Addmm ? GemmOp::Mm : op == GemmOp::Baddbmm ? GemmOp::Bmm : op;
         for (bool at : aT)
             for (bool bt : bT)
                 for (Pass pass : passes)
@@ -390,7 +395,7 @@ std::vector<GemmProblem> generatedProblems(const json &entry, const std::string 
     };
     for (auto op : ops)
         for (auto dt : dtypes)
-            for (auto b : op == GemmOp::Bmm ? batches : std::vector<int64_t>{1}) {
+            for (auto b : isBatched(op) ? batches : std::vector<int64_t>{1}) {
                 if (zip) {
                     for (size_t i = 0; i < ms.size(); ++i)
                         emit(op, dt, b, ms[i], ns[i], ks[i]);

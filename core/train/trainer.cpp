@@ -181,10 +181,15 @@ MemberResult trainMember(const std::vector<TrainingProblem> &problems, const std
         // The start's normalisation, so its weights see the inputs they were trained on; where it
         // saw a feature constant (std exactly 1: the GPU it was trained on), the new data's mean,
         // so the new GPU's constant reads as what the network knew, not as an input never seen.
+        // An input the start's network has no weight for (one a newer feature schema added:
+        // FeatureSchema::currentIndices) takes the new data's normalisation, which changes no
+        // prediction of the start and lets a flag the data varies read as seen.
         const torch::Tensor mean = floatTensor(start->inputMean, {F}).to(device);
         const torch::Tensor sdStart = floatTensor(start->inputStd, {F}).to(device);
+        const torch::Tensor unused =
+            floatTensor(start->weights[0], {start->layerSizes[1], F}).abs().sum(0).eq(0).to(device);
         res.mean = torch::where(sdStart == 1.0f, res.mean, mean);
-        res.sd = sdStart;
+        res.sd = torch::where(unused, res.sd, sdStart);
     }
 
     // Each training problem's rows are contiguous: [start, start + count).

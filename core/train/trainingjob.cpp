@@ -65,6 +65,31 @@ nlohmann::json trainingManifest(const Dataset &data, const TrainResult &res, con
 
 namespace {
 
+// The oldest feature schema whose networks fine-tuning widens to the current inputs.
+constexpr int kWidenableFeatureSchema = 2;
+
+// A network of feature schema `schema` as one of the current schema: each of its inputs moves to
+// its current index; an input it did not have gets zero weights, mean 0 and deviation 1, so the
+// network predicts exactly what it did until training moves those weights.
+void widenInputs(MlpWeights &w, int schema) {
+    const auto to = FeatureSchema::currentIndices(schema);
+    const int in = w.layerSizes.front(), width = FeatureSchema::size(), hidden = w.layerSizes[1];
+    if (in != int(to.size()))
+        throw InvalidInput(
+            fmt::format("a network of feature schema {} takes {} features, not {}", schema, to.size(), in));
+    std::vector<float> mean(size_t(width), 0.f), sd(size_t(width), 1.f),
+        w0(size_t(hidden) * size_t(width), 0.f);
+    for (int i = 0; i < in; ++i) {
+        mean[size_t(to[size_t(i)])] = w.inputMean[size_t(i)];
+        sd[size_t(to[size_t(i)])] = w.inputStd[size_t(i)];
+        for (int o = 0; o < hidden; ++o)
+            w0[size_t(o) * size_t(width) + size_t(to[size_t(i)])] =
+                w.weights[0][size_t(o) * size_t(in) + size_t(i)];
+    }
+    w.inputMean = std::move(mean), w.inputStd = std::move(sd), w.weights[0] = std::move(w0);
+    w.layerSizes.front() = width;
+}
+
 // Minutes of training must not end in "cannot write": the package is written beside its target
 // and renamed (ModelPackage::save), so that is what is tried first.
 void checkWritable(const std::string &out) {
@@ -156,12 +181,17 @@ TrainingJobResult runTrainingJob(const TrainingJob &job) {
             throw InvalidInput(fmt::format("--init {} was trained on {} times; the data's are {} (--method)",
                                            job.initPackage, toString(base.timingMethod()),
                                            toString(data.method.method)));
-        const int schema = base.manifest().value("feature_schema_version", 0);
-        if (schema != FeatureSchema::kVersion)
+        const int schema = base.featureSchema();
+        // Schema 3 only added op_baddbmm to schema 2's inputs: a schema-2 network reads them with
+        // that input at zero weight and predicts what it did. Schema 1 computed other hardware inputs.
+        if (schema < kWidenableFeatureSchema)
             throw InvalidInput(fmt::format("--init {} was trained on feature schema {}; fine-tuning computes "
                                            "schema {}, so its networks would read other inputs",
                                            job.initPackage, schema, FeatureSchema::kVersion));
         start = packageWeights(job.initPackage);
+        if (schema != FeatureSchema::kVersion)
+            for (auto &w : start)
+                widenInputs(w, schema);
         startFrom = {{"package", std::filesystem::path(job.initPackage).filename().string()},
                      {"name", base.manifest().value("name", "")},
                      {"hardware", base.manifest().value("hardware", nlohmann::json::object())}};

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 4
+#define DIODE_ABI_VERSION 5
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))
@@ -25,8 +25,8 @@ extern "C" {
 
 typedef struct diode_model diode_model;
 
-/* One GEMM: C[B,M,N] = A[B,M,K] @ B[B,K,N]; op "mm" | "addmm" | "bmm", dtype "bf16" | "fp16" |
- * "fp32" (torch names such as "bfloat16" are accepted too). */
+/* One GEMM: C[B,M,N] = A[B,M,K] @ B[B,K,N]; op "mm" | "addmm" | "bmm" | "baddbmm" (bmm plus an
+ * addend [B,1,N]), dtype "bf16" | "fp16" | "fp32" (torch names such as "bfloat16" are accepted too). */
 typedef struct diode_problem {
     const char *op;
     const char *dtype;
@@ -60,6 +60,11 @@ DIODE_API const char *diode_model_manifest(const diode_model *model);
  * (diode_last_error). Scores of a problem it returns 1 for are extrapolations. */
 DIODE_API int diode_model_unseen(const diode_model *model, const diode_problem *problem, char *why,
                                  size_t why_len);
+
+/* Whether the package's feature schema has an input for `op` ("baddbmm" from feature schema 3; a
+ * package of schema 1 or 2 cannot score it): 1 it has, 0 it has not, -1 for an op name no schema
+ * has (diode_last_error). */
+DIODE_API int diode_model_scores_op(const diode_model *model, const char *op);
 
 /* Whether a package trained on `package_gpu` may serve the device `device_gpu` (its architecture
  * as the runtime reports it, "9.0", and its SM count; NULL/0: from core's GPU table): 0 the same

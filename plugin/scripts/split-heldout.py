@@ -40,7 +40,7 @@ def family_of(p, held_layers):
     """The held-out family whose layer this mm/addmm is: its forward (N, K) = (out, in), or, for
     the backward GEMMs a plan's 'passes' make (docs/PLANS.md), dX = dY W as (M, in, out) and
     dW^T = X^T dY as (in, out, tokens) with a column-major A."""
-    if p["op"] == "bmm":
+    if p["op"] in ("bmm", "baddbmm"):  # attention, no layer of a family's shape set
         return None
     return (held_layers.get((p["N"], p["K"])) or held_layers.get((p["K"], p["N"]))
             or (held_layers.get((p["N"], p["M"])) if p.get("a_transposed") else None))

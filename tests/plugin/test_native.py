@@ -4,15 +4,56 @@ DIODE_CLI, TORCH_DIODE_LIBRARY and PYTHONPATH set."""
 
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
 import unittest
+import zlib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-gemm-mlp-v2.diode")
 HELDOUT = os.path.join(ROOT, "trained_models", "h200", "h200-heldout.jsonl")
 NO_TORCH = os.path.join(ROOT, "tests", "data", "python-without-torch.sh")
+
+
+def schema3_copy(src, dst, baddbmm_seen):
+    """A copy of a feature-schema-2 package widened to schema 3: an op_baddbmm input (after op_bmm)
+    with zero weights and the normalisation of a flag never seen in training (mean 0, deviation 1),
+    or, with `baddbmm_seen`, small weights and the normalisation of a flag that varied."""
+    with open(src, "rb") as f:
+        data = f.read()
+    (mlen,) = struct.unpack_from("<I", data, 12)
+    manifest = json.loads(data[16:16 + mlen])
+    assert manifest["feature_schema_version"] == 2
+    at = manifest["feature_names"].index("op_bmm") + 1
+    base = 16 + mlen + 4
+    width = manifest["architecture"]["layers"][0]
+    blob, tensors = b"", []
+    for t in manifest["tensors"]:
+        v = list(struct.unpack_from(f"<{t['nbytes'] // 4}f", data, base + t["offset"]))
+        name, shape = t["name"], list(t["shape"])
+        if name.endswith("input_mean"):
+            v.insert(at, 0.5 if baddbmm_seen else 0.0)
+            shape = [width + 1]
+        elif name.endswith("input_std"):
+            v.insert(at, 0.5 if baddbmm_seen else 1.0)
+            shape = [width + 1]
+        elif name.endswith("layer0.weight"):
+            rows = [v[r * width:(r + 1) * width] for r in range(shape[0])]
+            v = [x for r, row in enumerate(rows) for x in row[:at] + [0.01 * ((r % 5) - 2) if baddbmm_seen else 0.0]
+                 + row[at:]]
+            shape = [shape[0], width + 1]
+        raw = struct.pack(f"<{len(v)}f", *v)
+        tensors.append(dict(t, shape=shape, offset=len(blob), nbytes=len(raw), crc32=zlib.crc32(raw)))
+        blob += raw
+    manifest.update(tensors=tensors, data_bytes=len(blob), feature_schema_version=3)
+    manifest["feature_names"].insert(at, "op_baddbmm")
+    manifest["architecture"]["layers"][0] = width + 1
+    text = json.dumps(manifest).encode()
+    with open(dst, "wb") as f:
+        f.write(data[:12] + struct.pack("<I", len(text)) + text + struct.pack("<I", zlib.crc32(text)) + blob)
+    return dst
 
 
 def python_env(**extra):
@@ -209,6 +250,76 @@ class NativeTest(unittest.TestCase):
         self.assertEqual(Options(fallback=False).fallback, "raise")
         with self.assertRaises(ValueError):
             Options(fallback="benchmark")
+
+    def test_baddbmm_is_scored_by_packages_that_know_the_op(self):
+        # baddbmm (bmm plus an addend (B, 1, N), as ALiBi attention) is an op of feature schema 3:
+        # the shipped packages (schema 1 and 2) keep plain's kernel for it, counted as
+        # unscorable_op_baddbmm; a schema-3 package not trained on it says so (unseen); one trained
+        # on it scores it; an addend that varies along M is not the schema's op.
+        from types import SimpleNamespace as NS
+
+        from torch_diode._native import Model
+        from torch_diode._selector import Options, Runtime
+
+        ingraph = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+        shipped = Model(ingraph)
+        self.assertFalse(shipped.scores_op("baddbmm"))
+        self.assertTrue(shipped.scores_op("bmm"))
+
+        def inputs(addend_stride):
+            mat1 = NS(get_size=lambda: [512, 1, 128], get_stride=lambda: [128, 128, 1], get_dtype=lambda: "torch.bfloat16")
+            mat2 = NS(get_size=lambda: [512, 128, 2048], get_stride=lambda: [262144, 1, 128])
+            addend = NS(get_size=lambda: [512, 1, 2048], get_stride=lambda: addend_stride)
+            return NS(mat1mat2=lambda: (mat1, mat2), nodes=lambda: [addend, mat1, mat2])
+
+        def prefill(addend_stride):
+            mat1 = NS(get_size=lambda: [64, 1024, 64], get_stride=lambda: [65536, 64, 1], get_dtype=lambda: "torch.bfloat16")
+            mat2 = NS(get_size=lambda: [64, 64, 1024], get_stride=lambda: [65536, 1, 64])
+            addend = NS(get_size=lambda: [64, 1024, 1024], get_stride=lambda: addend_stride)
+            return NS(mat1mat2=lambda: (mat1, mat2), nodes=lambda: [addend, mat1, mat2])
+
+        def choices():
+            tri = NS(template=NS(uid="triton::bmm"), params=NS(kwargs=dict(
+                BLOCK_M=16, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_stages=3, num_warps=4)), extra_kwargs={})
+            return {"aten::baddbmm": [NS(template=NS(uid="aten::baddbmm"), params=NS(kwargs={}), extra_kwargs={})],
+                    "triton::bmm": [tri]}
+
+        def uids(kept):
+            return [k.template.uid for k in kept]
+
+        old = Runtime(shipped, Options(margin=0))
+        self.assertEqual(uids(old.lowering(choices(), inputs([2048, 0, 1]), "baddbmm")), ["aten::baddbmm"])
+        self.assertEqual(old.stats.snapshot()["not_selected"], {"unscorable_op_baddbmm": 1})
+        self.assertEqual(old.stats.snapshot()["model_selections"], 0)
+
+        with tempfile.TemporaryDirectory() as d:
+            unseen = Model(schema3_copy(ingraph, os.path.join(d, "unseen.diode"), baddbmm_seen=False))
+            seen = Model(schema3_copy(ingraph, os.path.join(d, "seen.diode"), baddbmm_seen=True))
+        self.assertTrue(unseen.scores_op("baddbmm") and seen.scores_op("baddbmm"))
+        # The widened package with a zero-weight op_baddbmm predicts what the schema-2 one did.
+        bmm = ("bmm", "bf16", 512, 1, 2048, 128, 0, 1)
+        key = ("triton", "bmm", 16, 64, 64, 8, 3, 4, -1, -1)
+        for a, b in zip(shipped.score_keys(bmm, [key]), unseen.score_keys(bmm, [key])):
+            self.assertAlmostEqual(a, b, delta=1e-5 * a)
+
+        rt = Runtime(unseen, Options(margin=0))
+        self.assertEqual(uids(rt.lowering(choices(), inputs([2048, 0, 1]), "baddbmm")), ["aten::baddbmm"])
+        self.assertEqual(rt.stats.snapshot()["not_selected"], {"unscorable_unseen_op_baddbmm": 1})
+
+        rt = Runtime(seen, Options(margin=0))
+        kept = rt.lowering(choices(), inputs([2048, 0, 1]), "baddbmm")
+        self.assertEqual(len(kept), 1)
+        self.assertEqual(len(rt.lowering(choices(), prefill([1024, 0, 1]), "baddbmm")), 1)  # broadcast over M
+        st = rt.stats.snapshot()
+        self.assertEqual((st["model_selections"], st["not_selected"]), (2, {}))
+        full = rt.lowering(choices(), prefill([1048576, 1024, 1]), "baddbmm")  # a (B, M, N) addend
+        self.assertEqual(uids(full), ["aten::baddbmm"])
+        self.assertEqual(rt.stats.snapshot()["not_selected"], {"unscorable_baddbmm_full_addend": 1})
+        self.assertEqual(len(seen.score_keys(("baddbmm", "bf16", 512, 1, 2048, 128, 0, 1), [key])), 1)
+        # Asked not to: the op stays Inductor's.
+        no = Runtime(seen, Options(ops=("mm", "addmm", "bmm")))
+        no.lowering(choices(), inputs([2048, 0, 1]), "baddbmm")
+        self.assertEqual(no.stats.snapshot()["not_selected"], {"unscorable_op_baddbmm": 1})
 
     def test_a_layout_the_package_never_saw_keeps_plain(self):
         # The shipped packages were trained on no GEMM with a column-major A (a training step's

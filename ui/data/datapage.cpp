@@ -1,6 +1,7 @@
 #include "data/datapage.h"
 
 #include "common/exportactions.h"
+#include "common/schemanames.h"
 #include "common/workbenchstate.h"
 #include "data/heatmapview.h"
 #include "data/rooflineview.h"
@@ -50,10 +51,10 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
     , m_loader(new AnalysisLoader(this))
     , m_error(new QLabel(this))
     , m_run(choiceBox({tr("All runs")}, QStringLiteral("runFilter"), this))
-    , m_op(choiceBox({tr("Any op"), "mm", "addmm", "bmm"}, QStringLiteral("opFilter"), this))
-    , m_dtype(choiceBox({tr("Any dtype"), "bf16", "fp16", "fp32"}, QStringLiteral("dtypeFilter"), this))
+    , m_op(choiceBox(QStringList{tr("Any op")} + opNameList(), QStringLiteral("opFilter"), this))
+    , m_dtype(choiceBox(QStringList{tr("Any dtype")} + dtypeNameList(), QStringLiteral("dtypeFilter"), this))
     , m_status(choiceBox({tr("Any status"), "ok", "failed", "timeout"}, QStringLiteral("statusFilter"), this))
-    , m_method(choiceBox({tr("Any method"), "graph_warm", "graph_cold", "inductor_autotune", "cpu"},
+    , m_method(choiceBox(QStringList{tr("Any method")} + timingMethodNameList(),
                          QStringLiteral("methodFilter"), this))
     , m_text(new QLineEdit(this))
     , m_textDelay(new QTimer(this))
@@ -207,8 +208,8 @@ QWidget *DataPage::heatmapPage() {
     auto *page = new QWidget(this);
     m_heatmap = new HeatmapView(page);
     m_heatmap->setObjectName(QStringLiteral("heatmap"));
-    m_heatOp = choiceBox({"mm", "addmm", "bmm"}, QStringLiteral("heatmapOp"), page);
-    m_heatDtype = choiceBox({"bf16", "fp16", "fp32"}, QStringLiteral("heatmapDtype"), page);
+    m_heatOp = choiceBox(opNameList(), QStringLiteral("heatmapOp"), page);
+    m_heatDtype = choiceBox(dtypeNameList(), QStringLiteral("heatmapDtype"), page);
     auto *bar = new QHBoxLayout;
     bar->addWidget(new QLabel(tr("Op:"), page));
     bar->addWidget(m_heatOp);

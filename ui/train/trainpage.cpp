@@ -2,6 +2,7 @@
 
 #include "common/exportactions.h"
 #include "common/modellist.h"
+#include "common/schemanames.h"
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
 #include "train/trainingcurves.h"
@@ -81,8 +82,8 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     m_weightDecay = dspin(0, 1, s.value("weightDecay", d.weightDecay).toDouble(), 6, 1e-5, this);
     m_valFraction = dspin(0.05, 0.4, s.value("valFraction", d.validationFraction).toDouble(), 2, 0.05, this);
     m_testFraction = dspin(0.05, 0.4, s.value("testFraction", d.testFraction).toDouble(), 2, 0.05, this);
-    const QStringList ops = s.value("ops", QStringList{"mm", "addmm", "bmm"}).toStringList();
-    const QStringList dtypes = s.value("dtypes", QStringList{"bf16", "fp16", "fp32"}).toStringList();
+    const QStringList ops = s.value("ops", opNameList()).toStringList();
+    const QStringList dtypes = s.value("dtypes", dtypeNameList()).toStringList();
     m_method->setSettingsValue(s.value("method").toString());
     s.endGroup();
 
@@ -100,8 +101,8 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
         }
         return row;
     };
-    df->addRow(tr("Ops"), checks({"mm", "addmm", "bmm"}, ops, m_ops));
-    df->addRow(tr("Dtypes"), checks({"bf16", "fp16", "fp32"}, dtypes, m_dtypes));
+    df->addRow(tr("Ops"), checks(opNameList(), ops, m_ops));
+    df->addRow(tr("Dtypes"), checks(dtypeNameList(), dtypes, m_dtypes));
     df->addRow(tr("Times"), m_method);
     df->addRow(m_store);
 

@@ -126,7 +126,7 @@ def _restore_config() -> None:
     _saved_config.clear()
 
 
-def install(model=None, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", "bmm"), search_space="DEFAULT",
+def install(model=None, top_k=1, performance_threshold=1.1, ops=None, search_space="DEFAULT",
             fallback="plain", margin=None, regime="warm", autotune_gemm=True, keep_unscored=False) -> bool:
     """Installs the selector. `model`: a path or name of a package, or None for the best package
     for the detected GPU and `regime` ("warm": operands in L2, as in a decode loop; "cold": weights
@@ -138,6 +138,8 @@ def install(model=None, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", 
     nothing benchmarked), "autotune" (Inductor's benchmark) or "raise". `autotune_gemm`: turn
     Inductor's GEMM autotuning on while installed, so that plain torch.compile reaches the selector.
     `keep_unscored`: also hand Inductor the candidates the model cannot score (it then benchmarks).
+    `ops`: the GEMM ops to select for (default: every op of problem JSON, of which a package scores
+    those its feature schema has an input for: baddbmm needs schema 3).
     The selector is installed for every thread of the process (forward and backward compiles).
     Returns True when installed; otherwise get_integration_status() says why (one warning is
     logged) and Inductor is left exactly as it was."""

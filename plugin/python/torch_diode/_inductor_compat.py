@@ -18,7 +18,7 @@ FINALIZE_HOOK = "_finalize_template_configs"
 TRITON_TEMPLATES = {"triton::mm": "mm", "triton::bmm": "bmm"}
 TRITON_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps")
 # Inductor's feedback saver names for the GEMMs we measure, mapped to problem-JSON ops.
-SAVER_OPS = {"mm": "mm", "addmm": "addmm", "bias_addmm": "addmm", "bmm": "bmm"}
+SAVER_OPS = {"mm": "mm", "addmm": "addmm", "bias_addmm": "addmm", "bmm": "bmm", "baddbmm": "baddbmm"}
 
 
 class InductorIncompatible(RuntimeError):
@@ -239,17 +239,29 @@ def _ints(values) -> Optional[tuple]:
         return None
 
 
-def kernel_inputs_problem(kernel_inputs) -> tuple:
-    """((mat1 size, stride), (mat2 size, stride), dtype) with sizes as integer hints."""
-    mat1, mat2 = _need(kernel_inputs, "mat1mat2", "MMKernelInputs")()
-    dims = [mat1.get_size(), mat1.get_stride(), mat2.get_size(), mat2.get_stride()]
+def _hinted(dims) -> list:
     static = [_ints(d) for d in dims]
     if any(d is None for d in static):  # symbolic: their hints
         from torch._inductor.virtualized import V
 
         sizes = V.graph.sizevars
         static = [tuple(int(x) for x in sizes.size_hints(d)) for d in dims]
-    s1, t1, s2, t2 = static
+    return static
+
+
+def addend_broadcast_over_m(kernel_inputs) -> bool:
+    """Whether a baddbmm's addend (the first input node; tuned_baddbmm expands it to (B, M, N)) is
+    the same for every row m: stride 0 along M, as ALiBi's (B, 1, N), or M = 1."""
+    nodes = _need(kernel_inputs, "nodes", "MMKernelInputs")()
+    inp = nodes[0]
+    size, stride = _hinted([inp.get_size(), inp.get_stride()])
+    return len(size) < 2 or size[-2] == 1 or stride[-2] == 0
+
+
+def kernel_inputs_problem(kernel_inputs) -> tuple:
+    """((mat1 size, stride), (mat2 size, stride), dtype) with sizes as integer hints."""
+    mat1, mat2 = _need(kernel_inputs, "mat1mat2", "MMKernelInputs")()
+    s1, t1, s2, t2 = _hinted([mat1.get_size(), mat1.get_stride(), mat2.get_size(), mat2.get_stride()])
     return (s1, t1), (s2, t2), mat1.get_dtype()
 
 

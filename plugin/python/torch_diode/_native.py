@@ -15,7 +15,7 @@ from array import array
 from itertools import chain
 from typing import Optional, Sequence
 
-ABI_VERSION = 4
+ABI_VERSION = 5
 PACKED_FIELDS = 10
 _LIB_NAME = "libdiode_inductor.so"
 
@@ -178,6 +178,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.diode_policy_margin.restype = ctypes.c_double
     lib.diode_model_unseen.argtypes = [ctypes.c_void_p, ctypes.POINTER(Problem), ctypes.c_char_p, ctypes.c_size_t]
     lib.diode_model_unseen.restype = ctypes.c_int
+    lib.diode_model_scores_op.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.diode_model_scores_op.restype = ctypes.c_int
     lib.diode_gpu_transfer.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
                                        ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_size_t]
     lib.diode_gpu_transfer.restype = ctypes.c_int
@@ -332,6 +334,13 @@ class Model:
         if rc < 0:
             raise NativeError(_last_error(self._lib))
         return why.value.decode() if rc else ""
+
+    def scores_op(self, op: str) -> bool:
+        """Whether the package's feature schema has an input for `op` (baddbmm: schema 3 and up)."""
+        rc = self._lib.diode_model_scores_op(self._handle, op.encode())
+        if rc < 0:
+            raise NativeError(_last_error(self._lib))
+        return rc == 1
 
     def score_keys(self, problem: tuple, keys: Sequence[tuple]) -> list[float]:
         """The selector's fast path: `problem` is (op, dtype, B, M, N, K, a_t, b_t) and each key

@@ -173,15 +173,16 @@ FALLBACKS = ("plain", "autotune", "raise")
 
 
 class Options:
-    def __init__(self, top_k=1, performance_threshold=1.1, ops=("mm", "addmm", "bmm"), search_space="DEFAULT",
+    def __init__(self, top_k=1, performance_threshold=1.1, ops=None, search_space="DEFAULT",
                  fallback="plain", margin=None, regime="warm", autotune_gemm=True, keep_unscored=False):
         if int(top_k) < 1:
             raise ValueError(f"top_k must be at least 1, got {top_k}")
         if float(performance_threshold) < 1.0:
             raise ValueError(f"performance_threshold must be at least 1.0, got {performance_threshold}")
+        ops = PROBLEM_OPS if ops is None else ops
         unknown = set(ops) - set(PROBLEM_OPS)
         if unknown:
-            raise ValueError(f"ops {sorted(unknown)} are not supported; choose from mm, addmm, bmm")
+            raise ValueError(f"ops {sorted(unknown)} are not supported; choose from {', '.join(PROBLEM_OPS)}")
         if search_space.upper() not in ("DEFAULT", "EXHAUSTIVE"):
             raise ValueError(f"search_space must be DEFAULT or EXHAUSTIVE, got {search_space!r}")
         if regime not in REGIMES:
@@ -229,7 +230,9 @@ def problem_of(kernel_inputs, op_name: str) -> tuple:
 
 
 PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed")
-PROBLEM_OPS = ("mm", "addmm", "bmm")  # the ops of problem JSON (docs/FORMATS.md)
+# The ops of problem JSON (docs/FORMATS.md); baddbmm's addend is broadcast over M, (B, 1, N).
+PROBLEM_OPS = ("mm", "addmm", "bmm", "baddbmm")
+BATCHED_OPS = ("bmm", "baddbmm")  # the ops whose problems have a batch B
 
 
 def problem_dict(problem: tuple) -> dict:
@@ -349,6 +352,9 @@ class Runtime:
         # A problem the package's training data had nothing like (a layout, op or dtype it never
         # saw: a training step's dW = dY^T X with a column-major A, before such data was
         # measured) would be scored by extrapolation; plain torch.compile's kernel is kept.
+        if op_name == "baddbmm" and problem[3] > 1 and not compat.addend_broadcast_over_m(kernel_inputs):
+            # Problem JSON's baddbmm has an addend (B, 1, N); a full (B, M, N) one reads M times more.
+            raise Unscorable("baddbmm_full_addend", "a baddbmm addend that varies along M is not in the schema")
         check = getattr(self.model, "unseen", None)
         unseen = check(problem) if check else ""
         if unseen:
@@ -409,7 +415,10 @@ class Runtime:
             self.stats.count("not_selected", "only_aten")
             return _plain_only(by_template)
         try:
-            if op_name not in self.options.ops:
+            scores_op = getattr(self.model, "scores_op", None)
+            if op_name not in self.options.ops or (scores_op and op_name in PROBLEM_OPS and not scores_op(op_name)):
+                # Not asked for, not an op of problem JSON, or one the package's feature schema has
+                # no input for (baddbmm before schema 3).
                 raise Unscorable(f"op_{op_name}", f"the model does not score {op_name}")
             return self.select(by_template, kernel_inputs, op_name)
         except Exception as e:  # noqa: BLE001 - any failure ends in options.fallback, counted
@@ -432,8 +441,8 @@ class Runtime:
     def _record_fallback(self, kernel_inputs, op_name, plain, reason):
         """A lowering kept at plain's kernel: recorded (without predictions) where the problem can
         be described, so that a lookup table made of the decisions covers it too."""
-        if op_name not in PROBLEM_OPS:  # no problem line can carry it (diode import refuses it)
-            return
+        if op_name not in PROBLEM_OPS or reason == "unscorable_baddbmm_full_addend":
+            return  # no problem line can carry it (diode import refuses it; a line's baddbmm has a (B, 1, N) addend)
         try:
             decision = problem_dict(problem_of(kernel_inputs, op_name))
         except Exception:  # noqa: BLE001 - e.g. a dtype no problem line can carry

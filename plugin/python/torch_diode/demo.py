@@ -64,10 +64,11 @@ def log(msg):
 
 
 def gemm_case(p):
+    from ._selector import BATCHED_OPS
     from .worker import make_inputs
 
     fn, args = make_inputs(p)
-    name = f"{p['op']} {p['dtype']} " + (f"B={p['B']} " if p["op"] == "bmm" else "") + \
+    name = f"{p['op']} {p['dtype']} " + (f"B={p['B']} " if p["op"] in BATCHED_OPS else "") + \
         f"M={p['M']} N={p['N']} K={p['K']}" + (" At" if p.get("a_transposed") else "") + \
         (" Bt" if p.get("b_transposed") else "")
     return name, fn, args

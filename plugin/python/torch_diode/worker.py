@@ -45,11 +45,18 @@ TOLERANCE = {"bf16": 3e-2, "fp16": 1e-2, "fp32": 1e-3, "fp32_tf32": 1e-2}
 # A worker whose problems keep failing whole is broken (a bad CUDA context): stop, do not
 # mark the rest of the shard failed.
 MAX_FAILED_IN_A_ROW = 5
+# baddbmm's scalars, as ALiBi attention calls it (Bloom: beta 1, alpha 1/sqrt(head_dim), and the
+# head dim is the problem's K): out = BETA * addend + K**-0.5 * (A @ B), the addend (B, 1, N).
+BADDBMM_BETA = 1.0
+
+
+def baddbmm_alpha(p) -> float:
+    return float(p["K"]) ** -0.5
 PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed")
 
 
 from . import _inductor_compat as compat  # noqa: E402
-from ._selector import DTYPE_BYTES, plain_index  # noqa: E402
+from ._selector import DTYPE_BYTES, PROBLEM_OPS, plain_index  # noqa: E402
 from ._timings import candidate_from_choice  # noqa: E402
 from . import ingraph  # noqa: E402
 from .ingraph import gpu_lock  # noqa: E402
@@ -130,6 +137,12 @@ def make_inputs(p):
         a = mat(M, K, p["a_transposed"], B)
         b = mat(K, N, p["b_transposed"], B)
         return (lambda x, y: torch.bmm(x, y)), (a, b)
+    if p["op"] == "baddbmm":
+        a = mat(M, K, p["a_transposed"], B)
+        b = mat(K, N, p["b_transposed"], B)
+        addend = torch.randn((B, 1, N), device=dev, dtype=dt)  # broadcast over M (docs/FORMATS.md)
+        alpha = baddbmm_alpha(p)
+        return (lambda c, x, y: torch.baddbmm(c, x, y, beta=BADDBMM_BETA, alpha=alpha)), (addend, a, b)
     a = mat(M, K, p["a_transposed"])
     b = mat(K, N, p["b_transposed"])
     if p["op"] == "addmm":
@@ -270,6 +283,8 @@ def _eager_reference(p, cand, inputs):
 
     if p["op"] == "bmm":
         return torch.bmm(inputs[-2], inputs[-1])
+    if p["op"] == "baddbmm":  # inputs[0]: the addend as Inductor expanded it to (B, M, N)
+        return torch.baddbmm(inputs[0], inputs[-2], inputs[-1], beta=BADDBMM_BETA, alpha=baddbmm_alpha(p))
     ref = torch.mm(inputs[-2], inputs[-1])
     return ref + inputs[0] if p["op"] == "addmm" else ref
 
@@ -547,9 +562,9 @@ def read_problems(path, search_space):
         for k in PROBLEM_KEYS:
             if k not in p:
                 raise BadInput(f"{path}:{n}: field '{k}' is missing")
-        if p["op"] not in ("mm", "addmm", "bmm") or p["dtype"] not in DTYPE_NAMES:
-            raise BadInput(f"{path}:{n}: op {p['op']!r} / dtype {p['dtype']!r} is not one of mm, addmm, bmm / "
-                           "bf16, fp16, fp32")
+        if p["op"] not in PROBLEM_OPS or p["dtype"] not in DTYPE_NAMES:
+            raise BadInput(f"{path}:{n}: op {p['op']!r} / dtype {p['dtype']!r} is not one of "
+                           f"{', '.join(PROBLEM_OPS)} / {', '.join(DTYPE_NAMES)}")
         for k in ("B", "M", "N", "K"):
             if not isinstance(p[k], int) or isinstance(p[k], bool) or not 1 <= p[k] <= 2**31 - 1:
                 raise BadInput(f"{path}:{n}: field '{k}' must be an integer from 1 to 2^31-1, got {p[k]!r}")
