@@ -17,6 +17,8 @@ class TestShippedData : public QObject {
     QTemporaryDir m_dir;
     const QString m_shipped = testutil::sourcePath("trained_models/h200/h200-dataset.db");
     const QString m_package = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
+    /// An output file that would land in the shipped folder (never made).
+    const QString m_shippedOut = testutil::sourcePath("trained_models/h200/tst-shipped-output");
     QString m_plan;
 
     static QByteArray digest(const QString &path) {
@@ -100,6 +102,9 @@ private slots:
             {"import", lines, "--db", m_shipped},
             {"train", "--db", m_shipped, "--out",
              testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode"), "--epochs", "1"},
+            // Output files of commands that only read their input, into the shipped folder.
+            {"export", "--db", copyOfShipped("export.db"), "--out", m_shippedOut + ".jsonl"},
+            {"plan", m_plan, "--expand", "--out", m_shippedOut + ".plan.jsonl"},
         };
         for (const auto &args : commands) {
             QString err;
@@ -112,6 +117,8 @@ private slots:
         verifyUntouched(before);
         QCOMPARE(digest(m_package), packageBefore);
         QVERIFY(!QFileInfo::exists(m_package + ".partial"));
+        for (const QString &out : {m_shippedOut + ".jsonl", m_shippedOut + ".plan.jsonl"})
+            QVERIFY2(!QFileInfo::exists(out) && !QFileInfo::exists(out + ".partial"), qPrintable(out));
     }
 
     // Plain eval of shipped data no longer suggests storing predictions in it.

@@ -17,6 +17,7 @@
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
 #include "diode/shardmerge.h"
+#include "diode/shippeddata.h"
 #include "diode/slurmsweep.h"
 #include "diode/store.h"
 #include "diode/sweepplan.h"
@@ -211,8 +212,11 @@ int runImport(const std::vector<std::string> &files, const std::string &db, bool
 }
 
 // Writes `path` through `write` beside it and renames, so a failure (or a reader meanwhile) never
-// sees half a file. Returns what `write` returned.
+// sees half a file. Returns what `write` returned. Shipped data is only read: an output file
+// inside a trained_models/ folder (export, plan --expand, lookup-table) is refused before anything
+// is written.
 template <typename Write> int64_t writeBesideAndRename(const std::string &path, Write &&write) {
+    shipped::refuseWritingShipped(path, "output file");
     const std::string tmp = path + ".partial";
     std::ofstream os(tmp);
     if (!os)
