@@ -101,16 +101,16 @@ private slots:
         QStringList items;
         for (int i = 0; i < box->count(); ++i)
             items << box->itemText(i);
-        QVERIFY2(items.contains("warm · NVIDIA H200 · graph_warm") &&
-                     items.contains("cold · NVIDIA H200 · graph_cold") &&
+        QVERIFY2(items.contains("h200-ingraph-warm · NVIDIA H200 · graph_warm") &&
+                     items.contains("h200-ingraph-cold · NVIDIA H200 · graph_cold") &&
                      items.contains("h200-gemm-mlp-v2 · NVIDIA H200 · inductor_autotune"),
                  qPrintable(items.join(", ")));
         QCOMPARE(box->currentIndex(), -1);
         QVERIFY2(page.message().contains("No package yet"), qPrintable(page.message()));
         const QString warm = testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode");
         state.setPackage(warm);
-        QCOMPARE(box->currentText(), QString("warm · NVIDIA H200 · graph_warm"));
-        QCOMPARE(page.metricsModel()->index(0, 0).data().toString(), QString("warm"));
+        QCOMPARE(box->currentText(), QString("h200-ingraph-warm · NVIDIA H200 · graph_warm"));
+        QCOMPARE(page.metricsModel()->index(0, 0).data().toString(), QString("h200-ingraph-warm"));
         state.setPackage(QString()); // no model fits the open data: nothing of warm stays shown
         QCOMPARE(box->currentIndex(), -1);
         QCOMPARE(page.metricsModel()->rowCount(), 0);

@@ -71,10 +71,11 @@ class TestModel : public QObject {
 private slots:
     // Schema 3 added op_baddbmm and nothing else: the features a schema-1 or -2 package reads of an
     // mm, addmm or bmm problem are the current ones without that input, value for value, under the
-    // names the shipped package recorded when it was trained; baddbmm has no input there.
+    // names the schema-2 package recorded when it was trained (the warm package shipped before
+    // baddbmm, kept under tests/data/packages); baddbmm has no input there.
     void olderFeatureSchemasKeepTheirFeatures() {
         const auto shipped = ModelPackage::load(
-            testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode").toStdString());
+            testutil::sourcePath("tests/data/packages/h200-ingraph-warm-schema2.diode").toStdString());
         QCOMPARE(shipped.featureSchema(), 2);
         QVERIFY(shipped.manifest()["feature_names"].get<std::vector<std::string>>() ==
                 FeatureSchema::names(2));

@@ -151,8 +151,8 @@ private slots:
     }
     // `diode calibrate`'s rule on the shipped warm package and its own training database: the
     // split redrawn gives the trainer's test top-1 back, and the rule chooses the margin the
-    // shipped default holds (docs/MODELS.md, "Policy").
-    void calibratesTheShippedPackageToItsDefault() {
+    // shipped package carries (written by the same command; docs/MODELS.md, "Policy").
+    void calibratesTheShippedPackageToItsRecordedMargin() {
         const std::string path =
             testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode").toStdString();
         std::ifstream f(path, std::ios::binary);
@@ -163,9 +163,11 @@ private slots:
                     Store::Mode::ReadOnly);
         const Dataset data = loadDataset(store, pkg.timingMethod(), packageFilter(pkg.manifest()));
         const Calibration c = calibrate(pkg, data);
-        QCOMPARE(c.problems, size_t(706));
+        const auto &split = pkg.manifest()["training_data"]["split"];
+        QCOMPARE(c.problems, split["validation"].get<size_t>() + split["test"].get<size_t>());
         QCOMPARE(c.testTop1Redrawn, c.testTop1Trainer);
-        QCOMPARE(c.margin, defaultMargin(Regime::Warm));
+        QVERIFY(pkg.manifest().contains(kSelectionPolicyKey));
+        QCOMPARE(c.margin, packageMargin(pkg.manifest(), Regime::Warm));
         QCOMPARE(c.trials.size(), std::size(kCalibrationMargins));
 
         // Written into the manifest, the margin is the package's; the networks are untouched.

@@ -422,8 +422,8 @@ private slots:
             selectors << metrics->index(row, 0).data().toString();
         // The package's arg-min and its selection policy (what the plugin runs), then the baselines.
         QCOMPARE(selectors.size(), 5);
-        QCOMPARE(selectors[0], QString("warm"));
-        QCOMPARE(selectors[1], QString("warm policy (margin 0.10)"));
+        QCOMPARE(selectors[0], QString("h200-ingraph-warm"));
+        QCOMPARE(selectors[1], QString("h200-ingraph-warm policy (margin 0.10)"));
         QCOMPARE(selectors[2], QString("plain torch.compile (ATen)"));
         QVERIFY2(selectors[3].startsWith("max-autotune's pick ("), qPrintable(selectors[3]));
         QCOMPARE(selectors[4], QString("Inductor's first config"));
@@ -448,8 +448,8 @@ private slots:
 
         QVERIFY(w.showPage("Export"));
         auto *exportBox = w.findChild<ExportPage *>()->findChild<QComboBox *>();
-        QCOMPARE(exportBox->currentText(), QString("warm · NVIDIA H200 · graph_warm"));
-        QVERIFY(exportBox->findText("cold · NVIDIA H200 · graph_cold") >= 0);
+        QCOMPARE(exportBox->currentText(), QString("h200-ingraph-warm · NVIDIA H200 · graph_warm"));
+        QVERIFY(exportBox->findText("h200-ingraph-cold · NVIDIA H200 · graph_cold") >= 0);
 
         // The earlier data gets the model trained on its times (v2), not the in-graph one.
         w.openEarlierData();

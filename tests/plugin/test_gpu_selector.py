@@ -14,6 +14,8 @@ import zlib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+# The warm package shipped before baddbmm (feature schema 2), for what an older package does.
+SCHEMA2 = os.path.join(ROOT, "tests", "data", "packages", "h200-ingraph-warm-schema2.diode")
 os.environ["TORCH_DIODE_AUTOREGISTER"] = "0"  # this process installs explicitly
 os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
 
@@ -246,15 +248,33 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
     def test_a_gemm_the_model_cannot_score_keeps_plain_kernel(self):
         import torch_diode
 
-        self.assertTrue(torch_diode.install(model=PACKAGE))
-        a = torch.randn(8, 256, 512, device="cuda", dtype=torch.bfloat16)
-        b = torch.randn(8, 512, 384, device="cuda", dtype=torch.bfloat16)
-        c = torch.randn(8, 256, 384, device="cuda", dtype=torch.bfloat16)
-        out = torch.compile(torch.baddbmm, dynamic=False)(c, a, b)
-        torch.testing.assert_close(out.float(), torch.baddbmm(c, a, b).float(), rtol=3e-2, atol=3e-1)
-        st = torch_diode.get_stats()
-        print("baddbmm:", json.dumps(st["not_selected"]))
+        def baddbmm(addend_m):
+            torch._dynamo.reset()
+            a = torch.randn(8, 256, 512, device="cuda", dtype=torch.bfloat16)
+            b = torch.randn(8, 512, 384, device="cuda", dtype=torch.bfloat16)
+            c = torch.randn(8, addend_m, 384, device="cuda", dtype=torch.bfloat16)
+            out = torch.compile(torch.baddbmm, dynamic=False)(c, a, b)
+            torch.testing.assert_close(out.float(), torch.baddbmm(c, a, b).float(), rtol=3e-2, atol=3e-1)
+            return torch_diode.get_stats()
+
+        # A package of feature schema 2 has no input for baddbmm: plain's kernel, said why.
+        self.assertTrue(torch_diode.install(model=SCHEMA2))
+        st = baddbmm(1)
+        print("baddbmm, schema 2:", json.dumps(st["not_selected"]))
         self.assertGreaterEqual(st["not_selected"].get("unscorable_op_baddbmm", 0), 1, st)
+        self.assertEqual(st["autotuned"], 0)
+        # The shipped package was trained on baddbmm with an addend (B, 1, N) (ALiBi's): it decides
+        # that one; an addend that varies along M is not the op it learnt, and keeps plain's kernel.
+        self.assertTrue(torch_diode.install(model=PACKAGE))
+        st = baddbmm(1)
+        print("baddbmm (B,1,N), shipped:", json.dumps(st))
+        self.assertGreaterEqual(st["model_selections"], 1, st)
+        self.assertNotIn("unscorable_op_baddbmm", st["not_selected"], st)
+        torch_diode.reset_stats()
+        st = baddbmm(256)
+        print("baddbmm (B,M,N), shipped:", json.dumps(st["not_selected"]))
+        self.assertEqual(st["model_selections"], 0, st)
+        self.assertGreaterEqual(st["not_selected"].get("unscorable_baddbmm_full_addend", 0), 1, st)
         self.assertEqual(st["autotuned"], 0)
 
     def test_top_k_bounds_what_is_kept_and_records_decisions(self):

@@ -15,6 +15,9 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-gemm-mlp-v2.diode")
 HELDOUT = os.path.join(ROOT, "trained_models", "h200", "h200-heldout.jsonl")
 NO_TORCH = os.path.join(ROOT, "tests", "data", "python-without-torch.sh")
+# The warm in-graph package shipped before baddbmm and the training layouts (feature schema 2, never
+# trained on a column-major A): what an older package does is tested on it.
+SCHEMA2 = os.path.join(ROOT, "tests", "data", "packages", "h200-ingraph-warm-schema2.diode")
 
 
 def schema3_copy(src, dst, baddbmm_seen):
@@ -138,7 +141,7 @@ class NativeTest(unittest.TestCase):
             row = next(r for r in out.splitlines() if r.startswith("| all |"))
             self.assertEqual(row.split(" | ")[2], mine, f"{regime}: {row}")
             self.assertEqual(int(row.split(" | ")[1]), len(eff))
-            self.assertEqual(rt.policy.margin, {"warm": 0.10, "cold": 0.08}[regime])
+            self.assertEqual(rt.policy.margin, rt.model.margin(regime))  # the package's, as the CLI's
 
     def test_selector_scores_a_repeated_gemm_once(self):
         # Runtime.select with the real package on Inductor-shaped inputs (static sizes need no
@@ -181,7 +184,7 @@ class NativeTest(unittest.TestCase):
         from torch_diode._native import Model
         from torch_diode._selector import Options, Runtime
 
-        ingraph = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+        ingraph = SCHEMA2  # it cannot score baddbmm
 
         def inputs(dtype="torch.bfloat16"):
             mat1 = NS(get_size=lambda: [64, 4096], get_stride=lambda: [4096, 1], get_dtype=lambda: dtype)
@@ -253,7 +256,7 @@ class NativeTest(unittest.TestCase):
 
     def test_baddbmm_is_scored_by_packages_that_know_the_op(self):
         # baddbmm (bmm plus an addend (B, 1, N), as ALiBi attention) is an op of feature schema 3:
-        # the shipped packages (schema 1 and 2) keep plain's kernel for it, counted as
+        # packages of schema 1 and 2 keep plain's kernel for it, counted as
         # unscorable_op_baddbmm; a schema-3 package not trained on it says so (unseen); one trained
         # on it scores it; an addend that varies along M is not the schema's op.
         from types import SimpleNamespace as NS
@@ -261,10 +264,15 @@ class NativeTest(unittest.TestCase):
         from torch_diode._native import Model
         from torch_diode._selector import Options, Runtime
 
-        ingraph = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+        ingraph = SCHEMA2
         shipped = Model(ingraph)
         self.assertFalse(shipped.scores_op("baddbmm"))
         self.assertTrue(shipped.scores_op("bmm"))
+        # The packages shipped now (feature schema 3) were trained on baddbmm.
+        for regime in ("warm", "cold"):
+            now = Model(os.path.join(ROOT, "trained_models", "h200", f"h200-ingraph-{regime}.diode"))
+            self.assertTrue(now.scores_op("baddbmm"), regime)
+            self.assertEqual(now.unseen(("baddbmm", "bf16", 512, 1, 2048, 128, 0, 1)), "", regime)
 
         def inputs(addend_stride):
             mat1 = NS(get_size=lambda: [512, 1, 128], get_stride=lambda: [128, 128, 1], get_dtype=lambda: "torch.bfloat16")
@@ -322,16 +330,19 @@ class NativeTest(unittest.TestCase):
         self.assertEqual(no.stats.snapshot()["not_selected"], {"unscorable_op_baddbmm": 1})
 
     def test_a_layout_the_package_never_saw_keeps_plain(self):
-        # The shipped packages were trained on no GEMM with a column-major A (a training step's
-        # dW = dY^T X): the package says so (its normalisation: the flag never varied), and the
+        # The packages shipped before the training layouts were trained on no GEMM with a
+        # column-major A (a training step's dW = dY^T X): such a package says so (its normalisation: the flag never varied), and the
         # selector keeps plain's kernel for it instead of scoring by extrapolation.
         from types import SimpleNamespace as NS
 
         from torch_diode._native import Model
         from torch_diode._selector import Options, Runtime
 
-        model = Model(os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode"))
+        model = Model(SCHEMA2)
         self.assertEqual(model.unseen(("mm", "bf16", 1, 1024, 4096, 8192, 1, 0)), "a_transposed = 1")
+        # The packages shipped now were trained on the backward's layouts too.
+        shipped = Model(os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode"))
+        self.assertEqual(shipped.unseen(("mm", "bf16", 1, 1024, 4096, 8192, 1, 0)), "")
         for seen in (("mm", "bf16", 1, 1024, 4096, 8192, 0, 1), ("bmm", "fp32", 8, 64, 64, 64, 0, 0)):
             self.assertEqual(model.unseen(seen), "")
 

@@ -15,6 +15,9 @@ from torch_diode._selector import Options, Runtime, candidate_key, plain_index  
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 WARM = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+# The warm package shipped before baddbmm (feature schema 2, no calibrated margin), kept for the
+# tests of what such a package does.
+UNCALIBRATED = os.path.join(ROOT, "tests", "data", "packages", "h200-ingraph-warm-schema2.diode")
 PROBLEM = ("addmm", "bf16", 1, 64, 1024, 1024, 0, 1)
 # Two ATen kernels, then three Triton configs (as Inductor offers an addmm's).
 KEYS = [candidate_key(c) for c in (
@@ -77,13 +80,21 @@ class OptionsTest(unittest.TestCase):
         self.assertEqual(Options(regime="cold", margin=0).margin, 0.0)  # an explicit one wins, 0 included
 
     def test_the_margin_is_the_packages_for_the_regime(self):
-        # The shipped packages carry no calibrated margin: the library's defaults, 0.10 warm and
-        # 0.08 cold (docs/MODELS.md, "Policy"), reach Python only through the ABI.
+        # A package with no calibrated margin (the schema-2 one kept under tests/data): the
+        # library's defaults, 0.10 warm and 0.08 cold (docs/MODELS.md, "Policy"), reach Python only
+        # through the ABI.
         self.assertEqual((_native.default_margin("warm"), _native.default_margin("cold")), (0.10, 0.08))
-        model = _native.Model(WARM)
+        model = _native.Model(UNCALIBRATED)
         self.assertEqual(Runtime(model, Options()).options.margin, 0.10)
         self.assertEqual(Runtime(model, Options(regime="cold")).options.margin, 0.08)
         self.assertEqual(Runtime(model, Options(margin=0.3)).options.margin, 0.3)
+        # The shipped warm package carries the margin `diode calibrate` chose for its regime; the
+        # other regime keeps the default.
+        shipped = _native.Model(WARM)
+        calibrated = shipped.manifest["selection_policy"]
+        self.assertEqual(calibrated["regime"], "warm")
+        self.assertEqual(Runtime(shipped, Options()).options.margin, calibrated["margin"])
+        self.assertEqual(Runtime(shipped, Options(regime="cold")).options.margin, 0.08)
         with self.assertRaisesRegex(_native.NativeError, "regime 'lukewarm'"):
             model.margin("lukewarm")
 
