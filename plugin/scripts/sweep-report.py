@@ -12,8 +12,16 @@ import sys
 
 d = sys.argv[1]
 rows = [json.loads(l) for f in sorted(glob.glob(os.path.join(d, "shard*.jsonl"))) for l in open(f) if l.strip()]
-choices = sum(1 for p in rows for c in p["candidates"] if c.get("time_ms"))
-failed = sum(1 for p in rows for c in p["candidates"] if not c.get("time_ms"))
+
+
+def timed(c):
+    """Whether a candidate has a time: problem JSON v2 keeps them by method under "times"
+    (docs/FORMATS.md); version 1 lines had one "time_ms"."""
+    return any(v for v in c.get("times", {}).values()) or bool(c.get("time_ms"))
+
+
+choices = sum(1 for p in rows for c in p["candidates"] if timed(c))
+failed = sum(1 for p in rows for c in p["candidates"] if not timed(c))
 compile_s = sum(p.get("compile_s", 0) for p in rows)
 pre = bench = 0.0
 for f in glob.glob(os.path.join(d, "shard*.log")):
@@ -24,7 +32,7 @@ by = collections.defaultdict(lambda: [0, 0, 0.0])
 for p in rows:
     k = (p["op"], p["dtype"])
     by[k][0] += 1
-    by[k][1] += sum(1 for c in p["candidates"] if c.get("time_ms"))
+    by[k][1] += sum(1 for c in p["candidates"] if timed(c))
     by[k][2] += p.get("compile_s", 0)
 med = sorted(p.get("compile_s", 0) for p in rows)[len(rows) // 2]
 print(f"problems {len(rows)}, timed choices {choices} ({failed} choices without a timing)")

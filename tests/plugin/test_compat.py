@@ -173,8 +173,6 @@ class ChoiceCallerTest(unittest.TestCase):
             raise RuntimeError("no info")
 
         self.assertEqual(compat.choice_info(Obj(info_dict=boom)), {})
-        self.assertEqual(compat.choice_ktc(self.triton_choice()), "the-ktc")
-        self.assertIsNone(compat.choice_ktc(Obj()))
 
     def test_run_fn_goes_through_the_benchmark_request(self):
         seen = []
@@ -404,9 +402,6 @@ class SaverAndConfigTest(unittest.TestCase):
             self.assertEqual(fake.config.max_autotune_gemm_backends, "ATEN,TRITON")
             with self.assertRaisesRegex(compat.InductorIncompatible, "no 'fast_autotune'"):
                 compat.set_config("fast_autotune", True)
-            self.assertIsNone(compat.cudagraph_benchmarking_option())
-            fake.config.autotune_cudagraph_benchmarking = False
-            self.assertEqual(compat.cudagraph_benchmarking_option(), "autotune_cudagraph_benchmarking")
 
     def test_autotune_benchmark_runs_under_the_gpu_lock(self):
         held = []

@@ -132,5 +132,22 @@ class InductorSamplingTest(unittest.TestCase):
         self.assertFalse(any(self.worker.inductor_benchmark_for(p, 1) for p in self.problems(50, "EXHAUSTIVE")))
 
 
+class SweepReportTest(unittest.TestCase):
+    def test_counts_the_times_the_worker_writes(self):
+        # plugin/scripts/sweep-report.py on a shard as the worker writes it (problem JSON v2:
+        # times by method): a candidate with a time is timed, one without is not.
+        line = ('{"op":"mm","dtype":"bf16","B":1,"M":64,"N":64,"K":64,"compile_s":2.0,"candidates":['
+                '{"kind":"aten","times":{"graph_warm":0.01,"graph_cold":0.02}},'
+                '{"kind":"triton","times":{"graph_warm":0.02,"graph_cold":0.03}},'
+                '{"kind":"triton","times":{},"error":"out of resource"}]}\n')
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "shard0.jsonl"), "w") as f:
+                f.write(line)
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "plugin", "scripts", "sweep-report.py"), d],
+                               capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("problems 1, timed choices 2 (1 choices without a timing)", r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -293,12 +293,6 @@ def choice_description(choice) -> str:
     return str(getattr(choice, "description", "") or "")
 
 
-def choice_ktc(choice):
-    """The KernelTemplateChoice a ChoiceCaller was built from (2.11 keeps it in annotations)."""
-    ann = getattr(choice, "annotations", None) or {}
-    return ann.get("ktc") if isinstance(ann, dict) else None
-
-
 def is_extern(choice) -> bool:
     from torch._inductor.select_algorithm import ExternKernelCaller
 
@@ -443,17 +437,6 @@ def fresh_cache():
         if hasattr(iu, name):
             return getattr(iu, name)()
     raise InductorIncompatible("torch._inductor.utils has neither fresh_cache nor fresh_inductor_cache")
-
-
-def cudagraph_benchmarking_option() -> Optional[str]:
-    """The Inductor option that makes autotuning benchmark in CUDA graphs, where this torch has
-    one (newer torch: `autotune_cudagraph_benchmarking`); None in torch 2.11."""
-    import torch._inductor.config as cfg
-
-    for name in ("autotune_cudagraph_benchmarking",):
-        if hasattr(cfg, name):
-            return name
-    return None
 
 
 def config_patch(options: dict):
