@@ -45,6 +45,7 @@ TOLERANCE = {"bf16": 3e-2, "fp16": 1e-2, "fp32": 1e-3, "fp32_tf32": 1e-2}
 # A worker whose problems keep failing whole is broken (a bad CUDA context): stop, do not
 # mark the rest of the shard failed.
 MAX_FAILED_IN_A_ROW = 5
+PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed")
 # baddbmm's scalars, as ALiBi attention calls it (Bloom: beta 1, alpha 1/sqrt(head_dim), and the
 # head dim is the problem's K): out = BETA * addend + K**-0.5 * (A @ B), the addend (B, 1, N).
 BADDBMM_BETA = 1.0
@@ -52,7 +53,6 @@ BADDBMM_BETA = 1.0
 
 def baddbmm_alpha(p) -> float:
     return float(p["K"]) ** -0.5
-PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed")
 
 
 from . import _inductor_compat as compat  # noqa: E402
