@@ -4,10 +4,12 @@
 #include "common/metricsmodel.h"
 #include "common/workbenchstate.h"
 #include "diode/modelinstall.h"
+#include "diode/modelpackage.h"
 #include "export/exportpage.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QLabel>
 #include <QSet>
 
 namespace {
@@ -88,6 +90,29 @@ private slots:
         page.show();
         QTest::qWait(50);
         pagecheck::checkRendered(&page, "export", 20);
+    }
+
+    // A cpu model is described in its own terms (issue 26 finding 8: "2 SMs" for a 2-core CPU).
+    void cpuModelSaysCoresNotSMs() {
+        const std::string bytes = testutil::fileBytes(kModel).toStdString();
+        auto manifest = diode::ModelPackage::fromBytes(bytes).manifest();
+        manifest["timing_method"] = "cpu";
+        manifest["hardware"] = {{"gpu", "CPU: AMD EPYC 7B13"}, {"sm_count", 2}};
+        const QString cpu = m_dir.filePath("cpu.diode");
+        {
+            QFile f(cpu);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray::fromStdString(diode::ModelPackage::withManifest(bytes, manifest)));
+        }
+        WorkbenchState state;
+        state.setPackage(cpu);
+        ExportPage page(&state);
+        const auto *summary = page.findChild<QLabel *>("packageSummary");
+        QVERIFY(summary);
+        QVERIFY2(summary->text().contains("CPU: AMD EPYC 7B13 (2 cores)") && !summary->text().contains("SMs"),
+                 qPrintable(summary->text()));
+        state.setPackage(kModel);
+        QVERIFY2(summary->text().contains("NVIDIA H200 (132 SMs)"), qPrintable(summary->text()));
     }
 
     // The plugin's own packages are offered without browsing to them, each with its GPU and truth

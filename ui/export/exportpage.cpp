@@ -10,6 +10,7 @@
 #include "diode/modelinstall.h"
 #include "diode/modelpackage.h"
 #include "diode/shippeddata.h"
+#include "diode/timingmethod.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -54,6 +55,7 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     bar->addWidget(save);
     bar->addWidget(install);
 
+    m_summary->setObjectName(QStringLiteral("packageSummary"));
     m_summary->setTextFormat(Qt::RichText);
     m_summary->setWordWrap(true);
     m_summary->setObjectName(QStringLiteral("packageSummary"));
@@ -182,12 +184,16 @@ bool ExportPage::showPackage(const QString &path) {
     };
     const auto top1 =
         m.value("/metrics/test_split/model/all/top1_efficiency/mean"_json_pointer, nlohmann::json());
+    // A cpu model's "GPU" is the CPU it was measured on, its SM count that CPU's cores.
+    const bool cpuModel =
+        m.value("timing_method", std::string()) == diode::toString(diode::TimingMethod::Cpu);
+    const int units = m.value("/hardware/sm_count"_json_pointer, 0);
     m_summary->setText(
-        tr("<b>%1</b> &nbsp; %2 (%3 SMs) &nbsp; ops %4 &nbsp; dtypes %5 &nbsp; feature schema %6 &nbsp; "
+        tr("<b>%1</b> &nbsp; %2 (%3) &nbsp; ops %4 &nbsp; dtypes %5 &nbsp; feature schema %6 &nbsp; "
            "test top-1 %7 &nbsp; created %8 &nbsp; %9 KB, checksums verified")
             .arg(QString::fromStdString(m.value("name", "")))
             .arg(QString::fromStdString(m.value("/hardware/gpu"_json_pointer, std::string("?"))))
-            .arg(m.value("/hardware/sm_count"_json_pointer, 0))
+            .arg(cpuModel ? tr("%1 cores").arg(units) : tr("%1 SMs").arg(units))
             .arg(list(m.value("ops", nlohmann::json::array())),
                  list(m.value("dtypes", nlohmann::json::array())))
             .arg(m.value("feature_schema_version", 0))
