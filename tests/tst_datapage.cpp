@@ -312,6 +312,32 @@ private slots:
         QVERIFY2(topColoured > 20000, qPrintable(QString::number(topColoured)));
     }
 
+    // A CPU's rates are written in GFLOP/s on both plots, not as "0.004 TFLOP/s" (issue 26 F8); a
+    // GPU's stay in TFLOP/s.
+    void cpuRatesAreInGflops() {
+        diode::ProblemBest b;
+        b.problem.m = b.problem.n = b.problem.k = 256;
+        b.bestMs = 8.0; // 2 * 256^3 FLOP in 8 ms: 4.19 GFLOP/s
+        RooflineView roofline;
+        roofline.setPoints({b}, 0, 0, "1 problems, fp32");
+        QCOMPARE(roofline.yAxis->label(), QString("achieved GFLOP/s (best kernel)"));
+        const double gflops = roofline.graph(0)->data()->begin()->value;
+        QVERIFY2(std::abs(gflops - b.tflops() * 1000) < 1e-9 && gflops > 4 && gflops < 4.3,
+                 qPrintable(QString::number(gflops)));
+        b.bestMs = 0.0001; // 336 TFLOP/s
+        roofline.setPoints({b}, 989.4, 4.8, "1 problems, bf16");
+        QCOMPARE(roofline.yAxis->label(), QString("achieved TFLOP/s (best kernel)"));
+
+        HeatmapView heatmap;
+        heatmap.setCells({diode::HeatCell{8, 8, 0.004, 1}}, "cpu");
+        const auto *scale = heatmap.findChild<QCPColorScale *>();
+        QVERIFY(scale);
+        QCOMPARE(scale->axis()->label(), QString("best GFLOP/s"));
+        QCOMPARE(scale->dataRange().upper, 4.0);
+        heatmap.setCells({diode::HeatCell{8, 8, 500.0, 1}}, "gpu");
+        QCOMPARE(scale->axis()->label(), QString("best TFLOP/s"));
+    }
+
     // A roofline without a roof says so (no "0 TFLOP/s" roof in the legend) and labels whole
     // decades only.
     void rooflineWithoutPeaksHasNoRoof() {

@@ -398,7 +398,7 @@ void DataPage::drawHeatmap() {
     const auto cells = diode::heatmapCells(m_analysis.best, op, dt);
     m_heatmap->setCells(cells, cells.empty() ? tr("No successful %1 %2 measurements in this selection")
                                                    .arg(m_heatOp->currentText(), m_heatDtype->currentText())
-                                             : tr("Best TFLOP/s of %1 %2 over (M, N), log2 bins")
+                                             : tr("Best FLOP rate of %1 %2 over (M, N), log2 bins")
                                                    .arg(m_heatOp->currentText(), m_heatDtype->currentText()));
 }
 

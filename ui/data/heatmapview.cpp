@@ -1,6 +1,7 @@
 #include "data/heatmapview.h"
 
 #include "common/exportactions.h"
+#include "common/flopunit.h"
 #include "common/plotmessage.h"
 
 #include <algorithm>
@@ -77,11 +78,14 @@ void HeatmapView::setCells(const std::vector<diode::HeatCell> &cells, const QStr
     for (int x = 0; x < nx; ++x)
         for (int y = 0; y < ny; ++y)
             m_map->data()->setCell(x, y, qQNaN());
-    double hi = 0;
-    for (const auto &c : cells) {
-        m_map->data()->setCell(c.log2M - minM, c.log2N - minN, c.tflops);
-        hi = std::max(hi, c.tflops);
-    }
+    double best = 0;
+    for (const auto &c : cells)
+        best = std::max(best, c.tflops);
+    const FlopUnit unit = FlopUnit::forLargest(best);
+    m_scale->axis()->setLabel(tr("best %1").arg(unit.name));
+    const double hi = best * unit.scale;
+    for (const auto &c : cells)
+        m_map->data()->setCell(c.log2M - minM, c.log2N - minN, c.tflops * unit.scale);
     m_map->setVisible(true);
     m_map->setDataRange(QCPRange(0, hi > 0 ? hi : 1));
     redraw();

@@ -1,6 +1,7 @@
 #include "data/rooflineview.h"
 
 #include "common/exportactions.h"
+#include "common/flopunit.h"
 #include "common/plotmessage.h"
 
 #include <algorithm>
@@ -64,23 +65,31 @@ void RooflineView::setPoints(const std::vector<diode::ProblemBest> &points, doub
         y << p.tflops();
     }
     double lo = *std::min_element(x.begin(), x.end()), hi = *std::max_element(x.begin(), x.end());
+    const bool roof = peakTflops > 0 && bandwidthTBs > 0;
+    const FlopUnit unit =
+        FlopUnit::forLargest(std::max(*std::max_element(y.begin(), y.end()), roof ? peakTflops : 0.0));
+    for (double &v : y)
+        v *= unit.scale;
+    yAxis->setLabel(tr("achieved %1 (best kernel)").arg(unit.name));
     double bottom = *std::min_element(y.begin(), y.end()), top = *std::max_element(y.begin(), y.end());
     m_points->setData(x, y);
-    // The roof: bandwidth-bound (TB/s × FLOP/byte = TFLOP/s) until the ridge, compute-bound after.
+    // The roof: bandwidth-bound (TB/s × FLOP/byte = TFLOP/s, in the plot's unit) until the ridge,
+    // compute-bound after.
     // Without both peaks there is no roof to draw, and the legend must not promise one.
     QVector<double> rx, ry;
-    const bool roof = peakTflops > 0 && bandwidthTBs > 0;
     if (roof) {
         const double ridge = peakTflops / bandwidthTBs;
         lo = std::min(lo, ridge / 100);
         hi = std::max(hi, ridge * 4);
         const QCPRange xr = decades(std::max(lo / 2, 1e-3), hi * 2);
+        const double peak = peakTflops * unit.scale, bandwidth = bandwidthTBs * unit.scale;
         rx << xr.lower << ridge << xr.upper;
-        ry << bandwidthTBs * xr.lower << peakTflops << peakTflops;
-        bottom = std::min(bottom, bandwidthTBs * xr.lower);
-        top = std::max(top, peakTflops);
-        m_roof->setName(tr("roof: %1 TFLOP/s, %2 TB/s (ridge %3 FLOP/B)")
-                            .arg(peakTflops, 0, 'f', 1)
+        ry << bandwidth * xr.lower << peak << peak;
+        bottom = std::min(bottom, bandwidth * xr.lower);
+        top = std::max(top, peak);
+        m_roof->setName(tr("roof: %1 %2, %3 TB/s (ridge %4 FLOP/B)")
+                            .arg(peak, 0, 'f', 1)
+                            .arg(unit.name)
                             .arg(bandwidthTBs, 0, 'f', 2)
                             .arg(ridge, 0, 'f', 0));
         m_roof->addToLegend();
