@@ -377,6 +377,33 @@ private slots:
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs WHERE status = 'finished'"), int64_t(1));
     }
 
+    // A cpu sweep's rates are written in GFLOP/s (issue 26 F8: "0.004 TFLOP/s"); a faster result
+    // rewrites the points already drawn in TFLOP/s, and clearing starts again from TFLOP/s.
+    void throughputUnitFollowsTheLargestRate() {
+        ThroughputPlot plot;
+        ProblemResult slow;
+        slow.problem.m = slow.problem.n = slow.problem.k = 256;
+        slow.bestMs = 8.0; // 4.19 GFLOP/s
+        plot.addResult(slow);
+        QCOMPARE(plot.yAxis->label(), QString("achieved GFLOP/s (best config)"));
+        QVERIFY(std::abs(plot.graph(0)->data()->begin()->value - slow.tflops() * 1000) < 1e-9);
+        ProblemResult fast = slow;
+        fast.problem.m = 4096;
+        fast.bestMs = 0.01; // 3.4 TFLOP/s
+        plot.addResult(fast);
+        QCOMPARE(plot.yAxis->label(), QString("achieved TFLOP/s (best config)"));
+        QCOMPARE(plot.graph(0)->data()->size(), 2);
+        QList<double> values; // in key (problem size) order: the slow small one, then the fast one
+        for (auto it = plot.graph(0)->data()->begin(); it != plot.graph(0)->data()->end(); ++it)
+            values << it->value;
+        QVERIFY2(std::abs(values[0] - slow.tflops()) < 1e-12 && std::abs(values[1] - fast.tflops()) < 1e-12,
+                 qPrintable(QString("%1 %2").arg(values[0]).arg(values[1])));
+        plot.clear("again");
+        QCOMPARE(plot.unit().scale, 1.0);
+        plot.addResult(slow);
+        QCOMPARE(plot.yAxis->label(), QString("achieved GFLOP/s (best config)"));
+    }
+
     // Issue 26 F9: after another database was opened the page still showed the last run's
     // progress, plot and failures, as if they were of the database now open.
     void anotherDatabaseClearsTheLastRun() {

@@ -17,7 +17,6 @@ ThroughputPlot::ThroughputPlot(QWidget *parent)
     xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
     xAxis->setNumberFormat(QStringLiteral("gb"));
     xAxis->setLabel(tr("problem size (GFLOP = 2·B·M·N·K / 1e9)"));
-    yAxis->setLabel(tr("achieved TFLOP/s (best config)"));
     legend->setVisible(true);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     clear(tr("No sweep has run yet."));
@@ -29,8 +28,17 @@ void ThroughputPlot::addResult(const ProblemResult &r) {
     if (!r.ok || r.bestMs <= 0)
         return;
     const double gflop = r.problem.flops() / 1e9;
-    m_graphs[int(r.problem.dtype)]->addData(gflop, r.tflops());
     m_top = std::max(m_top, r.tflops());
+    // The unit follows the largest rate so far; the points already drawn are rewritten in it.
+    const FlopUnit unit = FlopUnit::forLargest(m_top);
+    if (unit.scale != m_unit.scale) {
+        for (QCPGraph *g : m_graphs)
+            for (auto it = g->data()->begin(); it != g->data()->end(); ++it)
+                it->value *= unit.scale / m_unit.scale;
+        m_unit = unit;
+        yAxis->setLabel(tr("achieved %1 (best config)").arg(m_unit.name));
+    }
+    m_graphs[int(r.problem.dtype)]->addData(gflop, r.tflops() * m_unit.scale);
     if (m_points++ == 0)
         setPlotMessage(this, QString());
     bool found = false;
@@ -44,7 +52,7 @@ void ThroughputPlot::addResult(const ProblemResult &r) {
         found = true;
     }
     xAxis->setRange(x.lower / 2, x.upper * 2);
-    yAxis->setRange(0, m_top * 1.15);
+    yAxis->setRange(0, m_top * m_unit.scale * 1.15);
     redraw(); // coalesced: a burst of results costs one repaint
 }
 
@@ -54,6 +62,8 @@ void ThroughputPlot::clear(const QString &sentence) {
         g->data()->clear();
     m_points = 0;
     m_top = 0;
+    m_unit = FlopUnit();
+    yAxis->setLabel(tr("achieved %1 (best config)").arg(m_unit.name));
     xAxis->setRange(1e-3, 1e3);
     yAxis->setRange(0, 1);
     redraw();
