@@ -30,7 +30,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -233,12 +232,9 @@ template <typename Write> int64_t writeBesideAndRename(const std::string &path, 
 
 // The format a file's name says: "csv" for .csv, "jsonl" for .jsonl or .ndjson, "" for any other.
 std::string formatOfName(const std::string &path) {
-    std::string ext = std::filesystem::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(),
-                   [](unsigned char c) { return char(std::tolower(c)); });
-    if (ext == ".csv")
+    if (lowerExtension(path) == ".csv")
         return "csv";
-    if (ext == ".jsonl" || ext == ".ndjson")
+    if (isProblemLinesName(path))
         return "jsonl";
     return {};
 }

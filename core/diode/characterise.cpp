@@ -14,7 +14,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -24,13 +23,6 @@
 namespace diode {
 
 namespace {
-
-std::string lowerExtension(const std::string &path) {
-    std::string ext = std::filesystem::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(),
-                   [](unsigned char c) { return char(std::tolower(c)); });
-    return ext;
-}
 
 std::vector<KernelConfig> describable(const std::vector<KernelConfig> &configs) {
     std::vector<KernelConfig> out;
@@ -88,7 +80,7 @@ Pool loadPool(const std::string &path) {
             add(p, plan.cpuConfigs);
         if (plan.source.is_object() && plan.source.contains("cpu"))
             pool.cpuGrid = plan.source["cpu"];
-    } else if (ext == ".jsonl" || ext == ".ndjson") {
+    } else if (isProblemLinesName(path)) {
         for (const auto &r : readProblemFile(path)) {
             if (const auto s = r.extra.find("search_space"); s != r.extra.end() && s->is_string())
                 pool.searchSpace = s->get<std::string>();

@@ -4,7 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <istream>
 
 namespace diode {
@@ -362,6 +365,18 @@ nlohmann::json toJson(const ProblemRecord &r) {
 
 std::string toProblemLine(const ProblemRecord &r) {
     return toJson(r).dump();
+}
+
+std::string lowerExtension(const std::string &path) {
+    std::string ext = std::filesystem::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    return ext;
+}
+
+bool isProblemLinesName(const std::string &path) {
+    const std::string ext = lowerExtension(path);
+    return ext == ".jsonl" || ext == ".ndjson";
 }
 
 } // namespace diode

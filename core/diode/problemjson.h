@@ -38,4 +38,9 @@ enum class LineRead { Line, TooLong, End };
 LineRead readProblemLine(std::istream &in, std::string &line);
 std::string toProblemLine(const ProblemRecord &r);
 
+/// A file name's extension in lower case (".jsonl" for "X.JSONL"), for choosing a reader by name.
+std::string lowerExtension(const std::string &path);
+/// Whether a file's name says problem JSON lines: .jsonl or .ndjson, in any case.
+bool isProblemLinesName(const std::string &path);
+
 } // namespace diode

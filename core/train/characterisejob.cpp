@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -23,13 +22,6 @@ namespace diode {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool isProblemLines(const std::string &path) {
-    std::string ext = fs::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(),
-                   [](unsigned char c) { return char(std::tolower(c)); });
-    return ext == ".jsonl" || ext == ".ndjson";
-}
 
 // The backend measures one kind of time; a package trained on another kind would be compared
 // with times it never predicted.
@@ -57,7 +49,7 @@ template <typename Keep> HeldOutData heldOutData(const std::string &path, Timing
     HeldOutData out;
     Dataset data;
     std::vector<ProblemRecord> records;
-    if (isProblemLines(path)) {
+    if (isProblemLinesName(path)) {
         data = loadDatasetJsonl(path, method);
         records = readProblemFile(path);
     } else {
