@@ -420,18 +420,11 @@ std::function<int()> addModelCommands(CLI::App &app) {
                       "current directory)");
     // The choices are core's names (gemmproblem.h, timingmethod.h), so a new op or method is
     // accepted here without touching this list.
-    std::vector<std::string> opChoices, dtypeChoices, methodChoices;
-    for (GemmOp op : allOps())
-        opChoices.emplace_back(toString(op));
-    for (DType dtype : allDTypes())
-        dtypeChoices.emplace_back(toString(dtype));
-    for (TimingMethod method : kTimingMethods)
-        methodChoices.emplace_back(toString(method));
     train->add_option("--ops", o->ops, fmt::format("only these ops ({})", opNames()))
-        ->check(CLI::IsMember(opChoices));
+        ->check(CLI::IsMember(opNameList()));
     train->add_option("--dtypes", o->dtypes, "only these dtypes (bf16, fp16, fp32)")
-        ->check(CLI::IsMember(dtypeChoices));
-    const auto methods = CLI::IsMember(methodChoices);
+        ->check(CLI::IsMember(dtypeNameList()));
+    const auto methods = CLI::IsMember(timingMethodNameList());
     const std::string methodHelp = timingMethodNames() +
                                    " (default: graph_warm when the data has in-graph times, else cpu for cpu "
                                    "data, else inductor_autotune)";

@@ -40,6 +40,16 @@ const std::vector<GemmOp> &allOps() {
     return ops;
 }
 
+const std::vector<std::string> &opNameList() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const auto &[o, name] : kOpNames)
+            v.emplace_back(name);
+        return v;
+    }();
+    return names;
+}
+
 bool isBatched(GemmOp op) {
     return op == GemmOp::Bmm || op == GemmOp::Baddbmm;
 }
@@ -59,6 +69,16 @@ std::string_view toString(DType dtype) {
 const std::vector<DType> &allDTypes() {
     static const std::vector<DType> dtypes{DType::BF16, DType::FP16, DType::FP32};
     return dtypes;
+}
+
+const std::vector<std::string> &dtypeNameList() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (DType d : allDTypes())
+            v.emplace_back(toString(d));
+        return v;
+    }();
+    return names;
 }
 
 std::optional<GemmOp> parseOp(std::string_view text) {

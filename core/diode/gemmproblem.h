@@ -19,11 +19,15 @@ std::string_view toString(GemmOp op);
 std::string_view opNames();
 /// Every op, in enum order.
 const std::vector<GemmOp> &allOps();
+/// Every op's name, in enum order: the choices a plan, a command line or a page offers.
+const std::vector<std::string> &opNameList();
 /// Whether the op takes a batch B other than 1 (bmm, baddbmm).
 bool isBatched(GemmOp op);
 std::string_view toString(DType dtype);
 /// Every dtype, in enum order.
 const std::vector<DType> &allDTypes();
+/// Every dtype's name ("bf16", ...), in enum order.
+const std::vector<std::string> &dtypeNameList();
 std::optional<GemmOp> parseOp(std::string_view text);
 /// Accepts our names (bf16) and torch's (bfloat16, torch.bfloat16).
 std::optional<DType> parseDType(std::string_view text);

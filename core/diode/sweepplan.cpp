@@ -147,12 +147,6 @@ GemmOp toOp(const std::string &s) {
 DType toDType(const std::string &s) {
     return *parseDType(s);
 }
-const std::vector<std::string> kOps = [] {
-    std::vector<std::string> names;
-    for (GemmOp op : allOps())
-        names.emplace_back(toString(op));
-    return names;
-}();
 
 // The GEMMs of a training step for each forward GEMM C = A B (docs/PLANS.md, "passes").
 enum class Pass { Forward, GradInput, GradWeight };
@@ -160,7 +154,6 @@ const std::vector<std::string> kPasses{"forward", "grad_input", "grad_weight"};
 Pass toPass(const std::string &s) {
     return Pass(std::find(kPasses.begin(), kPasses.end(), s) - kPasses.begin());
 }
-const std::vector<std::string> kDTypes{"bf16", "fp16", "fp32"};
 
 std::vector<bool> boolList(const json &value, const std::string &field, const std::string &where) {
     json v = value.is_boolean() ? json::array({value}) : value;
@@ -286,8 +279,8 @@ std::vector<GemmProblem> explicitProblems(const json &entry, const std::string &
         const std::string w = fmt::format("{} problems[{}]", where, j);
         if (!p.is_object())
             throw InvalidInput(w + ": must be an object");
-        const auto op = choiceList<GemmOp>(p.value("op", json()), "op", kOps, w, toOp)[0];
-        const auto dt = choiceList<DType>(p.value("dtype", json()), "dtype", kDTypes, w, toDType)[0];
+        const auto op = choiceList<GemmOp>(p.value("op", json()), "op", opNameList(), w, toOp)[0];
+        const auto dt = choiceList<DType>(p.value("dtype", json()), "dtype", dtypeNameList(), w, toDType)[0];
         int64_t s[4];
         const char *names[4] = {"B", "M", "N", "K"};
         for (int f = 0; f < 4; ++f) {
@@ -312,8 +305,9 @@ std::vector<GemmProblem> explicitProblems(const json &entry, const std::string &
 
 std::vector<GemmProblem> generatedProblems(const json &entry, const std::string &where,
                                            const std::string &baseDir, ProblemBudget &budget) {
-    const auto ops = choiceList<GemmOp>(entry.value("ops", json()), "ops", kOps, where, toOp);
-    const auto dtypes = choiceList<DType>(entry.value("dtypes", json()), "dtypes", kDTypes, where, toDType);
+    const auto ops = choiceList<GemmOp>(entry.value("ops", json()), "ops", opNameList(), where, toOp);
+    const auto dtypes =
+        choiceList<DType>(entry.value("dtypes", json()), "dtypes", dtypeNameList(), where, toDType);
     const auto aT = boolList(entry.value("a_transposed", json::array({false})), "a_transposed", where);
     const auto bT = boolList(entry.value("b_transposed", json::array({false})), "b_transposed", where);
     const auto passes =

@@ -31,6 +31,16 @@ std::string timingMethodNames() {
     return "graph_warm, graph_cold, inductor_autotune or cpu";
 }
 
+const std::vector<std::string> &timingMethodNameList() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (TimingMethod m : kTimingMethods)
+            v.emplace_back(toString(m));
+        return v;
+    }();
+    return names;
+}
+
 std::string MethodChoice::describe() const {
     return fmt::format("{} times ({})", toString(method), reason);
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace diode {
 
@@ -26,6 +27,8 @@ std::string_view toString(TimingMethod method);
 std::optional<TimingMethod> parseTimingMethod(std::string_view text);
 /// "graph_warm, graph_cold, inductor_autotune or cpu", for messages.
 std::string timingMethodNames();
+/// Every method's name, in kTimingMethods order: the choices a command line or a page offers.
+const std::vector<std::string> &timingMethodNameList();
 
 /// Successful measurements per method in some data (a store, a file of problems).
 using MethodCounts = std::map<TimingMethod, int64_t>;

@@ -5,26 +5,26 @@
 
 #include <QStringList>
 
-/// The problem schema's names as core defines them, in core's order, for choice boxes and check
-/// rows: a new op, dtype or timing method appears on every page without touching it.
+#include <string>
+#include <vector>
+
+/// The problem schema's names as core lists them (gemmproblem.h, timingmethod.h), for choice
+/// boxes and check rows: a new op, dtype or timing method appears on every page without touching it.
+inline QStringList toQStringList(const std::vector<std::string> &names) {
+    QStringList out;
+    for (const auto &n : names)
+        out << QString::fromStdString(n);
+    return out;
+}
 
 inline QStringList opNameList() {
-    QStringList out;
-    for (diode::GemmOp op : diode::allOps())
-        out << QString::fromUtf8(diode::toString(op));
-    return out;
+    return toQStringList(diode::opNameList());
 }
 
 inline QStringList dtypeNameList() {
-    QStringList out;
-    for (diode::DType dtype : diode::allDTypes())
-        out << QString::fromUtf8(diode::toString(dtype));
-    return out;
+    return toQStringList(diode::dtypeNameList());
 }
 
 inline QStringList timingMethodNameList() {
-    QStringList out;
-    for (diode::TimingMethod method : diode::kTimingMethods)
-        out << QString::fromUtf8(diode::toString(method));
-    return out;
+    return toQStringList(diode::timingMethodNameList());
 }
