@@ -224,7 +224,7 @@ void FeatureSchema::compute(const GemmProblem &p, const KernelConfig &c, const H
                                            kProblemFeatures + kCandidateFeatures + kHardwareFeatures,
                                            kNames.size()));
     const bool current = hasBaddbmm(schema);
-    if (!current && !knowsOp(p.op, schema))
+    if (!knowsOp(p.op, schema))
         throw InvalidInput(
             fmt::format("op '{}' has no input in feature schema {}: a package of that schema cannot "
                         "score it (schema {} and newer can)",
