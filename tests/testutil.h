@@ -30,10 +30,13 @@ inline QString sourcePath(const QString &rel) {
     return QStringLiteral(DIODE_SOURCE_DIR "/") + rel;
 }
 
-/// Runs the real `diode` CLI; returns exit code, with stdout/stderr in the out-params.
+/// Runs the real `diode` CLI (in `workingDir`, else this process's); returns exit code, with
+/// stdout/stderr in the out-params; -1 when it crashed or ran past `timeoutMs` (then killed).
 inline int runCli(const QStringList &args, QString *out = nullptr, QString *err = nullptr,
-                  int timeoutMs = 120000) {
+                  int timeoutMs = 120000, const QString &workingDir = {}) {
     QProcess p;
+    if (!workingDir.isEmpty())
+        p.setWorkingDirectory(workingDir);
     p.start(QStringLiteral(DIODE_CLI), args);
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();

@@ -233,14 +233,7 @@ private slots:
     void characterisesOnTheCpuBackend() {
         QTemporaryDir dir;
         auto diode = [&](const QStringList &args, QString *out, QString *err) {
-            QProcess p;
-            p.setWorkingDirectory(dir.path());
-            p.start(QStringLiteral(DIODE_CLI), args);
-            if (!p.waitForFinished(280000))
-                return -1;
-            *out = QString::fromUtf8(p.readAllStandardOutput());
-            *err = QString::fromUtf8(p.readAllStandardError());
-            return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+            return testutil::runCli(args, out, err, 280000, dir.path());
         };
         writeFile(dir.filePath("start.json"),
                   std::string(R"({"name": "start", "version": 1, )") + kCpuGrid + R"(, "entries": [

@@ -677,14 +677,7 @@ private slots:
         const QString db = dir.filePath("cpu.db"), pkg = dir.filePath("cpu.diode");
         // `diode ...` run in `dir`, as a newcomer types it there.
         auto diodeIn = [&dir](const QStringList &args, QString *out, QString *err) {
-            QProcess p;
-            p.setWorkingDirectory(dir.path());
-            p.start(QStringLiteral(DIODE_CLI), args);
-            if (!p.waitForFinished(600000))
-                return -1;
-            *out = QString::fromUtf8(p.readAllStandardOutput());
-            *err = QString::fromUtf8(p.readAllStandardError());
-            return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+            return testutil::runCli(args, out, err, 600000, dir.path());
         };
         QString out, err;
         QCOMPARE(diodeIn({"sweep", "--backend", "cpu", "--plan",
