@@ -31,11 +31,8 @@ BiasScatter::BiasScatter(QWidget *parent)
     , m_identity(new QCPItemStraightLine(this)) {
     plotLayout()->insertRow(0);
     plotLayout()->addElement(0, 0, m_title);
-    QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
-    for (QCPAxis *axis : {xAxis, yAxis}) {
-        axis->setScaleType(QCPAxis::stLogarithmic);
-        axis->setTicker(ticker);
-    }
+    for (QCPAxis *axis : {xAxis, yAxis})
+        setLogScale(axis);
     xAxis->setLabel(tr("in-graph time (µs)"));
     yAxis->setLabel(tr("Inductor's autotune time (µs)"));
     for (QCPGraph *g : {m_aten, m_triton})

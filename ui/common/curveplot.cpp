@@ -37,11 +37,7 @@ void CurvePlot::setFixedXRange(double lo, double hi) {
 }
 
 void CurvePlot::setLogX() {
-    QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
-    xAxis->setScaleType(QCPAxis::stLogarithmic);
-    xAxis->setTicker(ticker);
-    xAxis->setNumberFormat(QStringLiteral("gb"));
-    xAxis->setNumberPrecision(3);
+    setLogScale(xAxis, QStringLiteral("gb"), 3);
 }
 
 void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QCPGraph::LineStyle step) {

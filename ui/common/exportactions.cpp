@@ -105,6 +105,15 @@ QString saveModelCsv(const QAbstractItemModel *model, const QString &path) {
     return {};
 }
 
+void setLogScale(QCPAxis *axis, const QString &format, int precision) {
+    axis->setScaleType(QCPAxis::stLogarithmic);
+    axis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    if (!format.isEmpty())
+        axis->setNumberFormat(format);
+    if (precision >= 0)
+        axis->setNumberPrecision(precision);
+}
+
 void applyPalette(QCustomPlot *plot) {
     const QPalette pal = plot->palette();
     const QColor fg = pal.color(QPalette::WindowText);

@@ -3,6 +3,7 @@
 #include <QString>
 
 class QAbstractItemModel;
+class QCPAxis;
 class QCustomPlot;
 class QTableView;
 class QWidget;
@@ -22,3 +23,6 @@ QString saveModelCsv(const QAbstractItemModel *model, const QString &path);
 void reportSaved(QWidget *from, const QString &what);
 /// Colours a plot from the widget's palette so light and dark system themes both read well.
 void applyPalette(QCustomPlot *plot);
+/// Makes `axis` logarithmic with ticks at whole decades; its tick labels in `format` with
+/// `precision` digits (QCPAxis::setNumberFormat, setNumberPrecision) where given.
+void setLogScale(QCPAxis *axis, const QString &format = {}, int precision = -1);

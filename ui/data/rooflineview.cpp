@@ -15,13 +15,8 @@ RooflineView::RooflineView(QWidget *parent)
           new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold))) {
     plotLayout()->insertRow(0);
     plotLayout()->addElement(0, 0, m_title);
-    QSharedPointer<QCPAxisTickerLog> logTicker(new QCPAxisTickerLog);
-    for (QCPAxis *axis : {xAxis, yAxis}) {
-        axis->setScaleType(QCPAxis::stLogarithmic);
-        axis->setTicker(logTicker);
-        axis->setNumberFormat(QStringLiteral("eb"));
-        axis->setNumberPrecision(0);
-    }
+    for (QCPAxis *axis : {xAxis, yAxis})
+        setLogScale(axis, QStringLiteral("eb"), 0);
     xAxis->setLabel(tr("arithmetic intensity (FLOP/byte, operands read once)"));
     yAxis->setLabel(tr("achieved TFLOP/s (best kernel)"));
     m_points->setName(tr("problems"));

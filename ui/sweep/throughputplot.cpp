@@ -13,9 +13,7 @@ ThroughputPlot::ThroughputPlot(QWidget *parent)
         m_graphs[i]->setLineStyle(QCPGraph::lsNone);
         m_graphs[i]->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colours[i], 6));
     }
-    xAxis->setScaleType(QCPAxis::stLogarithmic);
-    xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-    xAxis->setNumberFormat(QStringLiteral("gb"));
+    setLogScale(xAxis, QStringLiteral("gb"));
     xAxis->setLabel(tr("problem size (GFLOP = 2·B·M·N·K / 1e9)"));
     legend->setVisible(true);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);

@@ -28,11 +28,9 @@ TrainingCurves::TrainingCurves(QWidget *parent)
     yAxis2->setVisible(true);
     xAxis->setLabel(tr("epoch (every network of the ensemble from its first epoch)"));
     yAxis->setLabel(tr("training loss"));
-    yAxis->setScaleType(QCPAxis::stLogarithmic);
-    auto ticker = QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog);
-    ticker->setSubTickCount(8); // 2, 3, ... 9 between the decades
-    yAxis->setTicker(ticker);
-    yAxis->setNumberFormat(QStringLiteral("gb"));
+    setLogScale(yAxis, QStringLiteral("gb"));
+    qSharedPointerCast<QCPAxisTickerLog>(yAxis->ticker())
+        ->setSubTickCount(8); // 2, 3, ... 9 between the decades
     yAxis2->setLabel(tr("validation top-1 efficiency"));
     yAxis2->setRange(0, 1.02);
     m_best = addGraph(xAxis, yAxis2);

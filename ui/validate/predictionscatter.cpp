@@ -18,13 +18,8 @@ PredictionScatter::PredictionScatter(QWidget *parent)
     , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold))) {
     plotLayout()->insertRow(0);
     plotLayout()->addElement(0, 0, m_title);
-    QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
-    for (QCPAxis *axis : {xAxis, yAxis}) {
-        axis->setScaleType(QCPAxis::stLogarithmic);
-        axis->setTicker(ticker);
-        axis->setNumberFormat(QStringLiteral("eb"));
-        axis->setNumberPrecision(0);
-    }
+    for (QCPAxis *axis : {xAxis, yAxis})
+        setLogScale(axis, QStringLiteral("eb"), 0);
     xAxis->setLabel(tr("measured (ms)"));
     yAxis->setLabel(tr("predicted (ms)"));
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
