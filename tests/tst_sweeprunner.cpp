@@ -2,7 +2,15 @@
 
 #include "diode/cpubackend.h"
 #include "diode/inductorbackend.h"
+#include "diode/hardware.h"
+#include "diode/sweepsession.h"
 #include "diode/sweeprunner.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <set>
 
 using namespace diode;
 using json = nlohmann::json;
@@ -19,6 +27,26 @@ SweepPlan planOf(std::vector<int64_t> ms, double timeoutS = 30) {
            {"cpu", {{"block_m", {16}}, {"block_n", {32, 64}}, {"block_k", {32}}, {"threads", {1}}}},
            {"entries", {{{"problems", problems}}}}};
     return SweepPlan::fromJson(j, ".");
+}
+
+/// Every (problem M, config key, method) a run stored, with how often: a set measured once each.
+std::multiset<std::string> measuredSet(const std::string &db) {
+    std::multiset<std::string> out;
+    Store s(db);
+    s.forEachRecord([&](const RunInfo &, const ProblemRecord &r) {
+        for (const auto &c : r.candidates)
+            for (const auto &m : c.measurements())
+                out.insert(fmt::format("{} {} {}", r.problem.m, c.config.key(), toString(m.method)));
+    });
+    return out;
+}
+
+std::vector<json> traceLines(const QString &path) {
+    std::vector<json> out;
+    std::ifstream in(path.toStdString());
+    for (std::string line; std::getline(in, line);)
+        out.push_back(json::parse(line));
+    return out;
 }
 
 } // namespace
@@ -139,6 +167,143 @@ private slots:
         });
         QVERIFY2(QString::fromStdString(crash).contains("worker crashed (killed by signal 11"),
                  crash.c_str());
+    }
+
+    // N workers take problems from one queue: the store holds the set one worker measures, each
+    // (problem, config) once; a cancelled run resumed with another number of workers loses and
+    // doubles nothing.
+    void severalWorkersMeasureWhatOneDoes() {
+        const SweepPlan plan = planOf({8, 16, 24, 32, 40, 48, 56});
+        auto sweep = [&](const std::string &db, int workers) {
+            SweepSession::Request r;
+            r.db = db;
+            r.backend = "cpu";
+            r.plan = plan;
+            r.workersPerGpu = workers;
+            SweepSession session(r);
+            return std::make_pair(session.workers(), session.run());
+        };
+        const auto one = m_dir.filePath("one.db").toStdString(), three = m_dir.filePath("three.db").toStdString();
+        QCOMPARE(sweep(one, 1), std::make_pair(size_t(1), std::string("finished")));
+        QCOMPARE(sweep(three, 3), std::make_pair(size_t(3), std::string("finished")));
+        const auto expected = measuredSet(one);
+        QCOMPARE(expected.size(), size_t(7 * 2));
+        QVERIFY(measuredSet(three) == expected);
+
+        const auto cut = m_dir.filePath("cut.db").toStdString();
+        {
+            SweepSession::Request r;
+            r.db = cut;
+            r.backend = "cpu";
+            r.plan = plan;
+            r.workersPerGpu = 3;
+            SweepSession session(r);
+            session.setProgressCallback([&](const SweepProgress &p) {
+                if (p.done >= 2)
+                    session.cancel();
+            });
+            QCOMPARE(session.run(), std::string("cancelled"));
+        }
+        QVERIFY(measuredSet(cut).size() < expected.size());
+        SweepSession::Request again;
+        again.db = cut;
+        again.resume = true;
+        again.workersPerGpu = 2;
+        SweepSession resumed(again);
+        QVERIFY(resumed.resumed());
+        QCOMPARE(resumed.run(), std::string("finished"));
+        QVERIFY(measuredSet(cut) == expected);
+    }
+
+    // Each inductor worker gets its GPU, the GPU's lock, its share of the compile threads and a
+    // cache folder of its own (removed at the end); the plan decides which problems run
+    // Inductor's own benchmark, whatever worker takes them.
+    void workersOnGpusGetTheirGpuLockThreadsAndCache() {
+        const QString trace = m_dir.filePath("trace.jsonl");
+        qputenv("FAKE_WORKER_TRACE", trace.toUtf8());
+        json j{{"name", "gpus"}, {"timeout_s", 30}, {"inductor_every", 3}, {"exhaustive_configs", 7},
+               {"entries", {{{"ops", {"mm"}}, {"dtypes", {"bf16"}}, {"M", {8, 16, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104}},
+                             {"N", {64}}, {"K", {32}}}}}};
+        const SweepPlan plan = SweepPlan::fromJson(j, ".");
+        SweepSession::Request r;
+        r.db = m_dir.filePath("gpus.db").toStdString();
+        r.backend = "inductor";
+        r.python = PYTHON3;
+        r.plan = plan;
+        r.gpus = {"0", "1"};
+        r.workersPerGpu = 2;
+        {
+            SweepSession session(r);
+            QCOMPARE(session.workers(), size_t(4));
+            QCOMPARE(session.run(), std::string("finished"));
+        }
+        qunsetenv("FAKE_WORKER_TRACE");
+        const auto lines = traceLines(trace);
+        QCOMPARE(lines.size(), plan.problems.size()); // each problem once
+        std::map<int, std::string> gpuOfPid;
+        std::set<std::string> caches;
+        std::set<int64_t> ms;
+        int benchmarked = 0;
+        const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+        for (const auto &l : lines) {
+            const auto &env = l["env"];
+            const std::string gpu = env["CUDA_VISIBLE_DEVICES"];
+            QVERIFY(gpu == "0" || gpu == "1");
+            QCOMPARE(env["TORCH_DIODE_GPU_LOCK"].get<std::string>(), gpuLockPath(gpu));
+            QCOMPARE(env["TORCHINDUCTOR_COMPILE_THREADS"].get<std::string>(),
+                     std::to_string(std::max(1, (cores - 4) / 4)));
+            QCOMPARE(env["TORCH_DIODE_WORKER_CACHE"].get<std::string>(), std::string("1"));
+            caches.insert(env["TORCHINDUCTOR_CACHE_DIR"].get<std::string>());
+            auto [it, added] = gpuOfPid.emplace(l["pid"].get<int>(), gpu);
+            QCOMPARE(it->second, gpu); // a worker stays on its GPU
+            ms.insert(l["M"].get<int64_t>());
+            const GemmProblem &p = *std::find_if(plan.problems.begin(), plan.problems.end(),
+                                                 [&](const GemmProblem &q) { return q.m == l["M"].get<int64_t>(); });
+            QCOMPARE(l["inductor_benchmark"].get<bool>(), plan.inductorBenchmarkFor(p));
+            benchmarked += l["inductor_benchmark"].get<bool>();
+            QCOMPARE(l["exhaustive_configs"].get<int>(), 7);
+        }
+        QCOMPARE(ms.size(), plan.problems.size());
+        QVERIFY2(benchmarked > 0 && benchmarked < int(plan.problems.size()), qPrintable(QString::number(benchmarked)));
+        QVERIFY(caches.size() <= 4 && caches.size() >= 2);
+        for (const auto &c : caches)
+            QVERIFY2(!std::filesystem::exists(c), c.c_str());
+        QCOMPARE(measuredSet(r.db).size(), plan.problems.size() * 2);
+    }
+
+    void gpusOfTwoModelsOrABadListAreRefused() {
+        qputenv("FAKE_WORKER_GPU_FROM_ENV", "1");
+        SweepSession::Request r;
+        r.db = m_dir.filePath("mixed.db").toStdString();
+        r.backend = "inductor";
+        r.python = PYTHON3;
+        r.plan = planOf({8, 16});
+        r.gpus = {"0", "1"};
+        try {
+            SweepSession session(r);
+            session.run();
+            QFAIL("swept on two GPU models into one run");
+        } catch (const BackendUnavailable &e) {
+            QVERIFY2(QString(e.what()).contains("'Fake GPU 0'") && QString(e.what()).contains("'Fake GPU 1'"), e.what());
+        }
+        qunsetenv("FAKE_WORKER_GPU_FROM_ENV");
+        QVERIFY(!QFile::exists(QString::fromStdString(r.db))); // refused before anything was written
+        for (const auto &bad : std::vector<std::vector<std::string>>{{"0", "0"}, {"0", ""}}) {
+            r.gpus = bad;
+            try {
+                SweepSession session(r);
+                QFAIL("took a bad GPU list");
+            } catch (const InvalidInput &e) {
+                QVERIFY2(QString(e.what()).contains("name each GPU once"), e.what());
+            }
+        }
+        r.gpus = {};
+        r.workersPerGpu = 0;
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, SweepSession{r});
+        qputenv("CUDA_VISIBLE_DEVICES", "3,GPU-5");
+        QCOMPARE(gpuList("all"), (std::vector<std::string>{"3", "GPU-5"}));
+        QCOMPARE(gpuList("2,7"), (std::vector<std::string>{"2", "7"}));
+        qunsetenv("CUDA_VISIBLE_DEVICES");
     }
 
     void missingGpuIsOneClearMessageBeforeTheRun() {

@@ -2,6 +2,7 @@
 
 #include "characterisecommand.h"
 #include "progressbar.h"
+#include "workeroptions.h"
 
 #include "diode/characterise.h"
 #include "diode/config.h"
@@ -25,6 +26,7 @@ namespace {
 struct Options {
     std::string package, pool, backend = "inductor", python, db, out, chosen, heldout, installDir;
     double heldoutFraction = 0.2, deadlineS = 0;
+    cli::WorkerOptions workers;
     size_t count = 200;
     uint64_t seed = 1;
     bool retrain = false, force = false, install = false, explain = false;
@@ -73,6 +75,7 @@ int run(const Options &o) {
     r.selection.count = o.count;
     r.selection.seed = o.seed;
     r.deadlineS = o.deadlineS;
+    o.workers.apply(r.workersPerGpu, r.gpus);
     r.retrain = o.retrain;
     r.train.seed = o.seed;
     r.train.epochs = o.epochs;
@@ -210,6 +213,7 @@ std::function<int()> addCharacteriseCommand(CLI::App &app) {
         ->capture_default_str();
     c->add_option("--seed", o->seed, "seed of ties in the selection, the held-out part and training")
         ->capture_default_str();
+    o->workers.addTo(c);
     c->add_option("--deadline", o->deadlineS,
                   "seconds: start no problem after this long, then train on what was measured")
         ->check(CLI::PositiveNumber);

@@ -5,6 +5,7 @@
 #include "democommand.h"
 #include "modelcommands.h"
 #include "progressbar.h"
+#include "workeroptions.h"
 
 #include "diode/bias.h"
 #include "diode/config.h"
@@ -72,6 +73,7 @@ struct SweepOptions {
     std::string slurmConfig;
     SlurmOptions slurmOptions;
     bool allowMixedData = false;
+    cli::WorkerOptions workers;
 };
 
 // `diode sweep --slurm` and `--status`: the same plan and backend checks, the sweep itself run
@@ -106,6 +108,9 @@ int runSlurmSweep(const SweepOptions &o) {
         r.backend = o.backend;
         r.shards = o.shards;
         r.python = o.python;
+        r.workersPerGpu = o.workers.perGpu;
+        if (!o.workers.gpus.empty())
+            throw InvalidInput("--gpus is for a sweep on this host; each Slurm task sweeps on the GPU Slurm gives it");
         if (!o.slurmConfig.empty())
             r.slurm = SlurmOptions::load(o.slurmConfig);
         r.slurm.overrideWith(o.slurmOptions);
@@ -142,6 +147,7 @@ int runSweep(const SweepOptions &o) {
         req.shard = PlanShard::parse(o.shard);
     req.deadlineS = o.deadlineS;
     req.allowMixedData = o.allowMixedData;
+    o.workers.apply(req.workersPerGpu, req.gpus);
     SweepSession session(req);
     if (!session.nothingToDo().empty()) {
         fmt::print(stderr, "{}\n", session.nothingToDo());
@@ -504,6 +510,7 @@ int main(int argc, char **argv) {
     cmdSweep->add_flag("--allow-mixed-data", sweep.allowMixedData,
                        "add the run to a database whose data has another backend, GPU or timing method "
                        "(refused without it, naming what would mix)");
+    sweep.workers.addTo(cmdSweep);
     cmdSweep->add_option("--python", sweep.python,
                          "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");
     cmdSweep->add_option("--shard", sweep.shard,

@@ -235,6 +235,11 @@ SweepPlan characterisePlan(const Pool &pool, const std::vector<Choice> &chosen, 
                         {"timeout_s", pool.timeoutS},
                         {"repeats", pool.repeats},
                         {"entries", nlohmann::json::array({{{"name", "chosen"}, {"problems", problems}}})}};
+    // The in-graph times are what the model learns; Inductor's own benchmark (two thirds of a
+    // problem's GPU time) is kept on a tenth of the problems as a reference, and an EXHAUSTIVE
+    // space is sampled as the shipped data was.
+    plan["inductor_every"] = 10;
+    plan["exhaustive_configs"] = 100;
     if (backend == "cpu") {
         if (pool.cpuGrid.is_null())
             throw InvalidInput(fmt::format("the cpu backend measures cpu tiles, and the pool '{}' has no cpu "

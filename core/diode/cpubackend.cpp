@@ -8,6 +8,7 @@
 #include <chrono>
 #include <memory>
 #include <random>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -87,6 +88,13 @@ void CpuBackend::describe(RunInfo &run) const {
     run.smCount = hw.cpuThreads;
 }
 
+namespace {
+std::mutex &cpuTimingMutex() {
+    static std::mutex m;
+    return m;
+}
+} // namespace
+
 ProblemOutcome CpuBackend::measure(const GemmProblem &p, const SweepPlan &plan,
                                    const std::set<std::string> &skip, const MeasurementSink &sink,
                                    const std::atomic<bool> &cancel) {
@@ -137,6 +145,9 @@ ProblemOutcome CpuBackend::measure(const GemmProblem &p, const SweepPlan &plan,
         // A GEMM cut short by Ctrl-C or the deadline is never timed: a cancel drops this config's
         // measurement (resume takes it again), a deadline stores it as a timeout.
         std::vector<double> times;
+        // Several workers of one sweep share the CPU as the inductor backend's share a GPU: they
+        // take turns timing, so no timing runs beside another.
+        const std::lock_guard cpuTurn(cpuTimingMutex());
         bool whole = tiledGemm(p, a.get(), b.get(), biasData, c.get(), cfg, stop); // warm-up
         for (int r = 0; whole && r < plan.repeats; ++r) {
             const auto t0 = Clock::now();

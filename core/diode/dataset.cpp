@@ -1,6 +1,7 @@
 #include "dataset.h"
 
 #include "problemjson.h"
+#include "stablehash.h"
 
 #include <fmt/format.h>
 
@@ -196,17 +197,13 @@ nlohmann::json ProblemFileStats::toJson() const {
 }
 
 std::string fingerprint(const std::vector<TrainingProblem> &problems) {
-    uint64_t h = 1469598103934665603ull;
-    auto mix = [&](const std::string &s) {
-        for (unsigned char c : s)
-            h = (h ^ c) * 1099511628211ull;
-    };
+    Fnv1a64 h;
     for (const auto &p : problems) {
-        mix(p.problem.label());
+        h.add(p.problem.label());
         for (size_t i = 0; i < p.configs.size(); ++i)
-            mix(p.configs[i].key() + (p.timesMs[i] ? fmt::format("{:.6g}", *p.timesMs[i]) : "-"));
+            h.add(p.configs[i].key() + (p.timesMs[i] ? fmt::format("{:.6g}", *p.timesMs[i]) : "-"));
     }
-    return fmt::format("fnv1a64:{:016x}", h);
+    return fmt::format("fnv1a64:{:016x}", h.value());
 }
 
 } // namespace diode

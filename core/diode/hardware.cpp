@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -110,6 +113,45 @@ std::string hostName() {
     char buf[256] = {};
     gethostname(buf, sizeof buf - 1);
     return buf;
+}
+
+std::vector<std::string> gpuList(std::string_view text) {
+    if (text == "all") {
+        auto ids = visibleGpuIds();
+        if (ids.empty())
+            throw InvalidInput("--gpus all: no GPU here (CUDA_VISIBLE_DEVICES is not set and /dev has no nvidiaN)");
+        return ids;
+    }
+    std::vector<std::string> ids;
+    for (size_t at = 0; at <= text.size();) {
+        const size_t comma = std::min(text.find(',', at), text.size());
+        ids.emplace_back(text.substr(at, comma - at));
+        at = comma + 1;
+    }
+    return ids; // SweepSession refuses an empty or repeated entry
+}
+
+std::vector<std::string> visibleGpuIds() {
+    std::vector<std::string> ids;
+    if (const char *visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible) {
+        std::string rest = visible;
+        for (size_t at = 0; at <= rest.size();) {
+            const size_t comma = std::min(rest.find(',', at), rest.size());
+            if (comma > at)
+                ids.push_back(rest.substr(at, comma - at));
+            at = comma + 1;
+        }
+        return ids;
+    }
+    std::error_code ec;
+    for (const auto &entry : std::filesystem::directory_iterator("/dev", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() > 6 && name.rfind("nvidia", 0) == 0 &&
+            std::all_of(name.begin() + 6, name.end(), [](unsigned char c) { return std::isdigit(c); }))
+            ids.push_back(name.substr(6));
+    }
+    std::sort(ids.begin(), ids.end(), [](const auto &a, const auto &b) { return std::stoi(a) < std::stoi(b); });
+    return ids;
 }
 
 HardwareMonitor::HardwareMonitor() {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace diode {
@@ -50,5 +51,12 @@ private:
 };
 
 std::string hostName();
+
+/// The GPUs a process started here may use, as CUDA_VISIBLE_DEVICES names them: that variable's
+/// entries when it is set, else "0", "1", ... for each /dev/nvidiaN (empty when there is none).
+std::vector<std::string> visibleGpuIds();
+/// `--gpus`: "all" (visibleGpuIds(); InvalidInput when there is none) or GPU ids separated by
+/// commas ("0,2", "GPU-8e1f...") as they are (SweepSession refuses empty or repeated ones).
+std::vector<std::string> gpuList(std::string_view text);
 
 } // namespace diode

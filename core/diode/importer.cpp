@@ -4,6 +4,7 @@
 
 #include "jsonlimits.h"
 #include "problemjson.h"
+#include "stablehash.h"
 
 #include <fmt/format.h>
 
@@ -272,10 +273,7 @@ ImportResult importFile(Store &store, const std::string &path, bool again, bool 
 ImportResult importFileInTransaction(Store &store, const std::string &path, bool again, bool skipImported,
                                      bool allowMixedData) {
     const std::string data = readAll(path);
-    uint64_t fnv = 0xcbf29ce484222325ull;
-    for (unsigned char ch : data)
-        fnv = (fnv ^ ch) * 0x100000001b3ull;
-    const std::string fingerprint = fmt::format("{:016x}", fnv);
+    const std::string fingerprint = fmt::format("{:016x}", fnv1a64(data));
     auto parsed = parseImportData(data, path);
     auto &groups = parsed.groups;
     ImportResult res;

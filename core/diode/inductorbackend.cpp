@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
 
 namespace diode {
@@ -26,9 +27,20 @@ std::string pluginPythonDir() {
     return (fs::path(DIODE_SOURCE_DIR) / "plugin/python").string();
 }
 
-InductorBackend::InductorBackend(std::string python, std::string logPath)
+std::string gpuLockPath(const std::string &gpu) {
+    std::string id = gpu;
+    if (id.empty()) {
+        const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        id = visible && *visible ? std::string(visible).substr(0, std::string(visible).find(',')) : "0";
+    }
+    return (std::filesystem::temp_directory_path() / fmt::format("torch_diode-{}-gpu{}.lock", ::getuid(), id))
+        .string();
+}
+
+InductorBackend::InductorBackend(std::string python, std::string logPath, WorkerSlot slot)
     : m_python(std::move(python))
-    , m_logPath(std::move(logPath)) {
+    , m_logPath(std::move(logPath))
+    , m_slot(std::move(slot)) {
     if (m_python.empty()) {
         const char *env = std::getenv("DIODE_PYTHON");
         m_python = env && *env ? env : "python3";
@@ -39,6 +51,10 @@ InductorBackend::~InductorBackend() {
     if (m_worker && m_worker->running())
         m_worker->writeLine(R"({"cmd":"quit"})");
     m_worker.reset(); // ends the worker: nothing writes to its log after this
+    if (!m_cacheDir.empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(m_cacheDir, ec);
+    }
     // A log the worker wrote nothing into says nothing; one with content is kept for diagnosis.
     std::error_code ec;
     if (!m_logPath.empty() && std::filesystem::is_regular_file(m_logPath, ec) &&
@@ -50,11 +66,27 @@ void InductorBackend::spawn(std::chrono::seconds helloTimeout) {
     std::string pythonPath = pluginPythonDir();
     if (const char *pp = std::getenv("PYTHONPATH"); pp && *pp)
         pythonPath += std::string(":") + pp;
+    // One cache folder a worker for its whole life, set before Inductor's compile pool starts,
+    // with the FX-graph and autotune caches off (TORCH_DIODE_WORKER_CACHE): every compile is a
+    // user's first, yet the pool's kernels are found where the main process looks. A fresh folder
+    // a compile, or Inductor's force_disable_caches, compiles each Triton candidate a second time
+    // inside the benchmark (docs/BENCHMARKS.md, "Sweep speed").
+    if (m_cacheDir.empty())
+        m_cacheDir = (std::filesystem::temp_directory_path() /
+                      fmt::format("diode-sweep-{}-w{}", ::getpid(), m_slot.index))
+                         .string();
+    std::vector<std::string> env{"PYTHONPATH=" + pythonPath,
+                                 "TORCH_DIODE_AUTOREGISTER=0", // the sweep measures Inductor alone
+                                 "TORCH_DIODE_WORKER_CACHE=1",
+                                 "TORCHINDUCTOR_CACHE_DIR=" + m_cacheDir,
+                                 "TRITON_CACHE_DIR=" + m_cacheDir + "/triton",
+                                 "TORCH_DIODE_GPU_LOCK=" + gpuLockPath(m_slot.gpu)};
+    if (!m_slot.gpu.empty())
+        env.push_back("CUDA_VISIBLE_DEVICES=" + m_slot.gpu);
+    if (m_slot.compileThreads > 0)
+        env.push_back(fmt::format("TORCHINDUCTOR_COMPILE_THREADS={}", m_slot.compileThreads));
     m_worker = std::make_unique<WorkerProcess>(
-        std::vector<std::string>{m_python, "-u", "-m", "torch_diode.worker"},
-        std::vector<std::string>{"PYTHONPATH=" + pythonPath, "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1",
-                                 "TORCH_DIODE_AUTOREGISTER=0" /* the sweep measures Inductor alone */},
-        m_logPath);
+        std::vector<std::string>{m_python, "-u", "-m", "torch_diode.worker"}, std::move(env), m_logPath);
     m_worker->start();
     std::string line;
     for (;;) {
@@ -102,7 +134,11 @@ ProblemOutcome InductorBackend::measure(const GemmProblem &problem, const SweepP
         spawn(kHelloTimeout);
     }
     const int64_t id = m_nextId++;
-    nlohmann::json req{{"id", id}, {"problem", problemToJson(problem)}, {"search_space", plan.searchSpace}};
+    nlohmann::json req{{"id", id},
+                       {"problem", problemToJson(problem)},
+                       {"search_space", plan.searchSpace},
+                       {"inductor_benchmark", plan.inductorBenchmarkFor(problem)},
+                       {"exhaustive_configs", plan.exhaustiveConfigs}};
     if (!m_worker->writeLine(req.dump())) {
         const std::string why = m_worker->exitDescription();
         m_worker->kill();

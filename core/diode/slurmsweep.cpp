@@ -411,14 +411,15 @@ std::vector<std::string> SlurmSweep::submit(const Request &r) {
         "{header}"
         "{setup}"
         "{launch} sweep --backend {backend} --plan {plan} --shard \"$SLURM_ARRAY_TASK_ID/{n}\" \\\n"
-        "  --db {dir}/shard-\"$SLURM_ARRAY_TASK_ID\".db --resume{python}\n",
+        "  --db {dir}/shard-\"$SLURM_ARRAY_TASK_ID\".db --resume{python}{workers}\n",
         fmt::arg("name", r.plan.name), fmt::arg("problems", problems), fmt::arg("n", r.shards),
         fmt::arg("version", DIODE_VERSION), fmt::arg("date", utcNow()), fmt::arg("last", r.shards - 1),
         fmt::arg("rawdir", dir.string()), fmt::arg("dir", shellQuote(dir.string())),
         fmt::arg("header", sbatchHeader(o, true)), fmt::arg("setup", setupLines(o)),
         fmt::arg("launch", launch(o)), fmt::arg("backend", r.backend),
         fmt::arg("plan", shellQuote(planPath.string())),
-        fmt::arg("python", r.python.empty() ? "" : " --python " + shellQuote(r.python)));
+        fmt::arg("python", r.python.empty() ? "" : " --python " + shellQuote(r.python)),
+        fmt::arg("workers", r.workersPerGpu == 1 ? "" : fmt::format(" --workers-per-gpu {}", r.workersPerGpu)));
     std::vector<std::string> shardFiles;
     for (int64_t i = 0; i < r.shards; ++i)
         shardFiles.push_back(shellQuote(shardDb(dir, i)));

@@ -2,6 +2,7 @@
 
 #include "jsonlimits.h"
 #include "problemjson.h"
+#include "stablehash.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -487,6 +488,10 @@ SweepPlan expand(const json &j, const std::string &baseDir) {
         plan.timeoutS = t->get<double>();
     }
     plan.repeats = int(intField(j, "repeats", 1, lim::kMaxRepeats, "plan", "", plan.repeats));
+    plan.inductorEvery =
+        int(intField(j, "inductor_every", 0, lim::kMaxInductorEvery, "plan", "", plan.inductorEvery));
+    plan.exhaustiveConfigs =
+        int(intField(j, "exhaustive_configs", 0, lim::kMaxExhaustiveConfigs, "plan", "", plan.exhaustiveConfigs));
     std::optional<uint64_t> shuffleSeed;
     if (auto s = j.find("shuffle_seed"); s != j.end())
         shuffleSeed = seedOf(*s, "plan", "shuffle_seed");
@@ -527,6 +532,12 @@ SweepPlan expand(const json &j, const std::string &baseDir) {
 }
 
 } // namespace
+
+bool SweepPlan::inductorBenchmarkFor(const GemmProblem &problem) const {
+    if (searchSpace != "DEFAULT" || inductorEvery <= 0)
+        return false;
+    return inductorEvery == 1 || fnv1a64(problemToJson(problem).dump()) % uint64_t(inductorEvery) == 0;
+}
 
 SweepPlan SweepPlan::fromJson(const json &j, const std::string &baseDir) {
     try {

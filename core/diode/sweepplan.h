@@ -33,6 +33,8 @@ inline constexpr int64_t kMaxLogUniformCount = 1'000'000;
 /// B, M, N and K: Inductor's kernels index with 32-bit integers; the worker refuses more.
 inline constexpr int64_t kMaxSize = 2'147'483'647;
 inline constexpr int64_t kMaxRepeats = 1000;
+inline constexpr int64_t kMaxInductorEvery = 1'000'000;
+inline constexpr int64_t kMaxExhaustiveConfigs = 100'000;
 inline constexpr double kMaxTimeoutS = 86'400;
 inline constexpr int64_t kMaxCpuConfigs = 4096;
 inline constexpr int64_t kMaxCpuBlock = 4096;
@@ -64,12 +66,24 @@ struct SweepPlan {
     std::string searchSpace = "DEFAULT";
     double timeoutS = 600;
     int repeats = 5; ///< CPU backend: timed repeats per config (median kept)
+    /// Inductor backend: Inductor's own benchmark (`inductor_autotune` times, the max-autotune
+    /// baseline) runs on every n-th DEFAULT problem only (0: never); about two thirds of a
+    /// problem's GPU time. The in-graph times of every candidate are measured either way.
+    int inductorEvery = 1;
+    /// Inductor backend, EXHAUSTIVE plans: ATen and this many Triton configs a template, drawn
+    /// (seeded by the problem) from the whole space; 0: all of them.
+    int exhaustiveConfigs = 0;
     std::vector<KernelConfig> cpuConfigs;
     std::vector<GemmProblem> problems;
     nlohmann::json source; ///< the plan as written, stored with the run
     /// The part of `problems` a run measures (`diode sweep --shard`); set by the caller, never by
     /// the plan file: a run's frozen plan records it as "shard".
     PlanShard shard;
+
+    /// Whether `problem` runs Inductor's own benchmark under `inductorEvery`: chosen by a hash of
+    /// the problem, so the same problems whatever the sharding, order or number of workers; never
+    /// in an EXHAUSTIVE plan (a sampled space's pick would be of a sample).
+    bool inductorBenchmarkFor(const GemmProblem &problem) const;
 
     /// Throws InvalidInput naming the entry and field ("entries[2] (bmm): field 'M' has 0; ...").
     static SweepPlan fromJson(const nlohmann::json &j, const std::string &baseDir);

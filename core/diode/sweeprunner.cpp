@@ -10,6 +10,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 
 namespace diode {
@@ -58,19 +61,25 @@ std::string creationTime() {
 } // namespace
 
 SweepRunner::SweepRunner(std::string dbPath, Backend &backend)
+    : SweepRunner(std::move(dbPath), std::vector<Backend *>{&backend}) {}
+
+SweepRunner::SweepRunner(std::string dbPath, std::vector<Backend *> backends)
     : m_dbPath(std::move(dbPath))
-    , m_backend(backend) {}
+    , m_backends(std::move(backends)) {
+    if (m_backends.empty())
+        throw std::invalid_argument("SweepRunner needs at least one backend");
+}
 
 int64_t SweepRunner::createRun(const SweepPlan &plan) {
     Store store(m_dbPath);
     RunInfo run;
     run.createdAt = creationTime();
-    run.backend = m_backend.name();
+    run.backend = m_backends.front()->name();
     run.planName = plan.name;
     run.planJson = frozenPlan(plan).dump();
     run.searchSpace = plan.searchSpace;
     run.problemsPlanned = plan.shard.size(plan.problems.size());
-    m_backend.describe(run);
+    m_backends.front()->describe(run);
     return store.createRun(run);
 }
 
@@ -134,52 +143,93 @@ std::string SweepRunner::run(int64_t runId, const SweepPlan &plan) {
         }
     } stopTelemetry{telMutex, telWake, telStop, telemetry};
 
+    // Problems go to the workers in plan order from one cursor: whichever is free takes the next
+    // one not done, so any number of workers measures the set one would.
+    std::mutex mutex; // the cursor, the progress and the callbacks
     SweepProgress prog;
     prog.total = plan.shard.size(plan.problems.size());
     prog.done = int64_t(state.done.size());
     int64_t doneThisSession = 0;
+    size_t cursor = 0;
+    std::exception_ptr failure; // the first store error of any worker: the others stop
     const std::set<std::string> none;
     m_deadlineReached = false;
-    for (size_t index = 0; index < plan.problems.size(); ++index) {
-        const auto &p = plan.problems[index];
-        if (m_cancel)
-            break;
-        if (!plan.shard.holds(index) || state.done.count(p))
-            continue;
-        if (m_deadlineS > 0 && std::chrono::duration<double>(Clock::now() - t0).count() > m_deadlineS) {
-            m_deadlineReached = true; // resumable like a cancel; the caller says why it stopped
-            break;
+    auto next = [&]() -> std::optional<size_t> {
+        for (; cursor < plan.problems.size(); ++cursor) {
+            if (m_cancel || failure)
+                return std::nullopt;
+            if (!plan.shard.holds(cursor) || state.done.count(plan.problems[cursor]))
+                continue;
+            if (m_deadlineS > 0 && std::chrono::duration<double>(Clock::now() - t0).count() > m_deadlineS) {
+                m_deadlineReached = true; // resumable like a cancel; the caller says why it stopped
+                return std::nullopt;
+            }
+            return cursor++;
         }
-        prog.current = p.label();
-        if (m_progress)
-            m_progress(prog);
-        const auto it = state.measured.find(p);
-        const auto pt0 = Clock::now();
-        auto outcome = m_backend.measure(
-            p, plan, it == state.measured.end() ? none : it->second,
-            [&](const Measurement &m) {
-                writer.push(StoreWriter::MeasurementRow{runId, p, m});
-                ++prog.measurements;
-            },
-            m_cancel);
-        if (outcome.cancelled)
-            break; // the problem stays unfinished; resume completes it
-        const double seconds = std::chrono::duration<double>(Clock::now() - pt0).count();
-        if (!outcome.baselines.empty())
-            writer.push(StoreWriter::Baselines{runId, p, std::move(outcome.baselines)});
-        writer.push(StoreWriter::ProblemDone{runId, p, std::string(toString(outcome.status)), outcome.error,
-                                             seconds});
-        ++prog.done;
-        ++doneThisSession;
-        if (outcome.status != MeasureStatus::Ok)
-            ++prog.failed;
-        prog.elapsedS = std::chrono::duration<double>(Clock::now() - t0).count();
-        prog.problemsPerS = prog.elapsedS > 0 ? doneThisSession / prog.elapsedS : 0;
-        prog.etaS = prog.problemsPerS > 0 ? (prog.total - prog.done) / prog.problemsPerS : 0;
-        prog.current.clear();
-        if (m_progress)
-            m_progress(prog);
+        return std::nullopt;
+    };
+    auto work = [&](Backend &backend) {
+        try {
+            for (;;) {
+                size_t index;
+                {
+                    std::lock_guard lock(mutex);
+                    const auto n = next();
+                    if (!n)
+                        return;
+                    index = *n;
+                    prog.current = plan.problems[index].label();
+                    if (m_progress)
+                        m_progress(prog);
+                }
+                const auto &p = plan.problems[index];
+                const auto it = state.measured.find(p);
+                const auto pt0 = Clock::now();
+                auto outcome = backend.measure(
+                    p, plan, it == state.measured.end() ? none : it->second,
+                    [&](const Measurement &m) {
+                        writer.push(StoreWriter::MeasurementRow{runId, p, m});
+                        std::lock_guard lock(mutex);
+                        ++prog.measurements;
+                    },
+                    m_cancel);
+                if (outcome.cancelled)
+                    return; // the problem stays unfinished; resume completes it
+                const double seconds = std::chrono::duration<double>(Clock::now() - pt0).count();
+                if (!outcome.baselines.empty())
+                    writer.push(StoreWriter::Baselines{runId, p, std::move(outcome.baselines)});
+                writer.push(StoreWriter::ProblemDone{runId, p, std::string(toString(outcome.status)),
+                                                     outcome.error, seconds});
+                std::lock_guard lock(mutex);
+                ++prog.done;
+                ++doneThisSession;
+                if (outcome.status != MeasureStatus::Ok)
+                    ++prog.failed;
+                prog.elapsedS = std::chrono::duration<double>(Clock::now() - t0).count();
+                prog.problemsPerS = prog.elapsedS > 0 ? doneThisSession / prog.elapsedS : 0;
+                prog.etaS = prog.problemsPerS > 0 ? (prog.total - prog.done) / prog.problemsPerS : 0;
+                prog.current.clear();
+                if (m_progress)
+                    m_progress(prog);
+            }
+        } catch (...) {
+            std::lock_guard lock(mutex);
+            if (!failure)
+                failure = std::current_exception();
+            m_cancel = true; // the other workers stop within a configuration
+        }
+    };
+    if (m_backends.size() == 1) {
+        work(*m_backends.front());
+    } else {
+        std::vector<std::thread> threads;
+        for (Backend *b : m_backends)
+            threads.emplace_back(work, std::ref(*b));
+        for (auto &t : threads)
+            t.join();
     }
+    if (failure)
+        std::rethrow_exception(failure); // the run stays "running" and resumable, as before
     const std::string status = m_cancel || m_deadlineReached ? "cancelled" : "finished";
     writer.push(StoreWriter::RunStatus{runId, status});
     writer.flush();

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace diode {
 
@@ -18,15 +19,19 @@ struct SweepProgress {
     double elapsedS = 0;
     double problemsPerS = 0;
     double etaS = 0;
-    std::string current; ///< label of the problem being measured
+    std::string current; ///< label of the problem being measured (with several workers: started last)
 };
 
-/// Runs a plan through a backend into the store: one writer thread, progress through a
-/// callback, cancel from any thread, resume of an interrupted run that never measures a
-/// (problem, config) twice, telemetry sampled while it runs.
+/// Runs a plan through one or more backends into the store: each backend (a worker) measures
+/// problems taken in plan order from one queue, so N workers measure exactly the problems one
+/// would; one writer thread; progress through a callback; cancel from any thread; resume of an
+/// interrupted run that never measures a (problem, config) twice; telemetry sampled while it runs.
 class SweepRunner {
 public:
     SweepRunner(std::string dbPath, Backend &backend);
+    /// One thread a backend; `backends` must be non-empty and outlive the runner. The first one
+    /// describes the run.
+    SweepRunner(std::string dbPath, std::vector<Backend *> backends);
 
     void setProgressCallback(std::function<void(const SweepProgress &)> fn) { m_progress = std::move(fn); }
     /// Creates the run row (plan frozen into it, backend's hardware recorded); returns its id.
@@ -39,17 +44,18 @@ public:
     /// stored `cancelled` (resumable) and deadlineReached() says why.
     void setDeadline(double seconds) { m_deadlineS = seconds; }
     bool deadlineReached() const { return m_deadlineReached; }
+    /// The progress and problem callbacks come from the workers' threads, one at a time.
 
     /// The newest unfinished run of the store and its frozen plan; nullopt if none.
     static std::optional<std::pair<RunInfo, SweepPlan>> resumable(const std::string &dbPath);
 
 private:
     std::string m_dbPath;
-    Backend &m_backend;
+    std::vector<Backend *> m_backends;
     std::function<void(const SweepProgress &)> m_progress;
     std::atomic<bool> m_cancel{false};
     double m_deadlineS = 0;
-    bool m_deadlineReached = false;
+    std::atomic<bool> m_deadlineReached{false};
 };
 
 /// The plan with its problems expanded into one explicit list: what a run stores, so resuming

@@ -7,19 +7,23 @@
 #include "store.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
+#include <thread>
 
 namespace diode {
 
 /// Passes every call to the real backend and reports each problem's outcome as it ends.
 class SweepSession::Observer final : public Backend {
 public:
-    Observer(Backend &inner, const std::function<void(const ProblemReport &)> &done)
+    Observer(Backend &inner, const std::function<void(const ProblemReport &)> &done, std::mutex &doneMutex)
         : m_inner(inner)
-        , m_done(done) {}
+        , m_done(done)
+        , m_doneMutex(doneMutex) {}
     std::string name() const override { return m_inner.name(); }
     void start() override { m_inner.start(); }
     void describe(RunInfo &run) const override { m_inner.describe(run); }
@@ -48,6 +52,7 @@ public:
             cancel);
         if (!outcome.cancelled) {
             const auto it = best.find(defaultTimingMethod(timed).method);
+            const std::lock_guard lock(m_doneMutex);
             m_done({p, outcome, it == best.end() ? 0 : it->second, n});
         }
         return outcome;
@@ -56,14 +61,16 @@ public:
 private:
     Backend &m_inner;
     const std::function<void(const ProblemReport &)> &m_done;
+    std::mutex &m_doneMutex;
 };
 
 std::unique_ptr<Backend> SweepSession::makeBackend(const std::string &name, const std::string &python,
-                                                   const std::string &db) {
+                                                   const std::string &db, const WorkerSlot &slot, int workers) {
     if (name == "cpu")
         return std::make_unique<CpuBackend>();
     if (name == "inductor")
-        return std::make_unique<InductorBackend>(python, db + ".worker.log");
+        return std::make_unique<InductorBackend>(
+            python, workers == 1 ? db + ".worker.log" : fmt::format("{}.worker-{}.log", db, slot.index), slot);
     throw InvalidInput(fmt::format("unknown backend '{}': expected inductor or cpu", name));
 }
 
@@ -127,10 +134,32 @@ SweepSession::SweepSession(const Request &r)
     if (m_backendName.empty())
         throw InvalidInput("sweep needs --backend inductor|cpu");
     m_plan = std::move(*plan);
-    m_backend = makeBackend(m_backendName, r.python, r.db);
-    m_observer = std::make_unique<Observer>(*m_backend, m_problemDone);
+    if (r.workersPerGpu < 1 || r.workersPerGpu > kMaxWorkersPerGpu)
+        throw InvalidInput(fmt::format("workers a GPU must be from 1 to {}, got {}", kMaxWorkersPerGpu,
+                                       r.workersPerGpu));
+    std::set<std::string> seenGpus;
+    for (const auto &g : r.gpus)
+        if (g.empty() || !seenGpus.insert(g).second)
+            throw InvalidInput(fmt::format("GPU list {}: {}; name each GPU once, as CUDA_VISIBLE_DEVICES does",
+                                           fmt::join(r.gpus, ","),
+                                           g.empty() ? "an entry is empty" : "'" + g + "' is named twice"));
+    // Compile threads a worker: the cores less two a GPU, kept for the worker that times (its
+    // Python and driver calls are on the timing's critical path).
+    const std::vector<std::string> gpus = r.gpus.empty() ? std::vector<std::string>{""} : r.gpus;
+    const int workers = int(gpus.size()) * r.workersPerGpu;
+    const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = workers == 1 ? 0 : std::max(1, (cores - 2 * int(gpus.size())) / workers);
+    for (int w = 0; w < r.workersPerGpu; ++w)
+        for (const auto &g : gpus) {
+            WorkerSlot slot{g, int(m_backends.size()), threads};
+            m_backends.push_back(makeBackend(m_backendName, r.python, r.db, slot, workers));
+            m_observers.push_back(std::make_unique<Observer>(*m_backends.back(), m_problemDone, m_problemDoneMutex));
+        }
+    std::vector<Backend *> observed;
+    for (auto &o : m_observers)
+        observed.push_back(o.get());
     // Made here, not in run(): cancel() may come from a signal handler at any moment after.
-    m_runner = std::make_unique<SweepRunner>(r.db, *m_observer);
+    m_runner = std::make_unique<SweepRunner>(r.db, std::move(observed));
     m_runner->setDeadline(r.deadlineS);
 }
 
@@ -151,12 +180,12 @@ void SweepSession::refuseMixing() {
     if (std::filesystem::file_size(m_db, ec) == 0 || ec)
         return; // a new database: nothing to mix with
     RunInfo run;
-    m_observer->describe(run);
+    m_observers.front()->describe(run);
     DataOrigin added;
     added.backends = {m_backendName};
     if (!run.gpuName.empty())
         added.gpus = {run.gpuName};
-    added.methods = m_observer->timingMethods();
+    added.methods = m_observers.front()->timingMethods();
     DataOrigin existing;
     {
         Store store(m_db, Store::Mode::ReadOnly); // a refusal writes nothing, not even a migration
@@ -167,10 +196,47 @@ void SweepSession::refuseMixing() {
         throw DataMixRefused(fmt::format("this sweep would mix data in {}: {}", m_db, mix));
 }
 
+void SweepSession::startWorkers() {
+    if (m_observers.size() == 1) {
+        m_observers.front()->start();
+        return;
+    }
+    // In parallel: each inductor worker spends most of a minute importing torch.
+    std::vector<std::exception_ptr> errors(m_observers.size());
+    {
+        std::vector<std::thread> threads;
+        for (size_t i = 0; i < m_observers.size(); ++i)
+            threads.emplace_back([&, i] {
+                try {
+                    m_observers[i]->start();
+                } catch (...) {
+                    errors[i] = std::current_exception();
+                }
+            });
+        for (auto &t : threads)
+            t.join();
+    }
+    for (const auto &e : errors)
+        if (e)
+            std::rethrow_exception(e);
+    // One run holds one GPU model: workers on different ones would mix their times.
+    RunInfo first;
+    m_observers.front()->describe(first);
+    for (size_t i = 1; i < m_observers.size(); ++i) {
+        RunInfo other;
+        m_observers[i]->describe(other);
+        if (other.gpuName != first.gpuName)
+            throw BackendUnavailable(fmt::format(
+                "the GPUs of this sweep are not one model: worker 0 runs on '{}', worker {} on '{}'; sweep "
+                "each model into its own database (--gpus)",
+                first.gpuName, i, other.gpuName));
+    }
+}
+
 std::string SweepSession::run(const std::function<void(int64_t)> &started) {
     if (!m_nothingToDo.empty())
         return "finished";
-    m_observer->start(); // throws BackendUnavailable with one sentence
+    startWorkers(); // throws BackendUnavailable with one sentence
     if (!m_resumed) {
         // The GPU is known once the backend runs (the inductor worker reports it).
         if (!m_allowMixedData)

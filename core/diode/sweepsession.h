@@ -1,11 +1,13 @@
 #pragma once
 
 #include "backend.h"
+#include "inductorbackend.h"
 #include "sweepplan.h"
 #include "sweeprunner.h"
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -38,7 +40,14 @@ public:
         /// Add a run whose backend, GPU or timing method the database does not hold yet; without
         /// it run() refuses with DataMixRefused (datamix.h). A resumed run was confirmed at its start.
         bool allowMixedData = false;
+        /// Workers on each GPU (inductor: they compile in parallel and take turns timing; cpu:
+        /// they take turns on the CPU). From 1 to kMaxWorkersPerGpu.
+        int workersPerGpu = 1;
+        /// The GPUs to sweep on, as CUDA_VISIBLE_DEVICES names them (visibleGpuIds() for all of
+        /// them); empty: one GPU, whichever the environment gives. Every GPU must be the same model.
+        std::vector<std::string> gpus;
     };
+    static constexpr int kMaxWorkersPerGpu = 32;
 
     /// Resolves the request (refusing a resume with another plan or backend, a sweep with no
     /// plan or backend) with InvalidInput; starts nothing.
@@ -67,13 +76,18 @@ public:
     /// From any thread, or a signal handler: the run stops within one configuration.
     void cancel();
 
-    /// The backend of that name ("cpu", "inductor"); InvalidInput for another.
+    /// The backend of that name ("cpu", "inductor") for worker `slot` of `workers`; InvalidInput for
+    /// another name.
     static std::unique_ptr<Backend> makeBackend(const std::string &name, const std::string &python,
-                                                const std::string &db);
+                                                const std::string &db, const WorkerSlot &slot = {},
+                                                int workers = 1);
+    /// The number of workers the session runs.
+    size_t workers() const { return m_backends.size(); }
 
 private:
     class Observer;
     void refuseMixing();
+    void startWorkers();
     std::string m_db;
     std::string m_backendName;
     SweepPlan m_plan;
@@ -82,8 +96,9 @@ private:
     bool m_allowMixedData = false;
     std::string m_nothingToDo;
     std::function<void(const ProblemReport &)> m_problemDone;
-    std::unique_ptr<Backend> m_backend;
-    std::unique_ptr<Observer> m_observer;
+    std::mutex m_problemDoneMutex; ///< the workers report one at a time
+    std::vector<std::unique_ptr<Backend>> m_backends;
+    std::vector<std::unique_ptr<Observer>> m_observers; ///< one a backend, in their order
     std::unique_ptr<SweepRunner> m_runner;
 };
 

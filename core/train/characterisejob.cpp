@@ -217,6 +217,8 @@ CharacteriseResult CharacteriseJob::run() {
     req.python = r.python;
     req.resume = true;
     req.deadlineS = r.deadlineS;
+    req.workersPerGpu = r.workersPerGpu;
+    req.gpus = r.gpus;
     const CloseReadWrite closing{r.db};
     SweepSession session(req);
     res.resumed = session.resumed();

@@ -18,7 +18,8 @@ Protocol (one JSON object per line; stdout carries nothing else, logs go to stde
   worker -> {"event": "hello", "ok": true, "hardware": {...}, "torch": "...", "triton": "...",
              "methods": ["graph_warm", "graph_cold", "inductor_autotune"]}
             or {"event": "hello", "ok": false, "error": "..."} and exit 3
-  runner -> {"id": 7, "problem": {...problem JSON...}, "search_space": "DEFAULT"}
+  runner -> {"id": 7, "problem": {...problem JSON...}, "search_space": "DEFAULT",
+             "inductor_benchmark": true, "exhaustive_configs": 0}   (the last two: the plan's choice)
   worker -> {"id": 7, "ok": true, "problem": {... "candidates": [...], "baselines": {...}}, "compile_s": 9.1}
             or {"id": 7, "ok": false, "error": "..."}
 """
@@ -484,7 +485,9 @@ def serve(stdin, stdout):
             break
         rid = req.get("id")
         try:
-            result, compile_s, failed = measure(req["problem"], req.get("search_space", "DEFAULT"), collector, timer)
+            result, compile_s, failed = measure(req["problem"], req.get("search_space", "DEFAULT"), collector, timer,
+                                                inductor_benchmark=bool(req.get("inductor_benchmark", True)),
+                                                exhaustive_configs=int(req.get("exhaustive_configs", 0)))
             emit(stdout, {"id": rid, "ok": True, "problem": result, "compile_s": round(compile_s, 3),
                           "failed_choices": failed})
         except Exception as e:  # noqa: BLE001 - one bad problem must not end the sweep

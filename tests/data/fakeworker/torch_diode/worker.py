@@ -6,7 +6,9 @@ needs a GPU). It speaks the same JSON-lines protocol and misbehaves on purpose, 
   M == 24  answers problem JSON version 2, as the in-graph worker does: times per method, a
            candidate that failed its in-graph timing, and both baselines
   other    answers two candidates with times derived from the sizes (version 1: time_ms)
-FAKE_WORKER_HELLO_FAIL=1 makes the hello report a missing GPU.
+FAKE_WORKER_HELLO_FAIL=1 makes the hello report a missing GPU; FAKE_WORKER_GPU_FROM_ENV=1 names the
+GPU after CUDA_VISIBLE_DEVICES (so two GPUs look like two models). With FAKE_WORKER_TRACE=FILE each
+request is appended to FILE as a JSON line with the environment the sweep gave this worker.
 """
 import json
 import os
@@ -24,13 +26,25 @@ def main():
     if os.environ.get("FAKE_WORKER_HELLO_FAIL"):
         emit({"event": "hello", "ok": False, "error": "torch 2.11.0 sees no CUDA GPU (fake)"})
         return 3
+    gpu = "Fake GPU"
+    if os.environ.get("FAKE_WORKER_GPU_FROM_ENV"):
+        gpu += " " + os.environ.get("CUDA_VISIBLE_DEVICES", "?")
     emit({"event": "hello", "ok": True, "torch": "2.11.0-fake", "triton": "3.6.0-fake",
-          "hardware": {"gpu": "Fake GPU", "sm_count": 7, "memory_mb": 1024, "driver": "0"}, "pid": os.getpid()})
+          "hardware": {"gpu": gpu, "sm_count": 7, "memory_mb": 1024, "driver": "0"}, "pid": os.getpid()})
+    trace = os.environ.get("FAKE_WORKER_TRACE")
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("cmd") == "quit":
             return 0
         p = req["problem"]
+        if trace:
+            env = {k: os.environ.get(k) for k in ("CUDA_VISIBLE_DEVICES", "TORCH_DIODE_GPU_LOCK",
+                                                  "TORCHINDUCTOR_COMPILE_THREADS", "TORCHINDUCTOR_CACHE_DIR",
+                                                  "TORCH_DIODE_WORKER_CACHE")}
+            with open(trace, "a") as f:
+                f.write(json.dumps({"pid": os.getpid(), "M": p["M"], "env": env,
+                                    "inductor_benchmark": req.get("inductor_benchmark"),
+                                    "exhaustive_configs": req.get("exhaustive_configs")}) + "\n")
         if p["M"] == 13:
             os.kill(os.getpid(), signal.SIGSEGV)
         if p["M"] == 17:
