@@ -15,6 +15,8 @@
 
 #include "diode/sweepplan.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
 #include <QLabel>
@@ -22,7 +24,11 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QLineEdit>
+#include <QSet>
+#include <QSpinBox>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QThread>
 #include <QTimer>
@@ -444,6 +450,63 @@ private slots:
         QVERIFY2(page.failedModel()->index(0, 1).data().toString().contains("2 GB"),
                  qPrintable(page.failedModel()->index(0, 1).data().toString()));
         QCOMPARE(page.plot()->points(), 1);
+    }
+
+    // The page's workers and GPUs reach the sweep: every worker the fake inductor worker ran
+    // (tests/data/fakeworker) was given one of the two GPUs, and the store holds each problem once.
+    void workersAndGpusReachTheSweep() {
+        WorkbenchState state;
+        SweepPage page(&state);
+        waitEstimate(page);
+        auto *workers = page.findChild<QSpinBox *>("workersPerGpu");
+        auto *gpus = page.findChild<QLineEdit *>("gpus");
+        QVERIFY(workers && gpus);
+        page.setBackend("cpu");
+        QVERIFY(!workers->isEnabled() && !gpus->isEnabled()); // the cpu backend has no GPU
+        page.setBackend("inductor");
+        QVERIFY(workers->isEnabled() && gpus->isEnabled());
+        const QString db = m_dir.filePath("workers.db"), trace = m_dir.filePath("workers-trace.jsonl");
+        page.setTargetDatabase(db);
+        page.setPlanText(QString::fromLatin1(kSmallCpuPlan), m_dir.path());
+        QVERIFY(waitEstimate(page).error.isEmpty());
+        page.setWorkers(2, QStringLiteral("0,1"));
+        qputenv("DIODE_PLUGIN_PYTHON", testutil::dataPath("fakeworker").toUtf8());
+        qputenv("FAKE_WORKER_TRACE", trace.toUtf8());
+        QSignalSpy finished(page.worker(), &SweepWorker::finished);
+        QSignalSpy failed(page.worker(), &SweepWorker::failed);
+        page.run();
+        const bool done = finished.wait(120000);
+        qunsetenv("FAKE_WORKER_TRACE");
+        qunsetenv("DIODE_PLUGIN_PYTHON");
+        QVERIFY2(done, failed.isEmpty() ? "no finish" : qPrintable(failed.at(0).at(0).toString()));
+        QFile f(trace);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QSet<QString> gpuSeen;
+        QSet<qint64> pids, ms;
+        int lines = 0;
+        for (const QByteArray &line : f.readAll().split('\n')) {
+            if (line.isEmpty())
+                continue;
+            const auto j = nlohmann::json::parse(line.toStdString());
+            gpuSeen.insert(QString::fromStdString(j["env"]["CUDA_VISIBLE_DEVICES"].get<std::string>()));
+            pids.insert(j["pid"].get<qint64>());
+            ms.insert(j["M"].get<qint64>() * 100000 + j["N"].get<qint64>());
+            ++lines;
+        }
+        const auto [problems, configs] = smallCpuPlanSize();
+        QCOMPARE(lines, int(problems));
+        QCOMPARE(ms.size(), problems); // each problem once (no two of the plan share M and N)
+        QCOMPARE(gpuSeen, (QSet<QString>{QStringLiteral("0"), QStringLiteral("1")}));
+        QVERIFY(pids.size() >= 2 && pids.size() <= 4);
+        // A bad GPU list is the page's error, not a crash.
+        page.setWorkers(1, QStringLiteral("0,0"));
+        page.setTargetDatabase(m_dir.filePath("workers-bad.db"));
+        QSignalSpy failedAgain(page.worker(), &SweepWorker::failed);
+        page.run();
+        QVERIFY(failedAgain.wait(30000));
+        auto *error = page.findChild<QLabel *>("sweepError");
+        QVERIFY2(error->text().contains("name each GPU once"), qPrintable(error->text()));
+        page.setWorkers(1, QString());
     }
 
     void unavailableBackendIsAVisibleError() {

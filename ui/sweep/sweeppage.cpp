@@ -11,6 +11,7 @@
 
 #include "diode/config.h"
 #include "diode/store.h"
+#include "diode/sweepsession.h"
 
 #include <QComboBox>
 #include <QCoreApplication>
@@ -33,6 +34,7 @@
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QSpinBox>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -152,6 +154,8 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     QSettings settings;
     m_backend->setCurrentText(settings.value(QStringLiteral("sweep/backend"), "cpu").toString());
     m_python->setText(settings.value(QStringLiteral("sweep/python")).toString());
+    m_workers->setValue(settings.value(QStringLiteral("sweep/workersPerGpu"), 1).toInt());
+    m_gpus->setText(settings.value(QStringLiteral("sweep/gpus")).toString());
     setTargetDatabase(settings.value(QStringLiteral("sweep/database")).toString());
     const QString lastPlan = settings.value(QStringLiteral("sweep/planPath")).toString();
     if (lastPlan.isEmpty() || !openPlan(lastPlan))
@@ -165,6 +169,8 @@ SweepPage::~SweepPage() {
     QSettings settings;
     settings.setValue(QStringLiteral("sweep/backend"), m_backend->currentText());
     settings.setValue(QStringLiteral("sweep/python"), m_python->text());
+    settings.setValue(QStringLiteral("sweep/workersPerGpu"), m_workers->value());
+    settings.setValue(QStringLiteral("sweep/gpus"), m_gpus->text());
     settings.setValue(QStringLiteral("sweep/database"), m_database);
     settings.setValue(QStringLiteral("sweep/planPath"), m_planPath);
 }
@@ -218,6 +224,17 @@ QWidget *SweepPage::runPanel() {
     m_python = new QLineEdit(box);
     m_python->setPlaceholderText(tr("python3 ($DIODE_PYTHON)"));
     m_python->setToolTip(tr("The interpreter with torch and Triton, for the inductor backend"));
+    m_workers = new QSpinBox(box);
+    m_workers->setObjectName(QStringLiteral("workersPerGpu"));
+    m_workers->setRange(1, diode::SweepSession::kMaxWorkersPerGpu);
+    m_workers->setPrefix(tr("workers a GPU: "));
+    m_workers->setToolTip(tr("Workers on each GPU compile in parallel and take turns timing (6 on an H100 or "
+                             "H200 with 16 cores); their times are those of one worker alone"));
+    m_gpus = new QLineEdit(box);
+    m_gpus->setObjectName(QStringLiteral("gpus"));
+    m_gpus->setPlaceholderText(tr("GPUs: the environment's one"));
+    m_gpus->setToolTip(tr("'all', or GPUs as CUDA_VISIBLE_DEVICES names them (0,1,3); each gets the workers "
+                          "above. They must all be one GPU model."));
     m_databaseLabel = new QLabel(box);
     m_databaseLabel->setObjectName(QStringLiteral("targetDatabase"));
     auto *chooseDb = new QPushButton(tr("Database…"), box);
@@ -254,6 +271,8 @@ QWidget *SweepPage::runPanel() {
     settings->addWidget(new QLabel(tr("Backend:"), box));
     settings->addWidget(m_backend);
     settings->addWidget(m_python, 1);
+    settings->addWidget(m_workers);
+    settings->addWidget(m_gpus);
     settings->addWidget(m_databaseLabel, 2);
     settings->addWidget(chooseDb);
     auto *buttons = new QHBoxLayout;
@@ -270,10 +289,15 @@ QWidget *SweepPage::runPanel() {
     layout->addWidget(m_results, 1);
 
     connect(m_backend, &QComboBox::currentIndexChanged, this, [this] {
-        m_python->setEnabled(m_backend->currentText() == QLatin1String("inductor"));
+        const bool gpu = m_backend->currentText() == QLatin1String("inductor");
+        for (QWidget *w : {static_cast<QWidget *>(m_python), static_cast<QWidget *>(m_workers),
+                           static_cast<QWidget *>(m_gpus)})
+            w->setEnabled(gpu);
         scheduleEstimate();
     });
-    m_python->setEnabled(false);
+    for (QWidget *w : {static_cast<QWidget *>(m_python), static_cast<QWidget *>(m_workers),
+                       static_cast<QWidget *>(m_gpus)})
+        w->setEnabled(false);
     connect(chooseDb, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Database for sweeps"), m_database,
                                                           tr("Diode databases (*.db)"), nullptr,
@@ -296,6 +320,11 @@ void SweepPage::setTargetDatabase(const QString &path) {
 
 void SweepPage::setBackend(const QString &backend) {
     m_backend->setCurrentText(backend);
+}
+
+void SweepPage::setWorkers(int perGpu, const QString &gpus) {
+    m_workers->setValue(perGpu);
+    m_gpus->setText(gpus);
 }
 
 void SweepPage::setPlanText(const QString &text, const QString &planDir) {
@@ -523,6 +552,10 @@ void SweepPage::start(bool resume, bool allowMixedData) {
     r.database = m_database;
     r.backend = m_backend->currentText();
     r.python = m_python->text().trimmed();
+    if (r.backend == QLatin1String("inductor")) {
+        r.workersPerGpu = m_workers->value();
+        r.gpus = m_gpus->text().trimmed();
+    }
     r.planJson = m_plan->toPlainText().toUtf8();
     r.planDir = m_planDir;
     r.resume = resume;

@@ -10,6 +10,7 @@ class PlanForm;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QSpinBox;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
@@ -33,6 +34,8 @@ public:
     void setPlanText(const QString &json, const QString &planDir);
     bool openPlan(const QString &path);
     void setBackend(const QString &backend);
+    /// Workers a GPU and the GPUs ("", "all" or "0,1"), as `diode sweep` takes them.
+    void setWorkers(int perGpu, const QString &gpus);
 
     void run();
     /// A real cpu sweep of the shipped smoke plan into a temporary database, for the workbench's
@@ -84,6 +87,8 @@ private:
     QLabel *m_error;
     QComboBox *m_backend;
     QLineEdit *m_python;
+    QSpinBox *m_workers;
+    QLineEdit *m_gpus;
     QLabel *m_databaseLabel;
     QPushButton *m_run;
     QPushButton *m_resume;

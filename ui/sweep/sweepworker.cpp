@@ -1,6 +1,7 @@
 #include "sweep/sweepworker.h"
 
 #include "diode/datamix.h"
+#include "diode/hardware.h"
 #include "diode/sweepsession.h"
 
 #include <cmath>
@@ -64,6 +65,9 @@ bool SweepWorker::start(const SweepRequest &request) {
             req.python = request.python.toStdString();
             req.resume = request.resume;
             req.allowMixedData = request.allowMixedData;
+            req.workersPerGpu = request.workersPerGpu;
+            if (!request.gpus.trimmed().isEmpty())
+                req.gpus = diode::gpuList(request.gpus.trimmed().toStdString());
             if (!request.resume)
                 req.plan =
                     diode::SweepPlan::parse(request.planJson.toStdString(), request.planDir.toStdString());

@@ -20,6 +20,8 @@ struct SweepRequest {
     QString planDir;             ///< where relative shape-set paths of the plan start
     bool resume = false;         ///< continue the newest unfinished run of `database` instead
     bool allowMixedData = false; ///< the user confirmed a run of another backend, GPU or method there
+    int workersPerGpu = 1;       ///< SweepSession::Request::workersPerGpu
+    QString gpus;                ///< as `diode sweep --gpus` takes it: "", "all" or "0,1,3"
 };
 
 struct SweepStatus {

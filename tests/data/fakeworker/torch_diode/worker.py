@@ -42,7 +42,7 @@ def main():
                                                   "TORCHINDUCTOR_COMPILE_THREADS", "TORCHINDUCTOR_CACHE_DIR",
                                                   "TORCH_DIODE_WORKER_CACHE")}
             with open(trace, "a") as f:
-                f.write(json.dumps({"pid": os.getpid(), "M": p["M"], "env": env,
+                f.write(json.dumps({"pid": os.getpid(), "M": p["M"], "N": p["N"], "env": env,
                                     "inductor_benchmark": req.get("inductor_benchmark"),
                                     "exhaustive_configs": req.get("exhaustive_configs")}) + "\n")
         if p["M"] == 13:
