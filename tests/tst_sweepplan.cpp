@@ -1,5 +1,7 @@
 #include "testutil.h"
 
+#include <fmt/format.h>
+
 #include "diode/jsonlimits.h"
 #include "diode/problemjson.h"
 #include "diode/sweepplan.h"
@@ -43,7 +45,7 @@ const char *kOneEntry = R"("entries":[{"ops":["mm"],"dtypes":["bf16"],"M":[1],"N
 /// A plan that uses every field once, for the field-by-field type test.
 json fieldTemplate() {
     return json::parse(R"({"name":"t","version":1,"search_space":"DEFAULT","timeout_s":10,
-        "shuffle_seed":1,"repeats":2,"cpu":{"block_m":[16],"block_n":[16],"block_k":[16],"threads":[1]},
+        "shuffle_seed":1,"repeats":2,"inductor_every":10,"exhaustive_configs":100,"aten_only":false,"cpu":{"block_m":[16],"block_n":[16],"block_k":[16],"threads":[1]},
         "entries":[{"name":"g","ops":["mm","bmm"],"dtypes":["bf16"],"B":[2],"M":{"log_uniform":{"min":1,
         "max":64,"count":4,"seed":1,"multiple_of":2}},"N":[8],"K":[8],"a_transposed":[false],
         "b_transposed":true,"zip_sizes":false,"sample":{"count":2,"seed":1}},
@@ -150,10 +152,47 @@ private slots:
                                     << "field 'entries' must be a non-empty list";
         QTest::newRow("missing K") << R"({"entries":[{"ops":["mm"],"dtypes":["bf16"],"M":[4],"N":[5]}]})"
                                    << "entries[0]: field 'K' is missing";
+        QTest::newRow("inductor_every")
+            << R"({"inductor_every":-1,"entries":[{"ops":["mm"],"dtypes":["bf16"],"M":[4],"N":[5],"K":[1]}]})"
+            << "plan: field 'inductor_every' must be an integer >= 0 and <= 1000000, got -1";
+        QTest::newRow("exhaustive_configs")
+            << R"({"exhaustive_configs":"many","entries":[{"ops":["mm"],"dtypes":["bf16"],"M":[4],"N":[5],"K":[1]}]})"
+            << "plan: field 'exhaustive_configs'";
+        QTest::newRow("aten_only")
+            << R"({"aten_only":1,"entries":[{"ops":["mm"],"dtypes":["bf16"],"M":[4],"N":[5],"K":[1]}]})"
+            << "plan: field 'aten_only' must be true or false, got 1";
         QTest::newRow("bad log_uniform")
             << R"({"entries":[{"ops":["mm"],"dtypes":["bf16"],"M":{"log_uniform":{"min":0,"max":4,"count":2}},"N":[5],"K":[1]}]})"
             << "field 'M.log_uniform.min' must be an integer >= 1";
     }
+    // Which problems run Inductor's own benchmark: about one in n, by the problem alone (so the
+    // same problems whatever the order, shards or workers), all at 1, none at 0, never EXHAUSTIVE.
+    void inductorBenchmarkEveryNthProblem() {
+        auto planWith = [](int every, const char *space) {
+            return SweepPlan::parse(fmt::format(R"({{"inductor_every":{},"search_space":"{}","entries":[{{"ops":["mm"],
+                "dtypes":["bf16"],"M":{{"log_uniform":{{"min":1000,"max":10000000,"count":2000,"seed":3}}}},"N":[4096],
+                "K":[4096],"b_transposed":true}}]}})",
+                                                    every, space),
+                                        ".");
+        };
+        const auto five = planWith(5, "DEFAULT");
+        QVERIFY(five.problems.size() > 1500);
+        int chosen = 0;
+        for (const auto &p : five.problems)
+            chosen += five.inductorBenchmarkFor(p);
+        const double share = double(chosen) / double(five.problems.size());
+        QVERIFY2(share > 0.15 && share < 0.25, qPrintable(QString::number(share)));
+        const auto one = planWith(1, "DEFAULT"), none = planWith(0, "DEFAULT"), exhaustive = planWith(1, "EXHAUSTIVE");
+        for (const auto &p : five.problems) {
+            QVERIFY(one.inductorBenchmarkFor(p));
+            QVERIFY(!none.inductorBenchmarkFor(p));
+            QVERIFY(!exhaustive.inductorBenchmarkFor(p));
+        }
+        QCOMPARE(SweepPlan::parse(R"({"entries":[{"ops":["mm"],"dtypes":["bf16"],"M":[4],"N":[5],"K":[1]}]})", ".")
+                     .inductorEvery,
+                 1); // the default: every problem, as before the field existed
+    }
+
     void badPlansNameEntryAndField() {
         QFETCH(QString, plan);
         QFETCH(QString, message);

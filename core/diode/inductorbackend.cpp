@@ -138,7 +138,8 @@ ProblemOutcome InductorBackend::measure(const GemmProblem &problem, const SweepP
                        {"problem", problemToJson(problem)},
                        {"search_space", plan.searchSpace},
                        {"inductor_benchmark", plan.inductorBenchmarkFor(problem)},
-                       {"exhaustive_configs", plan.exhaustiveConfigs}};
+                       {"exhaustive_configs", plan.exhaustiveConfigs},
+                       {"aten_only", plan.atenOnly}};
     if (!m_worker->writeLine(req.dump())) {
         const std::string why = m_worker->exitDescription();
         m_worker->kill();

@@ -492,6 +492,11 @@ SweepPlan expand(const json &j, const std::string &baseDir) {
         int(intField(j, "inductor_every", 0, lim::kMaxInductorEvery, "plan", "", plan.inductorEvery));
     plan.exhaustiveConfigs =
         int(intField(j, "exhaustive_configs", 0, lim::kMaxExhaustiveConfigs, "plan", "", plan.exhaustiveConfigs));
+    if (auto a = j.find("aten_only"); a != j.end()) {
+        if (!a->is_boolean())
+            throw InvalidInput(fmt::format("plan: field 'aten_only' must be true or false, got {}", show(*a)));
+        plan.atenOnly = a->get<bool>();
+    }
     std::optional<uint64_t> shuffleSeed;
     if (auto s = j.find("shuffle_seed"); s != j.end())
         shuffleSeed = seedOf(*s, "plan", "shuffle_seed");

@@ -73,6 +73,9 @@ struct SweepPlan {
     /// Inductor backend, EXHAUSTIVE plans: ATen and this many Triton configs a template, drawn
     /// (seeded by the problem) from the whole space; 0: all of them.
     int exhaustiveConfigs = 0;
+    /// Inductor backend: offer max-autotune the ATen kernels alone, a quick probe of what plain
+    /// torch.compile's function launches against the ATen candidate it calls; not training data.
+    bool atenOnly = false;
     std::vector<KernelConfig> cpuConfigs;
     std::vector<GemmProblem> problems;
     nlohmann::json source; ///< the plan as written, stored with the run

@@ -476,8 +476,8 @@ class SaverAndConfigTest(unittest.TestCase):
             self.assertNotEqual([id(k) for k in finalize(8) if k in mm], [id(k) for k in drawn])
 
 
-class WorkerInputTest(unittest.TestCase):
-    """The standalone worker's bad-input messages: one line naming the file, line and field."""
+class ProblemLinesReaderTest(unittest.TestCase):
+    """The reader of problem JSON lines (validate_timing's input): one line naming the file, line and field."""
 
     def write(self, text):
         f = tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False)
@@ -485,12 +485,6 @@ class WorkerInputTest(unittest.TestCase):
         f.close()
         self.addCleanup(os.unlink, f.name)
         return f.name
-
-    def test_bad_shard(self):
-        for bad in ("1/0", "abc", "3/2", ""):
-            with self.assertRaisesRegex(worker.BadInput, "--shard"):
-                worker.parse_shard(bad)
-        self.assertEqual(worker.parse_shard("2/4"), (2, 4))
 
     def test_bad_problem_lines_name_line_and_field(self):
         good = '{"op": "mm", "dtype": "bf16", "B": 1, "M": 8, "N": 8, "K": 8, "a_transposed": false, "b_transposed": true}'
@@ -506,11 +500,6 @@ class WorkerInputTest(unittest.TestCase):
             self.assertIn(path + message, str(ctx.exception))
         problems = worker.read_problems(self.write(good + "\n"), "exhaustive")
         self.assertEqual(problems[0]["search_space"], "EXHAUSTIVE")
-
-    def test_main_exits_2_with_one_line(self):
-        self.assertEqual(worker.main(["--problems", "/nonexistent.jsonl", "--out", "/tmp/x.jsonl"]), 2)
-        self.assertEqual(worker.main(["--problems", self.write("{}\n"), "--out", "/tmp/x.jsonl", "--shard", "1/0"]),
-                         2)
 
 
 if __name__ == "__main__":

@@ -213,11 +213,15 @@ def main():
         assert "echo setup line ran" in open(later + ".shards/sweep.sbatch").read()
 
         db = os.path.join(root, "cluster.db")
-        out = diode_run("sweep", "--slurm", "--shards", "4", "--backend", "cpu", "--plan", plan, "--db", db)
+        # Two workers a task (they take turns on the CPU as a GPU's take turns timing): the merged
+        # store must still be one uninterrupted run's.
+        out = diode_run("sweep", "--slurm", "--shards", "4", "--workers-per-gpu", "2", "--backend", "cpu", "--plan",
+                        plan, "--db", db)
         array = out.split("submitted array job ")[1].split(":")[0]
         shards = db + ".shards"
         script = open(os.path.join(shards, "sweep.sbatch")).read()
         assert "#SBATCH --array=0-3" in script and "--shard \"$SLURM_ARRAY_TASK_ID/4\"" in script, script
+        assert "--workers-per-gpu 2" in script, script
 
         # Cancel task 1 once it has finished a problem and is measuring the next.
         s1 = os.path.join(shards, "shard-1.db")

@@ -8,18 +8,19 @@ output checked against ATen's; Inductor's own number is kept as `inductor_autotu
 baselines are timed the same way: the op compiled by plain `torch.compile` (no autotune) and
 by max-autotune (its pick), with their compile seconds. Output: problem JSON version 2.
 
-Two ways to run it:
+It measures what it is told and nothing else: `diode sweep` (core/diode/sweeprunner.cpp) is the
+one driver (which problems, in which order, how many workers a GPU, shards, deadlines, resume,
+timeouts, restarts); on a GPU server without the workbench, build `diode` alone (README, "A GPU
+server") and run `diode sweep` there.
   python3 -m torch_diode.worker            JSON lines on stdin/stdout, driven by `diode sweep`
-  python3 -m torch_diode.worker --problems P.jsonl --out OUT.jsonl [--shard i/n] [--deadline-s S]
-                                           alone on a GPU server (P from `diode plan PLAN --expand`);
-                                           `diode import OUT.jsonl` later
+  python3 -m torch_diode.worker --check    why this Python cannot measure, or 'ok'
 
 Protocol (one JSON object per line; stdout carries nothing else, logs go to stderr):
   worker -> {"event": "hello", "ok": true, "hardware": {...}, "torch": "...", "triton": "...",
              "methods": ["graph_warm", "graph_cold", "inductor_autotune"]}
             or {"event": "hello", "ok": false, "error": "..."} and exit 3
   runner -> {"id": 7, "problem": {...problem JSON...}, "search_space": "DEFAULT",
-             "inductor_benchmark": true, "exhaustive_configs": 0}   (the last two: the plan's choice)
+             "inductor_benchmark": true, "exhaustive_configs": 0, "aten_only": false}   (the plan's choices)
   worker -> {"id": 7, "ok": true, "problem": {... "candidates": [...], "baselines": {...}}, "compile_s": 9.1}
             or {"id": 7, "ok": false, "error": "..."}
 """
@@ -43,9 +44,6 @@ DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 METHODS = ("graph_warm", "graph_cold", "inductor_autotune")
 # A candidate whose output differs from ATen's by more than this (max |diff| / max |ATen|) is wrong.
 TOLERANCE = {"bf16": 3e-2, "fp16": 1e-2, "fp32": 1e-3, "fp32_tf32": 1e-2}
-# A worker whose problems keep failing whole is broken (a bad CUDA context): stop, do not
-# mark the rest of the shard failed.
-MAX_FAILED_IN_A_ROW = 5
 PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed")
 # baddbmm's scalars, as ALiBi attention calls it (Bloom: beta 1, alpha 1/sqrt(head_dim), and the
 # head dim is the problem's K): out = BETA * addend + K**-0.5 * (A @ B), the addend (B, 1, N).
@@ -487,7 +485,8 @@ def serve(stdin, stdout):
         try:
             result, compile_s, failed = measure(req["problem"], req.get("search_space", "DEFAULT"), collector, timer,
                                                 inductor_benchmark=bool(req.get("inductor_benchmark", True)),
-                                                exhaustive_configs=int(req.get("exhaustive_configs", 0)))
+                                                exhaustive_configs=int(req.get("exhaustive_configs", 0)),
+                                                aten_only=bool(req.get("aten_only", False)))
             emit(stdout, {"id": rid, "ok": True, "problem": result, "compile_s": round(compile_s, 3),
                           "failed_choices": failed})
         except Exception as e:  # noqa: BLE001 - one bad problem must not end the sweep
@@ -517,13 +516,6 @@ def problem_hash(p, search_space) -> int:
 
 class BadInput(Exception):
     """A bad argument or input file: one line, exit 2."""
-
-
-def parse_shard(text):
-    m = re.fullmatch(r"(\d+)/(\d+)", text or "")
-    if not m or int(m.group(2)) < 1 or int(m.group(1)) >= int(m.group(2)):
-        raise BadInput(f"--shard {text!r}: expected i/n with 0 <= i < n, e.g. 0/4")
-    return int(m.group(1)), int(m.group(2))
 
 
 LINE_LIMIT = 16 << 20  # as `diode import` and `diode rank`: /dev/zero never ends a line
@@ -578,106 +570,15 @@ def read_problems(path, search_space):
     return problems
 
 
-def inductor_benchmark_for(p, every) -> bool:
-    """Whether this problem also runs Inductor's own benchmark (for `inductor_autotune` and the
-    max-autotune baseline): every `every`-th problem by a hash of its key, so the same problems
-    whatever the sharding; never for a sampled EXHAUSTIVE space (its pick would be of a sample)."""
-    if p.get("search_space", "DEFAULT") != "DEFAULT" or every <= 0:
-        return False
-    return every == 1 or problem_hash(p, "DEFAULT") % every == 0
-
-
-def run_alone(args):
-    index, count = parse_shard(args.shard)
-    problems = read_problems(args.problems, args.search_space)
-    mine = [p for i, p in enumerate(problems) if i % count == index]
-    done = set()
-    for path in [args.out] + list(args.done or []):
-        if os.path.exists(path):
-            for _n, line in json_lines(path):
-                try:
-                    p = json.loads(line)
-                    if not p.get("error"):  # a problem that failed as a whole is tried again
-                        done.add(problem_key(p, args.search_space))
-                except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
-                    pass  # a line cut by a kill: that problem is measured again
-    collector, timer, problem = setup()
-    if problem:
-        log(problem)
-        return 3
-    hw, ver = hardware(), versions()
-    log(f"{len(mine)} problems in shard {args.shard}, {len(done)} already done, on {hw['gpu']}")
-    start = time.perf_counter()
-    failed_in_a_row = 0
-    with open(args.out, "a") as out:
-        for n, p in enumerate(mine):
-            if problem_key(p, args.search_space) in done:
-                continue
-            if args.deadline_s and time.perf_counter() - start > args.deadline_s:
-                log(f"deadline reached after {n} problems")
-                break
-            t0 = time.perf_counter()
-            try:
-                result, compile_s, failed = measure(p, p["search_space"], collector, timer, check=not args.no_check,
-                                                    inductor_benchmark=inductor_benchmark_for(p, args.inductor_every),
-                                                    exhaustive_configs=args.exhaustive_configs,
-                                                    aten_only=args.aten_only)
-                failed_in_a_row = 0
-            except Exception as e:  # noqa: BLE001
-                result = {k: p[k] for k in PROBLEM_KEYS}
-                result.update(version=2, search_space=p["search_space"], error=problem_error(e), candidates=[])
-                compile_s, failed = 0.0, 0
-                failed_in_a_row += 1
-            result.update(hardware=hw, versions=ver, compile_s=round(compile_s, 3),
-                          wall_s=round(time.perf_counter() - t0, 3))
-            emit(out, result)
-            log(f"{n + 1}/{len(mine)} {p['op']} {p['dtype']} B={p['B']} M={p['M']} N={p['N']} K={p['K']} "
-                f"-> {len(result['candidates'])} candidates ({failed} failed) in {result['wall_s']:.1f} s")
-            if failed_in_a_row >= MAX_FAILED_IN_A_ROW:
-                log(f"stopping: {failed_in_a_row} problems in a row failed as a whole (last: {result['error']})")
-                return 1
-    return 0
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m torch_diode.worker", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--problems", help="problem JSON lines to measure alone (from `diode plan PLAN --expand`)")
-    ap.add_argument("--out", help="output file (appended to; problems already in it are skipped)")
-    ap.add_argument("--search-space", default="DEFAULT", help="for lines that carry none (DEFAULT or EXHAUSTIVE)")
-    ap.add_argument("--done", nargs="*", help="earlier output files: problems in them are not measured again")
-    ap.add_argument("--shard", default="0/1", help="i/n: run every n-th problem starting at i")
-    ap.add_argument("--deadline-s", type=float, default=0, help="stop starting new problems after this many seconds")
-    ap.add_argument("--no-check", action="store_true", help="skip checking each candidate's output against ATen's")
-    ap.add_argument("--inductor-every", type=int, default=1, metavar="N",
-                    help="run Inductor's own benchmark (inductor_autotune times, max-autotune baseline) on every N-th "
-                         "DEFAULT problem only (by a hash of the problem; 0: never). It holds the GPU about two thirds "
-                         "of a problem's time; the in-graph times of every candidate are measured either way")
-    ap.add_argument("--exhaustive-configs", type=int, default=100, metavar="N",
-                    help="EXHAUSTIVE problems: ATen and N Triton configs drawn (seeded) from each template's space "
-                         "instead of all of them (0: all)")
-    ap.add_argument("--aten-only", action="store_true",
-                    help="offer max-autotune the ATen kernels alone: a quick probe of what plain torch.compile's "
-                         "function launches against the ATen candidate it calls (plain_vs_candidate); not for training")
     ap.add_argument("--check", action="store_true", help="print why this Python cannot run the backend, or 'ok'")
     args = ap.parse_args(argv)
     if args.check:
         problem = environment_problem()
         print(problem or "ok")
         return 3 if problem else 0
-    try:
-        if args.problems:
-            if not args.out:
-                raise BadInput("--problems needs --out")
-            if args.inductor_every < 0 or args.exhaustive_configs < 0:
-                raise BadInput("--inductor-every and --exhaustive-configs take a count >= 0")
-            for path in [args.out] + list(args.done or []):
-                if os.path.isdir(path):
-                    raise BadInput(f"{path}: is a directory; --out and --done name files of problem JSON lines")
-            return run_alone(args)
-    except BadInput as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     return serve(sys.stdin, sys.stdout)
 
 

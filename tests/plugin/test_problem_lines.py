@@ -1,0 +1,81 @@
+"""The Python reader of problem JSON lines (`torch_diode.worker.read_problems`, what
+`python3 -m torch_diode.validate_timing --problems F` reads) on hostile input files (CTest label
+unit): each is one line on stderr naming the file and line, and exit code 2, never a traceback.
+Every case fails before torch is imported, so these run on any Python, with or without torch; the
+tool runs as a real child process. (Sweeps are driven by `diode sweep` alone; its plan and input
+checks are tst_sweepplan's and the plan fuzz corpus's.)"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+GOOD = ('{"op":"mm","dtype":"bf16","B":1,"M":64,"N":64,"K":64,'
+        '"a_transposed":false,"b_transposed":false}\n')
+
+
+class ProblemLinesTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.good = self.file("good.jsonl", GOOD)
+        self.out = os.path.join(self.dir, "out.jsonl")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def file(self, name, content):
+        path = os.path.join(self.dir, name)
+        with open(path, "wb") as f:
+            f.write(content.encode() if isinstance(content, str) else content)
+        return path
+
+    def refused(self, *args, expect):
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin", "python"))
+        r = subprocess.run([sys.executable, "-m", "torch_diode.validate_timing", *args], env=env, cwd=self.dir,
+                           capture_output=True, text=True, timeout=120)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertTrue(lines[0].startswith("error: "), lines[0])
+        self.assertIn(expect, lines[0])
+        self.assertFalse(os.path.exists(self.out), "nothing is written for refused input")
+        return lines[0]
+
+    def test_bad_json_line_names_file_and_line(self):
+        bad = self.file("bad.jsonl", GOOD + '{"op": "mm",\n')
+        self.refused("--problems", bad, "--out", self.out, expect=f"{bad}:2: not a JSON object")
+
+    def test_plan_instead_of_problems(self):
+        plan = self.file("plan.json", '{"name": "p", "entries": [{"ops": ["mm"]}]}\n')
+        self.refused("--problems", plan, "--out", self.out, expect=f"{plan}:1: field 'op' is missing")
+        pretty = self.file("pretty.json", '{\n  "name": "p"\n}\n')
+        self.refused("--problems", pretty, "--out", self.out, expect=f"{pretty}:1:")
+
+    def test_deep_json_is_one_line_not_a_recursion_error(self):
+        deep = self.file("deep.jsonl", "[" * 100000 + "]" * 100000 + "\n")
+        self.refused("--problems", deep, "--out", self.out, expect=f"{deep}:1: not a JSON object")
+
+    def test_field_out_of_range(self):
+        big = self.file("big.jsonl", GOOD.replace('"M":64', '"M":2147483648'))
+        self.refused("--problems", big, "--out", self.out, expect=f"{big}:1: field 'M' must be an integer")
+
+    def test_missing_file_and_directory(self):
+        self.refused("--problems", os.path.join(self.dir, "nope.jsonl"), "--out", self.out,
+                     expect="nope.jsonl: No such file or directory")
+        self.refused("--problems", self.dir, "--out", self.out, expect="Is a directory")
+
+    def test_binary_file(self):
+        binary = self.file("bin.jsonl", b"\xff\xfe\x00{}\n")
+        self.refused("--problems", binary, "--out", self.out, expect=f"{binary}:1: not UTF-8 text")
+
+    def test_endless_line_is_bounded(self):
+        # /dev/zero never ends a line: the worker once read it whole.
+        self.refused("--problems", "/dev/zero", "--out", self.out, expect="/dev/zero:1: longer than 16777216")
+
+
+if __name__ == "__main__":
+    unittest.main()
