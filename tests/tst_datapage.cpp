@@ -338,6 +338,18 @@ private slots:
         QCOMPARE(scale->axis()->label(), QString("best TFLOP/s"));
     }
 
+    // A long title wraps inside the heatmap beside its colour scale, not under it or past the
+    // widget (issue 26 F8).
+    void heatmapTitleFitsBesideTheScale() {
+        HeatmapView view;
+        view.resize(420, 360);
+        view.show();
+        view.setCells({diode::HeatCell{8, 8, 500.0, 1}, diode::HeatCell{9, 10, 300.0, 1}},
+                      "Best FLOP rate of baddbmm bf16 over (M, N), log2 bins, in a window too narrow for it");
+        view.replot();
+        pagecheck::checkTitlesFit(&view, "heatmap");
+    }
+
     // A roofline without a roof says so (no "0 TFLOP/s" roof in the legend) and labels whole
     // decades only.
     void rooflineWithoutPeaksHasNoRoof() {

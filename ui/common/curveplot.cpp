@@ -2,6 +2,7 @@
 
 #include "common/exportactions.h"
 #include "common/plotmessage.h"
+#include "common/plottitle.h"
 
 namespace {
 const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),
@@ -10,15 +11,12 @@ const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44
 
 CurvePlot::CurvePlot(const QString &xLabel, const QString &yLabel, QWidget *parent)
     : QCustomPlot(parent)
-    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold))) {
-    plotLayout()->insertRow(0);
-    plotLayout()->addElement(0, 0, m_title);
+    , m_title(new PlotTitle(this)) {
     xAxis->setLabel(xLabel);
     yAxis->setLabel(yLabel);
     legend->setVisible(true);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     applyPalette(this);
-    m_title->setTextColor(palette().color(QPalette::WindowText));
 }
 
 void CurvePlot::showMessage(const QString &sentence) {
@@ -67,7 +65,6 @@ void CurvePlot::changeEvent(QEvent *event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         applyPalette(this);
-        m_title->setTextColor(palette().color(QPalette::WindowText));
         replot();
     }
 }

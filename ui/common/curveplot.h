@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+class PlotTitle;
+
 /// One named curve of a CurvePlot.
 struct Curve {
     QString name;
@@ -31,6 +33,6 @@ protected:
     void changeEvent(QEvent *event) override;
 
 private:
-    QCPTextElement *m_title;
+    PlotTitle *m_title;
     QCPRange m_fixedY{0, 0}, m_fixedX{0, 0};
 };

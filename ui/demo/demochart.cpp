@@ -1,6 +1,7 @@
 #include "demo/demochart.h"
 
 #include "common/exportactions.h"
+#include "common/plottitle.h"
 
 #include <QHash>
 
@@ -29,9 +30,7 @@ QColor colourOf(const QString &mode) {
 
 DemoChart::DemoChart(QWidget *parent)
     : QCustomPlot(parent)
-    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold))) {
-    plotLayout()->insertRow(0);
-    plotLayout()->addElement(0, 0, m_title);
+    , m_title(new PlotTitle(this)) {
     // The legend sits in its own row under the axes, so it never hides a bar.
     legend->setVisible(true);
     legend->setFillOrder(QCPLegend::foColumnsFirst);
@@ -43,7 +42,6 @@ DemoChart::DemoChart(QWidget *parent)
     axisRect()->setRangeDrag(Qt::Vertical);
     axisRect()->setRangeZoom(Qt::Vertical);
     applyPalette(this);
-    m_title->setTextColor(palette().color(QPalette::WindowText));
 }
 
 void DemoChart::setBars(const QString &title, const QString &yLabel, const QStringList &cases,
@@ -113,7 +111,6 @@ void DemoChart::changeEvent(QEvent *event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         applyPalette(this);
-        m_title->setTextColor(palette().color(QPalette::WindowText));
         replot();
     }
 }

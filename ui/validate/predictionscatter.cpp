@@ -1,6 +1,7 @@
 #include "validate/predictionscatter.h"
 
 #include "common/exportactions.h"
+#include "common/plottitle.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,9 +16,7 @@ constexpr double kPickPixels = 6;
 
 PredictionScatter::PredictionScatter(QWidget *parent)
     : QCustomPlot(parent)
-    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold))) {
-    plotLayout()->insertRow(0);
-    plotLayout()->addElement(0, 0, m_title);
+    , m_title(new PlotTitle(this)) {
     for (QCPAxis *axis : {xAxis, yAxis})
         setLogScale(axis, QStringLiteral("eb"), 0);
     xAxis->setLabel(tr("measured (ms)"));
@@ -34,7 +33,6 @@ PredictionScatter::PredictionScatter(QWidget *parent)
             &PredictionScatter::sampleVisible);
     setMouseTracking(true);
     applyPalette(this);
-    m_title->setTextColor(palette().color(QPalette::WindowText));
 }
 
 void PredictionScatter::clearPoints(const QString &message) {
@@ -161,7 +159,6 @@ void PredictionScatter::changeEvent(QEvent *event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) { // the system switched light/dark
         applyPalette(this);
-        m_title->setTextColor(palette().color(QPalette::WindowText));
         replot();
     }
 }

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+class PlotTitle;
+
 /// One colour group of the scatter: points sorted by measured time (the key), each with the
 /// candidate it stands for.
 struct ScatterGroup {
@@ -43,6 +45,6 @@ private:
 
     std::vector<ScatterGroup> m_groups;
     QString m_baseTitle;
-    QCPTextElement *m_title;
+    PlotTitle *m_title;
     QPoint m_pressPos;
 };

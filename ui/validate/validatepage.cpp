@@ -133,6 +133,7 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     // The end bins hold everything beyond ±2 (clamped): a margin keeps them off the border (F8).
     m_histogram->setFixedXRange(-2.4, 2.4);
     m_scatterA->setObjectName(QStringLiteral("scatterA"));
+    m_scatterB->setObjectName(QStringLiteral("scatterB"));
     auto *browse = new QPushButton(tr("Package…"), this);
     auto *problemsFile = new QPushButton(tr("Problems…"), this);
 
