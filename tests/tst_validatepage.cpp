@@ -7,6 +7,7 @@
 #include "common/metricsmodel.h"
 #include "common/modellist.h"
 #include "common/plotmessage.h"
+#include "common/seriescolours.h"
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
 #include "export/exportpage.h"
@@ -23,6 +24,7 @@
 #include <QLabel>
 #include <QRegularExpression>
 #include <QSet>
+#include <QSettings>
 #include <QSignalSpy>
 
 namespace {
@@ -418,6 +420,77 @@ private slots:
         }
         modelB->setCurrentIndex(0); // the page remembers its second model: none for the next case
         QVERIFY2(width <= 1100, qPrintable(QString::number(width)));
+    }
+
+    // A series keeps its colour whatever else is shown (issue 26 F8): an op in data without mm, the
+    // baselines beside one model or two (and as on the Demo page), a model in the histogram and
+    // the CDF alike.
+    void seriesKeepTheirColours() {
+        const QString noMm = m_dir.filePath("heldout-without-mm.jsonl");
+        {
+            QFile in(kHeldOut), out(noMm);
+            QVERIFY(in.open(QIODevice::ReadOnly) && out.open(QIODevice::WriteOnly));
+            while (!in.atEnd()) {
+                const QByteArray line = in.readLine();
+                if (!line.startsWith(R"({"op":"mm")"))
+                    out.write(line);
+            }
+        }
+        QSettings().setValue("validate/problemsFile", noMm); // as if chosen with Problems…
+        WorkbenchState state;
+        state.setPackage(kModel);
+        state.setDatabase(kDataset, true);
+        ValidatePage page(&state);
+        page.resize(1130, 760);
+        QSignalSpy ready(&page, &ValidatePage::ready);
+        page.show();
+        QVERIFY(ready.wait(30000));
+        auto *source = page.findChild<QComboBox *>("problemSource");
+        source->setCurrentIndex(source->findData(noMm));
+        QVERIFY(ready.wait(30000));
+        QSettings().remove("validate/problemsFile");
+
+        auto same = [](QColor a, QColor b) {
+            return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) +
+                       std::abs(a.blue() - b.blue()) <=
+                   6;
+        };
+        auto *scatter = page.findChild<PredictionScatter *>("scatterA");
+        QStringList ops;
+        for (int i = 0; i < scatter->graphCount(); ++i) {
+            const QString op = scatter->graph(i)->name();
+            ops << op;
+            const QColor drawn = scatter->graph(i)->scatterStyle().pixmap().toImage().pixelColor(2, 2);
+            const QColor expected = opColour(*diode::parseOp(op.toStdString()));
+            QVERIFY2(same(drawn, expected), qPrintable(op + ": " + drawn.name() + " not " + expected.name()));
+        }
+        QCOMPARE(ops, QStringList({"addmm", "bmm"}));
+
+        auto *cdf = page.findChild<CurvePlot *>("efficiencyCdf");
+        auto *histogram = page.findChild<CurvePlot *>("residualHistogram");
+        auto colourOf = [](QCustomPlot *plot, const QString &prefix) {
+            for (int i = 0; i < plot->graphCount(); ++i)
+                if (plot->graph(i)->name().startsWith(prefix))
+                    return plot->graph(i)->pen().color();
+            return QColor();
+        };
+        const QColor plain = colourOf(cdf, "plain torch.compile");
+        const QColor maxAutotune = colourOf(cdf, "max-autotune");
+        QCOMPARE(plain, selectorColour("plain torch.compile")); // the Demo page's plain torch.compile
+        QCOMPARE(maxAutotune, selectorColour("max-autotune"));
+        QCOMPARE(colourOf(histogram, "h200-gemm-mlp-v2"), colourOf(cdf, "h200-gemm-mlp-v2"));
+
+        const QString other =
+            ModelList::of(&state)->at(ModelList::of(&state)->add(otherPackage(m_dir.path()))).path;
+        auto *modelB = page.findChild<QComboBox *>("modelB");
+        modelB->setCurrentIndex(modelB->findData(other));
+        QVERIFY(ready.wait(30000));
+        QCOMPARE(page.result().models.size(), size_t(2));
+        QCOMPARE(colourOf(cdf, "plain torch.compile"), plain);
+        QCOMPARE(colourOf(cdf, "max-autotune"), maxAutotune);
+        QCOMPARE(colourOf(histogram, "other-model"), colourOf(cdf, "other-model"));
+        QVERIFY(colourOf(cdf, "other-model") != colourOf(cdf, "h200-gemm-mlp-v2"));
+        modelB->setCurrentIndex(0); // the page remembers its second model: none for the next case
     }
 
     void pageRendersTheShippedData() {

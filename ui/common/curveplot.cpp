@@ -3,11 +3,7 @@
 #include "common/exportactions.h"
 #include "common/plotmessage.h"
 #include "common/plottitle.h"
-
-namespace {
-const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),
-                           QColor(214, 39, 40), QColor(148, 103, 189)};
-}
+#include "common/seriescolours.h"
 
 CurvePlot::CurvePlot(const QString &xLabel, const QString &yLabel, QWidget *parent)
     : QCustomPlot(parent)
@@ -48,7 +44,8 @@ void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QC
         QCPGraph *g = addGraph();
         g->setName(curves[i].name);
         g->setLineStyle(step);
-        g->setPen(QPen(kColours[i % std::size(kColours)], 2, curves[i].style));
+        const QColor c = curves[i].colour.isValid() ? curves[i].colour : paletteColour(i);
+        g->setPen(QPen(c, 2, curves[i].style));
         g->setData(curves[i].x, curves[i].y, true);
     }
     rescaleAxes();

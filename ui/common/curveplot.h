@@ -9,6 +9,7 @@ struct Curve {
     QString name;
     QVector<double> x, y;
     Qt::PenStyle style = Qt::SolidLine;
+    QColor colour; ///< what the curve is (seriescolours.h); invalid: the plot's k-th palette colour
 };
 
 /// Named step curves on linear axes: the residual histogram and the efficiency CDFs of the

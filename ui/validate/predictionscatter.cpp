@@ -8,8 +8,6 @@
 
 namespace {
 
-const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14),  QColor(44, 160, 44),
-                           QColor(214, 39, 40),  QColor(148, 103, 189), QColor(140, 86, 75)};
 constexpr double kPickPixels = 6;
 
 } // namespace
@@ -52,7 +50,7 @@ void PredictionScatter::setGroups(const QString &title, std::vector<ScatterGroup
         QCPGraph *graph = addGraph();
         graph->setName(m_groups[g].name);
         graph->setLineStyle(QCPGraph::lsNone);
-        QColor c = kColours[g % std::size(kColours)];
+        QColor c = m_groups[g].colour;
         c.setAlpha(m_groups[g].points.size() > 20000 ? 90 : 170);
         // A pre-drawn disc blitted per point: QPainter::drawEllipse per point cost ~2 us.
         QPixmap disc(5, 5);

@@ -10,6 +10,7 @@ class PlotTitle;
 /// candidate it stands for.
 struct ScatterGroup {
     QString name;
+    QColor colour; ///< what the group is (seriescolours.h), the same whichever groups are shown
     QVector<QCPGraphData> points; ///< key: measured ms, value: predicted ms; sorted by key
     std::vector<uint32_t> candidates;
 };
