@@ -11,6 +11,8 @@
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
 #include "export/exportpage.h"
+#include "train/trainpage.h"
+#include "train/trainworker.h"
 #include "validate/candidatemodel.h"
 #include "validate/predictionscatter.h"
 #include "validate/validatepage.h"
@@ -185,6 +187,41 @@ private slots:
         QVERIFY(page.install(false, &error, plugin).isEmpty());
         QVERIFY2(error.contains("is a cpu model"), qPrintable(error));
         QVERIFY(!QFileInfo::exists(plugin + "/cpu.diode"));
+
+        // cpu data in its own terms (issue 26 F8): no ATen kernel and no Inductor config, so no
+        // "plain torch.compile (ATen)" or "Inductor's first config" (both were the plan's first tile)
+        // on Export, Validate or Train; that baseline once, under its own name.
+        auto baselines = [](const MetricsModel *m) {
+            QStringList names;
+            for (int r = 0; r < m->rowCount(); ++r)
+                names << m->index(r, 0).data().toString();
+            return names.join(" | ");
+        };
+        const QString firstTile = baselineTitle("first-config", true);
+        const QString exported = baselines(page.metricsModel());
+        QVERIFY2(exported.contains(firstTile) && !exported.contains("plain torch.compile") &&
+                     !exported.contains("Inductor's first config"),
+                 qPrintable(exported));
+        state.setDatabase(db, true);
+        ValidatePage validatePage(&state);
+        validatePage.resize(1130, 760);
+        QSignalSpy ready(&validatePage, &ValidatePage::ready);
+        validatePage.show();
+        QVERIFY(ready.wait(60000));
+        const QString validated = baselines(validatePage.metricsModel());
+        QVERIFY2(validated.contains(firstTile) && !validated.contains("plain torch.compile") &&
+                     !validated.contains("Inductor's first config"),
+                 qPrintable(validated));
+        TrainPage train(&state);
+        train.resize(1130, 760);
+        train.show();
+        train.setEpochs(2);
+        QSignalSpy trained(&train, &TrainPage::ready);
+        train.train();
+        QVERIFY(trained.wait(120000));
+        QVERIFY(train.lastOutcome().cpuData);
+        const QString status = train.findChild<QLabel *>("trainStatus")->text();
+        QVERIFY2(status.contains(firstTile) && !status.contains("ATen alone"), qPrintable(status));
     }
 
     // The measured side reads one timing method: the data's default unless one is chosen.

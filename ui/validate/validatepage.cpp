@@ -598,9 +598,12 @@ void ValidatePage::drawCurves() {
     }
     // The baselines a user has, in the order every page lists them: plain torch.compile, then
     // max-autotune (on the problems where Inductor's benchmark ran), then Inductor's first config.
-    curves << cdf(baselineTitle("aten"), m_result.atenTop1, Qt::DashLine,
-                  selectorColour(baselineTitle("aten")));
-    rows << MetricsRow{baselineTitle("aten"), m_result.aten, false};
+    const bool cpuData = m_result.method.method == diode::TimingMethod::Cpu;
+    if (baselineShown("aten", cpuData)) {
+        curves << cdf(baselineTitle("aten"), m_result.atenTop1, Qt::DashLine,
+                      selectorColour(baselineTitle("aten")));
+        rows << MetricsRow{baselineTitle("aten"), m_result.aten, false};
+    }
     if (m_result.maxAutotune.problems > 0) {
         const QString name = tr("%1 (%2 problems with Inductor's timings)")
                                  .arg(baselineTitle("max-autotune"))
@@ -609,9 +612,9 @@ void ValidatePage::drawCurves() {
                       selectorColour(baselineTitle("max-autotune")));
         rows << MetricsRow{name, m_result.maxAutotune, false};
     }
-    curves << cdf(baselineTitle("first-config"), m_result.defaultTop1, Qt::DotLine,
+    curves << cdf(baselineTitle("first-config", cpuData), m_result.defaultTop1, Qt::DotLine,
                   selectorColour(baselineTitle("first-config")));
-    rows << MetricsRow{baselineTitle("first-config"), m_result.firstConfig, false};
+    rows << MetricsRow{baselineTitle("first-config", cpuData), m_result.firstConfig, false};
     m_cdf->setCurves(tr("How much slower than the best each pick is (%1 problems%2)")
                          .arg(m_result.table->problems.size())
                          .arg(scopeTag(m_result.models.front())),
