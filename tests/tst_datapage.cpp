@@ -375,6 +375,13 @@ private slots:
             QVERIFY2(tflops > 0 && tflops < 1 && std::abs(shown / (tflops * 1000) - 1) < 1e-3,
                      qPrintable(QString("%1 shown for %2 TFLOP/s").arg(shown).arg(tflops)));
         }
+        // Its run is described as the CPU it is: hardware and cores, not a GPU and SMs.
+        const StoreTableModel &runs = *page.runsModel();
+        QStringList headers;
+        for (int c = 0; c < runs.columnCount(); ++c)
+            headers << runs.headerData(c, Qt::Horizontal).toString();
+        QVERIFY2(headers.contains("Hardware") && headers.contains("SMs / cores") && !headers.contains("GPU"),
+                 qPrintable(headers.join(", ")));
         // GPU data: TFLOP/s, as stored.
         QSignalSpy again(&page, &DataPage::ready);
         state.setDatabase(kShipped, true);

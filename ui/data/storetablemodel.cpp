@@ -36,6 +36,11 @@ QString headerText(const std::string &header, const FlopUnit &unit) {
         return QObject::tr("Best (µs, one method)");
     if (header == "Seconds")
         return QObject::tr("Seconds (sweep)");
+    // A cpu run's "GPU" is its CPU and its "SMs" that CPU's cores (issue 26 F8: cpu data in GPU terms).
+    if (header == "GPU")
+        return QObject::tr("Hardware");
+    if (header == "SMs")
+        return QObject::tr("SMs / cores");
     return QString::fromStdString(header);
 }
 
