@@ -1,6 +1,9 @@
 #pragma once
 
-// Checks shared by the GUI page tests: a page rendered to a PNG is not blank.
+// Checks shared by the GUI page tests: a page rendered to a PNG is not blank; a plot's titles
+// are not cut off.
+
+#include <qcustomplot.h>
 
 #include <QDir>
 #include <QImage>
@@ -54,6 +57,41 @@ inline void checkRendered(QWidget *widget, const QString &name, int minColours,
     QVERIFY2(colours >= minColours,
              qPrintable(QStringLiteral("%1 has only %2 colours").arg(name).arg(colours)));
     QVERIFY2(share >= minNonBackground, qPrintable(QStringLiteral("%1 is nearly blank").arg(name)));
+}
+
+/// Every title of `plot` (the text elements of its layout) fits, as drawn (word-wrapped, centred),
+/// inside its own rect, and that rect inside the widget; so do the axes (issue 26 F8: titles clipped
+/// with two models side by side). Call after a replot at the size to check.
+inline void checkTitlesFit(QCustomPlot *plot, const QString &name) {
+    const QRect widget = plot->rect();
+    const QRect axes = plot->axisRect()->outerRect();
+    QVERIFY2(widget.contains(axes),
+             qPrintable(QStringLiteral("%1: the axes (%2 px wide) leave the %3 px plot")
+                            .arg(name)
+                            .arg(axes.right() + 1)
+                            .arg(widget.width())));
+    int titles = 0;
+    for (QCPLayoutElement *element : plot->plotLayout()->elements(true)) {
+        const auto *title = qobject_cast<QCPTextElement *>(element);
+        if (!title || title->text().isEmpty())
+            continue;
+        ++titles;
+        const QRect rect = title->rect();
+        const QRect text = QFontMetrics(title->font())
+                               .boundingRect(QRect(rect.left(), rect.top(), rect.width(), 0),
+                                             title->textFlags() | Qt::TextWordWrap, title->text());
+        const QString what = QStringLiteral("%1: title '%2' needs %3x%4 px, has %5x%6 in a %7x%8 plot")
+                                 .arg(name, title->text())
+                                 .arg(text.width())
+                                 .arg(text.height())
+                                 .arg(rect.width())
+                                 .arg(rect.height())
+                                 .arg(widget.width())
+                                 .arg(widget.height());
+        QVERIFY2(widget.contains(rect), qPrintable(what));
+        QVERIFY2(text.width() <= rect.width() && text.height() <= rect.height(), qPrintable(what));
+    }
+    QVERIFY2(titles > 0, qPrintable(name + QStringLiteral(": no title to check")));
 }
 
 } // namespace pagecheck

@@ -338,6 +338,71 @@ private slots:
         QCOMPARE(scale->axis()->label(), QString("best TFLOP/s"));
     }
 
+    // The tables' rate columns follow the plots' unit: a cpu sweep's read "GFLOP/s", not a column
+    // headed "TFLOP/s" of 0.004s (issue 26 F8); GPU data keeps TFLOP/s.
+    void cpuTablesAreInGflops() {
+        const QString plan = m_dir.filePath("cpu-rates.json");
+        {
+            QFile f(plan);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(R"({"name": "cpu-rates", "version": 1, "timeout_s": 60, "repeats": 1,
+              "cpu": {"block_m": [32], "block_n": [64], "block_k": [64], "threads": [1]},
+              "entries": [{"name": "small", "ops": ["mm"], "dtypes": ["fp32"], "M": [64, 128], "N": [64], "K": [64]}]})");
+        }
+        const QString db = m_dir.filePath("cpu-rates.db");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan", plan, "--db", db}, &out, &err), 0);
+        WorkbenchState state;
+        DataPage page(&state);
+        page.resize(1130, 760);
+        page.show();
+        QSignalSpy ready(&page, &DataPage::ready);
+        state.setDatabase(db, true);
+        QVERIFY(ready.wait(30000));
+        auto column = [](const StoreTableModel &model, const char *key) {
+            const auto &cols = diode::columns(model.table());
+            return int(std::find(cols.begin(), cols.end(), key) - cols.begin());
+        };
+        const StoreTableModel &problems = *page.problemsModel(), &measurements = *page.measurementsModel();
+        QCOMPARE(problems.headerData(column(problems, "Best TFLOP/s"), Qt::Horizontal).toString(),
+                 QString("Best GFLOP/s"));
+        const int rate = column(measurements, "TFLOP/s");
+        QCOMPARE(measurements.headerData(rate, Qt::Horizontal).toString(), QString("GFLOP/s"));
+        QCOMPARE(measurements.rowCount(), 2);
+        for (int r = 0; r < measurements.rowCount(); ++r) {
+            const double tflops = measurements.index(r, rate).data(Qt::EditRole).toDouble();
+            const double shown = QLocale().toDouble(measurements.index(r, rate).data().toString());
+            QVERIFY2(tflops > 0 && tflops < 1 && std::abs(shown / (tflops * 1000) - 1) < 1e-3,
+                     qPrintable(QString("%1 shown for %2 TFLOP/s").arg(shown).arg(tflops)));
+        }
+        // Its run is described as the CPU it is: hardware and cores, not a GPU and SMs.
+        const StoreTableModel &runs = *page.runsModel();
+        QStringList headers;
+        for (int c = 0; c < runs.columnCount(); ++c)
+            headers << runs.headerData(c, Qt::Horizontal).toString();
+        QVERIFY2(headers.contains("Hardware") && headers.contains("SMs / cores") && !headers.contains("GPU"),
+                 qPrintable(headers.join(", ")));
+        // GPU data: TFLOP/s, as stored.
+        QSignalSpy again(&page, &DataPage::ready);
+        state.setDatabase(kShipped, true);
+        QVERIFY(again.wait(30000));
+        QCOMPARE(measurements.headerData(rate, Qt::Horizontal).toString(), QString("TFLOP/s"));
+        QCOMPARE(problems.headerData(column(problems, "Best TFLOP/s"), Qt::Horizontal).toString(),
+                 QString("Best TFLOP/s"));
+    }
+
+    // A long title wraps inside the heatmap beside its colour scale, not under it or past the
+    // widget (issue 26 F8).
+    void heatmapTitleFitsBesideTheScale() {
+        HeatmapView view;
+        view.resize(420, 360);
+        view.show();
+        view.setCells({diode::HeatCell{8, 8, 500.0, 1}, diode::HeatCell{9, 10, 300.0, 1}},
+                      "Best FLOP rate of baddbmm bf16 over (M, N), log2 bins, in a window too narrow for it");
+        view.replot();
+        pagecheck::checkTitlesFit(&view, "heatmap");
+    }
+
     // A roofline without a roof says so (no "0 TFLOP/s" roof in the legend) and labels whole
     // decades only.
     void rooflineWithoutPeaksHasNoRoof() {

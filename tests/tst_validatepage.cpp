@@ -1,13 +1,18 @@
 #include "testutil.h"
 
+#include "pagecheck.h"
+
 #include "common/asyncjobs.h"
 #include "common/curveplot.h"
 #include "common/metricsmodel.h"
 #include "common/modellist.h"
 #include "common/plotmessage.h"
+#include "common/seriescolours.h"
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
 #include "export/exportpage.h"
+#include "train/trainpage.h"
+#include "train/trainworker.h"
 #include "validate/candidatemodel.h"
 #include "validate/predictionscatter.h"
 #include "validate/validatepage.h"
@@ -21,6 +26,7 @@
 #include <QLabel>
 #include <QRegularExpression>
 #include <QSet>
+#include <QSettings>
 #include <QSignalSpy>
 
 namespace {
@@ -181,6 +187,41 @@ private slots:
         QVERIFY(page.install(false, &error, plugin).isEmpty());
         QVERIFY2(error.contains("is a cpu model"), qPrintable(error));
         QVERIFY(!QFileInfo::exists(plugin + "/cpu.diode"));
+
+        // cpu data in its own terms (issue 26 F8): no ATen kernel and no Inductor config, so no
+        // "plain torch.compile (ATen)" or "Inductor's first config" (both were the plan's first tile)
+        // on Export, Validate or Train; that baseline once, under its own name.
+        auto baselines = [](const MetricsModel *m) {
+            QStringList names;
+            for (int r = 0; r < m->rowCount(); ++r)
+                names << m->index(r, 0).data().toString();
+            return names.join(" | ");
+        };
+        const QString firstTile = baselineTitle("first-config", true);
+        const QString exported = baselines(page.metricsModel());
+        QVERIFY2(exported.contains(firstTile) && !exported.contains("plain torch.compile") &&
+                     !exported.contains("Inductor's first config"),
+                 qPrintable(exported));
+        state.setDatabase(db, true);
+        ValidatePage validatePage(&state);
+        validatePage.resize(1130, 760);
+        QSignalSpy ready(&validatePage, &ValidatePage::ready);
+        validatePage.show();
+        QVERIFY(ready.wait(60000));
+        const QString validated = baselines(validatePage.metricsModel());
+        QVERIFY2(validated.contains(firstTile) && !validated.contains("plain torch.compile") &&
+                     !validated.contains("Inductor's first config"),
+                 qPrintable(validated));
+        TrainPage train(&state);
+        train.resize(1130, 760);
+        train.show();
+        train.setEpochs(2);
+        QSignalSpy trained(&train, &TrainPage::ready);
+        train.train();
+        QVERIFY(trained.wait(120000));
+        QVERIFY(train.lastOutcome().cpuData);
+        const QString status = train.findChild<QLabel *>("trainStatus")->text();
+        QVERIFY2(status.contains(firstTile) && !status.contains("ATen alone"), qPrintable(status));
     }
 
     // The measured side reads one timing method: the data's default unless one is chosen.
@@ -404,8 +445,89 @@ private slots:
         QVERIFY(ready.wait(30000));
         QCOMPARE(page.result().models.size(), size_t(2));
         const int width = page.minimumSizeHint().width();
+        // Three plots share the width: every title wraps inside its plot instead of pushing the axes
+        // out of the widget and losing both its ends (issue 26 F8).
+        for (const char *name : {"scatterA", "scatterB", "efficiencyCdf"}) {
+            auto *plot = page.findChild<QCustomPlot *>(name);
+            QVERIFY(plot && plot->isVisible());
+            plot->replot();
+            pagecheck::checkTitlesFit(plot, name);
+            if (QTest::currentTestFailed())
+                return;
+        }
         modelB->setCurrentIndex(0); // the page remembers its second model: none for the next case
         QVERIFY2(width <= 1100, qPrintable(QString::number(width)));
+    }
+
+    // A series keeps its colour whatever else is shown (issue 26 F8): an op in data without mm, the
+    // baselines beside one model or two (and as on the Demo page), a model in the histogram and
+    // the CDF alike.
+    void seriesKeepTheirColours() {
+        const QString noMm = m_dir.filePath("heldout-without-mm.jsonl");
+        {
+            QFile in(kHeldOut), out(noMm);
+            QVERIFY(in.open(QIODevice::ReadOnly) && out.open(QIODevice::WriteOnly));
+            while (!in.atEnd()) {
+                const QByteArray line = in.readLine();
+                if (!line.startsWith(R"({"op":"mm")"))
+                    out.write(line);
+            }
+        }
+        QSettings().setValue("validate/problemsFile", noMm); // as if chosen with Problems…
+        WorkbenchState state;
+        state.setPackage(kModel);
+        state.setDatabase(kDataset, true);
+        ValidatePage page(&state);
+        page.resize(1130, 760);
+        QSignalSpy ready(&page, &ValidatePage::ready);
+        page.show();
+        QVERIFY(ready.wait(30000));
+        auto *source = page.findChild<QComboBox *>("problemSource");
+        source->setCurrentIndex(source->findData(noMm));
+        QVERIFY(ready.wait(30000));
+        QSettings().remove("validate/problemsFile");
+
+        auto same = [](QColor a, QColor b) {
+            return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) +
+                       std::abs(a.blue() - b.blue()) <=
+                   6;
+        };
+        auto *scatter = page.findChild<PredictionScatter *>("scatterA");
+        QStringList ops;
+        for (int i = 0; i < scatter->graphCount(); ++i) {
+            const QString op = scatter->graph(i)->name();
+            ops << op;
+            const QColor drawn = scatter->graph(i)->scatterStyle().pixmap().toImage().pixelColor(2, 2);
+            const QColor expected = opColour(*diode::parseOp(op.toStdString()));
+            QVERIFY2(same(drawn, expected), qPrintable(op + ": " + drawn.name() + " not " + expected.name()));
+        }
+        QCOMPARE(ops, QStringList({"addmm", "bmm"}));
+
+        auto *cdf = page.findChild<CurvePlot *>("efficiencyCdf");
+        auto *histogram = page.findChild<CurvePlot *>("residualHistogram");
+        auto colourOf = [](QCustomPlot *plot, const QString &prefix) {
+            for (int i = 0; i < plot->graphCount(); ++i)
+                if (plot->graph(i)->name().startsWith(prefix))
+                    return plot->graph(i)->pen().color();
+            return QColor();
+        };
+        const QColor plain = colourOf(cdf, "plain torch.compile");
+        const QColor maxAutotune = colourOf(cdf, "max-autotune");
+        QCOMPARE(plain, selectorColour("plain torch.compile")); // the Demo page's plain torch.compile
+        QCOMPARE(maxAutotune, selectorColour("max-autotune"));
+        QCOMPARE(colourOf(histogram, "h200-gemm-mlp-v2"), colourOf(cdf, "h200-gemm-mlp-v2"));
+
+        const QString other =
+            ModelList::of(&state)->at(ModelList::of(&state)->add(otherPackage(m_dir.path()))).path;
+        auto *modelB = page.findChild<QComboBox *>("modelB");
+        modelB->setCurrentIndex(modelB->findData(other));
+        QVERIFY(ready.wait(30000));
+        QCOMPARE(page.result().models.size(), size_t(2));
+        QCOMPARE(colourOf(cdf, "plain torch.compile"), plain);
+        QCOMPARE(colourOf(cdf, "max-autotune"), maxAutotune);
+        QCOMPARE(colourOf(histogram, "other-model"), colourOf(cdf, "other-model"));
+        QVERIFY(colourOf(cdf, "other-model") != colourOf(cdf, "h200-gemm-mlp-v2"));
+        modelB->setCurrentIndex(0); // the page remembers its second model: none for the next case
     }
 
     void pageRendersTheShippedData() {

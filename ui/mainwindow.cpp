@@ -97,11 +97,10 @@ MainWindow::MainWindow(QWidget *parent)
     addPage(
         new SweepPage(m_state, this), tr("Sweep"),
         tr("Design a sweep plan, see its size and duration, run it (cpu or inductor backend) and watch each "
-           "problem's best TFLOP/s arrive."));
-    addPage(
-        new DataPage(m_state, this), tr("Data"),
-        tr("Every run, problem and measurement of the open database, filtered and sorted; best TFLOP/s over "
-           "(M, N) and the roofline."));
+           "problem's best FLOP rate arrive."));
+    addPage(new DataPage(m_state, this), tr("Data"),
+            tr("Every run, problem and measurement of the open database, filtered and sorted; best FLOP rate "
+               "over (M, N) and the roofline."));
     addPage(new TrainPage(m_state, this), tr("Train"),
             tr("Train the runtime model on the open database: loss and validation top-1 efficiency per "
                "epoch, one "

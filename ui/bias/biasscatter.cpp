@@ -1,6 +1,7 @@
 #include "bias/biasscatter.h"
 
 #include "common/exportactions.h"
+#include "common/plottitle.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,12 +26,10 @@ QString legendName(const QString &kind, int n, std::optional<double> inflation) 
 
 BiasScatter::BiasScatter(QWidget *parent)
     : QCustomPlot(parent)
-    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold)))
+    , m_title(new PlotTitle(this))
     , m_aten(addGraph())
     , m_triton(addGraph())
     , m_identity(new QCPItemStraightLine(this)) {
-    plotLayout()->insertRow(0);
-    plotLayout()->addElement(0, 0, m_title);
     for (QCPAxis *axis : {xAxis, yAxis})
         setLogScale(axis);
     xAxis->setLabel(tr("in-graph time (µs)"));
@@ -47,7 +46,6 @@ BiasScatter::BiasScatter(QWidget *parent)
         0, Qt::AlignBottom | Qt::AlignRight); // below the identity line: where few points sit
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     applyPalette(this);
-    m_title->setTextColor(palette().color(QPalette::WindowText));
     clearPoints();
 }
 

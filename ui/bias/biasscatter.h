@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+class PlotTitle;
+
 /// Inductor's autotune time against the in-graph time of every candidate (log-log, µs), ATen
 /// and Triton apart, with the identity line: points above it are candidates Inductor's own
 /// benchmark times slower than they run in a graph. Draws what it is handed, nothing more.
@@ -21,7 +23,7 @@ public:
     void clearPoints();
 
 private:
-    QCPTextElement *m_title;
+    PlotTitle *m_title;
     QCPGraph *m_aten, *m_triton;
     QCPItemStraightLine *m_identity;
 };

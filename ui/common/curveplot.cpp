@@ -2,23 +2,17 @@
 
 #include "common/exportactions.h"
 #include "common/plotmessage.h"
-
-namespace {
-const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),
-                           QColor(214, 39, 40), QColor(148, 103, 189)};
-}
+#include "common/plottitle.h"
+#include "common/seriescolours.h"
 
 CurvePlot::CurvePlot(const QString &xLabel, const QString &yLabel, QWidget *parent)
     : QCustomPlot(parent)
-    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold))) {
-    plotLayout()->insertRow(0);
-    plotLayout()->addElement(0, 0, m_title);
+    , m_title(new PlotTitle(this)) {
     xAxis->setLabel(xLabel);
     yAxis->setLabel(yLabel);
     legend->setVisible(true);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     applyPalette(this);
-    m_title->setTextColor(palette().color(QPalette::WindowText));
 }
 
 void CurvePlot::showMessage(const QString &sentence) {
@@ -50,7 +44,8 @@ void CurvePlot::setCurves(const QString &title, const QVector<Curve> &curves, QC
         QCPGraph *g = addGraph();
         g->setName(curves[i].name);
         g->setLineStyle(step);
-        g->setPen(QPen(kColours[i % std::size(kColours)], 2, curves[i].style));
+        const QColor c = curves[i].colour.isValid() ? curves[i].colour : paletteColour(i);
+        g->setPen(QPen(c, 2, curves[i].style));
         g->setData(curves[i].x, curves[i].y, true);
     }
     rescaleAxes();
@@ -67,7 +62,6 @@ void CurvePlot::changeEvent(QEvent *event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         applyPalette(this);
-        m_title->setTextColor(palette().color(QPalette::WindowText));
         replot();
     }
 }

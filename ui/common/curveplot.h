@@ -2,11 +2,14 @@
 
 #include <qcustomplot.h>
 
+class PlotTitle;
+
 /// One named curve of a CurvePlot.
 struct Curve {
     QString name;
     QVector<double> x, y;
     Qt::PenStyle style = Qt::SolidLine;
+    QColor colour; ///< what the curve is (seriescolours.h); invalid: the plot's k-th palette colour
 };
 
 /// Named step curves on linear axes: the residual histogram and the efficiency CDFs of the
@@ -31,6 +34,6 @@ protected:
     void changeEvent(QEvent *event) override;
 
 private:
-    QCPTextElement *m_title;
+    PlotTitle *m_title;
     QCPRange m_fixedY{0, 0}, m_fixedX{0, 0};
 };

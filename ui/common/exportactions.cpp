@@ -133,4 +133,7 @@ void applyPalette(QCustomPlot *plot) {
         plot->legend->setTextColor(fg);
         plot->legend->setBorderPen(QPen(grid));
     }
+    for (QCPLayoutElement *element : plot->plotLayout()->elements(true))
+        if (auto *text = qobject_cast<QCPTextElement *>(element)) // titles (PlotTitle)
+            text->setTextColor(fg);
 }

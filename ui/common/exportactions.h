@@ -21,7 +21,8 @@ QString saveModelCsv(const QAbstractItemModel *model, const QString &path);
 /// bar, or a message box for a widget shown without the main window. A save nobody sees happen
 /// looks like nothing happened.
 void reportSaved(QWidget *from, const QString &what);
-/// Colours a plot from the widget's palette so light and dark system themes both read well.
+/// Colours a plot (axes, legend, titles) from the widget's palette so light and dark system themes
+/// both read well.
 void applyPalette(QCustomPlot *plot);
 /// Makes `axis` logarithmic with ticks at whole decades; its tick labels in `format` with
 /// `precision` digits (QCPAxis::setNumberFormat, setNumberPrecision) where given.

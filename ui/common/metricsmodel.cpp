@@ -25,7 +25,9 @@ diode::Distribution distribution(const nlohmann::json &j) {
 }
 } // namespace
 
-QString baselineTitle(const std::string &key) {
+QString baselineTitle(const std::string &key, bool cpuData) {
+    if (cpuData && (key == "aten" || key == "first-config"))
+        return QObject::tr("the plan's first tile (cpu data: no ATen, no Inductor)");
     if (key == "aten")
         return QObject::tr("plain torch.compile (ATen)");
     if (key == "max-autotune")

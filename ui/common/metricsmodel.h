@@ -16,8 +16,15 @@ struct MetricsRow {
 };
 
 /// How every page names a baseline selector: "aten" (what plain torch.compile runs),
-/// "max-autotune" (the pick of Inductor's own benchmark), "first-config", "random".
-QString baselineTitle(const std::string &key);
+/// "max-autotune" (the pick of Inductor's own benchmark), "first-config", "random". On cpu data
+/// (`cpuData`) there is no ATen kernel and no Inductor config: "aten" and "first-config" both pick
+/// the plan's first tile, so pages show that baseline once, under that name, and leave out "aten"
+/// (baselineShown) instead of two identical rows in GPU terms (issue 26 F8).
+QString baselineTitle(const std::string &key, bool cpuData = false);
+/// Whether pages show baseline `key` (see baselineTitle).
+inline bool baselineShown(const std::string &key, bool cpuData) {
+    return !(cpuData && key == "aten");
+}
 /// Baseline keys in the order every page lists them: plain torch.compile first, max-autotune second.
 inline const char *const kBaselineOrder[] = {"aten", "max-autotune", "first-config", "random"};
 

@@ -1,6 +1,7 @@
 #include "data/datapage.h"
 
 #include "common/exportactions.h"
+#include "common/flopunit.h"
 #include "common/schemanames.h"
 #include "common/workbenchstate.h"
 #include "data/heatmapview.h"
@@ -365,6 +366,12 @@ void DataPage::showAnalysis(const DataAnalysis &analysis) {
             m_run->setCurrentIndex(m_run->count() - 1);
     }
     m_run->blockSignals(false);
+    // The tables' rates in the unit the plots use for this data (GFLOP/s for a CPU's).
+    double largest = 0;
+    for (const auto &b : m_analysis.best)
+        largest = std::max(largest, b.tflops());
+    for (StoreTableModel *m : {m_problems, m_measurements})
+        m->setFlopUnit(FlopUnit::forLargest(largest));
     peaksForGpu();
     drawHeatmap();
     drawRoofline();

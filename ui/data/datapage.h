@@ -18,7 +18,7 @@ class StoreTableModel;
 class WorkbenchState;
 
 /// Runs, problems and measurements of the open database in paged tables (sorted and filtered
-/// in SQL), a heatmap of best TFLOP/s over (M, N) and a roofline. Queries run off the GUI thread.
+/// in SQL), a heatmap of the best FLOP rate over (M, N) and a roofline. Queries run off the GUI thread.
 class DataPage : public QWidget {
     Q_OBJECT
 public:

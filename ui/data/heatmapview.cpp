@@ -3,6 +3,7 @@
 #include "common/exportactions.h"
 #include "common/flopunit.h"
 #include "common/plotmessage.h"
+#include "common/plottitle.h"
 
 #include <algorithm>
 
@@ -10,10 +11,7 @@ HeatmapView::HeatmapView(QWidget *parent)
     : LazyPlot(parent)
     , m_map(new QCPColorMap(xAxis, yAxis))
     , m_scale(new QCPColorScale(this))
-    , m_title(
-          new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold))) {
-    plotLayout()->insertRow(0);
-    plotLayout()->addElement(0, 0, m_title);
+    , m_title(new PlotTitle(this, 1)) {
     plotLayout()->addElement(1, 1, m_scale);
     m_scale->setType(QCPAxis::atRight);
     m_scale->axis()->setLabel(tr("best TFLOP/s"));
@@ -42,7 +40,6 @@ HeatmapView::HeatmapView(QWidget *parent)
         axis->setTicker(ticker);
     }
     applyPalette(this);
-    m_title->setTextColor(palette().color(QPalette::WindowText));
     m_scale->axis()->setLabelColor(palette().color(QPalette::WindowText));
     m_scale->axis()->setTickLabelColor(palette().color(QPalette::WindowText));
     addPlotExport(this, QStringLiteral("heatmap"));

@@ -4,6 +4,8 @@
 
 #include "common/lazyplot.h"
 
+class PlotTitle;
+
 /// Best achieved TFLOP/s over (M, N) in log2 bins, one op and dtype at a time. Only draws.
 class HeatmapView : public LazyPlot {
     Q_OBJECT
@@ -19,5 +21,5 @@ public:
 private:
     QCPColorMap *m_map;
     QCPColorScale *m_scale;
-    QCPTextElement *m_title;
+    PlotTitle *m_title;
 };

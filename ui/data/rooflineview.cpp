@@ -3,6 +3,7 @@
 #include "common/exportactions.h"
 #include "common/flopunit.h"
 #include "common/plotmessage.h"
+#include "common/plottitle.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,10 +12,7 @@ RooflineView::RooflineView(QWidget *parent)
     : LazyPlot(parent)
     , m_points(addGraph())
     , m_roof(addGraph())
-    , m_title(
-          new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold))) {
-    plotLayout()->insertRow(0);
-    plotLayout()->addElement(0, 0, m_title);
+    , m_title(new PlotTitle(this, 1)) {
     for (QCPAxis *axis : {xAxis, yAxis})
         setLogScale(axis, QStringLiteral("eb"), 0);
     xAxis->setLabel(tr("arithmetic intensity (FLOP/byte, operands read once)"));
@@ -27,7 +25,6 @@ RooflineView::RooflineView(QWidget *parent)
     legend->setVisible(true);
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
     applyPalette(this);
-    m_title->setTextColor(palette().color(QPalette::WindowText));
     addPlotExport(this, QStringLiteral("roofline"));
 }
 

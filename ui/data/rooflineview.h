@@ -5,6 +5,8 @@
 
 #include "common/lazyplot.h"
 
+class PlotTitle;
+
 /// Arithmetic intensity against achieved TFLOP/s, one point per problem, under the GPU's
 /// compute and bandwidth roofs (log-log). Only draws.
 class RooflineView : public LazyPlot {
@@ -18,5 +20,5 @@ public:
 private:
     QCPGraph *m_points;
     QCPGraph *m_roof;
-    QCPTextElement *m_title;
+    PlotTitle *m_title;
 };

@@ -25,13 +25,22 @@ Shown shownAs(const std::string &header) {
     return Shown::Plain;
 }
 
-QString headerText(const std::string &header) {
+QString headerText(const std::string &header, const FlopUnit &unit) {
+    if (header == "TFLOP/s")
+        return unit.name;
+    if (header == "Best TFLOP/s")
+        return QObject::tr("Best %1").arg(unit.name);
     if (header == "Time ms")
         return QObject::tr("Time (µs)");
     if (header == "Best ms")
         return QObject::tr("Best (µs, one method)");
     if (header == "Seconds")
         return QObject::tr("Seconds (sweep)");
+    // A cpu run's "GPU" is its CPU and its "SMs" that CPU's cores (issue 26 F8: cpu data in GPU terms).
+    if (header == "GPU")
+        return QObject::tr("Hardware");
+    if (header == "SMs")
+        return QObject::tr("SMs / cores");
     return QString::fromStdString(header);
 }
 
@@ -160,7 +169,7 @@ QVariant StoreTableModel::data(const QModelIndex &index, int role) const {
         case Shown::TimeMs:
             return QLocale().toString(*v * 1000, 'f', 1);
         case Shown::Tflops:
-            return fourDigits(*v);
+            return fourDigits(*v * m_unit.scale);
         case Shown::Seconds:
             return QLocale().toString(*v, 'f', 1);
         case Shown::Plain:
@@ -191,8 +200,20 @@ QVariant StoreTableModel::headerData(int section, Qt::Orientation orientation, i
     if (orientation == Qt::Vertical)
         return section + 1;
     const auto &cols = diode::columns(m_table);
-    return section >= 0 && section < int(cols.size()) ? QVariant(headerText(cols[size_t(section)]))
+    return section >= 0 && section < int(cols.size()) ? QVariant(headerText(cols[size_t(section)], m_unit))
                                                       : QVariant();
+}
+
+void StoreTableModel::setFlopUnit(const FlopUnit &unit) {
+    if (unit.scale == m_unit.scale)
+        return;
+    m_unit = unit;
+    const int columns = columnCount();
+    if (columns == 0)
+        return;
+    emit headerDataChanged(Qt::Horizontal, 0, columns - 1);
+    if (!m_rows.empty())
+        emit dataChanged(index(0, 0), index(rowCount() - 1, columns - 1), {Qt::DisplayRole});
 }
 
 bool StoreTableModel::canFetchMore(const QModelIndex &parent) const {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "common/flopunit.h"
 #include "diode/storequery.h"
 
 #include <QAbstractTableModel>
@@ -28,6 +29,11 @@ public:
     void setFilter(const diode::DataFilter &filter);
     /// Drops what is loaded and asks for the first page again (the database changed).
     void reload();
+
+    /// The unit the rate columns are written in (stored in TFLOP/s): the one the Data page's plots
+    /// choose for the data's largest rate, so cpu data does not read "0.004 TFLOP/s" (issue 26 F8).
+    void setFlopUnit(const FlopUnit &unit);
+    const FlopUnit &flopUnit() const { return m_unit; }
 
     /// Writes every matching row (not only those loaded) to `path` on the query thread.
     void exportCsv(const QString &path);
@@ -60,6 +66,7 @@ private:
     QString m_path;
     diode::DataFilter m_filter;
     diode::DataSort m_sort;
+    FlopUnit m_unit;
     std::vector<std::vector<diode::Cell>> m_rows;
     qint64 m_total = 0;
     bool m_pending = false;

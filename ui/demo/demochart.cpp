@@ -1,37 +1,14 @@
 #include "demo/demochart.h"
 
 #include "common/exportactions.h"
-
-#include <QHash>
+#include "common/plottitle.h"
+#include "common/seriescolours.h"
 
 #include <cmath>
 
-namespace {
-
-// A mode keeps its colour in every view and every result (issue 26 F8): by name, not position.
-QColor colourOf(const QString &mode) {
-    static const QHash<QString, QColor> known{{QStringLiteral("plain torch.compile"), QColor(127, 127, 127)},
-                                              {QStringLiteral("max-autotune"), QColor(214, 39, 40)},
-                                              {QStringLiteral("plugin"), QColor(31, 119, 180)},
-                                              {QStringLiteral("plugin-cold"), QColor(44, 160, 44)},
-                                              {QStringLiteral("plugin-top3"), QColor(148, 103, 189)},
-                                              {QStringLiteral("exhaustive-plugin"), QColor(255, 127, 14)},
-                                              {QStringLiteral("plugin-no-guard"), QColor(140, 86, 75)},
-                                              {QStringLiteral("plugin-max-autotune"), QColor(227, 119, 194)},
-                                              {QStringLiteral("cdt"), QColor(188, 189, 34)},
-                                              {QStringLiteral("plugin-cdt"), QColor(23, 190, 207)}};
-    if (const auto it = known.find(mode); it != known.end())
-        return *it;
-    return QColor::fromHsv(int(qHash(mode) % 360), 160, 200); // stable for the name
-}
-
-} // namespace
-
 DemoChart::DemoChart(QWidget *parent)
     : QCustomPlot(parent)
-    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold))) {
-    plotLayout()->insertRow(0);
-    plotLayout()->addElement(0, 0, m_title);
+    , m_title(new PlotTitle(this)) {
     // The legend sits in its own row under the axes, so it never hides a bar.
     legend->setVisible(true);
     legend->setFillOrder(QCPLegend::foColumnsFirst);
@@ -43,7 +20,6 @@ DemoChart::DemoChart(QWidget *parent)
     axisRect()->setRangeDrag(Qt::Vertical);
     axisRect()->setRangeZoom(Qt::Vertical);
     applyPalette(this);
-    m_title->setTextColor(palette().color(QPalette::WindowText));
 }
 
 void DemoChart::setBars(const QString &title, const QString &yLabel, const QStringList &cases,
@@ -66,7 +42,7 @@ void DemoChart::setBars(const QString &title, const QString &yLabel, const QStri
         auto *bars = new QCPBars(xAxis, yAxis);
         bars->setName(modes[m]);
         bars->setWidth(width * 0.95);
-        const QColor c = colourOf(modes[m]);
+        const QColor c = selectorColour(modes[m]); // by name: the same in every view and file
         bars->setPen(QPen(c.darker(130)));
         bars->setBrush(c);
         for (int k = 0; k < cases.size(); ++k) {
@@ -113,7 +89,6 @@ void DemoChart::changeEvent(QEvent *event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         applyPalette(this);
-        m_title->setTextColor(palette().color(QPalette::WindowText));
         replot();
     }
 }

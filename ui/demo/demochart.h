@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+class PlotTitle;
+
 /// Bars of one quantity (compile time or kernel time) per case and mode, on a log axis, each
 /// labelled with its speed-up against the reference mode (log axis for times, linear for ratios).
 /// Only draws what it is handed.
@@ -18,5 +20,5 @@ protected:
     void changeEvent(QEvent *event) override;
 
 private:
-    QCPTextElement *m_title;
+    PlotTitle *m_title;
 };

@@ -166,10 +166,13 @@ bool ExportPage::showPackage(const QString &path) {
         rows << MetricsRow::fromJson(QStringLiteral("%1, %2").arg(name, QString::fromStdString(group)), g,
                                      true);
     // Baselines in the order every page lists them (plain torch.compile first), then any other.
+    // A cpu model's data has no ATen and no Inductor: its baselines say so.
+    const bool cpuModel =
+        m.value("timing_method", std::string()) == diode::toString(diode::TimingMethod::Cpu);
     const auto baselines = test.value("baselines", nlohmann::json::object());
     for (const char *key : kBaselineOrder)
-        if (baselines.contains(key))
-            rows << MetricsRow::fromJson(baselineTitle(key), baselines[key], false);
+        if (baselines.contains(key) && baselineShown(key, cpuModel))
+            rows << MetricsRow::fromJson(baselineTitle(key, cpuModel), baselines[key], false);
     for (const auto &[baseline, b] : baselines.items())
         if (std::find(std::begin(kBaselineOrder), std::end(kBaselineOrder), baseline) ==
             std::end(kBaselineOrder))
@@ -185,8 +188,6 @@ bool ExportPage::showPackage(const QString &path) {
     const auto top1 =
         m.value("/metrics/test_split/model/all/top1_efficiency/mean"_json_pointer, nlohmann::json());
     // A cpu model's "GPU" is the CPU it was measured on, its SM count that CPU's cores.
-    const bool cpuModel =
-        m.value("timing_method", std::string()) == diode::toString(diode::TimingMethod::Cpu);
     const int units = m.value("/hardware/sm_count"_json_pointer, 0);
     m_summary->setText(
         tr("<b>%1</b> &nbsp; %2 (%3) &nbsp; ops %4 &nbsp; dtypes %5 &nbsp; feature schema %6 &nbsp; "

@@ -2,13 +2,11 @@
 
 #include "common/exportactions.h"
 #include "common/plotmessage.h"
+#include "common/plottitle.h"
 
 TelemetryPlot::TelemetryPlot(QWidget *parent)
     : LazyPlot(parent)
-    , m_title(
-          new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold))) {
-    plotLayout()->insertRow(0);
-    plotLayout()->addElement(0, 0, m_title);
+    , m_title(new PlotTitle(this, 1)) {
     yAxis2->setVisible(true);
     xAxis->setLabel(tr("time (s)"));
     yAxis->setLabel(tr("clock (MHz)"));
@@ -34,7 +32,6 @@ TelemetryPlot::TelemetryPlot(QWidget *parent)
         a->setTickLabelColor(palette().color(QPalette::WindowText));
         a->setLabelColor(palette().color(QPalette::WindowText));
     }
-    m_title->setTextColor(palette().color(QPalette::WindowText));
     addPlotExport(this, QStringLiteral("telemetry"));
 }
 

@@ -4,6 +4,8 @@
 
 #include "common/lazyplot.h"
 
+class PlotTitle;
+
 /// SM and memory clocks (MHz, left axis), power (W) and temperature (°C, right axis) over
 /// time. Only draws.
 class TelemetryPlot : public LazyPlot {
@@ -21,5 +23,5 @@ private:
     void rescale();
 
     QCPGraph *m_graphs[4];
-    QCPTextElement *m_title;
+    PlotTitle *m_title;
 };

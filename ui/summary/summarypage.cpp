@@ -20,7 +20,7 @@ SummaryPage::SummaryPage(QWidget *parent)
     m_counts->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_runs->setColumnCount(7);
     m_runs->setHorizontalHeaderLabels(
-        {"Run", "Backend", "GPU", "Status", "Problems planned", "Torch", "Created"});
+        {"Run", "Backend", "Hardware", "Status", "Problems planned", "Torch", "Created"});
     m_runs->horizontalHeader()->setStretchLastSection(true);
     m_runs->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_runs->verticalHeader()->hide();
@@ -57,7 +57,7 @@ void SummaryPage::setSummary(const DatasetSummary &s) {
                          "problem once per run that measured it</td></tr>"
                          "<tr><td><b>Measurements</b></td><td>%4 (%5 failed)</td></tr>"
                          "<tr><td><b>Kernel configs</b></td><td>%6</td></tr>"
-                         "<tr><td><b>GPU</b></td><td>%7</td></tr>"
+                         "<tr><td><b>Hardware</b></td><td>%7</td></tr>"
                          "<tr><td><b>Ops</b></td><td>%8</td></tr>"
                          "<tr><td><b>Dtypes</b></td><td>%9</td></tr>"
                          "<tr><td><b>Timing methods</b></td><td>%10</td></tr>"

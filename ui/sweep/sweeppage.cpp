@@ -563,7 +563,7 @@ void SweepPage::start(bool resume, bool allowMixedData) {
     m_resultDatabase = m_database;
     m_failed->clear();
     m_results->setTabText(1, tr("Failed problems (0)"));
-    m_plot->clear(tr("Measuring: each problem's best TFLOP/s appears here as it finishes."));
+    m_plot->clear(tr("Measuring: each problem's best FLOP rate appears here as it finishes."));
     m_progress->setRange(0, 0); // busy until the run's size is known
     m_status->setText(resume ? tr("Resuming the newest unfinished run of %1…").arg(m_database)
                              : tr("Starting the %1 backend…").arg(r.backend));
@@ -612,7 +612,7 @@ void SweepPage::clearResult(const QString &openDatabase) {
     m_resultDatabase.clear();
     m_failed->clear();
     m_results->setTabText(1, tr("Failed problems (0)"));
-    m_plot->clear(tr("%1 is open: a sweep run here shows each problem's best TFLOP/s as it finishes.")
+    m_plot->clear(tr("%1 is open: a sweep run here shows each problem's best FLOP rate as it finishes.")
                       .arg(QFileInfo(openDatabase).fileName()));
     m_progress->setRange(0, 1);
     m_progress->setValue(0);

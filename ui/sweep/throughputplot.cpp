@@ -2,16 +2,16 @@
 
 #include "common/exportactions.h"
 #include "common/plotmessage.h"
+#include "common/seriescolours.h"
 
 ThroughputPlot::ThroughputPlot(QWidget *parent)
     : LazyPlot(parent) {
-    const QColor colours[3] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44)};
-    const char *names[3] = {"bf16", "fp16", "fp32"};
     for (int i = 0; i < 3; ++i) {
+        const auto dtype = diode::DType(i);
         m_graphs[i] = addGraph();
-        m_graphs[i]->setName(QString::fromLatin1(names[i]));
+        m_graphs[i]->setName(QString::fromUtf8(diode::toString(dtype).data()));
         m_graphs[i]->setLineStyle(QCPGraph::lsNone);
-        m_graphs[i]->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, colours[i], 6));
+        m_graphs[i]->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, dtypeColour(dtype), 6));
     }
     setLogScale(xAxis, QStringLiteral("gb"));
     xAxis->setLabel(tr("problem size (GFLOP = 2·B·M·N·K / 1e9)"));

@@ -2,6 +2,7 @@
 
 #include "common/exportactions.h"
 #include "common/plotmessage.h"
+#include "common/plottitle.h"
 
 #include <cmath>
 
@@ -16,15 +17,13 @@ QColor shade(const QColor &base, int k, int n) {
 
 TrainingCurves::TrainingCurves(QWidget *parent)
     : QCustomPlot(parent)
-    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold)))
+    , m_title(new PlotTitle(this))
     , m_replot(new QTimer(this)) {
     // A small network finishes an epoch every few milliseconds; repainting after each kept the GUI
     // thread busy enough to slow LibTorch's threads on a small machine twentyfold.
     m_replot->setSingleShot(true);
     m_replot->setInterval(200);
     connect(m_replot, &QTimer::timeout, this, [this] { replot(); });
-    plotLayout()->insertRow(0);
-    plotLayout()->addElement(0, 0, m_title);
     yAxis2->setVisible(true);
     xAxis->setLabel(tr("epoch (every network of the ensemble from its first epoch)"));
     yAxis->setLabel(tr("training loss"));
@@ -49,7 +48,6 @@ TrainingCurves::TrainingCurves(QWidget *parent)
         a->setTickLabelColor(palette().color(QPalette::WindowText));
         a->setLabelColor(palette().color(QPalette::WindowText));
     }
-    m_title->setTextColor(palette().color(QPalette::WindowText));
     clearEpochs(tr("No training run yet: Train (Ctrl+Return) draws its loss and validation top-1 here, epoch "
                    "by epoch."));
 }
@@ -119,7 +117,6 @@ void TrainingCurves::changeEvent(QEvent *event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
         applyPalette(this);
-        m_title->setTextColor(palette().color(QPalette::WindowText));
         replot();
     }
 }

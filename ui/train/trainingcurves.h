@@ -4,6 +4,8 @@
 
 #include <qcustomplot.h>
 
+class PlotTitle;
+
 /// Training loss (left axis, log, in decades) and validation top-1 efficiency (right axis) per
 /// epoch, appended live: one line per network of the ensemble, all over the same epoch axis.
 /// Only draws.
@@ -29,7 +31,7 @@ private:
 
     QVector<QCPGraph *> m_loss, m_val;
     QCPGraph *m_best;
-    QCPTextElement *m_title;
+    PlotTitle *m_title;
     QTimer *m_replot; ///< at most a few repaints a second, however fast epochs arrive
     double m_lossLo = 0, m_lossHi = 0;
     int m_lastEpoch = 0;

@@ -1,6 +1,7 @@
 #include "train/trainpage.h"
 
 #include "common/exportactions.h"
+#include "common/metricsmodel.h"
 #include "common/modellist.h"
 #include "common/schemanames.h"
 #include "common/timingmethodbox.h"
@@ -348,8 +349,8 @@ void TrainPage::showOutcome(const TrainOutcome &o) {
     m_curves->replot(); // the last epochs, not only those of the last throttled repaint
     m_progress->setValue(m_progress->maximum());
     m_status->setText(
-        tr("%1 %2: %3 network(s), %4 epochs in all, on %5 problems (%6) in %7 s. Test split: top-1 %8 (ATen "
-           "alone %9), top-3 %10.%11")
+        tr("%1 %2: %3 network(s), %4 epochs in all, on %5 problems (%6) in %7 s. Test split: top-1 %8 (%9: "
+           "%10), top-3 %11.%12")
             .arg(o.cancelled ? tr("Cancelled; wrote the best network so far to") : tr("Wrote"))
             .arg(QFileInfo(o.package).fileName())
             .arg(o.members)
@@ -358,6 +359,7 @@ void TrainPage::showOutcome(const TrainOutcome &o) {
             .arg(o.method)
             .arg(o.seconds, 0, 'f', 1)
             .arg(o.testTop1, 0, 'f', 4)
+            .arg(baselineTitle("aten", o.cpuData))
             .arg(o.atenTop1, 0, 'f', 4)
             .arg(o.testTop3, 0, 'f', 4)
             .arg(o.modelId ? tr(" Predictions stored as model %1.").arg(o.modelId) : QString()));

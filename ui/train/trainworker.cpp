@@ -82,6 +82,7 @@ void TrainWorker::start(const TrainRequest &request) {
             out.members = int(res.train.members.size());
             out.problems = int(res.problems);
             out.method = QString::fromStdString(res.method.describe());
+            out.cpuData = res.method.method == diode::TimingMethod::Cpu;
             out.modelId = res.modelId;
             const auto &m = res.train.testMetrics;
             out.testTop1 = m.value("/model/all/top1_efficiency/mean"_json_pointer, 0.0);

@@ -32,7 +32,8 @@ struct TrainOutcome {
     int problems = 0;
     qint64 modelId = 0; ///< in the store, when predictions were stored
     double testTop1 = 0, atenTop1 = 0, testTop3 = 0;
-    QString method; ///< the times it trained on, and why: "graph_warm times (default: ...)"
+    QString method;       ///< the times it trained on, and why: "graph_warm times (default: ...)"
+    bool cpuData = false; ///< trained on cpu times: no ATen baseline (baselineTitle)
     double seconds = 0;
 };
 Q_DECLARE_METATYPE(diode::EpochReport)

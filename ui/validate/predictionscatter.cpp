@@ -1,23 +1,20 @@
 #include "validate/predictionscatter.h"
 
 #include "common/exportactions.h"
+#include "common/plottitle.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace {
 
-const QColor kColours[] = {QColor(31, 119, 180), QColor(255, 127, 14),  QColor(44, 160, 44),
-                           QColor(214, 39, 40),  QColor(148, 103, 189), QColor(140, 86, 75)};
 constexpr double kPickPixels = 6;
 
 } // namespace
 
 PredictionScatter::PredictionScatter(QWidget *parent)
     : QCustomPlot(parent)
-    , m_title(new QCPTextElement(this, QString(), QFont(font().family(), font().pointSize(), QFont::Bold))) {
-    plotLayout()->insertRow(0);
-    plotLayout()->addElement(0, 0, m_title);
+    , m_title(new PlotTitle(this)) {
     for (QCPAxis *axis : {xAxis, yAxis})
         setLogScale(axis, QStringLiteral("eb"), 0);
     xAxis->setLabel(tr("measured (ms)"));
@@ -34,7 +31,6 @@ PredictionScatter::PredictionScatter(QWidget *parent)
             &PredictionScatter::sampleVisible);
     setMouseTracking(true);
     applyPalette(this);
-    m_title->setTextColor(palette().color(QPalette::WindowText));
 }
 
 void PredictionScatter::clearPoints(const QString &message) {
@@ -54,7 +50,7 @@ void PredictionScatter::setGroups(const QString &title, std::vector<ScatterGroup
         QCPGraph *graph = addGraph();
         graph->setName(m_groups[g].name);
         graph->setLineStyle(QCPGraph::lsNone);
-        QColor c = kColours[g % std::size(kColours)];
+        QColor c = m_groups[g].colour;
         c.setAlpha(m_groups[g].points.size() > 20000 ? 90 : 170);
         // A pre-drawn disc blitted per point: QPainter::drawEllipse per point cost ~2 us.
         QPixmap disc(5, 5);
@@ -161,7 +157,6 @@ void PredictionScatter::changeEvent(QEvent *event) {
     QCustomPlot::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) { // the system switched light/dark
         applyPalette(this);
-        m_title->setTextColor(palette().color(QPalette::WindowText));
         replot();
     }
 }

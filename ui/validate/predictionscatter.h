@@ -4,10 +4,13 @@
 
 #include <vector>
 
+class PlotTitle;
+
 /// One colour group of the scatter: points sorted by measured time (the key), each with the
 /// candidate it stands for.
 struct ScatterGroup {
     QString name;
+    QColor colour; ///< what the group is (seriescolours.h), the same whichever groups are shown
     QVector<QCPGraphData> points; ///< key: measured ms, value: predicted ms; sorted by key
     std::vector<uint32_t> candidates;
 };
@@ -43,6 +46,6 @@ private:
 
     std::vector<ScatterGroup> m_groups;
     QString m_baseTitle;
-    QCPTextElement *m_title;
+    PlotTitle *m_title;
     QPoint m_pressPos;
 };

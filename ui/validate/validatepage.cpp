@@ -7,6 +7,7 @@
 #include "common/metricsmodel.h"
 #include "common/modellist.h"
 #include "common/plotmessage.h"
+#include "common/seriescolours.h"
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
 #include "validate/candidatemodel.h"
@@ -69,11 +70,11 @@ double percentSlower(double efficiency) {
 // The share of problems whose pick is at most x % slower than the best, x on a log axis: good
 // selectors differ by a few percent on few problems, which a linear efficiency axis (0 to 1)
 // crushed against 1 (issue 26 F8). `sorted`: top-1 efficiencies, ascending.
-Curve cdf(const QString &name, const std::vector<double> &sorted, Qt::PenStyle style = Qt::SolidLine) {
+Curve cdf(const QString &name, const std::vector<double> &sorted, Qt::PenStyle style, const QColor &colour) {
     QVector<double> x;
     for (auto it = sorted.rbegin(); it != sorted.rend(); ++it)
         x << percentSlower(*it);
-    return {name, x, cdfY(sorted.size()), style};
+    return {name, x, cdfY(sorted.size()), style, colour};
 }
 
 } // namespace
@@ -133,6 +134,7 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     // The end bins hold everything beyond ±2 (clamped): a margin keeps them off the border (F8).
     m_histogram->setFixedXRange(-2.4, 2.4);
     m_scatterA->setObjectName(QStringLiteral("scatterA"));
+    m_scatterB->setObjectName(QStringLiteral("scatterB"));
     auto *browse = new QPushButton(tr("Package…"), this);
     auto *problemsFile = new QPushButton(tr("Problems…"), this);
 
@@ -523,9 +525,15 @@ void ValidatePage::drawScatters() {
         const auto &p = t.problems[m_problemOf[c]];
         return byOp ? int(p.op) : int(p.dtype);
     };
-    auto groupName = [&](int g) {
-        return byOp ? QString::fromUtf8(diode::toString(diode::GemmOp(g)).data())
-                    : QString::fromUtf8(diode::toString(diode::DType(g)).data());
+    // Every op (or dtype) a group of its own, in its own colour: the same one whichever groups this
+    // data has (issue 26 F8).
+    const size_t groupCount = byOp ? diode::allOps().size() : diode::allDTypes().size();
+    auto group = [&](int g) {
+        ScatterGroup out;
+        out.name = byOp ? QString::fromUtf8(diode::toString(diode::GemmOp(g)).data())
+                        : QString::fromUtf8(diode::toString(diode::DType(g)).data());
+        out.colour = byOp ? opColour(diode::GemmOp(g)) : dtypeColour(diode::DType(g));
+        return out;
     };
     PredictionScatter *views[] = {m_scatterA, m_scatterB};
     for (size_t k = 0; k < 2; ++k) {
@@ -536,9 +544,9 @@ void ValidatePage::drawScatters() {
             continue;
         }
         const auto &m = m_result.models[k];
-        std::vector<ScatterGroup> groups(3);
-        for (int g = 0; g < 3; ++g)
-            groups[size_t(g)].name = groupName(g);
+        std::vector<ScatterGroup> groups;
+        for (size_t g = 0; g < groupCount; ++g)
+            groups.push_back(group(int(g)));
         for (uint32_t c : m_result.byMeasured) { // sorted by measured time: each group stays sorted
             const double pred = m.predictedMs[c];
             if (std::isnan(pred))
@@ -559,8 +567,9 @@ void ValidatePage::drawScatters() {
 
 void ValidatePage::drawCurves() {
     QVector<Curve> hist;
-    for (const auto &m : m_result.models) {
-        Curve c{m.name, {}, {}};
+    for (size_t k = 0; k < m_result.models.size(); ++k) {
+        const auto &m = m_result.models[k];
+        Curve c{m.name, {}, {}, Qt::SolidLine, modelColour(int(k))};
         const double w = (m.residualHi - m.residualLo) / double(m.residualCounts.size());
         for (size_t i = 0; i < m.residualCounts.size(); ++i) {
             c.x << m.residualLo + (double(i) + 0.5) * w;
@@ -576,26 +585,36 @@ void ValidatePage::drawCurves() {
     }
     QVector<Curve> curves;
     QVector<MetricsRow> rows;
-    for (const auto &m : m_result.models) {
+    for (size_t k = 0; k < m_result.models.size(); ++k) {
+        const auto &m = m_result.models[k];
         // The arg-min (the candidate predicted fastest) and the plugin's decision with the package's
         // ATen guard: the same rule `diode eval` reports (core/diode/selectionpolicy.h).
         const QString policy = tr("%1 policy (margin %2)").arg(m.name).arg(m.policyMargin, 0, 'f', 2);
-        curves << cdf(m.name, m.top1) << cdf(policy, m.policyTop1);
+        // A model and its policy in the model's colour (the histogram's too), the policy lighter; the
+        // baselines in their colours on every page: a second model moves none of them (issue 26 F8).
+        curves << cdf(m.name, m.top1, Qt::SolidLine, modelColour(int(k)))
+               << cdf(policy, m.policyTop1, Qt::SolidLine, modelColour(int(k)).lighter(150));
         rows << MetricsRow{m.name, m.metrics, true} << MetricsRow{policy, m.policyMetrics, false};
     }
     // The baselines a user has, in the order every page lists them: plain torch.compile, then
     // max-autotune (on the problems where Inductor's benchmark ran), then Inductor's first config.
-    curves << cdf(baselineTitle("aten"), m_result.atenTop1, Qt::DashLine);
-    rows << MetricsRow{baselineTitle("aten"), m_result.aten, false};
+    const bool cpuData = m_result.method.method == diode::TimingMethod::Cpu;
+    if (baselineShown("aten", cpuData)) {
+        curves << cdf(baselineTitle("aten"), m_result.atenTop1, Qt::DashLine,
+                      selectorColour(baselineTitle("aten")));
+        rows << MetricsRow{baselineTitle("aten"), m_result.aten, false};
+    }
     if (m_result.maxAutotune.problems > 0) {
         const QString name = tr("%1 (%2 problems with Inductor's timings)")
                                  .arg(baselineTitle("max-autotune"))
                                  .arg(m_result.maxAutotune.problems);
-        curves << cdf(name, m_result.maxAutotuneTop1, Qt::DashDotLine);
+        curves << cdf(name, m_result.maxAutotuneTop1, Qt::DashDotLine,
+                      selectorColour(baselineTitle("max-autotune")));
         rows << MetricsRow{name, m_result.maxAutotune, false};
     }
-    curves << cdf(baselineTitle("first-config"), m_result.defaultTop1, Qt::DotLine);
-    rows << MetricsRow{baselineTitle("first-config"), m_result.firstConfig, false};
+    curves << cdf(baselineTitle("first-config", cpuData), m_result.defaultTop1, Qt::DotLine,
+                  selectorColour(baselineTitle("first-config")));
+    rows << MetricsRow{baselineTitle("first-config", cpuData), m_result.firstConfig, false};
     m_cdf->setCurves(tr("How much slower than the best each pick is (%1 problems%2)")
                          .arg(m_result.table->problems.size())
                          .arg(scopeTag(m_result.models.front())),
