@@ -20,13 +20,12 @@
 #include <QAbstractItemModelTester>
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QLineEdit>
 #include <QSet>
-#include <QSpinBox>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>

@@ -169,11 +169,12 @@ private slots:
     // same problems whatever the order, shards or workers), all at 1, none at 0, never EXHAUSTIVE.
     void inductorBenchmarkEveryNthProblem() {
         auto planWith = [](int every, const char *space) {
-            return SweepPlan::parse(fmt::format(R"({{"inductor_every":{},"search_space":"{}","entries":[{{"ops":["mm"],
+            return SweepPlan::parse(
+                fmt::format(R"({{"inductor_every":{},"search_space":"{}","entries":[{{"ops":["mm"],
                 "dtypes":["bf16"],"M":{{"log_uniform":{{"min":1000,"max":10000000,"count":2000,"seed":3}}}},"N":[4096],
                 "K":[4096],"b_transposed":true}}]}})",
-                                                    every, space),
-                                        ".");
+                            every, space),
+                ".");
         };
         const auto five = planWith(5, "DEFAULT");
         QVERIFY(five.problems.size() > 1500);
@@ -182,15 +183,17 @@ private slots:
             chosen += five.inductorBenchmarkFor(p);
         const double share = double(chosen) / double(five.problems.size());
         QVERIFY2(share > 0.15 && share < 0.25, qPrintable(QString::number(share)));
-        const auto one = planWith(1, "DEFAULT"), none = planWith(0, "DEFAULT"), exhaustive = planWith(1, "EXHAUSTIVE");
+        const auto one = planWith(1, "DEFAULT"), none = planWith(0, "DEFAULT"),
+                   exhaustive = planWith(1, "EXHAUSTIVE");
         for (const auto &p : five.problems) {
             QVERIFY(one.inductorBenchmarkFor(p));
             QVERIFY(!none.inductorBenchmarkFor(p));
             QVERIFY(!exhaustive.inductorBenchmarkFor(p));
         }
-        QCOMPARE(SweepPlan::parse(R"({"entries":[{"ops":["mm"],"dtypes":["bf16"],"M":[4],"N":[5],"K":[1]}]})", ".")
-                     .inductorEvery,
-                 1); // the default: every problem, as before the field existed
+        QCOMPARE(
+            SweepPlan::parse(R"({"entries":[{"ops":["mm"],"dtypes":["bf16"],"M":[4],"N":[5],"K":[1]}]})", ".")
+                .inductorEvery,
+            1); // the default: every problem, as before the field existed
     }
 
     void badPlansNameEntryAndField() {

@@ -1,10 +1,10 @@
 #include "testutil.h"
 
 #include "diode/cpubackend.h"
-#include "diode/inductorbackend.h"
 #include "diode/hardware.h"
-#include "diode/sweepsession.h"
+#include "diode/inductorbackend.h"
 #include "diode/sweeprunner.h"
+#include "diode/sweepsession.h"
 
 #include <fmt/format.h>
 
@@ -183,7 +183,8 @@ private slots:
             SweepSession session(r);
             return std::make_pair(session.workers(), session.run());
         };
-        const auto one = m_dir.filePath("one.db").toStdString(), three = m_dir.filePath("three.db").toStdString();
+        const auto one = m_dir.filePath("one.db").toStdString(),
+                   three = m_dir.filePath("three.db").toStdString();
         QCOMPARE(sweep(one, 1), std::make_pair(size_t(1), std::string("finished")));
         QCOMPARE(sweep(three, 3), std::make_pair(size_t(3), std::string("finished")));
         const auto expected = measuredSet(one);
@@ -221,9 +222,16 @@ private slots:
     void workersOnGpusGetTheirGpuLockThreadsAndCache() {
         const QString trace = m_dir.filePath("trace.jsonl");
         qputenv("FAKE_WORKER_TRACE", trace.toUtf8());
-        json j{{"name", "gpus"}, {"timeout_s", 30}, {"inductor_every", 3}, {"exhaustive_configs", 7},
-               {"entries", {{{"ops", {"mm"}}, {"dtypes", {"bf16"}}, {"M", {8, 16, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104}},
-                             {"N", {64}}, {"K", {32}}}}}};
+        json j{{"name", "gpus"},
+               {"timeout_s", 30},
+               {"inductor_every", 3},
+               {"exhaustive_configs", 7},
+               {"entries",
+                {{{"ops", {"mm"}},
+                  {"dtypes", {"bf16"}},
+                  {"M", {8, 16, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104}},
+                  {"N", {64}},
+                  {"K", {32}}}}}};
         const SweepPlan plan = SweepPlan::fromJson(j, ".");
         SweepSession::Request r;
         r.db = m_dir.filePath("gpus.db").toStdString();
@@ -257,14 +265,16 @@ private slots:
             auto [it, added] = gpuOfPid.emplace(l["pid"].get<int>(), gpu);
             QCOMPARE(it->second, gpu); // a worker stays on its GPU
             ms.insert(l["M"].get<int64_t>());
-            const GemmProblem &p = *std::find_if(plan.problems.begin(), plan.problems.end(),
-                                                 [&](const GemmProblem &q) { return q.m == l["M"].get<int64_t>(); });
+            const GemmProblem &p =
+                *std::find_if(plan.problems.begin(), plan.problems.end(),
+                              [&](const GemmProblem &q) { return q.m == l["M"].get<int64_t>(); });
             QCOMPARE(l["inductor_benchmark"].get<bool>(), plan.inductorBenchmarkFor(p));
             benchmarked += l["inductor_benchmark"].get<bool>();
             QCOMPARE(l["exhaustive_configs"].get<int>(), 7);
         }
         QCOMPARE(ms.size(), plan.problems.size());
-        QVERIFY2(benchmarked > 0 && benchmarked < int(plan.problems.size()), qPrintable(QString::number(benchmarked)));
+        QVERIFY2(benchmarked > 0 && benchmarked < int(plan.problems.size()),
+                 qPrintable(QString::number(benchmarked)));
         QVERIFY(caches.size() <= 4 && caches.size() >= 2);
         for (const auto &c : caches)
             QVERIFY2(!std::filesystem::exists(c), c.c_str());
@@ -284,7 +294,8 @@ private slots:
             session.run();
             QFAIL("swept on two GPU models into one run");
         } catch (const BackendUnavailable &e) {
-            QVERIFY2(QString(e.what()).contains("'Fake GPU 0'") && QString(e.what()).contains("'Fake GPU 1'"), e.what());
+            QVERIFY2(QString(e.what()).contains("'Fake GPU 0'") && QString(e.what()).contains("'Fake GPU 1'"),
+                     e.what());
         }
         qunsetenv("FAKE_WORKER_GPU_FROM_ENV");
         QVERIFY(!QFile::exists(QString::fromStdString(r.db))); // refused before anything was written

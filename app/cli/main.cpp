@@ -110,7 +110,8 @@ int runSlurmSweep(const SweepOptions &o) {
         r.python = o.python;
         r.workersPerGpu = o.workers.perGpu;
         if (!o.workers.gpus.empty())
-            throw InvalidInput("--gpus is for a sweep on this host; each Slurm task sweeps on the GPU Slurm gives it");
+            throw InvalidInput(
+                "--gpus is for a sweep on this host; each Slurm task sweeps on the GPU Slurm gives it");
         if (!o.slurmConfig.empty())
             r.slurm = SlurmOptions::load(o.slurmConfig);
         r.slurm.overrideWith(o.slurmOptions);

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
-#include <random>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 

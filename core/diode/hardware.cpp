@@ -119,7 +119,8 @@ std::vector<std::string> gpuList(std::string_view text) {
     if (text == "all") {
         auto ids = visibleGpuIds();
         if (ids.empty())
-            throw InvalidInput("--gpus all: no GPU here (CUDA_VISIBLE_DEVICES is not set and /dev has no nvidiaN)");
+            throw InvalidInput(
+                "--gpus all: no GPU here (CUDA_VISIBLE_DEVICES is not set and /dev has no nvidiaN)");
         return ids;
     }
     std::vector<std::string> ids;
@@ -150,7 +151,8 @@ std::vector<std::string> visibleGpuIds() {
             std::all_of(name.begin() + 6, name.end(), [](unsigned char c) { return std::isdigit(c); }))
             ids.push_back(name.substr(6));
     }
-    std::sort(ids.begin(), ids.end(), [](const auto &a, const auto &b) { return std::stoi(a) < std::stoi(b); });
+    std::sort(ids.begin(), ids.end(),
+              [](const auto &a, const auto &b) { return std::stoi(a) < std::stoi(b); });
     return ids;
 }
 

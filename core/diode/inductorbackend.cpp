@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <unistd.h>
 #include <filesystem>
+#include <unistd.h>
 
 namespace diode {
 

@@ -45,7 +45,7 @@ public:
         std::string backend;
         SweepPlan plan;
         int64_t shards = 4;
-        std::string python; ///< inductor: passed to each task's diode sweep
+        std::string python;    ///< inductor: passed to each task's diode sweep
         int workersPerGpu = 1; ///< each task's workers on its one GPU (diode sweep --workers-per-gpu)
         SlurmOptions slurm;
     };

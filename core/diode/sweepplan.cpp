@@ -490,11 +490,12 @@ SweepPlan expand(const json &j, const std::string &baseDir) {
     plan.repeats = int(intField(j, "repeats", 1, lim::kMaxRepeats, "plan", "", plan.repeats));
     plan.inductorEvery =
         int(intField(j, "inductor_every", 0, lim::kMaxInductorEvery, "plan", "", plan.inductorEvery));
-    plan.exhaustiveConfigs =
-        int(intField(j, "exhaustive_configs", 0, lim::kMaxExhaustiveConfigs, "plan", "", plan.exhaustiveConfigs));
+    plan.exhaustiveConfigs = int(
+        intField(j, "exhaustive_configs", 0, lim::kMaxExhaustiveConfigs, "plan", "", plan.exhaustiveConfigs));
     if (auto a = j.find("aten_only"); a != j.end()) {
         if (!a->is_boolean())
-            throw InvalidInput(fmt::format("plan: field 'aten_only' must be true or false, got {}", show(*a)));
+            throw InvalidInput(
+                fmt::format("plan: field 'aten_only' must be true or false, got {}", show(*a)));
         plan.atenOnly = a->get<bool>();
     }
     std::optional<uint64_t> shuffleSeed;

@@ -65,12 +65,14 @@ private:
 };
 
 std::unique_ptr<Backend> SweepSession::makeBackend(const std::string &name, const std::string &python,
-                                                   const std::string &db, const WorkerSlot &slot, int workers) {
+                                                   const std::string &db, const WorkerSlot &slot,
+                                                   int workers) {
     if (name == "cpu")
         return std::make_unique<CpuBackend>();
     if (name == "inductor")
         return std::make_unique<InductorBackend>(
-            python, workers == 1 ? db + ".worker.log" : fmt::format("{}.worker-{}.log", db, slot.index), slot);
+            python, workers == 1 ? db + ".worker.log" : fmt::format("{}.worker-{}.log", db, slot.index),
+            slot);
     throw InvalidInput(fmt::format("unknown backend '{}': expected inductor or cpu", name));
 }
 
@@ -135,14 +137,14 @@ SweepSession::SweepSession(const Request &r)
         throw InvalidInput("sweep needs --backend inductor|cpu");
     m_plan = std::move(*plan);
     if (r.workersPerGpu < 1 || r.workersPerGpu > kMaxWorkersPerGpu)
-        throw InvalidInput(fmt::format("workers a GPU must be from 1 to {}, got {}", kMaxWorkersPerGpu,
-                                       r.workersPerGpu));
+        throw InvalidInput(
+            fmt::format("workers a GPU must be from 1 to {}, got {}", kMaxWorkersPerGpu, r.workersPerGpu));
     std::set<std::string> seenGpus;
     for (const auto &g : r.gpus)
         if (g.empty() || !seenGpus.insert(g).second)
-            throw InvalidInput(fmt::format("GPU list {}: {}; name each GPU once, as CUDA_VISIBLE_DEVICES does",
-                                           fmt::join(r.gpus, ","),
-                                           g.empty() ? "an entry is empty" : "'" + g + "' is named twice"));
+            throw InvalidInput(fmt::format(
+                "GPU list {}: {}; name each GPU once, as CUDA_VISIBLE_DEVICES does", fmt::join(r.gpus, ","),
+                g.empty() ? "an entry is empty" : "'" + g + "' is named twice"));
     // Compile threads a worker: the cores less two a GPU, kept for the worker that times (its
     // Python and driver calls are on the timing's critical path).
     const std::vector<std::string> gpus = r.gpus.empty() ? std::vector<std::string>{""} : r.gpus;
@@ -153,7 +155,8 @@ SweepSession::SweepSession(const Request &r)
         for (const auto &g : gpus) {
             WorkerSlot slot{g, int(m_backends.size()), threads};
             m_backends.push_back(makeBackend(m_backendName, r.python, r.db, slot, workers));
-            m_observers.push_back(std::make_unique<Observer>(*m_backends.back(), m_problemDone, m_problemDoneMutex));
+            m_observers.push_back(
+                std::make_unique<Observer>(*m_backends.back(), m_problemDone, m_problemDoneMutex));
         }
     std::vector<Backend *> observed;
     for (auto &o : m_observers)

@@ -33,14 +33,14 @@ struct CharacteriseRequest {
     std::string heldout; ///< measured problems of this GPU (lines or store); "": keep some chosen aside
     double heldoutFraction = 0.2; ///< of the chosen problems, when `heldout` is not given
     SelectionOptions selection;
-    double deadlineS = 0;   ///< the sweep starts no problem after this many seconds (0: never)
-    int workersPerGpu = 1;  ///< the sweep's workers a GPU (SweepSession::Request)
+    double deadlineS = 0;          ///< the sweep starts no problem after this many seconds (0: never)
+    int workersPerGpu = 1;         ///< the sweep's workers a GPU (SweepSession::Request)
     std::vector<std::string> gpus; ///< the sweep's GPUs ("": the one the environment gives)
-    bool retrain = false;   ///< train from random weights instead of fine-tuning the start package
-    TrainOptions train;     ///< fine-tuning keeps the start package's member count
-    bool force = false;     ///< keep (and install) the new package even when it is not better
-    bool install = false;   ///< install a kept package for the plugin (modelinstall.h)
-    std::string installDir; ///< "": pluginModelDirectory()
+    bool retrain = false;          ///< train from random weights instead of fine-tuning the start package
+    TrainOptions train;            ///< fine-tuning keeps the start package's member count
+    bool force = false;            ///< keep (and install) the new package even when it is not better
+    bool install = false;          ///< install a kept package for the plugin (modelinstall.h)
+    std::string installDir;        ///< "": pluginModelDirectory()
 };
 
 /// One row of the held-out table: top-1 efficiency (the fastest candidate's time over the
