@@ -110,19 +110,6 @@ class TimingTest(unittest.TestCase):
             # keeps the test about the method, not about a noisy machine.
             self.assertLessEqual(abs(fast - warm), 0.10 * warm + 0.0005, (cand, fast, warm))
 
-    def test_standalone_worker_resumes_and_rejects_bad_shard(self):
-        with tempfile.TemporaryDirectory() as d:
-            src, out = os.path.join(d, "p.jsonl"), os.path.join(d, "out.jsonl")
-            with open(src, "w") as f:
-                f.write(json.dumps(problems()[0]) + "\n")
-            self.assertEqual(worker.main(["--problems", src, "--out", out, "--shard", "1/0"]), 2)
-            self.assertEqual(worker.main(["--problems", src, "--out", out]), 0)
-            self.assertEqual(worker.main(["--problems", src, "--out", out]), 0)
-            with open(out) as f:
-                lines = [json.loads(x) for x in f]
-            self.assertEqual(len(lines), 1)  # the second run skipped the measured problem
-            self.assertEqual(lines[0]["hardware"]["gpu"], worker.hardware()["gpu"])
-
 
 if __name__ == "__main__":
     if WHY:
