@@ -216,6 +216,46 @@ private slots:
         QVERIFY(measuredSet(cut) == expected);
     }
 
+    // A new run leaves out what a store or problem lines already hold measured (another machine's
+    // sweep); the run's frozen plan is the rest, so a resume needs neither; all measured: nothing to do.
+    void skipMeasuredLeavesWhatOthersDid() {
+        auto sweep = [&](const std::string &db, const SweepPlan &plan, std::vector<std::string> skip) {
+            SweepSession::Request r;
+            r.db = db;
+            r.backend = "cpu";
+            r.plan = plan;
+            r.skipMeasured = std::move(skip);
+            SweepSession session(r);
+            if (!session.nothingToDo().empty())
+                return session.nothingToDo();
+            return session.run();
+        };
+        const auto first = m_dir.filePath("skip-first.db").toStdString();
+        QCOMPARE(sweep(first, planOf({8, 16, 24}), {}), std::string("finished"));
+        const QString lines = m_dir.filePath("skip-first.jsonl");
+        QCOMPARE(testutil::runCli({"export", "--db", QString::fromStdString(first), "--out", lines}), 0);
+        for (const std::string &skip : {first, lines.toStdString()}) {
+            const auto rest = m_dir.filePath(QString::fromStdString("skip-rest-" + std::to_string(skip.size()) + ".db"))
+                                  .toStdString();
+            QCOMPARE(sweep(rest, planOf({8, 16, 24, 32, 40}), {skip}), std::string("finished"));
+            std::set<std::string> ms;
+            for (const auto &k : measuredSet(rest))
+                ms.insert(k.substr(0, k.find(' ')));
+            QCOMPARE(ms, (std::set<std::string>{"32", "40"}));
+            Store s(rest);
+            QCOMPARE(s.runs().front().problemsPlanned, 2);
+        }
+        const std::string all = sweep(m_dir.filePath("skip-none.db").toStdString(), planOf({8, 24}), {first});
+        QVERIFY2(QString::fromStdString(all).startsWith("nothing to measure: all 2 problems"), all.c_str());
+        QVERIFY(!QFile::exists(m_dir.filePath("skip-none.db")));
+        SweepSession::Request bad;
+        bad.db = first;
+        bad.backend = "cpu";
+        bad.plan = planOf({8});
+        bad.skipMeasured = {m_dir.filePath("nope.db").toStdString()};
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, SweepSession{bad});
+    }
+
     // Each inductor worker gets its GPU, the GPU's lock, its share of the compile threads and a
     // cache folder of its own (removed at the end); the plan decides which problems run
     // Inductor's own benchmark, whatever worker takes them.

@@ -74,6 +74,7 @@ struct SweepOptions {
     SlurmOptions slurmOptions;
     bool allowMixedData = false;
     cli::WorkerOptions workers;
+    std::vector<std::string> skipMeasured;
 };
 
 // `diode sweep --slurm` and `--status`: the same plan and backend checks, the sweep itself run
@@ -90,10 +91,10 @@ int runSlurmSweep(const SweepOptions &o) {
     }
     std::vector<std::string> lines;
     if (o.resume) {
-        if (!o.plan.empty() || o.shards)
+        if (!o.plan.empty() || o.shards || !o.skipMeasured.empty())
             throw InvalidInput(
                 "--slurm --resume submits the unfinished shards of the sweep of --db again; it "
-                "takes no --plan or --shards");
+                "takes no --plan, --shards or --skip-measured");
         lines = SlurmSweep::resubmit(o.db);
     } else {
         SlurmSweep::Request r;
@@ -104,6 +105,9 @@ int runSlurmSweep(const SweepOptions &o) {
                 "sweep --slurm makes the shards itself (--shards N) and its tasks end at Slurm's "
                 "time limit (--time); --shard and --deadline are for one task");
         r.plan = SweepPlan::load(o.plan);
+        if (removeMeasured(r.plan, o.skipMeasured) && r.plan.problems.empty())
+            throw InvalidInput(fmt::format("nothing to submit: every problem of plan '{}' is measured in {}",
+                                           r.plan.name, fmt::join(o.skipMeasured, ", ")));
         r.db = o.db;
         r.backend = o.backend;
         r.shards = o.shards;
@@ -149,6 +153,7 @@ int runSweep(const SweepOptions &o) {
     req.deadlineS = o.deadlineS;
     req.allowMixedData = o.allowMixedData;
     o.workers.apply(req.workersPerGpu, req.gpus);
+    req.skipMeasured = o.skipMeasured;
     SweepSession session(req);
     if (!session.nothingToDo().empty()) {
         fmt::print(stderr, "{}\n", session.nothingToDo());
@@ -512,6 +517,11 @@ int main(int argc, char **argv) {
                        "add the run to a database whose data has another backend, GPU or timing method "
                        "(refused without it, naming what would mix)");
     sweep.workers.addTo(cmdSweep);
+    cmdSweep
+        ->add_option("--skip-measured", sweep.skipMeasured,
+                     "stores (.db) or problem JSON lines whose measured problems this new run leaves out: what "
+                     "another machine or an earlier sweep did (a problem that failed as a whole is measured again)")
+        ->check(CLI::ExistingFile);
     cmdSweep->add_option("--python", sweep.python,
                          "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");
     cmdSweep->add_option("--shard", sweep.shard,

@@ -2,6 +2,8 @@
 
 #include "cpubackend.h"
 #include "datamix.h"
+#include "problemjson.h"
+#include "dataset.h"
 #include "inductorbackend.h"
 #include "shippeddata.h"
 #include "store.h"
@@ -76,6 +78,31 @@ std::unique_ptr<Backend> SweepSession::makeBackend(const std::string &name, cons
     throw InvalidInput(fmt::format("unknown backend '{}': expected inductor or cpu", name));
 }
 
+std::set<GemmProblem> measuredProblems(const std::string &path) {
+    if (!std::filesystem::is_regular_file(path))
+        throw InvalidInput(fmt::format("'{}' is not a file of measured problems (a store or problem JSON lines)", path));
+    std::set<GemmProblem> out;
+    auto add = [&](const ProblemRecord &r) {
+        if (r.error.empty() && !r.candidates.empty())
+            out.insert(r.problem);
+    };
+    if (isProblemLinesName(path)) {
+        for (const auto &r : readProblemFile(path))
+            add(r);
+    } else {
+        Store store(path, Store::Mode::ReadOnly);
+        store.forEachRecord([&](const RunInfo &, const ProblemRecord &r) { add(r); });
+    }
+    return out;
+}
+
+size_t removeMeasured(SweepPlan &plan, const std::vector<std::string> &paths) {
+    std::set<GemmProblem> done;
+    for (const auto &path : paths)
+        done.merge(measuredProblems(path));
+    return std::erase_if(plan.problems, [&](const GemmProblem &p) { return done.count(p) > 0; });
+}
+
 SweepSession::SweepSession(const Request &r)
     : m_db(r.db)
     , m_backendName(r.backend)
@@ -133,6 +160,19 @@ SweepSession::SweepSession(const Request &r)
     }
     if (!plan)
         throw InvalidInput("sweep needs --plan FILE (or --resume with an unfinished run in --db)");
+    if (!r.skipMeasured.empty()) {
+        if (m_resumed)
+            throw InvalidInput(fmt::format("run {} is resumed with the problems it was started with; skipping "
+                                           "measured problems is for a new run (drop --resume or --skip-measured)",
+                                           m_runId));
+        const size_t before = plan->problems.size();
+        removeMeasured(*plan, r.skipMeasured);
+        if (plan->problems.empty()) {
+            m_nothingToDo = fmt::format("nothing to measure: all {} problems of plan '{}' are measured in {}", before,
+                                        plan->name, fmt::join(r.skipMeasured, ", "));
+            return;
+        }
+    }
     if (m_backendName.empty())
         throw InvalidInput("sweep needs --backend inductor|cpu");
     m_plan = std::move(*plan);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace diode {
@@ -21,6 +22,15 @@ struct ProblemReport {
     double bestMs = 0; ///< 0: no successful measurement
     int measurements = 0;
 };
+
+/// The problems `path` holds measured: a store's problems with a record that has candidates and
+/// no problem-level error, or such lines of problem JSON (.jsonl). A problem that failed as a
+/// whole is not in it, so a sweep that skips these tries it again. InvalidInput names a file that
+/// is neither.
+std::set<GemmProblem> measuredProblems(const std::string &path);
+/// Removes from `plan` the problems measured in `paths` (measuredProblems); returns how many went.
+/// A plan so reduced is frozen with its run, so resuming it needs neither the files nor the plan.
+size_t removeMeasured(SweepPlan &plan, const std::vector<std::string> &paths);
 
 /// A sweep as `diode sweep` (app/cli/main.cpp) and the workbench's Sweep page
 /// (ui/sweep/sweepworker.cpp) both run it: the backend chosen by name, the resume checks (same plan,
@@ -46,6 +56,9 @@ public:
         /// The GPUs to sweep on, as CUDA_VISIBLE_DEVICES names them (visibleGpuIds() for all of
         /// them); empty: one GPU, whichever the environment gives. Every GPU must be the same model.
         std::vector<std::string> gpus;
+        /// Stores or problem JSON lines whose measured problems a new run leaves out (measuredProblems):
+        /// what another machine, shard or earlier sweep already did. Not with `resume`.
+        std::vector<std::string> skipMeasured;
     };
     static constexpr int kMaxWorkersPerGpu = 32;
 
