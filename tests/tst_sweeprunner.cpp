@@ -235,8 +235,9 @@ private slots:
         const QString lines = m_dir.filePath("skip-first.jsonl");
         QCOMPARE(testutil::runCli({"export", "--db", QString::fromStdString(first), "--out", lines}), 0);
         for (const std::string &skip : {first, lines.toStdString()}) {
-            const auto rest = m_dir.filePath(QString::fromStdString("skip-rest-" + std::to_string(skip.size()) + ".db"))
-                                  .toStdString();
+            const auto rest =
+                m_dir.filePath(QString::fromStdString("skip-rest-" + std::to_string(skip.size()) + ".db"))
+                    .toStdString();
             QCOMPARE(sweep(rest, planOf({8, 16, 24, 32, 40}), {skip}), std::string("finished"));
             std::set<std::string> ms;
             for (const auto &k : measuredSet(rest))

@@ -518,9 +518,10 @@ int main(int argc, char **argv) {
                        "(refused without it, naming what would mix)");
     sweep.workers.addTo(cmdSweep);
     cmdSweep
-        ->add_option("--skip-measured", sweep.skipMeasured,
-                     "stores (.db) or problem JSON lines whose measured problems this new run leaves out: what "
-                     "another machine or an earlier sweep did (a problem that failed as a whole is measured again)")
+        ->add_option(
+            "--skip-measured", sweep.skipMeasured,
+            "stores (.db) or problem JSON lines whose measured problems this new run leaves out: what "
+            "another machine or an earlier sweep did (a problem that failed as a whole is measured again)")
         ->check(CLI::ExistingFile);
     cmdSweep->add_option("--python", sweep.python,
                          "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");

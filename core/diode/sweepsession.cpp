@@ -2,9 +2,9 @@
 
 #include "cpubackend.h"
 #include "datamix.h"
-#include "problemjson.h"
 #include "dataset.h"
 #include "inductorbackend.h"
+#include "problemjson.h"
 #include "shippeddata.h"
 #include "store.h"
 
@@ -80,7 +80,8 @@ std::unique_ptr<Backend> SweepSession::makeBackend(const std::string &name, cons
 
 std::set<GemmProblem> measuredProblems(const std::string &path) {
     if (!std::filesystem::is_regular_file(path))
-        throw InvalidInput(fmt::format("'{}' is not a file of measured problems (a store or problem JSON lines)", path));
+        throw InvalidInput(
+            fmt::format("'{}' is not a file of measured problems (a store or problem JSON lines)", path));
     std::set<GemmProblem> out;
     auto add = [&](const ProblemRecord &r) {
         if (r.error.empty() && !r.candidates.empty())
@@ -162,14 +163,15 @@ SweepSession::SweepSession(const Request &r)
         throw InvalidInput("sweep needs --plan FILE (or --resume with an unfinished run in --db)");
     if (!r.skipMeasured.empty()) {
         if (m_resumed)
-            throw InvalidInput(fmt::format("run {} is resumed with the problems it was started with; skipping "
-                                           "measured problems is for a new run (drop --resume or --skip-measured)",
-                                           m_runId));
+            throw InvalidInput(
+                fmt::format("run {} is resumed with the problems it was started with; skipping "
+                            "measured problems is for a new run (drop --resume or --skip-measured)",
+                            m_runId));
         const size_t before = plan->problems.size();
         removeMeasured(*plan, r.skipMeasured);
         if (plan->problems.empty()) {
-            m_nothingToDo = fmt::format("nothing to measure: all {} problems of plan '{}' are measured in {}", before,
-                                        plan->name, fmt::join(r.skipMeasured, ", "));
+            m_nothingToDo = fmt::format("nothing to measure: all {} problems of plan '{}' are measured in {}",
+                                        before, plan->name, fmt::join(r.skipMeasured, ", "));
             return;
         }
     }
