@@ -77,6 +77,13 @@ QString scatterMessage(QWidget &page) {
     return plotMessage(page.findChild<PredictionScatter *>("scatterA"));
 }
 
+/// The page at the tests' window size, shown (it validates on first show) until its result is ready.
+bool shownAndValidated(ValidatePage &page, QSignalSpy &ready) {
+    page.resize(1130, 760);
+    page.show();
+    return ready.wait(30000);
+}
+
 } // namespace
 
 class TestValidatePage : public QObject {
@@ -400,10 +407,8 @@ private slots:
         state.setPackage(kModel);
         state.setDatabase(kDataset, true);
         ValidatePage page(&state);
-        page.resize(1130, 760);
         QSignalSpy ready(&page, &ValidatePage::ready);
-        page.show();
-        QVERIFY(ready.wait(30000));
+        QVERIFY(shownAndValidated(page, ready));
         QCOMPARE(page.metricsModel()->index(0, 0).data().toString(), QString("h200-gemm-mlp-v2"));
         const int v2 = ModelList::of(&state)->rowOf(kModel);
         const int row = ModelList::of(&state)->add(otherPackage(m_dir.path()));
@@ -436,10 +441,8 @@ private slots:
         const QString other =
             ModelList::of(&state)->at(ModelList::of(&state)->add(otherPackage(m_dir.path()))).path;
         ValidatePage page(&state);
-        page.resize(1130, 760);
         QSignalSpy ready(&page, &ValidatePage::ready);
-        page.show();
-        QVERIFY(ready.wait(30000));
+        QVERIFY(shownAndValidated(page, ready));
         auto *modelB = page.findChild<QComboBox *>("modelB");
         modelB->setCurrentIndex(modelB->findData(other));
         QVERIFY(ready.wait(30000));
@@ -478,10 +481,8 @@ private slots:
         state.setPackage(kModel);
         state.setDatabase(kDataset, true);
         ValidatePage page(&state);
-        page.resize(1130, 760);
         QSignalSpy ready(&page, &ValidatePage::ready);
-        page.show();
-        QVERIFY(ready.wait(30000));
+        QVERIFY(shownAndValidated(page, ready));
         auto *source = page.findChild<QComboBox *>("problemSource");
         source->setCurrentIndex(source->findData(noMm));
         QVERIFY(ready.wait(30000));
@@ -535,10 +536,8 @@ private slots:
         state.setPackage(kModel);
         state.setDatabase(kDataset, true);
         ValidatePage page(&state);
-        page.resize(1130, 760);
         QSignalSpy ready(&page, &ValidatePage::ready);
-        page.show(); // validates on first show
-        QVERIFY(ready.wait(30000));
+        QVERIFY(shownAndValidated(page, ready));
         QVERIFY(page.hasResult());
         // The model's arg-min and its selection policy, then the baselines in the order every page
         // lists them: plain torch.compile, max-autotune's pick (this data has Inductor's own
