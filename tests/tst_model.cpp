@@ -744,6 +744,37 @@ private slots:
                     .find("'timing_method' is \"graph_hot\"") != std::string::npos);
     }
 
+    // diode-train run directly (not through `diode train`) waits passively too: LibTorch's OpenMP
+    // reads the policy before main(), so the program runs itself again with it set (issue 26
+    // finding 2). Seen in the running process's environment, the same process id after the exec.
+    void diodeTrainRunDirectlyWaitsPassively() {
+        QTemporaryDir dir;
+        const QString plan = dir.filePath("slow.json");
+        QFile f(plan);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(
+            R"({"name":"slow","repeats":1000,"cpu":{"block_m":[64],"block_n":[64],"block_k":[64],"threads":[1]},
+                   "entries":[{"ops":["mm"],"dtypes":["fp32"],"M":[512],"N":[512],"K":[512]}]})");
+        f.close();
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove("OMP_WAIT_POLICY");
+        p.setProcessEnvironment(env);
+        const QString train = QFileInfo(QStringLiteral(DIODE_CLI)).dir().filePath("diode-train");
+        p.start(train, {"sweep", "--backend", "cpu", "--plan", plan, "--db", dir.filePath("slow.db")});
+        QVERIFY2(p.waitForStarted(10000), qPrintable(train));
+        QByteArray environ;
+        for (int i = 0; i < 100 && !environ.split('\0').contains("OMP_WAIT_POLICY=PASSIVE"); ++i) {
+            QTest::qWait(50);
+            QFile e(QStringLiteral("/proc/%1/environ").arg(p.processId()));
+            if (e.open(QIODevice::ReadOnly))
+                environ = e.readAll();
+        }
+        p.kill();
+        p.waitForFinished(10000);
+        QVERIFY2(environ.split('\0').contains("OMP_WAIT_POLICY=PASSIVE"), environ.constData());
+    }
+
     // `diode train` checks where it will write before minutes of training, and bad input is exit
     // code 2 (the README's promise), never CLI11's 105/106.
     void trainRefusesAnUnwritablePackageBeforeTraining() {

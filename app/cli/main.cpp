@@ -489,6 +489,15 @@ int main(int argc, char **argv) {
     // SIGXFSZ in the middle of a write, without a word; ignored, the write fails with EFBIG and
     // the store says which database and why, as for a full disk (issue 26, hostile pass).
     std::signal(SIGXFSZ, SIG_IGN);
+#if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN
+    // diode-train run directly: LibTorch's OpenMP read its wait policy before main(), so a policy
+    // set now would be too late. Run again with it set (once: the new image finds it set, as it
+    // does any value the user chose); if that fails, carry on spinning rather than not at all.
+    if (!std::getenv("OMP_WAIT_POLICY")) {
+        diode::preferPassiveThreadWaits();
+        ::execv("/proc/self/exe", argv);
+    }
+#endif
     diode::preferPassiveThreadWaits();
 #if DIODE_CLI_EXECS_TRAIN
     if (argc > 1 && (std::string_view(argv[1]) == "train" || std::string_view(argv[1]) == "characterise"))
