@@ -3,6 +3,7 @@
 #include "bias/biasgroupmodel.h"
 #include "bias/biaspage.h"
 #include "bias/biasproblemmodel.h"
+#include "common/configlabel.h"
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
 #include "pagecheck.h"
@@ -28,6 +29,35 @@ class TestBiasPage : public QObject {
     }
 
 private slots:
+    // Every page names a config by configLabel: cpu tiles by their block sizes and threads (they
+    // once all read "cpu tiled"), Triton configs by template, blocks, group, stages and warps, and
+    // a stored config key the same way as the config it is.
+    void configLabelsTellConfigsApart() {
+        diode::KernelConfig a;
+        a.kind = "cpu";
+        a.name = "tiled";
+        a.blockM = 64;
+        a.blockN = 64;
+        a.blockK = 256;
+        a.threads = 4;
+        diode::KernelConfig b = a;
+        b.threads = 2;
+        QCOMPARE(configLabel(a), QStringLiteral("cpu tiled 64×64×256 t4"));
+        QVERIFY(configLabel(a) != configLabel(b));
+        QCOMPARE(configLabel(a.key()), configLabel(a));
+        diode::KernelConfig t;
+        t.kind = "triton";
+        t.name = "mm";
+        t.blockM = 64;
+        t.blockN = 128;
+        t.blockK = 32;
+        t.groupM = 8;
+        t.numStages = 3;
+        t.numWarps = 4;
+        QCOMPARE(configLabel(t), QStringLiteral("triton mm 64×128×32 G8 s3 w4"));
+        QCOMPARE(configLabel(std::string("not json")), QStringLiteral("not json"));
+    }
+
     void initTestCase() {
         testutil::freshSettings("tst_biaspage");
         QVERIFY(m_dir.isValid());

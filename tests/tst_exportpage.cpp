@@ -48,6 +48,10 @@ private slots:
         QVERIFY(metrics->rowCount() >= 4); // the model, its groups, three baselines
         QCOMPARE(metrics->index(0, 0).data().toString(), QString("h200-gemm-mlp-v2"));
         QCOMPARE(metrics->index(0, 2).data().toString(), QString("0.9243")); // test-split top-1 mean
+        // The count is the trainer's, of problem lines, and the page says so (issue 26 finding 6).
+        QVERIFY(page.findChild<QLabel *>("metricsTitle")
+                    ->text()
+                    .contains("problem lines the model never trained on"));
         // The baselines named as on every page, plain torch.compile's first (issue 26 item 2).
         QStringList baselines;
         for (int r = 0; r < metrics->rowCount(); ++r) {

@@ -74,7 +74,10 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     auto *ml = new QVBoxLayout(metricsBox);
     ml->setContentsMargins(0, 0, 0, 0);
     auto *metricsTitle =
-        new QLabel(tr("<b>Metrics on the test split</b> (problems the model never trained on)"), this);
+        new QLabel(tr("<b>Metrics on the test split</b> (problem lines the model never trained on, as the "
+                      "trainer counts them: a problem measured in two runs is two lines; <tt>diode eval</tt> "
+                      "counts distinct problems)"),
+                   this);
     metricsTitle->setObjectName(QStringLiteral("metricsTitle"));
     ml->addWidget(metricsTitle);
     ml->addWidget(m_view, 1);
