@@ -79,6 +79,7 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
                       "counts distinct problems)"),
                    this);
     metricsTitle->setObjectName(QStringLiteral("metricsTitle"));
+    metricsTitle->setWordWrap(true); // the page must fit a 1280x800 screen
     ml->addWidget(metricsTitle);
     ml->addWidget(m_view, 1);
     auto *rawBox = new QWidget(this);
