@@ -115,6 +115,19 @@ std::string hostName() {
     return buf;
 }
 
+namespace {
+/// Every entry of a comma-separated list, empty ones included ("0,,2": "0", "", "2").
+std::vector<std::string> commaSeparated(std::string_view text) {
+    std::vector<std::string> out;
+    for (size_t at = 0; at <= text.size();) {
+        const size_t comma = std::min(text.find(',', at), text.size());
+        out.emplace_back(text.substr(at, comma - at));
+        at = comma + 1;
+    }
+    return out;
+}
+} // namespace
+
 std::vector<std::string> gpuList(std::string_view text) {
     if (text == "all") {
         auto ids = visibleGpuIds();
@@ -123,25 +136,14 @@ std::vector<std::string> gpuList(std::string_view text) {
                 "--gpus all: no GPU here (CUDA_VISIBLE_DEVICES is not set and /dev has no nvidiaN)");
         return ids;
     }
-    std::vector<std::string> ids;
-    for (size_t at = 0; at <= text.size();) {
-        const size_t comma = std::min(text.find(',', at), text.size());
-        ids.emplace_back(text.substr(at, comma - at));
-        at = comma + 1;
-    }
-    return ids; // SweepSession refuses an empty or repeated entry
+    return commaSeparated(text); // SweepSession refuses an empty or repeated entry
 }
 
 std::vector<std::string> visibleGpuIds() {
     std::vector<std::string> ids;
     if (const char *visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible) {
-        std::string rest = visible;
-        for (size_t at = 0; at <= rest.size();) {
-            const size_t comma = std::min(rest.find(',', at), rest.size());
-            if (comma > at)
-                ids.push_back(rest.substr(at, comma - at));
-            at = comma + 1;
-        }
+        ids = commaSeparated(visible);
+        std::erase(ids, std::string());
         return ids;
     }
     std::error_code ec;

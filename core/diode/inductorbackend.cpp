@@ -29,9 +29,9 @@ std::string pluginPythonDir() {
 
 std::string gpuLockPath(const std::string &gpu) {
     std::string id = gpu;
-    if (id.empty()) {
-        const char *visible = std::getenv("CUDA_VISIBLE_DEVICES");
-        id = visible && *visible ? std::string(visible).substr(0, std::string(visible).find(',')) : "0";
+    if (id.empty()) { // the first GPU the environment gives
+        const auto visible = visibleGpuIds();
+        id = visible.empty() ? "0" : visible.front();
     }
     return (std::filesystem::temp_directory_path() / fmt::format("torch_diode-{}-gpu{}.lock", ::getuid(), id))
         .string();

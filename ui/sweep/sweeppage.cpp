@@ -288,16 +288,18 @@ QWidget *SweepPage::runPanel() {
     layout->addWidget(m_status);
     layout->addWidget(m_results, 1);
 
-    connect(m_backend, &QComboBox::currentIndexChanged, this, [this] {
-        const bool gpu = m_backend->currentText() == QLatin1String("inductor");
+    // The interpreter, workers and GPUs are the inductor backend's; the cpu backend has none.
+    const auto inductorFieldsFollowBackend = [this] {
+        const bool inductor = m_backend->currentText() == QLatin1String("inductor");
         for (QWidget *w : {static_cast<QWidget *>(m_python), static_cast<QWidget *>(m_workers),
                            static_cast<QWidget *>(m_gpus)})
-            w->setEnabled(gpu);
+            w->setEnabled(inductor);
+    };
+    connect(m_backend, &QComboBox::currentIndexChanged, this, [this, inductorFieldsFollowBackend] {
+        inductorFieldsFollowBackend();
         scheduleEstimate();
     });
-    for (QWidget *w : {static_cast<QWidget *>(m_python), static_cast<QWidget *>(m_workers),
-                       static_cast<QWidget *>(m_gpus)})
-        w->setEnabled(false);
+    inductorFieldsFollowBackend();
     connect(chooseDb, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Database for sweeps"), m_database,
                                                           tr("Diode databases (*.db)"), nullptr,
