@@ -8,7 +8,7 @@ needs a GPU). It speaks the same JSON-lines protocol and misbehaves on purpose, 
   other    answers two candidates with times derived from the sizes (version 1: time_ms)
 FAKE_WORKER_HELLO_FAIL=1 makes the hello report a missing GPU; FAKE_WORKER_GPU_FROM_ENV=1 names the
 GPU after CUDA_VISIBLE_DEVICES (so two GPUs look like two models). With FAKE_WORKER_TRACE=FILE each
-request is appended to FILE as a JSON line with the environment the sweep gave this worker.
+worker appends to FILE a "start" line with the environment the sweep gave it, then a line for each request.
 """
 import json
 import os
@@ -32,17 +32,20 @@ def main():
     emit({"event": "hello", "ok": True, "torch": "2.11.0-fake", "triton": "3.6.0-fake",
           "hardware": {"gpu": gpu, "sm_count": 7, "memory_mb": 1024, "driver": "0"}, "pid": os.getpid()})
     trace = os.environ.get("FAKE_WORKER_TRACE")
+    if trace:
+        env = {k: os.environ.get(k) for k in ("CUDA_VISIBLE_DEVICES", "TORCH_DIODE_GPU_LOCK",
+                                              "TORCHINDUCTOR_COMPILE_THREADS", "TORCHINDUCTOR_CACHE_DIR",
+                                              "TORCH_DIODE_WORKER_CACHE")}
+        with open(trace, "a") as f:
+            f.write(json.dumps({"event": "start", "pid": os.getpid(), "env": env}) + "\n")
     for line in sys.stdin:
         req = json.loads(line)
         if req.get("cmd") == "quit":
             return 0
         p = req["problem"]
         if trace:
-            env = {k: os.environ.get(k) for k in ("CUDA_VISIBLE_DEVICES", "TORCH_DIODE_GPU_LOCK",
-                                                  "TORCHINDUCTOR_COMPILE_THREADS", "TORCHINDUCTOR_CACHE_DIR",
-                                                  "TORCH_DIODE_WORKER_CACHE")}
             with open(trace, "a") as f:
-                f.write(json.dumps({"pid": os.getpid(), "M": p["M"], "N": p["N"], "env": env,
+                f.write(json.dumps({"pid": os.getpid(), "M": p["M"], "N": p["N"],
                                     "inductor_benchmark": req.get("inductor_benchmark"),
                                     "exhaustive_configs": req.get("exhaustive_configs")}) + "\n")
         if p["M"] == 13:
