@@ -140,6 +140,15 @@ private slots:
         state.setPackage(warm);
         QCOMPARE(box->currentText(), QString("h200-ingraph-warm · NVIDIA H200 · graph_warm"));
         QCOMPARE(page.metricsModel()->index(0, 0).data().toString(), QString("h200-ingraph-warm"));
+        // The baselines a user has, plain torch.compile first and max-autotune second (on the test
+        // problems where Inductor's benchmark ran, said in its name), then the others.
+        QStringList baselines;
+        for (int r = 0; r < page.metricsModel()->rowCount(); ++r)
+            if (page.metricsModel()->index(r, 9).data().toString() == "n/a") // predicts no times
+                baselines << page.metricsModel()->index(r, 0).data().toString();
+        QCOMPARE(baselines, QStringList({"plain torch.compile (ATen)",
+                                         "max-autotune's pick (94 problems with Inductor's timings)",
+                                         "Inductor's first config", "random"}));
         state.setPackage(QString()); // no model fits the open data: nothing of warm stays shown
         QCOMPARE(box->currentIndex(), -1);
         QCOMPARE(page.metricsModel()->rowCount(), 0);

@@ -1,6 +1,7 @@
 #include "testutil.h"
 
 #include "diode/calibration.h"
+#include "diode/evaluation.h"
 #include "diode/datasplit.h"
 #include "diode/gemmproblem.h"
 #include "diode/modelpackage.h"
@@ -169,6 +170,13 @@ private slots:
         QVERIFY(pkg.manifest().contains(kSelectionPolicyKey));
         QCOMPARE(c.margin, packageMargin(pkg.manifest(), Regime::Warm));
         QCOMPARE(c.trials.size(), std::size(kCalibrationMargins));
+        // max-autotune's baseline, which `diode calibrate --out` added to the shipped manifest, is
+        // what the redrawn test split and the store's Inductor times give again.
+        nlohmann::json recomputed = nlohmann::json::object();
+        addMaxAutotuneBaseline(recomputed, c.test, inductorBenchmarkData(store, packageFilter(pkg.manifest())));
+        QCOMPARE(recomputed["baselines"]["max-autotune"],
+                 pkg.manifest()["metrics"]["test_split"]["baselines"]["max-autotune"]);
+        QCOMPARE(recomputed["baselines"]["max-autotune"]["problems"].get<int>(), 94);
 
         // Written into the manifest, the margin is the package's; the networks are untouched.
         nlohmann::json manifest = pkg.manifest();

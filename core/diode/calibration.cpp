@@ -111,6 +111,7 @@ Calibration calibrate(const ModelPackage &package, const Dataset &data) {
     c.regime = regimeOf(package.timingMethod());
     c.problems = calib.size();
     c.testTop1Redrawn = tryMargins(package, test, {0.0}).front().top1.mean;
+    c.test = test;
     c.testTop1Trainer =
         m.value("/metrics/test_split/model/all/top1_efficiency/mean"_json_pointer, std::nan(""));
     c.trials = tryMargins(

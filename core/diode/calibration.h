@@ -45,6 +45,8 @@ struct Calibration {
     /// when the split is the trainer's.
     double testTop1Redrawn = 0, testTop1Trainer = 0;
     std::vector<MarginTrial> trials;
+    /// The redrawn test split (for baselines the trainer could not compute, e.g. max-autotune's).
+    std::vector<TrainingProblem> test;
     /// The manifest's selection_policy field (docs/PACKAGE.md).
     nlohmann::json toJson() const;
 };

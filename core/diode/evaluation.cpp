@@ -1,4 +1,9 @@
 #include "evaluation.h"
+#include "store.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
 
 namespace diode {
 
@@ -27,6 +32,44 @@ nlohmann::json compareWithBaselines(const std::vector<RankedProblem> &model,
     for (const char *b : {"aten", "first-config", "random"})
         j["baselines"][b] = evaluate(rankWithBaseline(b, problems)).toJson();
     return j;
+}
+
+Dataset inductorBenchmarkData(Store &store, const DatasetFilter &filter) {
+    if (store.methodCounts()[TimingMethod::InductorAutotune] == 0)
+        return {};
+    return loadDataset(store, TimingMethod::InductorAutotune, filter);
+}
+
+std::vector<RankedProblem> rankByInductorBenchmark(const std::vector<TrainingProblem> &problems,
+                                                   const Dataset &benchmarked) {
+    // The first run's time of a candidate, as the Validate page's max-autotune row keeps.
+    std::map<std::pair<std::string, std::string>, double> times;
+    for (const auto &p : benchmarked.problems)
+        for (size_t i = 0; i < p.configs.size(); ++i)
+            if (p.timesMs[i])
+                times.try_emplace({p.problem.label(), p.configs[i].key()}, *p.timesMs[i]);
+    std::vector<RankedProblem> out;
+    for (const auto &p : problems) {
+        const std::string label = p.problem.label();
+        RankedProblem r{p.problem, p.timesMs, {}, {}};
+        bool ran = false;
+        for (const auto &c : p.configs) {
+            const auto it = times.find({label, c.key()});
+            ran = ran || it != times.end();
+            // A candidate the benchmark did not time is ranked last, as rankTable ranks it.
+            r.score.push_back(it != times.end() ? it->second : std::numeric_limits<double>::max());
+        }
+        if (ran)
+            out.push_back(std::move(r));
+    }
+    return out;
+}
+
+void addMaxAutotuneBaseline(nlohmann::json &metrics, const std::vector<TrainingProblem> &problems,
+                            const Dataset &benchmarked) {
+    const auto ranked = rankByInductorBenchmark(problems, benchmarked);
+    if (!ranked.empty())
+        metrics["baselines"]["max-autotune"] = evaluate(ranked).toJson();
 }
 
 } // namespace diode

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "diode/evaluation.h" // kBaselineOrder
 #include "diode/metrics.h"
 
 #include <QAbstractTableModel>
@@ -25,8 +26,6 @@ QString baselineTitle(const std::string &key, bool cpuData = false);
 inline bool baselineShown(const std::string &key, bool cpuData) {
     return !(cpuData && key == "aten");
 }
-/// Baseline keys in the order every page lists them: plain torch.compile first, max-autotune second.
-inline const char *const kBaselineOrder[] = {"aten", "max-autotune", "first-config", "random"};
 
 /// Selectors against the efficiency metrics of docs/MODELS.md, one row each.
 class MetricsModel : public QAbstractTableModel {

@@ -174,12 +174,18 @@ bool ExportPage::showPackage(const QString &path) {
     const bool cpuModel =
         m.value("timing_method", std::string()) == diode::toString(diode::TimingMethod::Cpu);
     const auto baselines = test.value("baselines", nlohmann::json::object());
-    for (const char *key : kBaselineOrder)
-        if (baselines.contains(key) && baselineShown(key, cpuModel))
-            rows << MetricsRow::fromJson(baselineTitle(key, cpuModel), baselines[key], false);
+    const auto testProblems = model.value("/all/problems"_json_pointer, nlohmann::json());
+    for (const char *key : diode::kBaselineOrder)
+        if (baselines.contains(key) && baselineShown(key, cpuModel)) {
+            // max-autotune's pick exists only where Inductor's own benchmark ran: say on how many.
+            QString title = baselineTitle(key, cpuModel);
+            if (const auto n = baselines[key].value("problems", nlohmann::json()); n != testProblems)
+                title = tr("%1 (%2 problems with Inductor's timings)").arg(title).arg(n.dump().c_str());
+            rows << MetricsRow::fromJson(title, baselines[key], false);
+        }
     for (const auto &[baseline, b] : baselines.items())
-        if (std::find(std::begin(kBaselineOrder), std::end(kBaselineOrder), baseline) ==
-            std::end(kBaselineOrder))
+        if (std::find(std::begin(diode::kBaselineOrder), std::end(diode::kBaselineOrder), baseline) ==
+            std::end(diode::kBaselineOrder))
             rows << MetricsRow::fromJson(baselineTitle(baseline), b, false);
     m_metrics->setResults(rows);
     m_raw->setPlainText(QString::fromStdString(preview.dump(2)));
