@@ -320,6 +320,28 @@ private slots:
         QVERIFY(error.contains("missing.diode"));
     }
 
+    // cpu data and no model for it: the page says what is missing whatever changes. It read "Out of
+    // date … Validate (F5) to see  on held-out problems" with no model named (issue 26).
+    void noModelSaysWhatIsMissing() {
+        const QString db = m_dir.filePath("nomodel-cpu.db");
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan",
+                                   testutil::sourcePath("resources/plans/cpu-smoke.json"), "--db", db}),
+                 0);
+        WorkbenchState state;
+        state.setDatabase(db, true);
+        ValidatePage page(&state);
+        page.resize(1130, 760);
+        page.show();
+        auto *source = page.findChild<QComboBox *>("problemSource");
+        QVERIFY(source && source->count() >= 2);
+        for (int i : {1, 0}) { // another problem source, then back: the inputs changed twice
+            source->setCurrentIndex(i);
+            const QString message = scatterMessage(page);
+            QVERIFY2(message.contains("No model chosen") && !message.contains("to see  on"),
+                     qPrintable(message));
+        }
+    }
+
     // The problem sources offer the held-out file that belongs to the open database
     // (core/diode/shippeddata.h), not one file name for every database.
     // It starts on that file: the problems the shipped packages never trained on (issue 26).

@@ -374,7 +374,7 @@ void ValidatePage::validate() {
     if (!b.isEmpty() && b != req.packages.first())
         req.packages << b;
     if (req.packages.first().isEmpty()) {
-        fail(tr("No model chosen: train one on the Train page or add a package with “Package…”."));
+        fail(nextStep());
         return;
     }
     m_stale = false;
@@ -393,10 +393,17 @@ void ValidatePage::cancel() {
         return;
     m_worker->cancel();
     m_stale = true;
-    clearViews(tr("Cancelled. Validate (F5) to see %1 on %2.")
-                   .arg(m_modelA->currentText(), m_problems->currentText()));
+    clearViews(tr("Cancelled. %1").arg(nextStep()));
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
+}
+
+// What Validate would show now, or what it lacks: with no model chosen there is nothing to see
+// ("to see  on held-out problems" read as garbled).
+QString ValidatePage::nextStep() const {
+    if (packageAt(m_modelA).isEmpty())
+        return tr("No model chosen: train one on the Train page or add a package with “Package…”.");
+    return tr("Validate (F5) to see %1 on %2.").arg(m_modelA->currentText(), m_problems->currentText());
 }
 
 void ValidatePage::inputsChanged() {
@@ -405,8 +412,7 @@ void ValidatePage::inputsChanged() {
     if (m_worker->isRunning())
         m_worker->cancel();
     m_stale = true;
-    clearViews(tr("Out of date: the model, problems or times changed. Validate (F5) to see %1 on %2.")
-                   .arg(m_modelA->currentText(), m_problems->currentText()));
+    clearViews(tr("Out of date: the model, problems or times changed. %1").arg(nextStep()));
     m_scope->setText(tr("Out of date."));
     if (isVisible() && !packageAt(m_modelA).isEmpty() && !m_state->databasePath().isEmpty())
         validate();

@@ -76,6 +76,7 @@ private:
     void selectPackage(const QString &path);
     void fail(const QString &message);
     QString packageAt(QComboBox *combo) const;
+    QString nextStep() const;
 
     WorkbenchState *m_state;
     ModelList *m_models;
