@@ -379,6 +379,32 @@ private slots:
         QCOMPARE(testutil::scalar(path, "SELECT count(*) FROM runs"), 0);
     }
 
+    // A reader leaves the folder as it found it: a read-only connection never deletes the -wal and
+    // -shm SQLite makes for it (`diode stats` left both beside a finished sweep's database, issue 26
+    // F10); files a writer still holds open stay, with its data.
+    void readerLeavesNoWalFiles() {
+        const QString path = db("reader.db");
+        { Store s(path.toStdString()); } // a WAL database, closed: no -wal, no -shm
+        auto sideFiles = [&] { return QFile::exists(path + "-wal") || QFile::exists(path + "-shm"); };
+        QVERIFY(!sideFiles());
+        {
+            Store ro(path.toStdString(), Store::Mode::ReadOnly);
+            QCOMPARE(ro.runs().size(), size_t(0));
+            QVERIFY(sideFiles()); // SQLite's, while the reader reads
+        }
+        QVERIFY(!sideFiles());
+        Store writer(path.toStdString());
+        RunInfo run;
+        run.backend = "cpu";
+        writer.createRun(run);
+        {
+            Store ro(path.toStdString(), Store::Mode::ReadOnly);
+            QCOMPARE(ro.runs().size(), size_t(1));
+        }
+        QVERIFY(QFile::exists(path + "-wal") && QFile::exists(path + "-shm")); // the writer's
+        QCOMPARE(Store(path.toStdString(), Store::Mode::ReadOnly).runs().size(), size_t(1));
+    }
+
     void fullDiskLeavesNoPartialRows() {
         // SQLite's page limit produces the same SQLITE_FULL a full disk does.
         const QString path = db("full.db");

@@ -358,6 +358,9 @@ Store::Store(const std::string &path, Mode mode, Foreign foreign)
         name = uriPath(path) + "?immutable=1";
         flags |= SQLITE_OPEN_URI;
     }
+    m_removeWalFiles = mode == Mode::ReadOnly && !(flags & SQLITE_OPEN_URI) && path != ":memory:" &&
+                       headerSaysWal(path) && ::access((path + "-wal").c_str(), F_OK) != 0 &&
+                       ::access((path + "-shm").c_str(), F_OK) != 0;
     if (sqlite3_open_v2(name.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
         sqlite3_close(m_db);
@@ -404,6 +407,18 @@ Store::~Store() {
         sqlite3_finalize(s);
     if (m_db)
         sqlite3_close(m_db);
+    // A read-only connection never deletes the -wal and -shm it made (`diode stats` left both
+    // beside a finished sweep's database, issue 26 F10). The last read-write connection to close
+    // does, under SQLite's own locks: one that reads nothing but the schema, opened only when the
+    // -wal holds no change, so it writes nothing. Another process still reading or writing keeps
+    // the files, as it should; a folder or file we may not write keeps them too.
+    if (m_removeWalFiles && fileSize(m_path + "-wal") == 0) {
+        sqlite3 *db = nullptr;
+        if (sqlite3_open_v2(m_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) ==
+            SQLITE_OK)
+            sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+        sqlite3_close(db);
+    }
 }
 
 void Store::fail(const std::string &what) {
