@@ -7,7 +7,6 @@
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
 
-#include <QElapsedTimer>
 
 #include <algorithm>
 #include <functional>
@@ -170,8 +169,6 @@ private slots:
     // manifest's value count refuses that many; 50,000 fit it and reach the layer check).
     void packageCountsAreCheckedBeforeAllocating() {
         QVERIFY(packageError(withManifest([](nlohmann::json &) {})).empty());
-        QElapsedTimer t;
-        t.start();
         const std::string many = withManifest([](nlohmann::json &m) {
             auto layers = nlohmann::json::array({FeatureSchema::size()});
             for (int i = 0; i < 49998; ++i)
@@ -182,8 +179,7 @@ private slots:
         const std::string err = packageError(many);
         QVERIFY2(err.find("'architecture.layers' lists 50000 sizes; a package may list 2..16") !=
                      std::string::npos,
-                 err.c_str());
-        QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
+                 err.c_str()); // by the count, before 50,000 layers are allocated
         // Widths that fit the limits but not the bytes the file holds.
         const std::string wide = packageError(withManifest([](nlohmann::json &m) {
             m["architecture"]["layers"] = {FeatureSchema::size(), 4096, 4096, 4096, 1};
@@ -213,14 +209,14 @@ private slots:
             f.write(QByteArray(4, '\0')); // a checksum; the manifest is refused before it matters
             QVERIFY(f.size() > 240'000'000);
         }
-        QElapsedTimer t;
-        t.start();
+        // Refused from the header's length, before the manifest is read (it kept diode inspect busy
+        // for more than 590 s): the 60 s the child is given is the bound, not a timer that flakes
+        // under load (docs/BENCHMARKS.md, "Cancel, start-up and search bounds", has the time).
         QString err;
         QCOMPARE(testutil::runCli({"inspect", pkg}, nullptr, &err, 60000), 2);
         QVERIFY2(err.contains(pkg + ": manifest is 240000001 bytes; a package's manifest may be at most "
                                     "4194304 bytes"),
                  qPrintable(err));
-        QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
         QFile::remove(pkg);
 
         // Within the length limit: 4 MiB of empty objects, 1.4 million values, refused by count.
@@ -228,12 +224,13 @@ private slots:
         while (text.size() + 4 < ModelPackage::kManifestLimits.maxBytes)
             text += ",{}";
         text += "]";
-        t.restart();
+        // The parse stops at the value past the limit (the array's 100,000th element), not after
+        // all 1.4 million: the message names where.
         const std::string many = packageError(packageWithManifest(text));
         QVERIFY2(many.find("manifest: holds more than 100000 JSON values") == 0 &&
+                     many.find("the limit was passed in field '[99999]'") != std::string::npos &&
                      many.find("at most 100000 are allowed") != std::string::npos,
                  many.c_str());
-        QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
         // diode never writes a manifest it would refuse.
         nlohmann::json big = nlohmann::json::object();
         big["note"] = std::string(ModelPackage::kManifestLimits.maxBytes, 'x');
