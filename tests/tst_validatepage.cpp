@@ -480,6 +480,14 @@ private slots:
             if (QTest::currentTestFailed())
                 return;
         }
+        // The CDF's legend (five selectors and a second model's two) sits below its axes, where it
+        // hides no curve: inside them it covered max-autotune's and plain torch.compile's (issue 26).
+        auto *cdf = page.findChild<CurvePlot *>("efficiencyCdf");
+        QVERIFY(cdf->legend->itemCount() >= 6);
+        const QRect legend = cdf->legend->outerRect(), axes = cdf->axisRect()->outerRect();
+        QVERIFY2(!legend.intersects(axes) && legend.top() >= axes.bottom() && cdf->rect().contains(legend),
+                 qPrintable(QString("legend %1,%2 %3x%4; axes bottom %5").arg(legend.x()).arg(legend.y())
+                                .arg(legend.width()).arg(legend.height()).arg(axes.bottom())));
         modelB->setCurrentIndex(0); // the page remembers its second model: none for the next case
         QVERIFY2(width <= 1100, qPrintable(QString::number(width)));
     }
