@@ -281,7 +281,7 @@ private slots:
         const QString h200 = m_dir.filePath("mix-h200.jsonl"), h100 = m_dir.filePath("mix-h100.jsonl"),
                       db = m_dir.filePath("mix.db");
         firstLines("trained_models/h200/h200-ingraph-heldout.jsonl", h200);
-        firstLines("trained_models/h100/h100-ingraph-partial.jsonl", h100);
+        firstLines("trained_models/h100/h100-ingraph-heldout.jsonl", h100);
         QCOMPARE(testutil::runCli({"import", h200, "--db", db}), 0);
         const int64_t measurements = testutil::scalar(db, "SELECT count(*) FROM measurements");
         QString err;

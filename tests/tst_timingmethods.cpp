@@ -296,9 +296,13 @@ private slots:
         QCOMPARE(file(diode::defaultPackage(shipped, "NVIDIA H200")), std::string("h200-ingraph-warm.diode"));
         QCOMPARE(file(diode::defaultPackage(shipped, "NVIDIA H200", "cold")),
                  std::string("h200-ingraph-cold.diode"));
-        // No H100 package: the nearest of the same architecture, as the plugin loads it.
+        // The H100 its own package; an H100 PCIe (no package of its own) the nearest of the same
+        // architecture, the H100 80GB's (same L2, nearer SM count and bandwidth than the H200's).
         QCOMPARE(file(diode::defaultPackage(shipped, "NVIDIA H100 80GB HBM3")),
-                 std::string("h200-ingraph-warm.diode"));
+                 std::string("h100-ingraph-warm.diode"));
+        QCOMPARE(file(diode::defaultPackage(shipped, "NVIDIA H100 80GB HBM3", "cold")),
+                 std::string("h100-ingraph-cold.diode"));
+        QCOMPARE(file(diode::defaultPackage(shipped, "NVIDIA H100 PCIe")), std::string("h100-ingraph-warm.diode"));
         QCOMPARE(file(diode::defaultPackage(shipped, "AMD Instinct MI300X")), std::string("(none)"));
         QCOMPARE(diode::regimeFor(TimingMethod::GraphCold), std::string_view("cold"));
         QCOMPARE(diode::regimeFor(TimingMethod::InductorAutotune), std::string_view("warm"));
@@ -311,11 +315,15 @@ private slots:
         QCOMPARE(file(packageForData(shipped, "NVIDIA H200", TimingMethod::InductorAutotune)),
                  std::string("h200-gemm-mlp-v2.diode"));
         QCOMPARE(file(packageForData(shipped, "CPU: AMD EPYC", TimingMethod::Cpu)), std::string("(none)"));
+        QCOMPARE(file(packageForData(shipped, "NVIDIA H100 80GB HBM3", TimingMethod::GraphCold)),
+                 std::string("h100-ingraph-cold.diode"));
         for (const auto &p : shipped) {
             const std::string name = std::filesystem::path(p.path).filename().string();
-            const bool inGraph = name.starts_with("h200-ingraph");
+            // An in-graph package fits in-graph data of its GPU or a similar one (transferred).
+            const bool inGraph = name.find("-ingraph-") != std::string::npos;
             QCOMPARE(diode::fitsData(p, "NVIDIA H200", TimingMethod::GraphWarm), inGraph);
             QCOMPARE(diode::fitsData(p, "NVIDIA H200", TimingMethod::InductorAutotune), !inGraph);
+            QCOMPARE(diode::fitsData(p, "NVIDIA H100 80GB HBM3", TimingMethod::GraphWarm), inGraph);
             QVERIFY(!diode::fitsData(p, "CPU: AMD EPYC", TimingMethod::Cpu));
             QVERIFY(!diode::fitsData(p, "AMD Instinct MI300X", TimingMethod::GraphWarm));
         }

@@ -70,8 +70,12 @@ PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRe
         p.predictedMs = package.predictMs(rec.problem, configs);
         std::array<std::optional<double>, kColumns.size()> row;
         row[0] = policyTop1Efficiency(policy, configs, p);
-        if (const auto plain = baselineMs(rec, "default", method))
+        if (const auto plain = baselineMs(rec, "default", method)) {
             row[1] = best / *plain;
+            // Efficiencies share the best time: their ratio is the pick's time over plain's. A pick
+            // without a time (efficiency 0) is the worst outcome.
+            table.pickOverPlain.push_back(*row[0] > 0 ? *row[1] / *row[0] : INFINITY);
+        }
         if (const auto tuned = baselineMs(rec, "max_autotune", method))
             row[2] = best / *tuned;
         double aten = 0, random = 0;
@@ -142,6 +146,23 @@ std::string formatPolicyTable(const PolicyTable &table) {
             out += int(c.values.size()) == r.problems ? " |" : fmt::format(" ({}) |", c.values.size());
         }
         out += '\n';
+    }
+    if (!table.pickOverPlain.empty()) {
+        double logSum = 0;
+        int timed = 0, over = 0;
+        for (double r : table.pickOverPlain) {
+            over += r > 1.10;
+            if (std::isfinite(r))
+                logSum += std::log(r), ++timed;
+        }
+        const double worst = *std::max_element(table.pickOverPlain.begin(), table.pickOverPlain.end());
+        out += fmt::format("\nThe policy's pick against plain torch.compile's function ({} problems): {:.3f}x its "
+                           "time (geometric mean{}), worst {:.3f}x, {} over 10 % slower\n",
+                           table.pickOverPlain.size(), timed ? std::exp(logSum / timed) : NAN,
+                           timed < int(table.pickOverPlain.size())
+                               ? fmt::format("; {} picks without a time left out", table.pickOverPlain.size() - size_t(timed))
+                               : "",
+                           worst, over);
     }
     return out;
 }

@@ -29,6 +29,9 @@ struct PolicyTable {
     SelectionPolicy policy;
     int skippedOtherSpace = 0; ///< lines of another search space
     std::vector<PolicyTableRow> rows;
+    /// Per problem with plain torch.compile's function timed: the time of the policy's pick over
+    /// that function's (below 1 the pick is faster), in record order.
+    std::vector<double> pickOverPlain;
 };
 
 /// The table over problem lines `records` with the candidates the feature schema describes;
@@ -38,7 +41,8 @@ PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRe
                         TimingMethod method, const SelectionPolicy &policy, const std::string &searchSpace);
 
 /// The table in Markdown, "mean / P10" per cell, a cell's count in brackets when it covers fewer
-/// problems than its row (max-autotune ran on a sample).
+/// problems than its row (max-autotune ran on a sample), then one line on the pick's time against
+/// plain torch.compile's function: geometric mean, the worst, and how many are over 10 % slower.
 std::string formatPolicyTable(const PolicyTable &table);
 
 } // namespace diode

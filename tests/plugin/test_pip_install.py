@@ -3,6 +3,7 @@ and installs it, with the shipped model packages, inside torch_diode/; the insta
 works on its own, away from the source tree. Exits 77 (skipped) where no pip with setuptools and
 wheel is at hand."""
 
+import glob
 import json
 import os
 import subprocess
@@ -42,7 +43,10 @@ print(json.dumps({"library": _native.library_path(), "models": torch_diode.list_
     assert info["library"].startswith(pkg), info["library"]
     shipped = [m for m in info["models"] if m["source"] == "shipped"]
     assert shipped and all(m["path"].startswith(pkg) for m in shipped), info["models"]
-    assert "h200" in shipped[0]["name"] and shipped[0]["gpu"] == "NVIDIA H200", shipped[0]
+    # Every shipped package came along, each GPU's (the H100's and the H200's), read from inside it.
+    gpus = {m["gpu"] for m in shipped}
+    assert {"NVIDIA H200", "NVIDIA H100 80GB HBM3"} <= gpus, gpus
+    assert len(shipped) == len(glob.glob(os.path.join(ROOT, "trained_models", "*", "*.diode"))), shipped
     assert len(info["scores"]) == 2 and all(s > 0 for s in info["scores"]), info["scores"]
     print(f"installed into {target}: library and {len(shipped)} shipped model(s) found there; scores {info['scores']}")
 print("1 passed, 0 failed")
