@@ -10,6 +10,7 @@
 #include "mainwindow.h"
 #include "sweep/failedproblemsmodel.h"
 #include "sweep/planform.h"
+#include "sweep/slurmjobs.h"
 #include "sweep/sweeppage.h"
 #include "sweep/throughputplot.h"
 
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QLineEdit>
@@ -513,6 +515,65 @@ private slots:
         auto *error = page.findChild<QLabel *>("sweepError");
         QVERIFY2(error->text().contains("name each GPU once"), qPrintable(error->text()));
         page.setWorkers(1, QString());
+    }
+
+    // Slurm is offered where sbatch is on the PATH and says why not elsewhere (issue 25).
+    void slurmIsOfferedOnlyWithSbatch() {
+        const QByteArray path = qgetenv("PATH");
+        qputenv("PATH", m_dir.filePath("no-slurm-here").toUtf8());
+        WorkbenchState state;
+        SweepPage page(&state);
+        qputenv("PATH", path);
+        auto *box = page.findChild<QCheckBox *>("slurmSubmit");
+        QVERIFY(box && !box->isEnabled());
+        QVERIFY2(box->toolTip().contains("sbatch is not on the PATH"), qPrintable(box->toolTip()));
+        // Its fields follow it; on Slurm the GPUs are those Slurm gives, not the GPU list.
+        page.setBackend("inductor");
+        page.setSlurm(false);
+        QVERIFY(!page.findChild<QSpinBox *>("slurmShards")->isEnabled());
+        QVERIFY(page.findChild<QLineEdit *>("gpus")->isEnabled());
+        page.setSlurm(true, 3, "gpu", "01:00:00");
+        QVERIFY(page.findChild<QSpinBox *>("slurmShards")->isEnabled());
+        QVERIFY(!page.findChild<QLineEdit *>("gpus")->isEnabled());
+        page.setSlurm(false);
+    }
+
+    // The Sweep page on a real one-node Slurm: tests/slurm/test_slurm_cluster.py runs this case with
+    // its cluster up (DIODE_SLURM_LIVE=1, the plan in DIODE_SLURM_PLAN). Run submits the plan as an
+    // array of shards, the page follows the shards' stores and jobs, then the merge, and opens the
+    // merged database: every problem of the plan measured once.
+    void submitsToSlurmAndFollowsTheMerge() {
+        if (qEnvironmentVariableIsEmpty("DIODE_SLURM_LIVE"))
+            QSKIP("needs a running Slurm: tests/slurm/test_slurm_cluster.py runs this case with its cluster");
+        WorkbenchState state;
+        SweepPage page(&state);
+        waitEstimate(page);
+        const QString db = m_dir.filePath("gui-slurm.db");
+        page.setBackend("cpu");
+        page.setTargetDatabase(db);
+        QVERIFY(page.openPlan(qEnvironmentVariable("DIODE_SLURM_PLAN")));
+        const PlanEstimate e = waitEstimate(page);
+        QVERIFY2(e.error.isEmpty(), qPrintable(e.error));
+        auto *box = page.findChild<QCheckBox *>("slurmSubmit");
+        QVERIFY2(box->isEnabled(), qPrintable(box->toolTip()));
+        page.setSlurm(true, 2);
+        QSignalSpy states(page.slurmJobs(), &SlurmJobs::states);
+        QSignalSpy failed(page.slurmJobs(), &SlurmJobs::failed);
+        page.run();
+        auto *status = page.findChild<QLabel *>("sweepStatus");
+        QTRY_VERIFY2_WITH_TIMEOUT(status->text().contains("merged into") || !failed.isEmpty(),
+                                  qPrintable(status->text()), 240000);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
+        QVERIFY(states.size() >= 1);
+        QCOMPARE(state.databasePath(), db); // the merged store is what the pages show now
+        QVERIFY(QFileInfo(db + ".shards/sweep.sbatch").exists());
+        const qint64 problems = e.problems;
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM run_problems WHERE status = 'ok'"), problems);
+        QCOMPARE(testutil::scalar(db, "SELECT count(DISTINCT problem_id) FROM run_problems"), problems);
+        const QString shown = page.findChild<QPlainTextEdit *>("slurmState")->toPlainText();
+        QVERIFY2(shown.contains("shard 0/2") && shown.contains("shard 1/2") && shown.contains("merge"),
+                 qPrintable(shown));
+        page.setSlurm(false);
     }
 
     void unavailableBackendIsAVisibleError() {

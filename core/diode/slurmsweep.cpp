@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -493,12 +494,20 @@ std::vector<SlurmSweep::ShardState> SlurmSweep::status(const std::string &db,
     ShardState m;
     m.name = "merge";
     const auto &last = state.doc["submissions"].back();
-    m.job = last.contains("merge_job") ? queueText(last["merge_job"].get<std::string>(), queue, ended)
-                                       : std::string("no merge job submitted");
+    const std::string mergeJob = last.value("merge_job", std::string());
+    m.job = mergeJob.empty() ? std::string("no merge job submitted") : queueText(mergeJob, queue, ended);
+    const bool shardsFinished = std::all_of(out.begin(), out.end(), [](const ShardState &s) { return s.finished; });
     if (fs::exists(state.doc["db"].get<std::string>())) {
         Store merged(state.doc["db"].get<std::string>(), Store::Mode::ReadOnly);
-        m.store = fmt::format("{} runs, {} measurements in {}", merged.runs().size(),
-                              merged.measurementCount(), state.doc["db"].get<std::string>());
+        const size_t runs = merged.runs().size();
+        m.store = fmt::format("{} runs, {} measurements in {}", runs, merged.measurementCount(),
+                              state.doc["db"].get<std::string>());
+        // Merged: every shard finished, the last merge job has left the queue without a failure
+        // sacct knows of, and the store holds at least a run a shard (merge keeps each shard's).
+        const auto how = ended.find(mergeJob);
+        m.finished = shardsFinished && !mergeJob.empty() && !queue.count(mergeJob) &&
+                     (how == ended.end() || how->second.rfind("COMPLETED", 0) == 0) &&
+                     runs >= size_t(state.shards());
     } else {
         m.store = "not merged yet";
     }

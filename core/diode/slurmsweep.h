@@ -54,7 +54,7 @@ public:
         std::string name;  ///< "shard 2/4" or "merge"
         std::string store; ///< "finished, 3/3 problems", "cancelled, 1/3 problems", "no store yet"
         std::string job;   ///< "job 12_2 RUNNING", "job 14 PENDING (Dependency)", "job 12_2 ended: TIMEOUT"
-        bool finished = false;
+        bool finished = false; ///< a shard: its store's run finished; the merge: the merged store is complete
     };
 
     static std::string dirOf(const std::string &db) { return db + ".shards"; }

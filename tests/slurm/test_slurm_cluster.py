@@ -6,7 +6,9 @@ cancels one task with scancel once it has finished a problem, submits the unfini
 with `diode sweep --slurm --resume`, and checks that the merged store holds exactly the
 measurements of one uninterrupted `diode sweep` of the same plan (problem, config, method and
 status of each; not times), nothing lost or doubled. Also: sbatch refusing the job (an unknown
-partition) is reported naming sbatch's cause and the script.
+partition) is reported naming sbatch's cause and the script. With the GUI built, the Sweep page
+then submits the plan to the same cluster, follows its shards and the merge, and opens the merged
+store (tst_sweeppage's submitsToSlurmAndFollowsTheMerge, a real Qt window offscreen).
 
 Exits 77 (CTest: skipped) with the reason on stdout only where the daemons cannot start: not
 root, slurm-wlm or munge not installed, or the cluster never comes up.
@@ -150,6 +152,7 @@ def query(db, sql):
 
 def main():
     diode, plan = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    gui_test = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None  # tst_sweeppage, GUI builds only
     missing = [t for t in ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo")
                if not shutil.which(t)]
     if missing:
@@ -271,6 +274,17 @@ def main():
         assert "nothing to submit again" in out, out
         print(f"ok: {len(merged)} measurements merged from 4 shards (shard 1 cancelled after {done_before} of "
               f"{planned} problems and resumed), identical to one run; {time.time() - t0:.1f} s", flush=True)
+        if gui_test:
+            # The Sweep page submits the same plan to this cluster and follows it to the merge.
+            t1 = time.time()
+            r = subprocess.run([gui_test, "submitsToSlurmAndFollowsTheMerge"], capture_output=True, text=True,
+                               timeout=300, cwd=root,
+                               env={**env, "DIODE_SLURM_LIVE": "1", "DIODE_SLURM_PLAN": plan,
+                                    "QT_QPA_PLATFORM": "offscreen"})
+            print(r.stdout[-3000:] + r.stderr[-2000:], flush=True)
+            assert r.returncode == 0 and "PASS   : TestSweepPage::submitsToSlurmAndFollowsTheMerge()" in r.stdout, \
+                "the Sweep page's Slurm sweep failed"
+            print(f"ok: the Sweep page submitted, followed and merged a sweep ({time.time() - t1:.1f} s)", flush=True)
         ok = True
     finally:
         cluster.stop()

@@ -2,6 +2,7 @@
 
 #include "diode/config.h"
 
+#include <QCoreApplication>
 #include <QFileInfo>
 
 QString shippedFile(const QString &relative) {
@@ -10,5 +11,13 @@ QString shippedFile(const QString &relative) {
         if (QFileInfo::exists(path))
             return path;
     }
+    return {};
+}
+
+QString diodeBinary() {
+    const QString dir = QCoreApplication::applicationDirPath();
+    for (const QString &p : {dir + "/diode", dir + "/../app/diode", dir + "/../bin/diode"})
+        if (QFileInfo(p).isExecutable())
+            return QFileInfo(p).canonicalFilePath();
     return {};
 }

@@ -12,3 +12,7 @@ QString shippedFile(const QString &relative);
 inline QString shippedFile(std::string_view relative) {
     return shippedFile(QString::fromUtf8(relative.data(), qsizetype(relative.size())));
 }
+
+/// The `diode` command line that came with the workbench: next to it (install, build tree) or,
+/// for the tests' binaries, in the build tree's app/; empty when there is none.
+QString diodeBinary();

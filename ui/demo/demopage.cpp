@@ -149,13 +149,13 @@ QString DemoPage::shippedResult() {
 }
 
 bool DemoPage::canRun() const {
-    return m_gpu && !DemoRunner::diodeBinary().isEmpty() && !m_runner->isRunning();
+    return m_gpu && !diodeBinary().isEmpty() && !m_runner->isRunning();
 }
 
 QString DemoPage::runReason() const {
     if (!m_gpu)
         return tr("this machine has no GPU; showing a saved result instead");
-    if (DemoRunner::diodeBinary().isEmpty())
+    if (diodeBinary().isEmpty())
         return tr("the diode command line is not next to the workbench");
     return {};
 }

@@ -1,5 +1,7 @@
 #include "demo/demorunner.h"
 
+#include "common/shippedfile.h"
+
 #include "diode/hardware.h"
 
 #include <QCoreApplication>
@@ -44,14 +46,6 @@ DemoRunner::~DemoRunner() {
         m_process.kill();
         m_process.waitForFinished(3000);
     }
-}
-
-QString DemoRunner::diodeBinary() {
-    const QString dir = QCoreApplication::applicationDirPath();
-    for (const QString &p : {dir + "/diode", dir + "/../app/diode", dir + "/../bin/diode"})
-        if (QFileInfo(p).isExecutable())
-            return QFileInfo(p).canonicalFilePath();
-    return {};
 }
 
 void DemoRunner::checkGpu() {

@@ -16,8 +16,6 @@ public:
     explicit DemoRunner(QObject *parent = nullptr);
     ~DemoRunner() override;
 
-    /// The `diode` binary next to the workbench (build tree or install), or empty.
-    static QString diodeBinary();
     /// Looks for GPUs on a worker thread; answers with gpuChecked().
     void checkGpu();
     void start(const QStringList &demoArgs, const QString &jsonOut);

@@ -7,12 +7,15 @@
 #include "diode/shippeddata.h"
 #include "sweep/failedproblemsmodel.h"
 #include "sweep/planform.h"
+#include "sweep/slurmjobs.h"
 #include "sweep/throughputplot.h"
 
 #include "diode/config.h"
+#include "diode/slurmsweep.h"
 #include "diode/store.h"
 #include "diode/sweepsession.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
@@ -71,6 +74,7 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     , m_estimator(new PlanEstimator(this))
     , m_failed(new FailedProblemsModel(this))
     , m_form(new PlanForm(this))
+    , m_slurmJobs(new SlurmJobs(this))
     , m_estimateDelay(new QTimer(this)) {
     setObjectName(QStringLiteral("sweepPage"));
     m_planDir = resourcesDir() + QStringLiteral("/plans");
@@ -136,7 +140,7 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     });
     connect(m_worker, &SweepWorker::mixRefused, this, &SweepPage::confirmMixing);
     connect(state, &WorkbenchState::databaseChanged, this, [this](const QString &path) {
-        if (m_worker->isRunning())
+        if (m_worker->isRunning() || m_slurmJobs->following())
             return;
         if (!m_state->databaseReadOnly())
             setTargetDatabase(path);
@@ -156,6 +160,9 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     m_python->setText(settings.value(QStringLiteral("sweep/python")).toString());
     m_workers->setValue(settings.value(QStringLiteral("sweep/workersPerGpu"), 1).toInt());
     m_gpus->setText(settings.value(QStringLiteral("sweep/gpus")).toString());
+    m_shards->setValue(settings.value(QStringLiteral("sweep/slurmShards"), 4).toInt());
+    m_partition->setText(settings.value(QStringLiteral("sweep/slurmPartition")).toString());
+    m_timeLimit->setText(settings.value(QStringLiteral("sweep/slurmTime")).toString());
     setTargetDatabase(settings.value(QStringLiteral("sweep/database")).toString());
     const QString lastPlan = settings.value(QStringLiteral("sweep/planPath")).toString();
     if (lastPlan.isEmpty() || !openPlan(lastPlan))
@@ -171,6 +178,9 @@ SweepPage::~SweepPage() {
     settings.setValue(QStringLiteral("sweep/python"), m_python->text());
     settings.setValue(QStringLiteral("sweep/workersPerGpu"), m_workers->value());
     settings.setValue(QStringLiteral("sweep/gpus"), m_gpus->text());
+    settings.setValue(QStringLiteral("sweep/slurmShards"), m_shards->value());
+    settings.setValue(QStringLiteral("sweep/slurmPartition"), m_partition->text());
+    settings.setValue(QStringLiteral("sweep/slurmTime"), m_timeLimit->text());
     settings.setValue(QStringLiteral("sweep/database"), m_database);
     settings.setValue(QStringLiteral("sweep/planPath"), m_planPath);
 }
@@ -235,6 +245,33 @@ QWidget *SweepPage::runPanel() {
     m_gpus->setPlaceholderText(tr("GPUs: the environment's one"));
     m_gpus->setToolTip(tr("'all', or GPUs as CUDA_VISIBLE_DEVICES names them (0,1,3); each gets the workers "
                           "above. They must all be one GPU model."));
+    // Slurm: what `diode sweep --slurm` does, offered where sbatch is on the PATH.
+    const QString sbatch = SlurmJobs::sbatch();
+    m_onSlurm = new QCheckBox(tr("on Slurm"), box);
+    m_onSlurm->setObjectName(QStringLiteral("slurmSubmit"));
+    m_onSlurm->setEnabled(!sbatch.isEmpty());
+    m_onSlurm->setToolTip(sbatch.isEmpty()
+                              ? tr("sbatch is not on the PATH: this machine cannot submit to Slurm")
+                              : tr("Run submits the plan to Slurm (%1) as an array job, one task a shard, each "
+                                   "task one GPU, and a merge job after it into the database; Resume submits "
+                                   "the unfinished shards again")
+                                    .arg(sbatch));
+    m_shards = new QSpinBox(box);
+    m_shards->setObjectName(QStringLiteral("slurmShards"));
+    m_shards->setRange(1, 100000);
+    m_shards->setPrefix(tr("shards: "));
+    m_partition = new QLineEdit(box);
+    m_partition->setObjectName(QStringLiteral("slurmPartition"));
+    m_partition->setPlaceholderText(tr("partition: the default"));
+    m_timeLimit = new QLineEdit(box);
+    m_timeLimit->setObjectName(QStringLiteral("slurmTime"));
+    m_timeLimit->setPlaceholderText(tr("time a task: the partition's"));
+    m_timeLimit->setToolTip(tr("sbatch --time for each task, e.g. 02:00:00"));
+    m_slurmState = new QPlainTextEdit(box);
+    m_slurmState->setObjectName(QStringLiteral("slurmState"));
+    m_slurmState->setReadOnly(true);
+    m_slurmState->setPlaceholderText(tr("A sweep submitted to Slurm shows its shards here: each store's progress "
+                                         "and the job's state (squeue, sacct), then the merge."));
     m_databaseLabel = new QLabel(box);
     m_databaseLabel->setObjectName(QStringLiteral("targetDatabase"));
     auto *chooseDb = new QPushButton(tr("Database…"), box);
@@ -266,6 +303,7 @@ QWidget *SweepPage::runPanel() {
     m_results = new QTabWidget(box);
     m_results->addTab(m_plot, tr("Throughput"));
     m_results->addTab(failedView, tr("Failed problems (0)"));
+    m_results->addTab(m_slurmState, tr("Slurm"));
 
     auto *settings = new QHBoxLayout;
     settings->addWidget(new QLabel(tr("Backend:"), box));
@@ -275,6 +313,11 @@ QWidget *SweepPage::runPanel() {
     settings->addWidget(m_gpus);
     settings->addWidget(m_databaseLabel, 2);
     settings->addWidget(chooseDb);
+    auto *slurm = new QHBoxLayout;
+    slurm->addWidget(m_onSlurm);
+    slurm->addWidget(m_shards);
+    slurm->addWidget(m_partition, 1);
+    slurm->addWidget(m_timeLimit, 1);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_run);
     buttons->addWidget(m_resume);
@@ -284,6 +327,7 @@ QWidget *SweepPage::runPanel() {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_error);
     layout->addLayout(settings);
+    layout->addLayout(slurm);
     layout->addLayout(buttons);
     layout->addWidget(m_status);
     layout->addWidget(m_results, 1);
@@ -300,6 +344,27 @@ QWidget *SweepPage::runPanel() {
         scheduleEstimate();
     });
     inductorFieldsFollowBackend();
+    // Slurm's fields matter only when it is on; on Slurm the GPUs are the ones Slurm gives.
+    const auto slurmFieldsFollow = [this] {
+        const bool on = m_onSlurm->isChecked();
+        for (QWidget *w : {static_cast<QWidget *>(m_shards), static_cast<QWidget *>(m_partition),
+                           static_cast<QWidget *>(m_timeLimit)})
+            w->setEnabled(on);
+        m_gpus->setEnabled(!on && m_backend->currentText() == QLatin1String("inductor"));
+    };
+    connect(m_onSlurm, &QCheckBox::toggled, this, slurmFieldsFollow);
+    connect(m_backend, &QComboBox::currentIndexChanged, this, slurmFieldsFollow);
+    slurmFieldsFollow();
+    connect(m_slurmJobs, &SlurmJobs::submitted, this, [this](const QStringList &lines) {
+        m_status->setText(tr("Submitted to Slurm; following its shards every few seconds."));
+        m_slurmState->setPlainText(lines.join(QLatin1Char('\n')));
+        m_results->setCurrentWidget(m_slurmState);
+    });
+    connect(m_slurmJobs, &SlurmJobs::failed, this, [this](const QString &message) {
+        showError(message);
+        sweepEnded(tr("Slurm sweep not followed any further."));
+    });
+    connect(m_slurmJobs, &SlurmJobs::states, this, &SweepPage::showSlurmStates);
     connect(chooseDb, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Database for sweeps"), m_database,
                                                           tr("Diode databases (*.db)"), nullptr,
@@ -486,8 +551,10 @@ bool SweepPage::ensureDatabase() {
 }
 
 void SweepPage::run() {
-    if (!m_planValid || m_worker->isRunning())
+    if (!m_planValid || m_worker->isRunning() || m_slurmJobs->following())
         return;
+    if (m_onSlurm->isChecked() && m_onSlurm->isEnabled())
+        return startOnSlurm(false);
     start(false);
 }
 
@@ -520,9 +587,78 @@ void SweepPage::runForScreenshot() {
 }
 
 void SweepPage::resume() {
-    if (m_worker->isRunning())
+    if (m_worker->isRunning() || m_slurmJobs->following())
         return;
+    if (m_onSlurm->isChecked() && m_onSlurm->isEnabled())
+        return startOnSlurm(true);
     start(true);
+}
+
+void SweepPage::setSlurm(bool on, int shards, const QString &partition, const QString &timeLimit) {
+    m_onSlurm->setChecked(on);
+    m_shards->setValue(shards);
+    m_partition->setText(partition);
+    m_timeLimit->setText(timeLimit);
+}
+
+// The plan as `diode sweep --slurm` submits it (core/diode/slurmsweep.h): the shards' stores,
+// scripts and logs in DATABASE.shards/, the merge into the database.
+void SweepPage::startOnSlurm(bool resume) {
+    m_error->hide();
+    if (!ensureDatabase())
+        return;
+    const QString bin = diodeBinary();
+    if (bin.isEmpty())
+        return showError(tr("The diode command line is not next to the workbench (%1): Slurm's tasks run it.")
+                             .arg(QCoreApplication::applicationDirPath()));
+    m_resultDatabase = m_database;
+    m_run->setEnabled(false);
+    m_resume->setEnabled(false);
+    m_cancel->setEnabled(true);
+    m_progress->setRange(0, 0);
+    if (resume) {
+        m_status->setText(tr("Submitting the unfinished shards of %1 again…").arg(m_database));
+        m_slurmJobs->resubmit(m_database);
+        return;
+    }
+    diode::SlurmSweep::Request r;
+    try {
+        r.plan = diode::SweepPlan::parse(m_plan->toPlainText().toStdString(), m_planDir.toStdString());
+    } catch (const std::exception &e) {
+        showError(QString::fromUtf8(e.what()));
+        return sweepEnded(tr("Nothing submitted."));
+    }
+    r.db = m_database.toStdString();
+    r.backend = m_backend->currentText().toStdString();
+    r.shards = m_shards->value();
+    r.python = m_python->text().trimmed().toStdString();
+    if (r.backend == "inductor")
+        r.workersPerGpu = m_workers->value();
+    r.slurm.partition = m_partition->text().trimmed().toStdString();
+    r.slurm.timeLimit = m_timeLimit->text().trimmed().toStdString();
+    r.slurm.diode = bin.toStdString();
+    m_status->setText(tr("Submitting %1 shards to Slurm…").arg(r.shards));
+    m_slurmJobs->submit(std::move(r));
+}
+
+void SweepPage::showSlurmStates(const QStringList &rows, const QStringList &notes, int finished, int shards,
+                                bool merged) {
+    m_progress->setFormat(tr("%v / %m shards"));
+    m_progress->setRange(0, shards);
+    m_progress->setValue(finished);
+    m_progress->setTextVisible(true);
+    m_slurmState->setPlainText((rows + notes).join(QLatin1Char('\n')));
+    if (!merged) {
+        m_status->setText(tr("Slurm sweep into %1: %2 of %3 shards finished; the merge runs after them.")
+                              .arg(m_resultDatabase)
+                              .arg(finished)
+                              .arg(shards));
+        return;
+    }
+    if (m_state->databasePath() != m_resultDatabase)
+        m_state->setDatabase(m_resultDatabase, false);
+    m_state->notifyDataChanged();
+    sweepEnded(tr("Slurm sweep merged into %1: %2 shards.").arg(m_resultDatabase).arg(shards));
 }
 
 // A run of another backend, GPU or timing method would be trained on and scored against as if it
@@ -567,6 +703,7 @@ void SweepPage::start(bool resume, bool allowMixedData) {
     m_results->setTabText(1, tr("Failed problems (0)"));
     m_plot->clear(tr("Measuring: each problem's best FLOP rate appears here as it finishes."));
     m_progress->setRange(0, 0); // busy until the run's size is known
+    m_progress->setFormat(tr("%v / %m problems"));
     m_status->setText(resume ? tr("Resuming the newest unfinished run of %1…").arg(m_database)
                              : tr("Starting the %1 backend…").arg(r.backend));
     if (!m_worker->start(r))
@@ -577,6 +714,12 @@ void SweepPage::start(bool resume, bool allowMixedData) {
 }
 
 void SweepPage::cancel() {
+    if (m_slurmJobs->following()) {
+        m_slurmJobs->stop();
+        return sweepEnded(tr("Stopped following the Slurm sweep; its jobs stay queued (scancel cancels them, "
+                             "diode sweep --status --db %1 shows them).")
+                              .arg(m_resultDatabase));
+    }
     if (!m_worker->isRunning())
         return;
     m_worker->cancel();

@@ -7,6 +7,7 @@
 
 class FailedProblemsModel;
 class PlanForm;
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -22,6 +23,8 @@ class WorkbenchState;
 /// Designs, runs, cancels and resumes sweeps: a plan form and the plan's JSON, the problem
 /// count and estimated duration, then progress, rate, ETA, a live TFLOP/s plot and the failed
 /// problems. The sweep runs on a SweepWorker thread and writes to a writable database.
+class SlurmJobs;
+
 class SweepPage : public QWidget {
     Q_OBJECT
 public:
@@ -36,6 +39,9 @@ public:
     void setBackend(const QString &backend);
     /// Workers a GPU and the GPUs ("", "all" or "0,1"), as `diode sweep` takes them.
     void setWorkers(int perGpu, const QString &gpus);
+    /// Submit Run and Resume to Slurm (where sbatch is on the PATH) as `shards` array tasks.
+    void setSlurm(bool on, int shards = 4, const QString &partition = {}, const QString &timeLimit = {});
+    SlurmJobs *slurmJobs() const { return m_slurmJobs; }
 
     void run();
     /// A real cpu sweep of the shipped smoke plan into a temporary database, for the workbench's
@@ -65,6 +71,8 @@ private:
     void choosePlanToOpen();
     bool savePlan(bool askForPath);
     void start(bool resume, bool allowMixedData = false);
+    void startOnSlurm(bool resume);
+    void showSlurmStates(const QStringList &rows, const QStringList &notes, int finished, int shards, bool merged);
     void confirmMixing(const QString &message);
     void showStatus(const SweepStatus &s);
     void showError(const QString &message);
@@ -89,6 +97,12 @@ private:
     QLineEdit *m_python;
     QSpinBox *m_workers;
     QLineEdit *m_gpus;
+    SlurmJobs *m_slurmJobs;
+    QCheckBox *m_onSlurm;
+    QSpinBox *m_shards;
+    QLineEdit *m_partition;
+    QLineEdit *m_timeLimit;
+    QPlainTextEdit *m_slurmState;
     QLabel *m_databaseLabel;
     QPushButton *m_run;
     QPushButton *m_resume;
