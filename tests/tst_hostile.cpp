@@ -7,7 +7,6 @@
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
 
-
 #include <algorithm>
 #include <functional>
 #include <zlib.h>

@@ -531,7 +531,8 @@ private slots:
         // baseline of the test split on those (issue 26 item 2), beside plain torch.compile's.
         const auto &tested = m["metrics"]["test_split"];
         const auto autotuned = tested["baselines"]["max-autotune"]["problems"].get<int>();
-        QVERIFY2(autotuned > 0 && autotuned < tested["model"]["all"]["problems"].get<int>(), tested.dump().c_str());
+        QVERIFY2(autotuned > 0 && autotuned < tested["model"]["all"]["problems"].get<int>(),
+                 tested.dump().c_str());
         QVERIFY(tested["baselines"]["max-autotune"]["top1_efficiency"]["mean"].get<double>() > 0.5);
     }
 

@@ -1,8 +1,8 @@
 #include "testutil.h"
 
 #include "diode/calibration.h"
-#include "diode/evaluation.h"
 #include "diode/datasplit.h"
+#include "diode/evaluation.h"
 #include "diode/gemmproblem.h"
 #include "diode/modelpackage.h"
 #include "diode/selectionpolicy.h"
@@ -173,7 +173,8 @@ private slots:
         // max-autotune's baseline, which `diode calibrate --out` added to the shipped manifest, is
         // what the redrawn test split and the store's Inductor times give again.
         nlohmann::json recomputed = nlohmann::json::object();
-        addMaxAutotuneBaseline(recomputed, c.test, inductorBenchmarkData(store, packageFilter(pkg.manifest())));
+        addMaxAutotuneBaseline(recomputed, c.test,
+                               inductorBenchmarkData(store, packageFilter(pkg.manifest())));
         QCOMPARE(recomputed["baselines"]["max-autotune"],
                  pkg.manifest()["metrics"]["test_split"]["baselines"]["max-autotune"]);
         QCOMPARE(recomputed["baselines"]["max-autotune"]["problems"].get<int>(), 94);

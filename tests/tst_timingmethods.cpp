@@ -302,7 +302,8 @@ private slots:
                  std::string("h100-ingraph-warm.diode"));
         QCOMPARE(file(diode::defaultPackage(shipped, "NVIDIA H100 80GB HBM3", "cold")),
                  std::string("h100-ingraph-cold.diode"));
-        QCOMPARE(file(diode::defaultPackage(shipped, "NVIDIA H100 PCIe")), std::string("h100-ingraph-warm.diode"));
+        QCOMPARE(file(diode::defaultPackage(shipped, "NVIDIA H100 PCIe")),
+                 std::string("h100-ingraph-warm.diode"));
         QCOMPARE(file(diode::defaultPackage(shipped, "AMD Instinct MI300X")), std::string("(none)"));
         QCOMPARE(diode::regimeFor(TimingMethod::GraphCold), std::string_view("cold"));
         QCOMPARE(diode::regimeFor(TimingMethod::InductorAutotune), std::string_view("warm"));

@@ -486,8 +486,12 @@ private slots:
         QVERIFY(cdf->legend->itemCount() >= 6);
         const QRect legend = cdf->legend->outerRect(), axes = cdf->axisRect()->outerRect();
         QVERIFY2(!legend.intersects(axes) && legend.top() >= axes.bottom() && cdf->rect().contains(legend),
-                 qPrintable(QString("legend %1,%2 %3x%4; axes bottom %5").arg(legend.x()).arg(legend.y())
-                                .arg(legend.width()).arg(legend.height()).arg(axes.bottom())));
+                 qPrintable(QString("legend %1,%2 %3x%4; axes bottom %5")
+                                .arg(legend.x())
+                                .arg(legend.y())
+                                .arg(legend.width())
+                                .arg(legend.height())
+                                .arg(axes.bottom())));
         modelB->setCurrentIndex(0); // the page remembers its second model: none for the next case
         QVERIFY2(width <= 1100, qPrintable(QString::number(width)));
     }

@@ -421,7 +421,8 @@ int runInspect(const Options &o) {
             if (baselines.contains(k))
                 printBaseline(k, baselines[k]);
         for (const auto &[k, v] : baselines.items())
-            if (std::find(std::begin(kBaselineOrder), std::end(kBaselineOrder), k) == std::end(kBaselineOrder))
+            if (std::find(std::begin(kBaselineOrder), std::end(kBaselineOrder), k) ==
+                std::end(kBaselineOrder))
                 printBaseline(k, v);
     }
     fmt::print("--json prints the whole manifest.\n");

@@ -156,13 +156,14 @@ std::string formatPolicyTable(const PolicyTable &table) {
                 logSum += std::log(r), ++timed;
         }
         const double worst = *std::max_element(table.pickOverPlain.begin(), table.pickOverPlain.end());
-        out += fmt::format("\nThe policy's pick against plain torch.compile's function ({} problems): {:.3f}x its "
-                           "time (geometric mean{}), worst {:.3f}x, {} over 10 % slower\n",
-                           table.pickOverPlain.size(), timed ? std::exp(logSum / timed) : NAN,
-                           timed < int(table.pickOverPlain.size())
-                               ? fmt::format("; {} picks without a time left out", table.pickOverPlain.size() - size_t(timed))
-                               : "",
-                           worst, over);
+        out += fmt::format(
+            "\nThe policy's pick against plain torch.compile's function ({} problems): {:.3f}x its "
+            "time (geometric mean{}), worst {:.3f}x, {} over 10 % slower\n",
+            table.pickOverPlain.size(), timed ? std::exp(logSum / timed) : NAN,
+            timed < int(table.pickOverPlain.size()) ? fmt::format("; {} picks without a time left out",
+                                                                  table.pickOverPlain.size() - size_t(timed))
+                                                    : "",
+            worst, over);
     }
     return out;
 }

@@ -496,7 +496,8 @@ std::vector<SlurmSweep::ShardState> SlurmSweep::status(const std::string &db,
     const auto &last = state.doc["submissions"].back();
     const std::string mergeJob = last.value("merge_job", std::string());
     m.job = mergeJob.empty() ? std::string("no merge job submitted") : queueText(mergeJob, queue, ended);
-    const bool shardsFinished = std::all_of(out.begin(), out.end(), [](const ShardState &s) { return s.finished; });
+    const bool shardsFinished =
+        std::all_of(out.begin(), out.end(), [](const ShardState &s) { return s.finished; });
     if (fs::exists(state.doc["db"].get<std::string>())) {
         Store merged(state.doc["db"].get<std::string>(), Store::Mode::ReadOnly);
         const size_t runs = merged.runs().size();

@@ -38,7 +38,8 @@ signals:
     /// One line a shard and the merge ("shard 2/4 · finished, 3/3 problems · job 12_2 COMPLETED"),
     /// the notes of the status (no accounting, ...), how many shards have finished, and whether
     /// the merge has.
-    void states(const QStringList &rows, const QStringList &notes, int shardsFinished, int shards, bool merged);
+    void states(const QStringList &rows, const QStringList &notes, int shardsFinished, int shards,
+                bool merged);
 
 private:
     void poll();

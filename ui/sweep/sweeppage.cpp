@@ -250,12 +250,12 @@ QWidget *SweepPage::runPanel() {
     m_onSlurm = new QCheckBox(tr("on Slurm"), box);
     m_onSlurm->setObjectName(QStringLiteral("slurmSubmit"));
     m_onSlurm->setEnabled(!sbatch.isEmpty());
-    m_onSlurm->setToolTip(sbatch.isEmpty()
-                              ? tr("sbatch is not on the PATH: this machine cannot submit to Slurm")
-                              : tr("Run submits the plan to Slurm (%1) as an array job, one task a shard, each "
-                                   "task one GPU, and a merge job after it into the database; Resume submits "
-                                   "the unfinished shards again")
-                                    .arg(sbatch));
+    m_onSlurm->setToolTip(
+        sbatch.isEmpty() ? tr("sbatch is not on the PATH: this machine cannot submit to Slurm")
+                         : tr("Run submits the plan to Slurm (%1) as an array job, one task a shard, each "
+                              "task one GPU, and a merge job after it into the database; Resume submits "
+                              "the unfinished shards again")
+                               .arg(sbatch));
     m_shards = new QSpinBox(box);
     m_shards->setObjectName(QStringLiteral("slurmShards"));
     m_shards->setRange(1, 100000);
@@ -270,8 +270,9 @@ QWidget *SweepPage::runPanel() {
     m_slurmState = new QPlainTextEdit(box);
     m_slurmState->setObjectName(QStringLiteral("slurmState"));
     m_slurmState->setReadOnly(true);
-    m_slurmState->setPlaceholderText(tr("A sweep submitted to Slurm shows its shards here: each store's progress "
-                                         "and the job's state (squeue, sacct), then the merge."));
+    m_slurmState->setPlaceholderText(
+        tr("A sweep submitted to Slurm shows its shards here: each store's progress "
+           "and the job's state (squeue, sacct), then the merge."));
     m_databaseLabel = new QLabel(box);
     m_databaseLabel->setObjectName(QStringLiteral("targetDatabase"));
     auto *chooseDb = new QPushButton(tr("Database…"), box);

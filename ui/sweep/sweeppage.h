@@ -72,7 +72,8 @@ private:
     bool savePlan(bool askForPath);
     void start(bool resume, bool allowMixedData = false);
     void startOnSlurm(bool resume);
-    void showSlurmStates(const QStringList &rows, const QStringList &notes, int finished, int shards, bool merged);
+    void showSlurmStates(const QStringList &rows, const QStringList &notes, int finished, int shards,
+                         bool merged);
     void confirmMixing(const QString &message);
     void showStatus(const SweepStatus &s);
     void showError(const QString &message);
