@@ -22,10 +22,21 @@ class BuildWithLibrary(build_py):
             raise RuntimeError(f"{REPO} is not a Diode Workbench checkout: build from plugin/python inside one")
         build = Path(self.build_lib).parent / "diode-cmake"
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-        subprocess.check_call(["cmake", "-S", str(REPO), "-B", str(build), *generator, "-DDIODE_PLUGIN_ONLY=ON",
-                               "-DCMAKE_BUILD_TYPE=Release"])
-        subprocess.check_call(["cmake", "--build", str(build), "--target", "diode_inductor", "--parallel",
-                               str(os.cpu_count() or 2)])
+        subprocess.check_call(
+            [
+                "cmake",
+                "-S",
+                str(REPO),
+                "-B",
+                str(build),
+                *generator,
+                "-DDIODE_PLUGIN_ONLY=ON",
+                "-DCMAKE_BUILD_TYPE=Release",
+            ]
+        )
+        subprocess.check_call(
+            ["cmake", "--build", str(build), "--target", "diode_inductor", "--parallel", str(os.cpu_count() or 2)]
+        )
         target = Path(self.build_lib) / "torch_diode"
         shutil.copy2(build / "plugin" / "libdiode_inductor.so", target / "libdiode_inductor.so")
         for pkg in glob.glob(str(REPO / "trained_models" / "*" / "*.diode")):

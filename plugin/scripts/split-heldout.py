@@ -42,8 +42,11 @@ def family_of(p, held_layers):
     dW^T = X^T dY as (in, out, tokens) with a column-major A."""
     if p["op"] in ("bmm", "baddbmm"):  # attention, no layer of a family's shape set
         return None
-    return (held_layers.get((p["N"], p["K"])) or held_layers.get((p["K"], p["N"]))
-            or (held_layers.get((p["N"], p["M"])) if p.get("a_transposed") else None))
+    return (
+        held_layers.get((p["N"], p["K"]))
+        or held_layers.get((p["K"], p["N"]))
+        or (held_layers.get((p["N"], p["M"])) if p.get("a_transposed") else None)
+    )
 
 
 def main():
@@ -80,8 +83,20 @@ def main():
                     held.append(p)
                 else:
                     train.append(p)
-    order = lambda p: (p["op"], p["dtype"], p["B"], p["M"], p["N"], p["K"], p["a_transposed"], p["b_transposed"],
-                       str(p.get("search_space", "DEFAULT")))
+
+    def order(p):
+        return (
+            p["op"],
+            p["dtype"],
+            p["B"],
+            p["M"],
+            p["N"],
+            p["K"],
+            p["a_transposed"],
+            p["b_transposed"],
+            str(p.get("search_space", "DEFAULT")),
+        )
+
     for path, rows in ((args.train, train), (args.heldout, held)):
         with open(path, "w") as f:
             for p in sorted(rows, key=order):
@@ -89,8 +104,11 @@ def main():
     by_reason = {}
     for p in held:
         by_reason[p["heldout"]] = by_reason.get(p["heldout"], 0) + 1
-    print(f"{len(train)} training problems -> {args.train}; {len(held)} held-out -> {args.heldout} "
-          f"{json.dumps(by_reason, sort_keys=True)}; {failed} failed problems dropped", file=sys.stderr)
+    print(
+        f"{len(train)} training problems -> {args.train}; {len(held)} held-out -> {args.heldout} "
+        f"{json.dumps(by_reason, sort_keys=True)}; {failed} failed problems dropped",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import unittest.mock
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "plugin", "python"))
 
+# E402: imported after sys.path names the checkout's package above, not an installed one.
 from torch_diode import _inductor_compat as compat  # noqa: E402
 from torch_diode import _selector, _timings, worker  # noqa: E402
 
@@ -88,13 +89,25 @@ class FakeInductor:
         cfg.coordinate_descent_tuning = False
         utils.fresh_inductor_cache = contextlib.nullcontext
         torch._inductor = inductor
-        for name, mod in (("torch", torch), ("torch._inductor", inductor), ("torch._inductor.choices", choices),
-                          ("torch._inductor.virtualized", virtualized), ("torch._inductor.select_algorithm", sa),
-                          ("torch._inductor.config", cfg), ("torch._inductor.utils", utils)):
+        for name, mod in (
+            ("torch", torch),
+            ("torch._inductor", inductor),
+            ("torch._inductor.choices", choices),
+            ("torch._inductor.virtualized", virtualized),
+            ("torch._inductor.select_algorithm", sa),
+            ("torch._inductor.config", cfg),
+            ("torch._inductor.utils", utils),
+        ):
             setattr(self, name.rsplit(".", 1)[-1], mod)
-        self.modules = {"torch": torch, "torch._inductor": inductor, "torch._inductor.choices": choices,
-                        "torch._inductor.virtualized": virtualized, "torch._inductor.select_algorithm": sa,
-                        "torch._inductor.config": cfg, "torch._inductor.utils": utils}
+        self.modules = {
+            "torch": torch,
+            "torch._inductor": inductor,
+            "torch._inductor.choices": choices,
+            "torch._inductor.virtualized": virtualized,
+            "torch._inductor.select_algorithm": sa,
+            "torch._inductor.config": cfg,
+            "torch._inductor.utils": utils,
+        }
         self.V, self.sa_cls, self.extern_cls = V, AlgorithmSelectorCache, ExternKernelCaller
 
     def __enter__(self):
@@ -119,10 +132,13 @@ TRITON = {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_stage
 
 class KernelTemplateChoiceTest(unittest.TestCase):
     def test_aten_and_triton_keys(self):
-        self.assertEqual(compat.ktc_key(ktc("aten::bias_addmm")),
-                         ("aten", "extern_kernels.bias_addmm", 0, 0, 0, 0, 0, 0, -1, -1))
-        self.assertEqual(compat.ktc_key(ktc("triton::mm", TRITON, {"ALLOW_TF32": False})),
-                         ("triton", "mm", 64, 128, 32, 8, 4, 8, 1, 0))
+        self.assertEqual(
+            compat.ktc_key(ktc("aten::bias_addmm")), ("aten", "extern_kernels.bias_addmm", 0, 0, 0, 0, 0, 0, -1, -1)
+        )
+        self.assertEqual(
+            compat.ktc_key(ktc("triton::mm", TRITON, {"ALLOW_TF32": False})),
+            ("triton", "mm", 64, 128, 32, 8, 4, 8, 1, 0),
+        )
 
     def test_unknown_template_or_missing_parameter_is_none(self):
         self.assertIsNone(compat.ktc_key(ktc("triton::mm_persistent_tma", TRITON)))
@@ -133,11 +149,20 @@ class KernelTemplateChoiceTest(unittest.TestCase):
     def test_keys_of_a_list_match_one_at_a_time(self):
         # 2.11's DictKernelTemplateParams keeps its dict in .kwargs: read in place, not copied;
         # a parameter given only in extra kwargs is found there; params win over extra kwargs.
-        in_place = Obj(template=Obj(uid="triton::mm"), params=Obj(kwargs=dict(TRITON, num_warps=4)),
-                       extra_kwargs={"ALLOW_TF32": True, "num_warps": 2})
+        in_place = Obj(
+            template=Obj(uid="triton::mm"),
+            params=Obj(kwargs=dict(TRITON, num_warps=4)),
+            extra_kwargs={"ALLOW_TF32": True, "num_warps": 2},
+        )
         from_extra = ktc("triton::bmm", {k: v for k, v in TRITON.items() if k != "BLOCK_K"}, {"BLOCK_K": 64})
-        choices = [ktc("aten::mm"), ktc("triton::mm", TRITON), in_place, from_extra,
-                   ktc("triton::mm_persistent_tma", TRITON), ktc("triton::mm", {"BLOCK_M": 64})]
+        choices = [
+            ktc("aten::mm"),
+            ktc("triton::mm", TRITON),
+            in_place,
+            from_extra,
+            ktc("triton::mm_persistent_tma", TRITON),
+            ktc("triton::mm", {"BLOCK_M": 64}),
+        ]
         keys = compat.ktc_keys(choices)
         self.assertEqual(keys, [compat.ktc_key(c) for c in choices])
         self.assertEqual(keys[2], ("triton", "mm", 64, 128, 32, 8, 4, 4, 1, 1))
@@ -147,11 +172,19 @@ class KernelTemplateChoiceTest(unittest.TestCase):
 
 class ChoiceCallerTest(unittest.TestCase):
     def triton_choice(self):
-        return Obj(name="triton_mm_17", description="ACC_TYPE='tl.float32', ALLOW_TF32=False, BLOCK_K=32, "
-                   "BLOCK_M=64, BLOCK_N=128, EVEN_K=True, GROUP_M=8, USE_FAST_ACCUM=False, num_stages=4, num_warps=8",
-                   info_dict=lambda: {"tile_shape": "(64, 32, 128)", "num_stages": 4, "num_warps": 8,
-                                      "backend": "Triton", "not_primitive": [1, 2]},
-                   annotations={"ktc": "the-ktc"})
+        return Obj(
+            name="triton_mm_17",
+            description="ACC_TYPE='tl.float32', ALLOW_TF32=False, BLOCK_K=32, "
+            "BLOCK_M=64, BLOCK_N=128, EVEN_K=True, GROUP_M=8, USE_FAST_ACCUM=False, num_stages=4, num_warps=8",
+            info_dict=lambda: {
+                "tile_shape": "(64, 32, 128)",
+                "num_stages": 4,
+                "num_warps": 8,
+                "backend": "Triton",
+                "not_primitive": [1, 2],
+            },
+            annotations={"ktc": "the-ktc"},
+        )
 
     def test_candidate_from_triton_choice(self):
         cand = _timings.candidate_from_choice(self.triton_choice())
@@ -193,8 +226,11 @@ class ChoiceCallerTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "out of resource"):
             compat.precompile_choice(Obj(bmreq=Obj(precompile=fail)))
         # The worker builds every candidate before taking the GPU lock; failures become reasons.
-        entries = [(Obj(bmreq=Obj(precompile=fail)), None, [], None), (Obj(bmreq=None), 0.1, [], None),
-                   (Obj(bmreq=Obj(precompile=lambda: built.append("second"))), None, [], None)]
+        entries = [
+            (Obj(bmreq=Obj(precompile=fail)), None, [], None),
+            (Obj(bmreq=None), 0.1, [], None),
+            (Obj(bmreq=Obj(precompile=lambda: built.append("second"))), None, [], None),
+        ]
         errors = worker.precompile_all(entries)
         self.assertEqual(list(errors), [0])
         self.assertTrue(errors[0].startswith("failed to compile: RuntimeError: No valid triton configs"), errors[0])
@@ -226,7 +262,7 @@ class HookTest(unittest.TestCase):
             self.assertIsNone(compat.hook_problem())
 
     def test_choices_handler_restores_the_previous_one(self):
-        with FakeInductor() as fake:
+        with FakeInductor():
             compat.set_choices_handler("previous")
             with compat.choices_handler("mine"):
                 self.assertEqual(compat.current_choices_handler(), "mine")
@@ -239,7 +275,7 @@ class HookTest(unittest.TestCase):
         import torch_diode
 
         for previous in (None, "users-own"):
-            with FakeInductor() as fake:
+            with FakeInductor():
                 if previous:
                     compat.set_choices_handler(previous)
                 _selector._choices_class = None
@@ -314,9 +350,11 @@ class HookTest(unittest.TestCase):
         mat2 = Obj(get_size=lambda: [4096, 1024], get_stride=lambda: [1024, 1])
         with FakeInductor():
             sys.modules["torch._inductor.virtualized"].V.graph = Obj(
-                sizevars=Obj(size_hints=lambda xs: [32 if isinstance(x, Sym) else x for x in xs]))
-            self.assertEqual(_selector.problem_of(Obj(mat1mat2=lambda: (mat1, mat2)), "mm"),
-                             ("mm", "fp16", 1, 32, 1024, 4096, 0, 0))
+                sizevars=Obj(size_hints=lambda xs: [32 if isinstance(x, Sym) else x for x in xs])
+            )
+            self.assertEqual(
+                _selector.problem_of(Obj(mat1mat2=lambda: (mat1, mat2)), "mm"), ("mm", "fp16", 1, 32, 1024, 4096, 0, 0)
+            )
 
     def test_kernel_inputs_without_mat1mat2_is_named(self):
         with FakeInductor():
@@ -359,8 +397,17 @@ class SaverAndConfigTest(unittest.TestCase):
                     pass
             finally:
                 del os.environ["TORCH_DIODE_WORKER_CACHE"]
-            self.assertEqual(patched, [{"fx_graph_cache": False, "autotune_local_cache": False,
-                                        "autotune_remote_cache": False, "fx_graph_remote_cache": False}])
+            self.assertEqual(
+                patched,
+                [
+                    {
+                        "fx_graph_cache": False,
+                        "autotune_local_cache": False,
+                        "autotune_remote_cache": False,
+                        "fx_graph_remote_cache": False,
+                    }
+                ],
+            )
 
     def test_gpu_lock_counts_wait_and_hold(self):
         from torch_diode import ingraph
@@ -453,8 +500,9 @@ class SaverAndConfigTest(unittest.TestCase):
     def test_sampling_handler_keeps_aten_and_draws_triton_configs(self):
         with FakeInductor() as fake:
             seen = []
-            fake.choices.InductorChoices._finalize_template_configs = \
+            fake.choices.InductorChoices._finalize_template_configs = (
                 lambda self, tc, ki, templates, op, kw=None: seen.append(op) or [k for g in tc.values() for k in g]
+            )
             mm = [ktc("triton::mm", dict(TRITON, BLOCK_M=16 * i)) for i in range(1, 301)]
             aten = [ktc("aten::mm")]
             few = [ktc("triton::bmm", TRITON) for _ in range(3)]
@@ -462,7 +510,8 @@ class SaverAndConfigTest(unittest.TestCase):
             def finalize(seed):
                 handler = compat.sampling_choices_handler(100, seed)
                 return handler._finalize_template_configs(
-                    {"aten::mm": iter(aten), "triton::mm": iter(mm), "triton::bmm": iter(few)}, "inputs", [], "mm")
+                    {"aten::mm": iter(aten), "triton::mm": iter(mm), "triton::bmm": iter(few)}, "inputs", [], "mm"
+                )
 
             got = finalize(7)
             self.assertEqual(seen, ["mm"], "Inductor's own finalize was not called with the sample")
@@ -487,12 +536,16 @@ class ProblemLinesReaderTest(unittest.TestCase):
         return f.name
 
     def test_bad_problem_lines_name_line_and_field(self):
-        good = '{"op": "mm", "dtype": "bf16", "B": 1, "M": 8, "N": 8, "K": 8, "a_transposed": false, "b_transposed": true}'
-        cases = {"{not json\n": ":1: not a JSON object",
-                 good + "\n" + good.replace('"M": 8', '"M": 0') + "\n": ":2: field 'M'",
-                 good.replace(', "K": 8', "") + "\n": ":1: field 'K' is missing",
-                 good.replace('"bf16"', '"int8"') + "\n": ":1: op 'mm' / dtype 'int8'",
-                 "[" * 100000 + "\n": ":1: not a JSON object"}
+        good = (
+            '{"op": "mm", "dtype": "bf16", "B": 1, "M": 8, "N": 8, "K": 8, "a_transposed": false, "b_transposed": true}'
+        )
+        cases = {
+            "{not json\n": ":1: not a JSON object",
+            good + "\n" + good.replace('"M": 8', '"M": 0') + "\n": ":2: field 'M'",
+            good.replace(', "K": 8', "") + "\n": ":1: field 'K' is missing",
+            good.replace('"bf16"', '"int8"') + "\n": ":1: op 'mm' / dtype 'int8'",
+            "[" * 100000 + "\n": ":1: not a JSON object",
+        }
         for text, message in cases.items():
             path = self.write(text)
             with self.assertRaises(worker.BadInput) as ctx:

@@ -25,7 +25,7 @@ try:
     from torch_diode.worker import environment_problem
 
     WHY = environment_problem()
-except Exception as e:  # noqa: BLE001
+except Exception as e:  # whatever stops the import skips the suite, with its reason
     WHY = f"torch cannot be imported: {e}"
 
 
@@ -42,10 +42,10 @@ def retarget(src, dst, gpu):
     """A copy of a package whose manifest says it was made on `gpu` (checksum recomputed)."""
     data = open(src, "rb").read()
     (mlen,) = struct.unpack_from("<I", data, 12)
-    manifest = json.loads(data[16:16 + mlen])
+    manifest = json.loads(data[16 : 16 + mlen])
     manifest["hardware"]["gpu"] = gpu
     text = json.dumps(manifest).encode()
-    rest = data[16 + mlen + 4:]
+    rest = data[16 + mlen + 4 :]
     # Tensor offsets are relative to the data section, which follows the manifest's CRC.
     with open(dst, "wb") as f:
         f.write(data[:12] + struct.pack("<I", len(text)) + text + struct.pack("<I", zlib.crc32(text)) + rest)
@@ -97,7 +97,9 @@ for op in ("mm", "addmm", "bmm"):
     a = torch.randn(4 if op == "bmm" else 1, 1024, 4096, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(4 if op == "bmm" else 1, 4096, 2048, device="cuda", dtype=torch.bfloat16)
     if op == "mm": f, args = torch.mm, (a[0], b[0])
-    elif op == "addmm": f, args = (lambda c, x, y: torch.addmm(c, x, y)), (torch.randn(2048, device="cuda", dtype=torch.bfloat16), a[0], b[0])
+    elif op == "addmm":
+        bias = torch.randn(2048, device="cuda", dtype=torch.bfloat16)
+        f, args = (lambda c, x, y: torch.addmm(c, x, y)), (bias, a[0], b[0])
     else: f, args = torch.bmm, (a, b)
     torch.compile(f, mode="max-autotune-no-cudagraphs", dynamic=False)(*args)
 print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
@@ -134,8 +136,15 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         for _ in range(2):
             compiled(x).float().pow(2).mean().backward()
         st = torch_diode.get_stats()
-        print("training step:", json.dumps({k: st[k] for k in ("lowerings", "model_selections", "not_selected",
-                                                                "autotuned", "lowerings_by_thread")}))
+        print(
+            "training step:",
+            json.dumps(
+                {
+                    k: st[k]
+                    for k in ("lowerings", "model_selections", "not_selected", "autotuned", "lowerings_by_thread")
+                }
+            ),
+        )
         # forward: 2 addmm; backward: dX of the second layer, dW of both (dX of the first is not needed)
         self.assertGreaterEqual(st["lowerings"], 5)
         self.assertEqual(st["model_selections"] + sum(st["not_selected"].values()), st["lowerings"])
@@ -160,8 +169,11 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         from torch._inductor import config
         from torch._inductor.lookup_table import LookupTableChoices
 
-        model = torch.nn.Sequential(torch.nn.Linear(4096, 11008, bias=False), torch.nn.SiLU(),
-                                    torch.nn.Linear(11008, 4096)).to("cuda", torch.bfloat16).eval()
+        model = (
+            torch.nn.Sequential(torch.nn.Linear(4096, 11008, bias=False), torch.nn.SiLU(), torch.nn.Linear(11008, 4096))
+            .to("cuda", torch.bfloat16)
+            .eval()
+        )
         x = torch.randn(16, 4096, device="cuda", dtype=torch.bfloat16)
         self.assertTrue(torch_diode.install(model=PACKAGE, margin=0.0))  # the arg-min: Triton picks too
         with torch.no_grad(), torch_diode.record_decisions() as decisions:
@@ -183,8 +195,14 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             torch._dynamo.reset()
             counters.clear()
             hits.clear()
-            with config.patch({"lookup_table.table": t, "inductor_choices_class": Counting, "max_autotune_gemm": True,
-                               "force_disable_caches": True}), torch.no_grad():
+            with config.patch(
+                {
+                    "lookup_table.table": t,
+                    "inductor_choices_class": Counting,
+                    "max_autotune_gemm": True,
+                    "force_disable_caches": True,
+                }
+            ), torch.no_grad():
                 return torch.compile(model)(x)
 
         out = compile_with(table)
@@ -195,7 +213,9 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             self.assertEqual([t for t in got], [c["template_id"] for c in kept])
         self.assertEqual(counters["inductor"].get("select_algorithm_autotune", 0), 0, dict(counters["inductor"]))
 
-        stale = {k: [dict(c, template_hash="0" * 16) if "template_hash" in c else c for c in v] for k, v in table.items()}
+        stale = {
+            k: [dict(c, template_hash="0" * 16) if "template_hash" in c else c for c in v] for k, v in table.items()
+        }
         if any("template_hash" in c for v in table.values() for c in v):
             compile_with(stale)
             self.assertIn({}, hits)  # a Triton entry of another template source: not used
@@ -211,8 +231,13 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
 
         picked = {}  # problem key -> (problem, kept candidate, scenario)
         self.assertTrue(torch_diode.install(model=PACKAGE))
-        for name, dtype in (("vit-b8", "bf16"), ("vit-b8", "fp16"), ("llama-decode-b8-s1024", "bf16"),
-                            ("llama-prefill-b1-s1024", "bf16"), ("gpt2-train-b8-s512", "bf16")):
+        for name, dtype in (
+            ("vit-b8", "bf16"),
+            ("vit-b8", "fp16"),
+            ("llama-decode-b8-s1024", "bf16"),
+            ("llama-prefill-b1-s1024", "bf16"),
+            ("gpt2-train-b8-s512", "bf16"),
+        ):
             torch._dynamo.reset()
             sc = models.scenario(name, dtype)
             with torch_diode.record_decisions() as decisions:
@@ -234,16 +259,26 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             fn, args = worker.make_inputs(p)
             with torch_diode.record_decisions() as again:
                 out = torch.compile(fn, dynamic=False, fullgraph=True)(*args)
+
             def config(c):
                 return {k: v for k, v in c.items() if k != "predicted_ms"}
 
-            mine = [config(c) for a in again if tuple(a[k] for k in worker.PROBLEM_KEYS) == key
-                    for c in a["candidates"] if c["kept"]]
+            mine = [
+                config(c)
+                for a in again
+                if tuple(a[k] for k in worker.PROBLEM_KEYS) == key
+                for c in a["candidates"]
+                if c["kept"]
+            ]
             self.assertEqual(mine, [config(kept)], f"{where} {p}: the same GEMM alone got another decision")
             err = worker._relative_error(out, fn(*args))
             tol = worker._tolerance(p, kept)
-            self.assertLessEqual(err, tol, f"{where} {p}: picked {kept} is wrong, max error {err:.3g} of "
-                                           f"the largest ATen value (tolerance {tol:g})")
+            self.assertLessEqual(
+                err,
+                tol,
+                f"{where} {p}: picked {kept} is wrong, max error {err:.3g} of "
+                f"the largest ATen value (tolerance {tol:g})",
+            )
 
     def test_a_gemm_the_model_cannot_score_keeps_plain_kernel(self):
         import torch_diode
@@ -294,8 +329,11 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             lines = open(path).read().splitlines()
             self.assertEqual(len(lines), len(decisions))
             if os.environ.get("DIODE_CLI"):  # the decisions are problem JSON: diode rank reads them
-                r = subprocess.run([os.environ["DIODE_CLI"], "rank", "--package", PACKAGE, "--input", path],
-                                   capture_output=True, text=True)
+                r = subprocess.run(
+                    [os.environ["DIODE_CLI"], "rank", "--package", PACKAGE, "--input", path],
+                    capture_output=True,
+                    text=True,
+                )
                 self.assertEqual(r.returncode, 0, r.stderr)
                 got = json.loads(r.stdout.splitlines()[0])["predicted_ms"]
                 want = [c["predicted_ms"] for c in decisions[0]["candidates"]]
@@ -307,8 +345,14 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
 
         self.assertTrue(torch_diode.install(model=PACKAGE, top_k=1))
         # Search shapes for one where the model predicts ATen fastest, then check the code.
-        shapes = [(1, 8192, 8192, 8192), (1, 4096, 4096, 4096), (1, 16, 4096, 4096), (1, 2048, 2048, 8192),
-                  (1, 8192, 1024, 1024), (1, 64, 14336, 4096)]
+        shapes = [
+            (1, 8192, 8192, 8192),
+            (1, 4096, 4096, 4096),
+            (1, 16, 4096, 4096),
+            (1, 2048, 2048, 8192),
+            (1, 8192, 1024, 1024),
+            (1, 64, 14336, 4096),
+        ]
         for shape in shapes:
             torch._dynamo.reset()
             with torch_diode.record_decisions() as decisions:
@@ -344,9 +388,11 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         for c in dec["candidates"]:
             if c["kind"] == "triton":
                 self.assertLessEqual(shared_memory_bytes(candidate_key(c), dec["dtype"]), limit, c)
-        print(f"EXHAUSTIVE: scored {len(dec['candidates'])} candidates, excluded "
-              f"{torch_diode.get_stats()['candidates_excluded']} (limit {limit} bytes), mean scoring "
-              f"{torch_diode.get_stats()['mean_scoring_us']:.0f} us")
+        print(
+            f"EXHAUSTIVE: scored {len(dec['candidates'])} candidates, excluded "
+            f"{torch_diode.get_stats()['candidates_excluded']} (limit {limit} bytes), mean scoring "
+            f"{torch_diode.get_stats()['mean_scoring_us']:.0f} us"
+        )
 
     def test_selector_error_falls_back_to_inductor_once_logged(self):
         import torch_diode
@@ -389,8 +435,11 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             foreign = os.path.join(d, "a100.diode")
             retarget(PACKAGE, foreign, "NVIDIA A100-SXM4-80GB")
             # Not chosen automatically: only that package on the path, and the shipped one.
-            r = child("import json, torch_diode; print(json.dumps(torch_diode.list_available_models()))",
-                      TORCH_DIODE_MODEL_PATH=foreign, TORCH_DIODE_AUTOREGISTER="0")
+            r = child(
+                "import json, torch_diode; print(json.dumps(torch_diode.list_available_models()))",
+                TORCH_DIODE_MODEL_PATH=foreign,
+                TORCH_DIODE_AUTOREGISTER="0",
+            )
             models = {os.path.basename(m["path"]): m for m in json.loads(r.stdout)}
             self.assertFalse(models["a100.diode"]["matches_hardware"])
             # register_model loads it, with a warning.
@@ -401,14 +450,17 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             self.assertGreaterEqual(torch_diode.get_stats()["model_selections"], 1)
 
     def test_no_gpu_and_old_torch_install_nothing(self):
-        r = child("import json, torch_diode; print(json.dumps(torch_diode.get_integration_status()))",
-                  CUDA_VISIBLE_DEVICES="")
+        r = child(
+            "import json, torch_diode; print(json.dumps(torch_diode.get_integration_status()))", CUDA_VISIBLE_DEVICES=""
+        )
         st = json.loads(r.stdout.strip().splitlines()[-1])
         self.assertFalse(st["installed"])
         self.assertIn("no CUDA GPU", st["reason"])
         self.assertEqual(r.stderr.count("WARNING"), 1, r.stderr)
-        r = child("import torch; torch.__version__ = '2.8.0'\nimport json, torch_diode\n"
-                  "print(json.dumps(torch_diode.get_integration_status()))")
+        r = child(
+            "import torch; torch.__version__ = '2.8.0'\nimport json, torch_diode\n"
+            "print(json.dumps(torch_diode.get_integration_status()))"
+        )
         st = json.loads(r.stdout.strip().splitlines()[-1])
         self.assertFalse(st["installed"])
         self.assertIn("too old", st["reason"])
@@ -433,9 +485,13 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             self.assertTrue(all(any(cand.get("time_ms") for cand in r["candidates"]) for r in recs))
             if os.environ.get("DIODE_CLI"):
                 db = os.path.join(d, "collected.db")
-                r = subprocess.run([os.environ["DIODE_CLI"], "import", path, "--db", db], capture_output=True, text=True)
+                r = subprocess.run(
+                    [os.environ["DIODE_CLI"], "import", path, "--db", db], capture_output=True, text=True
+                )
                 self.assertEqual(r.returncode, 0, r.stderr)
-                s = subprocess.run([os.environ["DIODE_CLI"], "stats", "--db", db, "--json"], capture_output=True, text=True)
+                s = subprocess.run(
+                    [os.environ["DIODE_CLI"], "stats", "--db", db, "--json"], capture_output=True, text=True
+                )
                 self.assertEqual(json.loads(s.stdout)["problems"], len(recs))
                 print("collector:", len(recs), "problems imported with diode import")
 
@@ -447,8 +503,11 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             self.compile_and_check("mm", 1, n, n + 128, n)
         st = torch_diode.get_stats()
         per = st["mean_scoring_us"] + st["mean_selector_us"]
-        print(f"selector overhead per decision: {per:.0f} us (scoring {st['mean_scoring_us']:.0f} us) "
-              f"over {st['model_selections']} decisions of ~{st['candidates_scored'] // max(1, st['model_selections'])} candidates")
+        print(
+            f"selector overhead per decision: {per:.0f} us (scoring {st['mean_scoring_us']:.0f} us) "
+            f"over {st['model_selections']} decisions of "
+            f"~{st['candidates_scored'] // max(1, st['model_selections'])} candidates"
+        )
         self.assertLess(per, 2000)
 
 

@@ -21,7 +21,7 @@ try:
     from torch_diode import worker
 
     WHY = worker.environment_problem()
-except Exception as e:  # noqa: BLE001
+except Exception as e:  # whatever stops the import skips the suite, with its reason
     WHY = f"torch_diode.worker cannot be imported: {e}"
 if not WHY and not os.access(DIODE, os.X_OK):
     WHY = f"no diode binary at {DIODE} (set DIODE_CLI)"
@@ -41,22 +41,44 @@ class SweepTest(unittest.TestCase):
     def test_workers_on_every_gpu_measure_the_plan_once(self):
         with tempfile.TemporaryDirectory() as d:
             db = os.path.join(d, "gpu.db")
-            rc, out = diode("sweep", "--backend", "inductor", "--plan", PLAN, "--db", db, "--python", sys.executable,
-                            "--workers-per-gpu", "2", "--gpus", "all")
+            rc, out = diode(
+                "sweep",
+                "--backend",
+                "inductor",
+                "--plan",
+                PLAN,
+                "--db",
+                db,
+                "--python",
+                sys.executable,
+                "--workers-per-gpu",
+                "2",
+                "--gpus",
+                "all",
+            )
             self.assertEqual(rc, 0, out)
             self.assertEqual(scalar(db, "SELECT count(*) FROM run_problems WHERE status='ok'"), 4, out)
             self.assertGreaterEqual(scalar(db, "SELECT count(*) FROM kernel_configs WHERE kind='triton'"), 10)
             self.assertGreaterEqual(scalar(db, "SELECT count(*) FROM kernel_configs WHERE kind='aten'"), 2)
             self.assertGreaterEqual(scalar(db, "SELECT count(*) FROM telemetry"), 1)
             for method in ("graph_warm", "graph_cold"):
-                self.assertGreaterEqual(scalar(db, f"SELECT count(*) FROM measurements WHERE method='{method}' "
-                                                   "AND status='ok'"), 10)
+                self.assertGreaterEqual(
+                    scalar(db, f"SELECT count(*) FROM measurements WHERE method='{method}' " "AND status='ok'"), 10
+                )
             # The plan runs Inductor's own benchmark on every problem (inductor_every 1): its times and
             # both baselines for all four.
-            self.assertGreaterEqual(scalar(db, "SELECT count(*) FROM measurements WHERE method='inductor_autotune'"), 10)
+            self.assertGreaterEqual(
+                scalar(db, "SELECT count(*) FROM measurements WHERE method='inductor_autotune'"), 10
+            )
             for baseline in ("default", "max_autotune"):
-                self.assertEqual(scalar(db, "SELECT count(DISTINCT problem_id) FROM problem_baselines WHERE "
-                                            f"baseline='{baseline}' AND method='graph_warm'"), 4)
+                self.assertEqual(
+                    scalar(
+                        db,
+                        "SELECT count(DISTINCT problem_id) FROM problem_baselines WHERE "
+                        f"baseline='{baseline}' AND method='graph_warm'",
+                    ),
+                    4,
+                )
             rc, stats = diode("stats", "--db", db)
             self.assertIn("default method graph_warm times (default: the data has in-graph times)", stats)
             # Every worker wrote its own log, and the cache folders are gone.
@@ -70,8 +92,19 @@ class SweepTest(unittest.TestCase):
             path = os.path.join(d, "plan.json")
             json.dump(plan, open(path, "w"))
             db = os.path.join(d, "cut.db")
-            rc, out = diode("sweep", "--backend", "inductor", "--plan", path, "--db", db, "--python", sys.executable,
-                            "--deadline", "0.001")
+            rc, out = diode(
+                "sweep",
+                "--backend",
+                "inductor",
+                "--plan",
+                path,
+                "--db",
+                db,
+                "--python",
+                sys.executable,
+                "--deadline",
+                "0.001",
+            )
             self.assertEqual(rc, 1, out)  # stopped by the deadline, resumable
             self.assertIn("deadline", out)
             rc, out = diode("sweep", "--resume", "--db", db, "--python", sys.executable, "--workers-per-gpu", "3")
@@ -80,9 +113,10 @@ class SweepTest(unittest.TestCase):
             self.assertEqual(scalar(db, "SELECT count(*) FROM measurements WHERE method='inductor_autotune'"), 0)
             self.assertEqual(scalar(db, "SELECT count(*) FROM problem_baselines WHERE baseline='max_autotune'"), 0)
             # Nothing measured twice across the two sessions.
-            self.assertEqual(scalar(db, "SELECT count(*) FROM measurements"),
-                             scalar(db, "SELECT count(*) FROM (SELECT DISTINCT problem_id, config_id, method "
-                                        "FROM measurements)"))
+            self.assertEqual(
+                scalar(db, "SELECT count(*) FROM measurements"),
+                scalar(db, "SELECT count(*) FROM (SELECT DISTINCT problem_id, config_id, method " "FROM measurements)"),
+            )
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ import json
 import os
 import struct
 import subprocess
-import sys
 import tempfile
 import unittest
 import zlib
@@ -27,7 +26,7 @@ def schema3_copy(src, dst, baddbmm_seen):
     with open(src, "rb") as f:
         data = f.read()
     (mlen,) = struct.unpack_from("<I", data, 12)
-    manifest = json.loads(data[16:16 + mlen])
+    manifest = json.loads(data[16 : 16 + mlen])
     assert manifest["feature_schema_version"] == 2
     at = manifest["feature_names"].index("op_bmm") + 1
     base = 16 + mlen + 4
@@ -43,9 +42,12 @@ def schema3_copy(src, dst, baddbmm_seen):
             v.insert(at, 0.5 if baddbmm_seen else 1.0)
             shape = [width + 1]
         elif name.endswith("layer0.weight"):
-            rows = [v[r * width:(r + 1) * width] for r in range(shape[0])]
-            v = [x for r, row in enumerate(rows) for x in row[:at] + [0.01 * ((r % 5) - 2) if baddbmm_seen else 0.0]
-                 + row[at:]]
+            rows = [v[r * width : (r + 1) * width] for r in range(shape[0])]
+            v = [
+                x
+                for r, row in enumerate(rows)
+                for x in row[:at] + [0.01 * ((r % 5) - 2) if baddbmm_seen else 0.0] + row[at:]
+            ]
             shape = [shape[0], width + 1]
         raw = struct.pack(f"<{len(v)}f", *v)
         tensors.append(dict(t, shape=shape, offset=len(blob), nbytes=len(raw), crc32=zlib.crc32(raw)))
@@ -93,8 +95,12 @@ class NativeTest(unittest.TestCase):
     def test_scores_equal_diode_rank(self):
         from torch_diode._native import Model
 
-        ranked = subprocess.run([os.environ["DIODE_CLI"], "rank", "--package", PACKAGE, "--input", HELDOUT],
-                                check=True, capture_output=True, text=True).stdout.splitlines()
+        ranked = subprocess.run(
+            [os.environ["DIODE_CLI"], "rank", "--package", PACKAGE, "--input", HELDOUT],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.splitlines()
         model = Model(PACKAGE)
         with open(HELDOUT) as f:
             numbered = [(n, line) for n, line in enumerate(f, 1) if line.strip()]
@@ -113,7 +119,7 @@ class NativeTest(unittest.TestCase):
         # `diode eval --table`'s policy column is what the selector decides: every DEFAULT held-out
         # problem put through the selector's own call (candidate keys, packed rows, the package's
         # margin for its regime) and judged by the same times gives the CLI's mean and P10.
-        from torch_diode._native import Model, Policy, scorable
+        from torch_diode._native import Model, scorable
         from torch_diode._selector import Options, Runtime, candidate_key
 
         for regime in ("warm", "cold"):
@@ -131,13 +137,19 @@ class NativeTest(unittest.TestCase):
                     if not any(times):
                         continue
                     problem = tuple(p[k] for k in ("op", "dtype", "B", "M", "N", "K")) + (
-                        int(p["a_transposed"]), int(p["b_transposed"]))
+                        int(p["a_transposed"]),
+                        int(p["b_transposed"]),
+                    )
                     _, kept = rt.model.select_keys(problem, [candidate_key(c) for c in cands], rt.policy)
                     eff.append(min(t for t in times if t) / times[kept[0]] if times[kept[0]] else 0.0)
             eff.sort()
             mine = f"{sum(eff) / len(eff):.3f} / {eff[int(0.1 * (len(eff) - 1))]:.3f}"
-            out = subprocess.run([os.environ["DIODE_CLI"], "eval", "--package", package, "--input", heldout,
-                                  "--table"], capture_output=True, text=True, check=True).stdout
+            out = subprocess.run(
+                [os.environ["DIODE_CLI"], "eval", "--package", package, "--input", heldout, "--table"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
             row = next(r for r in out.splitlines() if r.startswith("| all |"))
             self.assertEqual(row.split(" | ")[2], mine, f"{regime}: {row}")
             self.assertEqual(int(row.split(" | ")[1]), len(eff))
@@ -160,10 +172,21 @@ class NativeTest(unittest.TestCase):
 
         def choices():
             tiles = [(bm, bn, bk) for bm in (16, 64, 128) for bn in (64, 128) for bk in (32, 64)]
-            return {"aten::mm": [NS(template=aten, params=NS(kwargs={}), extra_kwargs={})],
-                    "triton::mm": [NS(template=mm, params=NS(kwargs=dict(BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, GROUP_M=8,
-                                                                          num_stages=3, num_warps=4, EVEN_K=True)),
-                                      extra_kwargs={"ALLOW_TF32": False}) for m, n, k in tiles]}
+            return {
+                "aten::mm": [NS(template=aten, params=NS(kwargs={}), extra_kwargs={})],
+                "triton::mm": [
+                    NS(
+                        template=mm,
+                        params=NS(
+                            kwargs=dict(
+                                BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, GROUP_M=8, num_stages=3, num_warps=4, EVEN_K=True
+                            )
+                        ),
+                        extra_kwargs={"ALLOW_TF32": False},
+                    )
+                    for m, n, k in tiles
+                ],
+            }
 
         def kept_keys(kept):
             return [(k.template.uid, tuple(sorted(k.params.kwargs.items()))) for k in kept]
@@ -195,9 +218,13 @@ class NativeTest(unittest.TestCase):
             return NS(template=NS(uid=uid), params=NS(kwargs=kw), extra_kwargs={})
 
         def choices(*extra):
-            by = {"aten::addmm": [ktc("aten::addmm")], "aten::bias_addmm": [ktc("aten::bias_addmm")],
-                  "triton::mm": [ktc("triton::mm", BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_stages=3,
-                                     num_warps=4)]}
+            by = {
+                "aten::addmm": [ktc("aten::addmm")],
+                "aten::bias_addmm": [ktc("aten::bias_addmm")],
+                "triton::mm": [
+                    ktc("triton::mm", BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_stages=3, num_warps=4)
+                ],
+            }
             for uid in extra:
                 by[uid] = [ktc(uid)]
             return by
@@ -232,8 +259,10 @@ class NativeTest(unittest.TestCase):
         self.assertEqual(len(way["why"]), 1)
         self.assertIn("1 GEMM lowering(s) compiled with max-autotune mode", way["why"][0])
         self.assertTrue(torch_diode._recommended_way(Runtime(Model(ingraph), Options()), {})["ok"])
-        self.assertIn("autotune_gemm=False", torch_diode._recommended_way(
-            Runtime(Model(ingraph), Options(autotune_gemm=False)), {})["why"][0])
+        self.assertIn(
+            "autotune_gemm=False",
+            torch_diode._recommended_way(Runtime(Model(ingraph), Options(autotune_gemm=False)), {})["why"][0],
+        )
 
         # Asked for: Inductor's own candidates (it benchmarks them), or the error itself.
         auto = Runtime(Model(ingraph), Options(fallback="autotune", keep_unscored=True))
@@ -275,22 +304,31 @@ class NativeTest(unittest.TestCase):
             self.assertEqual(now.unseen(("baddbmm", "bf16", 512, 1, 2048, 128, 0, 1)), "", regime)
 
         def inputs(addend_stride):
-            mat1 = NS(get_size=lambda: [512, 1, 128], get_stride=lambda: [128, 128, 1], get_dtype=lambda: "torch.bfloat16")
+            mat1 = NS(
+                get_size=lambda: [512, 1, 128], get_stride=lambda: [128, 128, 1], get_dtype=lambda: "torch.bfloat16"
+            )
             mat2 = NS(get_size=lambda: [512, 128, 2048], get_stride=lambda: [262144, 1, 128])
             addend = NS(get_size=lambda: [512, 1, 2048], get_stride=lambda: addend_stride)
             return NS(mat1mat2=lambda: (mat1, mat2), nodes=lambda: [addend, mat1, mat2])
 
         def prefill(addend_stride):
-            mat1 = NS(get_size=lambda: [64, 1024, 64], get_stride=lambda: [65536, 64, 1], get_dtype=lambda: "torch.bfloat16")
+            mat1 = NS(
+                get_size=lambda: [64, 1024, 64], get_stride=lambda: [65536, 64, 1], get_dtype=lambda: "torch.bfloat16"
+            )
             mat2 = NS(get_size=lambda: [64, 64, 1024], get_stride=lambda: [65536, 1, 64])
             addend = NS(get_size=lambda: [64, 1024, 1024], get_stride=lambda: addend_stride)
             return NS(mat1mat2=lambda: (mat1, mat2), nodes=lambda: [addend, mat1, mat2])
 
         def choices():
-            tri = NS(template=NS(uid="triton::bmm"), params=NS(kwargs=dict(
-                BLOCK_M=16, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_stages=3, num_warps=4)), extra_kwargs={})
-            return {"aten::baddbmm": [NS(template=NS(uid="aten::baddbmm"), params=NS(kwargs={}), extra_kwargs={})],
-                    "triton::bmm": [tri]}
+            tri = NS(
+                template=NS(uid="triton::bmm"),
+                params=NS(kwargs=dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=64, GROUP_M=8, num_stages=3, num_warps=4)),
+                extra_kwargs={},
+            )
+            return {
+                "aten::baddbmm": [NS(template=NS(uid="aten::baddbmm"), params=NS(kwargs={}), extra_kwargs={})],
+                "triton::bmm": [tri],
+            }
 
         def uids(kept):
             return [k.template.uid for k in kept]
@@ -331,7 +369,8 @@ class NativeTest(unittest.TestCase):
 
     def test_a_layout_the_package_never_saw_keeps_plain(self):
         # The packages shipped before the training layouts were trained on no GEMM with a
-        # column-major A (a training step's dW = dY^T X): such a package says so (its normalisation: the flag never varied), and the
+        # column-major A (a training step's dW = dY^T X): such a package says so (its normalisation:
+        # the flag never varied), and the
         # selector keeps plain's kernel for it instead of scoring by extrapolation.
         from types import SimpleNamespace as NS
 
@@ -352,10 +391,15 @@ class NativeTest(unittest.TestCase):
             return NS(mat1mat2=lambda: (mat1, mat2))
 
         def choices():
-            ktc = NS(template=NS(uid="triton::mm"), params=NS(kwargs=dict(
-                BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_stages=3, num_warps=8)), extra_kwargs={})
-            return {"aten::mm": [NS(template=NS(uid="aten::mm"), params=NS(kwargs={}), extra_kwargs={})],
-                    "triton::mm": [ktc]}
+            ktc = NS(
+                template=NS(uid="triton::mm"),
+                params=NS(kwargs=dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_stages=3, num_warps=8)),
+                extra_kwargs={},
+            )
+            return {
+                "aten::mm": [NS(template=NS(uid="aten::mm"), params=NS(kwargs={}), extra_kwargs={})],
+                "triton::mm": [ktc],
+            }
 
         rt = Runtime(model, Options(margin=0))  # no ATen guard: only the coverage keeps ATen
         kept = rt.lowering(choices(), inputs([1, 1024]), "mm")  # A column-major: dY^T
@@ -387,28 +431,59 @@ class NativeTest(unittest.TestCase):
 
         def choices(aten=True):
             by = {"aten::mm": [NS(template=NS(uid="aten::mm"), params=NS(kwargs={}), extra_kwargs={})]} if aten else {}
-            by["triton::mm"] = [NS(template=NS(uid="triton::mm"), params=NS(kwargs=dict(
-                BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, GROUP_M=8, num_stages=s, num_warps=4, EVEN_K=True)),
-                extra_kwargs={"ALLOW_TF32": False}) for m, n, k, s in tiles]
+            by["triton::mm"] = [
+                NS(
+                    template=NS(uid="triton::mm"),
+                    params=NS(
+                        kwargs=dict(BLOCK_M=m, BLOCK_N=n, BLOCK_K=k, GROUP_M=8, num_stages=s, num_warps=4, EVEN_K=True)
+                    ),
+                    extra_kwargs={"ALLOW_TF32": False},
+                )
+                for m, n, k, s in tiles
+            ]
             return by
 
         def kept(rt, aten=True, **kw):
-            return [(k.template.uid, k.params.kwargs.get("BLOCK_M"), k.params.kwargs.get("BLOCK_N"),
-                     k.params.kwargs.get("BLOCK_K"), k.params.kwargs.get("num_stages"))
-                    for k in rt.lowering(choices(aten), inputs(**kw), "mm")]
+            return [
+                (
+                    k.template.uid,
+                    k.params.kwargs.get("BLOCK_M"),
+                    k.params.kwargs.get("BLOCK_N"),
+                    k.params.kwargs.get("BLOCK_K"),
+                    k.params.kwargs.get("num_stages"),
+                )
+                for k in rt.lowering(choices(aten), inputs(**kw), "mm")
+            ]
 
         options = dict(top_k=1, margin=0)  # Triton configs only: the best predicted is kept
         best = kept(Runtime(Model(ingraph), Options(**options)), aten=False)
         self.assertEqual(best[0][0], "triton::mm", best)
         _uid, bm, bn, bk, stages = best[0]
-        wrong = {"kind": "triton", "template": "mm", "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8,
-                 "num_stages": stages, "num_warps": 4, "EVEN_K": False, "ACC_TYPE": "tl.float32"}
+        wrong = {
+            "kind": "triton",
+            "template": "mm",
+            "BLOCK_M": bm,
+            "BLOCK_N": bn,
+            "BLOCK_K": bk,
+            "GROUP_M": 8,
+            "num_stages": stages,
+            "num_warps": 4,
+            "EVEN_K": False,
+            "ACC_TYPE": "tl.float32",
+        }
         self.assertEqual(candidate_dict(candidate_key(wrong))["BLOCK_K"], bk)
 
         model = Model(ingraph)
         model.manifest["unsafe_candidates"] = [
-            {"op": "mm", "dtype": "bf16", "a_transposed": False, "b_transposed": True, "candidate": wrong,
-             "error": "wrong result: max error 1.08 of the largest ATen value (tolerance 0.03)", "problems": 1},
+            {
+                "op": "mm",
+                "dtype": "bf16",
+                "a_transposed": False,
+                "b_transposed": True,
+                "candidate": wrong,
+                "error": "wrong result: max error 1.08 of the largest ATen value (tolerance 0.03)",
+                "problems": 1,
+            },
             {"op": "mm"},  # malformed: skipped, not fatal
         ]
         rt = Runtime(model, Options(**options))
@@ -437,8 +512,15 @@ class NativeTest(unittest.TestCase):
 
         model = Model(PACKAGE)
         p = {"op": "mm", "dtype": "bf16", "M": 64, "N": 64, "K": 64}
-        triton = {"kind": "triton", "template": "mm", "BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32,
-                  "num_stages": 3, "num_warps": 4}
+        triton = {
+            "kind": "triton",
+            "template": "mm",
+            "BLOCK_M": 32,
+            "BLOCK_N": 64,
+            "BLOCK_K": 32,
+            "num_stages": 3,
+            "num_warps": 4,
+        }
         aten = {"kind": "aten", "name": "extern_kernels.mm"}
         for c in (aten, triton):
             self.assertTrue(scorable(c))
@@ -494,7 +576,6 @@ class NativeTest(unittest.TestCase):
         self.assertIn("error", by_name["broken.diode"])
         self.assertEqual(by_name["broken.diode"]["source"], "TORCH_DIODE_MODEL_PATH")
 
-
     def test_a_huge_search_location_is_walked_only_so_far(self):
         """TORCH_DIODE_MODEL_PATH=/ walked the whole filesystem at import (34 s on the 2-core VM):
         one location is searched to a bounded depth and number of entries, with a warning."""
@@ -526,7 +607,9 @@ class NativeTest(unittest.TestCase):
                 torch_diode.list_available_models()
         finally:
             del os.environ["TORCH_DIODE_MODEL_PATH"]
-        print(f"list_available_models() with TORCH_DIODE_MODEL_PATH=/: {__import__('time').monotonic() - started:.2f} s")
+        print(
+            f"list_available_models() with TORCH_DIODE_MODEL_PATH=/: {__import__('time').monotonic() - started:.2f} s"
+        )
 
 
 class NearestPackageTest(unittest.TestCase):
@@ -576,16 +659,20 @@ class StatusWithoutTorchTest(unittest.TestCase):
         self.assertEqual(r.stderr, "")  # a Python without torch is not worth a warning
 
     def test_autoregister_off_does_nothing(self):
-        r = self.run_python("import torch_diode, json; print(json.dumps(torch_diode.get_integration_status()))",
-                            TORCH_DIODE_AUTOREGISTER="0")
+        r = self.run_python(
+            "import torch_diode, json; print(json.dumps(torch_diode.get_integration_status()))",
+            TORCH_DIODE_AUTOREGISTER="0",
+        )
         st = json.loads(r.stdout)
         self.assertFalse(st["autoregister"])
         self.assertEqual(st["torch"]["reason"], "not checked yet")
         self.assertIn("TORCH_DIODE_AUTOREGISTER=0", st["reason"])
 
     def test_api_answers_without_torch(self):
-        r = self.run_python("import torch_diode as d; print(d.get_stats()['calls'], d.get_detected_hardware()['available']);"
-                            "print(d.install())")
+        r = self.run_python(
+            "import torch_diode as d; print(d.get_stats()['calls'], d.get_detected_hardware()['available']);"
+            "print(d.install())"
+        )
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.split(), ["0", "False", "False"])
 

@@ -19,9 +19,23 @@ if probe.returncode != 0:
     sys.exit(77)
 
 with tempfile.TemporaryDirectory() as target:
-    r = subprocess.run([PIP_PYTHON, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "--no-cache-dir",
-                        "--disable-pip-version-check", "--target", target, os.path.join(ROOT, "plugin", "python")],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            PIP_PYTHON,
+            "-m",
+            "pip",
+            "install",
+            "--no-build-isolation",
+            "--no-deps",
+            "--no-cache-dir",
+            "--disable-pip-version-check",
+            "--target",
+            target,
+            os.path.join(ROOT, "plugin", "python"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     pkg = os.path.join(target, "torch_diode")
     assert os.path.isfile(os.path.join(pkg, "libdiode_inductor.so")), os.listdir(pkg)
@@ -35,7 +49,9 @@ keys = [("aten", "extern_kernels.mm", 0, 0, 0, 0, 0, 0, -1, -1), ("triton", "mm"
 print(json.dumps({"library": _native.library_path(), "models": torch_diode.list_available_models(),
                   "scores": m.score_keys(p, keys), "status": torch_diode.get_integration_status()}))
 """
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TORCH_DIODE_LIBRARY", "TORCH_DIODE_MODEL_PATH")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TORCH_DIODE_LIBRARY", "TORCH_DIODE_MODEL_PATH")
+    }
     env.update(PYTHONPATH=target, TORCH_DIODE_AUTOREGISTER="0", XDG_DATA_HOME=os.path.join(target, "no-user-models"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=target)
     assert out.returncode == 0, out.stderr

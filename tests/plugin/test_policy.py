@@ -10,6 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "plugin", "python"))
 
+# E402: imported after sys.path names the checkout's package above, not an installed one.
 from torch_diode import _models, _native  # noqa: E402
 from torch_diode._selector import Options, Runtime, candidate_key, plain_index  # noqa: E402
 
@@ -20,10 +21,25 @@ WARM = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
 UNCALIBRATED = os.path.join(ROOT, "tests", "data", "packages", "h200-ingraph-warm-schema2.diode")
 PROBLEM = ("addmm", "bf16", 1, 64, 1024, 1024, 0, 1)
 # Two ATen kernels, then three Triton configs (as Inductor offers an addmm's).
-KEYS = [candidate_key(c) for c in (
-    {"kind": "aten", "name": "extern_kernels.addmm"}, {"kind": "aten", "name": "extern_kernels.mm"},
-    *({"kind": "triton", "template": "mm", "BLOCK_M": m, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 3,
-       "num_warps": 4} for m in (16, 32, 64)))]
+KEYS = [
+    candidate_key(c)
+    for c in (
+        {"kind": "aten", "name": "extern_kernels.addmm"},
+        {"kind": "aten", "name": "extern_kernels.mm"},
+        *(
+            {
+                "kind": "triton",
+                "template": "mm",
+                "BLOCK_M": m,
+                "BLOCK_N": 64,
+                "BLOCK_K": 32,
+                "num_stages": 3,
+                "num_warps": 4,
+            }
+            for m in (16, 32, 64)
+        ),
+    )
+]
 
 
 def kept(predicted, top_k=1, margin=0.0, threshold=float("inf"), keys=KEYS):
@@ -41,7 +57,9 @@ class PolicyThroughTheLibraryTest(unittest.TestCase):
         self.assertEqual(kept([10.0, 11.0, 8.0, 8.5, 13.0], top_k=2, margin=0.08), [2, 3, 0])
 
     def test_bias_addmm_is_plain_where_offered(self):
-        keys = [candidate_key({"kind": "aten", "name": n}) for n in ("extern_kernels.addmm", "extern_kernels.bias_addmm")]
+        keys = [
+            candidate_key({"kind": "aten", "name": n}) for n in ("extern_kernels.addmm", "extern_kernels.bias_addmm")
+        ]
         keys.append(KEYS[2])
         self.assertEqual(kept([9.6, 10.0, 11.0], margin=0.08, keys=keys), [1])
         self.assertEqual(kept([8.0, 10.0, 11.0], margin=0.08, keys=keys), [0])
@@ -67,8 +85,9 @@ class PolicyThroughTheLibraryTest(unittest.TestCase):
 
 class OptionsTest(unittest.TestCase):
     def test_plain_index_without_a_model(self):
-        self.assertEqual(plain_index(["aten", "aten", "triton"], ["extern_kernels.addmm", "extern_kernels.bias_addmm",
-                                                                 "mm"]), 1)
+        self.assertEqual(
+            plain_index(["aten", "aten", "triton"], ["extern_kernels.addmm", "extern_kernels.bias_addmm", "mm"]), 1
+        )
         self.assertEqual(plain_index(["triton", "aten"], ["mm", "extern_kernels.mm"]), 1)
         self.assertIsNone(plain_index(["triton"], ["mm"]))
 
@@ -101,19 +120,31 @@ class OptionsTest(unittest.TestCase):
 
 class RegimeChoiceTest(unittest.TestCase):
     def pkg(self, name, method, created, source="shipped"):
-        return {"path": f"/x/{name}.diode", "name": name, "source": source, "matches_hardware": True,
-                "timing_method": method, "created_at": created}
+        return {
+            "path": f"/x/{name}.diode",
+            "name": name,
+            "source": source,
+            "matches_hardware": True,
+            "timing_method": method,
+            "created_at": created,
+        }
 
     def test_the_package_of_the_asked_regime_wins_over_a_newer_one(self):
-        models = [self.pkg("warm", "graph_warm", "2026-11-22"), self.pkg("cold", "graph_cold", "2026-11-21"),
-                  self.pkg("v2", "inductor_autotune", "2026-11-23")]
+        models = [
+            self.pkg("warm", "graph_warm", "2026-11-22"),
+            self.pkg("cold", "graph_cold", "2026-11-21"),
+            self.pkg("v2", "inductor_autotune", "2026-11-23"),
+        ]
         self.assertEqual(_models.best_for({"gpu": "NVIDIA H200"}, models, "warm")[0]["name"], "warm")
         self.assertEqual(_models.best_for({"gpu": "NVIDIA H200"}, models, "cold")[0]["name"], "cold")
 
     def test_in_graph_truth_before_inductor_benchmark_then_newest(self):
         models = [self.pkg("v2", "inductor_autotune", "2026-11-23"), self.pkg("warm", "graph_warm", "2026-11-22")]
         self.assertEqual(_models.best_for({"gpu": "NVIDIA H200"}, models, "cold")[0]["name"], "warm")
-        models = [self.pkg("old", "inductor_autotune", "2026-01-01"), self.pkg("new", "inductor_autotune", "2026-02-01")]
+        models = [
+            self.pkg("old", "inductor_autotune", "2026-01-01"),
+            self.pkg("new", "inductor_autotune", "2026-02-01"),
+        ]
         self.assertEqual(_models.best_for({"gpu": "NVIDIA H200"}, models, "warm")[0]["name"], "new")
 
 

@@ -12,8 +12,7 @@ import tempfile
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-GOOD = ('{"op":"mm","dtype":"bf16","B":1,"M":64,"N":64,"K":64,'
-        '"a_transposed":false,"b_transposed":false}\n')
+GOOD = '{"op":"mm","dtype":"bf16","B":1,"M":64,"N":64,"K":64,' '"a_transposed":false,"b_transposed":false}\n'
 
 
 class ProblemLinesTest(unittest.TestCase):
@@ -34,8 +33,14 @@ class ProblemLinesTest(unittest.TestCase):
 
     def refused(self, *args, expect):
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin", "python"))
-        r = subprocess.run([sys.executable, "-m", "torch_diode.validate_timing", *args], env=env, cwd=self.dir,
-                           capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-m", "torch_diode.validate_timing", *args],
+            env=env,
+            cwd=self.dir,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         self.assertNotIn("Traceback", r.stderr)
         self.assertEqual(r.returncode, 2, r.stderr)
         lines = r.stderr.strip().splitlines()
@@ -64,8 +69,13 @@ class ProblemLinesTest(unittest.TestCase):
         self.refused("--problems", big, "--out", self.out, expect=f"{big}:1: field 'M' must be an integer")
 
     def test_missing_file_and_directory(self):
-        self.refused("--problems", os.path.join(self.dir, "nope.jsonl"), "--out", self.out,
-                     expect="nope.jsonl: No such file or directory")
+        self.refused(
+            "--problems",
+            os.path.join(self.dir, "nope.jsonl"),
+            "--out",
+            self.out,
+            expect="nope.jsonl: No such file or directory",
+        )
         self.refused("--problems", self.dir, "--out", self.out, expect="Is a directory")
 
     def test_binary_file(self):

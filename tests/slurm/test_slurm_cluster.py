@@ -61,9 +61,20 @@ class Cluster:
             f.write(os.urandom(1024))
         os.chmod(key, 0o400)
         sock = os.path.join(r, "munge.sock")
-        self.spawn("munged", ["munged", "-F", "-f", "--num-threads=10", f"--key-file={key}", f"--socket={sock}",
-                              f"--pid-file={r}/munged.pid", f"--log-file={r}/munged.log",
-                              f"--seed-file={r}/munged.seed"])
+        self.spawn(
+            "munged",
+            [
+                "munged",
+                "-F",
+                "-f",
+                "--num-threads=10",
+                f"--key-file={key}",
+                f"--socket={sock}",
+                f"--pid-file={r}/munged.pid",
+                f"--log-file={r}/munged.log",
+                f"--seed-file={r}/munged.seed",
+            ],
+        )
         for _ in range(100):
             if os.path.exists(sock):
                 break
@@ -76,7 +87,8 @@ class Cluster:
         # linuxproc and task/none: no cgroups or systemd needed. config_overrides: 4 CPUs whatever
         # the machine has, so the 4 tasks run side by side.
         with open(self.conf, "w") as f:
-            f.write(f"""ClusterName=diodetest
+            f.write(
+                f"""ClusterName=diodetest
 SlurmctldHost={host}(127.0.0.1)
 SlurmUser=root
 SlurmdUser=root
@@ -105,7 +117,8 @@ KillWait=5
 SlurmdParameters=config_overrides
 NodeName={host} NodeAddr=127.0.0.1 CPUs=5 State=UNKNOWN
 PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
-""")
+"""
+            )
         self.spawn("slurmctld", ["slurmctld", "-D", "-i"])
         self.spawn("slurmd", ["slurmd", "-D"])
         deadline = time.time() + 60
@@ -114,8 +127,10 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP
             if out.stdout.strip() == "idle":
                 return
             time.sleep(0.5)
-        skip(f"the node never became idle (sinfo: {out.stdout.strip()} {out.stderr.strip()})\n"
-             f"slurmctld.log:\n{tail(r + '/slurmctld.log')}slurmd.log:\n{tail(r + '/slurmd.log')}")
+        skip(
+            f"the node never became idle (sinfo: {out.stdout.strip()} {out.stderr.strip()})\n"
+            f"slurmctld.log:\n{tail(r + '/slurmctld.log')}slurmd.log:\n{tail(r + '/slurmd.log')}"
+        )
 
     def spawn(self, name, argv):
         out = open(os.path.join(self.root, name + ".out"), "w")
@@ -137,7 +152,8 @@ def measurement_keys(db):
     rows = con.execute(
         "SELECT p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed, c.config_key, m.method, "
         "m.status FROM measurements m JOIN problems p ON p.id = m.problem_id "
-        "JOIN kernel_configs c ON c.id = m.config_id").fetchall()
+        "JOIN kernel_configs c ON c.id = m.config_id"
+    ).fetchall()
     con.close()
     return rows
 
@@ -153,8 +169,9 @@ def query(db, sql):
 def main():
     diode, plan = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     gui_test = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None  # tst_sweeppage, GUI builds only
-    missing = [t for t in ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo")
-               if not shutil.which(t)]
+    missing = [
+        t for t in ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo") if not shutil.which(t)
+    ]
     if missing:
         skip(f"{', '.join(missing)} not found (Debian 12: apt-get install slurm-wlm munge; .ci/bootstrap does)")
     if os.geteuid() != 0:
@@ -175,8 +192,9 @@ def main():
             return r.stdout + r.stderr
 
         def queued(job):
-            r = subprocess.run(["squeue", "-h", "-r", "-j", job, "-o", "%i %T"], env=env, capture_output=True,
-                               text=True)
+            r = subprocess.run(
+                ["squeue", "-h", "-r", "-j", job, "-o", "%i %T"], env=env, capture_output=True, text=True
+            )
             return r.stdout.split("\n") if r.stdout.strip() else []
 
         def wait_for(what, cond, timeout=150):
@@ -189,12 +207,29 @@ def main():
 
         # The reference: one uninterrupted run, beside the cluster's.
         whole = os.path.join(root, "whole.db")
-        reference = subprocess.Popen([diode, "sweep", "--backend", "cpu", "--plan", plan, "--db", whole], env=env,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        reference = subprocess.Popen(
+            [diode, "sweep", "--backend", "cpu", "--plan", plan, "--db", whole],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
         # sbatch refusing the job: its own words, and where the script is.
-        bad = diode_run("sweep", "--slurm", "--shards", "4", "--backend", "cpu", "--plan", plan, "--db",
-                        os.path.join(root, "refused.db"), "--partition", "nosuch", expect=1)
+        bad = diode_run(
+            "sweep",
+            "--slurm",
+            "--shards",
+            "4",
+            "--backend",
+            "cpu",
+            "--plan",
+            plan,
+            "--db",
+            os.path.join(root, "refused.db"),
+            "--partition",
+            "nosuch",
+            expect=1,
+        )
         assert "sbatch refused the array job" in bad and "partition" in bad and "sweep.sbatch" in bad, bad
 
         # A task that never starts (held until tomorrow by an option from a --slurm-config file):
@@ -203,12 +238,26 @@ def main():
         with open(cfg, "w") as f:
             f.write('{"sbatch_args": ["--begin=now+1day"], "setup": ["echo setup line ran"]}')
         later = os.path.join(root, "later.db")
-        out = diode_run("sweep", "--slurm", "--shards", "2", "--backend", "cpu", "--plan", plan, "--db", later,
-                        "--slurm-config", cfg)
+        out = diode_run(
+            "sweep",
+            "--slurm",
+            "--shards",
+            "2",
+            "--backend",
+            "cpu",
+            "--plan",
+            plan,
+            "--db",
+            later,
+            "--slurm-config",
+            cfg,
+        )
         later_array = out.split("submitted array job ")[1].split(":")[0]
         status = diode_run("sweep", "--status", "--db", later)
-        shard_lines = [l for l in status.splitlines() if l.startswith("shard ")]
-        assert len(shard_lines) == 2 and all("no store yet" in l and "PENDING" in l for l in shard_lines), status
+        shard_lines = [line for line in status.splitlines() if line.startswith("shard ")]
+        assert len(shard_lines) == 2 and all(
+            "no store yet" in line and "PENDING" in line for line in shard_lines
+        ), status
         subprocess.run(["scancel", later_array], env=env, check=True)
         wait_for("the held array to leave the queue", lambda: not queued(later_array), timeout=30)
         out = diode_run("sweep", "--slurm", "--resume", "--db", later)
@@ -218,12 +267,24 @@ def main():
         db = os.path.join(root, "cluster.db")
         # Two workers a task (they take turns on the CPU as a GPU's take turns timing): the merged
         # store must still be one uninterrupted run's.
-        out = diode_run("sweep", "--slurm", "--shards", "4", "--workers-per-gpu", "2", "--backend", "cpu", "--plan",
-                        plan, "--db", db)
+        out = diode_run(
+            "sweep",
+            "--slurm",
+            "--shards",
+            "4",
+            "--workers-per-gpu",
+            "2",
+            "--backend",
+            "cpu",
+            "--plan",
+            plan,
+            "--db",
+            db,
+        )
         array = out.split("submitted array job ")[1].split(":")[0]
         shards = db + ".shards"
         script = open(os.path.join(shards, "sweep.sbatch")).read()
-        assert "#SBATCH --array=0-3" in script and "--shard \"$SLURM_ARRAY_TASK_ID/4\"" in script, script
+        assert "#SBATCH --array=0-3" in script and '--shard "$SLURM_ARRAY_TASK_ID/4"' in script, script
         assert "--workers-per-gpu 2" in script, script
 
         # Cancel task 1 once it has finished a problem and is measuring the next.
@@ -236,11 +297,12 @@ def main():
             except sqlite3.Error:
                 return False
             return done >= 1 and status == [("running",)]
+
         wait_for("shard 1 to finish its first problem", mid_run)
         subprocess.run(["scancel", f"{array}_1"], env=env, check=True)
         wait_for("the array's tasks to end", lambda: not queued(array))
         status = diode_run("sweep", "--status", "--db", db)
-        line1 = next(l for l in status.splitlines() if l.startswith("shard 1/4"))
+        line1 = next(line for line in status.splitlines() if line.startswith("shard 1/4"))
         assert "cancelled" in line1, status
         assert "not merged yet" in status and "PENDING" in status, status
         done_before = query(s1, "SELECT count(*) FROM run_problems")[0][0]
@@ -259,11 +321,15 @@ def main():
 
         merged, expected = measurement_keys(db), measurement_keys(whole)
         assert len(merged) == len(set(merged)), "a measurement is in the merged store twice"
-        assert sorted(merged) == sorted(expected), (f"merged store differs from one uninterrupted run: "
-                                                    f"{len(merged)} against {len(expected)} measurements")
+        assert sorted(merged) == sorted(expected), (
+            f"merged store differs from one uninterrupted run: " f"{len(merged)} against {len(expected)} measurements"
+        )
         assert query(db, "SELECT count(*) FROM runs WHERE status = 'finished'")[0][0] == 4
         assert query(s1, "SELECT count(*) FROM runs")[0][0] == 1, "the resubmitted task started a new run"
-        assert query(db, "SELECT count(*) FROM run_problems")[0][0] == query(whole, "SELECT count(*) FROM run_problems")[0][0]
+        assert (
+            query(db, "SELECT count(*) FROM run_problems")[0][0]
+            == query(whole, "SELECT count(*) FROM run_problems")[0][0]
+        )
         # Each task's output where the script says, the resumed task's appended to its first try's.
         for i in range(4):
             log = open(os.path.join(shards, f"shard-{i}.out")).read()
@@ -272,18 +338,26 @@ def main():
         assert "4 runs" in open(os.path.join(shards, "merge.out")).read()
         out = diode_run("sweep", "--slurm", "--resume", "--db", db)
         assert "nothing to submit again" in out, out
-        print(f"ok: {len(merged)} measurements merged from 4 shards (shard 1 cancelled after {done_before} of "
-              f"{planned} problems and resumed), identical to one run; {time.time() - t0:.1f} s", flush=True)
+        print(
+            f"ok: {len(merged)} measurements merged from 4 shards (shard 1 cancelled after {done_before} of "
+            f"{planned} problems and resumed), identical to one run; {time.time() - t0:.1f} s",
+            flush=True,
+        )
         if gui_test:
             # The Sweep page submits the same plan to this cluster and follows it to the merge.
             t1 = time.time()
-            r = subprocess.run([gui_test, "submitsToSlurmAndFollowsTheMerge"], capture_output=True, text=True,
-                               timeout=300, cwd=root,
-                               env={**env, "DIODE_SLURM_LIVE": "1", "DIODE_SLURM_PLAN": plan,
-                                    "QT_QPA_PLATFORM": "offscreen"})
+            r = subprocess.run(
+                [gui_test, "submitsToSlurmAndFollowsTheMerge"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                cwd=root,
+                env={**env, "DIODE_SLURM_LIVE": "1", "DIODE_SLURM_PLAN": plan, "QT_QPA_PLATFORM": "offscreen"},
+            )
             print(r.stdout[-3000:] + r.stderr[-2000:], flush=True)
-            assert r.returncode == 0 and "PASS   : TestSweepPage::submitsToSlurmAndFollowsTheMerge()" in r.stdout, \
-                "the Sweep page's Slurm sweep failed"
+            assert (
+                r.returncode == 0 and "PASS   : TestSweepPage::submitsToSlurmAndFollowsTheMerge()" in r.stdout
+            ), "the Sweep page's Slurm sweep failed"
             print(f"ok: the Sweep page submitted, followed and merged a sweep ({time.time() - t1:.1f} s)", flush=True)
         ok = True
     finally:

@@ -66,7 +66,7 @@ def set_log_level(level) -> None:
 def _check_torch() -> Optional[str]:
     try:
         import torch
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # torch missing or broken: the status says so
         return f"torch is missing or broken: {e}"
     version = tuple(int(x) for x in re.findall(r"\d+", torch.__version__)[:2])
     _status["torch"] = {"ok": version >= MIN_TORCH, "version": torch.__version__}
@@ -106,8 +106,7 @@ def _engage(options) -> None:
     wanted = {"max_autotune_gemm_search_space": options.search_space}
     if options.autotune_gemm:
         wanted["max_autotune_gemm"] = True
-    backends = [b.strip().upper() for b in str(compat.get_config("max_autotune_gemm_backends")).split(",")
-                if b.strip()]
+    backends = [b.strip().upper() for b in str(compat.get_config("max_autotune_gemm_backends")).split(",") if b.strip()]
     for b in ("ATEN", "TRITON"):
         if b not in backends:
             backends.append(b)
@@ -126,8 +125,18 @@ def _restore_config() -> None:
     _saved_config.clear()
 
 
-def install(model=None, top_k=1, performance_threshold=1.1, ops=None, search_space="DEFAULT",
-            fallback="plain", margin=None, regime="warm", autotune_gemm=True, keep_unscored=False) -> bool:
+def install(
+    model=None,
+    top_k=1,
+    performance_threshold=1.1,
+    ops=None,
+    search_space="DEFAULT",
+    fallback="plain",
+    margin=None,
+    regime="warm",
+    autotune_gemm=True,
+    keep_unscored=False,
+) -> bool:
     """Installs the selector. `model`: a path or name of a package, or None for the best package
     for the detected GPU and `regime` ("warm": operands in L2, as in a decode loop; "cold": weights
     evicted, as in a large model's forward pass). `margin`: ATen, what plain torch.compile runs,
@@ -146,8 +155,9 @@ def install(model=None, top_k=1, performance_threshold=1.1, ops=None, search_spa
     global _runtime, _previous_handler, _previous_factory
     from ._selector import Options, Runtime, activate, choices_factory
 
-    options = Options(top_k, performance_threshold, ops, search_space, fallback, margin, regime, autotune_gemm,
-                      keep_unscored)
+    options = Options(
+        top_k, performance_threshold, ops, search_space, fallback, margin, regime, autotune_gemm, keep_unscored
+    )
     with _lock:
         uninstall()
         _status.update(installed=False, options=options.as_dict())
@@ -180,8 +190,15 @@ def install(model=None, top_k=1, performance_threshold=1.1, ops=None, search_spa
         _engage(options)
         _runtime = runtime
         _status.update(installed=True, reason="")
-        log.info("installed with %s (top_k=%d, threshold=%.2f, margin=%.2f, regime=%s, %s)", loaded.path,
-                 options.top_k, options.threshold, options.margin, options.regime, options.search_space)
+        log.info(
+            "installed with %s (top_k=%d, threshold=%.2f, margin=%.2f, regime=%s, %s)",
+            loaded.path,
+            options.top_k,
+            options.threshold,
+            options.margin,
+            options.regime,
+            options.search_space,
+        )
         return True
 
 
@@ -205,8 +222,13 @@ def _load_model(model, hw, regime="warm"):
             _fail("model", why)
             return None
         if choice.get("transferred"):
-            log.warning("no model package for %s; using %s's (%s): %s", gpu, choice.get("gpu"),
-                        os.path.basename(choice["path"]), choice["transfer"]["why"])
+            log.warning(
+                "no model package for %s; using %s's (%s): %s",
+                gpu,
+                choice.get("gpu"),
+                os.path.basename(choice["path"]),
+                choice["transfer"]["why"],
+            )
     else:
         try:
             choice = resolve(str(model), device)
@@ -217,8 +239,12 @@ def _load_model(model, hw, regime="warm"):
             _fail("model", choice["error"])
             return None
         if not choice.get("matches_hardware"):
-            log.warning("model %s was made on %s; this process runs on %s: its choices may be poor", choice["path"],
-                        choice.get("gpu") or "an unknown GPU", gpu or "no GPU")
+            log.warning(
+                "model %s was made on %s; this process runs on %s: its choices may be poor",
+                choice["path"],
+                choice.get("gpu") or "an unknown GPU",
+                gpu or "no GPU",
+            )
     try:
         loaded = Model(choice["path"])
     except NativeError as e:
@@ -266,8 +292,10 @@ def _recommended_way(runtime, stats: dict) -> dict:
 
     why = []
     if not runtime.options.autotune_gemm:
-        why.append("install(autotune_gemm=False): GEMMs reach the selector only in compiles that turn "
-                   "max_autotune_gemm on themselves")
+        why.append(
+            "install(autotune_gemm=False): GEMMs reach the selector only in compiles that turn "
+            "max_autotune_gemm on themselves"
+        )
     for mode, n in sorted(stats.get("lowerings_by_mode", {}).items()):
         if mode != "recommended":
             why.append(f"{n} GEMM lowering(s) compiled with " + "; ".join(NOT_RECOMMENDED[m] for m in mode.split("+")))
@@ -285,7 +313,7 @@ def get_integration_status() -> dict:
             from ._native import library_path
 
             status["library"] = library_path()
-        except Exception:  # noqa: BLE001
+        except Exception:  # no library: the status says none
             status["library"] = None
         return status
 
@@ -355,7 +383,7 @@ def _autoregister() -> None:
         return
     try:
         install()
-    except Exception as e:  # noqa: BLE001 - importing the package must never raise
+    except Exception as e:  # importing the package must never raise
         _fail("install", f"unexpected error: {e}")
 
 

@@ -24,7 +24,7 @@ def gpu_identity(device: int = 0) -> dict:
         pynvml.nvmlInit()
         drv = pynvml.nvmlSystemGetDriverVersion()
         hw["driver"] = drv.decode() if isinstance(drv, bytes) else drv
-    except Exception:  # noqa: BLE001 - the driver version is nice to have
+    except Exception:  # the driver version is nice to have
         pass
     return hw
 
@@ -33,11 +33,11 @@ def detect() -> dict:
     """{"available": True, ...gpu_identity()} or {"available": False, "reason": "..."}."""
     try:
         import torch
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # reported as the reason, never raised
         return {"available": False, "reason": f"torch cannot be imported: {e}"}
     try:
         if not torch.cuda.is_available():
             return {"available": False, "reason": "torch sees no CUDA GPU"}
         return {"available": True, **gpu_identity(torch.cuda.current_device())}
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # a broken CUDA setup: reported, never raised
         return {"available": False, "reason": f"GPU detection failed: {e}"}

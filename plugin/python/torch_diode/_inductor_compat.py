@@ -29,11 +29,13 @@ def _need(obj: Any, attr: str, where: str) -> Any:
     try:
         return getattr(obj, attr)
     except AttributeError:
-        raise InductorIncompatible(f"{where} has no '{attr}' in this torch; torch_diode was checked against 2.11") \
-            from None
+        raise InductorIncompatible(
+            f"{where} has no '{attr}' in this torch; torch_diode was checked against 2.11"
+        ) from None
 
 
 # ---- the choices handler (selection) ----------------------------------------------------------
+
 
 def choices_base_class():
     from torch._inductor.choices import InductorChoices
@@ -47,7 +49,7 @@ def hook_problem() -> Optional[str]:
     try:
         from torch._inductor.choices import InductorChoices
         from torch._inductor.virtualized import V
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # another torch's layout: the returned reason
         return f"Inductor cannot be imported: {e}"
     if not hasattr(InductorChoices, FINALIZE_HOOK):
         return f"this torch's InductorChoices has no {FINALIZE_HOOK} hook"
@@ -75,7 +77,7 @@ def current_choices_handler():
         return getattr(virtualized.threadlocal, key, None)
     try:
         return virtualized.V.choices
-    except Exception:  # noqa: BLE001 - no handler set
+    except Exception:  # no handler set
         return None
 
 
@@ -143,6 +145,7 @@ def fresh_template_choices(handler, kernel_inputs, templates, op_name, kwarg_ove
 
 # ---- KernelTemplateChoice (what the selector sees) --------------------------------------------
 
+
 def _params_dict(params) -> dict:
     """A KernelTemplateParams' kwargs without copying them where it keeps a dict (2.11's
     DictKernelTemplateParams, what make_ktc_generator yields), else its to_kwargs()."""
@@ -178,14 +181,33 @@ def ktc_keys(ktcs) -> list:
         kw = _params_dict(getattr(ktc, "params", None))
         try:
             try:
-                bm, bn, bk, stages, warps = kw["BLOCK_M"], kw["BLOCK_N"], kw["BLOCK_K"], kw["num_stages"], kw["num_warps"]
+                bm, bn, bk, stages, warps = (
+                    kw["BLOCK_M"],
+                    kw["BLOCK_N"],
+                    kw["BLOCK_K"],
+                    kw["num_stages"],
+                    kw["num_warps"],
+                )
             except KeyError:  # some only in the extra kwargs
                 merged = {**extra, **kw}
-                bm, bn, bk, stages, warps = (merged[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages",
-                                                                 "num_warps"))
+                bm, bn, bk, stages, warps = (
+                    merged[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps")
+                )
             even, tf32 = kw.get("EVEN_K", x_even), kw.get("ALLOW_TF32", x_tf32)
-            out.append(("triton", kind, int(bm), int(bn), int(bk), int(kw.get("GROUP_M", x_group)), int(stages),
-                        int(warps), -1 if even is None else int(even), -1 if tf32 is None else int(tf32)))
+            out.append(
+                (
+                    "triton",
+                    kind,
+                    int(bm),
+                    int(bn),
+                    int(bk),
+                    int(kw.get("GROUP_M", x_group)),
+                    int(stages),
+                    int(warps),
+                    -1 if even is None else int(even),
+                    -1 if tf32 is None else int(tf32),
+                )
+            )
         except (KeyError, TypeError, ValueError):  # a parameter missing or not a number
             out.append(None)
     return out
@@ -210,7 +232,7 @@ def lookup_table_entry(kernel_inputs, op_name: str, kept) -> Optional[dict]:
         _lookup_keyer = LookupTableChoices()
     try:
         key = _lookup_keyer.make_lookup_key(kernel_inputs, op_name, include_device=True)
-    except Exception:  # noqa: BLE001 - a recording aid must never cost a decision (symbolic sizes)
+    except Exception:  # a recording aid must never cost a decision (symbolic sizes)
         return None
     if key is None:
         return None
@@ -269,18 +291,20 @@ def node_size_stride(node) -> tuple:
     from torch._inductor.virtualized import V
 
     sizes = V.graph.sizevars
-    return tuple(int(x) for x in sizes.size_hints(node.get_size())), \
-        tuple(int(x) for x in sizes.size_hints(node.get_stride()))
+    return tuple(int(x) for x in sizes.size_hints(node.get_size())), tuple(
+        int(x) for x in sizes.size_hints(node.get_stride())
+    )
 
 
 # ---- ChoiceCaller (what max-autotune benchmarks) ----------------------------------------------
+
 
 def choice_info(choice) -> dict:
     """info_dict() reduced to plain values: kernel_call_name for ATen, tile_shape, BLOCK_*,
     num_stages, num_warps, allow_tf32 for Triton."""
     try:
         info = dict(choice.info_dict())
-    except Exception:  # noqa: BLE001
+    except Exception:  # a choice without info: no fields, no failure
         return {}
     return {k: v for k, v in info.items() if isinstance(v, (str, int, float, bool))}
 
@@ -348,7 +372,7 @@ def precompile_choices(choices) -> dict:
         try:
             precompile_choice(choices[i])
             return i, None
-        except Exception as e:  # noqa: BLE001 - the caller decides what a failure means
+        except Exception as e:  # the caller decides what a failure means
             return i, e
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
@@ -363,6 +387,7 @@ def cleanup_run_fn(choice) -> None:
 
 # ---- the feedback saver (collection) ----------------------------------------------------------
 
+
 def add_feedback_saver(fn) -> None:
     """`fn(timings, name, input_nodes, choices, profiled_time_fn, precompile_times)`: six
     positional arguments in 2.11 (a five-argument callback crashes the compile)."""
@@ -375,7 +400,7 @@ def saver_problem() -> Optional[str]:
     """Why this torch offers no feedback saver to collect timings through, or None."""
     try:
         from torch._inductor import select_algorithm as sa
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # another torch's layout: the returned reason
         return f"Inductor's select_algorithm cannot be imported: {e}"
     if not hasattr(sa, "add_feedback_saver"):
         return "this torch's Inductor has no add_feedback_saver"
@@ -405,10 +430,15 @@ def remove_feedback_saver(fn) -> bool:
 
 # ---- configuration ----------------------------------------------------------------------------
 
+
 def max_autotune_options(search_space: str) -> dict:
     """Inductor config for one max-autotune compile of a GEMM in `search_space`."""
-    return {"max_autotune": True, "max_autotune_gemm": True, "max_autotune_gemm_backends": "ATEN,TRITON",
-            "max_autotune_gemm_search_space": search_space.upper()}
+    return {
+        "max_autotune": True,
+        "max_autotune_gemm": True,
+        "max_autotune_gemm_backends": "ATEN,TRITON",
+        "max_autotune_gemm_search_space": search_space.upper(),
+    }
 
 
 def plain_options() -> dict:
@@ -429,8 +459,14 @@ def fresh_cache():
     import os
 
     if os.environ.get("TORCH_DIODE_WORKER_CACHE") == "1":
-        return config_patch({"fx_graph_cache": False, "autotune_local_cache": False,
-                             "autotune_remote_cache": False, "fx_graph_remote_cache": False})
+        return config_patch(
+            {
+                "fx_graph_cache": False,
+                "autotune_local_cache": False,
+                "autotune_remote_cache": False,
+                "fx_graph_remote_cache": False,
+            }
+        )
     import torch._inductor.utils as iu
 
     for name in ("fresh_cache", "fresh_inductor_cache"):
@@ -533,7 +569,7 @@ def shared_memory_limit(kernel_inputs) -> Optional[int]:
                 props = torch.cuda.get_device_properties(index)
                 _smem_limits[index] = int(getattr(props, "shared_memory_per_block_optin", 0)) or None
         return _smem_limits[index]
-    except Exception:  # noqa: BLE001 - no limit known: nothing is excluded for it
+    except Exception:  # no limit known: nothing is excluded for it
         return None
 
 

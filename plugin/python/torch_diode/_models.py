@@ -53,7 +53,10 @@ def _package_files(path: str) -> list[str]:
 
                 logging.getLogger("torch_diode").warning(
                     "model search stopped in %s after %d files and folders: point TORCH_DIODE_MODEL_PATH at "
-                    "the folder (or files) of your packages", path, MAX_SEARCH_ENTRIES)
+                    "the folder (or files) of your packages",
+                    path,
+                    MAX_SEARCH_ENTRIES,
+                )
                 break
             if os.path.normpath(root).count(os.sep) - base >= MAX_SEARCH_DEPTH:
                 dirs[:] = []  # no deeper
@@ -90,8 +93,10 @@ def describe(path: str, source: str, device: Optional[dict]) -> dict:
     if m.get("timing_method") == "cpu":
         # Trained on the cpu backend's tiled GEMM (diode's pipeline check on any machine): its
         # scores say nothing about GPU kernels, so it is listed but never loaded.
-        info["error"] = ("a cpu model: trained on cpu-backend times of CPU tiles, it cannot rank GPU kernels "
-                         "and is never loaded by the plugin")
+        info["error"] = (
+            "a cpu model: trained on cpu-backend times of CPU tiles, it cannot rank GPU kernels "
+            "and is never loaded by the plugin"
+        )
         return info
     info["matches_hardware"] = False
     if device and device.get("gpu"):

@@ -180,8 +180,15 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.diode_model_unseen.restype = ctypes.c_int
     lib.diode_model_scores_op.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.diode_model_scores_op.restype = ctypes.c_int
-    lib.diode_gpu_transfer.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
-                                       ctypes.POINTER(ctypes.c_double), ctypes.c_char_p, ctypes.c_size_t]
+    lib.diode_gpu_transfer.argtypes = [
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.POINTER(ctypes.c_double),
+        ctypes.c_char_p,
+        ctypes.c_size_t,
+    ]
     lib.diode_gpu_transfer.restype = ctypes.c_int
     lib.diode_model_rank_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.diode_model_rank_json.restype = ctypes.c_void_p  # freed with diode_free
@@ -198,8 +205,15 @@ def gpu_transfer(package_gpu: str, device_gpu: str, device_arch: str = "", devic
     lib = load_library()
     distance = ctypes.c_double(0.0)
     why = ctypes.create_string_buffer(512)
-    rc = lib.diode_gpu_transfer(package_gpu.encode(), device_gpu.encode(), (device_arch or "").encode(),
-                                int(device_sms or 0), ctypes.byref(distance), why, len(why))
+    rc = lib.diode_gpu_transfer(
+        package_gpu.encode(),
+        device_gpu.encode(),
+        (device_arch or "").encode(),
+        int(device_sms or 0),
+        ctypes.byref(distance),
+        why,
+        len(why),
+    )
     if rc < 0:
         raise NativeError(_last_error(lib))
     return {"kind": TRANSFER_KINDS[rc], "distance": distance.value, "why": why.value.decode()}
@@ -355,8 +369,18 @@ class Model:
         n = len(keys)
         p = self._problem(problem)
         out = array("d", bytes(8 * n))
-        if self._lib.score_packed_holding_gil(self._handle, ctypes.byref(p), self._name_table, len(self._name_index),
-                                              packed.buffer_info()[0], n, out.buffer_info()[0]) != 0:
+        if (
+            self._lib.score_packed_holding_gil(
+                self._handle,
+                ctypes.byref(p),
+                self._name_table,
+                len(self._name_index),
+                packed.buffer_info()[0],
+                n,
+                out.buffer_info()[0],
+            )
+            != 0
+        ):
             raise NativeError(_last_error(self._lib))
         return out.tolist()
 
@@ -368,8 +392,9 @@ class Model:
             raise NativeError(_last_error(self._lib))
         return margin
 
-    def select_keys(self, problem: tuple, keys: Sequence[tuple], policy: Policy,
-                    predicted: Optional[Sequence[float]] = None) -> tuple[list[float], list[int]]:
+    def select_keys(
+        self, problem: tuple, keys: Sequence[tuple], policy: Policy, predicted: Optional[Sequence[float]] = None
+    ) -> tuple[list[float], list[int]]:
         """Scores `keys` (as score_keys) and applies `policy` in the library: (predicted ms, indices
         kept, best first). Given `predicted` (the same keys' scores, kept from an earlier call),
         only the policy runs."""
@@ -381,10 +406,18 @@ class Model:
         n = len(keys)
         out = array("d", predicted) if predicted is not None else array("d", bytes(8 * n))
         kept = array("i", bytes(4 * n))
-        got = self._lib.select_packed_holding_gil(self._handle, ctypes.byref(self._problem(problem)), self._name_table,
-                                                  len(self._name_index), packed.buffer_info()[0], n,
-                                                  ctypes.byref(policy), int(predicted is not None),
-                                                  out.buffer_info()[0], kept.buffer_info()[0])
+        got = self._lib.select_packed_holding_gil(
+            self._handle,
+            ctypes.byref(self._problem(problem)),
+            self._name_table,
+            len(self._name_index),
+            packed.buffer_info()[0],
+            n,
+            ctypes.byref(policy),
+            int(predicted is not None),
+            out.buffer_info()[0],
+            kept.buffer_info()[0],
+        )
         if got < 0:
             raise NativeError(_last_error(self._lib))
         return out.tolist(), kept[:got].tolist()

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from typing import Any, Optional
+from typing import Optional
 
 from . import _inductor_compat as compat
 from . import _native
@@ -64,8 +64,17 @@ class Stats:
             self.threads[thread] += 1
             self.modes[mode] += 1
 
-    def decision(self, op: str, scored: int, kept: int, unknown: int, reused: bool, scoring_s: float,
-                 selector_s: float, dropped: int = 0):
+    def decision(
+        self,
+        op: str,
+        scored: int,
+        kept: int,
+        unknown: int,
+        reused: bool,
+        scoring_s: float,
+        selector_s: float,
+        dropped: int = 0,
+    ):
         """One model selection (the selector's path: one lock, no keyword loop)."""
         with self._lock:
             self.model_selections += 1
@@ -150,16 +159,16 @@ REGIMES = ("warm", "cold")
 # they cost there.
 NOT_RECOMMENDED = {
     "max_autotune": "max-autotune mode: Inductor also benchmarks every GEMM the selector does not decide and the "
-                    "pointwise and reduction kernels; it compiled a training step 44-63x longer than the recommended "
-                    "way, and its step was 1.6 % faster on an H200, 1.9 % slower on an H100",
+    "pointwise and reduction kernels; it compiled a training step 44-63x longer than the recommended "
+    "way, and its step was 1.6 % faster on an H200, 1.9 % slower on an H100",
     "coordinate_descent_tuning": "coordinate-descent tuning: it tunes pointwise and reduction kernels (a training "
-                                 "step 3.6 % faster on an H100, for a compile 9x longer: worth it only in a long "
-                                 "training job) and decomposes small-M GEMMs (decode steps were slower)",
+    "step 3.6 % faster on an H100, for a compile 9x longer: worth it only in a long "
+    "training job) and decomposes small-M GEMMs (decode steps were slower)",
 }
 
 
 def compile_mode() -> str:
-    """"recommended", or the option(s) of NOT_RECOMMENDED on in the current compile ('+'-joined)."""
+    """ "recommended", or the option(s) of NOT_RECOMMENDED on in the current compile ('+'-joined)."""
     on = [name for name in NOT_RECOMMENDED if compat.get_config(name)]
     return "+".join(on) or "recommended"
 
@@ -173,8 +182,18 @@ FALLBACKS = ("plain", "autotune", "raise")
 
 
 class Options:
-    def __init__(self, top_k=1, performance_threshold=1.1, ops=None, search_space="DEFAULT",
-                 fallback="plain", margin=None, regime="warm", autotune_gemm=True, keep_unscored=False):
+    def __init__(
+        self,
+        top_k=1,
+        performance_threshold=1.1,
+        ops=None,
+        search_space="DEFAULT",
+        fallback="plain",
+        margin=None,
+        regime="warm",
+        autotune_gemm=True,
+        keep_unscored=False,
+    ):
         if int(top_k) < 1:
             raise ValueError(f"top_k must be at least 1, got {top_k}")
         if float(performance_threshold) < 1.0:
@@ -204,9 +223,17 @@ class Options:
         self.keep_unscored = bool(keep_unscored)
 
     def as_dict(self) -> dict:
-        return {"top_k": self.top_k, "performance_threshold": self.threshold, "ops": list(self.ops),
-                "search_space": self.search_space, "fallback": self.fallback, "margin": self.margin,
-                "regime": self.regime, "autotune_gemm": self.autotune_gemm, "keep_unscored": self.keep_unscored}
+        return {
+            "top_k": self.top_k,
+            "performance_threshold": self.threshold,
+            "ops": list(self.ops),
+            "search_space": self.search_space,
+            "fallback": self.fallback,
+            "margin": self.margin,
+            "regime": self.regime,
+            "autotune_gemm": self.autotune_gemm,
+            "keep_unscored": self.keep_unscored,
+        }
 
 
 def _layout_transposed(size, stride) -> bool:
@@ -225,8 +252,16 @@ def problem_of(kernel_inputs, op_name: str) -> tuple:
     if dtype is None:
         raise LookupError(f"dtype {dt} is not one the model knows")
     batch = int(s1[-3]) if len(s1) >= 3 else 1
-    return (op_name, dtype, batch, int(s1[-2]), int(s2[-1]), int(s1[-1]), int(_layout_transposed(s1, t1)),
-            int(_layout_transposed(s2, t2)))
+    return (
+        op_name,
+        dtype,
+        batch,
+        int(s1[-2]),
+        int(s2[-1]),
+        int(s1[-1]),
+        int(_layout_transposed(s1, t1)),
+        int(_layout_transposed(s2, t2)),
+    )
 
 
 PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed")
@@ -250,8 +285,16 @@ def candidate_dict(key: tuple) -> dict:
     """The problem-JSON form of a candidate key (for recorded decisions)."""
     if key[0] == "aten":
         return {"kind": "aten", "name": key[1]}
-    c = {"kind": "triton", "template": key[1], "BLOCK_M": key[2], "BLOCK_N": key[3], "BLOCK_K": key[4],
-         "GROUP_M": key[5], "num_stages": key[6], "num_warps": key[7]}
+    c = {
+        "kind": "triton",
+        "template": key[1],
+        "BLOCK_M": key[2],
+        "BLOCK_N": key[3],
+        "BLOCK_K": key[4],
+        "GROUP_M": key[5],
+        "num_stages": key[6],
+        "num_warps": key[7],
+    }
     if key[8] >= 0:
         c["EVEN_K"] = bool(key[8])
     if key[9] >= 0:
@@ -267,8 +310,18 @@ def candidate_key(c: dict) -> tuple:
     def flag(v):
         return -1 if v is None else int(bool(v))
 
-    return ("triton", c["template"], int(c["BLOCK_M"]), int(c["BLOCK_N"]), int(c["BLOCK_K"]), int(c.get("GROUP_M", 8)),
-            int(c["num_stages"]), int(c["num_warps"]), flag(c.get("EVEN_K")), flag(c.get("ALLOW_TF32")))
+    return (
+        "triton",
+        c["template"],
+        int(c["BLOCK_M"]),
+        int(c["BLOCK_N"]),
+        int(c["BLOCK_K"]),
+        int(c.get("GROUP_M", 8)),
+        int(c["num_stages"]),
+        int(c["num_warps"]),
+        flag(c.get("EVEN_K")),
+        flag(c.get("ALLOW_TF32")),
+    )
 
 
 # The part of a candidate key that names its kernel for exclusions (kind, name, blocks, GROUP_M,
@@ -358,8 +411,7 @@ class Runtime:
         check = getattr(self.model, "unseen", None)
         unseen = check(problem) if check else ""
         if unseen:
-            raise Unscorable(f"unseen_{unseen.split(' ')[0]}",
-                             f"the package was trained on no problem with {unseen}")
+            raise Unscorable(f"unseen_{unseen.split(' ')[0]}", f"the package was trained on no problem with {unseen}")
         known, keys, unknown, excluded = [], [], [], []
         unsafe = self.unsafe.get((problem[0], problem[1], problem[6], problem[7]), ())
         smem = compat.shared_memory_limit(kernel_inputs)
@@ -397,11 +449,26 @@ class Runtime:
         # on) would make Inductor benchmark: they are dropped unless install(keep_unscored=True).
         kept = [known[i] for i in kept_idx] + (unknown if o.keep_unscored else [])
         t3 = time.perf_counter()
-        self.stats.decision(op_name, len(known), len(kept_idx), len(unknown), seen_before, t2 - t1,
-                            (t1 - t0) + (t3 - t2), 0 if o.keep_unscored else len(unknown))
+        self.stats.decision(
+            op_name,
+            len(known),
+            len(kept_idx),
+            len(unknown),
+            seen_before,
+            t2 - t1,
+            (t1 - t0) + (t3 - t2),
+            0 if o.keep_unscored else len(unknown),
+        )
         if self.recorders:
-            self._record(problem, keys, predicted, kept_idx, unknown, compat.lookup_table_entry(
-                kernel_inputs, op_name, kept), excluded)
+            self._record(
+                problem,
+                keys,
+                predicted,
+                kept_idx,
+                unknown,
+                compat.lookup_table_entry(kernel_inputs, op_name, kept),
+                excluded,
+            )
         return kept
 
     def lowering(self, by_template: dict, kernel_inputs, op_name: str) -> Optional[list]:
@@ -421,14 +488,18 @@ class Runtime:
                 # no input for (baddbmm before schema 3).
                 raise Unscorable(f"op_{op_name}", f"the model does not score {op_name}")
             return self.select(by_template, kernel_inputs, op_name)
-        except Exception as e:  # noqa: BLE001 - any failure ends in options.fallback, counted
+        except Exception as e:  # any failure ends in options.fallback, counted
             reason = f"unscorable_{e.reason}" if isinstance(e, Unscorable) else f"fallback_{type(e).__name__}"
             self.stats.count("not_selected", reason)
             if not isinstance(e, Unscorable):
                 self.stats.count("fallbacks", type(e).__name__)
-                self.log_once(reason, "torch_diode: selection failed (%s: %s); using %s (logged once per kind of "
-                              "error)", type(e).__name__, e, "plain torch.compile's kernel"
-                              if self.options.fallback == "plain" else "Inductor's choices")
+                self.log_once(
+                    reason,
+                    "torch_diode: selection failed (%s: %s); using %s (logged once per kind of " "error)",
+                    type(e).__name__,
+                    e,
+                    "plain torch.compile's kernel" if self.options.fallback == "plain" else "Inductor's choices",
+                )
             if self.options.fallback == "raise":
                 raise
             plain = _plain_only(by_template) if self.options.fallback == "plain" else None
@@ -445,7 +516,7 @@ class Runtime:
             return  # no problem line can carry it (diode import refuses it; a line's baddbmm has a (B, 1, N) addend)
         try:
             decision = problem_dict(problem_of(kernel_inputs, op_name))
-        except Exception:  # noqa: BLE001 - e.g. a dtype no problem line can carry
+        except Exception:  # e.g. a dtype no problem line can carry
             return
         decision["not_selected"] = reason
         decision["candidates"] = [dict(candidate_dict(k), kept=True) for k in candidate_keys(plain) if k]
@@ -454,11 +525,16 @@ class Runtime:
     def _record(self, problem, keys, predicted, kept_idx, unknown, lookup=None, excluded=()):
         keep = set(kept_idx)
         decision = problem_dict(problem)
-        decision["selector"] = {"top_k": self.options.top_k, "performance_threshold": self.options.threshold,
-                                "margin": self.options.margin, "regime": self.options.regime,
-                                "model": getattr(self.model, "path", "")}
-        decision["candidates"] = [dict(candidate_dict(k), predicted_ms=predicted[i], kept=i in keep)
-                                  for i, k in enumerate(keys)]
+        decision["selector"] = {
+            "top_k": self.options.top_k,
+            "performance_threshold": self.options.threshold,
+            "margin": self.options.margin,
+            "regime": self.options.regime,
+            "model": getattr(self.model, "path", ""),
+        }
+        decision["candidates"] = [
+            dict(candidate_dict(k), predicted_ms=predicted[i], kept=i in keep) for i, k in enumerate(keys)
+        ]
         decision["unscored_templates"] = sorted({getattr(k.template, "uid", "?") for k in unknown})
         if excluded:
             decision["excluded"] = [dict(candidate_dict(k), reason=why) for k, why in excluded]
@@ -501,17 +577,17 @@ def choices_class():
     InductorChoices = compat.choices_base_class()
 
     class DiodeChoices(InductorChoices):
-        def _finalize_template_configs(self, template_choices, kernel_inputs, templates, op_name,
-                                       kwarg_overrides=None):
+        def _finalize_template_configs(self, template_choices, kernel_inputs, templates, op_name, kwarg_overrides=None):
             rt = _active
             if rt is None or op_name.endswith("-ah"):  # not installed; AutoHeuristic's second call
-                return super()._finalize_template_configs(template_choices, kernel_inputs, templates, op_name,
-                                                          kwarg_overrides)
+                return super()._finalize_template_configs(
+                    template_choices, kernel_inputs, templates, op_name, kwarg_overrides
+                )
             rt.stats.add(calls=1)
             # Materialise the generators first: on failure they are rebuilt for the fallback.
             try:
                 by_template = {uid: list(gen) for uid, gen in template_choices.items()}
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # any failure ends in options.fallback, counted
                 rt.stats.count("not_selected", f"fallback_{type(e).__name__}")
                 if rt.options.fallback == "raise":
                     raise
@@ -520,8 +596,9 @@ def choices_class():
             kept = rt.lowering(by_template, kernel_inputs, op_name)
             if kept is not None:
                 return kept
-            return super()._finalize_template_configs({uid: iter(k) for uid, k in by_template.items()},
-                                                      kernel_inputs, templates, op_name, kwarg_overrides)
+            return super()._finalize_template_configs(
+                {uid: iter(k) for uid, k in by_template.items()}, kernel_inputs, templates, op_name, kwarg_overrides
+            )
 
     _choices_class = DiodeChoices
     return DiodeChoices

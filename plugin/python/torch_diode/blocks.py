@@ -68,10 +68,16 @@ def _modules():
                 k, v = torch.cat([cache_k, k], 1), torch.cat([cache_v, v], 1)
             if self.kv_heads != self.heads:
                 rep = self.heads // self.kv_heads
-                k = k.view(batch, self.kv_heads, 1, -1, self.hd).expand(-1, -1, rep, -1, -1).reshape(
-                    batch * self.heads, -1, self.hd)
-                v = v.view(batch, self.kv_heads, 1, -1, self.hd).expand(-1, -1, rep, -1, -1).reshape(
-                    batch * self.heads, -1, self.hd)
+                k = (
+                    k.view(batch, self.kv_heads, 1, -1, self.hd)
+                    .expand(-1, -1, rep, -1, -1)
+                    .reshape(batch * self.heads, -1, self.hd)
+                )
+                v = (
+                    v.view(batch, self.kv_heads, 1, -1, self.hd)
+                    .expand(-1, -1, rep, -1, -1)
+                    .reshape(batch * self.heads, -1, self.hd)
+                )
             scores = torch.bmm(q, k.transpose(1, 2)) * (1.0 / math.sqrt(self.hd))
             if mask is not None:
                 scores = scores.masked_fill(mask, float("-inf"))
@@ -144,15 +150,22 @@ def block_case(block: str, phase: str, tokens: int, dtype: str):
         with torch.no_grad():
             return model(x, cache_k, cache_v, mask)
 
-    what = f"{tokens} image" + ("s" if tokens != 1 else "") if block == "vit" else f"{tokens} tokens" + (
-        f", {CONTEXT} cached" if phase == "decode" else "")
+    what = (
+        f"{tokens} image" + ("s" if tokens != 1 else "")
+        if block == "vit"
+        else f"{tokens} tokens" + (f", {CONTEXT} cached" if phase == "decode" else "")
+    )
     return f"{block} {phase} {dtype} ({what})", fn, (x, cache_k, cache_v, mask)
 
 
 # The demo's default cases: decode and prefill of each block; fp16 too for the Llama layer.
 DEFAULT_CASES = [
-    ("llama", "decode", 8, "bf16"), ("llama", "prefill", 2048, "bf16"),
-    ("llama", "decode", 8, "fp16"), ("llama", "prefill", 2048, "fp16"),
-    ("gpt2", "decode", 8, "bf16"), ("gpt2", "prefill", 1024, "bf16"),
-    ("vit", "decode", 1, "bf16"), ("vit", "prefill", 8, "bf16"),
+    ("llama", "decode", 8, "bf16"),
+    ("llama", "prefill", 2048, "bf16"),
+    ("llama", "decode", 8, "fp16"),
+    ("llama", "prefill", 2048, "fp16"),
+    ("gpt2", "decode", 8, "bf16"),
+    ("gpt2", "prefill", 1024, "bf16"),
+    ("vit", "decode", 1, "bf16"),
+    ("vit", "prefill", 8, "bf16"),
 ]

@@ -30,7 +30,7 @@ class Collector:
     def __call__(self, timings, name, input_nodes, choices, profiled_time_fn, precompile_times=None, *rest):
         try:
             record = self.record(timings, name, input_nodes)
-        except Exception as e:  # noqa: BLE001 - a saver must never break the user's compile
+        except Exception as e:  # a saver must never break the user's compile
             self.skipped += 1
             log.debug("collector skipped %s: %s", name, e)
             return
@@ -64,11 +64,19 @@ class Collector:
             candidates.append(cand)
         if not candidates:
             return None
-        return {"op": op, "dtype": dtype, "B": int(s1[-3]) if len(s1) >= 3 else 1, "M": int(s1[-2]),
-                "N": int(s2[-1]), "K": int(s1[-1]), "a_transposed": _layout_transposed(s1, t1),
-                "b_transposed": _layout_transposed(s2, t2),
-                "search_space": compat.current_search_space(),
-                "source": "torch_diode.collect", "candidates": candidates}
+        return {
+            "op": op,
+            "dtype": dtype,
+            "B": int(s1[-3]) if len(s1) >= 3 else 1,
+            "M": int(s1[-2]),
+            "N": int(s2[-1]),
+            "K": int(s1[-1]),
+            "a_transposed": _layout_transposed(s1, t1),
+            "b_transposed": _layout_transposed(s2, t2),
+            "search_space": compat.current_search_space(),
+            "source": "torch_diode.collect",
+            "candidates": candidates,
+        }
 
 
 @contextlib.contextmanager
@@ -81,8 +89,10 @@ def collect(path: str, append: bool = False):
             yield collector
         finally:
             if not compat.remove_feedback_saver(collector):
-                log.warning("collect: could not find Inductor's feedback saver list; the collector stays "
-                            "registered but writes nothing more")
+                log.warning(
+                    "collect: could not find Inductor's feedback saver list; the collector stays "
+                    "registered but writes nothing more"
+                )
                 collector._out = _Closed()
 
 

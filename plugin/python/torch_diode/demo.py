@@ -68,9 +68,13 @@ def gemm_case(p):
     from .worker import make_inputs
 
     fn, args = make_inputs(p)
-    name = f"{p['op']} {p['dtype']} " + (f"B={p['B']} " if p["op"] in BATCHED_OPS else "") + \
-        f"M={p['M']} N={p['N']} K={p['K']}" + (" At" if p.get("a_transposed") else "") + \
-        (" Bt" if p.get("b_transposed") else "")
+    name = (
+        f"{p['op']} {p['dtype']} "
+        + (f"B={p['B']} " if p["op"] in BATCHED_OPS else "")
+        + f"M={p['M']} N={p['N']} K={p['K']}"
+        + (" At" if p.get("a_transposed") else "")
+        + (" Bt" if p.get("b_transposed") else "")
+    )
     return name, fn, args
 
 
@@ -79,8 +83,13 @@ def mlp_case(tokens=2048, d_model=4096, d_ff=14336):
     weight)."""
     import torch
 
-    block = torch.nn.Sequential(torch.nn.Linear(d_model, d_ff), torch.nn.GELU(approximate="tanh"),
-                                torch.nn.Linear(d_ff, d_model)).to("cuda", torch.bfloat16).eval()
+    block = (
+        torch.nn.Sequential(
+            torch.nn.Linear(d_model, d_ff), torch.nn.GELU(approximate="tanh"), torch.nn.Linear(d_ff, d_model)
+        )
+        .to("cuda", torch.bfloat16)
+        .eval()
+    )
     x = torch.randn(tokens, d_model, device="cuda", dtype=torch.bfloat16)
 
     def fn(inp):
@@ -183,8 +192,11 @@ def run_mode(mode, case, package, timer):
         if hasattr(case, "check"):
             result["max_rel_error"] = case.check(compiled)
         # Inductor's own count of GEMM lowerings it benchmarked (select_algorithm's autotune).
-        result["inductor_counters"] = {k: v for k, v in counters["inductor"].items()
-                                       if "select_algorithm" in k or "decompose" in k or "coordesc" in k}
+        result["inductor_counters"] = {
+            k: v
+            for k, v in counters["inductor"].items()
+            if "select_algorithm" in k or "decompose" in k or "coordesc" in k
+        }
         if torch_diode.get_integration_status()["installed"]:
             st = torch_diode.get_stats()
             result["selections"] = st["model_selections"]
@@ -196,7 +208,7 @@ def run_mode(mode, case, package, timer):
             result["candidates_scored"] = st["candidates_scored"]
             result["selector_us"] = st["mean_selector_us"] + st["mean_scoring_us"]
             result["scoring_us"] = st["mean_scoring_us"]
-    except Exception as e:  # noqa: BLE001 - one failing mode must not end the demo
+    except Exception as e:  # one failing mode must not end the demo
         result = {"error": f"{type(e).__name__}: {e}"}
         log(traceback.format_exc())
     finally:
@@ -228,8 +240,11 @@ def summarize(cases, modes):
                     row["cases"] = max(row["cases"], len(ups))
                     row[f"speedup_vs_{ref}_{label}_geomean"] = _geomean(ups)
                     row[f"speedup_vs_{ref}_{label}_worst"] = min(ups)
-        comp = [c["results"]["max-autotune"]["compile_s"] / c["results"][mode]["compile_s"] for c in cases
-                if c["results"].get(mode, {}).get("compile_s") and c["results"].get("max-autotune", {}).get("compile_s")]
+        comp = [
+            c["results"]["max-autotune"]["compile_s"] / c["results"][mode]["compile_s"]
+            for c in cases
+            if c["results"].get(mode, {}).get("compile_s") and c["results"].get("max-autotune", {}).get("compile_s")
+        ]
         if comp:
             row["compile_speedup_vs_max_autotune_median"] = statistics.median(comp)
         sel = [c["results"][mode]["selector_us"] for c in cases if c["results"].get(mode, {}).get("selector_us")]
@@ -248,8 +263,10 @@ def _model_specs(text):
     for item in text.split(","):
         name, _, dtype = item.partition(":")
         if name not in SCENARIOS or (dtype or "bf16") not in DTYPES:
-            raise ValueError(f"--models entry '{item}': expected SCENARIO[:DTYPE] with SCENARIO one of "
-                             f"{', '.join(SCENARIOS)} and DTYPE bf16 or fp16")
+            raise ValueError(
+                f"--models entry '{item}': expected SCENARIO[:DTYPE] with SCENARIO one of "
+                f"{', '.join(SCENARIOS)} and DTYPE bf16 or fp16"
+            )
         specs.append((name, dtype or "bf16"))
     return specs
 
@@ -263,34 +280,59 @@ def _block_specs(text):
     for item in text.split(","):
         parts = item.split(":")
         if len(parts) != 4 or not parts[2].isdigit():
-            raise ValueError(f"--block-cases entry '{item}': expected BLOCK:PHASE:TOKENS:DTYPE, e.g. llama:decode:8:bf16")
+            raise ValueError(
+                f"--block-cases entry '{item}': expected BLOCK:PHASE:TOKENS:DTYPE, e.g. llama:decode:8:bf16"
+            )
         specs.append((parts[0], parts[1], int(parts[2]), parts[3]))
     return specs
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m torch_diode.demo", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python3 -m torch_diode.demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--problems", help="problem JSON lines (candidates are ignored)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N problems")
     ap.add_argument("--blocks", action="store_true", help="the model blocks (torch_diode.blocks.DEFAULT_CASES)")
     ap.add_argument("--block-cases", help="instead of the default blocks: BLOCK:PHASE:TOKENS:DTYPE,...")
     ap.add_argument("--mlp", action="store_true", help="also the bf16 transformer MLP block")
-    ap.add_argument("--models", nargs="?", const="all", help="whole model steps (torch_diode.models): all, or "
-                    "SCENARIO[:DTYPE],... (decode with a KV cache, prefill, a training step, a ViT block)")
-    ap.add_argument("--package", help=".diode package for every plugin mode but plugin-cold (default: the best "
-                    "for this GPU and the mode's regime)")
-    ap.add_argument("--modes", help=f"comma-separated, from {', '.join(MODES)} (default: GEMMs "
-                    f"{','.join(GEMM_MODES)}; blocks {','.join(BLOCK_MODES)})")
-    ap.add_argument("--deadline-s", type=float, default=0,
-                    help="start no new case after this many seconds (the result keeps what finished)")
+    ap.add_argument(
+        "--models",
+        nargs="?",
+        const="all",
+        help="whole model steps (torch_diode.models): all, or "
+        "SCENARIO[:DTYPE],... (decode with a KV cache, prefill, a training step, a ViT block)",
+    )
+    ap.add_argument(
+        "--package",
+        help=".diode package for every plugin mode but plugin-cold (default: the best "
+        "for this GPU and the mode's regime)",
+    )
+    ap.add_argument(
+        "--modes",
+        help=f"comma-separated, from {', '.join(MODES)} (default: GEMMs "
+        f"{','.join(GEMM_MODES)}; blocks {','.join(BLOCK_MODES)})",
+    )
+    ap.add_argument(
+        "--deadline-s",
+        type=float,
+        default=0,
+        help="start no new case after this many seconds (the result keeps what finished)",
+    )
     ap.add_argument("--json", required=True, help=f"where to write the result ({SCHEMA})")
-    ap.add_argument("--cases-out", help="append each finished case here (JSON lines); cases already there only "
-                    "run the modes they lack")
+    ap.add_argument(
+        "--cases-out",
+        help="append each finished case here (JSON lines); cases already there only " "run the modes they lack",
+    )
     a = ap.parse_args(argv)
     started = time.monotonic()
-    default_modes = MODEL_MODES if a.models and not (a.problems or a.blocks or a.block_cases) else \
-        BLOCK_MODES if (a.blocks or a.block_cases) and not a.problems else GEMM_MODES
+    default_modes = (
+        MODEL_MODES
+        if a.models and not (a.problems or a.blocks or a.block_cases)
+        else BLOCK_MODES
+        if (a.blocks or a.block_cases) and not a.problems
+        else GEMM_MODES
+    )
     modes = [m for m in (a.modes or ",".join(default_modes)).split(",") if m]
     bad = [m for m in modes if m not in MODES]
     if bad:
@@ -345,8 +387,12 @@ def main(argv=None):
         return 2
     package = a.package
     timer = GraphTimer()
-    specs = [("gemm", p) for p in problems] + [("block", b) for b in blocks] + ([("mlp", None)] if a.mlp else []) \
+    specs = (
+        [("gemm", p) for p in problems]
+        + [("block", b) for b in blocks]
+        + ([("mlp", None)] if a.mlp else [])
         + [("model", m) for m in model_specs]
+    )
     cases = []
     for i, (kind, p) in enumerate(specs, 1):
         if kind == "model":
@@ -384,9 +430,15 @@ def main(argv=None):
         for mode in missing:
             case["results"][mode] = run_mode(mode, runner, package, timer)
             r = case["results"][mode]
-            log(f"[{i}/{len(specs)}] {name} {mode}: " + (r["error"] if "error" in r else
-                f"compile {r['compile_s']:.2f} s, kernel {r['kernel_ms'] * 1000:.1f} us warm, " +
-                (f"{r['kernel_cold_ms'] * 1000:.1f} us cold" if r.get("kernel_cold_ms") else "no cold time")))
+            log(
+                f"[{i}/{len(specs)}] {name} {mode}: "
+                + (
+                    r["error"]
+                    if "error" in r
+                    else f"compile {r['compile_s']:.2f} s, kernel {r['kernel_ms'] * 1000:.1f} us warm, "
+                    + (f"{r['kernel_cold_ms'] * 1000:.1f} us cold" if r.get("kernel_cold_ms") else "no cold time")
+                )
+            )
         cases.append(case)
         if a.cases_out:  # a case that gained modes is appended again; the last line of a name wins
             with open(a.cases_out, "a") as f:
@@ -396,11 +448,19 @@ def main(argv=None):
     hw = gpu_identity(0)
     import triton
 
-    out = {"schema": SCHEMA, "gpu": hw["gpu"], "torch": torch.__version__, "triton": triton.__version__,
-           "package": st["model"]["path"], "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "timing": "torch_diode.ingraph: CUDA graph, warm and L2-flushed (cold), as the worker's baselines",
-           "modes": modes, "mode_options": {m: MODES[m] for m in modes}, "cases": cases,
-           "summary": summarize(cases, modes)}
+    out = {
+        "schema": SCHEMA,
+        "gpu": hw["gpu"],
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "package": st["model"]["path"],
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "timing": "torch_diode.ingraph: CUDA graph, warm and L2-flushed (cold), as the worker's baselines",
+        "modes": modes,
+        "mode_options": {m: MODES[m] for m in modes},
+        "cases": cases,
+        "summary": summarize(cases, modes),
+    }
     with open(a.json, "w") as f:
         json.dump(out, f, indent=1)
     return 0

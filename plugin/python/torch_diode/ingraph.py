@@ -84,8 +84,11 @@ def _long_hold_watch():
     def dump():
         frame = sys._current_frames().get(tid)
         if frame is not None:
-            print("[torch_diode.ingraph] GPU lock held; stack:\n" + "".join(traceback.format_stack(frame)[-14:]),
-                  file=sys.stderr, flush=True)
+            print(
+                "[torch_diode.ingraph] GPU lock held; stack:\n" + "".join(traceback.format_stack(frame)[-14:]),
+                file=sys.stderr,
+                flush=True,
+            )
         timer[0] = threading.Timer(every, dump)
         timer[0].daemon = True
         timer[0].start()

@@ -81,9 +81,9 @@ def _modules():
 
             q, k, v = split(self.q(h)), split(self.k(h)), split(self.v(h))
             if cache_k is not None:  # decode: write the new token into the static cache, attend to all
-                cache_k[:, :, pos:pos + t] = k
-                cache_v[:, :, pos:pos + t] = v
-                k, v = cache_k[:, :, :pos + t], cache_v[:, :, :pos + t]
+                cache_k[:, :, pos : pos + t] = k
+                cache_v[:, :, pos : pos + t] = v
+                k, v = cache_k[:, :, : pos + t], cache_v[:, :, : pos + t]
             a = attend(q, k, v, mask).transpose(1, 2).reshape(b, t, d)
             x = x + self.o(a)
             h = self.norm2(x)
@@ -140,8 +140,9 @@ def scenario(name: str, dtype: str) -> Scenario:
         if kind == "decode":
             # The cache holds `context` tokens; the new one goes to position context - 1.
             shape = (b, LLAMA["kv_heads"], s, hd)
-            caches = [(torch.randn(shape, device=dev, dtype=dt), torch.randn(shape, device=dev, dtype=dt))
-                      for _ in layers]
+            caches = [
+                (torch.randn(shape, device=dev, dtype=dt), torch.randn(shape, device=dev, dtype=dt)) for _ in layers
+            ]
             x = torch.randn(b, 1, LLAMA["d"], device=dev, dtype=dt)
             flat = [t for kv in caches for t in kv]
 

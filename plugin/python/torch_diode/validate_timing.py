@@ -48,8 +48,7 @@ def only_handler(target):
     class OnlyOne(base):
         found = 0
 
-        def _finalize_template_configs(self, template_choices, kernel_inputs, templates, op_name,
-                                       kwarg_overrides=None):
+        def _finalize_template_configs(self, template_choices, kernel_inputs, templates, op_name, kwarg_overrides=None):
             kept = [ktc for gen in template_choices.values() for ktc in gen if ktc_candidate_key(ktc) == target]
             OnlyOne.found += len(kept)
             return kept[:1]
@@ -87,14 +86,18 @@ def pick(candidates, n, rng):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m torch_diode.validate_timing", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python3 -m torch_diode.validate_timing",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--problems", required=True, help="problem JSON lines (with or without measured candidates)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--per-problem", type=int, default=3)
     ap.add_argument("--limit", type=int, default=0, help="at most this many problems")
-    ap.add_argument("--want", type=int, default=0,
-                    help="stop once this many problems were compared (padded ones do not count)")
+    ap.add_argument(
+        "--want", type=int, default=0, help="stop once this many problems were compared (padded ones do not count)"
+    )
     ap.add_argument("--summary", help="write the summary JSON here too")
     args = ap.parse_args(argv)
     try:
@@ -115,7 +118,7 @@ def main(argv=None):
         for p in problems:
             try:
                 measured, _c, _f = worker.measure(p, p["search_space"], collector, timer)
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:  # one problem that cannot be measured is logged and skipped
                 worker.log(f"fast path failed on {p}: {e}")
                 continue
             if "inductor_operand_shapes" in measured:
@@ -135,7 +138,7 @@ def main(argv=None):
                     warm, cold = slow_time(p, cand, timer)
                     row["slow"] = {"graph_warm": warm, "graph_cold": cold}
                     row["agree"] = {m: agree(row["fast"][m], row["slow"][m]) for m in row["slow"]}
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:  # one failed slow path is its row's error
                     row["error"] = f"{type(e).__name__}: {e}".splitlines()[0][:300]
                 rows.append(row)
                 out.write(json.dumps(row) + "\n")
@@ -154,14 +157,20 @@ def main(argv=None):
 
 def summarize(rows) -> dict:
     done = [r for r in rows if "slow" in r]
-    s = {"candidates": len(rows), "compared": len(done), "errors": len(rows) - len(done),
-         "problems": len({tuple(r[k] for k in worker.PROBLEM_KEYS) for r in done})}
+    s = {
+        "candidates": len(rows),
+        "compared": len(done),
+        "errors": len(rows) - len(done),
+        "problems": len({tuple(r[k] for k in worker.PROBLEM_KEYS) for r in done}),
+    }
     for m in ("graph_warm", "graph_cold"):
         rel = sorted(abs(r["fast"][m] - r["slow"][m]) / r["slow"][m] for r in done if r["slow"][m] > 0)
-        s[m] = {"agree": sum(r["agree"][m] for r in done),
-                "median_rel_diff": rel[len(rel) // 2] if rel else None,
-                "p90_rel_diff": rel[int(len(rel) * 0.9)] if rel else None,
-                "max_rel_diff": rel[-1] if rel else None}
+        s[m] = {
+            "agree": sum(r["agree"][m] for r in done),
+            "median_rel_diff": rel[len(rel) // 2] if rel else None,
+            "p90_rel_diff": rel[int(len(rel) * 0.9)] if rel else None,
+            "max_rel_diff": rel[-1] if rel else None,
+        }
     return s
 
 

@@ -27,6 +27,7 @@ Protocol (one JSON object per line; stdout carries nothing else, logs go to stde
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -35,8 +36,17 @@ import time
 import traceback
 import zlib
 
+from . import _inductor_compat as compat
+from . import ingraph
+from ._selector import DTYPE_BYTES, PROBLEM_OPS, plain_index
+from ._timings import candidate_from_choice
+from .ingraph import gpu_lock
+
 # The worker times Inductor alone: the plugin must not install its selector into the compiles
-# it measures (importing torch_diode would, unless told not to).
+# it measures. Importing torch_diode would, unless told not to: diode sweep tells its workers
+# (TORCH_DIODE_AUTOREGISTER=0), this line tells what imports the package after this module, and
+# main() takes out what `python3 -m torch_diode.worker` started by hand installed (the package's
+# __init__ runs before this module).
 os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
 
 MIN_TORCH = (2, 9)
@@ -52,13 +62,6 @@ BADDBMM_BETA = 1.0
 
 def baddbmm_alpha(p) -> float:
     return float(p["K"]) ** -0.5
-
-
-from . import _inductor_compat as compat  # noqa: E402
-from ._selector import DTYPE_BYTES, PROBLEM_OPS, plain_index  # noqa: E402
-from ._timings import candidate_from_choice  # noqa: E402
-from . import ingraph  # noqa: E402
-from .ingraph import gpu_lock  # noqa: E402
 
 
 def hardware():
@@ -80,17 +83,18 @@ def environment_problem():
     """One clear sentence saying why this Python cannot run the inductor backend, or None."""
     try:
         import torch
-    except Exception as e:  # noqa: BLE001 - any import failure is the message
+    except Exception as e:  # any import failure is the message
         return f"cannot import torch in {sys.executable}: {e}"
     version = tuple(int(x) for x in re.findall(r"\d+", torch.__version__)[:2])
     if version < MIN_TORCH:
         return f"torch {torch.__version__} in {sys.executable} is too old; the inductor backend needs torch >= 2.9"
     try:
-        import triton  # noqa: F401
-    except Exception as e:  # noqa: BLE001
+        import triton  # noqa: F401 - imported only to see that it loads
+    except Exception as e:  # any import failure is the message
         return f"cannot import triton in {sys.executable}: {e}"
     if not torch.cuda.is_available():
-        return f"torch {torch.__version__} sees no CUDA GPU (CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})"
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
+        return f"torch {torch.__version__} sees no CUDA GPU (CUDA_VISIBLE_DEVICES={visible})"
     return compat.saver_problem()
 
 
@@ -115,12 +119,13 @@ class Collector:
                 inputs, out = tensors_for(choice)
                 entries.append((choice, timings.get(choice), inputs, out))
             self.events.append((str(name), entries, None))
-        except Exception as e:  # noqa: BLE001 - a saver must never break the compile
+        except Exception as e:  # a saver must never break the compile
             self.events.append((str(name), [(c, timings.get(c), None, None) for c in choices], repr(e)))
 
 
 def make_inputs(p):
     import torch
+
     dt = getattr(torch, DTYPE_NAMES[p["dtype"]])
     B, M, N, K = p["B"], p["M"], p["N"], p["K"]
     dev = "cuda"
@@ -152,6 +157,7 @@ def make_inputs(p):
 
 def fits_in_memory(p):
     import torch
+
     elem = DTYPE_BYTES[p["dtype"]]
     B, M, N, K = p["B"], p["M"], p["N"], p["K"]
     need = elem * B * (M * K + K * N + 2 * M * N) + N * elem
@@ -212,8 +218,10 @@ def plain_difference(plain: list, candidate: list) -> str:
     said = []
     gemm_in, gemm_out = [k for k in extra if GEMM_KERNEL.search(k)], [k for k in missing if GEMM_KERNEL.search(k)]
     if gemm_in or gemm_out:
-        said.append(f"another GEMM kernel: {', '.join(gemm_in)[:120] or 'none'} instead of "
-                    f"{', '.join(gemm_out)[:120] or 'none'}")
+        said.append(
+            f"another GEMM kernel: {', '.join(gemm_in)[:120] or 'none'} instead of "
+            f"{', '.join(gemm_out)[:120] or 'none'}"
+        )
     other = [k for k in extra if k not in gemm_in]
     if other:
         said.append(f"also ran {len(other)} kernel(s): {', '.join(k[:60] for k in other)[:200]}")
@@ -256,8 +264,9 @@ def time_candidates(p, timer, entries, check=True, inductor_timed=True, build_er
             timer.stream.synchronize()
             if check:
                 if reference is None:
-                    reference = out.detach().clone() if cand.get("name") == aten_name else \
-                        _eager_reference(p, cand, inputs)
+                    reference = (
+                        out.detach().clone() if cand.get("name") == aten_name else _eager_reference(p, cand, inputs)
+                    )
                 err = _relative_error(out, reference)
                 tol = _tolerance(p, cand)
                 if not err <= tol:
@@ -268,7 +277,7 @@ def time_candidates(p, timer, entries, check=True, inductor_timed=True, build_er
             if kernels is not None and cand.get("kind") == "aten":
                 with timer.stream_ctx():
                     kernels[cand["name"]] = launched_kernels(launch)
-        except Exception as e:  # noqa: BLE001 - one bad candidate is a failed measurement
+        except Exception as e:  # one bad candidate is a failed measurement
             cand["error"] = f"in-graph timing failed: {type(e).__name__}: {e}".splitlines()[0][:300]
             torch.cuda.synchronize()
         finally:
@@ -309,8 +318,9 @@ def compile_op(fn, args, options):
     return compiled, time.perf_counter() - t0
 
 
-def measure(p, search_space, collector, timer, check=True, inductor_benchmark=True, exhaustive_configs=0,
-            aten_only=False):
+def measure(
+    p, search_space, collector, timer, check=True, inductor_benchmark=True, exhaustive_configs=0, aten_only=False
+):
     """Candidates (times per method) and baselines of one problem: problem JSON version 2.
 
     Without `inductor_benchmark`, Inductor's own benchmark is skipped (about two thirds of the
@@ -336,7 +346,7 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
         t = time.perf_counter()
         with gpu_lock():
             warm, cold = time_compiled(timer, plain, args)
-            kernels = {"default": launched_kernels(lambda: plain(*args))}
+            kernels = {"default": launched_kernels(functools.partial(plain, *args))}
         split["time_baselines_s"] = time.perf_counter() - t
     baselines["default"] = {"graph_warm": warm, "graph_cold": cold, "compile_s": round(plain_s, 3)}
     del plain
@@ -346,11 +356,14 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
     collector.shapes.clear()
     collector.armed = True
     sampled = search_space.upper() == "EXHAUSTIVE" and exhaustive_configs > 0
-    handler = compat.sampling_choices_handler(exhaustive_configs, seed=problem_hash(p, search_space)) if sampled else None
+    handler = (
+        compat.sampling_choices_handler(exhaustive_configs, seed=problem_hash(p, search_space)) if sampled else None
+    )
     with compat.fresh_cache():
         try:
-            with compat.autotune_benchmark(lock=gpu_lock, skip=not inductor_benchmark), \
-                    (compat.choices_handler(handler) if handler else contextlib.nullcontext()):
+            with compat.autotune_benchmark(lock=gpu_lock, skip=not inductor_benchmark), (
+                compat.choices_handler(handler) if handler else contextlib.nullcontext()
+            ):
                 options = compat.max_autotune_options(search_space)
                 if aten_only:
                     options["max_autotune_gemm_backends"] = "ATEN"
@@ -385,20 +398,31 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
             if not candidates:
                 # Inductor skips autotuning for some shapes: the ATen op is the only candidate;
                 # time it the same way.
-                warm, cold = timer.time(lambda: fn(*args))
-                candidates.append({"kind": "aten", "name": f"extern_kernels.{p['op']}",
-                                   "times": {"graph_warm": warm, "graph_cold": cold}})
-                kernels[candidates[-1]["name"]] = launched_kernels(lambda: fn(*args))
+                warm, cold = timer.time(functools.partial(fn, *args))
+                candidates.append(
+                    {
+                        "kind": "aten",
+                        "name": f"extern_kernels.{p['op']}",
+                        "times": {"graph_warm": warm, "graph_cold": cold},
+                    }
+                )
+                kernels[candidates[-1]["name"]] = launched_kernels(functools.partial(fn, *args))
                 notes.append("Inductor did not autotune this shape: ATen alone, timed in graph")
     split["time_candidates_s"] = time.perf_counter() - t
     if sampled:
-        notes.insert(0, f"EXHAUSTIVE space sampled ({exhaustive_configs} Triton configs a template): "
-                        "no max-autotune baseline (its pick is of the sample)")
+        notes.insert(
+            0,
+            f"EXHAUSTIVE space sampled ({exhaustive_configs} Triton configs a template): "
+            "no max-autotune baseline (its pick is of the sample)",
+        )
     if aten_only:
         notes.insert(0, "ATen candidates only (--aten-only): a probe of plain's function, not training data")
     if not inductor_benchmark:
-        notes.insert(0, "Inductor's own benchmark skipped (sampled problems only): no inductor_autotune "
-                        "times, no max-autotune baseline")
+        notes.insert(
+            0,
+            "Inductor's own benchmark skipped (sampled problems only): no inductor_autotune "
+            "times, no max-autotune baseline",
+        )
     collector.events.clear()
     del tuned, args
     torch.cuda.empty_cache()
@@ -422,8 +446,10 @@ def measure(p, search_space, collector, timer, check=True, inductor_benchmark=Tr
     names = [c.get("name") for c in candidates]
     i = plain_index([c["kind"] for c in candidates], names)
     if i is not None and names[i] in kernels:
-        out["plain_vs_candidate"] = {"candidate": names[i],
-                                     "difference": plain_difference(kernels["default"], kernels[names[i]])}
+        out["plain_vs_candidate"] = {
+            "candidate": names[i],
+            "difference": plain_difference(kernels["default"], kernels[names[i]]),
+        }
     # Inductor may pad odd sizes before lowering the GEMM (pad_mm): then the candidates ran on
     # the padded operands, and the compiled function adds the padding copies. Say so.
     if padded:
@@ -459,6 +485,7 @@ def setup():
 def versions():
     import torch
     import triton
+
     return {"torch": torch.__version__, "triton": triton.__version__, "python": sys.version.split()[0]}
 
 
@@ -483,13 +510,20 @@ def serve(stdin, stdout):
             break
         rid = req.get("id")
         try:
-            result, compile_s, failed = measure(req["problem"], req.get("search_space", "DEFAULT"), collector, timer,
-                                                inductor_benchmark=bool(req.get("inductor_benchmark", True)),
-                                                exhaustive_configs=int(req.get("exhaustive_configs", 0)),
-                                                aten_only=bool(req.get("aten_only", False)))
-            emit(stdout, {"id": rid, "ok": True, "problem": result, "compile_s": round(compile_s, 3),
-                          "failed_choices": failed})
-        except Exception as e:  # noqa: BLE001 - one bad problem must not end the sweep
+            result, compile_s, failed = measure(
+                req["problem"],
+                req.get("search_space", "DEFAULT"),
+                collector,
+                timer,
+                inductor_benchmark=bool(req.get("inductor_benchmark", True)),
+                exhaustive_configs=int(req.get("exhaustive_configs", 0)),
+                aten_only=bool(req.get("aten_only", False)),
+            )
+            emit(
+                stdout,
+                {"id": rid, "ok": True, "problem": result, "compile_s": round(compile_s, 3), "failed_choices": failed},
+            )
+        except Exception as e:  # one bad problem must not end the sweep
             emit(stdout, {"id": rid, "ok": False, "error": problem_error(e)})
     return 0
 
@@ -558,8 +592,10 @@ def read_problems(path, search_space):
             if k not in p:
                 raise BadInput(f"{path}:{n}: field '{k}' is missing")
         if p["op"] not in PROBLEM_OPS or p["dtype"] not in DTYPE_NAMES:
-            raise BadInput(f"{path}:{n}: op {p['op']!r} / dtype {p['dtype']!r} is not one of "
-                           f"{', '.join(PROBLEM_OPS)} / {', '.join(DTYPE_NAMES)}")
+            raise BadInput(
+                f"{path}:{n}: op {p['op']!r} / dtype {p['dtype']!r} is not one of "
+                f"{', '.join(PROBLEM_OPS)} / {', '.join(DTYPE_NAMES)}"
+            )
         for k in ("B", "M", "N", "K"):
             if not isinstance(p[k], int) or isinstance(p[k], bool) or not 1 <= p[k] <= 2**31 - 1:
                 raise BadInput(f"{path}:{n}: field '{k}' must be an integer from 1 to 2^31-1, got {p[k]!r}")
@@ -571,10 +607,14 @@ def read_problems(path, search_space):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python3 -m torch_diode.worker", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python3 -m torch_diode.worker", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--check", action="store_true", help="print why this Python cannot run the backend, or 'ok'")
     args = ap.parse_args(argv)
+    import torch_diode
+
+    torch_diode.uninstall()  # nothing when diode sweep started it; see TORCH_DIODE_AUTOREGISTER above
     if args.check:
         problem = environment_problem()
         print(problem or "ok")

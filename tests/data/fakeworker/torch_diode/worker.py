@@ -29,13 +29,28 @@ def main():
     gpu = "Fake GPU"
     if os.environ.get("FAKE_WORKER_GPU_FROM_ENV"):
         gpu += " " + os.environ.get("CUDA_VISIBLE_DEVICES", "?")
-    emit({"event": "hello", "ok": True, "torch": "2.11.0-fake", "triton": "3.6.0-fake",
-          "hardware": {"gpu": gpu, "sm_count": 7, "memory_mb": 1024, "driver": "0"}, "pid": os.getpid()})
+    emit(
+        {
+            "event": "hello",
+            "ok": True,
+            "torch": "2.11.0-fake",
+            "triton": "3.6.0-fake",
+            "hardware": {"gpu": gpu, "sm_count": 7, "memory_mb": 1024, "driver": "0"},
+            "pid": os.getpid(),
+        }
+    )
     trace = os.environ.get("FAKE_WORKER_TRACE")
     if trace:
-        env = {k: os.environ.get(k) for k in ("CUDA_VISIBLE_DEVICES", "TORCH_DIODE_GPU_LOCK",
-                                              "TORCHINDUCTOR_COMPILE_THREADS", "TORCHINDUCTOR_CACHE_DIR",
-                                              "TORCH_DIODE_WORKER_CACHE")}
+        env = {
+            k: os.environ.get(k)
+            for k in (
+                "CUDA_VISIBLE_DEVICES",
+                "TORCH_DIODE_GPU_LOCK",
+                "TORCHINDUCTOR_COMPILE_THREADS",
+                "TORCHINDUCTOR_CACHE_DIR",
+                "TORCH_DIODE_WORKER_CACHE",
+            )
+        }
         with open(trace, "a") as f:
             f.write(json.dumps({"event": "start", "pid": os.getpid(), "env": env}) + "\n")
     for line in sys.stdin:
@@ -45,9 +60,18 @@ def main():
         p = req["problem"]
         if trace:
             with open(trace, "a") as f:
-                f.write(json.dumps({"pid": os.getpid(), "M": p["M"], "N": p["N"],
-                                    "inductor_benchmark": req.get("inductor_benchmark"),
-                                    "exhaustive_configs": req.get("exhaustive_configs")}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "pid": os.getpid(),
+                            "M": p["M"],
+                            "N": p["N"],
+                            "inductor_benchmark": req.get("inductor_benchmark"),
+                            "exhaustive_configs": req.get("exhaustive_configs"),
+                        }
+                    )
+                    + "\n"
+                )
         if p["M"] == 13:
             os.kill(os.getpid(), signal.SIGSEGV)
         if p["M"] == 17:
@@ -61,19 +85,44 @@ def main():
         if p["M"] == 24:
             p["version"] = 2
             p["candidates"] = [
-                {"kind": "aten", "name": "extern_kernels.mm",
-                 "times": {"graph_warm": t * 0.5, "graph_cold": t * 0.6, "inductor_autotune": t}},
-                {"kind": "triton", "template": "mm", "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8,
-                 "num_stages": 3, "num_warps": 4, "times": {"inductor_autotune": t * 0.9},
-                 "error": "wrong result: max error 0.5 of the largest ATen value (tolerance 0.03)"}]
-            p["baselines"] = {"default": {"graph_warm": t * 0.55, "graph_cold": t * 0.65, "compile_s": 0.4},
-                              "max_autotune": {"graph_warm": t * 0.5, "graph_cold": t * 0.6, "compile_s": 2.5,
-                                               "pick": 0}}
+                {
+                    "kind": "aten",
+                    "name": "extern_kernels.mm",
+                    "times": {"graph_warm": t * 0.5, "graph_cold": t * 0.6, "inductor_autotune": t},
+                },
+                {
+                    "kind": "triton",
+                    "template": "mm",
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "GROUP_M": 8,
+                    "num_stages": 3,
+                    "num_warps": 4,
+                    "times": {"inductor_autotune": t * 0.9},
+                    "error": "wrong result: max error 0.5 of the largest ATen value (tolerance 0.03)",
+                },
+            ]
+            p["baselines"] = {
+                "default": {"graph_warm": t * 0.55, "graph_cold": t * 0.65, "compile_s": 0.4},
+                "max_autotune": {"graph_warm": t * 0.5, "graph_cold": t * 0.6, "compile_s": 2.5, "pick": 0},
+            }
             emit({"id": req["id"], "ok": True, "problem": p, "compile_s": 2.9})
             continue
-        p["candidates"] = [{"kind": "aten", "name": "extern_kernels.mm", "time_ms": t},
-                           {"kind": "triton", "template": "mm", "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32,
-                            "GROUP_M": 8, "num_stages": 3, "num_warps": 4, "time_ms": t * 0.9}]
+        p["candidates"] = [
+            {"kind": "aten", "name": "extern_kernels.mm", "time_ms": t},
+            {
+                "kind": "triton",
+                "template": "mm",
+                "BLOCK_M": 64,
+                "BLOCK_N": 64,
+                "BLOCK_K": 32,
+                "GROUP_M": 8,
+                "num_stages": 3,
+                "num_warps": 4,
+                "time_ms": t * 0.9,
+            },
+        ]
         emit({"id": req["id"], "ok": True, "problem": p, "compile_s": 0.01})
     return 0
 
