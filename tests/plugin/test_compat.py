@@ -140,6 +140,24 @@ class KernelTemplateChoiceTest(unittest.TestCase):
             ("triton", "mm", 64, 128, 32, 8, 4, 8, 1, 0),
         )
 
+    def test_validate_timing_matches_a_measured_candidate_to_its_choice(self):
+        # validate_timing finds the measured candidate among Inductor's choices by the selector's
+        # key (it had its own, with GROUP_M -1 where a line leaves it out, and missed those).
+        from torch_diode import validate_timing
+
+        measured = {"kind": "triton", "template": "mm", **{k: v for k, v in TRITON.items() if k != "GROUP_M"}}
+        self.assertEqual(
+            validate_timing.candidate_key(measured), validate_timing.ktc_candidate_key(ktc("triton::mm", TRITON))
+        )
+        aten = {"kind": "aten", "name": "extern_kernels.bias_addmm"}
+        self.assertEqual(
+            validate_timing.candidate_key(aten), validate_timing.ktc_candidate_key(ktc("aten::bias_addmm"))
+        )
+        other = dict(measured, num_warps=4)
+        self.assertNotEqual(
+            validate_timing.candidate_key(other), validate_timing.ktc_candidate_key(ktc("triton::mm", TRITON))
+        )
+
     def test_unknown_template_or_missing_parameter_is_none(self):
         self.assertIsNone(compat.ktc_key(ktc("triton::mm_persistent_tma", TRITON)))
         partial = {k: v for k, v in TRITON.items() if k != "num_warps"}

@@ -21,24 +21,21 @@ import sys
 
 from . import _inductor_compat as compat
 from . import worker
+from ._selector import KERNEL_FIELDS
+from ._selector import candidate_key as selector_key
 
 AGREE_REL, AGREE_ABS_MS = 0.03, 0.0003
-TRITON_FIELDS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps")
 
 
+# The selector's candidate key (one definition, _selector.candidate_key and compat.ktc_key), cut to
+# the fields that name a kernel: EVEN_K and ALLOW_TF32 may be unset on one side.
 def candidate_key(cand) -> tuple:
-    if cand["kind"] == "aten":
-        return ("aten", cand["name"])
-    return ("triton", cand.get("template"), *(int(cand.get(k, -1)) for k in TRITON_FIELDS))
+    return selector_key(cand)[:KERNEL_FIELDS]
 
 
 def ktc_candidate_key(ktc):
     key = compat.ktc_key(ktc)
-    if key is None:
-        return None
-    if key[0] == "aten":
-        return ("aten", key[1])
-    return ("triton", key[1], *key[2:8])
+    return None if key is None else key[:KERNEL_FIELDS]
 
 
 def only_handler(target):

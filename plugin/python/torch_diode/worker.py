@@ -38,7 +38,7 @@ import zlib
 
 from . import _inductor_compat as compat
 from . import ingraph
-from ._selector import DTYPE_BYTES, PROBLEM_OPS, plain_index
+from ._selector import DTYPE_BYTES, DTYPES, PROBLEM_KEYS, PROBLEM_OPS, plain_index
 from ._timings import candidate_from_choice
 from .ingraph import gpu_lock
 
@@ -50,11 +50,11 @@ from .ingraph import gpu_lock
 os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
 
 MIN_TORCH = (2, 9)
-DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+# The torch dtype of each problem dtype: the selector's table read the other way.
+DTYPE_NAMES = {short: torch_name.removeprefix("torch.") for torch_name, short in DTYPES.items()}
 METHODS = ("graph_warm", "graph_cold", "inductor_autotune")
 # A candidate whose output differs from ATen's by more than this (max |diff| / max |ATen|) is wrong.
 TOLERANCE = {"bf16": 3e-2, "fp16": 1e-2, "fp32": 1e-3, "fp32_tf32": 1e-2}
-PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed")
 # baddbmm's scalars, as ALiBi attention calls it (Bloom: beta 1, alpha 1/sqrt(head_dim), and the
 # head dim is the problem's K): out = BETA * addend + K**-0.5 * (A @ B), the addend (B, 1, N).
 BADDBMM_BETA = 1.0
