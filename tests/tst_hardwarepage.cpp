@@ -4,14 +4,21 @@
 
 #include "common/plotmessage.h"
 #include "common/workbenchstate.h"
+#include "diode/config.h"
+#include "hardware/characterisepanel.h"
 #include "hardware/hardwarepage.h"
 #include "hardware/telemetryplot.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QDialog>
+#include <QFile>
 #include <QLabel>
+#include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardItemModel>
+#include <QTableWidget>
 
 class TestHardwarePage : public QObject {
     Q_OBJECT
@@ -86,6 +93,85 @@ private slots:
         QVERIFY(plotMessage(page.plot()).isEmpty());
         QTest::qWait(50);
         pagecheck::checkRendered(&page, "hardware-telemetry", 20);
+    }
+
+    // "Characterise this GPU" from the Hardware page, end to end on the cpu backend (a real sweep
+    // into a real store, real fine-tuning): the page's window chooses, measures, fine-tunes and
+    // shows the transferred and the new package, plain torch.compile and the best ATen kernel on
+    // held-out problems with the one-line verdict; run again it measures nothing twice (issue 23).
+    void characterisesFromTheHardwarePage() {
+        WorkbenchState state;
+        HardwarePage page(&state);
+        QVERIFY(page.findChild<QPushButton *>("characteriseButton"));
+        CharacterisePanel *panel = page.openCharacterise();
+        QVERIFY(panel && page.findChild<QDialog *>("characteriseDialog")->isVisible());
+        auto *error = panel->findChild<QLabel *>("characteriseError");
+        // The cpu backend has no GPU to find a package for: said, nothing run.
+        panel->setBackend("cpu");
+        panel->run();
+        QVERIFY2(error->isVisible() && error->text().contains("name the start package"),
+                 qPrintable(error->text()));
+#if !DIODE_HAVE_TORCH
+        QSKIP("this build has no LibTorch: characterising trains a package");
+#endif
+        const auto write = [this](const char *name, const char *entries) {
+            QFile f(m_dir.filePath(name));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(
+                QByteArray(
+                    R"({"name": "p", "version": 1, "timeout_s": 60, "repeats": 1, "cpu": {"block_m": [16, 64],
+                "block_n": [32, 128], "block_k": [32, 128], "threads": [1]}, "entries": )") +
+                entries + "}");
+        };
+        write("start.json", R"([{"name": "a", "ops": ["mm"], "dtypes": ["fp32"], "M": [8, 24, 40, 56, 72, 88],
+            "N": [48, 96], "K": [48]}, {"name": "b", "ops": ["bmm"], "dtypes": ["fp16"], "B": [2],
+            "M": [12, 36, 60, 84, 100], "N": [40], "K": [40, 72]}])");
+        write("pool.json", R"([{"name": "a", "ops": ["mm"], "dtypes": ["fp32"], "M": [16, 32, 48, 64, 80, 96],
+            "N": [64, 128], "K": [64]}, {"name": "b", "ops": ["addmm"], "dtypes": ["bf16"], "M": [1, 16, 64, 80, 112],
+            "N": [96], "K": [64, 128], "b_transposed": [true]}, {"name": "c", "ops": ["bmm"], "dtypes": ["fp16"], "B": [2],
+            "M": [16, 32, 64, 96], "N": [64], "K": [32, 64]}])");
+        const QString startDb = m_dir.filePath("start.db"), start = m_dir.filePath("start.diode");
+        QCOMPARE(testutil::runCli(
+                     {"sweep", "--backend", "cpu", "--plan", m_dir.filePath("start.json"), "--db", startDb}),
+                 0);
+        QCOMPARE(
+            testutil::runCli({"train", "--db", startDb, "--out", start, "--epochs", "20", "--members", "2"},
+                             nullptr, nullptr, 280000),
+            0);
+        const QString db = m_dir.filePath("char.db"), out = m_dir.filePath("new.diode");
+        panel->setPaths(start, m_dir.filePath("pool.json"), db, out);
+        panel->setBudget(30, 0, 15);
+        QSignalSpy ended(panel, &CharacterisePanel::ended);
+        panel->run();
+        QVERIFY(ended.wait(280000));
+        QVERIFY2(error->isHidden(), qPrintable(error->text()));
+        auto *table = panel->findChild<QTableWidget *>("characteriseTable");
+        QStringList selectors;
+        for (int r = 0; r < table->rowCount(); ++r)
+            selectors << table->item(r, 0)->text();
+        QVERIFY2(selectors.size() == 4 && selectors[0] == "transferred" && selectors[1] == "new",
+                 qPrintable(selectors.join(", ")));
+        QVERIFY(table->item(0, 2)->text().toDouble() > 0);
+        const QString verdict = panel->findChild<QLabel *>("characteriseVerdict")->text();
+        QVERIFY2(verdict.contains(
+                     QRegularExpression("new package: new (better|worse|no better) than the transferred "
+                                        "one \\(mean [+-][0-9]+\\.[0-9] points")),
+                 qPrintable(verdict));
+        QVERIFY2(QFile::exists(out) == verdict.contains("kept as"), qPrintable(verdict));
+        const qint64 measured = testutil::scalar(db, "SELECT count(*) FROM measurements");
+        QCOMPARE(measured, qint64(30 * 8)); // each chosen problem's 8 tile configs, once
+        // The same settings again: measured before, nothing swept twice.
+        panel->run();
+        QVERIFY(ended.wait(280000));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), measured);
+        QVERIFY2(panel->findChild<QLabel *>("characteriseStatus")->text().contains("Sweep measured before"),
+                 qPrintable(panel->findChild<QLabel *>("characteriseStatus")->text()));
+        auto *again = panel->findChild<QLabel *>("characteriseVerdict");
+        QVERIFY2(again->text().contains("than the transferred one") && again->isVisible(),
+                 qPrintable(again->text()));
+        QTRY_VERIFY2(again->height() > 5,
+                     qPrintable(QString("the verdict is %1 px high").arg(again->height())));
+        pagecheck::checkRendered(panel->window(), "characterise", 20);
     }
 };
 

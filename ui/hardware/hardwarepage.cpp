@@ -2,12 +2,15 @@
 
 #include "common/exportactions.h"
 #include "common/workbenchstate.h"
+#include "hardware/characterisepanel.h"
 #include "hardware/telemetryplot.h"
 
 #include <QComboBox>
+#include <QDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QSettings>
 #include <QStandardItemModel>
 #include <QTableView>
@@ -17,6 +20,7 @@ HardwarePage::HardwarePage(WorkbenchState *state, QWidget *parent)
     : QWidget(parent)
     , m_state(state)
     , m_probe(new HardwareProbe)
+    , m_characterise(new QPushButton(tr("Characterise this GPU…"), this))
     , m_loader(new TelemetryLoader(this))
     , m_machine(new QLabel(tr("Reading this machine's hardware…"), this))
     , m_notes(new QLabel(this))
@@ -48,8 +52,16 @@ HardwarePage::HardwarePage(WorkbenchState *state, QWidget *parent)
     sourceRow->addWidget(new QLabel(tr("Telemetry:"), this));
     sourceRow->addWidget(m_source);
     sourceRow->addWidget(m_sourceInfo, 1);
+    m_characterise->setObjectName(QStringLiteral("characteriseButton"));
+    m_characterise->setToolTip(
+        tr("Measure the problems this GPU's package is least sure of, fine-tune it, and "
+           "compare on held-out problems (diode characterise)"));
+    connect(m_characterise, &QPushButton::clicked, this, [this] { openCharacterise(); });
+    auto *machineRow = new QHBoxLayout;
+    machineRow->addWidget(m_machine, 1);
+    machineRow->addWidget(m_characterise);
     auto *layout = new QVBoxLayout(this);
-    layout->addWidget(m_machine);
+    layout->addLayout(machineRow);
     layout->addWidget(m_gpus);
     layout->addWidget(m_notes);
     layout->addLayout(sourceRow);
@@ -113,6 +125,11 @@ void HardwarePage::showReport(const diode::HardwareReport &r) {
         m_gpus->show();
     }
     m_liveGpus = int(r.gpus.size());
+    if (!r.gpus.empty()) {
+        m_firstGpu = QString::fromStdString(r.gpus.front().name);
+        m_firstGpuSms = r.gpus.front().smCount;
+    }
+    m_characterise->setText(r.gpus.empty() ? tr("Characterise…") : tr("Characterise this GPU…"));
     const int keep = m_source->currentIndex();
     const QSignalBlocker block(m_source);
     for (int i = 0; i < m_liveGpus; ++i)
@@ -191,4 +208,22 @@ void HardwarePage::showSource() {
 void HardwarePage::addLiveSample(int gpu, const diode::TelemetrySample &sample) {
     if (m_source->currentData().toLongLong() == -1 - gpu)
         m_plot->addSample(sample);
+}
+
+CharacterisePanel *HardwarePage::openCharacterise() {
+    if (!m_panel) {
+        auto *dialog = new QDialog(this);
+        dialog->setObjectName(QStringLiteral("characteriseDialog"));
+        dialog->setWindowTitle(
+            tr("Characterise %1").arg(m_firstGpu.isEmpty() ? tr("this machine") : m_firstGpu));
+        dialog->resize(900, 640);
+        m_panel = new CharacterisePanel(dialog);
+        auto *layout = new QVBoxLayout(dialog);
+        layout->addWidget(m_panel);
+        m_panel->setGpu(m_firstGpu, m_firstGpuSms); // once: later opens keep what was typed
+    }
+    auto *dialog = static_cast<QDialog *>(m_panel->parentWidget());
+    dialog->show(); // not modal: the rest of the workbench stays usable while it sweeps
+    dialog->raise();
+    return m_panel;
 }

@@ -6,7 +6,9 @@
 #include <QThread>
 #include <QWidget>
 
+class CharacterisePanel;
 class QComboBox;
+class QPushButton;
 class QLabel;
 class QStandardItemModel;
 class QTableView;
@@ -23,6 +25,8 @@ public:
     ~HardwarePage() override;
 
     QStandardItemModel *gpuModel() const { return m_gpuModel; }
+    /// "Characterise this GPU": the window of CharacterisePanel for the first GPU found.
+    CharacterisePanel *openCharacterise();
     TelemetryPlot *plot() const { return m_plot; }
 
 signals:
@@ -45,6 +49,10 @@ private:
     int m_liveGpus = 0;
     bool m_reported = false;
 
+    QString m_firstGpu;
+    int m_firstGpuSms = 0;
+    QPushButton *m_characterise;
+    CharacterisePanel *m_panel = nullptr;
     QLabel *m_machine;
     QLabel *m_notes;
     QStandardItemModel *m_gpuModel;
