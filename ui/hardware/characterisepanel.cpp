@@ -68,8 +68,9 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_package->setObjectName(QStringLiteral("characterisePackage"));
     m_pool->setObjectName(QStringLiteral("characterisePool"));
     m_pool->setText(shippedFile(diode::shipped::kDataset));
-    m_pool->setToolTip(tr("The problems to choose from: a store (the shipped H200 data carries its candidates), "
-                          "problem lines, or a cpu plan"));
+    m_pool->setToolTip(
+        tr("The problems to choose from: a store (the shipped H200 data carries its candidates), "
+           "problem lines, or a cpu plan"));
     m_database->setObjectName(QStringLiteral("characteriseDatabase"));
     m_out->setObjectName(QStringLiteral("characteriseOut"));
     m_python->setPlaceholderText(tr("python3 ($DIODE_PYTHON)"));
@@ -101,8 +102,8 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_error->setStyleSheet(QStringLiteral("QLabel { color: #c0392b; font-weight: bold; }"));
     m_error->hide();
     m_table->setObjectName(QStringLiteral("characteriseTable"));
-    m_table->setHorizontalHeaderLabels({tr("selector"), tr("held-out problems"), tr("top-1 mean"), tr("top-1 P10"),
-                                        tr("note")});
+    m_table->setHorizontalHeaderLabels(
+        {tr("selector"), tr("held-out problems"), tr("top-1 mean"), tr("top-1 P10"), tr("note")});
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_progress->setObjectName(QStringLiteral("characteriseProgress"));
@@ -158,30 +159,33 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     connect(m_worker, &CharacteriseWorker::selected, this,
             [this](int chosen, int pool, int heldOut, const QString &startWhy) {
                 m_start->setText(tr("Start: %1").arg(startWhy));
-                m_status->setText(tr("%1 of %2 pool problems chosen where the package is least sure (%3 held out "
-                                     "to compare on); measuring them…")
-                                      .arg(chosen)
-                                      .arg(pool)
-                                      .arg(heldOut));
+                m_status->setText(
+                    tr("%1 of %2 pool problems chosen where the package is least sure (%3 held out "
+                       "to compare on); measuring them…")
+                        .arg(chosen)
+                        .arg(pool)
+                        .arg(heldOut));
             });
-    connect(m_worker, &CharacteriseWorker::sweepProgress, this, [this](qint64 done, qint64 total, double etaS) {
-        m_progress->setRange(0, int(total));
-        m_progress->setValue(int(done));
-        m_progress->setFormat(tr("%v / %m problems"));
-        m_progress->setTextVisible(true);
-        m_status->setText(etaS > 0 ? tr("Sweeping: %1 of %2 problems; ETA %3 min")
-                                         .arg(done)
-                                         .arg(total)
-                                         .arg(etaS / 60, 0, 'f', 1)
-                                   : tr("Sweeping: %1 of %2 problems").arg(done).arg(total));
-    });
-    connect(m_worker, &CharacteriseWorker::epoch, this, [this](int member, int members, int epoch, double top1) {
-        m_status->setText(tr("Training: network %1 of %2, epoch %3, validation top-1 %4")
-                              .arg(member + 1)
-                              .arg(members)
-                              .arg(epoch)
-                              .arg(top1, 0, 'f', 4));
-    });
+    connect(m_worker, &CharacteriseWorker::sweepProgress, this,
+            [this](qint64 done, qint64 total, double etaS) {
+                m_progress->setRange(0, int(total));
+                m_progress->setValue(int(done));
+                m_progress->setFormat(tr("%v / %m problems"));
+                m_progress->setTextVisible(true);
+                m_status->setText(etaS > 0 ? tr("Sweeping: %1 of %2 problems; ETA %3 min")
+                                                 .arg(done)
+                                                 .arg(total)
+                                                 .arg(etaS / 60, 0, 'f', 1)
+                                           : tr("Sweeping: %1 of %2 problems").arg(done).arg(total));
+            });
+    connect(m_worker, &CharacteriseWorker::epoch, this,
+            [this](int member, int members, int epoch, double top1) {
+                m_status->setText(tr("Training: network %1 of %2, epoch %3, validation top-1 %4")
+                                      .arg(member + 1)
+                                      .arg(members)
+                                      .arg(epoch)
+                                      .arg(top1, 0, 'f', 4));
+            });
     connect(m_worker, &CharacteriseWorker::resultReady, this, &CharacterisePanel::showOutcome);
     connect(m_worker, &CharacteriseWorker::failed, this, &CharacterisePanel::fail);
     connect(m_worker, &CharacteriseWorker::finished, this, [this] {
@@ -209,7 +213,8 @@ void CharacterisePanel::setBackend(const QString &backend) {
 
 void CharacterisePanel::setPaths(const QString &package, const QString &pool, const QString &database,
                                  const QString &out) {
-    for (auto [edit, v] : {std::pair{m_package, package}, {m_pool, pool}, {m_database, database}, {m_out, out}})
+    for (auto [edit, v] :
+         {std::pair{m_package, package}, {m_pool, pool}, {m_database, database}, {m_out, out}})
         if (!v.isEmpty())
             edit->setText(v);
 }
@@ -286,8 +291,9 @@ void CharacterisePanel::fail(const QString &message) {
 
 void CharacterisePanel::showOutcome(const CharacteriseOutcome &o) {
     if (o.cancelled) {
-        m_status->setText(tr("Cancelled: nothing trained or kept. Characterise again with the same settings to "
-                             "continue the sweep where it stopped."));
+        m_status->setText(
+            tr("Cancelled: nothing trained or kept. Characterise again with the same settings to "
+               "continue the sweep where it stopped."));
         return;
     }
     m_start->setText(tr("Start: %1").arg(o.startWhy));
@@ -305,8 +311,9 @@ void CharacterisePanel::showOutcome(const CharacteriseOutcome &o) {
     }
     m_table->resizeColumnsToContents();
     // What became of it, in the terms of this window (the CLI's line names its --force).
-    QString verdict = o.verdict + (o.kept.isEmpty() ? tr("; dropped: not better than the package it started from")
-                                                    : tr("; kept as %1").arg(o.kept));
+    QString verdict =
+        o.verdict + (o.kept.isEmpty() ? tr("; dropped: not better than the package it started from")
+                                      : tr("; kept as %1").arg(o.kept));
     if (!o.installed.isEmpty())
         verdict += tr(", installed for the plugin as %1").arg(o.installed);
     else if (m_install->isChecked() && !o.kept.isEmpty())

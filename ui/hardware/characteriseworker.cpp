@@ -23,8 +23,9 @@ bool CharacteriseWorker::available(QString *why) {
     return true;
 #else
     if (why)
-        *why = tr("This build has no LibTorch, so it cannot train the new package. Install libtorch-dev (or point "
-                  "CMake at a pip torch) and reconfigure.");
+        *why = tr(
+            "This build has no LibTorch, so it cannot train the new package. Install libtorch-dev (or point "
+            "CMake at a pip torch) and reconfigure.");
     return false;
 #endif
 }
@@ -56,9 +57,8 @@ void CharacteriseWorker::start(const diode::CharacteriseRequest &request) {
         };
         job->selected = [post, this](const diode::CharacteriseResult &r) {
             post([this, chosen = int(r.chosen.size()), pool = int(r.pool.problems.size()),
-                  held = int(r.heldOutLabels.size()), why = QString::fromStdString(r.startWhy)] {
-                emit selected(chosen, pool, held, why);
-            });
+                  held = int(r.heldOutLabels.size()),
+                  why = QString::fromStdString(r.startWhy)] { emit selected(chosen, pool, held, why); });
         };
         job->sweepProgress = [post, this](const diode::SweepProgress &p) {
             post([this, p] { emit sweepProgress(p.done, p.total, p.etaS); });
