@@ -7,6 +7,7 @@
 #include "diode/storewriter.h"
 
 #include <map>
+#include <memory>
 
 using namespace diode;
 
@@ -391,6 +392,18 @@ private slots:
             Store ro(path.toStdString(), Store::Mode::ReadOnly);
             QCOMPARE(ro.runs().size(), size_t(0));
             QVERIFY(sideFiles()); // SQLite's, while the reader reads
+        }
+        QVERIFY(!sideFiles());
+        // Readers that overlap (the workbench's pages): the files stay while one is open, and the
+        // last to close removes them.
+        {
+            auto first = std::make_unique<Store>(path.toStdString(), Store::Mode::ReadOnly);
+            Store second(path.toStdString(), Store::Mode::ReadOnly);
+            QCOMPARE(first->runs().size(), size_t(0));
+            QCOMPARE(second.runs().size(), size_t(0));
+            first.reset();
+            QVERIFY(sideFiles());
+            QCOMPARE(second.runs().size(), size_t(0)); // still reads
         }
         QVERIFY(!sideFiles());
         Store writer(path.toStdString());

@@ -358,9 +358,8 @@ Store::Store(const std::string &path, Mode mode, Foreign foreign)
         name = uriPath(path) + "?immutable=1";
         flags |= SQLITE_OPEN_URI;
     }
-    m_removeWalFiles = mode == Mode::ReadOnly && !(flags & SQLITE_OPEN_URI) && path != ":memory:" &&
-                       headerSaysWal(path) && ::access((path + "-wal").c_str(), F_OK) != 0 &&
-                       ::access((path + "-shm").c_str(), F_OK) != 0;
+    m_removeWalFiles =
+        mode == Mode::ReadOnly && !(flags & SQLITE_OPEN_URI) && path != ":memory:" && headerSaysWal(path);
     if (sqlite3_open_v2(name.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
         sqlite3_close(m_db);
@@ -407,11 +406,13 @@ Store::~Store() {
         sqlite3_finalize(s);
     if (m_db)
         sqlite3_close(m_db);
-    // A read-only connection never deletes the -wal and -shm it made (`diode stats` left both
-    // beside a finished sweep's database, issue 26 F10). The last read-write connection to close
-    // does, under SQLite's own locks: one that reads nothing but the schema, opened only when the
-    // -wal holds no change, so it writes nothing. Another process still reading or writing keeps
-    // the files, as it should; a folder or file we may not write keeps them too.
+    // A read-only connection never deletes the -wal and -shm SQLite made for it (`diode stats` and
+    // the workbench's readers left both beside a finished sweep's database, issue 26 F10). The
+    // last read-write connection to close does, under SQLite's own locks: one that reads nothing
+    // but the schema, opened only when the -wal holds no change, so it writes nothing. Any other
+    // connection still open, of this process or another, reader or writer, keeps the files, as it
+    // should (the last reader to close removes them); a folder or file we may not write keeps
+    // them too.
     if (m_removeWalFiles && fileSize(m_path + "-wal") == 0) {
         sqlite3 *db = nullptr;
         if (sqlite3_open_v2(m_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) ==

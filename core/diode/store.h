@@ -164,8 +164,9 @@ private:
 
     std::string m_path;
     sqlite3 *m_db = nullptr;
-    /// A read-only reader of a WAL database that had no -wal and -shm: SQLite creates them for the
-    /// reader and, the reader being read-only, leaves them behind; the destructor removes them.
+    /// A read-only reader of a WAL database: SQLite creates its -wal and -shm for the reader and, the
+    /// reader being read-only, leaves them behind; the destructor removes them when no one else
+    /// has the database open and the -wal is empty.
     bool m_removeWalFiles = false;
     // Keyed by the SQL text's address: every statement is a literal or a function-static string.
     std::unordered_map<const void *, sqlite3_stmt *> m_stmts;
