@@ -125,7 +125,7 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
         tr("Problems to validate on: those of the open database the model never trained on, all of "
            "them, or problem JSON lines with timings"));
     m_cdf->setFixedYRange(0, 1.02); // a share of problems
-    m_cdf->setLogX(); // its legend is below the axes, as every curve plot's (CurvePlot)
+    m_cdf->setLogX();               // its legend is below the axes, as every curve plot's (CurvePlot)
     m_cdf->setObjectName(QStringLiteral("efficiencyCdf"));
     m_histogram->setObjectName(QStringLiteral("residualHistogram"));
     // The end bins hold everything beyond ±2 (clamped): a margin keeps them off the border (F8).
