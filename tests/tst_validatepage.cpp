@@ -130,6 +130,9 @@ private slots:
             std::abs(res.models[0].metrics.top1.mean - firstNumber("model")) < 5e-5,
             qPrintable(QString("%1 vs %2").arg(res.models[0].metrics.top1.mean).arg(firstNumber("model"))));
         QVERIFY(std::abs(res.aten.top1.mean - firstNumber("aten")) < 5e-5);
+        // max-autotune's pick, where Inductor's benchmark ran: the page's row is the CLI's.
+        QVERIFY(res.maxAutotune.problems > 0);
+        QVERIFY(std::abs(res.maxAutotune.top1.mean - firstNumber("max-autotune")) < 5e-5);
         // The selection policy's top-1 (the plugin's decision) is the same rule on both faces.
         QVERIFY2(std::abs(res.models[0].policyMetrics.top1.mean - firstNumber("model policy")) < 5e-5,
                  qPrintable(QString("%1 vs %2")

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 
 namespace diode::cli {
@@ -55,6 +56,20 @@ struct Options {
     std::string searchSpace = "DEFAULT"; ///< eval --table: lines of this search space
 };
 
+// The baselines of test-split metrics in the pages' order (plain torch.compile's first, max-autotune's
+// second), then any other; `fn(name, metrics)` each. One order for `train`, `eval` and `inspect`.
+void forEachBaseline(const nlohmann::json &baselines,
+                     const std::function<void(const std::string &, const nlohmann::json &)> &fn) {
+    if (!baselines.is_object())
+        return;
+    for (const char *k : kBaselineOrder)
+        if (baselines.contains(k))
+            fn(k, baselines[k]);
+    for (const auto &[k, v] : baselines.items())
+        if (std::find(std::begin(kBaselineOrder), std::end(kBaselineOrder), k) == std::end(kBaselineOrder))
+            fn(k, v);
+}
+
 void printTable(const nlohmann::json &cmp) {
     fmt::print("{:<14} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>9}\n", "selector", "top1 mean", "top1 p10",
                "top1 min", "top3 mean", "top5 mean", "hit@1", "spearman");
@@ -68,8 +83,12 @@ void printTable(const nlohmann::json &cmp) {
     row("model", cmp["model"]["all"]);
     if (cmp.contains("policy"))
         row("model policy", cmp["policy"]);
-    for (const auto &[k, v] : cmp["baselines"].items())
+    const auto all = cmp["model"]["all"].value("problems", nlohmann::json());
+    forEachBaseline(cmp["baselines"], [&](const std::string &k, const nlohmann::json &v) {
         row(k, v);
+        if (v.value("problems", nlohmann::json()) != all) // max-autotune: where Inductor's benchmark ran
+            fmt::print("{:<14} (on the {} problems where it ran)\n", "", v.value("problems", 0));
+    });
     fmt::print("model on {} problems; MAPE {:.3f}, RMSE of ln(time) {:.3f}\n",
                cmp["model"]["all"]["problems"].get<int>(), cmp["model"]["all"]["mape"].get<double>(),
                cmp["model"]["all"]["rmse_log"].get<double>());
@@ -169,7 +188,10 @@ int runEval(const Options &o) {
                               {{"aten", res.aten.toJson()},
                                {"first-config", res.firstConfig.toJson()},
                                {"random", res.random.toJson()}}}};
-    printTable(cmp);
+    nlohmann::json withAutotune = cmp;
+    if (res.maxAutotune.problems > 0) // as the Validate page: where Inductor's own benchmark ran
+        withAutotune["baselines"]["max-autotune"] = res.maxAutotune.toJson();
+    printTable(withAutotune);
     // "model" is the arg-min (the candidate predicted fastest); "model policy" what a compile with the
     // package runs (core/diode/selectionpolicy.h): the same rule as the plugin and the Validate page.
     fmt::print(
@@ -407,24 +429,15 @@ int runInspect(const Options &o) {
                field(t, P("/model/all/problems")));
     fmt::print("  {:<14} {:>9} {:>9} {:>9}\n", "selector", "top1 mean", "top1 p10", "top3 mean");
     printInspectRow("model", t.at(P("/model/all")));
-    // Baselines in the pages' order, then any other; one computed on fewer problems (max-autotune
-    // where Inductor's benchmark ran) says on how many.
-    const auto baselines = t.value("baselines", nlohmann::json::object());
+    // Baselines in the pages' order; one computed on fewer problems (max-autotune where Inductor's
+    // benchmark ran) says on how many.
     const auto all = t.at(P("/model/all")).value("problems", nlohmann::json());
-    auto printBaseline = [&](const std::string &k, const nlohmann::json &v) {
-        printInspectRow(k, v);
-        if (v.is_object() && v.contains("problems") && v["problems"] != all)
-            fmt::print("  {:<14} (on the {} test problems where it ran)\n", "", field(v, P("/problems")));
-    };
-    if (baselines.is_object()) {
-        for (const char *k : kBaselineOrder)
-            if (baselines.contains(k))
-                printBaseline(k, baselines[k]);
-        for (const auto &[k, v] : baselines.items())
-            if (std::find(std::begin(kBaselineOrder), std::end(kBaselineOrder), k) ==
-                std::end(kBaselineOrder))
-                printBaseline(k, v);
-    }
+    forEachBaseline(
+        t.value("baselines", nlohmann::json::object()), [&](const std::string &k, const nlohmann::json &v) {
+            printInspectRow(k, v);
+            if (v.is_object() && v.contains("problems") && v["problems"] != all)
+                fmt::print("  {:<14} (on the {} test problems where it ran)\n", "", field(v, P("/problems")));
+        });
     fmt::print("--json prints the whole manifest.\n");
     return 0;
 }
