@@ -1,9 +1,7 @@
 #include "evaluation.h"
 #include "store.h"
 
-#include <cmath>
 #include <limits>
-#include <map>
 
 namespace diode {
 
@@ -40,14 +38,18 @@ Dataset inductorBenchmarkData(Store &store, const DatasetFilter &filter) {
     return loadDataset(store, TimingMethod::InductorAutotune, filter);
 }
 
-std::vector<RankedProblem> rankByInductorBenchmark(const std::vector<TrainingProblem> &problems,
-                                                   const Dataset &benchmarked) {
-    // The first run's time of a candidate, as the Validate page's max-autotune row keeps.
+std::map<std::pair<std::string, std::string>, double> firstTimes(const Dataset &data) {
     std::map<std::pair<std::string, std::string>, double> times;
-    for (const auto &p : benchmarked.problems)
+    for (const auto &p : data.problems)
         for (size_t i = 0; i < p.configs.size(); ++i)
             if (p.timesMs[i])
                 times.try_emplace({p.problem.label(), p.configs[i].key()}, *p.timesMs[i]);
+    return times;
+}
+
+std::vector<RankedProblem> rankByInductorBenchmark(const std::vector<TrainingProblem> &problems,
+                                                   const Dataset &benchmarked) {
+    const auto times = firstTimes(benchmarked); // as the Validate page's max-autotune row keeps
     std::vector<RankedProblem> out;
     for (const auto &p : problems) {
         const std::string label = p.problem.label();

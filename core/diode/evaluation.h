@@ -4,6 +4,10 @@
 #include "metrics.h"
 #include "modelpackage.h"
 
+#include <map>
+#include <string>
+#include <utility>
+
 namespace diode {
 
 class Store;
@@ -25,6 +29,9 @@ nlohmann::json compareWithBaselines(const std::vector<RankedProblem> &model,
 /// The times Inductor's own benchmark gave the candidates of `store`'s problems (what
 /// max-autotune picks by), for the problems `filter` accepts; no problems where it never ran.
 Dataset inductorBenchmarkData(Store &store, const DatasetFilter &filter);
+/// Each timed candidate's first time in `data` (a problem measured in several runs keeps its first
+/// run's), keyed by problem label and candidate key: what max-autotune's pick is read from.
+std::map<std::pair<std::string, std::string>, double> firstTimes(const Dataset &data);
 /// max-autotune's pick on those of `problems` where Inductor's benchmark timed candidates
 /// (`benchmarked`, from inductorBenchmarkData): the candidate it timed fastest, judged by the
 /// problems' own times. Empty where the benchmark never ran on any of them.

@@ -2,6 +2,7 @@
 
 #include "datamix.h"
 #include "dataset.h"
+#include "evaluation.h"
 #include "shippeddata.h"
 #include "sqlstatement.h"
 #include "store.h"
@@ -58,11 +59,7 @@ std::vector<double> autotuneTimes(const PredictionTable &t, Store *store, const 
     } catch (const InvalidInput &) { // no Inductor timings in the file: max-autotune did not run
         return out;
     }
-    std::map<std::pair<std::string, std::string>, double> times;
-    for (const auto &p : autotuned.problems)
-        for (size_t i = 0; i < p.configs.size(); ++i)
-            if (p.timesMs[i])
-                times.try_emplace({p.problem.label(), p.configs[i].key()}, *p.timesMs[i]);
+    const auto times = firstTimes(autotuned);
     for (size_t p = 0; p < t.problems.size(); ++p) {
         const std::string label = t.problems[p].label();
         for (uint32_t c = t.start[p]; c < t.start[p + 1]; ++c)

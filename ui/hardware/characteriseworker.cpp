@@ -1,5 +1,7 @@
 #include "hardware/characteriseworker.h"
 
+#include "train/trainworker.h"
+
 #include "diode/config.h"
 #if DIODE_HAVE_TORCH
 #include "characterisejob.h"
@@ -18,16 +20,7 @@ CharacteriseWorker::~CharacteriseWorker() {
 }
 
 bool CharacteriseWorker::available(QString *why) {
-#if DIODE_HAVE_TORCH
-    (void)why;
-    return true;
-#else
-    if (why)
-        *why = tr(
-            "This build has no LibTorch, so it cannot train the new package. Install libtorch-dev (or point "
-            "CMake at a pip torch) and reconfigure.");
-    return false;
-#endif
+    return TrainWorker::available(why); // characterising trains a package
 }
 
 void CharacteriseWorker::cancel() {
@@ -76,7 +69,6 @@ void CharacteriseWorker::start(const diode::CharacteriseRequest &request) {
             out.verdict = QString::fromStdString(r.verdict);
             out.kept = QString::fromStdString(r.kept);
             out.installed = QString::fromStdString(r.installed);
-            out.chosen = int(r.chosen.size());
             out.trainingProblems = r.trainingProblems;
             for (const auto &row : r.table)
                 out.table.push_back({QString::fromStdString(row.selector), QString::fromStdString(row.note),

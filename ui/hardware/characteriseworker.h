@@ -25,7 +25,7 @@ struct CharacteriseRow {
 struct CharacteriseOutcome {
     bool cancelled = false;
     QString startWhy, sweepStatus, heldOutSource, verdict, kept, installed;
-    int chosen = 0, trainingProblems = 0;
+    int trainingProblems = 0;
     QVector<CharacteriseRow> table;
 };
 Q_DECLARE_METATYPE(CharacteriseOutcome)

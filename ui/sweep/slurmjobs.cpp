@@ -1,7 +1,9 @@
 #include "sweep/slurmjobs.h"
 
 #include <QStandardPaths>
+
 #include <QTimer>
+#include <algorithm>
 
 SlurmJobs::SlurmJobs(QObject *parent)
     : QObject(parent)
@@ -25,26 +27,19 @@ QStringList toQt(const std::vector<std::string> &lines) {
 } // namespace
 
 void SlurmJobs::submit(diode::SlurmSweep::Request request) {
-    stop();
     const QString db = QString::fromStdString(request.db);
-    m_jobs.start([this, db, request = std::move(request)](const AsyncJobs::Job &job) {
-        try {
-            const QStringList lines = toQt(diode::SlurmSweep::submit(request));
-            job.post([this, db, lines] {
-                emit submitted(lines);
-                follow(db);
-            });
-        } catch (const std::exception &e) {
-            job.post([this, message = QString::fromUtf8(e.what())] { emit failed(message); });
-        }
-    });
+    submitThenFollow(db, [request = std::move(request)] { return diode::SlurmSweep::submit(request); });
 }
 
 void SlurmJobs::resubmit(const QString &db) {
+    submitThenFollow(db, [db = db.toStdString()] { return diode::SlurmSweep::resubmit(db); });
+}
+
+void SlurmJobs::submitThenFollow(const QString &db, std::function<std::vector<std::string>()> submission) {
     stop();
-    m_jobs.start([this, db](const AsyncJobs::Job &job) {
+    m_jobs.start([this, db, submission = std::move(submission)](const AsyncJobs::Job &job) {
         try {
-            const QStringList lines = toQt(diode::SlurmSweep::resubmit(db.toStdString()));
+            const QStringList lines = toQt(submission());
             job.post([this, db, lines] {
                 emit submitted(lines);
                 follow(db);
@@ -76,20 +71,16 @@ void SlurmJobs::poll() {
         try {
             std::vector<std::string> notes;
             const auto shardStates = diode::SlurmSweep::status(db.toStdString(), &notes);
+            // One row a shard, then the merge's (SlurmSweep::status).
             QStringList rows;
-            int finished = 0, shards = 0;
-            bool merged = false;
-            for (const auto &s : shardStates) {
+            for (const auto &s : shardStates)
                 rows << QStringLiteral("%1 · %2 · %3")
                             .arg(QString::fromStdString(s.name), QString::fromStdString(s.store),
                                  QString::fromStdString(s.job));
-                if (s.name == "merge") {
-                    merged = s.finished;
-                } else {
-                    ++shards;
-                    finished += s.finished;
-                }
-            }
+            const int shards = int(shardStates.size()) - 1;
+            const bool merged = shardStates.back().finished;
+            const int finished = int(std::count_if(shardStates.begin(), shardStates.end() - 1,
+                                                   [](const auto &s) { return s.finished; }));
             job.post([this, rows, notes = toQt(notes), finished, shards, merged] {
                 if (merged)
                     m_timer->stop();

@@ -6,7 +6,10 @@
 
 #include <QObject>
 #include <QStringList>
-#include <QVector>
+
+#include <functional>
+#include <string>
+#include <vector>
 
 class QTimer;
 
@@ -42,6 +45,8 @@ signals:
                 bool merged);
 
 private:
+    /// Runs `submission` off the GUI thread; its lines go to submitted(), then the sweep is followed.
+    void submitThenFollow(const QString &db, std::function<std::vector<std::string>()> submission);
     void poll();
 
     QTimer *m_timer;

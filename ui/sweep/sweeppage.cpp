@@ -333,29 +333,24 @@ QWidget *SweepPage::runPanel() {
     layout->addWidget(m_status);
     layout->addWidget(m_results, 1);
 
-    // The interpreter, workers and GPUs are the inductor backend's; the cpu backend has none.
-    const auto inductorFieldsFollowBackend = [this] {
+    // The interpreter, workers and GPUs are the inductor backend's (the cpu backend has none);
+    // Slurm's fields matter only when it is on, and there the GPUs are the ones Slurm gives.
+    const auto fieldsFollow = [this] {
         const bool inductor = m_backend->currentText() == QLatin1String("inductor");
-        for (QWidget *w : {static_cast<QWidget *>(m_python), static_cast<QWidget *>(m_workers),
-                           static_cast<QWidget *>(m_gpus)})
-            w->setEnabled(inductor);
-    };
-    connect(m_backend, &QComboBox::currentIndexChanged, this, [this, inductorFieldsFollowBackend] {
-        inductorFieldsFollowBackend();
-        scheduleEstimate();
-    });
-    inductorFieldsFollowBackend();
-    // Slurm's fields matter only when it is on; on Slurm the GPUs are the ones Slurm gives.
-    const auto slurmFieldsFollow = [this] {
-        const bool on = m_onSlurm->isChecked();
+        const bool slurm = m_onSlurm->isChecked();
+        m_python->setEnabled(inductor);
+        m_workers->setEnabled(inductor);
+        m_gpus->setEnabled(inductor && !slurm);
         for (QWidget *w : {static_cast<QWidget *>(m_shards), static_cast<QWidget *>(m_partition),
                            static_cast<QWidget *>(m_timeLimit)})
-            w->setEnabled(on);
-        m_gpus->setEnabled(!on && m_backend->currentText() == QLatin1String("inductor"));
+            w->setEnabled(slurm);
     };
-    connect(m_onSlurm, &QCheckBox::toggled, this, slurmFieldsFollow);
-    connect(m_backend, &QComboBox::currentIndexChanged, this, slurmFieldsFollow);
-    slurmFieldsFollow();
+    connect(m_backend, &QComboBox::currentIndexChanged, this, [this, fieldsFollow] {
+        fieldsFollow();
+        scheduleEstimate();
+    });
+    connect(m_onSlurm, &QCheckBox::toggled, this, fieldsFollow);
+    fieldsFollow();
     connect(m_slurmJobs, &SlurmJobs::submitted, this, [this](const QStringList &lines) {
         m_status->setText(tr("Submitted to Slurm; following its shards every few seconds."));
         m_slurmState->setPlainText(lines.join(QLatin1Char('\n')));
@@ -554,7 +549,7 @@ bool SweepPage::ensureDatabase() {
 void SweepPage::run() {
     if (!m_planValid || m_worker->isRunning() || m_slurmJobs->following())
         return;
-    if (m_onSlurm->isChecked() && m_onSlurm->isEnabled())
+    if (onSlurm())
         return startOnSlurm(false);
     start(false);
 }
@@ -590,9 +585,13 @@ void SweepPage::runForScreenshot() {
 void SweepPage::resume() {
     if (m_worker->isRunning() || m_slurmJobs->following())
         return;
-    if (m_onSlurm->isChecked() && m_onSlurm->isEnabled())
+    if (onSlurm())
         return startOnSlurm(true);
     start(true);
+}
+
+bool SweepPage::onSlurm() const {
+    return m_onSlurm->isChecked() && m_onSlurm->isEnabled(); // checked where sbatch is on the PATH
 }
 
 void SweepPage::setSlurm(bool on, int shards, const QString &partition, const QString &timeLimit) {

@@ -71,6 +71,7 @@ private:
     void choosePlanToOpen();
     bool savePlan(bool askForPath);
     void start(bool resume, bool allowMixedData = false);
+    bool onSlurm() const;
     void startOnSlurm(bool resume);
     void showSlurmStates(const QStringList &rows, const QStringList &notes, int finished, int shards,
                          bool merged);
