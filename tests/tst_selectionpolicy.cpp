@@ -51,7 +51,7 @@ using Picks = std::vector<size_t>;
 
 } // namespace
 
-// The selector's rule (core/diode/selectionpolicy.h): plain torch.compile's kernel stays unless
+// The selector's rule (core/infer/diode/selectionpolicy.h): plain torch.compile's kernel stays unless
 // another is predicted faster by more than the margin; top_k and the threshold bound the rest.
 class TestSelectionPolicy : public QObject {
     Q_OBJECT

@@ -285,7 +285,7 @@ private slots:
                  qPrintable(err));
     }
 
-    // Which package goes with which data (core/diode/packagechoice.h), on the shipped packages:
+    // Which package goes with which data (core/infer/diode/packagechoice.h), on the shipped packages:
     // the plugin's default for a GPU and regime (its Python twin: torch_diode/_models.py best_for),
     // and the one the workbench shows with data of a GPU and truth.
     void packageChoiceFollowsTheGpuAndTheTruth() {

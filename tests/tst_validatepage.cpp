@@ -346,7 +346,7 @@ private slots:
     }
 
     // The problem sources offer the held-out file that belongs to the open database
-    // (core/diode/shippeddata.h), not one file name for every database.
+    // (core/infer/diode/shippeddata.h), not one file name for every database.
     // It starts on that file: the problems the shipped packages never trained on (issue 26).
     void offersTheHeldOutFileOfTheOpenDatabase() {
         auto sources = [](const QString &db) {

@@ -207,7 +207,7 @@ void MainWindow::openDatabase(const QString &path, bool readOnly) {
     if (m_state->databasePath().isEmpty())
         m_summary->setMessage(tr("Opening %1…").arg(path));
     statusBar()->showMessage(tr("Opening %1…").arg(path));
-    // Shipped data is only read, however it is opened (core/diode/shippeddata.h): the pages that
+    // Shipped data is only read, however it is opened (core/infer/diode/shippeddata.h): the pages that
     // write (Sweep, Train's stored predictions) then ask for another database.
     m_openingReadOnly = readOnly || diode::shipped::isShippedPath(path.toStdString());
     m_opener->load(path);

@@ -4,14 +4,12 @@
 
 #include "democommand.h"
 
+#include "diode/childprocess.h"
 #include "diode/demoresult.h"
 #include "diode/gemmproblem.h"
 #include "diode/inductorbackend.h"
 
 #include <fmt/format.h>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -29,25 +27,11 @@ struct DemoOptions {
 };
 
 int runPython(const std::vector<std::string> &args) {
-    std::vector<char *> argv;
-    for (const auto &a : args)
-        argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0)
-        throw std::runtime_error("cannot start the demo: fork failed");
-    if (pid == 0) {
-        const std::string pp = pluginPythonDir();
-        const char *old = std::getenv("PYTHONPATH");
-        setenv("PYTHONPATH", old && *old ? (pp + ":" + old).c_str() : pp.c_str(), 1);
-        setenv("TORCH_DIODE_AUTOREGISTER", "0", 1); // the demo installs the selector per mode itself
-        execvp(argv[0], argv.data());
-        fmt::print(stderr, "error: cannot run {}: {}\n", args[0], std::strerror(errno));
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    const std::string pp = pluginPythonDir();
+    const char *old = std::getenv("PYTHONPATH");
+    return waitChild(
+        startChild(args, {"PYTHONPATH=" + (old && *old ? pp + ":" + old : pp),
+                          "TORCH_DIODE_AUTOREGISTER=0"})); // the demo installs the selector per mode
 }
 
 int runDemo(const DemoOptions &o) {

@@ -7,6 +7,7 @@
 #include "progressbar.h"
 #include "workeroptions.h"
 
+#include "diode/atomicfile.h"
 #include "diode/bias.h"
 #include "diode/config.h"
 #include "diode/datamix.h"
@@ -131,7 +132,7 @@ Store::Foreign foreignPolicy(bool adopt) {
     return adopt ? Store::Foreign::Adopt : Store::Foreign::Refuse;
 }
 
-// The same session as the workbench's Sweep page (core/diode/sweepsession.h); this face prints.
+// The same session as the workbench's Sweep page (core/data/diode/sweepsession.h); this face prints.
 int runSweep(const SweepOptions &o) {
     if (o.slurm || o.status)
         return runSlurmSweep(o);
@@ -228,18 +229,7 @@ int runImport(const std::vector<std::string> &files, const std::string &db, bool
 // is written.
 template <typename Write> int64_t writeBesideAndRename(const std::string &path, Write &&write) {
     shipped::refuseWritingShipped(path, "output file");
-    const std::string tmp = path + ".partial";
-    std::ofstream os(tmp);
-    if (!os)
-        throw std::runtime_error(fmt::format("cannot write '{}'", tmp));
-    const int64_t n = write(os);
-    os.close();
-    if (!os) {
-        std::filesystem::remove(tmp);
-        throw std::runtime_error(fmt::format("writing '{}' failed (disk full?)", path));
-    }
-    std::filesystem::rename(tmp, path);
-    return n;
+    return writeFileAtomically<std::runtime_error>(path, std::forward<Write>(write));
 }
 
 // The format a file's name says: "csv" for .csv, "jsonl" for .jsonl or .ndjson, "" for any other.

@@ -149,7 +149,7 @@ int runTrain(const Options &o) {
 #endif
 }
 
-// The same evaluation as the Validate page (core/diode/evaluationjob.h); this face prints. Of a
+// The same evaluation as the Validate page (core/data/diode/evaluationjob.h); this face prints. Of a
 // database it measures on the problems the package never trained on when it can tell them
 // apart (the database is its training data): numbers on training problems flatter a model.
 int runEval(const Options &o) {
@@ -193,7 +193,7 @@ int runEval(const Options &o) {
         withAutotune["baselines"]["max-autotune"] = res.maxAutotune.toJson();
     printTable(withAutotune);
     // "model" is the arg-min (the candidate predicted fastest); "model policy" what a compile with the
-    // package runs (core/diode/selectionpolicy.h): the same rule as the plugin and the Validate page.
+    // package runs (core/infer/diode/selectionpolicy.h): the same rule as the plugin and the Validate page.
     fmt::print(
         "model policy: ATen unless another kernel is predicted faster by more than {:.2f} (margin {})\n",
         model.policy.margin, o.margin() ? "from --margin" : "of the package for its regime");

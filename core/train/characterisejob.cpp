@@ -1,5 +1,6 @@
 #include "characterisejob.h"
 
+#include "diode/atomicfile.h"
 #include "diode/bias.h"
 #include "diode/datasplit.h"
 #include "diode/modelinstall.h"
@@ -86,11 +87,7 @@ HeldOutRow biasRow(const std::string &selector, const EfficiencyStat &s, const s
 // The sweep's chosen problems as problem JSON lines (what `python3 -m torch_diode.worker
 // --problems` reads), each with why it was chosen.
 void writeChosen(const std::string &path, const CharacteriseResult &res, const SweepPlan &plan) {
-    const std::string tmp = path + ".partial";
-    {
-        std::ofstream os(tmp);
-        if (!os)
-            throw InvalidInput(fmt::format("cannot write the chosen problems to '{}'", path));
+    writeFileAtomically<InvalidInput>(path, [&](std::ostream &os) {
         for (const auto &c : res.chosen) {
             const auto &p = res.pool.problems[c.scored.pool].problem;
             auto j = expandedProblemJson(plan, p);
@@ -99,10 +96,7 @@ void writeChosen(const std::string &path, const CharacteriseResult &res, const S
                                  {"held_out", res.heldOutLabels.count(p.label()) > 0}};
             os << j.dump() << '\n';
         }
-        if (!os)
-            throw StoreError(fmt::format("writing '{}' failed (disk full?)", path));
-    }
-    fs::rename(tmp, path);
+    });
 }
 
 // Read-write, as the sweep was: SQLite removes the -wal and -shm files when the last connection

@@ -1,6 +1,6 @@
 #include "trainer.h"
 
-#include "diode/sweepplan.h"
+#include "diode/splitmix64.h"
 
 #include <fmt/format.h>
 #include <torch/torch.h>

@@ -90,7 +90,7 @@ DIODE_API int diode_model_score_packed(const diode_model *model, const diode_pro
                                        const char *const *names, size_t name_count, const int32_t *rows,
                                        size_t count, double *out_ms);
 
-/* The selection policy (core/diode/selectionpolicy.h, docs/MODELS.md "Policy"): plain torch.compile's
+/* The selection policy (core/infer/diode/selectionpolicy.h, docs/MODELS.md "Policy"): plain torch.compile's
  * kernel (extern bias_addmm where offered, else the op's best-predicted ATen kernel) is kept alone
  * unless another is predicted faster by more than `margin` (ATen wins ties; 0 turns the guard off);
  * otherwise the top_k best predicted within `threshold` x the best, fastest first, with plain's

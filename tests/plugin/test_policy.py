@@ -1,6 +1,6 @@
 """The selector's policy and package choice without torch (CTest label unit). The rule itself
 (the ATen guard, top_k, threshold, the fallback ATen beside templates) is the library's
-(core/diode/selectionpolicy.h, tested in tst_selectionpolicy): here the Python side's part, that
+(core/infer/diode/selectionpolicy.h, tested in tst_selectionpolicy): here the Python side's part, that
 the selector's call reaches it with the options given, the margin defaults come from the library,
 and the regime decides which package is loaded."""
 

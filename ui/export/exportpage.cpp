@@ -225,7 +225,7 @@ QString ExportPage::saveAs(const QString &target) {
         return tr("No package is shown.");
     if (QFileInfo(target).absoluteFilePath() == m_path)
         return {};
-    try { // a shipped package is only read (core/diode/shippeddata.h), whatever replaces it
+    try { // a shipped package is only read (core/infer/diode/shippeddata.h), whatever replaces it
         diode::shipped::refuseWritingShipped(target.toStdString(), "package");
     } catch (const std::exception &e) {
         return QString::fromUtf8(e.what());

@@ -48,7 +48,7 @@ using json = nlohmann::json;
 
 namespace {
 
-// The shipped cpu plan's name (core/diode/shippeddata.h), and where it is: the source tree's or
+// The shipped cpu plan's name (core/infer/diode/shippeddata.h), and where it is: the source tree's or
 // the installed copy; its name alone when neither exists, so the error says what is missing.
 const QString kCpuPlanName =
     QString::fromUtf8(diode::shipped::kCpuPlan.data(), qsizetype(diode::shipped::kCpuPlan.size()));
@@ -601,7 +601,7 @@ void SweepPage::setSlurm(bool on, int shards, const QString &partition, const QS
     m_timeLimit->setText(timeLimit);
 }
 
-// The plan as `diode sweep --slurm` submits it (core/diode/slurmsweep.h): the shards' stores,
+// The plan as `diode sweep --slurm` submits it (core/data/diode/slurmsweep.h): the shards' stores,
 // scripts and logs in DATABASE.shards/, the merge into the database.
 void SweepPage::startOnSlurm(bool resume) {
     m_error->hide();

@@ -123,7 +123,7 @@ def available(device: Optional[dict]) -> list[dict]:
 def regime_rank(info: dict, regime: str) -> int:
     """How well a package's truth fits the asked regime: trained on it (0), on the other in-graph
     regime (1), on Inductor's own benchmark, which misjudges small GEMMs (2). C++ twin:
-    core/diode/packagechoice.h, regimeRank()."""
+    core/infer/diode/packagechoice.h, regimeRank()."""
     method = info.get("timing_method", "inductor_autotune")
     if method == f"graph_{regime}":
         return 0
@@ -147,7 +147,7 @@ def best_for(device: dict, models: list[dict], regime: str = "warm") -> tuple[Op
     model first; with none, the nearest package of a similar GPU (same vendor and architecture,
     then SM count, L2 and memory bandwidth: core's gpuTransfer), marked "transferred"; never one
     of another architecture (register_model() loads any package on request). The workbench's C++ twin
-    of this rule (without the search locations): core/diode/packagechoice.h, defaultPackage()."""
+    of this rule (without the search locations): core/infer/diode/packagechoice.h, defaultPackage()."""
     usable = [m for m in models if "error" not in m]
     matching = [m for m in usable if m.get("matches_hardware")]
     if matching:

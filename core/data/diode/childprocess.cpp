@@ -1,0 +1,129 @@
+#include "childprocess.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace diode {
+
+namespace {
+
+std::string nameOf(const std::string &kv) {
+    return kv.substr(0, kv.find('='));
+}
+
+} // namespace
+
+pid_t startChild(const std::vector<std::string> &argv, const std::vector<std::string> &extraEnv,
+                 ChildStreams streams, bool ownGroup) {
+    if (argv.empty())
+        throw std::runtime_error("cannot start a child process: no program named");
+    // Everything is built before fork: only async-signal-safe calls after it.
+    std::vector<std::string> envStore;
+    for (char **e = environ; *e; ++e) {
+        std::string kv(*e);
+        bool replaced = false;
+        for (const auto &x : extraEnv)
+            replaced = replaced || nameOf(kv) == nameOf(x);
+        if (!replaced)
+            envStore.push_back(std::move(kv));
+    }
+    envStore.insert(envStore.end(), extraEnv.begin(), extraEnv.end());
+    std::vector<char *> args, envp;
+    for (const auto &a : argv)
+        args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    for (auto &e : envStore)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+    const std::string cannot = fmt::format("cannot run '{}': ", argv[0]);
+
+    const pid_t pid = fork();
+    if (pid < 0)
+        throw std::runtime_error(
+            fmt::format("cannot start '{}': fork failed: {}", argv[0], std::strerror(errno)));
+    if (pid == 0) {
+        if (streams.in >= 0)
+            dup2(streams.in, 0);
+        if (streams.out >= 0)
+            dup2(streams.out, 1);
+        if (streams.err >= 0)
+            dup2(streams.err, 2);
+        if (ownGroup)
+            setpgid(0, 0);
+        execvpe(args[0], args.data(), envp.data());
+        const char *why = strerror(errno); // not async-signal-safe in theory; glibc's reads a table
+        (void)!write(2, cannot.data(), cannot.size());
+        (void)!write(2, why, std::strlen(why));
+        (void)!write(2, "\n", 1);
+        _exit(127);
+    }
+    return pid;
+}
+
+int waitChild(pid_t pid) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+ChildOutput runCaptured(const std::vector<std::string> &argv) {
+    int outPipe[2], errPipe[2];
+    if (pipe2(outPipe, O_CLOEXEC) != 0)
+        throw std::runtime_error(fmt::format("cannot run '{}': {}", argv.at(0), std::strerror(errno)));
+    if (pipe2(errPipe, O_CLOEXEC) != 0) {
+        const int e = errno;
+        close(outPipe[0]);
+        close(outPipe[1]);
+        throw std::runtime_error(fmt::format("cannot run '{}': {}", argv.at(0), std::strerror(e)));
+    }
+    pid_t pid = -1;
+    try {
+        pid = startChild(argv, {}, {-1, outPipe[1], errPipe[1]});
+    } catch (...) {
+        for (int fd : {outPipe[0], outPipe[1], errPipe[0], errPipe[1]})
+            close(fd);
+        throw;
+    }
+    close(outPipe[1]);
+    close(errPipe[1]);
+    ChildOutput r;
+    pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
+    std::string *bufs[2] = {&r.out, &r.err};
+    int open = 2;
+    while (open > 0) {
+        if (poll(fds, 2, -1) < 0 && errno != EINTR)
+            break;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            char buf[4096];
+            const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                bufs[i]->append(buf, size_t(n));
+            } else if (n == 0 || errno != EINTR) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open;
+            }
+        }
+    }
+    for (auto &f : fds)
+        if (f.fd >= 0)
+            close(f.fd);
+    r.rc = waitChild(pid);
+    return r;
+}
+
+} // namespace diode

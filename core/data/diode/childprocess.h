@@ -1,0 +1,35 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace diode {
+
+/// Where a child's standard streams go: a file descriptor of ours, or -1 to share ours.
+struct ChildStreams {
+    int in = -1, out = -1, err = -1;
+};
+
+/// Starts `argv[0]` (looked up on PATH) with our environment plus `extraEnv` ("NAME=value", each
+/// replacing a variable of that name), its streams from `streams`, and in a process group of its own
+/// when `ownGroup` (so a kill of the group takes its children along). A program that cannot be run
+/// exits 127 after one line on its stderr naming it. Throws std::runtime_error when it cannot fork.
+/// The one way the project starts a child: the sweep's workers, Slurm's clients and the demo.
+pid_t startChild(const std::vector<std::string> &argv, const std::vector<std::string> &extraEnv = {},
+                 ChildStreams streams = {}, bool ownGroup = false);
+
+/// Waits for `pid` to end: its exit code, or 128 + the signal that ended it.
+int waitChild(pid_t pid);
+
+/// What a command printed, and how it ended (exit code; 127: it could not be started).
+struct ChildOutput {
+    int rc = -1;
+    std::string out, err;
+};
+
+/// Runs `argv` to its end with its stdout and stderr captured (no shell: nothing is quoted).
+ChildOutput runCaptured(const std::vector<std::string> &argv);
+
+} // namespace diode

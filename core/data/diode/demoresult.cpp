@@ -1,0 +1,243 @@
+#include "demoresult.h"
+
+#include "diode/gemmproblem.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+namespace diode {
+
+namespace {
+
+std::optional<double> number(const nlohmann::json &j, const char *key, const std::string &where) {
+    if (!j.contains(key) || j[key].is_null())
+        return std::nullopt;
+    if (!j[key].is_number())
+        throw InvalidInput(fmt::format("{}: '{}' must be a number", where, key));
+    return j[key].get<double>();
+}
+
+DemoCase parseCase(const nlohmann::json &c, const std::string &at) {
+    if (!c.is_object() || !c.contains("results") || !c["results"].is_object())
+        throw InvalidInput(fmt::format("{}: needs 'name' and a 'results' object", at));
+    if (c.contains("name") && !c["name"].is_string())
+        throw InvalidInput(fmt::format("{}: 'name' must be a string", at));
+    DemoCase dc{c.value("name", ""), c.value("kind", "gemm"), {}};
+    for (const auto &[mode, t] : c["results"].items()) {
+        const std::string mat = fmt::format("{}.results.{}", at, mode);
+        if (!t.is_object())
+            throw InvalidInput(fmt::format("{}: must be an object", mat));
+        dc.results[mode] = {number(t, "compile_s", mat), number(t, "kernel_ms", mat), t.value("error", ""),
+                            number(t, "kernel_cold_ms", mat)};
+    }
+    return dc;
+}
+
+} // namespace
+
+DemoResult DemoResult::fromJson(const nlohmann::json &j, const std::string &where) {
+    if (!j.is_object())
+        throw InvalidInput(fmt::format("{}: a demo result must be a JSON object", where));
+    const std::string schema = j.value("schema", "");
+    if (schema != "diode-demo/1" && schema != "diode-demo/2")
+        throw InvalidInput(fmt::format(
+            "{}: schema is '{}', this build reads 'diode-demo/1' and 'diode-demo/2'", where, schema));
+    DemoResult r;
+    r.gpu = j.value("gpu", "");
+    r.torch = j.value("torch", "");
+    r.createdAt = j.value("created_at", "");
+    if (!j.contains("modes") || !j["modes"].is_array())
+        throw InvalidInput(fmt::format("{}: 'modes' must be a list", where));
+    r.modes = j["modes"].get<std::vector<std::string>>();
+    if (!j.contains("cases") || !j["cases"].is_array())
+        throw InvalidInput(fmt::format("{}: 'cases' must be a list", where));
+    for (size_t i = 0; i < j["cases"].size(); ++i)
+        r.cases.push_back(parseCase(j["cases"][i], fmt::format("{}: cases[{}]", where, i)));
+    r.summary = j.value("summary", nlohmann::json::object());
+    return r;
+}
+
+DemoResult DemoResult::load(const std::string &path) {
+    std::ifstream f(path);
+    if (!f)
+        throw InvalidInput(fmt::format("cannot read '{}'", path));
+    nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+    if (j.is_discarded())
+        throw InvalidInput(fmt::format("{}: not valid JSON", path));
+    return fromJson(j, path);
+}
+
+void DemoResult::appendCases(const std::string &path) {
+    std::ifstream f(path);
+    if (!f)
+        throw InvalidInput(fmt::format("cannot read '{}'", path));
+    std::vector<DemoCase> read;
+    std::string line;
+    for (size_t n = 1; std::getline(f, line); ++n) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos)
+            continue;
+        const auto j = nlohmann::json::parse(line, nullptr, false);
+        const std::string at = fmt::format("{}:{}", path, n);
+        if (j.is_discarded())
+            throw InvalidInput(fmt::format("{}: not valid JSON", at));
+        DemoCase c = parseCase(j, at);
+        // The demo writes a case again when it gains modes: the last line of a name wins, in the
+        // place of its first.
+        const auto same =
+            std::find_if(read.begin(), read.end(), [&](const DemoCase &o) { return o.name == c.name; });
+        if (same != read.end())
+            *same = std::move(c);
+        else
+            read.push_back(std::move(c));
+    }
+    for (auto &c : read) {
+        for (const auto &[mode, t] : c.results)
+            if (std::find(modes.begin(), modes.end(), mode) == modes.end())
+                modes.push_back(mode);
+        cases.push_back(std::move(c));
+    }
+}
+
+std::vector<std::string> DemoResult::modesBaselinesFirst() const {
+    std::vector<std::string> out;
+    for (const char *baseline : {kPlain, kReference})
+        if (std::find(modes.begin(), modes.end(), baseline) != modes.end())
+            out.push_back(baseline);
+    for (const auto &m : modes)
+        if (m != kPlain && m != kReference)
+            out.push_back(m);
+    return out;
+}
+
+std::string DemoResult::baseline() const {
+    return std::find(modes.begin(), modes.end(), kPlain) != modes.end() ? kPlain : kReference;
+}
+
+namespace {
+
+const DemoTiming *timing(const DemoCase &c, const std::string &mode) {
+    const auto it = c.results.find(mode);
+    return it == c.results.end() || !it->second.error.empty() ? nullptr : &it->second;
+}
+
+} // namespace
+
+double DemoResult::compileSpeedup(const DemoCase &c, const std::string &mode, const std::string &reference) {
+    const auto *t = timing(c, mode), *ref = timing(c, reference);
+    if (!t || !ref || !t->compileS || !ref->compileS || *t->compileS <= 0)
+        return std::nan("");
+    return *ref->compileS / *t->compileS;
+}
+
+double DemoResult::kernelSpeedup(const DemoCase &c, const std::string &mode, const std::string &reference,
+                                 bool cold) {
+    const auto *t = timing(c, mode), *ref = timing(c, reference);
+    if (!t || !ref)
+        return std::nan("");
+    const auto &mine = cold ? t->kernelColdMs : t->kernelMs;
+    const auto &theirs = cold ? ref->kernelColdMs : ref->kernelMs;
+    if (!mine || !theirs || *mine <= 0 || *theirs <= 0)
+        return std::nan("");
+    return *theirs / *mine;
+}
+
+DemoModeSummary DemoResult::summaryOf(const std::string &mode, const std::string &reference,
+                                      const std::string &kind, bool cold) const {
+    std::vector<double> compile;
+    double logSum = 0;
+    DemoModeSummary s;
+    s.kernelSpeedupWorst = std::nan("");
+    for (const auto &c : cases) {
+        if (!kind.empty() && c.kind != kind)
+            continue;
+        if (const double v = compileSpeedup(c, mode, reference); !std::isnan(v))
+            compile.push_back(v);
+        if (const double v = kernelSpeedup(c, mode, reference, cold); !std::isnan(v)) {
+            logSum += std::log(v);
+            s.kernelSpeedupWorst = s.cases++ ? std::min(s.kernelSpeedupWorst, v) : v;
+        }
+    }
+    std::sort(compile.begin(), compile.end());
+    const size_t n = compile.size();
+    s.compileSpeedupMedian = n == 0  ? std::nan("")
+                             : n % 2 ? compile[n / 2]
+                                     : (compile[n / 2 - 1] + compile[n / 2]) / 2;
+    s.kernelSpeedupGeomean = s.cases ? std::exp(logSum / s.cases) : std::nan("");
+    return s;
+}
+
+std::vector<std::string> DemoResult::kinds() const {
+    std::vector<std::string> out;
+    for (const auto &c : cases)
+        if (std::find(out.begin(), out.end(), c.kind) == out.end())
+            out.push_back(c.kind);
+    return out;
+}
+
+size_t DemoResult::caseCount(const std::string &kind) const {
+    return size_t(
+        std::count_if(cases.begin(), cases.end(), [&](const DemoCase &c) { return c.kind == kind; }));
+}
+
+bool DemoResult::hasColdTimes() const {
+    for (const auto &c : cases)
+        for (const auto &[mode, t] : c.results)
+            if (t.kernelColdMs)
+                return true;
+    return false;
+}
+
+std::string DemoResult::table() const {
+    std::string out = fmt::format("{} (torch {}), {}\n", gpu, torch, createdAt);
+    out += fmt::format("{:<44}", "case: compile s / kernel µs");
+    for (const auto &m : modes)
+        out += fmt::format(" {:>18}", m);
+    out += '\n';
+    for (const auto &c : cases) {
+        out += fmt::format("{:<44}", c.name.substr(0, 44));
+        for (const auto &m : modes) {
+            const auto it = c.results.find(m);
+            if (it == c.results.end() || !it->second.error.empty() || !it->second.compileS ||
+                !it->second.kernelMs)
+                out += fmt::format(" {:>18}", it == c.results.end() ? "-" : "error");
+            else
+                out += fmt::format(" {:>18}", fmt::format("{:.2f} / {:.1f}", *it->second.compileS,
+                                                          *it->second.kernelMs * 1000));
+        }
+        out += '\n';
+    }
+    // Per kind of case, against plain torch.compile and against max-autotune, warm and cold.
+    const bool cold = hasColdTimes();
+    for (const auto &kind : kinds()) {
+        const size_t n = caseCount(kind);
+        for (const char *ref : {kPlain, kReference}) {
+            if (std::find(modes.begin(), modes.end(), ref) == modes.end())
+                continue;
+            out +=
+                fmt::format("\n{} {} cases: speed-up against {} (higher is better): compile (median), kernel "
+                            "(geomean, worst){}\n",
+                            n, kind, ref, cold ? "; kernel with L2 flushed (geomean, worst)" : "");
+            for (const auto &m : modes) {
+                if (m == ref)
+                    continue;
+                const DemoModeSummary s = summaryOf(m, ref, kind);
+                if (s.cases == 0) // a mode not run on this kind of case
+                    continue;
+                out += fmt::format("  {:<24} compile {:>6.1f}×  kernel {:.3f}×  worst {:.3f}×", m,
+                                   s.compileSpeedupMedian, s.kernelSpeedupGeomean, s.kernelSpeedupWorst);
+                if (cold) {
+                    const DemoModeSummary c = summaryOf(m, ref, kind, true);
+                    out += fmt::format("  cold {:.3f}×  worst {:.3f}×", c.kernelSpeedupGeomean,
+                                       c.kernelSpeedupWorst);
+                }
+                out += fmt::format("  ({} cases)\n", s.cases);
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace diode

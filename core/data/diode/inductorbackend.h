@@ -1,0 +1,66 @@
+#pragma once
+
+#include "diode/backend.h"
+#include "diode/workerprocess.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+
+namespace diode {
+
+/// Where one of a sweep's workers runs. Workers of one GPU compile in parallel and take turns
+/// timing (a lock file a GPU, held while a worker times or Inductor benchmarks), so the GPU times
+/// while the others compile.
+struct WorkerSlot {
+    std::string gpu;        ///< as CUDA_VISIBLE_DEVICES names it; "" = whatever the environment gives
+    int index = 0;          ///< this worker's number among the sweep's (names its cache folder)
+    int compileThreads = 0; ///< TORCHINDUCTOR_COMPILE_THREADS; 0: Inductor's default
+};
+
+/// Measures with PyTorch Inductor's max-autotune through `PY -m torch_diode.worker`, a
+/// long-lived process speaking JSON lines (plugin/python/torch_diode/worker.py). A worker that
+/// crashes or exceeds the per-problem timeout is killed, its problem stored as failed with the
+/// reason, and a fresh worker started for the next problem.
+class InductorBackend final : public Backend {
+public:
+    /// `python`: the interpreter ("" = $DIODE_PYTHON or python3); `logPath`: the worker's stderr.
+    InductorBackend(std::string python, std::string logPath, WorkerSlot slot = {});
+    ~InductorBackend() override;
+
+    std::string name() const override { return "inductor"; }
+    void start() override;
+    void describe(RunInfo &run) const override;
+    /// In a CUDA graph, warm and cold L2, and Inductor's own autotune number beside them.
+    std::set<TimingMethod> timingMethods() const override {
+        return {TimingMethod::GraphWarm, TimingMethod::GraphCold, TimingMethod::InductorAutotune};
+    }
+    ProblemOutcome measure(const GemmProblem &problem, const SweepPlan &plan,
+                           const std::set<std::string> &skip, const MeasurementSink &sink,
+                           const std::atomic<bool> &cancel) override;
+
+    int restarts() const { return m_restarts; }
+    const nlohmann::json &hello() const { return m_hello; }
+
+private:
+    void spawn(std::chrono::seconds helloTimeout);
+
+    std::string m_python;
+    std::string m_logPath;
+    WorkerSlot m_slot;
+    std::string m_cacheDir; ///< Inductor's and Triton's caches of this worker, removed at the end
+    std::unique_ptr<WorkerProcess> m_worker;
+    nlohmann::json m_hello;
+    int64_t m_nextId = 1;
+    int m_restarts = 0;
+};
+
+/// The lock file the workers timing on `gpu` (as CUDA_VISIBLE_DEVICES names it) share; one a
+/// user, so that nobody's file blocks another user's sweep.
+std::string gpuLockPath(const std::string &gpu);
+
+/// The folder holding the torch_diode package: $DIODE_PLUGIN_PYTHON, the source tree's
+/// plugin/python, or the installed copy.
+std::string pluginPythonDir();
+
+} // namespace diode

@@ -1,0 +1,62 @@
+#include "modelinstall.h"
+
+#include "diode/atomicfile.h"
+#include "diode/modelpackage.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <string>
+#include <system_error>
+
+namespace diode {
+
+namespace fs = std::filesystem;
+
+fs::path pluginModelDirectory() {
+    auto env = [](const char *name) {
+        const char *v = std::getenv(name);
+        return std::string(v ? v : "");
+    };
+    const std::string list = env("TORCH_DIODE_MODEL_PATH");
+    const std::string first = list.substr(0, list.find(':'));
+    if (!first.empty())
+        return fs::path(first);
+    if (const std::string xdg = env("XDG_DATA_HOME"); !xdg.empty())
+        return fs::path(xdg) / "torch_diode" / "models";
+    return fs::path(env("HOME")) / ".local" / "share" / "torch_diode" / "models";
+}
+
+fs::path installPackage(const fs::path &package, const fs::path &directory, bool overwrite) {
+    std::error_code ec;
+    if (!fs::is_regular_file(package, ec))
+        throw InstallError(fmt::format("'{}' is not a package file", package.string()));
+    // A cpu model ranks the cpu backend's tiles: the plugin, which ranks GPU kernels, never gets one.
+    try {
+        if (ModelPackage::load(package.string()).timingMethod() == TimingMethod::Cpu)
+            throw InstallError(
+                fmt::format("'{}' is a cpu model (trained on cpu-backend times): it cannot rank GPU "
+                            "kernels, so it is not installed into the plugin",
+                            package.string()));
+    } catch (const PackageError &e) {
+        throw InstallError(fmt::format("'{}' is not a usable package: {}", package.string(), e.what()));
+    }
+    fs::create_directories(directory, ec);
+    if (ec)
+        throw InstallError(fmt::format("cannot create '{}': {}", directory.string(), ec.message()));
+    const fs::path target = directory / package.filename();
+    if (fs::exists(target, ec) && fs::equivalent(target, package, ec))
+        return target; // already there
+    if (fs::exists(target) && !overwrite)
+        throw InstallError(
+            fmt::format("'{}' already exists; choose to replace it or rename the package", target.string()));
+    // Written beside the target and renamed, so the plugin never loads a half-written file.
+    std::ifstream in(package, std::ios::binary);
+    if (!in)
+        throw InstallError(fmt::format("cannot read '{}': {}", package.string(), std::strerror(errno)));
+    writeFileAtomically<InstallError>(
+        target.string(), [&](std::ostream &os) { os << in.rdbuf(); }, true);
+    return target;
+}
+
+} // namespace diode

@@ -1,0 +1,172 @@
+#include "policytable.h"
+
+#include "diode/features.h"
+#include "diode/metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <optional>
+
+namespace diode {
+
+namespace {
+
+constexpr std::array<const char *, 5> kColumns{"model (policy)", "plain torch.compile", "max-autotune's pick",
+                                               "best ATen", "random"};
+constexpr std::array<const char *, 3> kBands{"M ≤ 32", "M 33–1024", "M > 1024"};
+
+std::string upper(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+    return s;
+}
+
+std::string extraString(const ProblemRecord &r, const char *key, const std::string &otherwise) {
+    const auto it = r.extra.find(key);
+    return it != r.extra.end() && it->is_string() ? it->get<std::string>() : otherwise;
+}
+
+std::optional<double> baselineMs(const ProblemRecord &r, const std::string &name, TimingMethod method) {
+    for (const auto &b : r.baselines)
+        if (b.baseline == name && b.method == method)
+            return b.timeMs;
+    return std::nullopt;
+}
+
+} // namespace
+
+PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRecord> &records,
+                        TimingMethod method, const SelectionPolicy &policy, const std::string &searchSpace) {
+    policy.validate();
+    PolicyTable table;
+    table.method = method;
+    table.policy = policy;
+    // group -> column -> values
+    std::map<std::string, std::array<std::vector<double>, kColumns.size()>> groups;
+    for (const auto &rec : records) {
+        if (upper(extraString(rec, "search_space", "DEFAULT")) != upper(searchSpace)) {
+            ++table.skippedOtherSpace;
+            continue;
+        }
+        RankedProblem p;
+        p.problem = rec.problem;
+        std::vector<KernelConfig> configs;
+        for (const auto &c : rec.candidates) {
+            if (!FeatureSchema::describes(c.config))
+                continue;
+            configs.push_back(c.config);
+            p.measuredMs.push_back(c.timeMs(method));
+        }
+        double best = INFINITY;
+        for (const auto &t : p.measuredMs)
+            if (t && *t > 0)
+                best = std::min(best, *t);
+        if (!std::isfinite(best))
+            continue;
+        p.predictedMs = package.predictMs(rec.problem, configs);
+        std::array<std::optional<double>, kColumns.size()> row;
+        row[0] = policyTop1Efficiency(policy, configs, p);
+        if (const auto plain = baselineMs(rec, "default", method)) {
+            row[1] = best / *plain;
+            // Efficiencies share the best time: their ratio is the pick's time over plain's. A pick
+            // without a time (efficiency 0) is the worst outcome.
+            table.pickOverPlain.push_back(*row[0] > 0 ? *row[1] / *row[0] : INFINITY);
+        }
+        if (const auto tuned = baselineMs(rec, "max_autotune", method))
+            row[2] = best / *tuned;
+        double aten = 0, random = 0;
+        for (size_t i = 0; i < configs.size(); ++i) {
+            const double e = p.measuredMs[i] && *p.measuredMs[i] > 0 ? best / *p.measuredMs[i] : 0.0;
+            random += e;
+            if (configs[i].kind == "aten")
+                aten = std::max(aten, e);
+        }
+        row[3] = aten;
+        row[4] = random / double(configs.size());
+        const auto &g = rec.problem;
+        const char *band = g.m <= 32 ? kBands[0] : g.m <= 1024 ? kBands[1] : kBands[2];
+        const std::string held = extraString(rec, "heldout", "");
+        const std::string tag = held.rfind("family:", 0) == 0 ? "family " + held.substr(7) : "random 10 %";
+        for (const std::string &key : {std::string("all"), fmt::format("op {}", toString(g.op)),
+                                       fmt::format("dtype {}", toString(g.dtype)), std::string(band), tag})
+            for (size_t c = 0; c < kColumns.size(); ++c)
+                if (row[c])
+                    groups[key][c].push_back(*row[c]);
+    }
+    if (groups.empty())
+        throw InvalidInput(fmt::format("no problem of search space {} has a {} time to judge a pick by",
+                                       upper(searchSpace), toString(method)));
+    // all, ops, dtypes, M bands (small to large), families, then the random 10 %.
+    std::vector<std::string> order{"all"};
+    auto withPrefix = [&](const std::string &prefix) {
+        for (const auto &[k, v] : groups)
+            if (k.rfind(prefix, 0) == 0)
+                order.push_back(k);
+    };
+    withPrefix("op ");
+    withPrefix("dtype ");
+    for (const char *b : kBands)
+        if (groups.count(b))
+            order.push_back(b);
+    withPrefix("family ");
+    if (groups.count("random 10 %"))
+        order.push_back("random 10 %");
+    for (const auto &key : order) {
+        PolicyTableRow r;
+        r.group = key;
+        r.problems = int(groups[key][0].size());
+        for (size_t c = 0; c < kColumns.size(); ++c)
+            r.columns.push_back({kColumns[c], groups[key][c]});
+        table.rows.push_back(std::move(r));
+    }
+    return table;
+}
+
+std::string formatPolicyTable(const PolicyTable &table) {
+    std::string out = fmt::format("| {} | n |", toString(table.method));
+    for (const char *c : kColumns)
+        out += fmt::format(" {} |", c);
+    out += "\n| --- | ---: |";
+    for (size_t c = 0; c < kColumns.size(); ++c)
+        out += " ---: |";
+    out += '\n';
+    for (const auto &r : table.rows) {
+        out += fmt::format("| {} | {} |", r.group, r.problems);
+        for (const auto &c : r.columns) {
+            if (c.values.empty()) {
+                out += " – |";
+                continue;
+            }
+            const Distribution d = Distribution::of(c.values);
+            out += fmt::format(" {:.3f} / {:.3f}", d.mean, d.p10);
+            out += int(c.values.size()) == r.problems ? " |" : fmt::format(" ({}) |", c.values.size());
+        }
+        out += '\n';
+    }
+    if (!table.pickOverPlain.empty()) {
+        double logSum = 0;
+        int timed = 0, over = 0;
+        for (double r : table.pickOverPlain) {
+            over += r > 1.10;
+            if (std::isfinite(r))
+                logSum += std::log(r), ++timed;
+        }
+        const double worst = *std::max_element(table.pickOverPlain.begin(), table.pickOverPlain.end());
+        out += fmt::format(
+            "\nThe policy's pick against plain torch.compile's function ({} problems): {:.3f}x its "
+            "time (geometric mean{}), worst {:.3f}x, {} over 10 % slower\n",
+            table.pickOverPlain.size(), timed ? std::exp(logSum / timed) : NAN,
+            timed < int(table.pickOverPlain.size()) ? fmt::format("; {} picks without a time left out",
+                                                                  table.pickOverPlain.size() - size_t(timed))
+                                                    : "",
+            worst, over);
+    }
+    return out;
+}
+
+} // namespace diode

@@ -1,0 +1,48 @@
+#pragma once
+
+#include "diode/measurement.h"
+#include "diode/modelpackage.h"
+#include "diode/selectionpolicy.h"
+
+#include <string>
+#include <vector>
+
+namespace diode {
+
+/// A package's held-out table (docs/MODELS.md; `diode eval --table`): per group of problems the
+/// efficiency (fastest candidate's time / the time of what was run, by one timing method) of the
+/// selection policy's top-1 pick, of plain torch.compile's and max-autotune's compiled functions
+/// (the problem's `baselines`), of the best ATen candidate and of a random candidate (expected
+/// value). Groups: all, per op, dtype, M band (<= 32, 33-1024, > 1024) and held-out tag
+/// ("family:NAME" lines, else "random 10 %").
+struct PolicyTableColumn {
+    std::string name;
+    std::vector<double> values; ///< one per problem of the group that has this column
+};
+struct PolicyTableRow {
+    std::string group;
+    int problems = 0;
+    std::vector<PolicyTableColumn> columns;
+};
+struct PolicyTable {
+    TimingMethod method = TimingMethod::GraphWarm;
+    SelectionPolicy policy;
+    int skippedOtherSpace = 0; ///< lines of another search space
+    std::vector<PolicyTableRow> rows;
+    /// Per problem with plain torch.compile's function timed: the time of the policy's pick over
+    /// that function's (below 1 the pick is faster), in record order.
+    std::vector<double> pickOverPlain;
+};
+
+/// The table over problem lines `records` with the candidates the feature schema describes;
+/// only lines of `searchSpace` (a line without one is DEFAULT), and only problems with a time of
+/// `method`. Throws InvalidInput when no problem is left.
+PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRecord> &records,
+                        TimingMethod method, const SelectionPolicy &policy, const std::string &searchSpace);
+
+/// The table in Markdown, "mean / P10" per cell, a cell's count in brackets when it covers fewer
+/// problems than its row (max-autotune ran on a sample), then one line on the pick's time against
+/// plain torch.compile's function: geometric mean, the worst, and how many are over 10 % slower.
+std::string formatPolicyTable(const PolicyTable &table);
+
+} // namespace diode

@@ -1,0 +1,114 @@
+#include "sqlstatement.h"
+
+#include "diode/store.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+namespace diode {
+
+namespace {
+
+std::string columnText(sqlite3_stmt *s, int col) {
+    auto *p = sqlite3_column_text(s, col);
+    return p ? std::string(reinterpret_cast<const char *>(p)) : std::string();
+}
+
+} // namespace
+
+std::string problemColumns(std::string_view alias) {
+    std::string out;
+    for (const char *c : kProblemColumnNames) {
+        if (!out.empty())
+            out += ", ";
+        out += alias;
+        out += c;
+    }
+    return out;
+}
+
+GemmProblem problemFromRow(sqlite3_stmt *s, int c0) {
+    GemmProblem p;
+    const std::string op = columnText(s, c0), dtype = columnText(s, c0 + 1);
+    const auto o = parseOp(op);
+    if (!o)
+        throw StoreError(fmt::format("a stored problem has op '{}'; this build knows mm, addmm and bmm", op));
+    const auto d = parseDType(dtype);
+    if (!d)
+        throw StoreError(
+            fmt::format("a stored problem has dtype '{}'; this build knows bf16, fp16 and fp32", dtype));
+    p.op = *o;
+    p.dtype = *d;
+    p.batch = sqlite3_column_int64(s, c0 + 2);
+    p.m = sqlite3_column_int64(s, c0 + 3);
+    p.n = sqlite3_column_int64(s, c0 + 4);
+    p.k = sqlite3_column_int64(s, c0 + 5);
+    p.aTransposed = sqlite3_column_int(s, c0 + 6) != 0;
+    p.bTransposed = sqlite3_column_int(s, c0 + 7) != 0;
+    // The schema checks sizes >= 1 only: a row written by another program reaches here too.
+    try {
+        validate(p, "a stored problem");
+    } catch (const InvalidInput &e) {
+        throw StoreError(e.what());
+    }
+    return p;
+}
+
+SqlStatement::SqlStatement(Store &store, std::string_view sql)
+    : m_store(store) {
+    if (sqlite3_prepare_v2(store.m_db, sql.data(), int(sql.size()), &m_stmt, nullptr) != SQLITE_OK)
+        fail("cannot prepare query");
+}
+
+SqlStatement::~SqlStatement() {
+    sqlite3_finalize(m_stmt);
+}
+
+SqlStatement &SqlStatement::bind(int i, int64_t v) {
+    sqlite3_bind_int64(m_stmt, i, v);
+    return *this;
+}
+SqlStatement &SqlStatement::bind(int i, double v) {
+    sqlite3_bind_double(m_stmt, i, v);
+    return *this;
+}
+SqlStatement &SqlStatement::bind(int i, std::string_view v) {
+    sqlite3_bind_text(m_stmt, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
+    return *this;
+}
+SqlStatement &SqlStatement::bindNull(int i) {
+    sqlite3_bind_null(m_stmt, i);
+    return *this;
+}
+
+bool SqlStatement::step() {
+    const int rc = sqlite3_step(m_stmt);
+    if (rc == SQLITE_ROW)
+        return true;
+    if (rc != SQLITE_DONE)
+        fail("query failed");
+    return false;
+}
+
+bool SqlStatement::isNull(int col) const {
+    return sqlite3_column_type(m_stmt, col) == SQLITE_NULL;
+}
+int SqlStatement::type(int col) const {
+    return sqlite3_column_type(m_stmt, col);
+}
+int64_t SqlStatement::integer(int col) const {
+    return sqlite3_column_int64(m_stmt, col);
+}
+double SqlStatement::real(int col) const {
+    return sqlite3_column_double(m_stmt, col);
+}
+std::string SqlStatement::text(int col) const {
+    return columnText(m_stmt, col);
+}
+
+void SqlStatement::fail(const char *what) const {
+    throw StoreError(
+        fmt::format("database '{}': {}: {}", m_store.path(), what, sqlite3_errmsg(m_store.m_db)));
+}
+
+} // namespace diode

@@ -1,0 +1,1093 @@
+#include "store.h"
+
+#include "diode/shippeddata.h"
+
+#include "diode/sqlstatement.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <map>
+
+namespace diode {
+
+namespace {
+
+// Each entry takes the schema from version i to i+1. Never edit a shipped step: add one.
+constexpr std::array<const char *, Store::kSchemaVersion> kMigrations{
+    // 0 -> 1: the data plane.
+    R"sql(
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  created_at TEXT NOT NULL,
+  finished_at TEXT,
+  status TEXT NOT NULL CHECK(status IN ('running','finished','cancelled','failed')),
+  backend TEXT NOT NULL,
+  plan_name TEXT, plan_json TEXT, search_space TEXT,
+  host TEXT, gpu_name TEXT, sm_count INTEGER, gpu_memory_mb INTEGER, driver TEXT,
+  torch_version TEXT, triton_version TEXT, source TEXT,
+  problems_planned INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE problems(
+  id INTEGER PRIMARY KEY,
+  op TEXT NOT NULL CHECK(op IN ('mm','addmm','bmm')),
+  dtype TEXT NOT NULL CHECK(dtype IN ('bf16','fp16','fp32')),
+  b INTEGER NOT NULL CHECK(b >= 1), m INTEGER NOT NULL CHECK(m >= 1),
+  n INTEGER NOT NULL CHECK(n >= 1), k INTEGER NOT NULL CHECK(k >= 1),
+  a_transposed INTEGER NOT NULL, b_transposed INTEGER NOT NULL,
+  UNIQUE(op, dtype, b, m, n, k, a_transposed, b_transposed));
+CREATE TABLE kernel_configs(
+  id INTEGER PRIMARY KEY,
+  config_key TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL, name TEXT NOT NULL,
+  block_m INTEGER, block_n INTEGER, block_k INTEGER, group_m INTEGER,
+  num_stages INTEGER, num_warps INTEGER, threads INTEGER, extra_json TEXT);
+CREATE TABLE measurements(
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  config_id INTEGER NOT NULL REFERENCES kernel_configs(id),
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  time_ms REAL,
+  status TEXT NOT NULL CHECK(status IN ('ok','failed','timeout')),
+  error TEXT,
+  PRIMARY KEY(problem_id, config_id, run_id)) WITHOUT ROWID;
+-- By problem: the primary key. By config: the index below. By run: run_problems' key, then the
+-- primary key. No more indexes: each one costs ingest rate (docs/BENCHMARKS.md).
+CREATE INDEX measurements_by_config ON measurements(config_id);
+CREATE TABLE run_problems(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  status TEXT NOT NULL CHECK(status IN ('ok','failed','timeout')),
+  error TEXT, seconds REAL,
+  PRIMARY KEY(run_id, problem_id));
+CREATE INDEX run_problems_by_problem ON run_problems(problem_id);
+)sql",
+    // 1 -> 2: telemetry sampled during runs; models and their predictions for the GUI.
+    R"sql(
+CREATE TABLE telemetry(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  t REAL NOT NULL, sm_clock_mhz REAL, mem_clock_mhz REAL, power_w REAL,
+  temperature_c REAL, utilization_pct REAL);
+CREATE INDEX telemetry_by_run ON telemetry(run_id, t);
+CREATE TABLE models(
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL, path TEXT, created_at TEXT NOT NULL,
+  manifest_json TEXT NOT NULL);
+CREATE TABLE predictions(
+  model_id INTEGER NOT NULL REFERENCES models(id) ON DELETE CASCADE,
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  config_id INTEGER NOT NULL REFERENCES kernel_configs(id),
+  predicted_ms REAL NOT NULL,
+  PRIMARY KEY(model_id, problem_id, config_id));
+CREATE INDEX predictions_by_problem ON predictions(problem_id);
+)sql",
+    // 2 -> 3: each time carries its timing method (part of the key: one kernel is now timed in
+    // CUDA graphs, warm and cold, beside Inductor's own number), and per-problem baselines. Times
+    // stored before were Inductor's autotune numbers, or the cpu backend's own.
+    R"sql(
+CREATE TABLE measurements_v3(
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  config_id INTEGER NOT NULL REFERENCES kernel_configs(id),
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  method TEXT NOT NULL CHECK(method IN ('graph_warm','graph_cold','inductor_autotune','cpu')),
+  time_ms REAL,
+  status TEXT NOT NULL CHECK(status IN ('ok','failed','timeout')),
+  error TEXT,
+  PRIMARY KEY(problem_id, config_id, run_id, method)) WITHOUT ROWID;
+INSERT INTO measurements_v3(problem_id, config_id, run_id, method, time_ms, status, error)
+  SELECT m.problem_id, m.config_id, m.run_id,
+         CASE WHEN r.backend = 'cpu' OR c.kind = 'cpu' THEN 'cpu' ELSE 'inductor_autotune' END,
+         m.time_ms, m.status, m.error
+  FROM measurements m LEFT JOIN runs r ON r.id = m.run_id LEFT JOIN kernel_configs c ON c.id = m.config_id;
+DROP TABLE measurements;
+ALTER TABLE measurements_v3 RENAME TO measurements;
+CREATE INDEX measurements_by_config ON measurements(config_id);
+CREATE TABLE problem_baselines(
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  baseline TEXT NOT NULL,
+  method TEXT NOT NULL CHECK(method IN ('graph_warm','graph_cold','inductor_autotune','cpu')),
+  time_ms REAL NOT NULL,
+  compile_s REAL,
+  pick_config_id INTEGER REFERENCES kernel_configs(id),
+  PRIMARY KEY(run_id, problem_id, baseline, method)) WITHOUT ROWID;
+)sql",
+    // 3 -> 4: the op baddbmm. SQLite cannot alter a CHECK, so the problems table is rebuilt with
+    // every row and id kept (SQLite's documented procedure: new table, copy, drop, rename; run with
+    // foreign keys off by migrate(), which checks them before it commits).
+    R"sql(
+CREATE TABLE problems_v4(
+  id INTEGER PRIMARY KEY,
+  op TEXT NOT NULL CHECK(op IN ('mm','addmm','bmm','baddbmm')),
+  dtype TEXT NOT NULL CHECK(dtype IN ('bf16','fp16','fp32')),
+  b INTEGER NOT NULL CHECK(b >= 1), m INTEGER NOT NULL CHECK(m >= 1),
+  n INTEGER NOT NULL CHECK(n >= 1), k INTEGER NOT NULL CHECK(k >= 1),
+  a_transposed INTEGER NOT NULL, b_transposed INTEGER NOT NULL,
+  UNIQUE(op, dtype, b, m, n, k, a_transposed, b_transposed));
+INSERT INTO problems_v4(id, op, dtype, b, m, n, k, a_transposed, b_transposed)
+  SELECT id, op, dtype, b, m, n, k, a_transposed, b_transposed FROM problems;
+DROP TABLE problems;
+ALTER TABLE problems_v4 RENAME TO problems;
+)sql",
+};
+
+// A read-only connection cannot migrate an older database (the shipped dataset is opened so):
+// it reads it through temporary views and empty tables shaped like the current schema, which
+// shadow the older tables for unqualified names. Index i serves a database of schema i + 1.
+constexpr std::array<const char *, Store::kSchemaVersion - 1> kReadOnlyShims{
+    // 1: no telemetry, models or predictions yet.
+    R"sql(
+CREATE TEMP TABLE telemetry(run_id INTEGER, t REAL, sm_clock_mhz REAL, mem_clock_mhz REAL, power_w REAL,
+  temperature_c REAL, utilization_pct REAL);
+CREATE TEMP TABLE models(id INTEGER PRIMARY KEY, name TEXT, path TEXT, created_at TEXT, manifest_json TEXT);
+CREATE TEMP TABLE predictions(model_id INTEGER, problem_id INTEGER, config_id INTEGER, predicted_ms REAL,
+  PRIMARY KEY(model_id, problem_id, config_id));
+)sql",
+    // 2: measurements without their method (as the 2 -> 3 migration assigns it); no baselines.
+    R"sql(
+CREATE TEMP VIEW measurements AS
+  SELECT m.problem_id, m.config_id, m.run_id,
+         CASE WHEN r.backend = 'cpu' OR c.kind = 'cpu' THEN 'cpu' ELSE 'inductor_autotune' END AS method,
+         m.time_ms, m.status, m.error
+  FROM main.measurements m LEFT JOIN main.runs r ON r.id = m.run_id
+       LEFT JOIN main.kernel_configs c ON c.id = m.config_id;
+CREATE TEMP TABLE problem_baselines(run_id INTEGER, problem_id INTEGER, baseline TEXT, method TEXT, time_ms REAL,
+  compile_s REAL, pick_config_id INTEGER, PRIMARY KEY(run_id, problem_id, baseline, method));
+)sql", // 3: problems whose CHECK lacks 'baddbmm': the same rows to read.
+    "",
+};
+
+// Binding helpers keep the statements below short.
+void put(sqlite3_stmt *s, int i, int64_t v) {
+    sqlite3_bind_int64(s, i, v);
+}
+void put(sqlite3_stmt *s, int i, int v) {
+    sqlite3_bind_int64(s, i, v);
+}
+void put(sqlite3_stmt *s, int i, double v) {
+    sqlite3_bind_double(s, i, v);
+}
+void put(sqlite3_stmt *s, int i, const std::string &v) {
+    sqlite3_bind_text(s, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
+}
+void put(sqlite3_stmt *s, int i, std::string_view v) {
+    sqlite3_bind_text(s, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
+}
+void bindNullIfZero(sqlite3_stmt *s, int i, int v) {
+    if (v)
+        sqlite3_bind_int64(s, i, v);
+    else
+        sqlite3_bind_null(s, i);
+}
+std::string text(sqlite3_stmt *s, int col) {
+    auto *p = sqlite3_column_text(s, col);
+    return p ? std::string(reinterpret_cast<const char *>(p)) : std::string();
+}
+
+struct Reset {
+    sqlite3_stmt *s;
+    ~Reset() {
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+    }
+};
+
+RunInfo readRun(sqlite3_stmt *s) {
+    RunInfo r;
+    r.id = sqlite3_column_int64(s, 0);
+    r.createdAt = text(s, 1);
+    r.finishedAt = text(s, 2);
+    r.status = text(s, 3);
+    r.backend = text(s, 4);
+    r.planName = text(s, 5);
+    r.planJson = text(s, 6);
+    r.searchSpace = text(s, 7);
+    r.host = text(s, 8);
+    r.gpuName = text(s, 9);
+    r.smCount = sqlite3_column_int(s, 10);
+    r.gpuMemoryMb = sqlite3_column_int64(s, 11);
+    r.driver = text(s, 12);
+    r.torchVersion = text(s, 13);
+    r.tritonVersion = text(s, 14);
+    r.source = text(s, 15);
+    r.problemsPlanned = sqlite3_column_int64(s, 16);
+    return r;
+}
+
+constexpr const char *kRunColumns =
+    "id, created_at, finished_at, status, backend, plan_name, plan_json, search_space, host, gpu_name, "
+    "sm_count, gpu_memory_mb, driver, torch_version, triton_version, source, problems_planned";
+
+/// An exclusive flock on the database file for the set-up of a read-write connection (no-op for
+/// an empty path or a file that cannot be opened: SQLite then says what is wrong).
+class SetupLock {
+public:
+    explicit SetupLock(const std::string &path) {
+        if (path.empty() || path == ":memory:")
+            return;
+        m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (m_fd >= 0 && ::flock(m_fd, LOCK_EX) != 0) {
+            ::close(m_fd);
+            m_fd = -1;
+        }
+    }
+    ~SetupLock() {
+        if (m_fd >= 0)
+            ::close(m_fd); // closing releases the flock
+    }
+    SetupLock(const SetupLock &) = delete;
+    SetupLock &operator=(const SetupLock &) = delete;
+
+private:
+    int m_fd = -1;
+};
+
+/// Tables and indexes of the current schema, which an adopted database must not hold already.
+constexpr std::array<const char *, 13> kOurNames{"runs",
+                                                 "problems",
+                                                 "kernel_configs",
+                                                 "measurements",
+                                                 "run_problems",
+                                                 "telemetry",
+                                                 "models",
+                                                 "predictions",
+                                                 "problem_baselines",
+                                                 "measurements_by_config",
+                                                 "run_problems_by_problem",
+                                                 "telemetry_by_run",
+                                                 "predictions_by_problem"};
+
+/// `path` as an SQLite URI file name (RFC 3986 percent-encoding of what a URI reserves).
+std::string uriPath(const std::string &path) {
+    std::string out = "file:";
+    for (unsigned char c : path) {
+        if (std::isalnum(c) || std::strchr("/-_.~", c))
+            out += char(c);
+        else
+            out += fmt::format("%{:02X}", c);
+    }
+    return out;
+}
+
+bool isWritableFolderOf(const std::string &path) {
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    return ::access(dir.c_str(), W_OK) == 0;
+}
+
+/// True for a file whose header says WAL (bytes 18 and 19 are 2): SQLite needs a -shm file beside
+/// it even to read it.
+bool headerSaysWal(const std::string &path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    unsigned char h[20] = {};
+    const bool wal = ::read(fd, h, sizeof h) == ssize_t(sizeof h) && h[18] == 2 && h[19] == 2;
+    ::close(fd);
+    return wal;
+}
+
+/// What to check after a write failed for want of space: SQLite says "disk I/O error" when the
+/// file size limit is hit and "database or disk is full" on ENOSPC.
+std::string diskHint(sqlite3 *db) {
+    const int code = sqlite3_errcode(db) & 0xff; // extended codes are on: SQLITE_IOERR_WRITE and kin
+    return code == SQLITE_FULL || code == SQLITE_IOERR ? " (is its disk full, or the file size limited?)"
+                                                       : "";
+}
+
+off_t fileSize(const std::string &path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+}
+
+} // namespace
+
+void RunInfo::setFromWorker(const nlohmann::json &hw, const nlohmann::json &versions) {
+    if (hw.is_object()) {
+        gpuName = hw.value("gpu", "");
+        smCount = hw.value("sm_count", 0);
+        gpuMemoryMb = hw.value("memory_mb", int64_t(0));
+        driver = hw.value("driver", "");
+    }
+    if (versions.is_object()) {
+        torchVersion = versions.value("torch", "");
+        tritonVersion = versions.value("triton", "");
+    }
+}
+
+std::string utcNow() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+Store::Store(const std::string &path, Mode mode, Foreign foreign)
+    : m_path(path) {
+    // Before SQLite touches the file: even opening a database read-write may switch it to WAL.
+    if (mode == Mode::ReadWrite)
+        shipped::refuseWritingShipped(path, "database");
+    // Memory statistics cost a global mutex on every allocation; the store never reads them.
+    static const bool configured = [] { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK; }();
+    (void)configured;
+    int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    std::string name = path;
+    // Reading a WAL database needs its -shm file, which SQLite cannot create in a folder we may
+    // not write (a shared dataset, a read-only mount): "attempt to write a readonly database"
+    // even for a SELECT. Without a -shm there is no writer, and without a -wal holding changes
+    // the file alone is the database, so it is read as immutable.
+    if (mode == Mode::ReadOnly && path != ":memory:" && headerSaysWal(path) && !isWritableFolderOf(path) &&
+        ::access((path + "-shm").c_str(), F_OK) != 0) {
+        if (fileSize(path + "-wal") > 0)
+            throw StoreError(fmt::format(
+                "cannot read database '{}': its folder is not writable and '{}-wal' holds changes not yet in "
+                "the "
+                "database file, which only a process that may write the folder can read (open it once there, "
+                "or copy the database, its -wal file included, to a writable folder)",
+                path, path));
+        name = uriPath(path) + "?immutable=1";
+        flags |= SQLITE_OPEN_URI;
+    }
+    m_removeWalFiles =
+        mode == Mode::ReadOnly && !(flags & SQLITE_OPEN_URI) && path != ":memory:" && headerSaysWal(path);
+    if (sqlite3_open_v2(name.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+        std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
+        sqlite3_close(m_db);
+        m_db = nullptr;
+        throw StoreError(fmt::format("cannot open database '{}': {}", path, msg));
+    }
+    sqlite3_extended_result_codes(m_db, 1);
+    sqlite3_busy_timeout(m_db, 10000);
+    // Processes opening one new file at once race on switching it to WAL and creating the schema
+    // ("database is locked" without the busy handler in rollback-journal mode): an flock on the
+    // file, which SQLite's own fcntl locks do not see, lets one set it up at a time.
+    SetupLock setupLock(mode == Mode::ReadWrite ? path : std::string());
+    try {
+        // Fail early, with a clear message, on a file that is not a database.
+        exec("SELECT count(*) FROM sqlite_master");
+        checkOwnership(mode, foreign); // before anything is switched to WAL or created
+        if (mode == Mode::ReadWrite) {
+            exec("PRAGMA journal_mode=WAL");
+            exec("PRAGMA synchronous=NORMAL");
+            exec("PRAGMA cache_size=-65536"); // 64 MiB: index inserts of a large sweep stay in memory
+        }
+        exec("PRAGMA foreign_keys=ON");
+        if (mode == Mode::ReadWrite) {
+            migrate();
+        } else if (int v = schemaVersion(); v > kSchemaVersion) {
+            fail(fmt::format("database was written by schema {}; this build reads up to {}", v,
+                             kSchemaVersion));
+        } else if (v >= 1) {
+            for (int i = v; i < kSchemaVersion; ++i)
+                exec(kReadOnlyShims[size_t(i - 1)]);
+        }
+    } catch (...) {
+        for (auto &[k, s] : m_stmts)
+            sqlite3_finalize(s);
+        m_stmts.clear();
+        sqlite3_close(m_db);
+        m_db = nullptr;
+        throw;
+    }
+}
+
+Store::~Store() {
+    for (auto &[k, s] : m_stmts)
+        sqlite3_finalize(s);
+    if (m_db)
+        sqlite3_close(m_db);
+    // A read-only connection never deletes the -wal and -shm SQLite made for it (`diode stats` and
+    // the workbench's readers left both beside a finished sweep's database, issue 26 F10). The
+    // last read-write connection to close does, under SQLite's own locks: one that reads nothing
+    // but the schema, opened only when the -wal holds no change, so it writes nothing. Any other
+    // connection still open, of this process or another, reader or writer, keeps the files, as it
+    // should (the last reader to close removes them); a folder or file we may not write keeps
+    // them too.
+    if (m_removeWalFiles && fileSize(m_path + "-wal") == 0) {
+        sqlite3 *db = nullptr;
+        if (sqlite3_open_v2(m_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) ==
+            SQLITE_OK)
+            sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+        sqlite3_close(db);
+    }
+}
+
+void Store::fail(const std::string &what) {
+    throw StoreError(fmt::format("database '{}': {}", m_path, what));
+}
+
+void Store::exec(const char *sql) {
+    char *err = nullptr;
+    if (sqlite3_exec(m_db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string msg = err ? err : sqlite3_errmsg(m_db);
+        sqlite3_free(err);
+        if (sqlite3_errcode(m_db) == SQLITE_NOTADB)
+            fail("not a SQLite database (file is corrupt or of another kind)");
+        fail(msg + diskHint(m_db));
+    }
+}
+
+sqlite3_stmt *Store::prepare(const char *sql) {
+    auto it = m_stmts.find(static_cast<const void *>(sql));
+    if (it != m_stmts.end())
+        return it->second;
+    sqlite3_stmt *s = nullptr;
+    if (sqlite3_prepare_v3(m_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK)
+        fail(fmt::format("cannot prepare statement: {}", sqlite3_errmsg(m_db)));
+    m_stmts.emplace(static_cast<const void *>(sql), s);
+    return s;
+}
+
+int Store::schemaVersion() {
+    auto *s = prepare("PRAGMA user_version");
+    Reset r{s};
+    if (sqlite3_step(s) != SQLITE_ROW)
+        fail(fmt::format("cannot read schema version: {}{}", sqlite3_errmsg(m_db), diskHint(m_db)));
+    const int version = sqlite3_column_int(s, 0);
+    // user_version is any 32-bit integer a file may carry; a negative one would index the
+    // migration table out of bounds.
+    if (version < 0)
+        throw StoreError(
+            fmt::format("database '{}' has schema version {}, which no diode wrote", m_path, version));
+    return version;
+}
+
+void Store::checkOwnership(Mode mode, Foreign foreign) {
+    std::vector<std::string> tables, ours;
+    int64_t objects = 0;
+    {
+        auto *s =
+            prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY rowid");
+        Reset r{s};
+        int rc;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            ++objects;
+            const std::string name = text(s, 1);
+            if (std::find_if(kOurNames.begin(), kOurNames.end(), [&](const char *n) { return name == n; }) !=
+                kOurNames.end())
+                ours.push_back(name);
+            else if (text(s, 0) == "table")
+                tables.push_back(name);
+        }
+        if (rc != SQLITE_DONE)
+            fail(fmt::format("cannot list its tables: {}", sqlite3_errmsg(m_db)));
+    }
+    const int version = schemaVersion();
+    const bool hasRuns = std::find(ours.begin(), ours.end(), "runs") != ours.end();
+    if (objects == 0 && version == 0 && mode == Mode::ReadOnly)
+        throw InvalidInput(
+            fmt::format("database '{}' is empty: it holds no diode tables (nothing was stored in it, "
+                        "or the command that was to set it up failed, on a full disk say)",
+                        m_path));
+    if (objects == 0 && version == 0)
+        return; // empty: a new database
+    if (version >= 1 && hasRuns)
+        return; // ours (a newer schema is refused by the caller)
+    const size_t shown = std::min<size_t>(tables.size(), 5);
+    const std::string found =
+        fmt::format("{} table{}{}{}{}, schema version (PRAGMA user_version) {}", tables.size(),
+                    tables.size() == 1 ? "" : "s", tables.empty() ? "" : ": ",
+                    fmt::join(tables.begin(), tables.begin() + long(shown), ", "),
+                    tables.size() > shown ? ", ..." : "", version);
+    // Pointing diode at another program's file is bad input (exit 2), not a store failure.
+    auto refuse = [&](const std::string &why) {
+        throw InvalidInput(fmt::format("database '{}': {}", m_path, why));
+    };
+    if (mode == Mode::ReadOnly)
+        refuse(fmt::format("not a diode database (it holds {}; no diode tables)", found));
+    if (foreign == Foreign::Refuse)
+        refuse(fmt::format(
+            "not a diode database (it holds {}); diode leaves another program's database as it "
+            "is. Use a new file, or pass --adopt-foreign-db to add diode's tables beside the others "
+            "(the database is switched to WAL journaling)",
+            found));
+    if (!ours.empty())
+        refuse(fmt::format("cannot adopt it: it already has tables or indexes under names diode uses ({})",
+                           fmt::join(ours, ", ")));
+    if (version != 0)
+        refuse(
+            fmt::format("cannot adopt it: its schema version (PRAGMA user_version) is {}, set by the program "
+                        "that wrote it; diode would overwrite it with its own",
+                        version));
+}
+
+void Store::migrate() {
+    const int version = schemaVersion();
+    if (version > kSchemaVersion)
+        fail(
+            fmt::format("database was written by schema {}; this build reads up to {}. Use a newer diode, or "
+                        "export the data with it",
+                        version, kSchemaVersion));
+    if (version == kSchemaVersion)
+        return;
+    // A migration that rebuilds a table other tables reference (3 -> 4) must not have SQLite
+    // check or act on those references half-way; the pragma is a no-op inside a transaction, so it
+    // is set around it, and the references are checked before the commit.
+    exec("PRAGMA foreign_keys=OFF");
+    struct KeysOn {
+        Store &s;
+        ~KeysOn() { sqlite3_exec(s.m_db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr); }
+    } keysOn{*this};
+    Transaction tx(*this);
+    // Read the version again under the write lock: another process opening the same new file
+    // may have created the schema since ("table runs already exists" in 7 of 20 trials of 4
+    // parallel imports).
+    const int locked = schemaVersion();
+    if (locked == kSchemaVersion)
+        return;
+    for (int v = locked; v < kSchemaVersion; ++v)
+        exec(kMigrations[v]);
+    auto *check = prepare("SELECT count(*) FROM pragma_foreign_key_check");
+    Reset checkReset{check};
+    if (sqlite3_step(check) != SQLITE_ROW)
+        fail(fmt::format("cannot check foreign keys after migrating: {}", sqlite3_errmsg(m_db)));
+    if (const int64_t broken = sqlite3_column_int64(check, 0); broken > 0)
+        fail(fmt::format("migrating from schema {} to {} would leave {} rows referring to rows that do not "
+                         "exist; nothing was changed",
+                         locked, kSchemaVersion, broken));
+    exec(fmt::format("PRAGMA user_version={}", kSchemaVersion).c_str());
+    tx.commit();
+}
+
+Store::Transaction::Transaction(Store &store)
+    : m_store(store) {
+    m_store.exec("BEGIN IMMEDIATE");
+}
+
+Store::Transaction::~Transaction() {
+    if (!m_done)
+        sqlite3_exec(m_store.m_db, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (!m_done) {
+        // Ids handed out inside the rolled-back transaction no longer exist.
+        m_store.m_configIds.clear();
+        m_store.m_problemIds.clear();
+    }
+}
+
+void Store::Transaction::commit() {
+    m_store.exec("COMMIT");
+    m_done = true;
+}
+
+int64_t Store::createRun(const RunInfo &r) {
+    auto *s =
+        prepare("INSERT INTO runs(created_at, status, backend, plan_name, plan_json, search_space, host, "
+                "gpu_name, sm_count, gpu_memory_mb, driver, torch_version, triton_version, source, "
+                "problems_planned) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, r.createdAt.empty() ? utcNow() : r.createdAt);
+    put(s, 2, r.status);
+    put(s, 3, r.backend);
+    put(s, 4, r.planName);
+    put(s, 5, r.planJson);
+    put(s, 6, r.searchSpace);
+    put(s, 7, r.host);
+    put(s, 8, r.gpuName);
+    put(s, 9, r.smCount);
+    put(s, 10, r.gpuMemoryMb);
+    put(s, 11, r.driver);
+    put(s, 12, r.torchVersion);
+    put(s, 13, r.tritonVersion);
+    put(s, 14, r.source);
+    put(s, 15, r.problemsPlanned);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot create run: {}", sqlite3_errmsg(m_db)));
+    return sqlite3_last_insert_rowid(m_db);
+}
+
+void Store::setRunStatus(int64_t runId, const std::string &status) {
+    auto *s = prepare(
+        "UPDATE runs SET status=?, finished_at=CASE WHEN ?='running' THEN NULL ELSE ? END WHERE id=?");
+    Reset reset{s};
+    put(s, 1, status);
+    put(s, 2, status);
+    put(s, 3, utcNow());
+    put(s, 4, runId);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot update run {}: {}", runId, sqlite3_errmsg(m_db)));
+}
+
+RunInfo Store::run(int64_t runId) {
+    static const std::string sql = fmt::format("SELECT {} FROM runs WHERE id=?", kRunColumns);
+    auto *s = prepare(sql.c_str());
+    Reset reset{s};
+    put(s, 1, runId);
+    if (sqlite3_step(s) != SQLITE_ROW)
+        fail(fmt::format("there is no run {}", runId));
+    return readRun(s);
+}
+
+std::vector<RunInfo> Store::runs() {
+    static const std::string sql = fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns);
+    auto *s = prepare(sql.c_str());
+    Reset reset{s};
+    std::vector<RunInfo> out;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        out.push_back(readRun(s));
+    return out;
+}
+
+std::optional<RunInfo> Store::newestUnfinishedRun() {
+    static const std::string sql = fmt::format("SELECT {} FROM runs WHERE status IN ('running','cancelled') "
+                                               "AND backend != 'import' ORDER BY id DESC LIMIT 1",
+                                               kRunColumns);
+    auto *s = prepare(sql.c_str());
+    Reset reset{s};
+    if (sqlite3_step(s) != SQLITE_ROW)
+        return std::nullopt;
+    return readRun(s);
+}
+
+std::optional<RunInfo> Store::importOfContent(const std::string &fingerprint) {
+    static const std::string sql =
+        fmt::format("SELECT {} FROM runs WHERE backend = 'import' AND json_valid(plan_json) AND "
+                    "json_extract(plan_json, '$.content_fnv1a64') = ?1 ORDER BY id LIMIT 1",
+                    kRunColumns);
+    auto *s = prepare(sql.c_str());
+    Reset reset{s};
+    put(s, 1, std::string_view(fingerprint));
+    if (sqlite3_step(s) != SQLITE_ROW)
+        return std::nullopt;
+    return readRun(s);
+}
+
+size_t Store::ProblemHash::operator()(const GemmProblem &p) const noexcept {
+    uint64_t h =
+        uint64_t(p.op) | uint64_t(p.dtype) << 2 | uint64_t(p.aTransposed) << 4 | uint64_t(p.bTransposed) << 5;
+    for (int64_t v : {p.batch, p.m, p.n, p.k})
+        h = (h ^ uint64_t(v)) * 0x100000001B3ull + (h >> 29);
+    return size_t(h);
+}
+
+int64_t Store::problemId(const GemmProblem &p) {
+    if (auto it = m_problemIds.find(p); it != m_problemIds.end())
+        return it->second;
+    auto *ins = prepare(
+        "INSERT INTO problems(op, dtype, b, m, n, k, a_transposed, b_transposed) VALUES(?,?,?,?,?,?,?,?) "
+        "ON CONFLICT DO UPDATE SET op=excluded.op RETURNING id");
+    Reset reset{ins};
+    put(ins, 1, toString(p.op));
+    put(ins, 2, toString(p.dtype));
+    put(ins, 3, p.batch);
+    put(ins, 4, p.m);
+    put(ins, 5, p.n);
+    put(ins, 6, p.k);
+    put(ins, 7, int(p.aTransposed));
+    put(ins, 8, int(p.bTransposed));
+    if (sqlite3_step(ins) != SQLITE_ROW)
+        fail(fmt::format("cannot store problem {}: {}", p.label(), sqlite3_errmsg(m_db)));
+    const int64_t id = sqlite3_column_int64(ins, 0);
+    while (sqlite3_step(ins) == SQLITE_ROW) {
+    }
+    m_problemIds.emplace(p, id);
+    return id;
+}
+
+int64_t Store::configId(const KernelConfig &c) {
+    std::string fingerprint = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", c.kind, c.name, c.blockM, c.blockN,
+                                          c.blockK, c.groupM, c.numStages, c.numWarps, c.threads);
+    if (!c.extra.empty())
+        fingerprint += c.extra.dump();
+    if (auto it = m_configIds.find(fingerprint); it != m_configIds.end())
+        return it->second;
+    const std::string key = c.key();
+    auto *ins =
+        prepare("INSERT INTO kernel_configs(config_key, kind, name, block_m, block_n, block_k, group_m, "
+                "num_stages, num_warps, threads, extra_json) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
+                "ON CONFLICT DO UPDATE SET kind=excluded.kind RETURNING id");
+    Reset reset{ins};
+    put(ins, 1, key);
+    put(ins, 2, c.kind);
+    put(ins, 3, c.name);
+    bindNullIfZero(ins, 4, c.blockM);
+    bindNullIfZero(ins, 5, c.blockN);
+    bindNullIfZero(ins, 6, c.blockK);
+    bindNullIfZero(ins, 7, c.groupM);
+    bindNullIfZero(ins, 8, c.numStages);
+    bindNullIfZero(ins, 9, c.numWarps);
+    bindNullIfZero(ins, 10, c.threads);
+    put(ins, 11, c.extra.is_object() ? c.extra.dump() : std::string("{}"));
+    if (sqlite3_step(ins) != SQLITE_ROW)
+        fail(fmt::format("cannot store kernel config: {}", sqlite3_errmsg(m_db)));
+    const int64_t id = sqlite3_column_int64(ins, 0);
+    while (sqlite3_step(ins) == SQLITE_ROW) {
+    }
+    m_configIds.emplace(std::move(fingerprint), id);
+    return id;
+}
+
+void Store::insertMeasurement(int64_t runId, int64_t problemId, const Measurement &m) {
+    const int64_t cfg = configId(m.config);
+    auto *s =
+        prepare("INSERT OR IGNORE INTO measurements(run_id, problem_id, config_id, method, time_ms, status, "
+                "error) VALUES(?,?,?,?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, runId);
+    put(s, 2, problemId);
+    put(s, 3, cfg);
+    put(s, 4, toString(m.method));
+    if (m.timeMs)
+        put(s, 5, *m.timeMs);
+    put(s, 6, toString(m.status));
+    if (!m.error.empty())
+        put(s, 7, m.error);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot store measurement: {}", sqlite3_errmsg(m_db)));
+}
+
+void Store::insertBaselines(int64_t runId, int64_t problemId, const std::vector<BaselineTiming> &baselines) {
+    for (const auto &b : baselines) {
+        const int64_t pick = b.pick ? configId(*b.pick) : 0;
+        auto *s =
+            prepare("INSERT OR REPLACE INTO problem_baselines(run_id, problem_id, baseline, method, time_ms, "
+                    "compile_s, pick_config_id) VALUES(?,?,?,?,?,?,?)");
+        Reset reset{s};
+        put(s, 1, runId);
+        put(s, 2, problemId);
+        put(s, 3, b.baseline);
+        put(s, 4, toString(b.method));
+        put(s, 5, b.timeMs);
+        if (b.compileS)
+            put(s, 6, *b.compileS);
+        if (pick)
+            put(s, 7, pick);
+        if (sqlite3_step(s) != SQLITE_DONE)
+            fail(fmt::format("cannot store baseline: {}", sqlite3_errmsg(m_db)));
+    }
+}
+
+void Store::markProblemDone(int64_t runId, int64_t problemId, const std::string &status,
+                            const std::string &error, double seconds) {
+    auto *s = prepare(
+        "INSERT OR REPLACE INTO run_problems(run_id, problem_id, status, error, seconds) VALUES(?,?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, runId);
+    put(s, 2, problemId);
+    put(s, 3, status);
+    if (!error.empty())
+        put(s, 4, error);
+    put(s, 5, seconds);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot mark problem done: {}", sqlite3_errmsg(m_db)));
+}
+
+void Store::insertRecord(int64_t runId, const ProblemRecord &r, double seconds) {
+    const int64_t pid = problemId(r.problem);
+    for (const auto &c : r.candidates)
+        for (const auto &m : c.measurements())
+            insertMeasurement(runId, pid, m);
+    insertBaselines(runId, pid, r.baselines);
+    markProblemDone(runId, pid, r.error.empty() ? "ok" : "failed", r.error, seconds);
+}
+
+void Store::insertTelemetry(int64_t runId, const TelemetrySample &t) {
+    auto *s = prepare("INSERT INTO telemetry(run_id, t, sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, "
+                      "utilization_pct) VALUES(?,?,?,?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, runId);
+    put(s, 2, t.tSeconds);
+    put(s, 3, t.smClockMhz);
+    put(s, 4, t.memClockMhz);
+    put(s, 5, t.powerW);
+    put(s, 6, t.temperatureC);
+    put(s, 7, t.utilizationPct);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot store telemetry: {}", sqlite3_errmsg(m_db)));
+}
+
+std::vector<TelemetrySample> Store::telemetry(int64_t runId) {
+    auto *s = prepare(
+        "SELECT t, sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, utilization_pct FROM telemetry "
+        "WHERE run_id=? ORDER BY t");
+    Reset reset{s};
+    put(s, 1, runId);
+    std::vector<TelemetrySample> out;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        out.push_back({sqlite3_column_double(s, 0), sqlite3_column_double(s, 1), sqlite3_column_double(s, 2),
+                       sqlite3_column_double(s, 3), sqlite3_column_double(s, 4),
+                       sqlite3_column_double(s, 5)});
+    return out;
+}
+
+int64_t Store::addModel(const std::string &name, const std::string &path, const nlohmann::json &manifest) {
+    auto *s = prepare("INSERT INTO models(name, path, created_at, manifest_json) VALUES(?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, name);
+    put(s, 2, path);
+    put(s, 3, utcNow());
+    put(s, 4, manifest.dump());
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot store model: {}", sqlite3_errmsg(m_db)));
+    return sqlite3_last_insert_rowid(m_db);
+}
+
+void Store::insertPrediction(int64_t modelId, const GemmProblem &p, const KernelConfig &c,
+                             double predictedMs) {
+    // The column is NOT NULL and SQLite stores NaN as NULL: say which model and candidate, not
+    // "NOT NULL constraint failed".
+    if (!std::isfinite(predictedMs) || predictedMs < 0) {
+        std::string model = fmt::format("model {}", modelId);
+        auto *m = prepare("SELECT name, path FROM models WHERE id=?");
+        Reset r{m};
+        put(m, 1, modelId);
+        if (sqlite3_step(m) == SQLITE_ROW)
+            model = fmt::format("model '{}' ({})", text(m, 0), text(m, 1));
+        throw InvalidInput(
+            fmt::format("{} predicts {} ms for {} with config {}; a prediction must be a finite "
+                        "number >= 0, so none of its predictions were stored in '{}' (the package's "
+                        "weights overflow on this input)",
+                        model, std::isnan(predictedMs) ? "NaN" : fmt::format("{}", predictedMs), p.label(),
+                        c.key(), m_path));
+    }
+    const int64_t pid = problemId(p), cid = configId(c);
+    auto *s = prepare(
+        "INSERT OR REPLACE INTO predictions(model_id, problem_id, config_id, predicted_ms) VALUES(?,?,?,?)");
+    Reset reset{s};
+    put(s, 1, modelId);
+    put(s, 2, pid);
+    put(s, 3, cid);
+    put(s, 4, predictedMs);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        fail(fmt::format("cannot store prediction: {}", sqlite3_errmsg(m_db)));
+}
+
+std::set<int64_t> Store::doneProblems(int64_t runId) {
+    auto *s = prepare("SELECT problem_id FROM run_problems WHERE run_id=?");
+    Reset reset{s};
+    put(s, 1, runId);
+    std::set<int64_t> out;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        out.insert(sqlite3_column_int64(s, 0));
+    return out;
+}
+
+int64_t Store::measurementCount(std::optional<int64_t> runId) {
+    auto *s = prepare(runId ? "SELECT count(*) FROM measurements WHERE run_id=?"
+                            : "SELECT count(*) FROM measurements");
+    Reset reset{s};
+    if (runId)
+        put(s, 1, *runId);
+    sqlite3_step(s);
+    return sqlite3_column_int64(s, 0);
+}
+
+StoreStats Store::stats() {
+    StoreStats st;
+    auto scalar = [&](const char *sql) {
+        auto *s = prepare(sql);
+        Reset reset{s};
+        if (sqlite3_step(s) != SQLITE_ROW)
+            fail(fmt::format("query failed: {}", sqlite3_errmsg(m_db)));
+        return sqlite3_column_int64(s, 0);
+    };
+    auto column = [&](const char *sql) {
+        auto *s = prepare(sql);
+        Reset reset{s};
+        std::vector<std::string> out;
+        while (sqlite3_step(s) == SQLITE_ROW)
+            out.push_back(text(s, 0));
+        return out;
+    };
+    st.runs = scalar("SELECT count(*) FROM runs");
+    st.problems = scalar("SELECT count(DISTINCT problem_id) FROM run_problems");
+    st.measurements = scalar("SELECT count(*) FROM measurements");
+    st.failedMeasurements = scalar("SELECT count(*) FROM measurements WHERE status != 'ok'");
+    st.failedProblems = scalar("SELECT count(*) FROM run_problems WHERE status != 'ok'");
+    st.configs = scalar("SELECT count(*) FROM kernel_configs");
+    st.gpus =
+        column("SELECT DISTINCT gpu_name FROM runs WHERE gpu_name IS NOT NULL AND gpu_name != '' ORDER BY 1");
+    st.ops =
+        column("SELECT DISTINCT p.op FROM problems p JOIN run_problems r ON r.problem_id=p.id ORDER BY 1");
+    st.dtypes =
+        column("SELECT DISTINCT p.dtype FROM problems p JOIN run_problems r ON r.problem_id=p.id ORDER BY 1");
+    st.backends = column("SELECT DISTINCT backend FROM runs ORDER BY 1");
+    auto counts = [&](const char *sql) {
+        auto *s = prepare(sql);
+        Reset reset{s};
+        std::map<std::string, int64_t> out;
+        while (sqlite3_step(s) == SQLITE_ROW)
+            out[text(s, 0)] = sqlite3_column_int64(s, 1);
+        return out;
+    };
+    st.measurementsByMethod = counts("SELECT method, count(*) FROM measurements GROUP BY method");
+    st.failedByMethod =
+        counts("SELECT method, count(*) FROM measurements WHERE status != 'ok' GROUP BY method");
+    st.problemsByGpu =
+        counts("SELECT coalesce(r.gpu_name, ''), count(DISTINCT rp.problem_id) FROM run_problems rp "
+               "JOIN runs r ON r.id = rp.run_id GROUP BY 1");
+    st.baselines = scalar("SELECT count(*) FROM problem_baselines");
+    st.defaultMethod = defaultTimingMethod(methodCounts());
+    return st;
+}
+
+std::map<std::string, std::set<GemmProblem>> Store::storedProblemsByGpu() {
+    auto *s = prepare("SELECT DISTINCT p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed, "
+                      "coalesce(r.gpu_name, '') FROM problems p JOIN run_problems rp ON rp.problem_id = p.id "
+                      "JOIN runs r ON r.id = rp.run_id");
+    Reset reset{s};
+    std::map<std::string, std::set<GemmProblem>> out;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        out[text(s, 8)].insert(problemFromRow(s, 0));
+    return out;
+}
+
+MethodCounts Store::methodCounts() {
+    auto *s = prepare(
+        "SELECT method, count(*) FROM measurements WHERE status = 'ok' AND time_ms > 0 GROUP BY method");
+    Reset reset{s};
+    MethodCounts out;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        if (auto m = parseTimingMethod(text(s, 0)))
+            out[*m] = sqlite3_column_int64(s, 1);
+    return out;
+}
+
+nlohmann::json StoreStats::toJson() const {
+    return {
+        {"runs", runs},
+        {"problems", problems},
+        {"measurements", measurements},
+        {"failed_measurements", failedMeasurements},
+        {"failed_problems", failedProblems},
+        {"kernel_configs", configs},
+        {"gpus", gpus},
+        {"ops", ops},
+        {"dtypes", dtypes},
+        {"backends", backends},
+        {"measurements_by_method", measurementsByMethod},
+        {"failed_measurements_by_method", failedByMethod},
+        {"problems_by_gpu", problemsByGpu},
+        {"baselines", baselines},
+        {"default_method", {{"method", toString(defaultMethod.method)}, {"reason", defaultMethod.reason}}}};
+}
+
+void Store::forEachRecord(const std::function<void(const RunInfo &, const ProblemRecord &)> &fn,
+                          std::optional<int64_t> runId) {
+    std::unordered_map<int64_t, RunInfo> runsById;
+    for (auto &r : runs())
+        runsById.emplace(r.id, std::move(r));
+    std::unordered_map<int64_t, KernelConfig> configs; // parsed once per config, not per row
+    auto config = [&](int64_t id, const std::string &key) -> const KernelConfig & {
+        auto it = configs.find(id);
+        if (it == configs.end())
+            it = configs.emplace(id, KernelConfig::fromJson(nlohmann::json::parse(key), "stored config"))
+                     .first;
+        return it->second;
+    };
+    // Baselines are few (a handful per problem): read them up front, keyed by (run, problem).
+    std::map<std::pair<int64_t, int64_t>, std::vector<BaselineTiming>> baselines;
+    {
+        auto *s = prepare(
+            "SELECT b.run_id, b.problem_id, b.baseline, b.method, b.time_ms, b.compile_s, "
+            "b.pick_config_id, c.config_key FROM problem_baselines b "
+            "LEFT JOIN kernel_configs c ON c.id = b.pick_config_id "
+            "WHERE (?1 IS NULL OR b.run_id = ?1) ORDER BY b.run_id, b.problem_id, b.baseline, b.method");
+        Reset reset{s};
+        if (runId)
+            put(s, 1, *runId);
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            BaselineTiming b;
+            b.baseline = text(s, 2);
+            auto m = parseTimingMethod(text(s, 3));
+            if (!m)
+                fail(fmt::format("unknown timing method '{}' in problem_baselines", text(s, 3)));
+            b.method = *m;
+            b.timeMs = sqlite3_column_double(s, 4);
+            if (sqlite3_column_type(s, 5) != SQLITE_NULL)
+                b.compileS = sqlite3_column_double(s, 5);
+            if (sqlite3_column_type(s, 7) != SQLITE_NULL)
+                b.pick = config(sqlite3_column_int64(s, 6), text(s, 7));
+            baselines[{sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1)}].push_back(std::move(b));
+        }
+    }
+    const char *sql =
+        "SELECT rp.run_id, p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed, rp.status, "
+        "rp.error, c.config_key, m.time_ms, m.status, m.error, rp.problem_id, m.method, m.config_id "
+        "FROM run_problems rp JOIN problems p ON p.id=rp.problem_id "
+        "LEFT JOIN measurements m ON m.run_id=rp.run_id AND m.problem_id=rp.problem_id "
+        "LEFT JOIN kernel_configs c ON c.id=m.config_id "
+        "WHERE (?1 IS NULL OR rp.run_id=?1) ORDER BY rp.run_id, rp.problem_id, m.config_id, m.method";
+    auto *s = prepare(sql);
+    Reset reset{s};
+    if (runId)
+        put(s, 1, *runId);
+    ProblemRecord cur;
+    int64_t curRun = -1, curProblem = -1, curConfig = -1;
+    auto flush = [&] {
+        if (curProblem < 0)
+            return;
+        if (auto it = baselines.find({curRun, curProblem}); it != baselines.end())
+            cur.baselines = it->second;
+        fn(runsById[curRun], cur);
+    };
+    while (true) {
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE)
+            break;
+        if (rc != SQLITE_ROW)
+            fail(fmt::format("export query failed: {}", sqlite3_errmsg(m_db)));
+        const int64_t run = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 15);
+        if (run != curRun || pid != curProblem) {
+            flush();
+            cur = ProblemRecord{};
+            curRun = run;
+            curProblem = pid;
+            curConfig = -1;
+            cur.problem = problemFromRow(s, 1);
+            if (text(s, 9) != "ok")
+                cur.error = text(s, 10);
+        }
+        if (sqlite3_column_type(s, 11) == SQLITE_NULL)
+            continue;
+        const int64_t cfg = sqlite3_column_int64(s, 17);
+        if (cfg != curConfig) {
+            cur.candidates.push_back({config(cfg, text(s, 11)), {}});
+            curConfig = cfg;
+        }
+        Timing t;
+        auto method = parseTimingMethod(text(s, 16));
+        if (!method)
+            fail(fmt::format("unknown timing method '{}' in measurements", text(s, 16)));
+        t.method = *method;
+        if (sqlite3_column_type(s, 12) != SQLITE_NULL)
+            t.timeMs = sqlite3_column_double(s, 12);
+        t.status = parseMeasureStatus(text(s, 13));
+        t.error = text(s, 14);
+        cur.candidates.back().timings.push_back(std::move(t));
+    }
+    flush();
+}
+
+} // namespace diode
+
+namespace diode {
+
+RunProgressState runProgressState(Store &store, int64_t runId) {
+    RunProgressState st;
+    {
+        SqlStatement s(store, "SELECT " + problemColumns("p.") +
+                                  ", c.config_key FROM measurements m JOIN problems p ON p.id=m.problem_id "
+                                  "JOIN kernel_configs c ON c.id=m.config_id WHERE m.run_id=?");
+        s.bind(1, runId);
+        while (s.step())
+            st.measured[s.problem(0)].insert(s.text(kProblemColumnCount));
+    }
+    SqlStatement s(store, "SELECT " + problemColumns("p.") +
+                              " FROM run_problems r JOIN problems p ON p.id=r.problem_id WHERE r.run_id=?");
+    s.bind(1, runId);
+    while (s.step())
+        st.done.insert(s.problem(0));
+    return st;
+}
+
+} // namespace diode

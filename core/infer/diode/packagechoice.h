@@ -1,0 +1,53 @@
+#pragma once
+
+#include "diode/timingmethod.h"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace diode {
+
+/// The package the Inductor plugin loads by default for a GPU and a regime, decided here once
+/// for the C++ side (the workbench's defaults). Its Python twin is best_for() and regime_rank()
+/// in plugin/python/torch_diode/_models.py, which also ranks search locations (the user's path
+/// before the shipped packages); install()'s regime defaults to "warm" there as here.
+inline constexpr std::string_view kDefaultRegime = "warm";
+
+/// What the choice reads of a package file.
+struct PackageFacts {
+    std::string path, name, gpu, createdAt;
+    TimingMethod timingMethod = TimingMethod::InductorAutotune;
+    /// The facts of the package at `path`, or nullopt when it is not a readable package.
+    static std::optional<PackageFacts> read(const std::filesystem::path &path);
+};
+
+/// How well a package's truth fits a regime ("warm", "cold"): trained on that regime's in-graph
+/// times (0), on the other regime's (1), on Inductor's own benchmark (2); a cpu model never fits (3).
+int regimeRank(TimingMethod trainedOn, std::string_view regime);
+/// The regime whose package fits data read with `method`: "cold" for graph_cold, else "warm".
+std::string_view regimeFor(TimingMethod method);
+
+/// The package loaded by default on `gpu` (a device name, "NVIDIA H200"): one made on that GPU
+/// model, else the nearest of a similar GPU (gpuTransfer); among those the best regimeRank,
+/// then the newest. Never a cpu model; nullopt when none transfers.
+std::optional<PackageFacts> defaultPackage(const std::vector<PackageFacts> &packages, const std::string &gpu,
+                                           std::string_view regime = kDefaultRegime);
+
+/// Whether a package suits data of `gpu` whose times are read with `dataMethod` (the data's
+/// truth): a cpu model for cpu data only; otherwise a package of that GPU model, or one that
+/// transfers to it, trained on the same kind of times (in CUDA graphs, or Inductor's own benchmark).
+bool fitsData(const PackageFacts &package, const std::string &gpu, TimingMethod dataMethod);
+/// The package the workbench shows with such data: for in-graph data the plugin's own default
+/// (defaultPackage for regimeFor(dataMethod)); for data with only Inductor's timings the newest
+/// package of that GPU trained on them, else the plugin's default; for cpu data the newest cpu
+/// model. Nullopt when none fits.
+std::optional<PackageFacts> packageForData(const std::vector<PackageFacts> &packages, const std::string &gpu,
+                                           TimingMethod dataMethod);
+
+/// Every readable package (*.diode) under `directory`, recursively, sorted by path.
+std::vector<PackageFacts> packagesUnder(const std::filesystem::path &directory);
+
+} // namespace diode

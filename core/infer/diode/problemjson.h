@@ -1,0 +1,46 @@
+#pragma once
+
+#include "diode/jsonlimits.h"
+#include "diode/measurement.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+
+namespace diode {
+
+/// Problem JSON (docs/FORMATS.md): one object per line, shared by the worker, `diode import`,
+/// `diode rank` and the plugin. Version 2 gives each candidate `times` per timing method and the
+/// problem its `baselines`; version 1 lines (`time_ms`) are still read. Lines are written as 2.
+inline constexpr int kProblemJsonVersion = 2;
+
+/// What one problem line may hold (docs/FORMATS.md, Limits): nesting 64 deep, 16 MiB. A later
+/// duplicate key replaces the earlier one, as Python's json module does.
+inline constexpr JsonLimits kProblemJsonLimits{64, 16ull << 20, false};
+
+GemmProblem problemFromJson(const nlohmann::json &j, const std::string &where);
+nlohmann::json problemToJson(const GemmProblem &p);
+
+/// Throws InvalidInput naming `where` ("line 12") and the field at fault; parseProblemLine also
+/// refuses nesting deeper than kProblemJsonLimits before building the value.
+ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &where);
+ProblemRecord parseProblemLine(const std::string &line, const std::string &where);
+nlohmann::json toJson(const ProblemRecord &r);
+
+/// What readProblemLine found: a line (possibly empty), a line longer than
+/// kProblemJsonLimits.maxBytes (of which only that much was consumed: the stream cannot be trusted
+/// to reach a newline, /dev/zero never does), or the end of the stream.
+enum class LineRead { Line, TooLong, End };
+
+/// std::getline with a bound: reads one line into `line` without its newline, never holding more
+/// than kProblemJsonLimits.maxBytes of it.
+LineRead readProblemLine(std::istream &in, std::string &line);
+std::string toProblemLine(const ProblemRecord &r);
+
+/// A file name's extension in lower case (".jsonl" for "X.JSONL"), for choosing a reader by name.
+std::string lowerExtension(const std::string &path);
+/// Whether a file's name says problem JSON lines: .jsonl or .ndjson, in any case.
+bool isProblemLinesName(const std::string &path);
+
+} // namespace diode
