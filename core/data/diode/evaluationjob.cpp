@@ -293,14 +293,7 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job) {
         m.metrics = evaluate(ranked);
         m.breakdown = evaluateWithBreakdown(ranked);
         m.top1 = sortedTop1(ranked);
-        auto byPolicy = ranked;
-        for (size_t p = 0; p < byPolicy.size(); ++p) {
-            auto &r = byPolicy[p];
-            // rankTable() gave a candidate without a prediction the largest score: predicted slowest.
-            if (const auto pick = m.policy.pick(table->configsOf(p), r.score))
-                r.score[*pick] = -std::numeric_limits<double>::infinity();
-            r.predictedMs.clear();
-        }
+        const auto byPolicy = rankByPolicy(*table, ranked, m.policy);
         m.policyMetrics = evaluate(byPolicy);
         m.policyTop1 = sortedTop1(byPolicy);
         m.speedupVsPlain = geomeanSpeedup(ranked, aten, every);

@@ -257,6 +257,18 @@ std::vector<RankedProblem> rankTable(const PredictionTable &table, const std::ve
     return out;
 }
 
+std::vector<RankedProblem> rankByPolicy(const PredictionTable &table, std::vector<RankedProblem> ranked,
+                                        const SelectionPolicy &policy) {
+    for (size_t p = 0; p < ranked.size(); ++p) {
+        auto &r = ranked[p];
+        // rankTable() gave a candidate without a prediction the largest score: predicted slowest.
+        if (const auto pick = policy.pick(table.configsOf(p), r.score))
+            r.score[*pick] = -std::numeric_limits<double>::infinity();
+        r.predictedMs.clear();
+    }
+    return ranked;
+}
+
 std::vector<RankedProblem> rankTableWithBaseline(const PredictionTable &table, const std::string &baseline) {
     std::vector<double> scores(table.candidates());
     uint64_t seed = 7; // as rankWithBaseline(), so the numbers match `diode eval`
