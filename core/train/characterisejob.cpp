@@ -71,11 +71,15 @@ template <typename Keep> HeldOutData heldOutData(const std::string &path, Timing
     return out;
 }
 
-HeldOutRow packageRow(const std::string &selector, const std::string &path, const PredictionTable &table) {
+// A package's row: the top-1 of its selection policy (the plugin's decision, with the package's
+// margin for the regime), as `diode eval` and the Validate page report it.
+HeldOutRow packageRow(const std::string &selector, const std::string &path, const PredictionTable &table,
+                      TimingMethod method) {
     const auto pkg = ModelPackage::load(path);
-    // TODO(SelectionPolicy): the arg-min of the predictions, as `diode eval` ranks today; the
-    // selection policy moving into C++ (top-k, margin, the plain candidate) plugs in here.
-    const auto metrics = evaluate(rankTable(table, computePredictions(pkg, table), true));
+    SelectionPolicy policy;
+    policy.margin = packageMargin(pkg.manifest(), regimeOf(method));
+    const auto metrics =
+        evaluate(rankByPolicy(table, rankTable(table, computePredictions(pkg, table), true), policy));
     return {selector, metrics.problems, metrics.top1.mean, metrics.top1.p10,
             pkg.manifest().value("name", fs::path(path).stem().string())};
 }
@@ -202,43 +206,47 @@ CharacteriseResult CharacteriseJob::run() {
     if (m_cancel)
         return res.cancelled = true, res;
 
-    // One sweep, as `diode sweep` runs it; resume is always asked for, so running the same
-    // command again continues the unfinished run (SweepSession refuses one of another plan).
-    SweepSession::Request req;
-    req.db = r.db;
-    req.backend = r.backend;
-    req.plan = plan;
-    req.python = r.python;
-    req.resume = true;
-    req.deadlineS = r.deadlineS;
-    req.workersPerGpu = r.workersPerGpu;
-    req.gpus = r.gpus;
     const CloseReadWrite closing{r.db};
-    SweepSession session(req);
-    res.resumed = session.resumed();
-    if (!session.nothingToDo().empty()) {
-        res.sweepStatus = "measured before";
-        res.runId = session.runId();
-        say(session.nothingToDo());
-    } else {
-        if (sweepProgress)
-            session.setProgressCallback(sweepProgress);
-        m_session = &session;
-        if (m_cancel)
-            session.cancel();
-        try {
-            res.sweepStatus = session.run([&](int64_t id) {
-                res.runId = id;
-                if (sweepStarted)
-                    sweepStarted(id, session.resumed(), plan.problems.size());
-            });
-        } catch (...) {
+    // One sweep, as `diode sweep` runs it, in a scope of its own: its workers (each holding a CUDA
+    // context on the GPU the trainer is about to use) and telemetry end before training starts.
+    {
+        // Resume is always asked for: the same command again continues the unfinished run
+        // (SweepSession refuses one of another plan).
+        SweepSession::Request req;
+        req.db = r.db;
+        req.backend = r.backend;
+        req.plan = plan;
+        req.python = r.python;
+        req.resume = true;
+        req.deadlineS = r.deadlineS;
+        req.workersPerGpu = r.workersPerGpu;
+        req.gpus = r.gpus;
+        SweepSession session(req);
+        res.resumed = session.resumed();
+        if (!session.nothingToDo().empty()) {
+            res.sweepStatus = "measured before";
+            res.runId = session.runId();
+            say(session.nothingToDo());
+        } else {
+            if (sweepProgress)
+                session.setProgressCallback(sweepProgress);
+            m_session = &session;
+            if (m_cancel)
+                session.cancel();
+            try {
+                res.sweepStatus = session.run([&](int64_t id) {
+                    res.runId = id;
+                    if (sweepStarted)
+                        sweepStarted(id, session.resumed(), plan.problems.size());
+                });
+            } catch (...) {
+                m_session = nullptr;
+                throw;
+            }
             m_session = nullptr;
-            throw;
+            if (res.sweepStatus == "cancelled")
+                return res.cancelled = true, res;
         }
-        m_session = nullptr;
-        if (res.sweepStatus == "cancelled")
-            return res.cancelled = true, res;
     }
 
     ScratchFolder scratch{fs::path(r.out + ".training")};
@@ -288,8 +296,8 @@ CharacteriseResult CharacteriseJob::run() {
     }
     if (!held.problems.empty()) {
         const auto table = PredictionTable::fromProblems(held.problems);
-        res.table.push_back(packageRow("transferred", r.package, table));
-        res.table.push_back(packageRow("new", job.out, table));
+        res.table.push_back(packageRow("transferred", r.package, table, method));
+        res.table.push_back(packageRow("new", job.out, table, method));
         if (method == TimingMethod::GraphWarm || method == TimingMethod::GraphCold) {
             const auto bias = computeBias(held.records, method);
             const auto &all = bias.groups.front();

@@ -103,7 +103,9 @@ std::map<std::string, int> cudaSmCountsByUuid() {
             out[text] = sms;
         }
     }
-    dlclose(lib);
+    // libcuda stays loaded: after cuInit the driver has threads and handlers of its own, and
+    // unloading it under them is not supported (a LibTorch in the same process, as in
+    // diode-train, loads it again through the CUDA runtime).
     return out;
 }
 
