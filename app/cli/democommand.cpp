@@ -1,6 +1,6 @@
 // diode demo: compile GEMMs and real model blocks with plain torch.compile, max-autotune and the
 // plugin on the local GPU, and print compile time and kernel time (warm and L2-flushed). The GPU work runs in
-// `python3 -m torch_diode.demo`, which writes the result JSON this command prints as a table.
+// `python3 -m torch_diode.tools.demo`, which writes the result JSON this command prints as a table.
 
 #include "democommand.h"
 
@@ -45,7 +45,7 @@ int runDemo(const DemoOptions &o) {
         python = env && *env ? env : "python3";
     }
     const std::string json = o.json.empty() ? "diode-demo.json" : o.json;
-    std::vector<std::string> args{python, "-u", "-m", "torch_diode.demo", "--json", json};
+    std::vector<std::string> args{python, "-u", "-m", "torch_diode.tools.demo", "--json", json};
     if (!o.problems.empty())
         args.insert(args.end(), {"--problems", o.problems});
     if (o.limit > 0)

@@ -636,7 +636,7 @@ int main(int argc, char **argv) {
     auto *planExpand = cmdPlan->add_flag(
         "--expand", planOpts.expand,
         "print the problems as problem JSON lines with the plan's search_space and name, for "
-        "`python3 -m torch_diode.worker --problems`");
+        "`python3 -m torch_diode.tools.worker --problems`");
     planExpand->excludes(planCount);
     cmdPlan->add_option("--out", planOpts.out, "with --expand: write the lines to this file")
         ->needs(planExpand);

@@ -88,7 +88,7 @@ HeldOutRow biasRow(const std::string &selector, const EfficiencyStat &s, const s
     return {selector, s.count, s.mean, s.p10, s.count ? std::string() : none};
 }
 
-// The sweep's chosen problems as problem JSON lines (what `python3 -m torch_diode.worker
+// The sweep's chosen problems as problem JSON lines (what `python3 -m torch_diode.tools.worker
 // --problems` reads), each with why it was chosen.
 void writeChosen(const std::string &path, const CharacteriseResult &res, const SweepPlan &plan) {
     writeFileAtomically<InvalidInput>(path, [&](std::ostream &os) {

@@ -18,7 +18,8 @@ sys.path.insert(0, os.path.join(ROOT, "plugin", "python"))
 
 # E402: imported after sys.path names the checkout's package above, not an installed one.
 from torch_diode import _inductor_compat as compat  # noqa: E402
-from torch_diode import _selector, _timings, worker  # noqa: E402
+from torch_diode import _selector  # noqa: E402
+from torch_diode.tools import _timings, worker  # noqa: E402
 
 
 class Obj(types.SimpleNamespace):
@@ -143,7 +144,7 @@ class KernelTemplateChoiceTest(unittest.TestCase):
     def test_validate_timing_matches_a_measured_candidate_to_its_choice(self):
         # validate_timing finds the measured candidate among Inductor's choices by the selector's
         # key (it had its own, with GROUP_M -1 where a line leaves it out, and missed those).
-        from torch_diode import validate_timing
+        from torch_diode.tools import validate_timing
 
         measured = {"kind": "triton", "template": "mm", **{k: v for k, v in TRITON.items() if k != "GROUP_M"}}
         self.assertEqual(
@@ -428,7 +429,7 @@ class SaverAndConfigTest(unittest.TestCase):
             )
 
     def test_gpu_lock_counts_wait_and_hold(self):
-        from torch_diode import ingraph
+        from torch_diode.tools import ingraph
 
         with tempfile.NamedTemporaryFile(suffix=".lock") as f:
             before = dict(ingraph.LOCK_SECONDS)
@@ -443,7 +444,7 @@ class SaverAndConfigTest(unittest.TestCase):
                 self.assertEqual(ingraph.LOCK_SECONDS["hold"], held)
 
     def test_cold_graph_size_aims_at_target_of_flush_and_launch(self):
-        from torch_diode import ingraph
+        from torch_diode.tools import ingraph
 
         timer = ingraph.GraphTimer.__new__(ingraph.GraphTimer)  # no GPU: only the arithmetic
         timer._flush_ms = 0.025

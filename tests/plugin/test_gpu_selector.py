@@ -22,7 +22,7 @@ os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
 try:
     import torch
 
-    from torch_diode.worker import environment_problem
+    from torch_diode.tools.worker import environment_problem
 
     WHY = environment_problem()
 except Exception as e:  # whatever stops the import skips the suite, with its reason
@@ -227,7 +227,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         # is compiled alone on that problem, where the plugin must make the same decision, and
         # its output is held to the worker's own check against ATen (worker._tolerance).
         import torch_diode
-        from torch_diode import models, worker
+        from torch_diode.tools import models, worker
 
         picked = {}  # problem key -> (problem, kept candidate, scenario)
         self.assertTrue(torch_diode.install(model=PACKAGE))

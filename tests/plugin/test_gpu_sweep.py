@@ -18,11 +18,11 @@ PLAN = os.path.join(ROOT, "resources", "plans", "worker-check.json")
 os.environ["TORCH_DIODE_AUTOREGISTER"] = "0"
 
 try:
-    from torch_diode import worker
+    from torch_diode.tools import worker
 
     WHY = worker.environment_problem()
 except Exception as e:  # whatever stops the import skips the suite, with its reason
-    WHY = f"torch_diode.worker cannot be imported: {e}"
+    WHY = f"torch_diode.tools.worker cannot be imported: {e}"
 if not WHY and not os.access(DIODE, os.X_OK):
     WHY = f"no diode binary at {DIODE} (set DIODE_CLI)"
 

@@ -12,11 +12,11 @@ PROBLEMS = os.path.join(ROOT, "tests", "data", "gpu-timing-problems.jsonl")
 os.environ["TORCH_DIODE_AUTOREGISTER"] = "0"
 
 try:
-    from torch_diode import worker
+    from torch_diode.tools import worker
 
     WHY = worker.environment_problem()
 except Exception as e:  # whatever stops the import skips the suite, with its reason
-    WHY = f"torch_diode.worker cannot be imported: {e}"
+    WHY = f"torch_diode.tools.worker cannot be imported: {e}"
 
 
 def problems():
@@ -100,7 +100,7 @@ class TimingTest(unittest.TestCase):
         self.assertGreater(aten[0]["times"]["graph_warm"], 0.0)
 
     def test_fast_path_agrees_with_compiling_each_candidate_alone(self):
-        from torch_diode import validate_timing
+        from torch_diode.tools import validate_timing
 
         p = dict(problems()[2], search_space="DEFAULT")  # attention-like bmm
         out = self.measure(p)

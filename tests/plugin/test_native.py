@@ -63,7 +63,7 @@ def schema3_copy(src, dst, baddbmm_seen):
 
 def python_env(**extra):
     env = dict(os.environ)
-    env.pop("TORCH_DIODE_AUTOREGISTER", None)  # importing torch_diode.worker (test_compat) sets it
+    env.pop("TORCH_DIODE_AUTOREGISTER", None)  # importing torch_diode.tools.worker (test_compat) sets it
     env["PYTHONPATH"] = os.path.join(ROOT, "plugin", "python")
     env.update(extra)
     return env
@@ -668,6 +668,18 @@ class StatusWithoutTorchTest(unittest.TestCase):
         self.assertEqual(st["torch"]["reason"], "not checked yet")
         self.assertIn("TORCH_DIODE_AUTOREGISTER=0", st["reason"])
 
+    def test_import_loads_no_measuring_tool(self):
+        # The runtime is the hook, model loading, status and stats; the worker, demo, in-graph
+        # timing and collector are torch_diode.tools, imported only by those who measure.
+        r = self.run_python(
+            "import sys, torch_diode; torch_diode.get_integration_status(); torch_diode.list_available_models();"
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('torch_diode'))))"
+        )
+        self.assertEqual(r.returncode, 0, r.stderr)
+        loaded = r.stdout.split()
+        self.assertIn("torch_diode._native", loaded)
+        self.assertEqual([m for m in loaded if m.startswith("torch_diode.tools")], [])
+
     def test_api_answers_without_torch(self):
         r = self.run_python(
             "import torch_diode as d; print(d.get_stats()['calls'], d.get_detected_hardware()['available']);"
@@ -675,6 +687,21 @@ class StatusWithoutTorchTest(unittest.TestCase):
         )
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.split(), ["0", "False", "False"])
+
+    def test_install_options_are_the_selectors_and_checked_first(self):
+        # install() takes Options's keywords (one list of defaults); a misspelt one or a bad value
+        # is refused by name before anything else, torch or not.
+        r = self.run_python(
+            "import torch_diode as d\n"
+            "for kw in ({'top_kk': 1}, {'top_k': 0}, {'regime': 'tepid'}):\n"
+            "    try:\n        d.install(**kw)\n    except (TypeError, ValueError) as e:\n        print(e)\n"
+        )
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 3, r.stdout)
+        self.assertIn("top_kk", lines[0])
+        self.assertIn("top_k must be at least 1", lines[1])
+        self.assertIn("regime must be 'warm' or 'cold'", lines[2])
 
 
 if __name__ == "__main__":

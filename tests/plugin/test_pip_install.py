@@ -39,6 +39,8 @@ with tempfile.TemporaryDirectory() as target:
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     pkg = os.path.join(target, "torch_diode")
     assert os.path.isfile(os.path.join(pkg, "libdiode_inductor.so")), os.listdir(pkg)
+    # The measuring tools ship too, as their own subpackage (`diode sweep` runs torch_diode.tools.worker).
+    assert os.path.isfile(os.path.join(pkg, "tools", "worker.py")), os.listdir(pkg)
     code = """
 import json, torch_diode
 from torch_diode import _native

@@ -1,5 +1,5 @@
-"""The Python reader of problem JSON lines (`torch_diode.worker.read_problems`, what
-`python3 -m torch_diode.validate_timing --problems F` reads) on hostile input files (CTest label
+"""The Python reader of problem JSON lines (`torch_diode.tools.worker.read_problems`, what
+`python3 -m torch_diode.tools.validate_timing --problems F` reads) on hostile input files (CTest label
 unit): each is one line on stderr naming the file and line, and exit code 2, never a traceback.
 Every case fails before torch is imported, so these run on any Python, with or without torch; the
 tool runs as a real child process. (Sweeps are driven by `diode sweep` alone; its plan and input
@@ -34,7 +34,7 @@ class ProblemLinesTest(unittest.TestCase):
     def refused(self, *args, expect):
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin", "python"))
         r = subprocess.run(
-            [sys.executable, "-m", "torch_diode.validate_timing", *args],
+            [sys.executable, "-m", "torch_diode.tools.validate_timing", *args],
             env=env,
             cwd=self.dir,
             capture_output=True,

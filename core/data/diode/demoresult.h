@@ -32,7 +32,7 @@ struct DemoModeSummary {
     int cases = 0;                   ///< cases with both kernel times
 };
 
-/// The result of `diode demo` (`python3 -m torch_diode.demo`), schema "diode-demo/2" (cold
+/// The result of `diode demo` (`python3 -m torch_diode.tools.demo`), schema "diode-demo/2" (cold
 /// kernel times, model blocks) or "diode-demo/1" (docs/FORMATS.md): what the CLI prints as a table and the
 /// workbench's Demo page draws.
 struct DemoResult {

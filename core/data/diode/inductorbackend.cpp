@@ -22,7 +22,7 @@ std::string pluginPythonDir() {
     namespace fs = std::filesystem;
     for (const fs::path &p :
          {fs::path(DIODE_SOURCE_DIR) / "plugin/python", fs::path(DIODE_INSTALL_DATADIR) / "python"})
-        if (fs::exists(p / "torch_diode/worker.py"))
+        if (fs::exists(p / "torch_diode/tools/worker.py"))
             return p.string();
     return (fs::path(DIODE_SOURCE_DIR) / "plugin/python").string();
 }
@@ -86,7 +86,8 @@ void InductorBackend::spawn(std::chrono::seconds helloTimeout) {
     if (m_slot.compileThreads > 0)
         env.push_back(fmt::format("TORCHINDUCTOR_COMPILE_THREADS={}", m_slot.compileThreads));
     m_worker = std::make_unique<WorkerProcess>(
-        std::vector<std::string>{m_python, "-u", "-m", "torch_diode.worker"}, std::move(env), m_logPath);
+        std::vector<std::string>{m_python, "-u", "-m", "torch_diode.tools.worker"}, std::move(env),
+        m_logPath);
     m_worker->start();
     std::string line;
     for (;;) {
@@ -94,15 +95,16 @@ void InductorBackend::spawn(std::chrono::seconds helloTimeout) {
         if (st == WorkerProcess::ReadStatus::Timeout) {
             m_worker->kill();
             throw BackendUnavailable(
-                fmt::format("the inductor worker ({} -m torch_diode.worker) did not start within "
+                fmt::format("the inductor worker ({} -m torch_diode.tools.worker) did not start within "
                             "{} s; its log: {}",
                             m_python, helloTimeout.count(), m_logPath));
         }
         if (st == WorkerProcess::ReadStatus::Closed) {
             const std::string why = m_worker->exitDescription();
             const std::string tail = m_worker->stderrTail(6);
-            throw BackendUnavailable(fmt::format("the inductor worker ({} -m torch_diode.worker) {}{}{}",
-                                                 m_python, why, tail.empty() ? "" : ":\n", tail));
+            throw BackendUnavailable(
+                fmt::format("the inductor worker ({} -m torch_diode.tools.worker) {}{}{}", m_python, why,
+                            tail.empty() ? "" : ":\n", tail));
         }
         nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
         if (j.is_discarded() || j.value("event", "") != "hello")

@@ -18,8 +18,8 @@ struct WorkerSlot {
     int compileThreads = 0; ///< TORCHINDUCTOR_COMPILE_THREADS; 0: Inductor's default
 };
 
-/// Measures with PyTorch Inductor's max-autotune through `PY -m torch_diode.worker`, a
-/// long-lived process speaking JSON lines (plugin/python/torch_diode/worker.py). A worker that
+/// Measures with PyTorch Inductor's max-autotune through `PY -m torch_diode.tools.worker`, a
+/// long-lived process speaking JSON lines (plugin/python/torch_diode/tools/worker.py). A worker that
 /// crashes or exceeds the per-problem timeout is killed, its problem stored as failed with the
 /// reason, and a fresh worker started for the next problem.
 class InductorBackend final : public Backend {

@@ -85,7 +85,7 @@ struct SweepPlan {
 };
 
 /// One expanded problem as a problem JSON line (docs/FORMATS.md) that also carries the plan's
-/// "search_space" and its name as "plan": what `python3 -m torch_diode.worker --problems` reads.
+/// "search_space" and its name as "plan": what `python3 -m torch_diode.tools.worker --problems` reads.
 nlohmann::json expandedProblemJson(const SweepPlan &plan, const GemmProblem &problem);
 /// Writes every problem of `plan` as such a line; returns how many.
 int64_t writeExpandedProblems(const SweepPlan &plan, std::ostream &os);

@@ -125,20 +125,13 @@ def _restore_config() -> None:
     _saved_config.clear()
 
 
-def install(
-    model=None,
-    top_k=1,
-    performance_threshold=1.1,
-    ops=None,
-    search_space="DEFAULT",
-    fallback="plain",
-    margin=None,
-    regime="warm",
-    autotune_gemm=True,
-    keep_unscored=False,
-) -> bool:
+def install(model=None, **options) -> bool:
     """Installs the selector. `model`: a path or name of a package, or None for the best package
-    for the detected GPU and `regime` ("warm": operands in L2, as in a decode loop; "cold": weights
+    for the detected GPU and the regime. The options are torch_diode._selector.Options's keyword
+    arguments, with its defaults (help(torch_diode._selector.Options) lists them; an unknown name
+    is a TypeError and a bad value a ValueError, each naming it): top_k, performance_threshold,
+    ops, search_space, fallback, margin, regime, autotune_gemm, keep_unscored.
+    `regime` ("warm": operands in L2, as in a decode loop; "cold": weights
     evicted, as in a large model's forward pass). `margin`: ATen, what plain torch.compile runs,
     is replaced only by a kernel predicted faster by more than this share (default: the margin
     calibrated into the package for the regime by `diode calibrate`, else the library's default for
@@ -155,9 +148,7 @@ def install(
     global _runtime, _previous_handler, _previous_factory
     from ._selector import Options, Runtime, activate, choices_factory
 
-    options = Options(
-        top_k, performance_threshold, ops, search_space, fallback, margin, regime, autotune_gemm, keep_unscored
-    )
+    options = Options(**options)
     with _lock:
         uninstall()
         _status.update(installed=False, options=options.as_dict())
@@ -369,8 +360,8 @@ def record_decisions(path: Optional[str] = None):
 
 def collect(path: str, append: bool = False):
     """Context manager recording Inductor's autotune timings as problem JSON lines while you
-    compile your own model; see torch_diode.collect_timings.Collector."""
-    from .collect_timings import collect as _collect
+    compile your own model; see torch_diode.tools.collect_timings.Collector."""
+    from .tools.collect_timings import collect as _collect
 
     return _collect(path, append=append)
 

@@ -26,7 +26,7 @@ SHAPES = {
 
 
 def rmsnorm_class():
-    """Llama's RMSNorm (fp32 statistics), shared by these blocks and torch_diode.models."""
+    """Llama's RMSNorm (fp32 statistics), shared by these blocks and torch_diode.tools.models."""
     import torch
     from torch import nn
 

@@ -1,13 +1,13 @@
-"""The speed-up demo behind `diode demo`: compiles GEMMs and real model blocks (torch_diode.blocks)
+"""The speed-up demo behind `diode demo`: compiles GEMMs and real model blocks (torch_diode.tools.blocks)
 with plain torch.compile, max-autotune, and max-autotune with the selector (its defaults, the cold
 regime, top_k 3, EXHAUSTIVE), and reports compile seconds and kernel time.
 
 Kernel time is measured on the GPU exactly as the worker measures its baselines
-(torch_diode.ingraph.GraphTimer): calls captured in a CUDA graph and replayed between CUDA events,
+(torch_diode.tools.ingraph.GraphTimer): calls captured in a CUDA graph and replayed between CUDA events,
 warm (back to back) and cold (an L2 flush before each call, timed alone and subtracted: weights
 evicted from L2).
 
-  python3 -m torch_diode.demo --problems FILE.jsonl [--blocks] --json OUT.json [--cases-out PART.jsonl]
+  python3 -m torch_diode.tools.demo --problems FILE.jsonl [--blocks] --json OUT.json [--cases-out PART.jsonl]
 
 Each finished case is appended to --cases-out at once, so a run cut short keeps its cases and
 a second run with the same file skips them.
@@ -64,7 +64,7 @@ def log(msg):
 
 
 def gemm_case(p):
-    from ._selector import BATCHED_OPS
+    from .._selector import BATCHED_OPS
     from .worker import make_inputs
 
     fn, args = make_inputs(p)
@@ -100,7 +100,7 @@ def mlp_case(tokens=2048, d_model=4096, d_ff=14336):
 
 
 def kernel_times(fn, args, timer):
-    """(warm_ms, cold_ms) per call, timed as the worker times its baselines (torch_diode.ingraph:
+    """(warm_ms, cold_ms) per call, timed as the worker times its baselines (torch_diode.tools.ingraph:
     calls captured in a CUDA graph; cold: an L2 flush before each call, subtracted)."""
     with timer.stream_ctx():
         return timer.time(lambda: fn(*args))
@@ -125,7 +125,7 @@ class FunctionCase:
 
 
 class ModelCase:
-    """A model step of torch_diode.models (a forward, or a training step: forward, backward,
+    """A model step of torch_diode.tools.models (a forward, or a training step: forward, backward,
     optimizer), timed in a CUDA graph; the forward's output checked against eager."""
 
     def __init__(self, scenario):
@@ -156,7 +156,7 @@ def run_mode(mode, case, package, timer):
     import torch._dynamo
 
     import torch_diode
-    from torch_diode import _inductor_compat as compat
+    from .. import _inductor_compat as compat
 
     torch_diode.uninstall()
     torch._dynamo.reset()
@@ -289,18 +289,20 @@ def _block_specs(text):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(
-        prog="python3 -m torch_diode.demo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python3 -m torch_diode.tools.demo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--problems", help="problem JSON lines (candidates are ignored)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N problems")
-    ap.add_argument("--blocks", action="store_true", help="the model blocks (torch_diode.blocks.DEFAULT_CASES)")
+    ap.add_argument("--blocks", action="store_true", help="the model blocks (torch_diode.tools.blocks.DEFAULT_CASES)")
     ap.add_argument("--block-cases", help="instead of the default blocks: BLOCK:PHASE:TOKENS:DTYPE,...")
     ap.add_argument("--mlp", action="store_true", help="also the bf16 transformer MLP block")
     ap.add_argument(
         "--models",
         nargs="?",
         const="all",
-        help="whole model steps (torch_diode.models): all, or "
+        help="whole model steps (torch_diode.tools.models): all, or "
         "SCENARIO[:DTYPE],... (decode with a KV cache, prefill, a training step, a ViT block)",
     )
     ap.add_argument(
@@ -355,7 +357,7 @@ def main(argv=None):
 
     import torch_diode
 
-    from ._hardware import gpu_identity
+    from .._hardware import gpu_identity
     from .blocks import block_case
     from .ingraph import GraphTimer
 
@@ -455,7 +457,7 @@ def main(argv=None):
         "triton": triton.__version__,
         "package": st["model"]["path"],
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "timing": "torch_diode.ingraph: CUDA graph, warm and L2-flushed (cold), as the worker's baselines",
+        "timing": "torch_diode.tools.ingraph: CUDA graph, warm and L2-flushed (cold), as the worker's baselines",
         "modes": modes,
         "mode_options": {m: MODES[m] for m in modes},
         "cases": cases,

@@ -12,8 +12,8 @@ It measures what it is told and nothing else: `diode sweep` (core/data/diode/swe
 one driver (which problems, in which order, how many workers a GPU, shards, deadlines, resume,
 timeouts, restarts); on a GPU server without the workbench, build `diode` alone (README, "A GPU
 server") and run `diode sweep` there.
-  python3 -m torch_diode.worker            JSON lines on stdin/stdout, driven by `diode sweep`
-  python3 -m torch_diode.worker --check    why this Python cannot measure, or 'ok'
+  python3 -m torch_diode.tools.worker            JSON lines on stdin/stdout, driven by `diode sweep`
+  python3 -m torch_diode.tools.worker --check    why this Python cannot measure, or 'ok'
 
 Protocol (one JSON object per line; stdout carries nothing else, logs go to stderr):
   worker -> {"event": "hello", "ok": true, "hardware": {...}, "torch": "...", "triton": "...",
@@ -36,16 +36,16 @@ import time
 import traceback
 import zlib
 
-from . import _inductor_compat as compat
+from .. import _inductor_compat as compat
 from . import ingraph
-from ._selector import DTYPE_BYTES, DTYPES, PROBLEM_KEYS, PROBLEM_OPS, plain_index
+from .._selector import DTYPE_BYTES, DTYPES, PROBLEM_KEYS, PROBLEM_OPS, plain_index
 from ._timings import candidate_from_choice
 from .ingraph import gpu_lock
 
 # The worker times Inductor alone: the plugin must not install its selector into the compiles
 # it measures. Importing torch_diode would, unless told not to: diode sweep tells its workers
 # (TORCH_DIODE_AUTOREGISTER=0), this line tells what imports the package after this module, and
-# main() takes out what `python3 -m torch_diode.worker` started by hand installed (the package's
+# main() takes out what `python3 -m torch_diode.tools.worker` started by hand installed (the package's
 # __init__ runs before this module).
 os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
 
@@ -65,13 +65,13 @@ def baddbmm_alpha(p) -> float:
 
 
 def hardware():
-    from ._hardware import gpu_identity
+    from .._hardware import gpu_identity
 
     return gpu_identity(0)
 
 
 def log(msg):
-    print(f"[torch_diode.worker] {msg}", file=sys.stderr, flush=True)
+    print(f"[torch_diode.tools.worker] {msg}", file=sys.stderr, flush=True)
 
 
 def emit(out, obj):
@@ -473,7 +473,7 @@ def setup():
         return None, None, problem
     # The sweep measures Inductor's own candidates: the selector must not filter them, whatever
     # `import torch_diode` auto-registered.
-    from . import uninstall
+    from .. import uninstall
     from .ingraph import GraphTimer
 
     uninstall()
@@ -608,7 +608,9 @@ def read_problems(path, search_space):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(
-        prog="python3 -m torch_diode.worker", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python3 -m torch_diode.tools.worker",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--check", action="store_true", help="print why this Python cannot run the backend, or 'ok'")
     args = ap.parse_args(argv)

@@ -10,8 +10,8 @@ import json
 import logging
 import threading
 
-from . import _inductor_compat as compat
-from ._selector import DTYPES, _layout_transposed
+from .. import _inductor_compat as compat
+from .._selector import DTYPES, _layout_transposed
 from ._timings import candidate_from_choice
 
 log = logging.getLogger("torch_diode")

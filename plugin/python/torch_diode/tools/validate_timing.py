@@ -6,7 +6,7 @@ Slow path (here): for one candidate, a choices handler keeps only that candidate
 compiled (Inductor then has nothing to benchmark) and the compiled function is timed in a CUDA
 graph, warm and cold, the same GraphTimer as the fast path.
 
-  python3 -m torch_diode.validate_timing --problems P.jsonl --out VALID.jsonl [--per-problem 3]
+  python3 -m torch_diode.tools.validate_timing --problems P.jsonl --out VALID.jsonl [--per-problem 3]
 
 Each line of VALID.jsonl: the problem, the candidate, fast and slow times per method, and
 whether they agree (within 3 % or 0.3 us). A summary goes to stderr and --summary.
@@ -19,10 +19,10 @@ import json
 import random
 import sys
 
-from . import _inductor_compat as compat
+from .. import _inductor_compat as compat
 from . import worker
-from ._selector import KERNEL_FIELDS
-from ._selector import candidate_key as selector_key
+from .._selector import KERNEL_FIELDS
+from .._selector import candidate_key as selector_key
 
 AGREE_REL, AGREE_ABS_MS = 0.03, 0.0003
 
@@ -84,7 +84,7 @@ def pick(candidates, n, rng):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(
-        prog="python3 -m torch_diode.validate_timing",
+        prog="python3 -m torch_diode.tools.validate_timing",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

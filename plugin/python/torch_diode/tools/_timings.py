@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from . import _inductor_compat as compat
+from .. import _inductor_compat as compat
 
 _TEMPLATE_RE = re.compile(r"^(?:triton_)?(.*?)(?:_\d+)?$")
 _KWARG_RE = re.compile(r"(\w+)=('[^']*'|[^,]+)")

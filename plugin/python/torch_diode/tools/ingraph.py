@@ -85,7 +85,7 @@ def _long_hold_watch():
         frame = sys._current_frames().get(tid)
         if frame is not None:
             print(
-                "[torch_diode.ingraph] GPU lock held; stack:\n" + "".join(traceback.format_stack(frame)[-14:]),
+                "[torch_diode.tools.ingraph] GPU lock held; stack:\n" + "".join(traceback.format_stack(frame)[-14:]),
                 file=sys.stderr,
                 flush=True,
             )

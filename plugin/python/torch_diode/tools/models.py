@@ -13,7 +13,7 @@ against the KV cache).
   AdamW step (fused, eager: it has no GEMM).
 - vit: a ViT-L/16 block over B images of 197 tokens (inference).
 
-Every step is timed as it runs inside a CUDA graph (torch_diode.ingraph, warm and L2-flushed):
+Every step is timed as it runs inside a CUDA graph (torch_diode.tools.ingraph, warm and L2-flushed):
 the truth the selector is trained on, without the CPU's launch gaps. The training step captures
 whole (forward, backward through the compiled AOTAutograd graph, fused AdamW with
 capturable=True, gradients zeroed in place), as PyTorch's whole-network capture does; timed per
@@ -214,7 +214,7 @@ def compile_scenario(sc: Scenario, **compile_kwargs):
 
 
 def step_times(sc: Scenario, compiled, timer) -> tuple:
-    """(warm_ms, cold_ms) of one step, run inside a CUDA graph (torch_diode.ingraph). The training
+    """(warm_ms, cold_ms) of one step, run inside a CUDA graph (torch_diode.tools.ingraph). The training
     step's first calls (on the timer's stream, before capture) compile its backward and create the
     optimizer's state."""
     with timer.stream_ctx():
