@@ -6,6 +6,8 @@
 #include "diode/features.h"
 #include "diode/gputable.h"
 #include "diode/modelpackage.h"
+#include "diode/packagechoice.h"
+#include "diode/problemjson.h"
 #include "diode/ranking.h"
 #include "diode/selectionpolicy.h"
 
@@ -271,6 +273,58 @@ int diode_model_scores_op(const diode_model *model, const char *op) {
         return -1;
     }
     return model->package.scoresOp(*parsed) ? 1 : 0;
+}
+
+const char *diode_vocabulary(void) {
+    static const std::string text = [] {
+        nlohmann::json ops = nlohmann::json::array(), batched = nlohmann::json::array();
+        for (const auto op : diode::allOps()) {
+            ops.push_back(diode::toString(op));
+            if (diode::isBatched(op))
+                batched.push_back(diode::toString(op));
+        }
+        nlohmann::json dtypes = nlohmann::json::array();
+        for (const auto d : diode::allDTypes())
+            dtypes.push_back({{"name", diode::toString(d)},
+                              {"torch", diode::torchName(d)},
+                              {"bytes", diode::elementBytes(d)}});
+        nlohmann::json fields = nlohmann::json::array();
+        for (const auto f : diode::kProblemFields)
+            fields.push_back(f);
+        return nlohmann::json{
+            {"ops", ops},
+            {"batched_ops", batched},
+            {"dtypes", dtypes},
+            {"problem_fields", fields},
+            {"timing_methods", diode::timingMethodNameList()},
+            {"regimes", {diode::toString(diode::Regime::Warm), diode::toString(diode::Regime::Cold)}},
+            {"default_regime", diode::kDefaultRegime}}
+            .dump();
+    }();
+    return text.c_str();
+}
+
+char *diode_model_facts(const diode_model *model) {
+    if (!model) {
+        setError("diode_model_facts: model must not be NULL");
+        return nullptr;
+    }
+    try {
+        const auto method = model->package.timingMethod();
+        nlohmann::json rank;
+        for (const auto r : {diode::Regime::Warm, diode::Regime::Cold})
+            rank[std::string(diode::toString(r))] = diode::regimeRank(method, diode::toString(r));
+        return strdup(nlohmann::json{{"timing_method", diode::toString(method)},
+                                     {"regime_rank", rank},
+                                     {"refused", diode::pluginRefusal(method)}}
+                          .dump()
+                          .c_str());
+    } catch (const std::exception &e) {
+        setError(e.what());
+    } catch (...) {
+        setError("diode_model_facts: unknown error");
+    }
+    return nullptr;
 }
 
 char *diode_model_rank_json(const diode_model *model, const char *problem_line) {

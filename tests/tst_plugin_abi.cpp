@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include "diode/packagechoice.h"
 #include "diode/problemjson.h"
 #include "diode_inductor.h"
 
@@ -62,6 +63,47 @@ private slots:
     void versions() {
         QCOMPARE(diode_abi_version(), DIODE_ABI_VERSION);
         QCOMPARE(diode_feature_schema_version(), 3);
+    }
+
+    // The names Python reads instead of defining its own: core's, every one parsed back by core.
+    void vocabularyIsCoresNames() {
+        const auto v = nlohmann::json::parse(diode_vocabulary());
+        QCOMPARE(v["ops"].size(), diode::allOps().size());
+        for (const auto &op : v["ops"])
+            QVERIFY(diode::parseOp(op.get<std::string>()));
+        QCOMPARE(v["batched_ops"], nlohmann::json({"bmm", "baddbmm"}));
+        for (const auto &d : v["dtypes"]) {
+            const auto dtype = diode::parseDType("torch." + d["torch"].get<std::string>());
+            QVERIFY(dtype);
+            QCOMPARE(diode::toString(*dtype), d["name"].get<std::string>());
+            QCOMPARE(d["bytes"].get<int>(), diode::elementBytes(*dtype));
+        }
+        QCOMPARE(v["problem_fields"].size(), size_t(8));
+        const auto line = diode::problemToJson(diode::GemmProblem{});
+        for (const auto &f : v["problem_fields"])
+            QVERIFY2(line.contains(f.get<std::string>()), f.dump().c_str());
+        QCOMPARE(v["timing_methods"], nlohmann::json(diode::timingMethodNameList()));
+        QCOMPARE(v["regimes"], nlohmann::json({"warm", "cold"}));
+        QCOMPARE(v["default_regime"], nlohmann::json("warm"));
+    }
+
+    // Timing method, regime fit and refusal, as core decides them: the shipped v2 package is from
+    // before timing methods (Inductor's benchmark by default); a cpu model is refused.
+    void factsAreCoresDecisions() {
+        diode_model *model = diode_model_open(m_package.toUtf8().constData());
+        QVERIFY2(model, diode_last_error());
+        char *text = diode_model_facts(model);
+        QVERIFY2(text, diode_last_error());
+        const auto facts = nlohmann::json::parse(text);
+        diode_free(text);
+        diode_model_close(model);
+        QCOMPARE(facts["timing_method"], nlohmann::json("inductor_autotune"));
+        QCOMPARE(facts["regime_rank"], nlohmann::json({{"warm", 2}, {"cold", 2}}));
+        QCOMPARE(facts["refused"], nlohmann::json(""));
+        QVERIFY(!diode::pluginRefusal(diode::TimingMethod::Cpu).empty());
+        QVERIFY(diode::pluginRefusal(diode::TimingMethod::GraphCold).empty());
+        QCOMPARE(diode_model_facts(nullptr), nullptr);
+        QCOMPARE(QString(diode_last_error()), QString("diode_model_facts: model must not be NULL"));
     }
 
     // The shipped package (feature schema 1) has no input for baddbmm; an unknown op is an error.

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 5
+#define DIODE_ABI_VERSION 6
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))
@@ -47,12 +47,27 @@ typedef struct diode_candidate {
 DIODE_API int diode_abi_version(void);
 DIODE_API int diode_feature_schema_version(void);
 
+/* The names the library and its callers share, defined once in core and read from here by the
+ * Python package (torch_diode._native.vocabulary), as JSON text owned by the library:
+ *   {"ops": [...], "batched_ops": [...], "dtypes": [{"name": "bf16", "torch": "bfloat16", "bytes": 2}, ...],
+ *    "problem_fields": ["op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed"],
+ *    "timing_methods": [...], "regimes": ["warm", "cold"], "default_regime": "warm"} */
+DIODE_API const char *diode_vocabulary(void);
+
 /* Opens and checks a .diode package; NULL on failure (diode_last_error says why). */
 DIODE_API diode_model *diode_model_open(const char *path);
 DIODE_API void diode_model_close(diode_model *model);
 
 /* The package's manifest as JSON text, owned by the model (valid until close). */
 DIODE_API const char *diode_model_manifest(const diode_model *model);
+
+/* What the plugin makes of the package, as malloc'ed JSON text (release it with diode_free):
+ *   {"timing_method": its truth ("inductor_autotune" for packages older than timing methods),
+ *    "regime_rank": {"warm": r, "cold": r} (how well that truth fits each regime: 0 trained on it,
+ *    1 on the other in-graph regime, 2 on Inductor's own benchmark, 3 never: a cpu model),
+ *    "refused": "" or why the plugin never loads it}.
+ * NULL on error (diode_last_error). */
+DIODE_API char *diode_model_facts(const diode_model *model);
 
 /* Whether the package's training data had problems like `problem`: 0 when it did; 1 when a
  * problem flag (dtype, op, a_transposed, b_transposed) takes a value no training problem had, with

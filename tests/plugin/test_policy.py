@@ -119,6 +119,27 @@ class OptionsTest(unittest.TestCase):
 
 
 class RegimeChoiceTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        # How each kind of truth fits each regime, as core ranks it, read from the shipped packages
+        # (one of each: graph_warm, graph_cold and inductor_autotune).
+        cls.ranks = {}
+        for name in ("h200-ingraph-warm", "h200-ingraph-cold", "h200-gemm-mlp-v2"):
+            model = _native.Model(os.path.join(ROOT, "trained_models", "h200", name + ".diode"))
+            facts = model.facts()
+            model.close()
+            cls.ranks[facts["timing_method"]] = facts["regime_rank"]
+
+    def test_core_ranks_each_truth_for_each_regime(self):
+        self.assertEqual(
+            self.ranks,
+            {
+                "graph_warm": {"warm": 0, "cold": 1},
+                "graph_cold": {"warm": 1, "cold": 0},
+                "inductor_autotune": {"warm": 2, "cold": 2},
+            },
+        )
+
     def pkg(self, name, method, created, source="shipped"):
         return {
             "path": f"/x/{name}.diode",
@@ -126,6 +147,7 @@ class RegimeChoiceTest(unittest.TestCase):
             "source": source,
             "matches_hardware": True,
             "timing_method": method,
+            "regime_rank": self.ranks[method],
             "created_at": created,
         }
 

@@ -2,6 +2,7 @@
 
 #include "diode/atomicfile.h"
 #include "diode/modelpackage.h"
+#include "diode/packagechoice.h"
 
 #include <fmt/format.h>
 
@@ -31,13 +32,10 @@ fs::path installPackage(const fs::path &package, const fs::path &directory, bool
     std::error_code ec;
     if (!fs::is_regular_file(package, ec))
         throw InstallError(fmt::format("'{}' is not a package file", package.string()));
-    // A cpu model ranks the cpu backend's tiles: the plugin, which ranks GPU kernels, never gets one.
     try {
-        if (ModelPackage::load(package.string()).timingMethod() == TimingMethod::Cpu)
+        if (const auto why = pluginRefusal(ModelPackage::load(package.string()).timingMethod()); !why.empty())
             throw InstallError(
-                fmt::format("'{}' is a cpu model (trained on cpu-backend times): it cannot rank GPU "
-                            "kernels, so it is not installed into the plugin",
-                            package.string()));
+                fmt::format("'{}' is not installed into the plugin: {}", package.string(), why));
     } catch (const PackageError &e) {
         throw InstallError(fmt::format("'{}' is not a usable package: {}", package.string(), e.what()));
     }

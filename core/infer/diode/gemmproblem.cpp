@@ -90,13 +90,26 @@ std::optional<GemmOp> parseOp(std::string_view text) {
 std::optional<DType> parseDType(std::string_view text) {
     if (text.starts_with("torch."))
         text.remove_prefix(6);
-    if (text == "bf16" || text == "bfloat16")
-        return DType::BF16;
-    if (text == "fp16" || text == "float16" || text == "half")
+    for (const DType d : allDTypes())
+        if (text == toString(d) || text == torchName(d))
+            return d;
+    if (text == "half") // torch's aliases
         return DType::FP16;
-    if (text == "fp32" || text == "float32" || text == "float")
+    if (text == "float")
         return DType::FP32;
     return std::nullopt;
+}
+
+std::string_view torchName(DType dtype) {
+    switch (dtype) {
+    case DType::BF16:
+        return "bfloat16";
+    case DType::FP16:
+        return "float16";
+    case DType::FP32:
+        return "float32";
+    }
+    return "float32";
 }
 
 int elementBytes(DType dtype) {

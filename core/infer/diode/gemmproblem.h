@@ -32,6 +32,8 @@ std::optional<GemmOp> parseOp(std::string_view text);
 /// Accepts our names (bf16) and torch's (bfloat16, torch.bfloat16).
 std::optional<DType> parseDType(std::string_view text);
 int elementBytes(DType dtype);
+/// torch's name of the dtype without "torch." ("bfloat16", "float16", "float32").
+std::string_view torchName(DType dtype);
 
 /// The largest B, M, N or K of any problem: Inductor's kernels index with 32-bit integers, and the
 /// worker refuses more (plans check it before expanding: sweepplan.h, planlimits).

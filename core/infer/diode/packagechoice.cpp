@@ -40,6 +40,13 @@ int regimeRank(TimingMethod trainedOn, std::string_view regime) {
     return 3;
 }
 
+std::string pluginRefusal(TimingMethod trainedOn) {
+    return trainedOn == TimingMethod::Cpu
+               ? "a cpu model: trained on cpu-backend times of CPU tiles, it cannot rank GPU "
+                 "kernels and is never loaded by the plugin"
+               : "";
+}
+
 std::string_view regimeFor(TimingMethod method) {
     return method == TimingMethod::GraphCold ? "cold" : "warm";
 }

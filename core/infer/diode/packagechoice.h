@@ -27,6 +27,10 @@ struct PackageFacts {
 /// How well a package's truth fits a regime ("warm", "cold"): trained on that regime's in-graph
 /// times (0), on the other regime's (1), on Inductor's own benchmark (2); a cpu model never fits (3).
 int regimeRank(TimingMethod trainedOn, std::string_view regime);
+/// Why the Inductor plugin never loads a package trained with `trainedOn`, or "" when it may: a cpu
+/// model ranks the cpu backend's tiles, not GPU kernels. The plugin's listing and `diode install`
+/// both say this.
+std::string pluginRefusal(TimingMethod trainedOn);
 /// The regime whose package fits data read with `method`: "cold" for graph_cold, else "warm".
 std::string_view regimeFor(TimingMethod method);
 

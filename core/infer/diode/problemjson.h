@@ -5,8 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 
 namespace diode {
 
@@ -14,6 +16,11 @@ namespace diode {
 /// `diode rank` and the plugin. Version 2 gives each candidate `times` per timing method and the
 /// problem its `baselines`; version 1 lines (`time_ms`) are still read. Lines are written as 2.
 inline constexpr int kProblemJsonVersion = 2;
+
+/// The fields that name a problem, in the order a problem's key lists them (the Python worker and
+/// selector read this list through the plugin's diode_vocabulary()).
+inline constexpr std::array<std::string_view, 8> kProblemFields{"op", "dtype",        "B",           "M", "N",
+                                                                "K",  "a_transposed", "b_transposed"};
 
 /// What one problem line may hold (docs/FORMATS.md, Limits): nesting 64 deep, 16 MiB. A later
 /// duplicate key replaces the earlier one, as Python's json module does.

@@ -146,8 +146,14 @@ def install(model=None, **options) -> bool:
     Returns True when installed; otherwise get_integration_status() says why (one warning is
     logged) and Inductor is left exactly as it was."""
     global _runtime, _previous_handler, _previous_factory
-    from ._selector import Options, Runtime, activate, choices_factory
+    from ._native import NativeError
 
+    try:  # the selector reads core's names from the library: without it, nothing can be installed
+        from ._selector import Options, Runtime, activate, choices_factory
+    except NativeError as e:
+        with _lock:
+            uninstall()
+            return _fail("model", str(e))
     options = Options(**options)
     with _lock:
         uninstall()

@@ -76,6 +76,7 @@ def describe(path: str, source: str, device: Optional[dict]) -> dict:
         info["error"] = str(e)
         return info
     m = model.manifest
+    facts = model.facts()
     model.close()
     hw = m.get("hardware", {}) or {}
     info.update(
@@ -86,17 +87,14 @@ def describe(path: str, source: str, device: Optional[dict]) -> dict:
         created_at=m.get("created_at", ""),
         feature_schema=m.get("feature_schema_version"),
     )
-    # Packages from before timing methods were trained on Inductor's own benchmark.
-    info["timing_method"] = m.get("timing_method") or "inductor_autotune"
+    # The package's truth, its fit to each regime and whether the plugin may load it: core's rules
+    # (diode_model_facts; core/infer/diode/packagechoice.h, regimeRank and pluginRefusal).
+    info["timing_method"] = facts["timing_method"]
+    info["regime_rank"] = facts["regime_rank"]
     if m.get("name"):
         info["name"] = m["name"]
-    if m.get("timing_method") == "cpu":
-        # Trained on the cpu backend's tiled GEMM (diode's pipeline check on any machine): its
-        # scores say nothing about GPU kernels, so it is listed but never loaded.
-        info["error"] = (
-            "a cpu model: trained on cpu-backend times of CPU tiles, it cannot rank GPU kernels "
-            "and is never loaded by the plugin"
-        )
+    if facts["refused"]:
+        info["error"] = facts["refused"]  # listed, never loaded
         return info
     info["matches_hardware"] = False
     if device and device.get("gpu"):
@@ -121,13 +119,9 @@ def available(device: Optional[dict]) -> list[dict]:
 
 
 def regime_rank(info: dict, regime: str) -> int:
-    """How well a package's truth fits the asked regime: trained on it (0), on the other in-graph
-    regime (1), on Inductor's own benchmark, which misjudges small GEMMs (2). C++ twin:
-    core/infer/diode/packagechoice.h, regimeRank()."""
-    method = info.get("timing_method", "inductor_autotune")
-    if method == f"graph_{regime}":
-        return 0
-    return 1 if method.startswith("graph_") else 2
+    """How well a package's truth fits the asked regime (lower is better), as core ranks it:
+    describe() read it from the package (Model.facts)."""
+    return info["regime_rank"][regime]
 
 
 def _first_source_then_regime(candidates: list[dict], regime: str) -> dict:

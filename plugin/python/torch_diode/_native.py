@@ -15,7 +15,7 @@ from array import array
 from itertools import chain
 from typing import Optional, Sequence
 
-ABI_VERSION = 5
+ABI_VERSION = 6
 PACKED_FIELDS = 10
 _LIB_NAME = "libdiode_inductor.so"
 
@@ -192,8 +192,24 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.diode_gpu_transfer.restype = ctypes.c_int
     lib.diode_model_rank_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.diode_model_rank_json.restype = ctypes.c_void_p  # freed with diode_free
+    lib.diode_vocabulary.restype = ctypes.c_char_p
+    lib.diode_model_facts.argtypes = [ctypes.c_void_p]
+    lib.diode_model_facts.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_free.argtypes = [ctypes.c_void_p]
     lib.diode_last_error.restype = ctypes.c_char_p
+
+
+_vocabulary: Optional[dict] = None
+
+
+def vocabulary() -> dict:
+    """The names core defines and Python shares (diode_vocabulary in diode_inductor.h): the ops,
+    the batched ones, the dtypes with torch's names and sizes, a problem's fields, the timing
+    methods and the regimes. Loads the library; raises NativeError where it is missing."""
+    global _vocabulary
+    if _vocabulary is None:
+        _vocabulary = json.loads(load_library().diode_vocabulary().decode())
+    return _vocabulary
 
 
 TRANSFER_KINDS = ("same", "similar", "refused")
@@ -281,6 +297,18 @@ class Model:
     @property
     def hardware(self) -> dict:
         return self.manifest.get("hardware", {})
+
+    def facts(self) -> dict:
+        """What the plugin makes of the package (diode_model_facts): its timing method (with the
+        default for packages older than timing methods), how well it fits each regime
+        ({"warm": rank, "cold": rank}, lower is better) and why it is refused ("" when not)."""
+        ptr = self._lib.diode_model_facts(self._handle)
+        if not ptr:
+            raise NativeError(_last_error(self._lib))
+        try:
+            return json.loads(ctypes.string_at(ptr).decode())
+        finally:
+            self._lib.diode_free(ptr)
 
     def score(self, problem: dict, candidates: Sequence[dict]) -> list[float]:
         """Predicted milliseconds of each candidate (dicts as in problem JSON, each one that

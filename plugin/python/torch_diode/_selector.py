@@ -20,8 +20,10 @@ from . import _native
 
 log = logging.getLogger("torch_diode")
 
-DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
-DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
+# The names core defines (diode_vocabulary, diode_inductor.h): read, never written again here.
+_VOCABULARY = _native.vocabulary()
+DTYPES = {"torch." + d["torch"]: d["name"] for d in _VOCABULARY["dtypes"]}  # torch's name -> ours
+DTYPE_BYTES = {d["name"]: d["bytes"] for d in _VOCABULARY["dtypes"]}
 
 
 class Stats:
@@ -151,7 +153,7 @@ def plain_index(kinds, names) -> Optional[int]:
 
 # The ATen guard's margin (Options.margin None) is the package's: the one `diode calibrate` wrote
 # into it for the regime, else the library's default for the regime (Model.margin).
-REGIMES = ("warm", "cold")
+REGIMES = tuple(_VOCABULARY["regimes"])
 
 
 # The recommended way (README, measured in docs/BENCHMARKS.md "Model steps"): plain torch.compile
@@ -264,10 +266,10 @@ def problem_of(kernel_inputs, op_name: str) -> tuple:
     )
 
 
-PROBLEM_KEYS = ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed")
+PROBLEM_KEYS = tuple(_VOCABULARY["problem_fields"])
 # The ops of problem JSON (docs/FORMATS.md); baddbmm's addend is broadcast over M, (B, 1, N).
-PROBLEM_OPS = ("mm", "addmm", "bmm", "baddbmm")
-BATCHED_OPS = ("bmm", "baddbmm")  # the ops whose problems have a batch B
+PROBLEM_OPS = tuple(_VOCABULARY["ops"])
+BATCHED_OPS = tuple(_VOCABULARY["batched_ops"])  # the ops whose problems have a batch B
 
 
 def problem_dict(problem: tuple) -> dict:

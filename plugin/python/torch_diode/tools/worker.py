@@ -37,6 +37,7 @@ import traceback
 import zlib
 
 from .. import _inductor_compat as compat
+from .. import _native
 from . import ingraph
 from .._selector import DTYPE_BYTES, DTYPES, PROBLEM_KEYS, PROBLEM_OPS, plain_index
 from ._timings import candidate_from_choice
@@ -52,7 +53,8 @@ os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
 MIN_TORCH = (2, 9)
 # The torch dtype of each problem dtype: the selector's table read the other way.
 DTYPE_NAMES = {short: torch_name.removeprefix("torch.") for torch_name, short in DTYPES.items()}
-METHODS = ("graph_warm", "graph_cold", "inductor_autotune")
+# What this worker times: every timing method core knows but the cpu backend's own.
+METHODS = tuple(m for m in _native.vocabulary()["timing_methods"] if m != "cpu")
 # A candidate whose output differs from ATen's by more than this (max |diff| / max |ATen|) is wrong.
 TOLERANCE = {"bf16": 3e-2, "fp16": 1e-2, "fp32": 1e-3, "fp32_tf32": 1e-2}
 # baddbmm's scalars, as ALiBi attention calls it (Bloom: beta 1, alpha 1/sqrt(head_dim), and the
