@@ -304,6 +304,20 @@ const char *diode_vocabulary(void) {
     return text.c_str();
 }
 
+char *diode_model_locations(void) {
+    try {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto &l : diode::userModelLocations())
+            out.push_back({{"source", l.source}, {"path", l.path.string()}});
+        return strdup(out.dump().c_str());
+    } catch (const std::exception &e) {
+        setError(e.what());
+    } catch (...) {
+        setError("diode_model_locations: unknown error");
+    }
+    return nullptr;
+}
+
 char *diode_model_facts(const diode_model *model) {
     if (!model) {
         setError("diode_model_facts: model must not be NULL");

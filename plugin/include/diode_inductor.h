@@ -54,6 +54,12 @@ DIODE_API int diode_feature_schema_version(void);
  *    "timing_methods": [...], "regimes": ["warm", "cold"], "default_regime": "warm"} */
 DIODE_API const char *diode_vocabulary(void);
 
+/* Where a user's packages are looked for, in order, before the shipped ones, as malloc'ed JSON text
+ * (release it with diode_free): [{"source": "TORCH_DIODE_MODEL_PATH", "path": ...} for each entry of
+ * that ':'-separated variable, {"source": "user", "path": $XDG_DATA_HOME/torch_diode/models or
+ * ~/.local/share/torch_diode/models}]. `diode install` and the workbench install into the first. */
+DIODE_API char *diode_model_locations(void);
+
 /* Opens and checks a .diode package; NULL on failure (diode_last_error says why). */
 DIODE_API diode_model *diode_model_open(const char *path);
 DIODE_API void diode_model_close(diode_model *model);

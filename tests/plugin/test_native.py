@@ -688,6 +688,26 @@ class StatusWithoutTorchTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.split(), ["0", "False", "False"])
 
+    def test_model_locations_are_cores(self):
+        # The plugin's folders come from core (diode_model_locations): the same rule `diode install`
+        # and the workbench's Export page install by (':'-separated, empty entries skipped).
+        r = self.run_python(
+            "from torch_diode import _models; print(_models.search_locations()[:3])",
+            TORCH_DIODE_MODEL_PATH="/a/first::/b/second.diode",
+            XDG_DATA_HOME="/x/data",
+        )
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(
+            r.stdout.strip(),
+            str(
+                [
+                    ("TORCH_DIODE_MODEL_PATH", "/a/first"),
+                    ("TORCH_DIODE_MODEL_PATH", "/b/second.diode"),
+                    ("user", "/x/data/torch_diode/models"),
+                ]
+            ),
+        )
+
     def test_install_options_are_the_selectors_and_checked_first(self):
         # install() takes Options's keywords (one list of defaults); a misspelt one or a bad value
         # is refused by name before anything else, torch or not.

@@ -15,17 +15,7 @@ namespace diode {
 namespace fs = std::filesystem;
 
 fs::path pluginModelDirectory() {
-    auto env = [](const char *name) {
-        const char *v = std::getenv(name);
-        return std::string(v ? v : "");
-    };
-    const std::string list = env("TORCH_DIODE_MODEL_PATH");
-    const std::string first = list.substr(0, list.find(':'));
-    if (!first.empty())
-        return fs::path(first);
-    if (const std::string xdg = env("XDG_DATA_HOME"); !xdg.empty())
-        return fs::path(xdg) / "torch_diode" / "models";
-    return fs::path(env("HOME")) / ".local" / "share" / "torch_diode" / "models";
+    return userModelLocations().front().path;
 }
 
 fs::path installPackage(const fs::path &package, const fs::path &directory, bool overwrite) {

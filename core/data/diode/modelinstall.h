@@ -11,9 +11,8 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// The directory the Inductor plugin searches for user models: the first entry of the
-/// ':'-separated $TORCH_DIODE_MODEL_PATH when set, else $XDG_DATA_HOME/torch_diode/models,
-/// else ~/.local/share/torch_diode/models.
+/// The directory packages are installed into for the Inductor plugin: the first of
+/// userModelLocations() (core/infer/diode/packagechoice.h).
 std::filesystem::path pluginModelDirectory();
 
 /// Copies `package` into `directory` (created when missing) under its own file name and returns

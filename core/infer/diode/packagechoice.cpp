@@ -4,6 +4,7 @@
 #include "diode/modelpackage.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <system_error>
 
 namespace diode {
@@ -132,6 +133,26 @@ std::vector<PackageFacts> packagesUnder(const fs::path &directory) {
     for (const auto &f : files)
         if (auto facts = PackageFacts::read(f))
             out.push_back(std::move(*facts));
+    return out;
+}
+
+std::vector<ModelLocation> userModelLocations() {
+    auto env = [](const char *name) {
+        const char *v = std::getenv(name);
+        return std::string(v ? v : "");
+    };
+    std::vector<ModelLocation> out;
+    const std::string list = env("TORCH_DIODE_MODEL_PATH");
+    for (size_t at = 0; at <= list.size();) {
+        const size_t colon = std::min(list.find(':', at), list.size());
+        if (colon > at)
+            out.push_back({"TORCH_DIODE_MODEL_PATH", list.substr(at, colon - at)});
+        at = colon + 1;
+    }
+    const std::string xdg = env("XDG_DATA_HOME");
+    const std::filesystem::path base =
+        xdg.empty() ? std::filesystem::path(env("HOME")) / ".local" / "share" : std::filesystem::path(xdg);
+    out.push_back({"user", base / "torch_diode" / "models"});
     return out;
 }
 

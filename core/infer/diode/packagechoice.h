@@ -11,9 +11,10 @@
 namespace diode {
 
 /// The package the Inductor plugin loads by default for a GPU and a regime, decided here once
-/// for the C++ side (the workbench's defaults). Its Python twin is best_for() and regime_rank()
-/// in plugin/python/torch_diode/_models.py, which also ranks search locations (the user's path
-/// before the shipped packages); install()'s regime defaults to "warm" there as here.
+/// for the C++ side (the workbench's defaults). The plugin's best_for()
+/// (plugin/python/torch_diode/_models.py) orders by this regimeRank, read through the ABI
+/// (diode_model_facts), after its search locations (the user's path before the shipped packages);
+/// install()'s regime defaults to "warm" there as here.
 inline constexpr std::string_view kDefaultRegime = "warm";
 
 /// What the choice reads of a package file.
@@ -50,6 +51,17 @@ bool fitsData(const PackageFacts &package, const std::string &gpu, TimingMethod 
 /// model. Nullopt when none fits.
 std::optional<PackageFacts> packageForData(const std::vector<PackageFacts> &packages, const std::string &gpu,
                                            TimingMethod dataMethod);
+
+/// A place the plugin looks for a user's packages, and what named it.
+struct ModelLocation {
+    std::string source; ///< "TORCH_DIODE_MODEL_PATH" or "user"
+    std::filesystem::path path;
+};
+/// Where the plugin looks for a user's packages, in order, before the shipped ones: each entry of
+/// the ':'-separated $TORCH_DIODE_MODEL_PATH (files or folders), then the user folder
+/// ($XDG_DATA_HOME/torch_diode/models, else ~/.local/share/torch_diode/models). The plugin reads
+/// this list through the ABI (diode_model_locations); `diode install` installs into the first.
+std::vector<ModelLocation> userModelLocations();
 
 /// Every readable package (*.diode) under `directory`, recursively, sorted by path.
 std::vector<PackageFacts> packagesUnder(const std::filesystem::path &directory);

@@ -89,7 +89,9 @@ def get_detected_hardware() -> dict:
 
 
 def list_available_models() -> list[dict]:
-    """Every package found (path, name, source, gpu, ops, dtypes, matches_hardware, or error)."""
+    """Every package found (path, name, source, gpu, ops, dtypes, matches_hardware, or error).
+    Raises torch_diode._native.NativeError, naming where it looked, when libdiode_inductor is
+    missing: the library reads the packages and says where they are."""
     from ._models import available
 
     hw = get_detected_hardware()

@@ -12,17 +12,12 @@ import os
 from typing import Optional
 
 
-def user_model_dir() -> str:
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "torch_diode", "models")
-
-
 def search_locations() -> list[tuple[str, str]]:
-    """(source, path) pairs in the order they are searched."""
-    locs = []
-    for entry in filter(None, os.environ.get("TORCH_DIODE_MODEL_PATH", "").split(os.pathsep)):
-        locs.append(("TORCH_DIODE_MODEL_PATH", entry))
-    locs.append(("user", user_model_dir()))
+    """(source, path) pairs in the order they are searched: core's user locations (_native), then
+    the shipped packages."""
+    from ._native import model_locations
+
+    locs = model_locations()
     here = os.path.dirname(os.path.abspath(__file__))
     locs.append(("shipped", os.path.join(here, "trained_models")))
     repo = os.path.abspath(os.path.join(here, "..", "..", ".."))

@@ -193,6 +193,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.diode_model_rank_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.diode_model_rank_json.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_vocabulary.restype = ctypes.c_char_p
+    lib.diode_model_locations.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_model_facts.argtypes = [ctypes.c_void_p]
     lib.diode_model_facts.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_free.argtypes = [ctypes.c_void_p]
@@ -210,6 +211,19 @@ def vocabulary() -> dict:
     if _vocabulary is None:
         _vocabulary = json.loads(load_library().diode_vocabulary().decode())
     return _vocabulary
+
+
+def model_locations() -> list[tuple[str, str]]:
+    """(source, path) of each place a user's packages are looked for, in order, as core decides
+    them (diode_model_locations): $TORCH_DIODE_MODEL_PATH's entries, then the user folder."""
+    lib = load_library()
+    ptr = lib.diode_model_locations()
+    if not ptr:
+        raise NativeError(_last_error(lib))
+    try:
+        return [(loc["source"], loc["path"]) for loc in json.loads(ctypes.string_at(ptr).decode())]
+    finally:
+        lib.diode_free(ptr)
 
 
 TRANSFER_KINDS = ("same", "similar", "refused")
