@@ -201,7 +201,7 @@ def install(model=None, **options) -> bool:
         return True
 
 
-def _load_model(model, hw, regime="warm"):
+def _load_model(model, hw, regime):
     from ._models import available, best_for, resolve
     from ._native import Model, NativeError, load_library
 

@@ -131,7 +131,7 @@ def _first_source_then_regime(candidates: list[dict], regime: str) -> dict:
     return same[0]
 
 
-def best_for(device: dict, models: list[dict], regime: str = "warm") -> tuple[Optional[dict], str]:
+def best_for(device: dict, models: list[dict], regime: str) -> tuple[Optional[dict], str]:
     """The package to load automatically and, when there is none, why. A package made on this GPU
     model first; with none, the nearest package of a similar GPU (same vendor and architecture,
     then SM count, L2 and memory bandwidth: core's gpuTransfer), marked "transferred"; never one

@@ -192,7 +192,7 @@ class Options:
         search_space="DEFAULT",
         fallback="plain",
         margin=None,
-        regime="warm",
+        regime=_VOCABULARY["default_regime"],
         autotune_gemm=True,
         keep_unscored=False,
     ):
@@ -207,7 +207,7 @@ class Options:
         if search_space.upper() not in ("DEFAULT", "EXHAUSTIVE"):
             raise ValueError(f"search_space must be DEFAULT or EXHAUSTIVE, got {search_space!r}")
         if regime not in REGIMES:
-            raise ValueError(f"regime must be 'warm' or 'cold', got {regime!r}")
+            raise ValueError(f"regime must be {' or '.join(repr(r) for r in REGIMES)}, got {regime!r}")
         if margin is not None and not float(margin) >= 0.0:
             raise ValueError(f"margin must be at least 0 (0: no ATen guard), got {margin}")
         if fallback is True or fallback is False:  # before 0.3: True = Inductor's choices, False = raise
