@@ -729,7 +729,8 @@ private slots:
                  {"-c",
                   "import sys, json; from torch_diode import _models; "
                   "m = _models.describe(sys.argv[1], 'test', {'gpu': 'NVIDIA H200'}); "
-                  "print(json.dumps([m.get('error', ''), _models.best_for({'gpu': 'NVIDIA H200'}, [m])[0]]))",
+                  "print(json.dumps([m.get('error', ''), _models.best_for({'gpu': 'NVIDIA H200'}, [m], "
+                  "'warm')[0]]))",
                   pkg});
         QVERIFY(py.waitForFinished(60000));
         const QString said = QString::fromUtf8(py.readAllStandardOutput() + py.readAllStandardError());
