@@ -203,13 +203,8 @@ def install(model=None, **options) -> bool:
 
 def _load_model(model, hw, regime):
     from ._models import available, best_for, resolve
-    from ._native import Model, NativeError, load_library
+    from ._native import Model, NativeError
 
-    try:
-        load_library()
-    except NativeError as e:
-        _fail("model", str(e))
-        return None
     device = hw if hw.get("available") else None
     gpu = device and device.get("gpu")
     if model is None:

@@ -217,13 +217,7 @@ def model_locations() -> list[tuple[str, str]]:
     """(source, path) of each place a user's packages are looked for, in order, as core decides
     them (diode_model_locations): $TORCH_DIODE_MODEL_PATH's entries, then the user folder."""
     lib = load_library()
-    ptr = lib.diode_model_locations()
-    if not ptr:
-        raise NativeError(_last_error(lib))
-    try:
-        return [(loc["source"], loc["path"]) for loc in json.loads(ctypes.string_at(ptr).decode())]
-    finally:
-        lib.diode_free(ptr)
+    return [(loc["source"], loc["path"]) for loc in _taken_json(lib, lib.diode_model_locations())]
 
 
 TRANSFER_KINDS = ("same", "similar", "refused")
@@ -260,6 +254,17 @@ def default_margin(regime: str) -> float:
 
 def _last_error(lib) -> str:
     return lib.diode_last_error().decode("utf-8", "replace")
+
+
+def _taken_json(lib, ptr):
+    """The JSON text a call returned malloc'ed (NULL: NativeError with the library's reason),
+    parsed, and the text released with diode_free."""
+    if not ptr:
+        raise NativeError(_last_error(lib))
+    try:
+        return json.loads(ctypes.string_at(ptr).decode())
+    finally:
+        lib.diode_free(ptr)
 
 
 def _cstr(text: str, cache: dict) -> bytes:
@@ -316,13 +321,7 @@ class Model:
         """What the plugin makes of the package (diode_model_facts): its timing method (with the
         default for packages older than timing methods), how well it fits each regime
         ({"warm": rank, "cold": rank}, lower is better) and why it is refused ("" when not)."""
-        ptr = self._lib.diode_model_facts(self._handle)
-        if not ptr:
-            raise NativeError(_last_error(self._lib))
-        try:
-            return json.loads(ctypes.string_at(ptr).decode())
-        finally:
-            self._lib.diode_free(ptr)
+        return _taken_json(self._lib, self._lib.diode_model_facts(self._handle))
 
     def score(self, problem: dict, candidates: Sequence[dict]) -> list[float]:
         """Predicted milliseconds of each candidate (dicts as in problem JSON, each one that
@@ -466,10 +465,4 @@ class Model:
 
     def rank_json(self, line: str) -> dict:
         """What `diode rank` prints for one problem JSON line."""
-        ptr = self._lib.diode_model_rank_json(self._handle, line.encode())
-        if not ptr:
-            raise NativeError(_last_error(self._lib))
-        try:
-            return json.loads(ctypes.string_at(ptr).decode())
-        finally:
-            self._lib.diode_free(ptr)
+        return _taken_json(self._lib, self._lib.diode_model_rank_json(self._handle, line.encode()))
