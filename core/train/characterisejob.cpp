@@ -73,9 +73,8 @@ template <typename Keep> HeldOutData heldOutData(const std::string &path, Timing
 
 // A package's row: the top-1 of its selection policy (the plugin's decision, with the package's
 // margin for the regime), as `diode eval` and the Validate page report it.
-HeldOutRow packageRow(const std::string &selector, const std::string &path, const PredictionTable &table,
-                      TimingMethod method) {
-    const auto pkg = ModelPackage::load(path);
+HeldOutRow packageRow(const std::string &selector, const ModelPackage &pkg, const std::string &path,
+                      const PredictionTable &table, TimingMethod method) {
     SelectionPolicy policy;
     policy.margin = packageMargin(pkg.manifest(), regimeOf(method));
     const auto metrics =
@@ -296,8 +295,8 @@ CharacteriseResult CharacteriseJob::run() {
     }
     if (!held.problems.empty()) {
         const auto table = PredictionTable::fromProblems(held.problems);
-        res.table.push_back(packageRow("transferred", r.package, table, method));
-        res.table.push_back(packageRow("new", job.out, table, method));
+        res.table.push_back(packageRow("transferred", start, r.package, table, method));
+        res.table.push_back(packageRow("new", ModelPackage::load(job.out), job.out, table, method));
         if (method == TimingMethod::GraphWarm || method == TimingMethod::GraphCold) {
             const auto bias = computeBias(held.records, method);
             const auto &all = bias.groups.front();
