@@ -27,7 +27,8 @@ std::string problemColumns(std::string_view alias) {
     return out;
 }
 
-GemmProblem problemFromRow(sqlite3_stmt *s, int c0) {
+GemmProblem SqlStatement::problem(int c0) const {
+    sqlite3_stmt *s = m_stmt;
     GemmProblem p;
     const std::string op = columnText(s, c0), dtype = columnText(s, c0 + 1);
     const auto o = parseOp(op);
@@ -60,8 +61,25 @@ SqlStatement::SqlStatement(Store &store, std::string_view sql)
         fail("cannot prepare query");
 }
 
+SqlStatement::SqlStatement(Store &store, const char *sql, Cached)
+    : m_store(store)
+    , m_cached(true) {
+    auto &slot = store.m_stmts[static_cast<const void *>(sql)];
+    if (!slot &&
+        sqlite3_prepare_v3(store.m_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &slot, nullptr) != SQLITE_OK) {
+        store.m_stmts.erase(static_cast<const void *>(sql));
+        fail("cannot prepare statement");
+    }
+    m_stmt = slot;
+}
+
 SqlStatement::~SqlStatement() {
-    sqlite3_finalize(m_stmt);
+    if (m_cached) {
+        sqlite3_reset(m_stmt);
+        sqlite3_clear_bindings(m_stmt);
+    } else {
+        sqlite3_finalize(m_stmt);
+    }
 }
 
 SqlStatement &SqlStatement::bind(int i, int64_t v) {
@@ -81,13 +99,22 @@ SqlStatement &SqlStatement::bindNull(int i) {
     return *this;
 }
 
-bool SqlStatement::step() {
+bool SqlStatement::step(std::string_view what) {
     const int rc = sqlite3_step(m_stmt);
     if (rc == SQLITE_ROW)
         return true;
     if (rc != SQLITE_DONE)
-        fail("query failed");
+        fail(what);
     return false;
+}
+
+void SqlStatement::stepRow(std::string_view what) {
+    if (!step(what))
+        throw StoreError(fmt::format("database '{}': {}: no row", m_store.path(), what));
+}
+
+int64_t SqlStatement::lastInsertId() const {
+    return sqlite3_last_insert_rowid(m_store.m_db);
 }
 
 bool SqlStatement::isNull(int col) const {
@@ -106,9 +133,8 @@ std::string SqlStatement::text(int col) const {
     return columnText(m_stmt, col);
 }
 
-void SqlStatement::fail(const char *what) const {
-    throw StoreError(
-        fmt::format("database '{}': {}: {}", m_store.path(), what, sqlite3_errmsg(m_store.m_db)));
+void SqlStatement::fail(std::string_view what) const {
+    throw StoreError(fmt::format("database '{}': {}: {}", m_store.path(), what, m_store.lastError()));
 }
 
 } // namespace diode

@@ -20,37 +20,53 @@ inline constexpr int kProblemColumnCount = 8;
 /// "op, dtype, b, m, n, k, a_transposed, b_transposed" with each name prefixed by `alias`.
 std::string problemColumns(std::string_view alias = {});
 
-/// The one reader of a problem from an SQL row: the eight problem columns starting at `first`.
-/// A value no build writes (an unknown op or dtype) is a StoreError naming it, never a guess.
-GemmProblem problemFromRow(sqlite3_stmt *row, int first);
-
-/// A prepared statement on a Store's connection that finalizes itself; every failure is a
-/// StoreError naming the database. The one way code outside the Store reaches SQLite.
+/// A prepared statement on a Store's connection: the one way code, the Store's own included,
+/// reaches SQLite's statements. Every failure is a StoreError naming the database.
 class SqlStatement {
 public:
+    /// Prepared for this use and finalized at the end of its scope.
     SqlStatement(Store &store, std::string_view sql);
+    /// The connection's persistent statement for `sql`, prepared on first use and kept until the
+    /// Store closes (the ingest path runs one statement per measurement); reset, its bindings
+    /// cleared, at the end of this scope. Keyed by the text's address: pass a literal or a
+    /// function-static string.
+    struct Cached {};
+    SqlStatement(Store &store, const char *sql, Cached);
     ~SqlStatement();
     SqlStatement(const SqlStatement &) = delete;
     SqlStatement &operator=(const SqlStatement &) = delete;
 
     SqlStatement &bind(int i, int64_t v);
+    SqlStatement &bind(int i, int v) { return bind(i, int64_t(v)); }
     SqlStatement &bind(int i, double v);
     SqlStatement &bind(int i, std::string_view v);
+    SqlStatement &bind(int i, const std::string &v) { return bind(i, std::string_view(v)); }
+    SqlStatement &bind(int i, const char *v) { return bind(i, std::string_view(v)); }
     SqlStatement &bindNull(int i);
-    /// True while there is a row; false when done.
-    bool step();
+    /// True while there is a row; false when done. A failure is a StoreError "database 'PATH':
+    /// WHAT: SQLite's message" (with a hint where the disk may be full).
+    bool step(std::string_view what = "query failed");
+    /// step() for a statement that must give a row (a count, RETURNING): StoreError `what` if none.
+    void stepRow(std::string_view what);
+    /// step() for a statement that returns no row (INSERT, UPDATE).
+    void run(std::string_view what) { step(what); }
+    /// The rowid of the connection's latest INSERT.
+    int64_t lastInsertId() const;
 
     bool isNull(int col) const;
     int type(int col) const; ///< SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL
     int64_t integer(int col) const;
     double real(int col) const;
     std::string text(int col) const;
-    GemmProblem problem(int first) const { return problemFromRow(m_stmt, first); }
+    /// The one reader of a problem from a row: the eight problem columns starting at `first`. A
+    /// value no build writes (an unknown op or dtype) is a StoreError naming it, never a guess.
+    GemmProblem problem(int first) const;
 
 private:
-    [[noreturn]] void fail(const char *what) const;
+    [[noreturn]] void fail(std::string_view what) const;
     Store &m_store;
     sqlite3_stmt *m_stmt = nullptr;
+    bool m_cached = false;
 };
 
 } // namespace diode

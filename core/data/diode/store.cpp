@@ -165,60 +165,32 @@ CREATE TEMP TABLE problem_baselines(run_id INTEGER, problem_id INTEGER, baseline
     "",
 };
 
-// Binding helpers keep the statements below short.
-void put(sqlite3_stmt *s, int i, int64_t v) {
-    sqlite3_bind_int64(s, i, v);
-}
-void put(sqlite3_stmt *s, int i, int v) {
-    sqlite3_bind_int64(s, i, v);
-}
-void put(sqlite3_stmt *s, int i, double v) {
-    sqlite3_bind_double(s, i, v);
-}
-void put(sqlite3_stmt *s, int i, const std::string &v) {
-    sqlite3_bind_text(s, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
-}
-void put(sqlite3_stmt *s, int i, std::string_view v) {
-    sqlite3_bind_text(s, i, v.data(), int(v.size()), SQLITE_TRANSIENT);
-}
-void bindNullIfZero(sqlite3_stmt *s, int i, int v) {
+void bindNullIfZero(SqlStatement &s, int i, int v) {
     if (v)
-        sqlite3_bind_int64(s, i, v);
+        s.bind(i, v);
     else
-        sqlite3_bind_null(s, i);
-}
-std::string text(sqlite3_stmt *s, int col) {
-    auto *p = sqlite3_column_text(s, col);
-    return p ? std::string(reinterpret_cast<const char *>(p)) : std::string();
+        s.bindNull(i);
 }
 
-struct Reset {
-    sqlite3_stmt *s;
-    ~Reset() {
-        sqlite3_reset(s);
-        sqlite3_clear_bindings(s);
-    }
-};
-
-RunInfo readRun(sqlite3_stmt *s) {
+RunInfo readRun(const SqlStatement &s) {
     RunInfo r;
-    r.id = sqlite3_column_int64(s, 0);
-    r.createdAt = text(s, 1);
-    r.finishedAt = text(s, 2);
-    r.status = text(s, 3);
-    r.backend = text(s, 4);
-    r.planName = text(s, 5);
-    r.planJson = text(s, 6);
-    r.searchSpace = text(s, 7);
-    r.host = text(s, 8);
-    r.gpuName = text(s, 9);
-    r.smCount = sqlite3_column_int(s, 10);
-    r.gpuMemoryMb = sqlite3_column_int64(s, 11);
-    r.driver = text(s, 12);
-    r.torchVersion = text(s, 13);
-    r.tritonVersion = text(s, 14);
-    r.source = text(s, 15);
-    r.problemsPlanned = sqlite3_column_int64(s, 16);
+    r.id = s.integer(0);
+    r.createdAt = s.text(1);
+    r.finishedAt = s.text(2);
+    r.status = s.text(3);
+    r.backend = s.text(4);
+    r.planName = s.text(5);
+    r.planJson = s.text(6);
+    r.searchSpace = s.text(7);
+    r.host = s.text(8);
+    r.gpuName = s.text(9);
+    r.smCount = int(s.integer(10));
+    r.gpuMemoryMb = s.integer(11);
+    r.driver = s.text(12);
+    r.torchVersion = s.text(13);
+    r.tritonVersion = s.text(14);
+    r.source = s.text(15);
+    r.problemsPlanned = s.integer(16);
     return r;
 }
 
@@ -437,23 +409,14 @@ void Store::exec(const char *sql) {
     }
 }
 
-sqlite3_stmt *Store::prepare(const char *sql) {
-    auto it = m_stmts.find(static_cast<const void *>(sql));
-    if (it != m_stmts.end())
-        return it->second;
-    sqlite3_stmt *s = nullptr;
-    if (sqlite3_prepare_v3(m_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK)
-        fail(fmt::format("cannot prepare statement: {}", sqlite3_errmsg(m_db)));
-    m_stmts.emplace(static_cast<const void *>(sql), s);
-    return s;
+std::string Store::lastError() const {
+    return sqlite3_errmsg(m_db) + diskHint(m_db);
 }
 
 int Store::schemaVersion() {
-    auto *s = prepare("PRAGMA user_version");
-    Reset r{s};
-    if (sqlite3_step(s) != SQLITE_ROW)
-        fail(fmt::format("cannot read schema version: {}{}", sqlite3_errmsg(m_db), diskHint(m_db)));
-    const int version = sqlite3_column_int(s, 0);
+    SqlStatement s(*this, "PRAGMA user_version", SqlStatement::Cached{});
+    s.stepRow("cannot read schema version");
+    const int version = int(s.integer(0));
     // user_version is any 32-bit integer a file may carry; a negative one would index the
     // migration table out of bounds.
     if (version < 0)
@@ -466,21 +429,18 @@ void Store::checkOwnership(Mode mode, Foreign foreign) {
     std::vector<std::string> tables, ours;
     int64_t objects = 0;
     {
-        auto *s =
-            prepare("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY rowid");
-        Reset r{s};
-        int rc;
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        SqlStatement s(*this,
+                       "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY rowid",
+                       SqlStatement::Cached{});
+        while (s.step("cannot list its tables")) {
             ++objects;
-            const std::string name = text(s, 1);
+            const std::string name = s.text(1);
             if (std::find_if(kOurNames.begin(), kOurNames.end(), [&](const char *n) { return name == n; }) !=
                 kOurNames.end())
                 ours.push_back(name);
-            else if (text(s, 0) == "table")
+            else if (s.text(0) == "table")
                 tables.push_back(name);
         }
-        if (rc != SQLITE_DONE)
-            fail(fmt::format("cannot list its tables: {}", sqlite3_errmsg(m_db)));
     }
     const int version = schemaVersion();
     const bool hasRuns = std::find(ours.begin(), ours.end(), "runs") != ours.end();
@@ -547,11 +507,9 @@ void Store::migrate() {
         return;
     for (int v = locked; v < kSchemaVersion; ++v)
         exec(kMigrations[v]);
-    auto *check = prepare("SELECT count(*) FROM pragma_foreign_key_check");
-    Reset checkReset{check};
-    if (sqlite3_step(check) != SQLITE_ROW)
-        fail(fmt::format("cannot check foreign keys after migrating: {}", sqlite3_errmsg(m_db)));
-    if (const int64_t broken = sqlite3_column_int64(check, 0); broken > 0)
+    SqlStatement check(*this, "SELECT count(*) FROM pragma_foreign_key_check", SqlStatement::Cached{});
+    check.stepRow("cannot check foreign keys after migrating");
+    if (const int64_t broken = check.integer(0); broken > 0)
         fail(fmt::format("migrating from schema {} to {} would leave {} rows referring to rows that do not "
                          "exist; nothing was changed",
                          locked, kSchemaVersion, broken));
@@ -580,59 +538,55 @@ void Store::Transaction::commit() {
 }
 
 int64_t Store::createRun(const RunInfo &r) {
-    auto *s =
-        prepare("INSERT INTO runs(created_at, status, backend, plan_name, plan_json, search_space, host, "
-                "gpu_name, sm_count, gpu_memory_mb, driver, torch_version, triton_version, source, "
-                "problems_planned) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    Reset reset{s};
-    put(s, 1, r.createdAt.empty() ? utcNow() : r.createdAt);
-    put(s, 2, r.status);
-    put(s, 3, r.backend);
-    put(s, 4, r.planName);
-    put(s, 5, r.planJson);
-    put(s, 6, r.searchSpace);
-    put(s, 7, r.host);
-    put(s, 8, r.gpuName);
-    put(s, 9, r.smCount);
-    put(s, 10, r.gpuMemoryMb);
-    put(s, 11, r.driver);
-    put(s, 12, r.torchVersion);
-    put(s, 13, r.tritonVersion);
-    put(s, 14, r.source);
-    put(s, 15, r.problemsPlanned);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        fail(fmt::format("cannot create run: {}", sqlite3_errmsg(m_db)));
-    return sqlite3_last_insert_rowid(m_db);
+    SqlStatement s(*this,
+                   "INSERT INTO runs(created_at, status, backend, plan_name, plan_json, search_space, host, "
+                   "gpu_name, sm_count, gpu_memory_mb, driver, torch_version, triton_version, source, "
+                   "problems_planned) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   SqlStatement::Cached{});
+    s.bind(1, r.createdAt.empty() ? utcNow() : r.createdAt);
+    s.bind(2, r.status);
+    s.bind(3, r.backend);
+    s.bind(4, r.planName);
+    s.bind(5, r.planJson);
+    s.bind(6, r.searchSpace);
+    s.bind(7, r.host);
+    s.bind(8, r.gpuName);
+    s.bind(9, r.smCount);
+    s.bind(10, r.gpuMemoryMb);
+    s.bind(11, r.driver);
+    s.bind(12, r.torchVersion);
+    s.bind(13, r.tritonVersion);
+    s.bind(14, r.source);
+    s.bind(15, r.problemsPlanned);
+    s.run("cannot create run");
+    return s.lastInsertId();
 }
 
 void Store::setRunStatus(int64_t runId, const std::string &status) {
-    auto *s = prepare(
-        "UPDATE runs SET status=?, finished_at=CASE WHEN ?='running' THEN NULL ELSE ? END WHERE id=?");
-    Reset reset{s};
-    put(s, 1, status);
-    put(s, 2, status);
-    put(s, 3, utcNow());
-    put(s, 4, runId);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        fail(fmt::format("cannot update run {}: {}", runId, sqlite3_errmsg(m_db)));
+    SqlStatement s(
+        *this, "UPDATE runs SET status=?, finished_at=CASE WHEN ?='running' THEN NULL ELSE ? END WHERE id=?",
+        SqlStatement::Cached{});
+    s.bind(1, status);
+    s.bind(2, status);
+    s.bind(3, utcNow());
+    s.bind(4, runId);
+    s.run(fmt::format("cannot update run {}", runId));
 }
 
 RunInfo Store::run(int64_t runId) {
     static const std::string sql = fmt::format("SELECT {} FROM runs WHERE id=?", kRunColumns);
-    auto *s = prepare(sql.c_str());
-    Reset reset{s};
-    put(s, 1, runId);
-    if (sqlite3_step(s) != SQLITE_ROW)
+    SqlStatement s(*this, sql.c_str(), SqlStatement::Cached{});
+    s.bind(1, runId);
+    if (!s.step())
         fail(fmt::format("there is no run {}", runId));
     return readRun(s);
 }
 
 std::vector<RunInfo> Store::runs() {
     static const std::string sql = fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns);
-    auto *s = prepare(sql.c_str());
-    Reset reset{s};
+    SqlStatement s(*this, sql.c_str(), SqlStatement::Cached{});
     std::vector<RunInfo> out;
-    while (sqlite3_step(s) == SQLITE_ROW)
+    while (s.step())
         out.push_back(readRun(s));
     return out;
 }
@@ -641,9 +595,8 @@ std::optional<RunInfo> Store::newestUnfinishedRun() {
     static const std::string sql = fmt::format("SELECT {} FROM runs WHERE status IN ('running','cancelled') "
                                                "AND backend != 'import' ORDER BY id DESC LIMIT 1",
                                                kRunColumns);
-    auto *s = prepare(sql.c_str());
-    Reset reset{s};
-    if (sqlite3_step(s) != SQLITE_ROW)
+    SqlStatement s(*this, sql.c_str(), SqlStatement::Cached{});
+    if (!s.step())
         return std::nullopt;
     return readRun(s);
 }
@@ -653,10 +606,9 @@ std::optional<RunInfo> Store::importOfContent(const std::string &fingerprint) {
         fmt::format("SELECT {} FROM runs WHERE backend = 'import' AND json_valid(plan_json) AND "
                     "json_extract(plan_json, '$.content_fnv1a64') = ?1 ORDER BY id LIMIT 1",
                     kRunColumns);
-    auto *s = prepare(sql.c_str());
-    Reset reset{s};
-    put(s, 1, std::string_view(fingerprint));
-    if (sqlite3_step(s) != SQLITE_ROW)
+    SqlStatement s(*this, sql.c_str(), SqlStatement::Cached{});
+    s.bind(1, std::string_view(fingerprint));
+    if (!s.step())
         return std::nullopt;
     return readRun(s);
 }
@@ -672,22 +624,22 @@ size_t Store::ProblemHash::operator()(const GemmProblem &p) const noexcept {
 int64_t Store::problemId(const GemmProblem &p) {
     if (auto it = m_problemIds.find(p); it != m_problemIds.end())
         return it->second;
-    auto *ins = prepare(
+    SqlStatement ins(
+        *this,
         "INSERT INTO problems(op, dtype, b, m, n, k, a_transposed, b_transposed) VALUES(?,?,?,?,?,?,?,?) "
-        "ON CONFLICT DO UPDATE SET op=excluded.op RETURNING id");
-    Reset reset{ins};
-    put(ins, 1, toString(p.op));
-    put(ins, 2, toString(p.dtype));
-    put(ins, 3, p.batch);
-    put(ins, 4, p.m);
-    put(ins, 5, p.n);
-    put(ins, 6, p.k);
-    put(ins, 7, int(p.aTransposed));
-    put(ins, 8, int(p.bTransposed));
-    if (sqlite3_step(ins) != SQLITE_ROW)
-        fail(fmt::format("cannot store problem {}: {}", p.label(), sqlite3_errmsg(m_db)));
-    const int64_t id = sqlite3_column_int64(ins, 0);
-    while (sqlite3_step(ins) == SQLITE_ROW) {
+        "ON CONFLICT DO UPDATE SET op=excluded.op RETURNING id",
+        SqlStatement::Cached{});
+    ins.bind(1, toString(p.op));
+    ins.bind(2, toString(p.dtype));
+    ins.bind(3, p.batch);
+    ins.bind(4, p.m);
+    ins.bind(5, p.n);
+    ins.bind(6, p.k);
+    ins.bind(7, int(p.aTransposed));
+    ins.bind(8, int(p.bTransposed));
+    ins.stepRow(fmt::format("cannot store problem {}", p.label()));
+    const int64_t id = ins.integer(0);
+    while (ins.step()) {
     }
     m_problemIds.emplace(p, id);
     return id;
@@ -701,14 +653,14 @@ int64_t Store::configId(const KernelConfig &c) {
     if (auto it = m_configIds.find(fingerprint); it != m_configIds.end())
         return it->second;
     const std::string key = c.key();
-    auto *ins =
-        prepare("INSERT INTO kernel_configs(config_key, kind, name, block_m, block_n, block_k, group_m, "
-                "num_stages, num_warps, threads, extra_json) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
-                "ON CONFLICT DO UPDATE SET kind=excluded.kind RETURNING id");
-    Reset reset{ins};
-    put(ins, 1, key);
-    put(ins, 2, c.kind);
-    put(ins, 3, c.name);
+    SqlStatement ins(*this,
+                     "INSERT INTO kernel_configs(config_key, kind, name, block_m, block_n, block_k, group_m, "
+                     "num_stages, num_warps, threads, extra_json) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
+                     "ON CONFLICT DO UPDATE SET kind=excluded.kind RETURNING id",
+                     SqlStatement::Cached{});
+    ins.bind(1, key);
+    ins.bind(2, c.kind);
+    ins.bind(3, c.name);
     bindNullIfZero(ins, 4, c.blockM);
     bindNullIfZero(ins, 5, c.blockN);
     bindNullIfZero(ins, 6, c.blockK);
@@ -716,11 +668,10 @@ int64_t Store::configId(const KernelConfig &c) {
     bindNullIfZero(ins, 8, c.numStages);
     bindNullIfZero(ins, 9, c.numWarps);
     bindNullIfZero(ins, 10, c.threads);
-    put(ins, 11, c.extra.is_object() ? c.extra.dump() : std::string("{}"));
-    if (sqlite3_step(ins) != SQLITE_ROW)
-        fail(fmt::format("cannot store kernel config: {}", sqlite3_errmsg(m_db)));
-    const int64_t id = sqlite3_column_int64(ins, 0);
-    while (sqlite3_step(ins) == SQLITE_ROW) {
+    ins.bind(11, c.extra.is_object() ? c.extra.dump() : std::string("{}"));
+    ins.stepRow("cannot store kernel config");
+    const int64_t id = ins.integer(0);
+    while (ins.step()) {
     }
     m_configIds.emplace(std::move(fingerprint), id);
     return id;
@@ -728,57 +679,57 @@ int64_t Store::configId(const KernelConfig &c) {
 
 void Store::insertMeasurement(int64_t runId, int64_t problemId, const Measurement &m) {
     const int64_t cfg = configId(m.config);
-    auto *s =
-        prepare("INSERT OR IGNORE INTO measurements(run_id, problem_id, config_id, method, time_ms, status, "
-                "error) VALUES(?,?,?,?,?,?,?)");
-    Reset reset{s};
-    put(s, 1, runId);
-    put(s, 2, problemId);
-    put(s, 3, cfg);
-    put(s, 4, toString(m.method));
+    SqlStatement s(
+        *this,
+        "INSERT OR IGNORE INTO measurements(run_id, problem_id, config_id, method, time_ms, status, "
+        "error) VALUES(?,?,?,?,?,?,?)",
+        SqlStatement::Cached{});
+    s.bind(1, runId);
+    s.bind(2, problemId);
+    s.bind(3, cfg);
+    s.bind(4, toString(m.method));
     if (m.timeMs)
-        put(s, 5, *m.timeMs);
-    put(s, 6, toString(m.status));
+        s.bind(5, *m.timeMs);
+    s.bind(6, toString(m.status));
     if (!m.error.empty())
-        put(s, 7, m.error);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        fail(fmt::format("cannot store measurement: {}", sqlite3_errmsg(m_db)));
+        s.bind(7, m.error);
+    s.run("cannot store measurement");
 }
 
 void Store::insertBaselines(int64_t runId, int64_t problemId, const std::vector<BaselineTiming> &baselines) {
     for (const auto &b : baselines) {
         const int64_t pick = b.pick ? configId(*b.pick) : 0;
-        auto *s =
-            prepare("INSERT OR REPLACE INTO problem_baselines(run_id, problem_id, baseline, method, time_ms, "
-                    "compile_s, pick_config_id) VALUES(?,?,?,?,?,?,?)");
-        Reset reset{s};
-        put(s, 1, runId);
-        put(s, 2, problemId);
-        put(s, 3, b.baseline);
-        put(s, 4, toString(b.method));
-        put(s, 5, b.timeMs);
+        SqlStatement s(
+            *this,
+            "INSERT OR REPLACE INTO problem_baselines(run_id, problem_id, baseline, method, time_ms, "
+            "compile_s, pick_config_id) VALUES(?,?,?,?,?,?,?)",
+            SqlStatement::Cached{});
+        s.bind(1, runId);
+        s.bind(2, problemId);
+        s.bind(3, b.baseline);
+        s.bind(4, toString(b.method));
+        s.bind(5, b.timeMs);
         if (b.compileS)
-            put(s, 6, *b.compileS);
+            s.bind(6, *b.compileS);
         if (pick)
-            put(s, 7, pick);
-        if (sqlite3_step(s) != SQLITE_DONE)
-            fail(fmt::format("cannot store baseline: {}", sqlite3_errmsg(m_db)));
+            s.bind(7, pick);
+        s.run("cannot store baseline");
     }
 }
 
 void Store::markProblemDone(int64_t runId, int64_t problemId, const std::string &status,
                             const std::string &error, double seconds) {
-    auto *s = prepare(
-        "INSERT OR REPLACE INTO run_problems(run_id, problem_id, status, error, seconds) VALUES(?,?,?,?,?)");
-    Reset reset{s};
-    put(s, 1, runId);
-    put(s, 2, problemId);
-    put(s, 3, status);
+    SqlStatement s(
+        *this,
+        "INSERT OR REPLACE INTO run_problems(run_id, problem_id, status, error, seconds) VALUES(?,?,?,?,?)",
+        SqlStatement::Cached{});
+    s.bind(1, runId);
+    s.bind(2, problemId);
+    s.bind(3, status);
     if (!error.empty())
-        put(s, 4, error);
-    put(s, 5, seconds);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        fail(fmt::format("cannot mark problem done: {}", sqlite3_errmsg(m_db)));
+        s.bind(4, error);
+    s.bind(5, seconds);
+    s.run("cannot mark problem done");
 }
 
 void Store::insertRecord(int64_t runId, const ProblemRecord &r, double seconds) {
@@ -791,44 +742,42 @@ void Store::insertRecord(int64_t runId, const ProblemRecord &r, double seconds) 
 }
 
 void Store::insertTelemetry(int64_t runId, const TelemetrySample &t) {
-    auto *s = prepare("INSERT INTO telemetry(run_id, t, sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, "
-                      "utilization_pct) VALUES(?,?,?,?,?,?,?)");
-    Reset reset{s};
-    put(s, 1, runId);
-    put(s, 2, t.tSeconds);
-    put(s, 3, t.smClockMhz);
-    put(s, 4, t.memClockMhz);
-    put(s, 5, t.powerW);
-    put(s, 6, t.temperatureC);
-    put(s, 7, t.utilizationPct);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        fail(fmt::format("cannot store telemetry: {}", sqlite3_errmsg(m_db)));
+    SqlStatement s(*this,
+                   "INSERT INTO telemetry(run_id, t, sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, "
+                   "utilization_pct) VALUES(?,?,?,?,?,?,?)",
+                   SqlStatement::Cached{});
+    s.bind(1, runId);
+    s.bind(2, t.tSeconds);
+    s.bind(3, t.smClockMhz);
+    s.bind(4, t.memClockMhz);
+    s.bind(5, t.powerW);
+    s.bind(6, t.temperatureC);
+    s.bind(7, t.utilizationPct);
+    s.run("cannot store telemetry");
 }
 
 std::vector<TelemetrySample> Store::telemetry(int64_t runId) {
-    auto *s = prepare(
+    SqlStatement s(
+        *this,
         "SELECT t, sm_clock_mhz, mem_clock_mhz, power_w, temperature_c, utilization_pct FROM telemetry "
-        "WHERE run_id=? ORDER BY t");
-    Reset reset{s};
-    put(s, 1, runId);
+        "WHERE run_id=? ORDER BY t",
+        SqlStatement::Cached{});
+    s.bind(1, runId);
     std::vector<TelemetrySample> out;
-    while (sqlite3_step(s) == SQLITE_ROW)
-        out.push_back({sqlite3_column_double(s, 0), sqlite3_column_double(s, 1), sqlite3_column_double(s, 2),
-                       sqlite3_column_double(s, 3), sqlite3_column_double(s, 4),
-                       sqlite3_column_double(s, 5)});
+    while (s.step())
+        out.push_back({s.real(0), s.real(1), s.real(2), s.real(3), s.real(4), s.real(5)});
     return out;
 }
 
 int64_t Store::addModel(const std::string &name, const std::string &path, const nlohmann::json &manifest) {
-    auto *s = prepare("INSERT INTO models(name, path, created_at, manifest_json) VALUES(?,?,?,?)");
-    Reset reset{s};
-    put(s, 1, name);
-    put(s, 2, path);
-    put(s, 3, utcNow());
-    put(s, 4, manifest.dump());
-    if (sqlite3_step(s) != SQLITE_DONE)
-        fail(fmt::format("cannot store model: {}", sqlite3_errmsg(m_db)));
-    return sqlite3_last_insert_rowid(m_db);
+    SqlStatement s(*this, "INSERT INTO models(name, path, created_at, manifest_json) VALUES(?,?,?,?)",
+                   SqlStatement::Cached{});
+    s.bind(1, name);
+    s.bind(2, path);
+    s.bind(3, utcNow());
+    s.bind(4, manifest.dump());
+    s.run("cannot store model");
+    return s.lastInsertId();
 }
 
 void Store::insertPrediction(int64_t modelId, const GemmProblem &p, const KernelConfig &c,
@@ -837,11 +786,10 @@ void Store::insertPrediction(int64_t modelId, const GemmProblem &p, const Kernel
     // "NOT NULL constraint failed".
     if (!std::isfinite(predictedMs) || predictedMs < 0) {
         std::string model = fmt::format("model {}", modelId);
-        auto *m = prepare("SELECT name, path FROM models WHERE id=?");
-        Reset r{m};
-        put(m, 1, modelId);
-        if (sqlite3_step(m) == SQLITE_ROW)
-            model = fmt::format("model '{}' ({})", text(m, 0), text(m, 1));
+        SqlStatement m(*this, "SELECT name, path FROM models WHERE id=?", SqlStatement::Cached{});
+        m.bind(1, modelId);
+        if (m.step())
+            model = fmt::format("model '{}' ({})", m.text(0), m.text(1));
         throw InvalidInput(
             fmt::format("{} predicts {} ms for {} with config {}; a prediction must be a finite "
                         "number >= 0, so none of its predictions were stored in '{}' (the package's "
@@ -850,52 +798,49 @@ void Store::insertPrediction(int64_t modelId, const GemmProblem &p, const Kernel
                         c.key(), m_path));
     }
     const int64_t pid = problemId(p), cid = configId(c);
-    auto *s = prepare(
-        "INSERT OR REPLACE INTO predictions(model_id, problem_id, config_id, predicted_ms) VALUES(?,?,?,?)");
-    Reset reset{s};
-    put(s, 1, modelId);
-    put(s, 2, pid);
-    put(s, 3, cid);
-    put(s, 4, predictedMs);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        fail(fmt::format("cannot store prediction: {}", sqlite3_errmsg(m_db)));
+    SqlStatement s(
+        *this,
+        "INSERT OR REPLACE INTO predictions(model_id, problem_id, config_id, predicted_ms) VALUES(?,?,?,?)",
+        SqlStatement::Cached{});
+    s.bind(1, modelId);
+    s.bind(2, pid);
+    s.bind(3, cid);
+    s.bind(4, predictedMs);
+    s.run("cannot store prediction");
 }
 
 std::set<int64_t> Store::doneProblems(int64_t runId) {
-    auto *s = prepare("SELECT problem_id FROM run_problems WHERE run_id=?");
-    Reset reset{s};
-    put(s, 1, runId);
+    SqlStatement s(*this, "SELECT problem_id FROM run_problems WHERE run_id=?", SqlStatement::Cached{});
+    s.bind(1, runId);
     std::set<int64_t> out;
-    while (sqlite3_step(s) == SQLITE_ROW)
-        out.insert(sqlite3_column_int64(s, 0));
+    while (s.step())
+        out.insert(s.integer(0));
     return out;
 }
 
 int64_t Store::measurementCount(std::optional<int64_t> runId) {
-    auto *s = prepare(runId ? "SELECT count(*) FROM measurements WHERE run_id=?"
-                            : "SELECT count(*) FROM measurements");
-    Reset reset{s};
+    SqlStatement s(*this,
+                   runId ? "SELECT count(*) FROM measurements WHERE run_id=?"
+                         : "SELECT count(*) FROM measurements",
+                   SqlStatement::Cached{});
     if (runId)
-        put(s, 1, *runId);
-    sqlite3_step(s);
-    return sqlite3_column_int64(s, 0);
+        s.bind(1, *runId);
+    s.stepRow("cannot count measurements");
+    return s.integer(0);
 }
 
 StoreStats Store::stats() {
     StoreStats st;
     auto scalar = [&](const char *sql) {
-        auto *s = prepare(sql);
-        Reset reset{s};
-        if (sqlite3_step(s) != SQLITE_ROW)
-            fail(fmt::format("query failed: {}", sqlite3_errmsg(m_db)));
-        return sqlite3_column_int64(s, 0);
+        SqlStatement s(*this, sql, SqlStatement::Cached{});
+        s.stepRow("query failed");
+        return s.integer(0);
     };
     auto column = [&](const char *sql) {
-        auto *s = prepare(sql);
-        Reset reset{s};
+        SqlStatement s(*this, sql, SqlStatement::Cached{});
         std::vector<std::string> out;
-        while (sqlite3_step(s) == SQLITE_ROW)
-            out.push_back(text(s, 0));
+        while (s.step())
+            out.push_back(s.text(0));
         return out;
     };
     st.runs = scalar("SELECT count(*) FROM runs");
@@ -912,11 +857,10 @@ StoreStats Store::stats() {
         column("SELECT DISTINCT p.dtype FROM problems p JOIN run_problems r ON r.problem_id=p.id ORDER BY 1");
     st.backends = column("SELECT DISTINCT backend FROM runs ORDER BY 1");
     auto counts = [&](const char *sql) {
-        auto *s = prepare(sql);
-        Reset reset{s};
+        SqlStatement s(*this, sql, SqlStatement::Cached{});
         std::map<std::string, int64_t> out;
-        while (sqlite3_step(s) == SQLITE_ROW)
-            out[text(s, 0)] = sqlite3_column_int64(s, 1);
+        while (s.step())
+            out[s.text(0)] = s.integer(1);
         return out;
     };
     st.measurementsByMethod = counts("SELECT method, count(*) FROM measurements GROUP BY method");
@@ -931,24 +875,26 @@ StoreStats Store::stats() {
 }
 
 std::map<std::string, std::set<GemmProblem>> Store::storedProblemsByGpu() {
-    auto *s = prepare("SELECT DISTINCT p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed, "
-                      "coalesce(r.gpu_name, '') FROM problems p JOIN run_problems rp ON rp.problem_id = p.id "
-                      "JOIN runs r ON r.id = rp.run_id");
-    Reset reset{s};
+    SqlStatement s(*this,
+                   "SELECT DISTINCT p.op, p.dtype, p.b, p.m, p.n, p.k, p.a_transposed, p.b_transposed, "
+                   "coalesce(r.gpu_name, '') FROM problems p JOIN run_problems rp ON rp.problem_id = p.id "
+                   "JOIN runs r ON r.id = rp.run_id",
+                   SqlStatement::Cached{});
     std::map<std::string, std::set<GemmProblem>> out;
-    while (sqlite3_step(s) == SQLITE_ROW)
-        out[text(s, 8)].insert(problemFromRow(s, 0));
+    while (s.step())
+        out[s.text(8)].insert(s.problem(0));
     return out;
 }
 
 MethodCounts Store::methodCounts() {
-    auto *s = prepare(
-        "SELECT method, count(*) FROM measurements WHERE status = 'ok' AND time_ms > 0 GROUP BY method");
-    Reset reset{s};
+    SqlStatement s(
+        *this,
+        "SELECT method, count(*) FROM measurements WHERE status = 'ok' AND time_ms > 0 GROUP BY method",
+        SqlStatement::Cached{});
     MethodCounts out;
-    while (sqlite3_step(s) == SQLITE_ROW)
-        if (auto m = parseTimingMethod(text(s, 0)))
-            out[*m] = sqlite3_column_int64(s, 1);
+    while (s.step())
+        if (auto m = parseTimingMethod(s.text(0)))
+            out[*m] = s.integer(1);
     return out;
 }
 
@@ -987,27 +933,28 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
     // Baselines are few (a handful per problem): read them up front, keyed by (run, problem).
     std::map<std::pair<int64_t, int64_t>, std::vector<BaselineTiming>> baselines;
     {
-        auto *s = prepare(
+        SqlStatement s(
+            *this,
             "SELECT b.run_id, b.problem_id, b.baseline, b.method, b.time_ms, b.compile_s, "
             "b.pick_config_id, c.config_key FROM problem_baselines b "
             "LEFT JOIN kernel_configs c ON c.id = b.pick_config_id "
-            "WHERE (?1 IS NULL OR b.run_id = ?1) ORDER BY b.run_id, b.problem_id, b.baseline, b.method");
-        Reset reset{s};
+            "WHERE (?1 IS NULL OR b.run_id = ?1) ORDER BY b.run_id, b.problem_id, b.baseline, b.method",
+            SqlStatement::Cached{});
         if (runId)
-            put(s, 1, *runId);
-        while (sqlite3_step(s) == SQLITE_ROW) {
+            s.bind(1, *runId);
+        while (s.step()) {
             BaselineTiming b;
-            b.baseline = text(s, 2);
-            auto m = parseTimingMethod(text(s, 3));
+            b.baseline = s.text(2);
+            auto m = parseTimingMethod(s.text(3));
             if (!m)
-                fail(fmt::format("unknown timing method '{}' in problem_baselines", text(s, 3)));
+                fail(fmt::format("unknown timing method '{}' in problem_baselines", s.text(3)));
             b.method = *m;
-            b.timeMs = sqlite3_column_double(s, 4);
-            if (sqlite3_column_type(s, 5) != SQLITE_NULL)
-                b.compileS = sqlite3_column_double(s, 5);
-            if (sqlite3_column_type(s, 7) != SQLITE_NULL)
-                b.pick = config(sqlite3_column_int64(s, 6), text(s, 7));
-            baselines[{sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1)}].push_back(std::move(b));
+            b.timeMs = s.real(4);
+            if (!s.isNull(5))
+                b.compileS = s.real(5);
+            if (!s.isNull(7))
+                b.pick = config(s.integer(6), s.text(7));
+            baselines[{s.integer(0), s.integer(1)}].push_back(std::move(b));
         }
     }
     const char *sql =
@@ -1017,10 +964,9 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
         "LEFT JOIN measurements m ON m.run_id=rp.run_id AND m.problem_id=rp.problem_id "
         "LEFT JOIN kernel_configs c ON c.id=m.config_id "
         "WHERE (?1 IS NULL OR rp.run_id=?1) ORDER BY rp.run_id, rp.problem_id, m.config_id, m.method";
-    auto *s = prepare(sql);
-    Reset reset{s};
+    SqlStatement s(*this, sql, SqlStatement::Cached{});
     if (runId)
-        put(s, 1, *runId);
+        s.bind(1, *runId);
     ProblemRecord cur;
     int64_t curRun = -1, curProblem = -1, curConfig = -1;
     auto flush = [&] {
@@ -1030,39 +976,34 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
             cur.baselines = it->second;
         fn(runsById[curRun], cur);
     };
-    while (true) {
-        int rc = sqlite3_step(s);
-        if (rc == SQLITE_DONE)
-            break;
-        if (rc != SQLITE_ROW)
-            fail(fmt::format("export query failed: {}", sqlite3_errmsg(m_db)));
-        const int64_t run = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 15);
+    while (s.step("export query failed")) {
+        const int64_t run = s.integer(0), pid = s.integer(15);
         if (run != curRun || pid != curProblem) {
             flush();
             cur = ProblemRecord{};
             curRun = run;
             curProblem = pid;
             curConfig = -1;
-            cur.problem = problemFromRow(s, 1);
-            if (text(s, 9) != "ok")
-                cur.error = text(s, 10);
+            cur.problem = s.problem(1);
+            if (s.text(9) != "ok")
+                cur.error = s.text(10);
         }
-        if (sqlite3_column_type(s, 11) == SQLITE_NULL)
+        if (s.isNull(11))
             continue;
-        const int64_t cfg = sqlite3_column_int64(s, 17);
+        const int64_t cfg = s.integer(17);
         if (cfg != curConfig) {
-            cur.candidates.push_back({config(cfg, text(s, 11)), {}});
+            cur.candidates.push_back({config(cfg, s.text(11)), {}});
             curConfig = cfg;
         }
         Timing t;
-        auto method = parseTimingMethod(text(s, 16));
+        auto method = parseTimingMethod(s.text(16));
         if (!method)
-            fail(fmt::format("unknown timing method '{}' in measurements", text(s, 16)));
+            fail(fmt::format("unknown timing method '{}' in measurements", s.text(16)));
         t.method = *method;
-        if (sqlite3_column_type(s, 12) != SQLITE_NULL)
-            t.timeMs = sqlite3_column_double(s, 12);
-        t.status = parseMeasureStatus(text(s, 13));
-        t.error = text(s, 14);
+        if (!s.isNull(12))
+            t.timeMs = s.real(12);
+        t.status = parseMeasureStatus(s.text(13));
+        t.error = s.text(14);
         cur.candidates.back().timings.push_back(std::move(t));
     }
     flush();

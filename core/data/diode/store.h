@@ -156,8 +156,9 @@ public:
     void exec(const char *sql);
 
 private:
-    friend class SqlStatement; // the one way other code reaches this connection (sqlstatement.h)
-    sqlite3_stmt *prepare(const char *sql);
+    friend class SqlStatement; // the one way code reaches this connection's statements (sqlstatement.h)
+    /// SQLite's message for the connection's latest failure, with a hint where the disk may be full.
+    std::string lastError() const;
     [[noreturn]] void fail(const std::string &what);
     void migrate();
     void checkOwnership(Mode mode, Foreign foreign);
@@ -168,7 +169,8 @@ private:
     /// reader being read-only, leaves them behind; the destructor removes them when no one else
     /// has the database open and the -wal is empty.
     bool m_removeWalFiles = false;
-    // Keyed by the SQL text's address: every statement is a literal or a function-static string.
+    // SqlStatement's cached statements, keyed by the SQL text's address (a literal or a
+    // function-static string).
     std::unordered_map<const void *, sqlite3_stmt *> m_stmts;
     // Id caches keyed by cheap fingerprints: the ingest path must not build JSON per row.
     std::unordered_map<std::string, int64_t> m_configIds;
