@@ -69,15 +69,19 @@ diode::KernelConfig toConfig(const diode_candidate &c, size_t i) {
     k.numStages = c.num_stages;
     k.numWarps = c.num_warps;
     // The feature schema reads these flags from `extra`, as problem JSON carries them.
-    if (c.even_k >= 0 || c.allow_tf32 >= 0) {
-        k.extra = nlohmann::json::object();
-        if (c.even_k >= 0)
-            k.extra["EVEN_K"] = c.even_k != 0;
-        if (c.allow_tf32 >= 0)
-            k.extra["ALLOW_TF32"] = c.allow_tf32 != 0;
-    }
+    const int32_t flags[diode::kCandidateKeyFlags] = {c.even_k, c.allow_tf32};
+    for (size_t f = 0; f < diode::kCandidateKeyFlags; ++f)
+        if (flags[f] >= 0) {
+            if (!k.extra.is_object())
+                k.extra = nlohmann::json::object();
+            k.extra[diode::kCandidateKeyFields[diode::kCandidateKeyFields.size() - diode::kCandidateKeyFlags +
+                                               f]] = flags[f] != 0;
+        }
     return k;
 }
+
+static_assert(DIODE_PACKED_FIELDS == 2 + diode::kCandidateKeyFields.size(),
+              "a packed row is a candidate key: kind, name and kCandidateKeyFields");
 
 diode::KernelConfig fromRow(const int32_t *row, const char *const *names, size_t nameCount, size_t i) {
     static const char *const kKinds[] = {"aten", "triton"};
@@ -291,11 +295,19 @@ const char *diode_vocabulary(void) {
         nlohmann::json fields = nlohmann::json::array();
         for (const auto f : diode::kProblemFields)
             fields.push_back(f);
+        nlohmann::json key = {"kind", "name"}, flags = nlohmann::json::array();
+        for (size_t i = 0; i < diode::kCandidateKeyFields.size(); ++i) {
+            key.push_back(diode::kCandidateKeyFields[i]);
+            if (i + diode::kCandidateKeyFlags >= diode::kCandidateKeyFields.size())
+                flags.push_back(diode::kCandidateKeyFields[i]);
+        }
         return nlohmann::json{
             {"ops", ops},
             {"batched_ops", batched},
             {"dtypes", dtypes},
             {"problem_fields", fields},
+            {"candidate_key", key},
+            {"candidate_flags", flags},
             {"timing_methods", diode::timingMethodNameList()},
             {"regimes", {diode::toString(diode::Regime::Warm), diode::toString(diode::Regime::Cold)}},
             {"default_regime", diode::kDefaultRegime}}

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 6
+#define DIODE_ABI_VERSION 7
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))
@@ -51,6 +51,8 @@ DIODE_API int diode_feature_schema_version(void);
  * Python package (torch_diode._native.vocabulary), as JSON text owned by the library:
  *   {"ops": [...], "batched_ops": [...], "dtypes": [{"name": "bf16", "torch": "bfloat16", "bytes": 2}, ...],
  *    "problem_fields": ["op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed"],
+ *    "candidate_key": ["kind", "name", "BLOCK_M", ..., "EVEN_K", "ALLOW_TF32"] (a packed row's fields,
+ * below), "candidate_flags": ["EVEN_K", "ALLOW_TF32"] (the key's last fields: 0/1, -1 when not given),
  *    "timing_methods": [...], "regimes": ["warm", "cold"], "default_regime": "warm"} */
 DIODE_API const char *diode_vocabulary(void);
 

@@ -115,6 +115,21 @@ class NativeTest(unittest.TestCase):
             self.assertEqual(answer.pop("line"), numbers.pop(0))
             self.assertEqual(model.rank_json(line), answer)
 
+    def test_candidate_key_is_the_librarys_row(self):
+        # The key Python builds is the library's packed row and diode_candidate, field for field,
+        # as diode_vocabulary names them; a problem-JSON candidate survives the round trip.
+        from torch_diode._native import Candidate, candidate_dict, candidate_key, vocabulary
+
+        key = vocabulary()["candidate_key"]
+        self.assertEqual([name for name, _ in Candidate._fields_], [f.lower() for f in key])
+        self.assertEqual(key[-len(vocabulary()["candidate_flags"]) :], vocabulary()["candidate_flags"])
+        triton = {"kind": "triton", "template": "mm", "BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32}
+        triton.update(GROUP_M=4, num_stages=3, num_warps=4, EVEN_K=True)
+        self.assertEqual(candidate_key(triton), ("triton", "mm", 64, 128, 32, 4, 3, 4, 1, -1))
+        for c in (triton, {"kind": "aten", "name": "extern_kernels.bmm"}):
+            self.assertEqual(candidate_dict(candidate_key(c)), c)
+        self.assertEqual(candidate_key({k: v for k, v in triton.items() if k != "GROUP_M"})[5], 8)
+
     def test_eval_reports_the_selectors_decisions(self):
         # `diode eval --table`'s policy column is what the selector decides: every DEFAULT held-out
         # problem put through the selector's own call (candidate keys, packed rows, the package's

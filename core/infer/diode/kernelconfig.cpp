@@ -14,12 +14,15 @@ struct IntField {
     int KernelConfig::*member;
 };
 
+// The candidate key's integer fields (kernelconfig.h), then the cpu backend's threads.
+constexpr const auto &kKey = kCandidateKeyFields;
 constexpr std::array kIntFields{
-    IntField{"BLOCK_M", &KernelConfig::blockM},       IntField{"BLOCK_N", &KernelConfig::blockN},
-    IntField{"BLOCK_K", &KernelConfig::blockK},       IntField{"GROUP_M", &KernelConfig::groupM},
-    IntField{"num_stages", &KernelConfig::numStages}, IntField{"num_warps", &KernelConfig::numWarps},
+    IntField{kKey[0], &KernelConfig::blockM},    IntField{kKey[1], &KernelConfig::blockN},
+    IntField{kKey[2], &KernelConfig::blockK},    IntField{kKey[3], &KernelConfig::groupM},
+    IntField{kKey[4], &KernelConfig::numStages}, IntField{kKey[5], &KernelConfig::numWarps},
     IntField{"threads", &KernelConfig::threads},
 };
+static_assert(kCandidateKeyFields.size() - kCandidateKeyFlags == 6, "kIntFields names each integer field");
 
 // Per-measurement keys that are not part of the kernel's identity: the same kernel from a
 // version 1 line (time_ms) and a version 2 line (times) is one config.

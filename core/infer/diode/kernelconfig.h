@@ -2,11 +2,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace diode {
+
+/// A GPU candidate's key, in order: its kind, its name (the ATen function, or the Triton template),
+/// then these problem-JSON fields. It is the plugin ABI's packed row (diode_inductor.h) and the
+/// Python selector's candidate key (read through diode_vocabulary). The last kCandidateKeyFlags are
+/// flags: 0/1, -1 when not given.
+inline constexpr std::array<const char *, 8> kCandidateKeyFields{
+    "BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps", "EVEN_K", "ALLOW_TF32"};
+inline constexpr size_t kCandidateKeyFlags = 2;
 
 /// One kernel choice for a GEMM: an ATen (cuBLAS) call, a Triton template instance with its
 /// block sizes, or a configuration of the CPU reference GEMM. Keys this build does not know

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Iterable, Optional
 
+from ._native import INDUCTOR_GROUP_M
+
 # The hook the selector overrides; older torch called it `_finalize_mm_configs`.
 FINALIZE_HOOK = "_finalize_template_configs"
 # Template uids of the Triton GEMM templates the model knows, and their problem-JSON names.
@@ -161,7 +163,7 @@ def ktc_keys(ktcs) -> list:
     read in place (params first, then extra kwargs, as KernelTemplateChoice.choice passes them)."""
     out = []
     last_template, kind = object(), None
-    last_extra, x_group, x_even, x_tf32 = object(), 8, None, None
+    last_extra, x_group, x_even, x_tf32 = object(), INDUCTOR_GROUP_M, None, None
     for ktc in ktcs:
         template = getattr(ktc, "template", None)
         if template is not last_template:
@@ -177,7 +179,11 @@ def ktc_keys(ktcs) -> list:
         extra = getattr(ktc, "extra_kwargs", None) or {}
         if extra is not last_extra:
             last_extra = extra
-            x_group, x_even, x_tf32 = extra.get("GROUP_M", 8), extra.get("EVEN_K"), extra.get("ALLOW_TF32")
+            x_group, x_even, x_tf32 = (
+                extra.get("GROUP_M", INDUCTOR_GROUP_M),
+                extra.get("EVEN_K"),
+                extra.get("ALLOW_TF32"),
+            )
         kw = _params_dict(getattr(ktc, "params", None))
         try:
             try:

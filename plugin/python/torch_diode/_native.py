@@ -15,8 +15,7 @@ from array import array
 from itertools import chain
 from typing import Optional, Sequence
 
-ABI_VERSION = 6
-PACKED_FIELDS = 10
+ABI_VERSION = 7
 _LIB_NAME = "libdiode_inductor.so"
 
 
@@ -213,6 +212,41 @@ def vocabulary() -> dict:
     return _vocabulary
 
 
+def _candidate_fields() -> tuple[tuple, tuple]:
+    key = tuple(vocabulary()["candidate_key"])
+    return key, tuple(vocabulary()["candidate_flags"])
+
+
+def candidate_key(c: dict) -> tuple:
+    """The candidate key of a problem-JSON candidate: the library's packed row (diode_vocabulary's
+    candidate_key: kind, name, the kernel's integer parameters, then its flags, -1 when not given).
+    A Triton candidate without GROUP_M has Inductor's default; KeyError for a missing parameter."""
+    key, flags = _candidate_fields()
+    params = key[2 : len(key) - len(flags)]
+    if c["kind"] != "triton":  # aten, or a kind the library names in its error
+        return (c["kind"], c.get("name", "")) + (0,) * len(params) + (-1,) * len(flags)
+    return (
+        ("triton", c["template"])
+        + tuple(int(c.get(f, INDUCTOR_GROUP_M) if f == "GROUP_M" else c[f]) for f in params)
+        + tuple(-1 if c.get(f) is None else int(bool(c[f])) for f in flags)
+    )
+
+
+def candidate_dict(key: tuple) -> dict:
+    """The problem-JSON form of a candidate key (the inverse of candidate_key)."""
+    if key[0] != "triton":
+        return {"kind": key[0], "name": key[1]}
+    fields, flags = _candidate_fields()
+    c = {"kind": "triton", "template": key[1]}
+    c.update((f, v) for f, v in zip(fields[2:], key[2:]) if f not in flags)
+    c.update((f, bool(v)) for f, v in zip(fields[2:], key[2:]) if f in flags and v >= 0)
+    return c
+
+
+# Inductor's GROUP_M when a template does not set it (its mm configs' default).
+INDUCTOR_GROUP_M = 8
+
+
 def model_locations() -> list[tuple[str, str]]:
     """(source, path) of each place a user's packages are looked for, in order, as core decides
     them (diode_model_locations): $TORCH_DIODE_MODEL_PATH's entries, then the user folder."""
@@ -297,7 +331,7 @@ class Model:
         self._handle = handle
         self.manifest = json.loads(self._lib.diode_model_manifest(handle).decode())
         self._names: dict = {}
-        self._rows: dict = {}  # key -> its packed row (a tuple of PACKED_FIELDS ints)
+        self._rows: dict = {}  # key -> its packed row (a tuple of ints, one a candidate key field)
         self._name_index: dict = {}
         self._name_table = (ctypes.c_char_p * 0)()
         self._problems: dict = {}
@@ -340,22 +374,8 @@ class Model:
         )
         arr = (Candidate * n)()
         for i, c in enumerate(candidates):
-            kind = c["kind"]
-            dst = arr[i]
-            dst.kind = _cstr(kind, names)
-            if kind == "triton":
-                dst.name = _cstr(c.get("template", "mm"), names)
-                dst.block_m = c["BLOCK_M"]
-                dst.block_n = c["BLOCK_N"]
-                dst.block_k = c["BLOCK_K"]
-                dst.group_m = c.get("GROUP_M", 8)
-                dst.num_stages = c["num_stages"]
-                dst.num_warps = c["num_warps"]
-                dst.even_k = int(c["EVEN_K"]) if "EVEN_K" in c else -1
-                dst.allow_tf32 = int(c["ALLOW_TF32"]) if "ALLOW_TF32" in c else -1
-            else:
-                dst.name = _cstr(c.get("name", ""), names)
-                dst.even_k = dst.allow_tf32 = -1
+            kind, name, *values = candidate_key(c)
+            arr[i] = Candidate(_cstr(kind, names), _cstr(name, names), *values)
         out = (ctypes.c_double * n)()
         if self._lib.diode_model_score(self._handle, ctypes.byref(p), arr, n, out) != 0:
             raise NativeError(_last_error(self._lib))
@@ -368,8 +388,8 @@ class Model:
             names = sorted(self._name_index, key=self._name_index.__getitem__)
             self._name_table = (ctypes.c_char_p * len(names))(*(n.encode() for n in names))
         row = self._rows[key] = (0 if key[0] == "aten" else 1, index, *key[2:])
-        if len(row) != PACKED_FIELDS:
-            raise NativeError(f"candidate key {key!r} has {len(key)} fields; expected {PACKED_FIELDS}")
+        if len(key) != len(vocabulary()["candidate_key"]):
+            raise NativeError(f"candidate key {key!r} has {len(key)} fields; expected {vocabulary()['candidate_key']}")
         return row
 
     def _problem(self, problem: tuple) -> "Problem":

@@ -278,57 +278,14 @@ def problem_dict(problem: tuple) -> dict:
     return d
 
 
-# (kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32) of each
-# KernelTemplateChoice, or None when the model does not know its template or parameters.
+# The candidate key of each KernelTemplateChoice (the library's packed row, _native.CANDIDATE_KEY), or None
+# when the model does not know its template or parameters.
 candidate_keys = compat.ktc_keys
-
-
-def candidate_dict(key: tuple) -> dict:
-    """The problem-JSON form of a candidate key (for recorded decisions)."""
-    if key[0] == "aten":
-        return {"kind": "aten", "name": key[1]}
-    c = {
-        "kind": "triton",
-        "template": key[1],
-        "BLOCK_M": key[2],
-        "BLOCK_N": key[3],
-        "BLOCK_K": key[4],
-        "GROUP_M": key[5],
-        "num_stages": key[6],
-        "num_warps": key[7],
-    }
-    if key[8] >= 0:
-        c["EVEN_K"] = bool(key[8])
-    if key[9] >= 0:
-        c["ALLOW_TF32"] = bool(key[9])
-    return c
-
-
-def candidate_key(c: dict) -> tuple:
-    """The candidate key of a problem-JSON candidate (the inverse of candidate_dict)."""
-    if c["kind"] == "aten":
-        return ("aten", c["name"], 0, 0, 0, 0, 0, 0, -1, -1)
-
-    def flag(v):
-        return -1 if v is None else int(bool(v))
-
-    return (
-        "triton",
-        c["template"],
-        int(c["BLOCK_M"]),
-        int(c["BLOCK_N"]),
-        int(c["BLOCK_K"]),
-        int(c.get("GROUP_M", 8)),
-        int(c["num_stages"]),
-        int(c["num_warps"]),
-        flag(c.get("EVEN_K")),
-        flag(c.get("ALLOW_TF32")),
-    )
-
-
-# The part of a candidate key that names its kernel for exclusions (kind, name, blocks, GROUP_M,
-# stages, warps): EVEN_K and ALLOW_TF32 may be unset on one side.
-KERNEL_FIELDS = 8
+candidate_dict = _native.candidate_dict
+candidate_key = _native.candidate_key
+# The part of a candidate key that names its kernel for exclusions (kind, name and the integer
+# parameters): the flags may be unset on one side.
+KERNEL_FIELDS = len(_VOCABULARY["candidate_key"]) - len(_VOCABULARY["candidate_flags"])
 
 
 def unsafe_candidates(manifest: dict) -> dict:
