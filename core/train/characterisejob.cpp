@@ -6,6 +6,7 @@
 #include "diode/modelinstall.h"
 #include "diode/predictiontable.h"
 #include "diode/problemjson.h"
+#include "diode/removetree.h"
 #include "diode/shippeddata.h"
 #include "diode/store.h"
 #include "diode/sweepsession.h"
@@ -120,10 +121,7 @@ struct CloseReadWrite {
 // The trainer writes into a folder beside --out; the package moves to --out only when kept.
 struct ScratchFolder {
     fs::path dir;
-    ~ScratchFolder() {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
+    ~ScratchFolder() { removeTree(dir.string()); }
 };
 
 } // namespace

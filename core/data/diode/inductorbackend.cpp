@@ -3,6 +3,7 @@
 #include "diode/config.h"
 #include "diode/hardware.h"
 #include "diode/problemjson.h"
+#include "diode/removetree.h"
 
 #include <fmt/format.h>
 
@@ -51,10 +52,8 @@ InductorBackend::~InductorBackend() {
     if (m_worker && m_worker->running())
         m_worker->writeLine(R"({"cmd":"quit"})");
     m_worker.reset(); // ends the worker: nothing writes to its log after this
-    if (!m_cacheDir.empty()) {
-        std::error_code ec;
-        std::filesystem::remove_all(m_cacheDir, ec);
-    }
+    if (!m_cacheDir.empty())
+        removeTree(m_cacheDir);
     // A log the worker wrote nothing into says nothing; one with content is kept for diagnosis.
     std::error_code ec;
     if (!m_logPath.empty() && std::filesystem::is_regular_file(m_logPath, ec) &&
