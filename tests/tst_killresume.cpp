@@ -1,6 +1,12 @@
 #include "testutil.h"
 
+#include "diode/childprocess.h"
+
 #include <csignal>
+#include <stdexcept>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 // SIGKILL a real `diode sweep` child process at several moments, check the database after each
 // kill, resume, and compare with an uninterrupted run of the same plan.
@@ -238,6 +244,34 @@ private slots:
             QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM problems"), int64_t(3));
             QVERIFY2(testutil::integrityCheck(db) == "ok", testutil::integrityCheck(db).c_str());
         }
+    }
+
+    void pipesAreNotLeakedWhenTheSecondCannotBeMade() {
+        // Room for exactly one pipe: the two lowest free descriptors, the limit just above them.
+        int probe[2];
+        QCOMPARE(pipe(probe), 0);
+        close(probe[0]);
+        close(probe[1]);
+        rlimit old{};
+        QCOMPARE(getrlimit(RLIMIT_NOFILE, &old), 0);
+        rlimit tight = old;
+        tight.rlim_cur = rlim_t(std::max(probe[0], probe[1]) + 1);
+        QCOMPARE(setrlimit(RLIMIT_NOFILE, &tight), 0);
+        std::string error;
+        try {
+            int fds[4];
+            diode::makePipes(fds, 2, "worker pipes");
+        } catch (const std::runtime_error &e) {
+            error = e.what();
+        }
+        QCOMPARE(setrlimit(RLIMIT_NOFILE, &old), 0);
+        QVERIFY2(QString::fromStdString(error).startsWith("worker pipes: "), error.c_str());
+        int again[2];
+        QCOMPARE(pipe(again), 0); // the first pipe's two descriptors were given back
+        QCOMPARE(std::min(again[0], again[1]), std::min(probe[0], probe[1]));
+        QCOMPARE(std::max(again[0], again[1]), std::max(probe[0], probe[1]));
+        close(again[0]);
+        close(again[1]);
     }
 };
 

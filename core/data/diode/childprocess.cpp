@@ -78,16 +78,20 @@ int waitChild(pid_t pid) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+void makePipes(int *fds, int count, const std::string &what) {
+    for (int i = 0; i < count; ++i)
+        if (pipe2(fds + 2 * i, O_CLOEXEC) != 0) {
+            const int e = errno;
+            for (int j = 0; j < 2 * i; ++j)
+                close(fds[j]);
+            throw std::runtime_error(fmt::format("{}: {}", what, std::strerror(e)));
+        }
+}
+
 ChildOutput runCaptured(const std::vector<std::string> &argv) {
-    int outPipe[2], errPipe[2];
-    if (pipe2(outPipe, O_CLOEXEC) != 0)
-        throw std::runtime_error(fmt::format("cannot run '{}': {}", argv.at(0), std::strerror(errno)));
-    if (pipe2(errPipe, O_CLOEXEC) != 0) {
-        const int e = errno;
-        close(outPipe[0]);
-        close(outPipe[1]);
-        throw std::runtime_error(fmt::format("cannot run '{}': {}", argv.at(0), std::strerror(e)));
-    }
+    int pipes[4];
+    makePipes(pipes, 2, fmt::format("cannot run '{}'", argv.at(0)));
+    int *outPipe = pipes, *errPipe = pipes + 2;
     pid_t pid = -1;
     try {
         pid = startChild(argv, {}, {-1, outPipe[1], errPipe[1]});

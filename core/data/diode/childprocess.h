@@ -20,6 +20,10 @@ struct ChildStreams {
 pid_t startChild(const std::vector<std::string> &argv, const std::vector<std::string> &extraEnv = {},
                  ChildStreams streams = {}, bool ownGroup = false);
 
+/// `count` pipes (O_CLOEXEC) into fds[0..2*count): read end, then write end, of each. When one
+/// cannot be made, those made are closed and std::runtime_error says "WHAT: why".
+void makePipes(int *fds, int count, const std::string &what);
+
 /// Waits for `pid` to end: its exit code, or 128 + the signal that ended it.
 int waitChild(pid_t pid);
 

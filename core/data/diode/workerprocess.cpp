@@ -31,9 +31,9 @@ WorkerProcess::~WorkerProcess() {
 
 void WorkerProcess::start() {
     kill();
-    int toChild[2], fromChild[2];
-    if (pipe2(toChild, O_CLOEXEC) != 0 || pipe2(fromChild, O_CLOEXEC) != 0)
-        throw std::runtime_error(fmt::format("cannot create pipes: {}", std::strerror(errno)));
+    int fds[4];
+    makePipes(fds, 2, "cannot create pipes");
+    int *toChild = fds, *fromChild = fds + 2;
     const int logFd = open(m_logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     try { // own process group: a kill takes Inductor's compile workers along
         m_pid = startChild(m_argv, m_env, {toChild[0], fromChild[1], logFd}, true);
