@@ -673,6 +673,19 @@ class StatusWithoutTorchTest(unittest.TestCase):
         self.assertIn("torch is missing", st["reason"])
         self.assertEqual(r.stderr, "")  # a Python without torch is not worth a warning
 
+    def test_without_torch_or_library_says_torch_quietly(self):
+        # A Python with neither torch nor the native library: torch is what it lacks first, and
+        # that is not worth a warning either.
+        r = self.run_python(
+            "import torch_diode, json; print(json.dumps(torch_diode.get_integration_status()))",
+            TORCH_DIODE_LIBRARY="/nonexistent/libdiode_inductor.so",
+        )
+        self.assertEqual(r.returncode, 0, r.stderr)
+        st = json.loads(r.stdout)
+        self.assertFalse(st["installed"])
+        self.assertIn("torch is missing", st["reason"])
+        self.assertEqual(r.stderr, "")
+
     def test_autoregister_off_does_nothing(self):
         r = self.run_python(
             "import torch_diode, json; print(json.dumps(torch_diode.get_integration_status()))",

@@ -63,11 +63,14 @@ def set_log_level(level) -> None:
     log.setLevel(level)
 
 
+_NO_TORCH = "torch is missing or broken"
+
+
 def _check_torch() -> Optional[str]:
     try:
         import torch
     except Exception as e:  # torch missing or broken: the status says so
-        return f"torch is missing or broken: {e}"
+        return f"{_NO_TORCH}: {e}"
     version = tuple(int(x) for x in re.findall(r"\d+", torch.__version__)[:2])
     _status["torch"] = {"ok": version >= MIN_TORCH, "version": torch.__version__}
     if version < MIN_TORCH:
@@ -155,7 +158,8 @@ def install(model=None, **options) -> bool:
     except NativeError as e:
         with _lock:
             uninstall()
-            return _fail("model", str(e))
+            why = _check_torch()  # without torch too, that is what to say, and quietly
+            return _fail("torch", why, logging.INFO) if why and why.startswith(_NO_TORCH) else _fail("model", str(e))
     options = Options(**options)
     with _lock:
         uninstall()
@@ -164,7 +168,7 @@ def install(model=None, **options) -> bool:
             why = check()
             if why:
                 # A Python without torch (a CPU box, a script) is not worth a warning.
-                return _fail(step, why, logging.INFO if why.startswith("torch is missing") else logging.WARNING)
+                return _fail(step, why, logging.INFO if why.startswith(_NO_TORCH) else logging.WARNING)
             _status[step] = dict(_status.get(step, {}), ok=True, reason="")
             _status[step].pop("reason")
         hw = get_detected_hardware()
