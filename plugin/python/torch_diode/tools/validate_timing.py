@@ -7,6 +7,10 @@ compiled (Inductor then has nothing to benchmark) and the compiled function is t
 graph, warm and cold, the same GraphTimer as the fast path.
 
   python3 -m torch_diode.tools.validate_timing --problems P.jsonl --out VALID.jsonl [--per-problem 3]
+  python3 -m torch_diode.tools.validate_timing --measured --problems EXPORT.jsonl --out VALID.jsonl
+
+With --measured the fast times are the ones the problem lines carry (`diode export` of a sweep),
+not measured again: what is checked is the truth a sweep stored, under the sweep's own load.
 
 Each line of VALID.jsonl: the problem, the candidate, fast and slow times per method, and
 whether they agree (within 3 % or 0.3 us). A summary goes to stderr and --summary.
@@ -96,6 +100,11 @@ def main(argv=None):
         "--want", type=int, default=0, help="stop once this many problems were compared (padded ones do not count)"
     )
     ap.add_argument("--summary", help="write the summary JSON here too")
+    ap.add_argument(
+        "--measured",
+        action="store_true",
+        help="take the fast times from the lines' candidates (a sweep's export) instead of measuring them",
+    )
     args = ap.parse_args(argv)
     try:
         problems = worker.read_problems(args.problems, "DEFAULT")
@@ -113,11 +122,14 @@ def main(argv=None):
     padded = 0
     with open(args.out, "w") as out:
         for p in problems:
-            try:
-                measured, _c, _f = worker.measure(p, p["search_space"], collector, timer)
-            except Exception as e:  # one problem that cannot be measured is logged and skipped
-                worker.log(f"fast path failed on {p}: {e}")
-                continue
+            if args.measured:
+                measured = p
+            else:
+                try:
+                    measured, _c, _f = worker.measure(p, p["search_space"], collector, timer)
+                except Exception as e:  # one problem that cannot be measured is logged and skipped
+                    worker.log(f"fast path failed on {p}: {e}")
+                    continue
             if "inductor_operand_shapes" in measured:
                 # Inductor padded the operands (pad_mm): the fast path times the kernel on the
                 # padded tensors, the compiled function adds the padding copies (or, compiled
@@ -127,7 +139,7 @@ def main(argv=None):
                 out.write(json.dumps(row) + "\n")
                 padded += 1
                 continue
-            for cand in pick(measured["candidates"], args.per_problem, rng):
+            for cand in pick(measured.get("candidates") or [], args.per_problem, rng):
                 row = {k: p[k] for k in worker.PROBLEM_KEYS}
                 row["candidate"] = {k: v for k, v in cand.items() if k != "times"}
                 row["fast"] = {m: cand["times"][m] for m in ("graph_warm", "graph_cold")}
