@@ -18,7 +18,6 @@ from ._native import INDUCTOR_GROUP_M
 FINALIZE_HOOK = "_finalize_template_configs"
 # Template uids of the Triton GEMM templates the model knows, and their problem-JSON names.
 TRITON_TEMPLATES = {"triton::mm": "mm", "triton::bmm": "bmm"}
-TRITON_PARAMS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps")
 # Inductor's feedback saver names for the GEMMs we measure, mapped to problem-JSON ops.
 SAVER_OPS = {"mm": "mm", "addmm": "addmm", "bias_addmm": "addmm", "bmm": "bmm", "baddbmm": "baddbmm"}
 

@@ -24,6 +24,7 @@ log = logging.getLogger("torch_diode")
 _VOCABULARY = _native.vocabulary()
 DTYPES = {"torch." + d["torch"]: d["name"] for d in _VOCABULARY["dtypes"]}  # torch's name -> ours
 DTYPE_BYTES = {d["name"]: d["bytes"] for d in _VOCABULARY["dtypes"]}
+TORCH_DTYPE_NAMES = {d["name"]: d["torch"] for d in _VOCABULARY["dtypes"]}  # ours -> torch's, getattr(torch, ...)
 
 
 class Stats:

@@ -127,7 +127,9 @@ def block_case(block: str, phase: str, tokens: int, dtype: str):
         raise ValueError(f"block '{block}' is not one of {sorted(SHAPES)}")
     if phase not in ("decode", "prefill"):
         raise ValueError(f"phase '{phase}' is neither decode nor prefill")
-    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+    from .._selector import TORCH_DTYPE_NAMES
+
+    dt = getattr(torch, TORCH_DTYPE_NAMES[dtype])
     s = SHAPES[block]
     LlamaLayer, Block = _modules()
     torch.manual_seed(0)

@@ -126,7 +126,9 @@ def scenario(name: str, dtype: str) -> Scenario:
     if dtype not in DTYPES:
         raise ValueError(f"dtype '{dtype}' is neither bf16 nor fp16")
     kind, p = SCENARIOS[name]
-    dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+    from .._selector import TORCH_DTYPE_NAMES
+
+    dt = getattr(torch, TORCH_DTYPE_NAMES[dtype])
     LlamaLayer, Block = _modules()
     torch.manual_seed(0)
     dev = "cuda"

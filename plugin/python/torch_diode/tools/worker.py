@@ -39,7 +39,8 @@ import zlib
 from .. import _inductor_compat as compat
 from .. import _native
 from . import ingraph
-from .._selector import DTYPE_BYTES, DTYPES, PROBLEM_KEYS, PROBLEM_OPS, plain_index
+from .._selector import DTYPE_BYTES, PROBLEM_KEYS, PROBLEM_OPS, plain_index
+from .._selector import TORCH_DTYPE_NAMES as DTYPE_NAMES
 from ._timings import candidate_from_choice
 from .ingraph import gpu_lock
 
@@ -51,8 +52,6 @@ from .ingraph import gpu_lock
 os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
 
 MIN_TORCH = (2, 9)
-# The torch dtype of each problem dtype: the selector's table read the other way.
-DTYPE_NAMES = {short: torch_name.removeprefix("torch.") for torch_name, short in DTYPES.items()}
 # What this worker times: every timing method core knows but the cpu backend's own.
 METHODS = tuple(m for m in _native.vocabulary()["timing_methods"] if m != "cpu")
 # A candidate whose output differs from ATen's by more than this (max |diff| / max |ATen|) is wrong.
