@@ -482,7 +482,8 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             self.assertTrue(other)
             recs = [json.loads(x) for x in open(path)]
             self.assertEqual({r["op"] for r in recs}, {"addmm", "bmm"})
-            self.assertTrue(all(any(cand.get("time_ms") for cand in r["candidates"]) for r in recs))
+            self.assertTrue(all(r["version"] == 2 for r in recs))  # the format diode sweep exports
+            self.assertTrue(all(any(cand["times"].get("inductor_autotune") for cand in r["candidates"]) for r in recs))
             if os.environ.get("DIODE_CLI"):
                 db = os.path.join(d, "collected.db")
                 r = subprocess.run(

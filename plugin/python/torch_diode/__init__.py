@@ -367,7 +367,7 @@ def record_decisions(path: Optional[str] = None):
 
 def collect(path: str, append: bool = False):
     """Context manager recording Inductor's autotune timings as problem JSON lines while you
-    compile your own model; see torch_diode.tools.collect_timings.Collector."""
+    compile your own model; see torch_diode.tools.collect_timings.AutotuneRecorder."""
     from .tools.collect_timings import collect as _collect
 
     return _collect(path, append=append)

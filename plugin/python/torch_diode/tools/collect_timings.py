@@ -17,9 +17,11 @@ from ._timings import candidate_from_choice
 log = logging.getLogger("torch_diode")
 
 
-class Collector:
-    """A feedback saver (torch 2.11 passes six positional arguments) writing one line per
-    autotuned GEMM."""
+class AutotuneRecorder:
+    """A feedback saver (torch 2.11 passes six positional arguments) writing one problem JSON line
+    (version 2, docs/FORMATS.md) per autotuned GEMM, Inductor's benchmark times as
+    `inductor_autotune`. (The worker's saver, tools.worker.ChoiceCollector, keeps the choices
+    themselves to time them in CUDA graphs.)"""
 
     def __init__(self, out):
         self._out = out
@@ -57,10 +59,10 @@ class Collector:
         for choice, t in timings.items():
             cand = candidate_from_choice(choice)
             if t is None or t != t or t == float("inf") or t <= 0:
-                cand["time_ms"] = None
+                cand["times"] = {}
                 cand["error"] = "no valid timing (failed to compile or run)"
             else:
-                cand["time_ms"] = float(t)
+                cand["times"] = {"inductor_autotune": float(t)}
             candidates.append(cand)
         if not candidates:
             return None
@@ -75,15 +77,16 @@ class Collector:
             "b_transposed": _layout_transposed(s2, t2),
             "search_space": compat.current_search_space(),
             "source": "torch_diode.collect",
+            "version": 2,
             "candidates": candidates,
         }
 
 
 @contextlib.contextmanager
 def collect(path: str, append: bool = False):
-    """Yields the Collector (its `problems` counts lines written)."""
+    """Yields the AutotuneRecorder (its `problems` counts lines written)."""
     with open(path, "a" if append else "w") as out:
-        collector = Collector(out)
+        collector = AutotuneRecorder(out)
         compat.add_feedback_saver(collector)
         try:
             yield collector

@@ -99,7 +99,7 @@ def environment_problem():
     return compat.saver_problem()
 
 
-class Collector:
+class ChoiceCollector:
     """The feedback saver (six positional arguments in torch 2.11). For each autotuned GEMM it
     keeps every choice with Inductor's time, the tensors Inductor benchmarked it with, and the
     ChoiceCaller itself, so that the choices can be timed in CUDA graphs after the compile."""
@@ -478,7 +478,7 @@ def setup():
     from .ingraph import GraphTimer
 
     uninstall()
-    collector = Collector()
+    collector = ChoiceCollector()
     compat.add_feedback_saver(collector)
     return collector, GraphTimer(), None
 
