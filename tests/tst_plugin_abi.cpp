@@ -141,7 +141,7 @@ private slots:
                 ++compared;
             }
             // The JSON entry point returns exactly what `diode rank` prints.
-            std::string line = diode::toProblemLine(records[i]);
+            std::string line = diode::toJson(records[i]).dump();
             char *json = diode_model_rank_json(model, line.c_str());
             QVERIFY(json);
             QCOMPARE(nlohmann::json::parse(json)["order"], rank["order"]);

@@ -18,12 +18,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } catch (const diode::InvalidInput &) {
         return 0;
     }
-    const std::string written = diode::toProblemLine(rec);
+    const std::string written = diode::toJson(rec).dump();
     try {
         const auto again = diode::parseProblemLine(written, "fuzz: written line");
-        if (diode::toProblemLine(again) != written) {
+        if (diode::toJson(again).dump() != written) {
             std::fprintf(stderr, "a written line reads back differently:\n%s\n%s\n", written.c_str(),
-                         diode::toProblemLine(again).c_str());
+                         diode::toJson(again).dump().c_str());
             std::abort();
         }
     } catch (const diode::InvalidInput &e) {

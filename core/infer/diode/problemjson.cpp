@@ -363,10 +363,6 @@ nlohmann::json toJson(const ProblemRecord &r) {
     return j;
 }
 
-std::string toProblemLine(const ProblemRecord &r) {
-    return toJson(r).dump();
-}
-
 std::string lowerExtension(const std::string &path) {
     std::string ext = std::filesystem::path(path).extension().string();
     std::transform(ext.begin(), ext.end(), ext.begin(),

@@ -43,7 +43,6 @@ enum class LineRead { Line, TooLong, End };
 /// std::getline with a bound: reads one line into `line` without its newline, never holding more
 /// than kProblemJsonLimits.maxBytes of it.
 LineRead readProblemLine(std::istream &in, std::string &line);
-std::string toProblemLine(const ProblemRecord &r);
 
 /// A file name's extension in lower case (".jsonl" for "X.JSONL"), for choosing a reader by name.
 std::string lowerExtension(const std::string &path);
