@@ -306,6 +306,7 @@ const char *diode_vocabulary(void) {
             {"batched_ops", batched},
             {"dtypes", dtypes},
             {"problem_fields", fields},
+            {"max_problem_size", diode::kMaxProblemSize},
             {"candidate_key", key},
             {"candidate_flags", flags},
             {"timing_methods", diode::timingMethodNameList()},

@@ -51,6 +51,7 @@ DIODE_API int diode_feature_schema_version(void);
  * Python package (torch_diode._native.vocabulary), as JSON text owned by the library:
  *   {"ops": [...], "batched_ops": [...], "dtypes": [{"name": "bf16", "torch": "bfloat16", "bytes": 2}, ...],
  *    "problem_fields": ["op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed"],
+ *    "max_problem_size": the largest B, M, N or K a problem may have (each is 1 or more),
  *    "candidate_key": ["kind", "name", "BLOCK_M", ..., "EVEN_K", "ALLOW_TF32"] (a packed row's fields,
  * below), "candidate_flags": ["EVEN_K", "ALLOW_TF32"] (the key's last fields: 0/1, -1 when not given),
  *    "timing_methods": [...], "regimes": ["warm", "cold"], "default_regime": "warm"} */

@@ -52,6 +52,7 @@ from .ingraph import gpu_lock
 os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
 
 MIN_TORCH = (2, 9)
+MAX_PROBLEM_SIZE = _native.vocabulary()["max_problem_size"]  # core's bound on B, M, N and K
 # What this worker times: every timing method core knows but the cpu backend's own.
 METHODS = tuple(m for m in _native.vocabulary()["timing_methods"] if m != "cpu")
 # A candidate whose output differs from ATen's by more than this (max |diff| / max |ATen|) is wrong.
@@ -598,8 +599,8 @@ def read_problems(path, search_space):
                 f"{', '.join(PROBLEM_OPS)} / {', '.join(DTYPE_NAMES)}"
             )
         for k in ("B", "M", "N", "K"):
-            if not isinstance(p[k], int) or isinstance(p[k], bool) or not 1 <= p[k] <= 2**31 - 1:
-                raise BadInput(f"{path}:{n}: field '{k}' must be an integer from 1 to 2^31-1, got {p[k]!r}")
+            if not isinstance(p[k], int) or isinstance(p[k], bool) or not 1 <= p[k] <= MAX_PROBLEM_SIZE:
+                raise BadInput(f"{path}:{n}: field '{k}' must be an integer from 1 to {MAX_PROBLEM_SIZE}, got {p[k]!r}")
         p["search_space"] = str(p.get("search_space", search_space)).upper()
         if p["search_space"] not in ("DEFAULT", "EXHAUSTIVE"):
             raise BadInput(f"{path}:{n}: field 'search_space' must be DEFAULT or EXHAUSTIVE")
