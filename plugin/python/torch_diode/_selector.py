@@ -248,12 +248,15 @@ def _layout_transposed(size, stride) -> bool:
     return stride[-1] != 1 and stride[-2] == 1
 
 
-def problem_of(kernel_inputs, op_name: str) -> tuple:
-    """The GEMM Inductor is lowering, as (op, dtype, B, M, N, K, a_transposed, b_transposed)."""
-    (s1, t1), (s2, t2), dt = compat.kernel_inputs_problem(kernel_inputs)
-    dtype = DTYPES.get(str(dt))
+def gemm_problem(op_name: str, a: tuple, b: tuple, torch_dtype) -> tuple:
+    """(op, dtype, B, M, N, K, a_transposed, b_transposed) of a GEMM of A and B, each given as (size,
+    stride) with integer sizes: the one reader of a GEMM off Inductor's nodes, for the selector's
+    lowering (problem_of) and the collector's feedback saver. LookupError for a dtype the model
+    does not know."""
+    (s1, t1), (s2, t2) = a, b
+    dtype = DTYPES.get(str(torch_dtype))
     if dtype is None:
-        raise LookupError(f"dtype {dt} is not one the model knows")
+        raise LookupError(f"dtype {torch_dtype} is not one the model knows")
     batch = int(s1[-3]) if len(s1) >= 3 else 1
     return (
         op_name,
@@ -265,6 +268,12 @@ def problem_of(kernel_inputs, op_name: str) -> tuple:
         int(_layout_transposed(s1, t1)),
         int(_layout_transposed(s2, t2)),
     )
+
+
+def problem_of(kernel_inputs, op_name: str) -> tuple:
+    """The GEMM Inductor is lowering, as (op, dtype, B, M, N, K, a_transposed, b_transposed)."""
+    a, b, dt = compat.kernel_inputs_problem(kernel_inputs)
+    return gemm_problem(op_name, a, b, dt)
 
 
 PROBLEM_KEYS = tuple(_VOCABULARY["problem_fields"])

@@ -11,7 +11,7 @@ import logging
 import threading
 
 from .. import _inductor_compat as compat
-from .._selector import DTYPES, _layout_transposed
+from .._selector import gemm_problem, problem_dict
 from ._timings import candidate_from_choice
 
 log = logging.getLogger("torch_diode")
@@ -50,10 +50,9 @@ class AutotuneRecorder:
         if op is None or len(input_nodes) < 2:
             return None
         mat1, mat2 = input_nodes[-2], input_nodes[-1]
-        s1, t1 = compat.node_size_stride(mat1)
-        s2, t2 = compat.node_size_stride(mat2)
-        dtype = DTYPES.get(str(mat1.get_dtype()))
-        if dtype is None:
+        try:
+            problem = gemm_problem(op, compat.node_size_stride(mat1), compat.node_size_stride(mat2), mat1.get_dtype())
+        except LookupError:  # a dtype the model does not know
             return None
         candidates = []
         for choice, t in timings.items():
@@ -66,20 +65,13 @@ class AutotuneRecorder:
             candidates.append(cand)
         if not candidates:
             return None
-        return {
-            "op": op,
-            "dtype": dtype,
-            "B": int(s1[-3]) if len(s1) >= 3 else 1,
-            "M": int(s1[-2]),
-            "N": int(s2[-1]),
-            "K": int(s1[-1]),
-            "a_transposed": _layout_transposed(s1, t1),
-            "b_transposed": _layout_transposed(s2, t2),
-            "search_space": compat.current_search_space(),
-            "source": "torch_diode.collect",
-            "version": 2,
-            "candidates": candidates,
-        }
+        return dict(
+            problem_dict(problem),
+            search_space=compat.current_search_space(),
+            source="torch_diode.collect",
+            version=2,
+            candidates=candidates,
+        )
 
 
 @contextlib.contextmanager
