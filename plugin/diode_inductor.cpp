@@ -249,6 +249,48 @@ int diode_gpu_transfer(const char *package_gpu, const char *device_gpu, const ch
     return -1;
 }
 
+int diode_choose_package(const char *packages_json, const char *device_gpu, const char *device_arch,
+                         int device_sms, const char *regime, int *transferred) {
+    if (!packages_json || !device_gpu || !regime) {
+        setError("diode_choose_package: packages_json, device_gpu and regime must not be NULL");
+        return -2;
+    }
+    try {
+        const auto list = nlohmann::json::parse(packages_json);
+        if (!list.is_array())
+            throw diode::InvalidInput("diode_choose_package: packages_json must be a JSON array");
+        std::vector<diode::PackageFacts> packages;
+        for (size_t i = 0; i < list.size(); ++i) {
+            const auto &p = list[i];
+            const std::string where = fmt::format("packages[{}]", i);
+            if (!p.is_object() || !p.value("gpu", nlohmann::json()).is_string())
+                throw diode::InvalidInput(where + ": an object with a string 'gpu' is needed");
+            diode::PackageFacts f;
+            f.gpu = p["gpu"].get<std::string>();
+            f.createdAt = p.value("created_at", std::string());
+            const std::string method = p.value("timing_method", std::string());
+            const auto m = diode::parseTimingMethod(method);
+            if (!m)
+                throw diode::InvalidInput(
+                    fmt::format("{}: timing_method '{}' is not one core knows", where, method));
+            f.timingMethod = *m;
+            f.sourceRank = p.value("source_rank", 0);
+            packages.push_back(std::move(f));
+        }
+        const auto choice =
+            diode::choosePackage(packages, {device_gpu, device_arch ? device_arch : "", device_sms},
+                                 diode::toString(diode::parseRegime(regime)));
+        if (transferred)
+            *transferred = choice && choice->transfer.kind == diode::GpuTransfer::Similar;
+        return choice ? int(choice->index) : -1;
+    } catch (const std::exception &e) {
+        setError(e.what());
+    } catch (...) {
+        setError("diode_choose_package: unknown error");
+    }
+    return -2;
+}
+
 int diode_model_unseen(const diode_model *model, const diode_problem *problem, char *why, size_t why_len) {
     if (!model || !problem || (why_len && !why)) {
         setError("diode_model_unseen: model and problem must not be NULL, nor why when why_len > 0");

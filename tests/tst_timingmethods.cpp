@@ -286,7 +286,8 @@ private slots:
     }
 
     // Which package goes with which data (core/infer/diode/packagechoice.h), on the shipped packages:
-    // the plugin's default for a GPU and regime (its Python twin: torch_diode/_models.py best_for),
+    // the plugin's default for a GPU and regime (torch_diode/_models.py best_for asks the same
+    // choosePackage through diode_choose_package),
     // and the one the workbench shows with data of a GPU and truth.
     void packageChoiceFollowsTheGpuAndTheTruth() {
         const auto shipped = diode::packagesUnder(testutil::sourcePath("trained_models").toStdString());
@@ -343,6 +344,22 @@ private slots:
         auto withNewer = shipped;
         withNewer.push_back(newer);
         QCOMPARE(file(diode::defaultPackage(withNewer, "NVIDIA H200")), std::string("newer.diode"));
+        // An earlier place (the user's folder) wins over a better fit found later (shipped).
+        auto userCold = *diode::defaultPackage(shipped, "NVIDIA H200", "cold");
+        userCold.path = "user-cold.diode";
+        auto ranked = shipped;
+        for (auto &p : ranked)
+            p.sourceRank = 1;
+        ranked.push_back(userCold);
+        QCOMPARE(file(diode::defaultPackage(ranked, "NVIDIA H200", "warm")), std::string("user-cold.diode"));
+        // The device's architecture, where the runtime reports it, is what the transfer reads: a GPU
+        // the table does not know gets a Hopper package when it says 9.0, none without it.
+        const auto choice = diode::choosePackage(shipped, diode::DeviceGpu{"NVIDIA H999", "9.0", 140});
+        QVERIFY(choice);
+        QCOMPARE(choice->transfer.kind, diode::GpuTransfer::Similar);
+        QVERIFY2(choice->transfer.why.find("same architecture (9.0)") != std::string::npos,
+                 choice->transfer.why.c_str());
+        QVERIFY(!diode::choosePackage(shipped, diode::DeviceGpu{"NVIDIA H999", "", 0}));
     }
 };
 

@@ -98,6 +98,16 @@ DIODE_API int diode_model_scores_op(const diode_model *model, const char *op);
 DIODE_API int diode_gpu_transfer(const char *package_gpu, const char *device_gpu, const char *device_arch,
                                  int device_sms, double *distance, char *why, size_t why_len);
 
+/* Which package the plugin loads by default on a device (core's choosePackage, packagechoice.h):
+ * `packages_json` is a JSON array of the usable packages found, each {"gpu": the GPU it was made on,
+ * "created_at": ISO time, "timing_method": its truth, "source_rank": where it was found, lower first};
+ * the device as for diode_gpu_transfer; `regime` "warm" | "cold". Returns the index of the package
+ * to load (one made on that GPU model, else one of the nearest similar GPU; then the earliest
+ * source, the best fit to the regime, the newest), with *transferred 1 when it is of a similar GPU;
+ * -1 when none may serve the device; -2 on bad input (diode_last_error names it). */
+DIODE_API int diode_choose_package(const char *packages_json, const char *device_gpu, const char *device_arch,
+                                   int device_sms, const char *regime, int *transferred);
+
 /* Predicted milliseconds of each of `count` candidates of `problem`, written to out_ms[count],
  * in one batched call. Returns 0, or -1 (nothing written) with diode_last_error naming the
  * field at fault, e.g. "candidates[3]: candidate kind 'cutlass' is not one the model knows". */

@@ -572,6 +572,21 @@ class NativeTest(unittest.TestCase):
             model.score(p, [{"kind": "aten", "name": "extern_kernels.mm"}, {"kind": "cutlass", "name": "x"}])
         self.assertIn("candidates[1]", str(cm.exception))
 
+    def test_package_choice_is_cores_and_names_bad_input(self):
+        from torch_diode._native import NativeError, choose_package
+
+        h200 = {"gpu": "NVIDIA H200", "created_at": "2026-11-26", "timing_method": "graph_warm", "source_rank": 1}
+        user = dict(h200, timing_method="graph_cold", source_rank=0)
+        self.assertEqual(choose_package([h200, user], {"gpu": "NVIDIA H200"}, "warm"), (1, False))
+        self.assertEqual(
+            choose_package([h200], {"gpu": "NVIDIA H100 PCIe", "cc": "9.0", "sm_count": 114}, "warm"), (0, True)
+        )
+        self.assertEqual(choose_package([h200], {"gpu": "NVIDIA A100-SXM4-80GB"}, "warm"), (None, False))
+        with self.assertRaises(NativeError) as cm:
+            choose_package([dict(h200, timing_method="stopwatch")], {"gpu": "NVIDIA H200"}, "warm")
+        self.assertIn("packages[0]", str(cm.exception))
+        self.assertIn("stopwatch", str(cm.exception))
+
     def test_models_are_found_with_their_hardware(self):
         import torch_diode
 

@@ -145,9 +145,8 @@ class RegimeChoiceTest(unittest.TestCase):
             "path": f"/x/{name}.diode",
             "name": name,
             "source": source,
-            "matches_hardware": True,
+            "gpu": "NVIDIA H200",
             "timing_method": method,
-            "regime_rank": self.ranks[method],
             "created_at": created,
         }
 

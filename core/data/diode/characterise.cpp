@@ -261,21 +261,23 @@ StartPackage nearestStartPackage(const std::string &gpu, int smCount) {
     for (const char *root : {DIODE_SOURCE_DIR, DIODE_INSTALL_DATADIR})
         places.push_back(std::filesystem::path(root) / shipped::kModelDirectory);
     std::vector<std::string> searched;
-    for (const auto &dir : places) {
+    for (size_t rank = 0; rank < places.size(); ++rank) {
         std::error_code ec;
-        if (!std::filesystem::is_directory(dir, ec))
+        if (!std::filesystem::is_directory(places[rank], ec))
             continue;
-        searched.push_back(dir.string());
-        for (auto &f : packagesUnder(dir))
+        searched.push_back(places[rank].string());
+        for (auto &f : packagesUnder(places[rank])) {
+            f.sourceRank = int(rank); // the user's folder before the shipped packages, as the plugin
             packages.push_back(std::move(f));
+        }
     }
     StartPackage out;
     if (gpu.empty()) {
         out.why = "no GPU detected on this machine: name the start package with --package";
         return out;
     }
-    const auto chosen = defaultPackage(packages, gpu);
-    if (!chosen) {
+    const auto choice = choosePackage(packages, DeviceGpu{gpu, {}, smCount});
+    if (!choice) {
         out.why = fmt::format("no package in {} serves {} (none of its GPU, none that transfers): name "
                               "one with --package",
                               searched.empty() ? std::string("any model folder")
@@ -283,14 +285,15 @@ StartPackage nearestStartPackage(const std::string &gpu, int smCount) {
                               gpu);
         return out;
     }
-    out.path = chosen->path;
-    const GpuTransfer t = gpuTransfer(chosen->gpu, gpu, {}, smCount);
+    const PackageFacts &chosen = packages[choice->index];
+    const GpuTransfer &t = choice->transfer;
+    out.path = chosen.path;
     out.why =
         t.kind == GpuTransfer::Same
-            ? fmt::format("start package: {} ({}), made on this GPU model ({})", chosen->name, out.path, gpu)
+            ? fmt::format("start package: {} ({}), made on this GPU model ({})", chosen.name, out.path, gpu)
             : fmt::format("start package: {} ({}), transferred from {} to {}, the nearest package "
                           "(distance {:.2f}): {}",
-                          chosen->name, out.path, chosen->gpu, gpu, t.distance, t.why);
+                          chosen.name, out.path, chosen.gpu, gpu, t.distance, t.why);
     return out;
 }
 

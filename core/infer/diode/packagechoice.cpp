@@ -52,33 +52,39 @@ std::string_view regimeFor(TimingMethod method) {
     return method == TimingMethod::GraphCold ? "cold" : "warm";
 }
 
-std::optional<PackageFacts> defaultPackage(const std::vector<PackageFacts> &packages, const std::string &gpu,
+std::optional<PackageChoice> choosePackage(const std::vector<PackageFacts> &packages, const DeviceGpu &device,
                                            std::string_view regime) {
-    std::vector<const PackageFacts *> same, similar;
-    double nearest = 0;
-    for (const auto &p : packages) {
-        if (p.timingMethod == TimingMethod::Cpu) // ranks cpu tiles, never GPU kernels
+    std::vector<PackageChoice> same, similar;
+    for (size_t i = 0; i < packages.size(); ++i) {
+        if (packages[i].timingMethod == TimingMethod::Cpu) // ranks cpu tiles, never GPU kernels
             continue;
-        const GpuTransfer t = gpuTransfer(p.gpu, gpu);
-        if (t.kind == GpuTransfer::Same)
-            same.push_back(&p);
-        else if (t.kind == GpuTransfer::Similar) {
-            if (similar.empty() || t.distance < nearest) {
+        GpuTransfer t = gpuTransfer(packages[i].gpu, device.name, device.arch, device.sms);
+        if (t.kind == GpuTransfer::Same) {
+            same.push_back({i, std::move(t)});
+        } else if (t.kind == GpuTransfer::Similar) {
+            if (!similar.empty() && t.distance < similar.front().transfer.distance)
                 similar.clear();
-                nearest = t.distance;
-            }
-            if (t.distance == nearest)
-                similar.push_back(&p);
+            if (similar.empty() || t.distance == similar.front().transfer.distance)
+                similar.push_back({i, std::move(t)});
         }
     }
     auto &pool = same.empty() ? similar : same;
     if (pool.empty())
         return std::nullopt;
-    std::stable_sort(pool.begin(), pool.end(), [&](const PackageFacts *a, const PackageFacts *b) {
-        const int ra = regimeRank(a->timingMethod, regime), rb = regimeRank(b->timingMethod, regime);
-        return ra != rb ? ra < rb : a->createdAt > b->createdAt;
+    std::stable_sort(pool.begin(), pool.end(), [&](const PackageChoice &x, const PackageChoice &y) {
+        const PackageFacts &a = packages[x.index], &b = packages[y.index];
+        if (a.sourceRank != b.sourceRank)
+            return a.sourceRank < b.sourceRank;
+        const int ra = regimeRank(a.timingMethod, regime), rb = regimeRank(b.timingMethod, regime);
+        return ra != rb ? ra < rb : a.createdAt > b.createdAt;
     });
-    return *pool.front();
+    return pool.front();
+}
+
+std::optional<PackageFacts> defaultPackage(const std::vector<PackageFacts> &packages, const std::string &gpu,
+                                           std::string_view regime) {
+    const auto choice = choosePackage(packages, DeviceGpu{gpu, {}, 0}, regime);
+    return choice ? std::optional<PackageFacts>(packages[choice->index]) : std::nullopt;
 }
 
 namespace {

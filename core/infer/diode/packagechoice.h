@@ -1,5 +1,6 @@
 #pragma once
 
+#include "diode/gputable.h"
 #include "diode/timingmethod.h"
 
 #include <filesystem>
@@ -10,17 +11,19 @@
 
 namespace diode {
 
-/// The package the Inductor plugin loads by default for a GPU and a regime, decided here once
-/// for the C++ side (the workbench's defaults). The plugin's best_for()
-/// (plugin/python/torch_diode/_models.py) orders by this regimeRank, read through the ABI
-/// (diode_model_facts), after its search locations (the user's path before the shipped packages);
-/// install()'s regime defaults to "warm" there as here.
+/// The package the Inductor plugin loads by default for a GPU and a regime, decided here once:
+/// the plugin's best_for() (plugin/python/torch_diode/_models.py) calls choosePackage through the
+/// ABI (diode_choose_package), the workbench and `diode characterise` call it directly. install()'s
+/// regime defaults to "warm" there as here.
 inline constexpr std::string_view kDefaultRegime = "warm";
 
 /// What the choice reads of a package file.
 struct PackageFacts {
     std::string path, name, gpu, createdAt;
     TimingMethod timingMethod = TimingMethod::InductorAutotune;
+    /// Where it was found, earlier first: the plugin's search locations in order (the user's path
+    /// before the shipped packages); 0 everywhere where there is one place.
+    int sourceRank = 0;
     /// The facts of the package at `path`, or nullopt when it is not a readable package.
     static std::optional<PackageFacts> read(const std::filesystem::path &path);
 };
@@ -35,9 +38,23 @@ std::string pluginRefusal(TimingMethod trainedOn);
 /// The regime whose package fits data read with `method`: "cold" for graph_cold, else "warm".
 std::string_view regimeFor(TimingMethod method);
 
-/// The package loaded by default on `gpu` (a device name, "NVIDIA H200"): one made on that GPU
-/// model, else the nearest of a similar GPU (gpuTransfer); among those the best regimeRank,
-/// then the newest. Never a cpu model; nullopt when none transfers.
+/// The GPU a package is chosen for: its name ("NVIDIA H200") and, where the runtime reports them,
+/// its architecture ("9.0") and SM count (otherwise core's GPU table's).
+struct DeviceGpu {
+    std::string name, arch;
+    int sms = 0;
+};
+/// Which package the plugin loads, and how it transfers to the device.
+struct PackageChoice {
+    size_t index = 0; ///< into the packages given
+    GpuTransfer transfer;
+};
+/// The package loaded by default on `device`: one made on that GPU model, else one of the nearest
+/// similar GPU (gpuTransfer); among those the earliest sourceRank, then the best regimeRank, then
+/// the newest. Never a cpu model; nullopt when none transfers.
+std::optional<PackageChoice> choosePackage(const std::vector<PackageFacts> &packages, const DeviceGpu &device,
+                                           std::string_view regime = kDefaultRegime);
+/// choosePackage for a device known by its name alone.
 std::optional<PackageFacts> defaultPackage(const std::vector<PackageFacts> &packages, const std::string &gpu,
                                            std::string_view regime = kDefaultRegime);
 

@@ -113,40 +113,22 @@ def available(device: Optional[dict]) -> list[dict]:
     return out
 
 
-def regime_rank(info: dict, regime: str) -> int:
-    """How well a package's truth fits the asked regime (lower is better), as core ranks it:
-    describe() read it from the package (Model.facts)."""
-    return info["regime_rank"][regime]
-
-
-def _first_source_then_regime(candidates: list[dict], regime: str) -> dict:
-    """Earlier search locations win (the user's path over shipped packages), then the package
-    trained on the asked regime's in-graph times (then the other regime's, then Inductor's own
-    benchmark), then the newest."""
-    order = {s: i for i, (s, _) in enumerate(search_locations())}
-    first_source = min(order.get(m["source"], 99) for m in candidates)
-    same = [m for m in candidates if order.get(m["source"], 99) == first_source]
-    same.sort(key=lambda m: m.get("created_at", ""), reverse=True)
-    same.sort(key=lambda m: regime_rank(m, regime))  # stable: newest first within a rank
-    return same[0]
-
-
 def best_for(device: dict, models: list[dict], regime: str) -> tuple[Optional[dict], str]:
     """The package to load automatically and, when there is none, why. A package made on this GPU
     model first; with none, the nearest package of a similar GPU (same vendor and architecture,
     then SM count, L2 and memory bandwidth: core's gpuTransfer), marked "transferred"; never one
-    of another architecture (register_model() loads any package on request). The workbench's C++ twin
-    of this rule (without the search locations): core/infer/diode/packagechoice.h, defaultPackage()."""
+    of another architecture (register_model() loads any package on request). Among those the
+    earlier search location (the user's path before shipped packages), then the package trained on
+    the regime's in-graph times, then the newest: core's choosePackage decides (packagechoice.h),
+    for the workbench and `diode characterise` too; this function says why when nothing fits."""
+    from ._native import choose_package
+
     usable = [m for m in models if "error" not in m]
-    matching = [m for m in usable if m.get("matches_hardware")]
-    if matching:
-        return _first_source_then_regime(matching, regime), ""
-    similar = [m for m in usable if m.get("transfer", {}).get("kind") == "similar"]
-    if similar:
-        nearest = min(m["transfer"]["distance"] for m in similar)
-        choice = dict(_first_source_then_regime([m for m in similar if m["transfer"]["distance"] == nearest], regime))
-        choice["transferred"] = True
-        return choice, ""
+    order = {s: i for i, (s, _) in enumerate(search_locations())}  # the shipped packages come last
+    ranked = [dict(m, source_rank=order.get(m["source"], len(order))) for m in usable]
+    index, transferred = choose_package(ranked, device, regime)
+    if index is not None:
+        return (dict(usable[index], transferred=True) if transferred else usable[index]), ""
     detected_gpu = device.get("gpu", "?")
     broken = [m for m in models if "error" in m]
     if broken and not usable:

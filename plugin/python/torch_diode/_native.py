@@ -189,6 +189,15 @@ def _declare(lib: ctypes.CDLL) -> None:
         ctypes.c_size_t,
     ]
     lib.diode_gpu_transfer.restype = ctypes.c_int
+    lib.diode_choose_package.argtypes = [
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.POINTER(ctypes.c_int),
+    ]
+    lib.diode_choose_package.restype = ctypes.c_int
     lib.diode_model_rank_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.diode_model_rank_json.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_vocabulary.restype = ctypes.c_char_p
@@ -275,6 +284,34 @@ def gpu_transfer(package_gpu: str, device_gpu: str, device_arch: str = "", devic
     if rc < 0:
         raise NativeError(_last_error(lib))
     return {"kind": TRANSFER_KINDS[rc], "distance": distance.value, "why": why.value.decode()}
+
+
+def choose_package(packages: Sequence[dict], device: dict, regime: str) -> tuple[Optional[int], bool]:
+    """(index into `packages`, transferred) of the package the plugin loads on `device` ({"gpu",
+    "cc", "sm_count"}), core's rule (choosePackage, diode_choose_package); (None, False) when none
+    may serve it. Each package: {"gpu", "created_at", "timing_method", "source_rank"}."""
+    lib = load_library()
+    rows = [
+        {
+            "gpu": p.get("gpu") or "",
+            "created_at": p.get("created_at") or "",
+            "timing_method": p.get("timing_method") or "",
+            "source_rank": int(p.get("source_rank") or 0),
+        }
+        for p in packages
+    ]
+    transferred = ctypes.c_int(0)
+    index = lib.diode_choose_package(
+        json.dumps(rows).encode(),
+        str(device.get("gpu", "")).encode(),
+        str(device.get("cc", "") or "").encode(),
+        int(device.get("sm_count", 0) or 0),
+        regime.encode(),
+        ctypes.byref(transferred),
+    )
+    if index < -1:
+        raise NativeError(_last_error(lib))
+    return (None, False) if index < 0 else (index, bool(transferred.value))
 
 
 def default_margin(regime: str) -> float:
