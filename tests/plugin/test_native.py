@@ -522,6 +522,25 @@ class NativeTest(unittest.TestCase):
         self.assertNotIn(("triton::mm", 128, 128, 128, 4), on_gpu)
         self.assertEqual(rt.stats.snapshot()["candidates_excluded"], {"shared_memory": 1})
 
+    def test_collected_failures_are_inductors_benchmarks(self):
+        # collect()'s lines: a choice Inductor's benchmark could not time is an inductor_autotune
+        # failure in the store, not an in-graph one (version 2 files an error without a null time
+        # under the in-graph methods).
+        from torch_diode.tools.collect_timings import autotune_timed
+
+        aten = {"kind": "aten", "name": "extern_kernels.mm"}
+        line = {"op": "mm", "dtype": "bf16", "B": 1, "M": 64, "N": 64, "K": 64, "version": 2}
+        line["candidates"] = [autotune_timed(aten, 0.02), autotune_timed(dict(aten, name="x.mm"), float("inf"))]
+        with tempfile.TemporaryDirectory() as d:
+            path, db = os.path.join(d, "c.jsonl"), os.path.join(d, "c.db")
+            with open(path, "w") as f:
+                f.write(json.dumps(line) + "\n")
+            cli = os.environ["DIODE_CLI"]
+            subprocess.run([cli, "import", path, "--db", db], check=True, capture_output=True)
+            st = json.loads(subprocess.run([cli, "stats", "--db", db, "--json"], capture_output=True, text=True).stdout)
+        self.assertEqual(st["measurements_by_method"], {"inductor_autotune": 2})
+        self.assertEqual(st["failed_measurements_by_method"], {"inductor_autotune": 1})
+
     def test_scorable_is_what_score_takes(self):
         from torch_diode._native import Model, NativeError, scorable
 
@@ -540,7 +559,7 @@ class NativeTest(unittest.TestCase):
         for c in (aten, triton):
             self.assertTrue(scorable(c))
             self.assertEqual(len(model.score(p, [c])), 1)
-        for missing in ("BLOCK_K", "num_warps"):
+        for missing in ("template", "BLOCK_K", "num_warps"):
             short = {k: v for k, v in triton.items() if k != missing}
             self.assertFalse(scorable(short), missing)
             with self.assertRaises(KeyError):

@@ -124,8 +124,9 @@ def best_for(device: dict, models: list[dict], regime: str) -> tuple[Optional[di
     from ._native import choose_package
 
     usable = [m for m in models if "error" not in m]
-    order = {s: i for i, (s, _) in enumerate(search_locations())}  # the shipped packages come last
-    ranked = [dict(m, source_rank=order.get(m["source"], len(order))) for m in usable]
+    locations = search_locations()  # the shipped packages come last
+    order = {s: i for i, (s, _) in enumerate(locations)}
+    ranked = [dict(m, source_rank=order.get(m["source"], len(locations))) for m in usable]
     index, transferred = choose_package(ranked, device, regime)
     if index is not None:
         return (dict(usable[index], transferred=True) if transferred else usable[index]), ""

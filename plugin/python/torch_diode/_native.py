@@ -345,13 +345,14 @@ def _cstr(text: str, cache: dict) -> bytes:
     return b
 
 
-# What Model.score reads of a Triton candidate besides its template; ATen needs only its name.
-TRITON_FIELDS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps")
+# What Model.score reads of a Triton candidate (problem JSON requires its template, as core's
+# reader does); ATen needs only its name.
+TRITON_FIELDS = ("template", "BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps")
 
 
 def scorable(candidate: dict) -> bool:
-    """Whether Model.score takes this problem-JSON candidate: ATen, or Triton with its tile and
-    launch parameters (the scripts that score held-out files keep only these)."""
+    """Whether Model.score takes this problem-JSON candidate: ATen, or Triton with its template,
+    tile and launch parameters."""
     kind = candidate.get("kind")
     return kind == "aten" or (kind == "triton" and all(k in candidate for k in TRITON_FIELDS))
 

@@ -17,6 +17,15 @@ from ._timings import candidate_from_choice
 log = logging.getLogger("torch_diode")
 
 
+def autotune_timed(cand: dict, t) -> dict:
+    """`cand` (a problem-JSON candidate) with Inductor's benchmark time `t` (ms) as its
+    inductor_autotune time; a missing or invalid one is that method's failure (a null time and
+    the error), never an in-graph one."""
+    if t is None or t != t or t == float("inf") or t <= 0:
+        return dict(cand, times={"inductor_autotune": None}, error="no valid timing (failed to compile or run)")
+    return dict(cand, times={"inductor_autotune": float(t)})
+
+
 class AutotuneRecorder:
     """A feedback saver (torch 2.11 passes six positional arguments) writing one problem JSON line
     (version 2, docs/FORMATS.md) per autotuned GEMM, Inductor's benchmark times as
@@ -54,15 +63,7 @@ class AutotuneRecorder:
             problem = gemm_problem(op, compat.node_size_stride(mat1), compat.node_size_stride(mat2), mat1.get_dtype())
         except LookupError:  # a dtype the model does not know
             return None
-        candidates = []
-        for choice, t in timings.items():
-            cand = candidate_from_choice(choice)
-            if t is None or t != t or t == float("inf") or t <= 0:
-                cand["times"] = {}
-                cand["error"] = "no valid timing (failed to compile or run)"
-            else:
-                cand["times"] = {"inductor_autotune": float(t)}
-            candidates.append(cand)
+        candidates = [autotune_timed(candidate_from_choice(choice), t) for choice, t in timings.items()]
         if not candidates:
             return None
         return dict(
