@@ -89,6 +89,8 @@ void makePipes(int *fds, int count, const std::string &what) {
 }
 
 ChildOutput runCaptured(const std::vector<std::string> &argv) {
+    if (argv.empty())
+        throw std::runtime_error("runCaptured: no program to run");
     int pipes[4];
     makePipes(pipes, 2, fmt::format("cannot run '{}'", argv.at(0)));
     int *outPipe = pipes, *errPipe = pipes + 2;
