@@ -56,6 +56,9 @@ diode::GemmProblem toProblem(const diode_problem &p) {
     return g;
 }
 
+// The first of the candidate key's flags (EVEN_K, ALLOW_TF32) among kCandidateKeyFields.
+constexpr size_t kFirstFlag = diode::kCandidateKeyFields.size() - diode::kCandidateKeyFlags;
+
 diode::KernelConfig toConfig(const diode_candidate &c, size_t i) {
     if (!c.kind || !c.name)
         throw diode::InvalidInput(fmt::format("candidates[{}]: kind and name must be given", i));
@@ -74,8 +77,7 @@ diode::KernelConfig toConfig(const diode_candidate &c, size_t i) {
         if (flags[f] >= 0) {
             if (!k.extra.is_object())
                 k.extra = nlohmann::json::object();
-            k.extra[diode::kCandidateKeyFields[diode::kCandidateKeyFields.size() - diode::kCandidateKeyFlags +
-                                               f]] = flags[f] != 0;
+            k.extra[diode::kCandidateKeyFields[kFirstFlag + f]] = flags[f] != 0;
         }
     return k;
 }
@@ -340,7 +342,7 @@ const char *diode_vocabulary(void) {
         nlohmann::json key = {"kind", "name"}, flags = nlohmann::json::array();
         for (size_t i = 0; i < diode::kCandidateKeyFields.size(); ++i) {
             key.push_back(diode::kCandidateKeyFields[i]);
-            if (i + diode::kCandidateKeyFlags >= diode::kCandidateKeyFields.size())
+            if (i >= kFirstFlag)
                 flags.push_back(diode::kCandidateKeyFields[i]);
         }
         return nlohmann::json{
