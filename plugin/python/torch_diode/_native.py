@@ -7,6 +7,7 @@ turns Python values into the C structs. It imports nothing from torch.
 from __future__ import annotations
 
 import ctypes
+import functools
 import glob
 import json
 import os
@@ -221,17 +222,19 @@ def vocabulary() -> dict:
     return _vocabulary
 
 
+@functools.lru_cache(maxsize=None)
 def _candidate_fields() -> tuple[tuple, tuple]:
-    key = tuple(vocabulary()["candidate_key"])
-    return key, tuple(vocabulary()["candidate_flags"])
+    """(the candidate key's integer parameters, its flags): its fields after kind and name, read
+    once from the vocabulary."""
+    key, flags = vocabulary()["candidate_key"], vocabulary()["candidate_flags"]
+    return tuple(key[2 : len(key) - len(flags)]), tuple(flags)
 
 
 def candidate_key(c: dict) -> tuple:
     """The candidate key of a problem-JSON candidate: the library's packed row (diode_vocabulary's
     candidate_key: kind, name, the kernel's integer parameters, then its flags, -1 when not given).
     A Triton candidate without GROUP_M has Inductor's default; KeyError for a missing parameter."""
-    key, flags = _candidate_fields()
-    params = key[2 : len(key) - len(flags)]
+    params, flags = _candidate_fields()
     if c["kind"] != "triton":  # aten, or a kind the library names in its error
         return (c["kind"], c.get("name", "")) + (0,) * len(params) + (-1,) * len(flags)
     return (
@@ -245,10 +248,9 @@ def candidate_dict(key: tuple) -> dict:
     """The problem-JSON form of a candidate key (the inverse of candidate_key)."""
     if key[0] != "triton":
         return {"kind": key[0], "name": key[1]}
-    fields, flags = _candidate_fields()
-    c = {"kind": "triton", "template": key[1]}
-    c.update((f, v) for f, v in zip(fields[2:], key[2:]) if f not in flags)
-    c.update((f, bool(v)) for f, v in zip(fields[2:], key[2:]) if f in flags and v >= 0)
+    params, flags = _candidate_fields()
+    c = {"kind": "triton", "template": key[1], **dict(zip(params, key[2:]))}
+    c.update((f, bool(v)) for f, v in zip(flags, key[2 + len(params) :]) if v >= 0)
     return c
 
 
@@ -345,16 +347,15 @@ def _cstr(text: str, cache: dict) -> bytes:
     return b
 
 
-# What Model.score reads of a Triton candidate (problem JSON requires its template, as core's
-# reader does); ATen needs only its name.
-TRITON_FIELDS = ("template", "BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps")
-
-
 def scorable(candidate: dict) -> bool:
-    """Whether Model.score takes this problem-JSON candidate: ATen, or Triton with its template,
-    tile and launch parameters."""
+    """Whether Model.score takes this problem-JSON candidate: ATen, or Triton with every field its
+    candidate_key requires (the template and the integer parameters but GROUP_M, which defaults)."""
     kind = candidate.get("kind")
-    return kind == "aten" or (kind == "triton" and all(k in candidate for k in TRITON_FIELDS))
+    if kind != "triton":
+        return kind == "aten"
+    params, _flags = _candidate_fields()
+    required = ("template",) + tuple(f for f in params if f != "GROUP_M")
+    return all(k in candidate for k in required)
 
 
 class Model:

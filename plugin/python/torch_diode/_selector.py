@@ -288,8 +288,8 @@ def problem_dict(problem: tuple) -> dict:
     return d
 
 
-# The candidate key of each KernelTemplateChoice (the library's packed row, _native.CANDIDATE_KEY), or None
-# when the model does not know its template or parameters.
+# The candidate key of each KernelTemplateChoice (the library's packed row, _native.candidate_key), or
+# None when the model does not know its template or parameters.
 candidate_keys = compat.ktc_keys
 candidate_dict = _native.candidate_dict
 candidate_key = _native.candidate_key

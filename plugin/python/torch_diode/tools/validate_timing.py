@@ -125,27 +125,26 @@ def main(argv=None):
     with open(args.out, "w") as out:
         for p in problems:
             if args.measured:
-                if any(p[k] % 8 for k in ("M", "N", "K")):
-                    # A sweep's export does not keep the worker's note that Inductor padded the
-                    # operands (below); sizes it may pad are left out rather than misjudged.
-                    row = {k: p[k] for k in worker.PROBLEM_KEYS}
-                    row["skipped"] = "M, N or K is not a multiple of 8: Inductor may pad it (--measured cannot tell)"
-                    out.write(json.dumps(row) + "\n")
-                    padded += 1
-                    continue
                 measured = p
+                # A sweep's export does not keep the worker's note that Inductor padded the operands;
+                # sizes it may pad are left out rather than misjudged.
+                padding = any(p[k] % 8 for k in ("M", "N", "K")) and (
+                    "M, N or K is not a multiple of 8: Inductor may pad it (--measured cannot tell)"
+                )
             else:
                 try:
                     measured, _c, _f = worker.measure(p, p["search_space"], collector, timer)
                 except Exception as e:  # one problem that cannot be measured is logged and skipped
                     worker.log(f"fast path failed on {p}: {e}")
                     continue
-            if "inductor_operand_shapes" in measured:
+                shapes = measured.get("inductor_operand_shapes")
+                padding = shapes and f"Inductor padded the operands to {shapes}"
+            if padding:
                 # Inductor padded the operands (pad_mm): the fast path times the kernel on the
                 # padded tensors, the compiled function adds the padding copies (or, compiled
                 # with one candidate, may not pad at all). Not the same thing: not compared.
                 row = {k: p[k] for k in worker.PROBLEM_KEYS}
-                row["skipped"] = f"Inductor padded the operands to {measured['inductor_operand_shapes']}"
+                row["skipped"] = padding
                 out.write(json.dumps(row) + "\n")
                 padded += 1
                 continue
