@@ -10,6 +10,7 @@
 #include "diode/problemjson.h"
 #include "diode/ranking.h"
 #include "diode/selectionpolicy.h"
+#include "diode/timingagreement.h"
 
 #include <fmt/format.h>
 
@@ -355,7 +356,9 @@ const char *diode_vocabulary(void) {
             {"candidate_flags", flags},
             {"timing_methods", diode::timingMethodNameList()},
             {"regimes", {diode::toString(diode::Regime::Warm), diode::toString(diode::Regime::Cold)}},
-            {"default_regime", diode::kDefaultRegime}}
+            {"default_regime", diode::kDefaultRegime},
+            {"timing_agreement",
+             {{"relative", diode::kAgreementRelative}, {"absolute_ms", diode::kAgreementAbsoluteMs}}}}
             .dump();
     }();
     return text.c_str();

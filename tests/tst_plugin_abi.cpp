@@ -2,6 +2,7 @@
 
 #include "diode/packagechoice.h"
 #include "diode/problemjson.h"
+#include "diode/timingagreement.h"
 #include "diode_inductor.h"
 
 #include <QFile>
@@ -85,6 +86,8 @@ private slots:
         QCOMPARE(v["timing_methods"], nlohmann::json(diode::timingMethodNameList()));
         QCOMPARE(v["regimes"], nlohmann::json({"warm", "cold"}));
         QCOMPARE(v["default_regime"], nlohmann::json("warm"));
+        QCOMPARE(v["timing_agreement"]["relative"].get<double>(), diode::kAgreementRelative);
+        QCOMPARE(v["timing_agreement"]["absolute_ms"].get<double>(), diode::kAgreementAbsoluteMs);
     }
 
     // Timing method, regime fit and refusal, as core decides them: the shipped v2 package is from

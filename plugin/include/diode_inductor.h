@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 7
+#define DIODE_ABI_VERSION 8
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))
@@ -54,7 +54,9 @@ DIODE_API int diode_feature_schema_version(void);
  *    "max_problem_size": the largest B, M, N or K a problem may have (each is 1 or more),
  *    "candidate_key": ["kind", "name", "BLOCK_M", ..., "EVEN_K", "ALLOW_TF32"] (a packed row's fields,
  * below), "candidate_flags": ["EVEN_K", "ALLOW_TF32"] (the key's last fields: 0/1, -1 when not given),
- *    "timing_methods": [...], "regimes": ["warm", "cold"], "default_regime": "warm"} */
+ *    "timing_methods": [...], "regimes": ["warm", "cold"], "default_regime": "warm",
+ *    "timing_agreement": {"relative": 0.03, "absolute_ms": 0.0003} (two times of one kernel agree when
+ * they differ by at most the relative share of the reference or the absolute part, the larger)} */
 DIODE_API const char *diode_vocabulary(void);
 
 /* Where a user's packages are looked for, in order, before the shipped ones, as malloc'ed JSON text

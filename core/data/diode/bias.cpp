@@ -1,5 +1,6 @@
 #include "bias.h"
 
+#include "diode/metrics.h"
 #include "diode/selectionpolicy.h"
 #include "diode/store.h"
 
@@ -19,27 +20,16 @@ std::optional<double> ratio(double fastest, std::optional<double> ms) {
     return std::min(1.0, fastest / *ms);
 }
 
+// Mean and P10 as every other efficiency figure (Distribution::of).
 EfficiencyStat stat(std::vector<double> values) {
     EfficiencyStat s;
     s.count = int(values.size());
     if (values.empty())
         return s;
-    std::sort(values.begin(), values.end());
-    double sum = 0;
-    for (double v : values)
-        sum += v;
-    s.mean = sum / double(values.size());
-    s.p10 = values[size_t(0.1 * double(values.size() - 1) + 0.5)];
+    const auto d = Distribution::of(std::move(values));
+    s.mean = d.mean;
+    s.p10 = d.p10;
     return s;
-}
-
-std::optional<double> geomean(const std::vector<double> &logs) {
-    if (logs.empty())
-        return std::nullopt;
-    double sum = 0;
-    for (double v : logs)
-        sum += v;
-    return std::exp(sum / double(logs.size()));
 }
 
 const BaselineTiming *baseline(const ProblemRecord &r, std::string_view name, TimingMethod method) {
@@ -101,12 +91,12 @@ BiasGroup group(std::string op, std::string dtype, std::string size,
     for (const auto *p : ps)
         if (auto r = p->functionOverCandidate()) {
             fnLogs.push_back(std::log(*r));
-            g.agree += std::abs(*r - 1.0) <= kFunctionAgreement;
+            g.agree += timesAgree(*p->defaultMs, *p->plainAtenMs);
         }
     g.compared = int(fnLogs.size());
-    g.functionOverCandidate = geomean(fnLogs);
-    g.atenInflation = geomean(atenLogs);
-    g.tritonInflation = geomean(tritonLogs);
+    g.functionOverCandidate = geomeanOfLogs(fnLogs);
+    g.atenInflation = geomeanOfLogs(atenLogs);
+    g.tritonInflation = geomeanOfLogs(tritonLogs);
     return g;
 }
 
@@ -289,8 +279,8 @@ std::string formatBiasTable(const BiasReport &report) {
                            x(g.atenInflation), x(g.tritonInflation), fn(g));
     out += fmt::format(
         "plain fn/ATen: plain torch.compile's function time over the time of the ATen candidate it "
-        "calls (geomean), and the share within {:.0f} %\n",
-        100 * kFunctionAgreement);
+        "calls (geomean), and the share within {:.0f} % or {:.1f} us\n",
+        100 * kAgreementRelative, 1000 * kAgreementAbsoluteMs);
     return out;
 }
 

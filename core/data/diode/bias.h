@@ -1,6 +1,7 @@
 #pragma once
 
 #include "diode/measurement.h"
+#include "diode/timingagreement.h"
 #include "diode/timingmethod.h"
 
 #include <optional>
@@ -64,15 +65,11 @@ struct BiasGroup {
     /// Geometric mean of Inductor's time over the in-graph time: ATen and Triton candidates apart.
     std::optional<double> atenInflation, tritonInflation;
     /// Plain torch.compile's function against the ATen candidate it calls: the geomean of
-    /// BiasProblem::functionOverCandidate, and how many of the `compared` problems agree within
-    /// kFunctionAgreement.
+    /// BiasProblem::functionOverCandidate, and how many of the `compared` problems agree
+    /// (timesAgree).
     std::optional<double> functionOverCandidate;
     int compared = 0, agree = 0;
 };
-
-/// Two timings of one kernel agree when within 3 % (two plain compiles of one GEMM differed by
-/// up to that much on an H200).
-inline constexpr double kFunctionAgreement = 0.03;
 
 struct BiasReport {
     TimingMethod method = TimingMethod::GraphWarm;

@@ -24,6 +24,12 @@ Distribution Distribution::of(std::vector<double> v) {
     return d;
 }
 
+std::optional<double> geomeanOfLogs(const std::vector<double> &logs) {
+    if (logs.empty())
+        return std::nullopt;
+    return std::exp(std::accumulate(logs.begin(), logs.end(), 0.0) / double(logs.size()));
+}
+
 namespace {
 
 std::vector<size_t> orderByScore(const std::vector<double> &score) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct Distribution {
     int64_t count = 0;
     static Distribution of(std::vector<double> v);
 };
+
+/// exp(mean(logs)): the geometric mean of the values whose logarithms are `logs`; none when empty.
+std::optional<double> geomeanOfLogs(const std::vector<double> &logs);
 
 /// The evaluation of one selector over problems (docs/MODELS.md says what each number means).
 struct SelectorMetrics {

@@ -27,10 +27,9 @@ import sys
 
 from .. import _inductor_compat as compat
 from . import worker
+from .._native import vocabulary
 from .._selector import KERNEL_FIELDS
 from .._selector import candidate_key as selector_key
-
-AGREE_REL, AGREE_ABS_MS = 0.03, 0.0003
 
 
 # The selector's candidate key (one definition, _selector.candidate_key and compat.ktc_key), cut to
@@ -72,7 +71,9 @@ def slow_time(p, cand, timer):
 
 
 def agree(fast, slow) -> bool:
-    return abs(fast - slow) <= max(AGREE_REL * slow, AGREE_ABS_MS)
+    """The library's rule (timingagreement.h, diode_vocabulary's "timing_agreement"), the slow time the reference."""
+    rule = vocabulary()["timing_agreement"]
+    return abs(fast - slow) <= max(rule["relative"] * slow, rule["absolute_ms"])
 
 
 def pick(candidates, n, rng):
