@@ -2,11 +2,16 @@
 
 #include "diode/bias.h"
 #include "diode/dataset.h"
+#include "diode/problemjson.h"
+#include "diode/runcomparison.h"
 #include "diode/store.h"
 
 #include <QTemporaryDir>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <fstream>
 
 using namespace diode;
 
@@ -120,6 +125,79 @@ private slots:
         QVERIFY2(err.contains("graph_warm or graph_cold"), qPrintable(err));
         QCOMPARE(testutil::runCli({"bias"}, &out, &err), 2);
         QVERIFY(err.contains("--db or --input"));
+    }
+
+    // The same two problems measured again (B): the mm's Triton 16x32 tile took twice as long, so
+    // B finds ATen's kernel fastest there; plain's mm function moved by 2 %. Worked out by hand.
+    static std::vector<ProblemRecord> remeasured() {
+        auto b = readProblemFile(testutil::dataPath("bias-problems.jsonl").toStdString());
+        for (auto &t : b[0].candidates[1].timings)
+            if (t.method == TimingMethod::GraphWarm)
+                *t.timeMs *= 2; // 0.008 -> 0.016 ms
+        for (auto &base : b[0].baselines)
+            if (base.baseline == "default" && base.method == TimingMethod::GraphWarm)
+                base.timeMs *= 1.02;
+        return b;
+    }
+
+    void twoRunsOfTheSameProblems() {
+        const auto a = readProblemFile(testutil::dataPath("bias-problems.jsonl").toStdString());
+        const auto c = compareRuns(a, remeasured(), TimingMethod::GraphWarm);
+        // The v1 problem has no in-graph time: two problems, five candidates timed in both.
+        QCOMPARE((std::array{c.problemsA, c.problemsB, c.common}), (std::array<int64_t, 3>{2, 2, 2}));
+        QCOMPARE(c.candidates, int64_t(5));
+        QCOMPARE(c.candidatesAgree, int64_t(4));
+        QVERIFY(qFuzzyCompare(c.candidateGeomean, std::pow(2.0, 0.2)));
+        // The fastest: mm 0.008 (Triton) in A against 0.010 (ATen) in B, bmm the same candidate.
+        QCOMPARE((std::array{c.ranked, c.fastestAgree, c.sameFastest}), (std::array<int64_t, 3>{2, 1, 1}));
+        QVERIFY(qFuzzyCompare(c.fastestGeomean, std::sqrt(1.25)));
+        // A's pick scored on B: 0.010 / 0.016; B's on A: 0.008 / 0.010; bmm 1 both ways.
+        QCOMPARE(c.ceiling.count, int64_t(4));
+        QVERIFY(qFuzzyCompare(c.ceiling.mean, (0.625 + 0.8 + 1 + 1) / 4));
+        QVERIFY(qFuzzyCompare(c.ceiling.p10, 0.625));
+        QCOMPARE((std::array{c.plainCompared, c.plainAgree}), (std::array<int64_t, 2>{2, 2}));
+        QVERIFY(qFuzzyCompare(c.plainGeomean, std::sqrt(1.02)));
+        QCOMPARE(c.repeatedLines, int64_t(0));
+
+        // A problem given twice in one input: its first times count, the repeats are said.
+        auto twice = a;
+        twice.insert(twice.end(), a.begin(), a.end());
+        const auto again = compareRuns(twice, remeasured(), TimingMethod::GraphWarm);
+        QCOMPARE(again.repeatedLines, int64_t(5));
+        QCOMPARE(again.candidates, int64_t(5));
+        // Nothing in common is an error naming the method, not a table of zeros.
+        auto other = a;
+        for (auto &r : other)
+            r.problem.n += 8;
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, compareRuns(a, other, TimingMethod::GraphWarm));
+    }
+
+    void compareFromTheCommandLine() {
+        QTemporaryDir dir;
+        const auto b = dir.filePath("b.jsonl");
+        {
+            std::ofstream out(b.toStdString());
+            for (const auto &r : remeasured())
+                out << toJson(r).dump() << '\n';
+        }
+        QString out, err;
+        const auto a = testutil::dataPath("bias-problems.jsonl");
+        QCOMPARE(testutil::runCli({"compare", a, b}, &out, &err), 0);
+        QVERIFY2(out.contains("graph_warm: 2 problems in both") &&
+                     out.contains("graph_cold: 2 problems in both"),
+                 qPrintable(out));
+        QVERIFY2(out.contains("mean 0.8562, P10 0.6250"), qPrintable(out));
+        QCOMPARE(testutil::runCli({"compare", a, b, "--method", "graph_warm", "--json"}, &out, &err), 0);
+        const auto j = nlohmann::json::parse(out.toStdString());
+        QCOMPARE(j.size(), size_t(1));
+        QCOMPARE(j[0]["candidates"]["agree"].get<int>(), 4);
+        // Bad input: exit 2 with a message naming what is wrong.
+        QCOMPARE(testutil::runCli({"compare", a, b, "--method", "fast"}, &out, &err), 2);
+        QVERIFY2(err.contains("--method 'fast'") && err.contains("graph_warm"), qPrintable(err));
+        const auto empty = dir.filePath("empty.jsonl");
+        std::ofstream(empty.toStdString()) << "\n";
+        QCOMPARE(testutil::runCli({"compare", a, empty}, &out, &err), 2);
+        QVERIFY2(err.contains("share no in-graph timing method"), qPrintable(err));
     }
 };
 

@@ -18,6 +18,7 @@
 #include "diode/lookuptable.h"
 #include "diode/modelpackage.h"
 #include "diode/problemjson.h"
+#include "diode/runcomparison.h"
 #include "diode/shardmerge.h"
 #include "diode/shippeddata.h"
 #include "diode/slurmsweep.h"
@@ -367,6 +368,48 @@ int runBias(const BiasOptions &o) {
     return 0;
 }
 
+struct CompareOptions {
+    std::string a, b;
+    std::vector<std::string> methods;
+    bool json = false;
+};
+
+// Two measurements of the same problems, candidate by candidate, by each method asked (by default
+// each in-graph method both inputs have times of).
+int runCompare(const CompareOptions &o) {
+    const auto a = readProblemFile(o.a), b = readProblemFile(o.b);
+    std::vector<TimingMethod> methods;
+    for (const auto &name : o.methods) {
+        const auto m = parseTimingMethod(name);
+        if (!m)
+            throw InvalidInput(fmt::format("--method '{}': expected one of {}", name,
+                                           fmt::join(timingMethodNameList(), ", ")));
+        methods.push_back(*m);
+    }
+    if (methods.empty()) {
+        const auto inA = methodCounts(a), inB = methodCounts(b);
+        for (const auto m : {TimingMethod::GraphWarm, TimingMethod::GraphCold})
+            if (inA.count(m) && inB.count(m))
+                methods.push_back(m);
+        if (methods.empty())
+            throw InvalidInput(
+                fmt::format("{} and {} share no in-graph timing method (graph_warm, graph_cold); "
+                            "name one with --method",
+                            o.a, o.b));
+    }
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto m : methods) {
+        const auto c = compareRuns(a, b, m);
+        if (o.json)
+            all.push_back(c.toJson());
+        else
+            fmt::print("{}", formatRunComparison(c, "A", "B"));
+    }
+    if (o.json)
+        fmt::print("{}\n", all.dump(1));
+    return 0;
+}
+
 int runHw(bool asJson) {
     const auto r = HardwareMonitor().report();
     if (asJson) {
@@ -624,6 +667,22 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     cmdBias->add_flag("--json", biasOpts.json, "print groups and per-problem rows as JSON");
 
+    CompareOptions compareOpts;
+    auto *cmdCompare = app.add_subcommand(
+        "compare",
+        "Compare two measurements of the same problems (runs, machines): per candidate, the fastest of each "
+        "problem, and each run's fastest scored on the other, the ceiling of a model's top-1 against either");
+    cmdCompare->add_option("a", compareOpts.a, "problem JSON lines (A; `diode export` of a store)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmdCompare->add_option("b", compareOpts.b, "problem JSON lines (B)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmdCompare->add_option(
+        "--method", compareOpts.methods,
+        "timing method (repeatable); default: graph_warm and graph_cold where both have them");
+    cmdCompare->add_flag("--json", compareOpts.json, "print JSON");
+
     bool hwJson = false;
     auto *cmdHw = app.add_subcommand("hw", "Show the detected CPU and GPUs (NVML, ROCm SMI)");
     cmdHw->add_flag("--json", hwJson, "print JSON");
@@ -680,6 +739,8 @@ int main(int argc, char **argv) {
             return runStats(statsDb, statsJson, statsHeldout);
         if (*cmdHw)
             return runHw(hwJson);
+        if (*cmdCompare)
+            return runCompare(compareOpts);
         if (*cmdBias) {
             if (biasOpts.db.empty() && biasOpts.input.empty())
                 throw InvalidInput("bias needs --db or --input");
