@@ -88,6 +88,7 @@ class FakeInductor:
         cfg.max_autotune_gemm_backends = "ATEN"
         cfg.max_autotune = False
         cfg.coordinate_descent_tuning = False
+        cfg.max_autotune_pointwise = False
         utils.fresh_inductor_cache = contextlib.nullcontext
         torch._inductor = inductor
         for name, mod in (

@@ -273,6 +273,13 @@ class NativeTest(unittest.TestCase):
         self.assertFalse(way["ok"])
         self.assertEqual(len(way["why"]), 1)
         self.assertIn("1 GEMM lowering(s) compiled with max-autotune mode", way["why"][0])
+        self.inductor.config.max_autotune = False
+        self.inductor.config.max_autotune_pointwise = True  # wider pointwise tuning: said with its measured cost
+        rt.lowering(choices(), inputs(), "addmm")
+        way = torch_diode._recommended_way(rt, rt.stats.snapshot())
+        self.assertEqual(len(way["why"]), 2)
+        self.assertIn("compiled with wider pointwise and reduction autotuning", way["why"][1])
+        self.inductor.config.max_autotune_pointwise = False
         self.assertTrue(torch_diode._recommended_way(Runtime(Model(ingraph), Options()), {})["ok"])
         self.assertIn(
             "autotune_gemm=False",

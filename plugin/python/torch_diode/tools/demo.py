@@ -47,12 +47,20 @@ MODES = {
     "plugin-cdt": {},
     # Plain torch.compile with coordinate-descent tuning alone (no selector, no GEMM autotuning)
     "cdt": None,
+    # The selector with Inductor's wider pointwise and reduction autotuning (max_autotune_pointwise:
+    # several configs for every reduction and foreach kernel, benchmarked on their first run), no
+    # coordinate descent and no decomposition of small-M GEMMs
+    "plugin-pw": {},
 }
 # Modes compiled with mode="max-autotune-no-cudagraphs"; the other plugin modes with
 # max_autotune_gemm only.
 FULL_AUTOTUNE = ("max-autotune", "plugin-max-autotune")
 # Extra Inductor options of a mode, on top of the above.
-MODE_CONFIG = {"plugin-cdt": {"coordinate_descent_tuning": True}, "cdt": {"coordinate_descent_tuning": True}}
+MODE_CONFIG = {
+    "plugin-cdt": {"coordinate_descent_tuning": True},
+    "cdt": {"coordinate_descent_tuning": True},
+    "plugin-pw": {"max_autotune_pointwise": True},
+}
 GEMM_MODES = ["default", "max-autotune", "plugin", "plugin-cold", "plugin-top3"]
 MODEL_MODES = ["default", "max-autotune", "plugin"]
 BLOCK_MODES = ["default", "max-autotune", "plugin", "plugin-top3", "exhaustive-plugin"]
