@@ -19,6 +19,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 struct diode_model {
@@ -268,16 +269,28 @@ int diode_choose_package(const char *packages_json, const char *device_gpu, cons
             const std::string where = fmt::format("packages[{}]", i);
             if (!p.is_object() || !p.value("gpu", nlohmann::json()).is_string())
                 throw diode::InvalidInput(where + ": an object with a string 'gpu' is needed");
+            // An optional field of the right type, or an error naming the package and the field.
+            const auto optional = [&](const char *key, auto fallback,
+                                      bool (nlohmann::json::*isType)() const) {
+                const auto &v = p.contains(key) ? p[key] : nlohmann::json();
+                if (v.is_null())
+                    return fallback;
+                if (!(v.*isType)())
+                    throw diode::InvalidInput(
+                        fmt::format("{}: '{}' is {}, not {}", where, key, v.type_name(),
+                                    std::is_same_v<decltype(fallback), int> ? "an integer" : "a string"));
+                return v.template get<decltype(fallback)>();
+            };
             diode::PackageFacts f;
             f.gpu = p["gpu"].get<std::string>();
-            f.createdAt = p.value("created_at", std::string());
-            const std::string method = p.value("timing_method", std::string());
+            f.createdAt = optional("created_at", std::string(), &nlohmann::json::is_string);
+            const std::string method = optional("timing_method", std::string(), &nlohmann::json::is_string);
             const auto m = diode::parseTimingMethod(method);
             if (!m)
                 throw diode::InvalidInput(
                     fmt::format("{}: timing_method '{}' is not one core knows", where, method));
             f.timingMethod = *m;
-            f.sourceRank = p.value("source_rank", 0);
+            f.sourceRank = optional("source_rank", 0, &nlohmann::json::is_number_integer);
             packages.push_back(std::move(f));
         }
         const auto choice =

@@ -612,6 +612,12 @@ class NativeTest(unittest.TestCase):
             choose_package([dict(h200, timing_method="stopwatch")], {"gpu": "NVIDIA H200"}, "warm")
         self.assertIn("packages[0]", str(cm.exception))
         self.assertIn("stopwatch", str(cm.exception))
+        # A field of the wrong type is named, with the package, as a wrong value is.
+        for field, value, want in (("source_rank", "first", "an integer"), ("created_at", 20261126, "a string")):
+            with self.assertRaises(NativeError) as cm:
+                choose_package([h200, dict(h200, **{field: value})], {"gpu": "NVIDIA H200"}, "warm")
+            self.assertIn(f"packages[1]: '{field}' is", str(cm.exception))
+            self.assertIn(want, str(cm.exception))
 
     def test_models_are_found_with_their_hardware(self):
         import torch_diode

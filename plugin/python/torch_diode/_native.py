@@ -293,13 +293,13 @@ def choose_package(packages: Sequence[dict], device: dict, regime: str) -> tuple
     "cc", "sm_count"}), core's rule (choosePackage, diode_choose_package); (None, False) when none
     may serve it. Each package: {"gpu", "created_at", "timing_method", "source_rank"}."""
     lib = load_library()
+    # The fields as given (core checks each and names a bad one); a package without a GPU record
+    # is one that matches no GPU, not an error.
     rows = [
-        {
-            "gpu": p.get("gpu") or "",
-            "created_at": p.get("created_at") or "",
-            "timing_method": p.get("timing_method") or "",
-            "source_rank": int(p.get("source_rank") or 0),
-        }
+        dict(
+            {k: p[k] for k in ("created_at", "timing_method", "source_rank") if p.get(k) is not None},
+            gpu=p.get("gpu") or "",
+        )
         for p in packages
     ]
     transferred = ctypes.c_int(0)
