@@ -87,10 +87,12 @@ class SweepTest(unittest.TestCase):
 
     def test_inductor_every_and_a_resumed_deadline(self):
         with tempfile.TemporaryDirectory() as d:
-            plan = json.load(open(PLAN))
+            with open(PLAN) as f:
+                plan = json.load(f)
             plan["inductor_every"] = 0  # in-graph times only: no Inductor benchmark, no max-autotune baseline
             path = os.path.join(d, "plan.json")
-            json.dump(plan, open(path, "w"))
+            with open(path, "w") as f:  # closed, so written out, before the sweep reads it
+                json.dump(plan, f)
             db = os.path.join(d, "cut.db")
             rc, out = diode(
                 "sweep",
