@@ -152,9 +152,10 @@ private slots:
         QCOMPARE((std::array{c.ranked, c.fastestAgree, c.sameFastest}), (std::array<int64_t, 3>{2, 1, 1}));
         QVERIFY(qFuzzyCompare(c.fastestGeomean, std::sqrt(1.25)));
         // A's pick scored on B: 0.010 / 0.016; B's on A: 0.008 / 0.010; bmm 1 both ways.
-        QCOMPARE(c.ceiling.count, int64_t(4));
-        QVERIFY(qFuzzyCompare(c.ceiling.mean, (0.625 + 0.8 + 1 + 1) / 4));
-        QVERIFY(qFuzzyCompare(c.ceiling.p10, 0.625));
+        QCOMPARE(c.crossRun.count, int64_t(4));
+        QVERIFY(qFuzzyCompare(c.crossRun.mean, (0.625 + 0.8 + 1 + 1) / 4));
+        QVERIFY(qFuzzyCompare(c.crossRun.p10, 0.625));
+        QCOMPARE(c.fastestUntimedElsewhere, int64_t(0));
         QCOMPARE((std::array{c.plainCompared, c.plainAgree}), (std::array<int64_t, 2>{2, 2}));
         QVERIFY(qFuzzyCompare(c.plainGeomean, std::sqrt(1.02)));
         QCOMPARE(c.repeatedLines, int64_t(0));
@@ -165,11 +166,34 @@ private slots:
         const auto again = compareRuns(twice, remeasured(), TimingMethod::GraphWarm);
         QCOMPARE(again.repeatedLines, int64_t(5));
         QCOMPARE(again.candidates, int64_t(5));
+        // A's fastest (the 16x32 tile) with no time in B, or a time of 0 (no time either): it is out
+        // of every figure, and said. The mm's fastest of the rest is ATen's in both runs.
+        for (const bool zero : {false, true}) {
+            auto untimed = remeasured();
+            if (zero) {
+                for (auto &t : untimed[0].candidates[1].timings)
+                    t.timeMs = 0.0;
+            } else {
+                untimed[0].candidates[1].timings.clear();
+            }
+            const auto u = compareRuns(a, untimed, TimingMethod::GraphWarm);
+            QCOMPARE(u.candidates, int64_t(4));
+            QCOMPARE((std::array{u.ranked, u.sameFastest, u.fastestUntimedElsewhere}),
+                     (std::array<int64_t, 3>{2, 2, 1}));
+            QVERIFY(formatRunComparison(u, "A", "B")
+                        .find("on 1 problems a run's fastest candidate has no time") != std::string::npos);
+        }
         // Nothing in common is an error naming the method, not a table of zeros.
         auto other = a;
         for (auto &r : other)
             r.problem.n += 8;
-        QVERIFY_THROWS_EXCEPTION(InvalidInput, compareRuns(a, other, TimingMethod::GraphWarm));
+        try {
+            compareRuns(a, other, TimingMethod::GraphWarm);
+            QFAIL("no error for two inputs with nothing in common");
+        } catch (const InvalidInput &e) {
+            QVERIFY2(std::string(e.what()).find("no candidate timed by graph_warm") != std::string::npos,
+                     e.what());
+        }
     }
 
     void compareFromTheCommandLine() {
@@ -186,7 +210,8 @@ private slots:
         QVERIFY2(out.contains("graph_warm: 2 problems in both") &&
                      out.contains("graph_cold: 2 problems in both"),
                  qPrintable(out));
-        QVERIFY2(out.contains("mean 0.8562, P10 0.6250"), qPrintable(out));
+        QVERIFY2(out.contains("(cross-run top-1): mean 0.8562, P10 0.6250"), qPrintable(out));
+        QVERIFY2(out.endsWith(QString("B: %1\n").arg(b)), qPrintable(out));
         QCOMPARE(testutil::runCli({"compare", a, b, "--method", "graph_warm", "--json"}, &out, &err), 0);
         const auto j = nlohmann::json::parse(out.toStdString());
         QCOMPARE(j.size(), size_t(1));

@@ -407,6 +407,8 @@ int runCompare(const CompareOptions &o) {
     }
     if (o.json)
         fmt::print("{}\n", all.dump(1));
+    else
+        fmt::print("A: {}\nB: {}\n", o.a, o.b);
     return 0;
 }
 
@@ -671,7 +673,8 @@ int main(int argc, char **argv) {
     auto *cmdCompare = app.add_subcommand(
         "compare",
         "Compare two measurements of the same problems (runs, machines): per candidate, the fastest of each "
-        "problem, and each run's fastest scored on the other, the ceiling of a model's top-1 against either");
+        "problem, and each run's fastest scored on the other run's times (cross-run top-1: a reference for a "
+        "model's)");
     cmdCompare->add_option("a", compareOpts.a, "problem JSON lines (A; `diode export` of a store)")
         ->required()
         ->check(CLI::ExistingFile);

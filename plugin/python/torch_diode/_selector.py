@@ -168,7 +168,7 @@ NOT_RECOMMENDED = {
     "step 3.6 % faster on an H100, for a compile 9x longer: worth it only in a long "
     "training job) and decomposes small-M GEMMs (decode steps were slower)",
     "max_autotune_pointwise": "wider pointwise and reduction autotuning: on an H100 a 4,096-token prefill 3-5 % and a "
-    "training step 1.3 % faster, but a 1,024-token prefill 3-4 % and a ViT block 2 % slower, for 1-5 s more "
+    "training step 1.3-2.8 % faster, but a 1,024-token prefill 3-4 % and a ViT block 2 % slower, for 1-5 s more "
     "compile: for long prefill and training only",
 }
 
