@@ -19,9 +19,13 @@ Distribution Distribution::of(std::vector<double> v) {
         return d;
     std::sort(v.begin(), v.end());
     d.mean = std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
-    d.p10 = v[size_t(std::floor(0.1 * double(v.size() - 1)))];
+    d.p10 = quantileOfSorted(v, 0.1);
     d.min = v.front();
     return d;
+}
+
+double quantileOfSorted(const std::vector<double> &sorted, double q) {
+    return sorted[size_t(std::floor(q * double(sorted.size() - 1)))];
 }
 
 std::optional<double> geomeanOfLogs(const std::vector<double> &logs) {

@@ -28,6 +28,10 @@ struct Distribution {
     static Distribution of(std::vector<double> v);
 };
 
+/// The `q`-quantile of `sorted` (ascending, not empty): the value at floor(q x (n - 1)), the rule
+/// of every percentile the project prints (Distribution's P10 among them).
+double quantileOfSorted(const std::vector<double> &sorted, double q);
+
 /// exp(mean(logs)): the geometric mean of the values whose logarithms are `logs`; none when empty.
 std::optional<double> geomeanOfLogs(const std::vector<double> &logs);
 

@@ -32,13 +32,6 @@ RunTimes timesOf(const std::vector<ProblemRecord> &records, TimingMethod method)
     return run;
 }
 
-double quantile(std::vector<double> v, double q) {
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    return v[size_t(std::floor(q * double(v.size() - 1)))];
-}
-
 } // namespace
 
 RunComparison compareRuns(const std::vector<ProblemRecord> &a, const std::vector<ProblemRecord> &b,
@@ -98,8 +91,9 @@ RunComparison compareRuns(const std::vector<ProblemRecord> &a, const std::vector
                                        toString(method), c.problemsA, c.problemsB, c.common));
     c.candidates = int64_t(logs.size());
     c.candidateGeomean = *geomeanOfLogs(logs);
-    c.medianDifference = quantile(differences, 0.5);
-    c.p90Difference = quantile(differences, 0.9);
+    std::sort(differences.begin(), differences.end());
+    c.medianDifference = quantileOfSorted(differences, 0.5);
+    c.p90Difference = quantileOfSorted(differences, 0.9);
     c.fastestGeomean = geomeanOfLogs(fastestLogs).value_or(0);
     c.crossRun = Distribution::of(std::move(crossRun));
     c.plainCompared = int64_t(plainLogs.size());
