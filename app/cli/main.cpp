@@ -379,13 +379,8 @@ struct CompareOptions {
 int runCompare(const CompareOptions &o) {
     const auto a = readProblemFile(o.a), b = readProblemFile(o.b);
     std::vector<TimingMethod> methods;
-    for (const auto &name : o.methods) {
-        const auto m = parseTimingMethod(name);
-        if (!m)
-            throw InvalidInput(fmt::format("--method '{}': expected one of {}", name,
-                                           fmt::join(timingMethodNameList(), ", ")));
-        methods.push_back(*m);
-    }
+    for (const auto &name : o.methods) // names CLI11 checked against timingMethodNameList()
+        methods.push_back(*parseTimingMethod(name));
     if (methods.empty()) {
         const auto inA = methodCounts(a), inB = methodCounts(b);
         for (const auto m : {TimingMethod::GraphWarm, TimingMethod::GraphCold})
@@ -681,9 +676,10 @@ int main(int argc, char **argv) {
     cmdCompare->add_option("b", compareOpts.b, "problem JSON lines (B)")
         ->required()
         ->check(CLI::ExistingFile);
-    cmdCompare->add_option(
-        "--method", compareOpts.methods,
-        "timing method (repeatable); default: graph_warm and graph_cold where both have them");
+    cmdCompare
+        ->add_option("--method", compareOpts.methods,
+                     "timing method (repeatable); default: graph_warm and graph_cold where both have them")
+        ->check(CLI::IsMember(timingMethodNameList()));
     cmdCompare->add_flag("--json", compareOpts.json, "print JSON");
 
     bool hwJson = false;
