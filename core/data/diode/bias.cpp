@@ -32,17 +32,10 @@ EfficiencyStat stat(std::vector<double> values) {
     return s;
 }
 
-const BaselineTiming *baseline(const ProblemRecord &r, std::string_view name, TimingMethod method) {
-    for (const auto &b : r.baselines)
-        if (b.baseline == name && b.method == method)
-            return &b;
-    return nullptr;
-}
-
 /// Max-autotune's pick: the baseline's recorded pick, else the candidate Inductor timed fastest.
 const Candidate *pickOf(const ProblemRecord &r) {
     for (const auto &b : r.baselines)
-        if (b.baseline == "max_autotune" && b.pick) {
+        if (b.baseline == BaselineTiming::kMaxAutotune && b.pick) {
             const auto key = b.pick->key();
             for (const auto &c : r.candidates)
                 if (c.config.key() == key)
@@ -173,7 +166,7 @@ BiasReport computeBias(const std::vector<ProblemRecord> &records, TimingMethod m
             p.pickConfig = pick->config.key();
             p.pickIsFastest = pick == fastest;
         }
-        if (const auto *b = baseline(r, "default", method))
+        if (const auto *b = r.baseline(BaselineTiming::kPlain, method))
             p.defaultMs = b->timeMs;
         const int index = int(report.problems.size());
         for (const auto &c : r.candidates) {

@@ -31,13 +31,6 @@ std::string extraString(const ProblemRecord &r, const char *key, const std::stri
     return it != r.extra.end() && it->is_string() ? it->get<std::string>() : otherwise;
 }
 
-std::optional<double> baselineMs(const ProblemRecord &r, const std::string &name, TimingMethod method) {
-    for (const auto &b : r.baselines)
-        if (b.baseline == name && b.method == method)
-            return b.timeMs;
-    return std::nullopt;
-}
-
 } // namespace
 
 PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRecord> &records,
@@ -71,14 +64,14 @@ PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRe
         p.predictedMs = package.predictMs(rec.problem, configs);
         std::array<std::optional<double>, kColumns.size()> row;
         row[0] = policyTop1Efficiency(policy, configs, p);
-        if (const auto plain = baselineMs(rec, "default", method)) {
-            row[1] = best / *plain;
+        if (const auto *plain = rec.baseline(BaselineTiming::kPlain, method)) {
+            row[1] = best / plain->timeMs;
             // Efficiencies share the best time: their ratio is the pick's time over plain's. A pick
             // without a time (efficiency 0) is the worst outcome.
             table.pickOverPlain.push_back(*row[0] > 0 ? *row[1] / *row[0] : INFINITY);
         }
-        if (const auto tuned = baselineMs(rec, "max_autotune", method))
-            row[2] = best / *tuned;
+        if (const auto *tuned = rec.baseline(BaselineTiming::kMaxAutotune, method))
+            row[2] = best / tuned->timeMs;
         double aten = 0, random = 0;
         for (size_t i = 0; i < configs.size(); ++i) {
             const double e = p.measuredMs[i] && *p.measuredMs[i] > 0 ? best / *p.measuredMs[i] : 0.0;

@@ -25,9 +25,8 @@ RunTimes timesOf(const std::vector<ProblemRecord> &records, TimingMethod method)
         for (const auto &c : r.candidates)
             if (const auto t = c.timeMs(method); t && *t > 0)
                 run.repeated += !run.candidates[r.problem].emplace(c.config.key(), *t).second;
-        for (const auto &b : r.baselines)
-            if (b.baseline == "default" && b.method == method && b.timeMs > 0)
-                run.plain.emplace(r.problem, b.timeMs);
+        if (const auto *plain = r.baseline(BaselineTiming::kPlain, method); plain && plain->timeMs > 0)
+            run.plain.emplace(r.problem, plain->timeMs);
     }
     return run;
 }

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace diode {
@@ -57,7 +58,10 @@ struct Candidate {
 /// One time of a whole-op baseline of a problem: the op compiled by plain `torch.compile`
 /// ("default") or by max-autotune ("max_autotune", whose pick is one of the candidates).
 struct BaselineTiming {
-    std::string baseline; ///< "default", "max_autotune"
+    static constexpr const char *kPlain = "default";            ///< plain torch.compile's function
+    static constexpr const char *kMaxAutotune = "max_autotune"; ///< max-autotune's function
+
+    std::string baseline; ///< kPlain or kMaxAutotune
     TimingMethod method = TimingMethod::GraphWarm;
     double timeMs = 0;
     std::optional<double> compileS;   ///< the baseline's compile seconds; nullopt: unknown
@@ -77,6 +81,8 @@ struct ProblemRecord {
     void add(const Measurement &m);
     /// Rows of all candidates.
     size_t measurementCount() const;
+    /// The baseline `name`'s timing by `method`, or null when the record has none.
+    const BaselineTiming *baseline(std::string_view name, TimingMethod method) const;
 };
 
 } // namespace diode

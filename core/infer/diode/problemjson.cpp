@@ -79,6 +79,13 @@ size_t ProblemRecord::measurementCount() const {
     return n;
 }
 
+const BaselineTiming *ProblemRecord::baseline(std::string_view name, TimingMethod method) const {
+    for (const auto &b : baselines)
+        if (b.baseline == name && b.method == method)
+            return &b;
+    return nullptr;
+}
+
 namespace {
 
 int64_t sizeField(const nlohmann::json &j, const char *field, const std::string &where, bool required) {
