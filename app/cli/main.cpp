@@ -345,9 +345,7 @@ struct BiasOptions {
 };
 
 int runBias(const BiasOptions &o) {
-    const auto method = parseTimingMethod(o.method);
-    if (!method)
-        throw InvalidInput(fmt::format("--method '{}': expected graph_warm or graph_cold", o.method));
+    const auto method = parseTimingMethod(o.method); // graph_warm or graph_cold: checked by the parser
     BiasReport report;
     if (!o.db.empty()) {
         if (!std::filesystem::exists(o.db))
@@ -660,8 +658,10 @@ int main(int argc, char **argv) {
     auto *biasInput = cmdBias->add_option("--input", biasOpts.input, "problem JSON lines (version 2)")
                           ->check(CLI::ExistingFile);
     biasDb->excludes(biasInput);
-    cmdBias->add_option("--method", biasOpts.method, "in-graph method: graph_warm (default) or graph_cold")
-        ->capture_default_str();
+    cmdBias->add_option("--method", biasOpts.method, "in-graph method")
+        ->capture_default_str()
+        ->check(CLI::IsMember(std::vector<std::string>{std::string(toString(TimingMethod::GraphWarm)),
+                                                       std::string(toString(TimingMethod::GraphCold))}));
     cmdBias->add_flag("--json", biasOpts.json, "print groups and per-problem rows as JSON");
 
     CompareOptions compareOpts;
