@@ -216,6 +216,32 @@ private slots:
         QVERIFY(measuredSet(cut) == expected);
     }
 
+    // Without --workers-per-gpu the session sizes itself by the cores it may use: six inductor
+    // workers a GPU on a 16-core host with one GPU (what fed an H100 best), fewer with fewer cores,
+    // one cpu worker; the layout line says which and why.
+    void autoWorkersFollowTheCores() {
+        QCOMPARE(SweepSession::autoWorkersPerGpu("inductor", 16, 1), 6);
+        QCOMPARE(SweepSession::autoWorkersPerGpu("inductor", 32, 2), 6);
+        QCOMPARE(SweepSession::autoWorkersPerGpu("inductor", 128, 8), 6);
+        QCOMPARE(SweepSession::autoWorkersPerGpu("inductor", 8, 1), 2);
+        QCOMPARE(SweepSession::autoWorkersPerGpu("inductor", 16, 4), 1);
+        QCOMPARE(SweepSession::autoWorkersPerGpu("inductor", 2, 1), 1);
+        QCOMPARE(SweepSession::autoWorkersPerGpu("cpu", 64, 1), 1);
+        SweepSession::Request r;
+        r.db = m_dir.filePath("auto.db").toStdString();
+        r.backend = "cpu";
+        r.plan = planOf({8, 16});
+        QCOMPARE(r.workersPerGpu, SweepSession::kAutoWorkers);
+        SweepSession session(r);
+        QCOMPARE(session.workers(), size_t(1));
+        QCOMPARE(QString::fromStdString(session.workerLayout()), QStringLiteral("1 worker (auto)"));
+        r.db = m_dir.filePath("three-asked.db").toStdString();
+        r.workersPerGpu = 3;
+        SweepSession asked(r);
+        QCOMPARE(asked.workers(), size_t(3));
+        QVERIFY2(asked.workerLayout().starts_with("3 workers, "), asked.workerLayout().c_str());
+    }
+
     // A new run leaves out what a store or problem lines already hold measured (another machine's
     // sweep); the run's frozen plan is the rest, so a resume needs neither; all measured: nothing to do.
     void skipMeasuredLeavesWhatOthersDid() {
@@ -360,7 +386,7 @@ private slots:
             }
         }
         r.gpus = {};
-        r.workersPerGpu = 0;
+        r.workersPerGpu = -1;
         QVERIFY_THROWS_EXCEPTION(InvalidInput, SweepSession{r});
         qputenv("CUDA_VISIBLE_DEVICES", "3,GPU-5");
         QCOMPARE(gpuList("all"), (std::vector<std::string>{"3", "GPU-5"}));

@@ -114,7 +114,7 @@ int runSlurmSweep(const SweepOptions &o) {
         r.backend = o.backend;
         r.shards = o.shards;
         r.python = o.python;
-        r.workersPerGpu = o.workers.perGpu;
+        r.workersPerGpu = o.workers.perGpuCount();
         if (!o.workers.gpus.empty())
             throw InvalidInput(
                 "--gpus is for a sweep on this host; each Slurm task sweeps on the GPU Slurm gives it");
@@ -174,13 +174,13 @@ int runSweep(const SweepOptions &o) {
         status = session.run([&](int64_t runId) {
             const auto &plan = session.plan();
             if (plan.shard.whole())
-                fmt::print(stderr, "run {}: {} problems, backend {}, database {}\n", runId,
-                           plan.problems.size(), session.backend(), o.db);
+                fmt::print(stderr, "run {}: {} problems, backend {}, database {}; {}\n", runId,
+                           plan.problems.size(), session.backend(), o.db, session.workerLayout());
             else
                 fmt::print(stderr,
-                           "run {}: shard {}, {} of the plan's {} problems, backend {}, database {}\n", runId,
-                           plan.shard.str(), plan.shard.size(plan.problems.size()), plan.problems.size(),
-                           session.backend(), o.db);
+                           "run {}: shard {}, {} of the plan's {} problems, backend {}, database {}; {}\n",
+                           runId, plan.shard.str(), plan.shard.size(plan.problems.size()),
+                           plan.problems.size(), session.backend(), o.db, session.workerLayout());
         });
     } catch (const BackendUnavailable &e) {
         g_session = nullptr;

@@ -34,7 +34,7 @@ struct CharacteriseRequest {
     double heldoutFraction = 0.2; ///< of the chosen problems, when `heldout` is not given
     SelectionOptions selection;
     double deadlineS = 0;          ///< the sweep starts no problem after this many seconds (0: never)
-    int workersPerGpu = 1;         ///< the sweep's workers a GPU (SweepSession::Request)
+    int workersPerGpu = 0;         ///< the sweep's workers a GPU (SweepSession::Request; 0: auto)
     std::vector<std::string> gpus; ///< the sweep's GPUs ("": the one the environment gives)
     bool retrain = false;          ///< train from random weights instead of fine-tuning the start package
     TrainOptions train;            ///< fine-tuning keeps the start package's member count

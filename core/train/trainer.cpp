@@ -1,5 +1,6 @@
 #include "trainer.h"
 
+#include "diode/hardware.h"
 #include "diode/splitmix64.h"
 
 #include <fmt/format.h>

@@ -5,6 +5,7 @@
 #include "diode/characterise.h"
 #include "diode/config.h"
 #include "diode/shippeddata.h"
+#include "diode/sweepsession.h"
 #if DIODE_HAVE_TORCH
 #include "characterisejob.h"
 #endif
@@ -83,9 +84,10 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_deadline->setValue(15);
     m_deadline->setSuffix(tr(" min of sweep"));
     m_deadline->setSpecialValueText(tr("no deadline"));
-    m_workers->setRange(1, 32);
-    m_workers->setValue(6);
+    m_workers->setRange(diode::SweepSession::kAutoWorkers, diode::SweepSession::kMaxWorkersPerGpu);
+    m_workers->setValue(diode::SweepSession::kAutoWorkers);
     m_workers->setSuffix(tr(" workers a GPU"));
+    m_workers->setSpecialValueText(tr("auto workers a GPU"));
     m_epochs->setObjectName(QStringLiteral("characteriseEpochs"));
     m_epochs->setRange(0, 100000);
     m_epochs->setSpecialValueText(tr("the trainer's"));

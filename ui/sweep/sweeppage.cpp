@@ -158,7 +158,8 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     QSettings settings;
     m_backend->setCurrentText(settings.value(QStringLiteral("sweep/backend"), "cpu").toString());
     m_python->setText(settings.value(QStringLiteral("sweep/python")).toString());
-    m_workers->setValue(settings.value(QStringLiteral("sweep/workersPerGpu"), 1).toInt());
+    m_workers->setValue(
+        settings.value(QStringLiteral("sweep/workersPerGpu"), diode::SweepSession::kAutoWorkers).toInt());
     m_gpus->setText(settings.value(QStringLiteral("sweep/gpus")).toString());
     m_shards->setValue(settings.value(QStringLiteral("sweep/slurmShards"), 4).toInt());
     m_partition->setText(settings.value(QStringLiteral("sweep/slurmPartition")).toString());
@@ -236,10 +237,12 @@ QWidget *SweepPage::runPanel() {
     m_python->setToolTip(tr("The interpreter with torch and Triton, for the inductor backend"));
     m_workers = new QSpinBox(box);
     m_workers->setObjectName(QStringLiteral("workersPerGpu"));
-    m_workers->setRange(1, diode::SweepSession::kMaxWorkersPerGpu);
+    m_workers->setRange(diode::SweepSession::kAutoWorkers, diode::SweepSession::kMaxWorkersPerGpu);
     m_workers->setPrefix(tr("workers a GPU: "));
-    m_workers->setToolTip(tr("Workers on each GPU compile in parallel and take turns timing (6 on an H100 or "
-                             "H200 with 16 cores); their times are those of one worker alone"));
+    m_workers->setSpecialValueText(tr("workers a GPU: auto"));
+    m_workers->setToolTip(tr("Workers on each GPU compile in parallel and take turns timing; their times are "
+                             "those of one worker alone. Auto: 6 on a 16-core host with one GPU, fewer with "
+                             "fewer cores"));
     m_gpus = new QLineEdit(box);
     m_gpus->setObjectName(QStringLiteral("gpus"));
     m_gpus->setPlaceholderText(tr("GPUs: the environment's one"));

@@ -20,7 +20,7 @@ struct SweepRequest {
     QString planDir;             ///< where relative shape-set paths of the plan start
     bool resume = false;         ///< continue the newest unfinished run of `database` instead
     bool allowMixedData = false; ///< the user confirmed a run of another backend, GPU or method there
-    int workersPerGpu = 1;       ///< SweepSession::Request::workersPerGpu
+    int workersPerGpu = 0;       ///< SweepSession::Request::workersPerGpu (0: auto)
     QString gpus;                ///< as `diode sweep --gpus` takes it: "", "all" or "0,1,3"
 };
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -115,6 +116,14 @@ std::string hostName() {
     char buf[256] = {};
     gethostname(buf, sizeof buf - 1);
     return buf;
+}
+
+int availableCores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 namespace {

@@ -51,6 +51,10 @@ private:
 };
 
 std::string hostName();
+/// The cores this process may run on (its CPU affinity: taskset, a container's cpuset, a Slurm
+/// task's allocation), which is what "all cores" means for threads and workers: more than that only
+/// wait on each other.
+int availableCores();
 
 /// The GPUs a process started here may use, as CUDA_VISIBLE_DEVICES names them: that variable's
 /// entries when it is set, else "0", "1", ... for each /dev/nvidiaN (empty when there is none).

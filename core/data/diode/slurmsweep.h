@@ -45,8 +45,9 @@ public:
         std::string backend;
         SweepPlan plan;
         int64_t shards = 4;
-        std::string python;    ///< inductor: passed to each task's diode sweep
-        int workersPerGpu = 1; ///< each task's workers on its one GPU (diode sweep --workers-per-gpu)
+        std::string python; ///< inductor: passed to each task's diode sweep
+        int workersPerGpu =
+            0; ///< each task's workers on its GPU (diode sweep --workers-per-gpu); 0: auto, on the node
         SlurmOptions slurm;
     };
     /// One line a shard (or the merge), for `diode sweep --status`.

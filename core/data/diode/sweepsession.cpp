@@ -3,6 +3,7 @@
 #include "diode/cpubackend.h"
 #include "diode/datamix.h"
 #include "diode/dataset.h"
+#include "diode/hardware.h"
 #include "diode/inductorbackend.h"
 #include "diode/problemjson.h"
 #include "diode/shippeddata.h"
@@ -178,7 +179,7 @@ SweepSession::SweepSession(const Request &r)
     if (m_backendName.empty())
         throw InvalidInput("sweep needs --backend inductor|cpu");
     m_plan = std::move(*plan);
-    if (r.workersPerGpu < 1 || r.workersPerGpu > kMaxWorkersPerGpu)
+    if (r.workersPerGpu != kAutoWorkers && (r.workersPerGpu < 1 || r.workersPerGpu > kMaxWorkersPerGpu))
         throw InvalidInput(
             fmt::format("workers a GPU must be from 1 to {}, got {}", kMaxWorkersPerGpu, r.workersPerGpu));
     std::set<std::string> seenGpus;
@@ -190,10 +191,21 @@ SweepSession::SweepSession(const Request &r)
     // Compile threads a worker: the cores less two a GPU, kept for the worker that times (its
     // Python and driver calls are on the timing's critical path).
     const std::vector<std::string> gpus = r.gpus.empty() ? std::vector<std::string>{""} : r.gpus;
-    const int workers = int(gpus.size()) * r.workersPerGpu;
-    const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    const int cores = availableCores();
+    const bool autoWorkers = r.workersPerGpu == kAutoWorkers;
+    const int perGpu =
+        autoWorkers ? autoWorkersPerGpu(m_backendName, cores, int(gpus.size())) : r.workersPerGpu;
+    const int workers = int(gpus.size()) * perGpu;
     const int threads = workers == 1 ? 0 : std::max(1, (cores - 2 * int(gpus.size())) / workers);
-    for (int w = 0; w < r.workersPerGpu; ++w)
+    const bool onGpus = m_backendName == "inductor";
+    m_workerLayout = fmt::format("{} worker{}{}", perGpu, perGpu == 1 ? "" : "s", onGpus ? " a GPU" : "");
+    if (autoWorkers)
+        m_workerLayout += onGpus ? fmt::format(" (auto: {} cores, {} GPU{})", cores, gpus.size(),
+                                               gpus.size() == 1 ? "" : "s")
+                                 : std::string(" (auto)");
+    if (threads > 0)
+        m_workerLayout += fmt::format(", {} compile threads each", threads);
+    for (int w = 0; w < perGpu; ++w)
         for (const auto &g : gpus) {
             WorkerSlot slot{g, int(m_backends.size()), threads};
             m_backends.push_back(makeBackend(m_backendName, r.python, r.db, slot, workers));
@@ -209,6 +221,12 @@ SweepSession::SweepSession(const Request &r)
 }
 
 SweepSession::~SweepSession() = default;
+
+int SweepSession::autoWorkersPerGpu(std::string_view backend, int cores, int gpus) {
+    if (backend != "inductor")
+        return 1;
+    return std::clamp(cores / std::max(1, gpus) / 2 - 2, 1, 6);
+}
 
 void SweepSession::setProgressCallback(std::function<void(const SweepProgress &)> fn) {
     if (m_runner)

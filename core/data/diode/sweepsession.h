@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 
 namespace diode {
 
@@ -38,6 +39,9 @@ size_t removeMeasured(SweepPlan &plan, const std::vector<std::string> &paths);
 /// faces only turn options into a request and print or draw progress.
 class SweepSession {
 public:
+    static constexpr int kMaxWorkersPerGpu = 32;
+    static constexpr int kAutoWorkers = 0; ///< Request::workersPerGpu: autoWorkersPerGpu()
+
     struct Request {
         std::string db;
         std::string backend;           ///< "cpu" or "inductor"; "" on resume: the run's own
@@ -51,8 +55,9 @@ public:
         /// it run() refuses with DataMixRefused (datamix.h). A resumed run was confirmed at its start.
         bool allowMixedData = false;
         /// Workers on each GPU (inductor: they compile in parallel and take turns timing; cpu:
-        /// they take turns on the CPU). From 1 to kMaxWorkersPerGpu.
-        int workersPerGpu = 1;
+        /// they take turns on the CPU). From 1 to kMaxWorkersPerGpu, or kAutoWorkers: as many as
+        /// the cores feed, chosen the same way on a resumed run as when it started.
+        int workersPerGpu = kAutoWorkers;
         /// The GPUs to sweep on, as CUDA_VISIBLE_DEVICES names them (visibleGpuIds() for all of
         /// them); empty: one GPU, whichever the environment gives. Every GPU must be the same model.
         std::vector<std::string> gpus;
@@ -60,7 +65,12 @@ public:
         /// what another machine, shard or earlier sweep already did. Not with `resume`.
         std::vector<std::string> skipMeasured;
     };
-    static constexpr int kMaxWorkersPerGpu = 32;
+
+    /// Workers a GPU when none are asked for. Inductor: a worker per two of the GPU's share of the
+    /// cores, less two, from 1 to 6: 6 on a 16-core host with one GPU, which fed an H100 or H200 best
+    /// (docs/BENCHMARKS.md, "Sweep speed"), 2 with 8 cores, 1 with 6 or fewer. cpu: 1, since the
+    /// workers would time on the CPU they share.
+    static int autoWorkersPerGpu(std::string_view backend, int cores, int gpus);
 
     /// Resolves the request (refusing a resume with another plan or backend, a sweep with no
     /// plan or backend) with InvalidInput; starts nothing.
@@ -96,6 +106,8 @@ public:
                                                 int workers = 1);
     /// The number of workers the session runs.
     size_t workers() const { return m_backends.size(); }
+    /// "6 workers a GPU (auto: 16 cores, 1 GPU), 2 compile threads each": for the run's first line.
+    const std::string &workerLayout() const { return m_workerLayout; }
 
 private:
     class Observer;
@@ -108,6 +120,7 @@ private:
     bool m_resumed = false;
     bool m_allowMixedData = false;
     std::string m_nothingToDo;
+    std::string m_workerLayout;
     std::function<void(const ProblemReport &)> m_problemDone;
     std::mutex m_problemDoneMutex; ///< the workers report one at a time
     std::vector<std::unique_ptr<Backend>> m_backends;

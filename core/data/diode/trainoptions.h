@@ -1,13 +1,10 @@
 #pragma once
 
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
-#include <thread>
 
 namespace diode {
 
@@ -20,16 +17,6 @@ namespace diode {
 /// before it runs the GUI (app/workbench/launcher.cpp). A value the user set is kept.
 inline void preferPassiveThreadWaits() {
     ::setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
-}
-
-/// The cores this process may run on (its CPU affinity: taskset, a container's cpuset), which is
-/// what "all cores" means for the trainer's threads: more threads than that only wait on each other.
-inline int availableCores() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    return int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 // The trainer's knobs live apart from the trainer (which needs LibTorch), so the CLI can hold
