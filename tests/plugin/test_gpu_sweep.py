@@ -106,6 +106,8 @@ class SweepTest(unittest.TestCase):
                 sys.executable,
                 "--deadline",
                 "0.001",
+                "--workers-per-gpu",  # one worker takes one problem before the deadline; auto's six would take all
+                "1",
             )
             self.assertEqual(rc, 1, out)  # stopped by the deadline, resumable
             self.assertIn("deadline", out)
