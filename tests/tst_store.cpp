@@ -5,6 +5,7 @@
 #include "diode/sqlstatement.h"
 #include "diode/storequery.h"
 #include "diode/storewriter.h"
+#include "diode/timingagreement.h"
 
 #include <map>
 #include <memory>
@@ -68,6 +69,38 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(StoreError,
                                  s.insertMeasurement(999, s.problemId(sampleRecord(1, 1).problem),
                                                      sampleRecord(1, 1).candidates[0].measurements()[0]));
+    }
+
+    // A warm time far above the cold one of the same kernel, run and problem is a timing glitch
+    // (a flushed L2 only slows a kernel); stats counts them, with the agreement's 0.3 us floor
+    // for kernels of a few microseconds, and never pairs times of two runs.
+    void statsCountWarmColdGlitches() {
+        Store s(db("glitch.db").toStdString());
+        RunInfo run;
+        run.backend = "inductor";
+        run.gpuName = "NVIDIA H100 80GB HBM3";
+        const int64_t first = s.createRun(run), second = s.createRun(run);
+        auto rec = sampleRecord(64, 4);
+        auto times = [&](int i, double warm, double cold) {
+            rec.candidates[size_t(i)].timings = {{TimingMethod::GraphWarm, warm, MeasureStatus::Ok, {}},
+                                                 {TimingMethod::GraphCold, cold, MeasureStatus::Ok, {}}};
+        };
+        times(0, 0.010, 0.012);   // warm below cold: L2 at work
+        times(1, 0.030, 0.015);   // 2x: a glitch
+        times(2, 0.0004, 0.0002); // 2x, but 0.2 us apart: within the agreement floor
+        times(3, 0.016, 0.010);   // 1.6x and 6 us: a glitch
+        auto other = sampleRecord(64, 4);
+        other.candidates[0].timings = {{TimingMethod::GraphCold, 0.001, MeasureStatus::Ok, {}}};
+        {
+            Store::Transaction tx(s);
+            s.insertRecord(first, rec);
+            s.insertRecord(second, other); // its cold time of candidate 0 is not run 1's
+            tx.commit();
+        }
+        QCOMPARE(s.stats().warmColdGlitches, 2);
+        QCOMPARE(s.stats().toJson()["warm_cold_glitches"].get<int64_t>(), 2);
+        QVERIFY(warmColdGlitch(0.030, 0.015) && !warmColdGlitch(0.0004, 0.0002) &&
+                !warmColdGlitch(0.014, 0.010));
     }
 
     void roundTrip() {

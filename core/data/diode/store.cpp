@@ -3,6 +3,7 @@
 #include "diode/shippeddata.h"
 
 #include "diode/sqlstatement.h"
+#include "diode/timingagreement.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -870,6 +871,19 @@ StoreStats Store::stats() {
         counts("SELECT coalesce(r.gpu_name, ''), count(DISTINCT rp.problem_id) FROM run_problems rp "
                "JOIN runs r ON r.id = rp.run_id GROUP BY 1");
     st.baselines = scalar("SELECT count(*) FROM problem_baselines");
+    {
+        SqlStatement s(
+            *this,
+            "SELECT count(*) FROM measurements w JOIN measurements c ON c.problem_id = w.problem_id "
+            "AND c.config_id = w.config_id AND c.run_id = w.run_id AND c.method = 'graph_cold' "
+            "AND c.status = 'ok' AND c.time_ms > 0 WHERE w.method = 'graph_warm' AND w.status = 'ok' "
+            "AND w.time_ms > ?1 * c.time_ms AND w.time_ms - c.time_ms > ?2",
+            SqlStatement::Cached{});
+        s.bind(1, kWarmOverColdGlitch);
+        s.bind(2, kAgreementAbsoluteMs);
+        s.stepRow("query failed");
+        st.warmColdGlitches = s.integer(0);
+    }
     st.defaultMethod = defaultTimingMethod(methodCounts());
     return st;
 }
@@ -914,6 +928,7 @@ nlohmann::json StoreStats::toJson() const {
         {"failed_measurements_by_method", failedByMethod},
         {"problems_by_gpu", problemsByGpu},
         {"baselines", baselines},
+        {"warm_cold_glitches", warmColdGlitches},
         {"default_method", {{"method", toString(defaultMethod.method)}, {"reason", defaultMethod.reason}}}};
 }
 

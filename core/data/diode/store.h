@@ -75,7 +75,9 @@ struct StoreStats {
     std::map<std::string, int64_t> failedByMethod;
     std::map<std::string, int64_t> problemsByGpu; ///< distinct problems measured per GPU name
     int64_t baselines = 0;                        ///< rows of problem_baselines
-    MethodChoice defaultMethod;                   ///< what train and eval read unless told otherwise
+    /// Candidates of a run whose warm time is implausibly above their cold one (warmColdGlitch).
+    int64_t warmColdGlitches = 0;
+    MethodChoice defaultMethod; ///< what train and eval read unless told otherwise
     nlohmann::json toJson() const;
 };
 

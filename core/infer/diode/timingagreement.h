@@ -18,4 +18,14 @@ inline bool timesAgree(double ms, double referenceMs) {
     return std::abs(ms - referenceMs) <= std::max(kAgreementRelative * referenceMs, kAgreementAbsoluteMs);
 }
 
+/// A kernel's warm-L2 time over its cold-L2 time beyond which the pair is a timing glitch, not a
+/// cache effect: a flushed L2 can only slow a kernel, so warm above 1.5x cold (and by more than the
+/// agreement's 0.3 µs) means one of the two was disturbed: about 0.1 % of the shipped H100 pairs
+/// (docs/FORMATS.md); `diode stats` counts them.
+inline constexpr double kWarmOverColdGlitch = 1.5;
+
+inline bool warmColdGlitch(double warmMs, double coldMs) {
+    return warmMs > kWarmOverColdGlitch * coldMs && warmMs - coldMs > kAgreementAbsoluteMs;
+}
+
 } // namespace diode
