@@ -2,6 +2,7 @@
 
 #include "diode/characterise.h"
 #include "diode/sweeprunner.h"
+#include "diode/sweepsession.h"
 #include "diode/trainoptions.h"
 
 #include <atomic>
@@ -33,8 +34,9 @@ struct CharacteriseRequest {
     std::string heldout; ///< measured problems of this GPU (lines or store); "": keep some chosen aside
     double heldoutFraction = 0.2; ///< of the chosen problems, when `heldout` is not given
     SelectionOptions selection;
-    double deadlineS = 0;          ///< the sweep starts no problem after this many seconds (0: never)
-    int workersPerGpu = 0;         ///< the sweep's workers a GPU (SweepSession::Request; 0: auto)
+    double deadlineS = 0; ///< the sweep starts no problem after this many seconds (0: never)
+    /// The sweep's workers a GPU (SweepSession::Request).
+    int workersPerGpu = SweepSession::kAutoWorkers;
     std::vector<std::string> gpus; ///< the sweep's GPUs ("": the one the environment gives)
     bool retrain = false;          ///< train from random weights instead of fine-tuning the start package
     TrainOptions train;            ///< fine-tuning keeps the start package's member count

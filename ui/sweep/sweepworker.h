@@ -3,6 +3,7 @@
 #include "common/asyncjobs.h"
 
 #include "diode/gemmproblem.h"
+#include "diode/sweepsession.h"
 
 #include <QByteArray>
 #include <QObject>
@@ -20,8 +21,8 @@ struct SweepRequest {
     QString planDir;             ///< where relative shape-set paths of the plan start
     bool resume = false;         ///< continue the newest unfinished run of `database` instead
     bool allowMixedData = false; ///< the user confirmed a run of another backend, GPU or method there
-    int workersPerGpu = 0;       ///< SweepSession::Request::workersPerGpu (0: auto)
-    QString gpus;                ///< as `diode sweep --gpus` takes it: "", "all" or "0,1,3"
+    int workersPerGpu = diode::SweepSession::kAutoWorkers; ///< SweepSession::Request::workersPerGpu
+    QString gpus; ///< as `diode sweep --gpus` takes it: "", "all" or "0,1,3"
 };
 
 struct SweepStatus {

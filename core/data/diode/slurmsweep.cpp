@@ -362,8 +362,9 @@ std::vector<std::string> SlurmSweep::submit(const Request &r) {
         fmt::arg("launch", launch(o)), fmt::arg("backend", r.backend),
         fmt::arg("plan", shellQuote(planPath.string())),
         fmt::arg("python", r.python.empty() ? "" : " --python " + shellQuote(r.python)),
-        fmt::arg("workers",
-                 r.workersPerGpu == 0 ? "" : fmt::format(" --workers-per-gpu {}", r.workersPerGpu)));
+        fmt::arg("workers", r.workersPerGpu == SweepSession::kAutoWorkers
+                                ? ""
+                                : fmt::format(" --workers-per-gpu {}", r.workersPerGpu)));
     std::vector<std::string> shardFiles;
     for (int64_t i = 0; i < r.shards; ++i)
         shardFiles.push_back(shellQuote(shardDb(dir, i)));

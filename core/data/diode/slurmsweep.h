@@ -1,6 +1,7 @@
 #pragma once
 
 #include "diode/sweepplan.h"
+#include "diode/sweepsession.h"
 
 #include <cstdint>
 #include <stdexcept>
@@ -46,8 +47,8 @@ public:
         SweepPlan plan;
         int64_t shards = 4;
         std::string python; ///< inductor: passed to each task's diode sweep
-        int workersPerGpu =
-            0; ///< each task's workers on its GPU (diode sweep --workers-per-gpu); 0: auto, on the node
+        /// Each task's workers on its GPU (diode sweep --workers-per-gpu); auto: chosen on the node.
+        int workersPerGpu = SweepSession::kAutoWorkers;
         SlurmOptions slurm;
     };
     /// One line a shard (or the merge), for `diode sweep --status`.
