@@ -99,6 +99,9 @@ private slots:
         }
         QCOMPARE(s.stats().warmColdGlitches, 2);
         QCOMPARE(s.stats().toJson()["warm_cold_glitches"].get<int64_t>(), 2);
+        QVERIFY2(s.stats().warmColdGlitchNote().starts_with("2 candidates have a warm time over 1.5x"),
+                 s.stats().warmColdGlitchNote().c_str());
+        QVERIFY(StoreStats{}.warmColdGlitchNote().empty());
         QVERIFY(warmColdGlitch(0.030, 0.015) && !warmColdGlitch(0.0004, 0.0002) &&
                 !warmColdGlitch(0.014, 0.010));
     }

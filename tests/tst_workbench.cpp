@@ -70,6 +70,7 @@ private slots:
         QVERIFY2(counts->text().contains(QString("%1 (0 failed)").arg(measurements)),
                  qPrintable(counts->text()));
         QVERIFY(counts->text().contains("addmm, bmm, mm"));
+        QVERIFY2(counts->text().contains("<b>Timing glitches</b></td><td>none"), qPrintable(counts->text()));
         auto *runs = w.findChild<QTableWidget *>("runsTable");
         QCOMPARE(runs->rowCount(), 1);
         QCOMPARE(runs->item(0, 1)->text(), QString("cpu"));

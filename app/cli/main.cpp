@@ -26,7 +26,6 @@
 #include "diode/sweepplan.h"
 #include "diode/sweeprunner.h"
 #include "diode/sweepsession.h"
-#include "diode/timingagreement.h"
 #include "diode/trainoptions.h"
 
 #include <CLI/CLI.hpp>
@@ -325,11 +324,8 @@ int runStats(const std::string &db, bool asJson, const std::vector<std::string> 
     for (const auto &[gpu, n] : st.problemsByGpu)
         fmt::print("  {:<18} {} problems\n", gpu.empty() ? "(no GPU)" : gpu, n);
     fmt::print("baselines     {}\ndefault method {}\n", st.baselines, st.defaultMethod.describe());
-    if (st.warmColdGlitches > 0)
-        fmt::print(
-            "warning: {} candidates have a warm time over {}x their cold time in the same run, which a "
-            "flushed L2 cannot cause: timing glitches (docs/FORMATS.md)\n",
-            st.warmColdGlitches, kWarmOverColdGlitch);
+    if (const auto note = st.warmColdGlitchNote(); !note.empty())
+        fmt::print("warning: {}\n", note);
     if (held) {
         fmt::print("held out      {} problems in {} lines ({} failed), {} measurements ({} failed); {}\n",
                    held->problems().size(), held->lines, held->failedProblems, held->measurements,

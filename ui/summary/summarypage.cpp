@@ -61,7 +61,8 @@ void SummaryPage::setSummary(const DatasetSummary &s) {
                          "<tr><td><b>Ops</b></td><td>%8</td></tr>"
                          "<tr><td><b>Dtypes</b></td><td>%9</td></tr>"
                          "<tr><td><b>Timing methods</b></td><td>%10</td></tr>"
-                         "<tr><td><b>Default method</b></td><td>%11</td></tr></table>")
+                         "<tr><td><b>Default method</b></td><td>%11</td></tr>"
+                         "<tr><td><b>Timing glitches</b></td><td>%12</td></tr></table>")
                           .arg(st.runs)
                           .arg(st.problems)
                           .arg(st.failedProblems)
@@ -70,7 +71,10 @@ void SummaryPage::setSummary(const DatasetSummary &s) {
                           .arg(st.configs)
                           .arg(join(st.gpus), join(st.ops), join(st.dtypes),
                                methods.join(QStringLiteral(", ")),
-                               QString::fromStdString(st.defaultMethod.describe())));
+                               QString::fromStdString(st.defaultMethod.describe()),
+                               st.warmColdGlitches == 0
+                                   ? tr("none (no candidate's warm time is implausibly above its cold one)")
+                                   : QString::fromStdString(st.warmColdGlitchNote())));
     m_runs->setRowCount(int(s.runs.size()));
     for (int i = 0; i < int(s.runs.size()); ++i) {
         const auto &r = s.runs[size_t(i)];

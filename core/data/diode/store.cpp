@@ -281,6 +281,18 @@ off_t fileSize(const std::string &path) {
     return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
 }
 
+/// SQL spellings of the project's timing rules, so that a query applies the C++ rule rather than
+/// restating it: diode_warm_cold_glitch(warm_ms, cold_ms) is warmColdGlitch.
+void registerFunctions(sqlite3 *db) {
+    auto glitch = [](sqlite3_context *ctx, int, sqlite3_value **argv) {
+        sqlite3_result_int(ctx, warmColdGlitch(sqlite3_value_double(argv[0]), sqlite3_value_double(argv[1])));
+    };
+    if (sqlite3_create_function(db, "diode_warm_cold_glitch", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                                glitch, nullptr, nullptr) != SQLITE_OK)
+        throw StoreError(
+            fmt::format("cannot register SQL function diode_warm_cold_glitch: {}", sqlite3_errmsg(db)));
+}
+
 } // namespace
 
 void RunInfo::setFromWorker(const nlohmann::json &hw, const nlohmann::json &versions) {
@@ -346,6 +358,7 @@ Store::Store(const std::string &path, Mode mode, Foreign foreign)
     // file, which SQLite's own fcntl locks do not see, lets one set it up at a time.
     SetupLock setupLock(mode == Mode::ReadWrite ? path : std::string());
     try {
+        registerFunctions(m_db);
         // Fail early, with a clear message, on a file that is not a database.
         exec("SELECT count(*) FROM sqlite_master");
         checkOwnership(mode, foreign); // before anything is switched to WAL or created
@@ -877,10 +890,8 @@ StoreStats Store::stats() {
             "SELECT count(*) FROM measurements w JOIN measurements c ON c.problem_id = w.problem_id "
             "AND c.config_id = w.config_id AND c.run_id = w.run_id AND c.method = 'graph_cold' "
             "AND c.status = 'ok' AND c.time_ms > 0 WHERE w.method = 'graph_warm' AND w.status = 'ok' "
-            "AND w.time_ms > ?1 * c.time_ms AND w.time_ms - c.time_ms > ?2",
+            "AND diode_warm_cold_glitch(w.time_ms, c.time_ms)",
             SqlStatement::Cached{});
-        s.bind(1, kWarmOverColdGlitch);
-        s.bind(2, kAgreementAbsoluteMs);
         s.stepRow("query failed");
         st.warmColdGlitches = s.integer(0);
     }
@@ -930,6 +941,14 @@ nlohmann::json StoreStats::toJson() const {
         {"baselines", baselines},
         {"warm_cold_glitches", warmColdGlitches},
         {"default_method", {{"method", toString(defaultMethod.method)}, {"reason", defaultMethod.reason}}}};
+}
+
+std::string StoreStats::warmColdGlitchNote() const {
+    if (warmColdGlitches == 0)
+        return {};
+    return fmt::format("{} candidates have a warm time over {}x their cold time in the same run, which a "
+                       "flushed L2 cannot cause: timing glitches (docs/FORMATS.md)",
+                       warmColdGlitches, kWarmOverColdGlitch);
 }
 
 void Store::forEachRecord(const std::function<void(const RunInfo &, const ProblemRecord &)> &fn,

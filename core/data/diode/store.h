@@ -79,6 +79,8 @@ struct StoreStats {
     int64_t warmColdGlitches = 0;
     MethodChoice defaultMethod; ///< what train and eval read unless told otherwise
     nlohmann::json toJson() const;
+    /// One sentence on the warm-cold glitches, for `diode stats` and the Summary page; empty when none.
+    std::string warmColdGlitchNote() const;
 };
 
 /// The SQLite measurement store (docs/FORMATS.md): WAL, foreign keys, a schema version with
