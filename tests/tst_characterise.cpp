@@ -273,6 +273,9 @@ private slots:
         // Stopped by its deadline long before 30 problems: too few to train, and it says to go on.
         QCOMPARE(diode(run + QStringList{"--deadline", "0.001"}, &out, &err), 2);
         QVERIFY2(err.contains("run the same command again to measure more"), qPrintable(err));
+        // The sweep's first line says how it runs, as `diode sweep`'s does.
+        QVERIFY2(err.contains("sweep run 1: 30 problems, backend cpu, database char.db; 1 worker (auto)"),
+                 qPrintable(err));
         const int64_t first = testutil::scalar(dir.filePath("char.db"), "SELECT count(*) FROM measurements");
         QVERIFY2(first < 30 * 8, qPrintable(QString::number(first)));
         QCOMPARE(out.count(QRegularExpression("^ +[0-9]+  \\S", QRegularExpression::MultilineOption)), 30);

@@ -104,9 +104,8 @@ int run(const Options &o) {
                        res.heldOutLabels.count(p.label()) ? " [held out]" : "");
         }
     };
-    job.sweepStarted = [&](int64_t run, bool resumed, size_t problems) {
-        fmt::print(stderr, "{} run {}: {} problems, backend {}, database {}\n",
-                   resumed ? "resuming" : "sweep", run, problems, o.backend, o.db);
+    job.sweepStarted = [](bool resumed, const std::string &runLine) {
+        fmt::print(stderr, "{} {}\n", resumed ? "resuming" : "sweep", runLine);
     };
     job.sweepProgress = [&](const SweepProgress &p) { bar.update(p); };
     job.epoch = [](const EpochReport &e) {

@@ -171,17 +171,7 @@ int runSweep(const SweepOptions &o) {
     std::signal(SIGTERM, onInterrupt);
     std::string status;
     try {
-        status = session.run([&](int64_t runId) {
-            const auto &plan = session.plan();
-            if (plan.shard.whole())
-                fmt::print(stderr, "run {}: {} problems, backend {}, database {}; {}\n", runId,
-                           plan.problems.size(), session.backend(), o.db, session.workerLayout());
-            else
-                fmt::print(stderr,
-                           "run {}: shard {}, {} of the plan's {} problems, backend {}, database {}; {}\n",
-                           runId, plan.shard.str(), plan.shard.size(plan.problems.size()),
-                           plan.problems.size(), session.backend(), o.db, session.workerLayout());
-        });
+        status = session.run([&](int64_t runId) { fmt::print(stderr, "{}\n", session.runLine(runId)); });
     } catch (const BackendUnavailable &e) {
         g_session = nullptr;
         fmt::print(stderr, "error: {}\n", e.what());

@@ -234,7 +234,7 @@ CharacteriseResult CharacteriseJob::run() {
                 res.sweepStatus = session.run([&](int64_t id) {
                     res.runId = id;
                     if (sweepStarted)
-                        sweepStarted(id, session.resumed(), plan.problems.size());
+                        sweepStarted(session.resumed(), session.runLine(id));
                 });
             } catch (...) {
                 m_session = nullptr;

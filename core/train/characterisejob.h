@@ -82,8 +82,9 @@ public:
     std::function<void(const std::string &)> status;
     /// After the selection, before anything is measured (the face prints --explain from it).
     std::function<void(const CharacteriseResult &)> selected;
-    /// Once the sweep's run exists: its id, and whether it continues an earlier one.
-    std::function<void(int64_t runId, bool resumed, size_t problems)> sweepStarted;
+    /// Once the sweep's run exists: whether it continues an earlier one, and the run's first line
+    /// (SweepSession::runLine: its id, problems, database and worker layout).
+    std::function<void(bool resumed, const std::string &runLine)> sweepStarted;
     std::function<void(const SweepProgress &)> sweepProgress;
     std::function<void(const EpochReport &)> epoch;
 

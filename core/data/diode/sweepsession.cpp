@@ -233,6 +233,15 @@ void SweepSession::setProgressCallback(std::function<void(const SweepProgress &)
         m_runner->setProgressCallback(std::move(fn));
 }
 
+std::string SweepSession::runLine(int64_t runId) const {
+    const size_t n = m_plan.problems.size();
+    if (m_plan.shard.whole())
+        return fmt::format("run {}: {} problems, backend {}, database {}; {}", runId, n, m_backendName, m_db,
+                           m_workerLayout);
+    return fmt::format("run {}: shard {}, {} of the plan's {} problems, backend {}, database {}; {}", runId,
+                       m_plan.shard.str(), m_plan.shard.size(n), n, m_backendName, m_db, m_workerLayout);
+}
+
 void SweepSession::cancel() {
     if (m_runner)
         m_runner->cancel();

@@ -106,8 +106,11 @@ public:
                                                 int workers = 1);
     /// The number of workers the session runs.
     size_t workers() const { return m_backends.size(); }
-    /// "6 workers a GPU (auto: 16 cores, 1 GPU), 2 compile threads each": for the run's first line.
+    /// "6 workers a GPU (auto: 16 cores, 1 GPU), 2 compile threads each".
     const std::string &workerLayout() const { return m_workerLayout; }
+    /// The run's first line, as `diode sweep` and `diode characterise` print it: "run 3: 40 problems,
+    /// backend inductor, database x.db; 6 workers a GPU (…)", the shard named when there is one.
+    std::string runLine(int64_t runId) const;
 
 private:
     class Observer;
