@@ -65,18 +65,12 @@ RunComparison compareRuns(const std::vector<ProblemRecord> &a, const std::vector
         ++c.ranked;
         // A run's fastest of all it timed may have no time in the other run: then it is not in `both`.
         const auto fastestKey = [](const std::map<std::string, double> &times) {
-            return std::min_element(times.begin(), times.end(),
-                                    [](const auto &x, const auto &y) { return x.second < y.second; })
-                ->first;
+            return std::ranges::min_element(times, {}, &std::pair<const std::string, double>::second)->first;
         };
         c.fastestUntimedElsewhere +=
             !other->second.count(fastestKey(timesA)) || !timesA.count(fastestKey(other->second));
-        const auto fastest = [&](bool first) {
-            return std::min_element(both.begin(), both.end(), [&](const auto &x, const auto &y) {
-                return first ? x.first < y.first : x.second < y.second;
-            });
-        };
-        const auto fa = fastest(true), fb = fastest(false);
+        const auto fa = std::ranges::min_element(both, {}, &std::pair<double, double>::first);
+        const auto fb = std::ranges::min_element(both, {}, &std::pair<double, double>::second);
         c.sameFastest += fa == fb;
         fastestLogs.push_back(std::log(fb->second / fa->first));
         c.fastestAgree += timesAgree(fb->second, fa->first);
