@@ -224,6 +224,24 @@ private slots:
         std::ofstream(empty.toStdString()) << "\n";
         QCOMPARE(testutil::runCli({"compare", a, empty}, &out, &err), 2);
         QVERIFY2(err.contains("share no in-graph timing method"), qPrintable(err));
+
+        // Two runs of one store compare as the problem lines they came from.
+        const auto db = dir.filePath("two.db");
+        QCOMPARE(testutil::runCli({"import", "--db", db, a}, &out, &err), 0);
+        QCOMPARE(testutil::runCli({"import", "--db", db, b}, &out, &err), 0);
+        QCOMPARE(testutil::runCli({"compare", db, db, "--run-a", "1", "--run-b", "2"}, &out, &err), 0);
+        QVERIFY2(out.contains("graph_warm: 2 problems in both") &&
+                     out.contains("(cross-run top-1): mean 0.8562, P10 0.6250"),
+                 qPrintable(out));
+        QVERIFY2(out.endsWith(QString("A: %1, run 1\nB: %1, run 2\n").arg(db)), qPrintable(out));
+        // A store without a run named holds both runs: each (problem, candidate) time twice in A.
+        QCOMPARE(testutil::runCli({"compare", db, b}, &out, &err), 0);
+        QVERIFY2(out.contains("repeated (problem, candidate) times skipped, the first kept"),
+                 qPrintable(out));
+        QCOMPARE(testutil::runCli({"compare", db, db, "--run-a", "1", "--run-b", "9"}, &out, &err), 2);
+        QVERIFY2(err.contains(QString("store '%1' has no run 9 (its runs: 1, 2)").arg(db)), qPrintable(err));
+        QCOMPARE(testutil::runCli({"compare", a, b, "--run-a", "1"}, &out, &err), 2);
+        QVERIFY2(err.contains("is a file of problem lines, not a store: it has no run 1"), qPrintable(err));
     }
 };
 

@@ -39,6 +39,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <unistd.h>
 
@@ -360,6 +361,7 @@ int runBias(const BiasOptions &o) {
 
 struct CompareOptions {
     std::string a, b;
+    std::optional<int64_t> runA, runB;
     std::vector<std::string> methods;
     bool json = false;
 };
@@ -367,7 +369,7 @@ struct CompareOptions {
 // Two measurements of the same problems, candidate by candidate, by each method asked (by default
 // each in-graph method both inputs have times of).
 int runCompare(const CompareOptions &o) {
-    const auto a = readProblemFile(o.a), b = readProblemFile(o.b);
+    const auto a = readRecords(o.a, o.runA), b = readRecords(o.b, o.runB);
     std::vector<TimingMethod> methods;
     for (const auto &name : o.methods) // names CLI11 checked against timingMethodNameList()
         methods.push_back(*parseTimingMethod(name));
@@ -393,7 +395,8 @@ int runCompare(const CompareOptions &o) {
     if (o.json)
         fmt::print("{}\n", all.dump(1));
     else
-        fmt::print("A: {}\nB: {}\n", o.a, o.b);
+        fmt::print("A: {}{}\nB: {}{}\n", o.a, o.runA ? fmt::format(", run {}", *o.runA) : "", o.b,
+                   o.runB ? fmt::format(", run {}", *o.runB) : "");
     return 0;
 }
 
@@ -662,12 +665,19 @@ int main(int argc, char **argv) {
         "Compare two measurements of the same problems (runs, machines): per candidate, the fastest of each "
         "problem, and each run's fastest scored on the other run's times (cross-run top-1: a reference for a "
         "model's)");
-    cmdCompare->add_option("a", compareOpts.a, "problem JSON lines (A; `diode export` of a store)")
+    cmdCompare->add_option("a", compareOpts.a, "problem JSON lines or a store (A)")
         ->required()
         ->check(CLI::ExistingFile);
-    cmdCompare->add_option("b", compareOpts.b, "problem JSON lines (B)")
+    cmdCompare
+        ->add_option("b", compareOpts.b,
+                     "problem JSON lines or a store (B; the same store as A with --run-a and --run-b "
+                     "compares two of its runs)")
         ->required()
         ->check(CLI::ExistingFile);
+    cmdCompare->add_option("--run-a", compareOpts.runA, "A is a store: only this run of it")
+        ->check(CLI::PositiveNumber);
+    cmdCompare->add_option("--run-b", compareOpts.runB, "B is a store: only this run of it")
+        ->check(CLI::PositiveNumber);
     cmdCompare
         ->add_option("--method", compareOpts.methods,
                      "timing method (repeatable); default: graph_warm and graph_cold where both have them")

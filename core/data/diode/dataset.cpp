@@ -4,6 +4,7 @@
 #include "diode/stablehash.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -96,6 +97,30 @@ nlohmann::json unsafeCandidates(const std::vector<WrongResult> &wrong) {
     auto out = nlohmann::json::array();
     for (auto &[key, e] : byKey)
         out.push_back(std::move(e));
+    return out;
+}
+
+std::vector<ProblemRecord> readRecords(const std::string &path, std::optional<int64_t> runId) {
+    if (!isSqliteFile(path)) {
+        if (runId)
+            throw InvalidInput(
+                fmt::format("'{}' is a file of problem lines, not a store: it has no run {} to "
+                            "choose (give a store, or leave the run out)",
+                            path, *runId));
+        return readProblemFile(path);
+    }
+    Store store(path, Store::Mode::ReadOnly);
+    if (runId) {
+        std::vector<int64_t> ids;
+        for (const auto &r : store.runs())
+            ids.push_back(r.id);
+        if (std::find(ids.begin(), ids.end(), *runId) == ids.end())
+            throw InvalidInput(
+                fmt::format("store '{}' has no run {} (its runs: {})", path, *runId,
+                            ids.empty() ? std::string("none") : fmt::format("{}", fmt::join(ids, ", "))));
+    }
+    std::vector<ProblemRecord> out;
+    store.forEachRecord([&](const RunInfo &, const ProblemRecord &r) { out.push_back(r); }, runId);
     return out;
 }
 

@@ -61,6 +61,10 @@ Dataset loadDatasetJsonl(const std::string &path, std::optional<TimingMethod> as
 
 /// Problem JSON lines of a file, blank lines skipped; throws InvalidInput naming the line.
 std::vector<ProblemRecord> readProblemFile(const std::string &path);
+/// The problem records of a file of problem JSON lines or of a store (`diode export`'s records:
+/// every run's, or run `runId`'s). A run asked of a file of lines, or one the store does not
+/// hold, is refused (InvalidInput naming the file and the runs it has).
+std::vector<ProblemRecord> readRecords(const std::string &path, std::optional<int64_t> runId = std::nullopt);
 /// Successful times per method in `records`.
 MethodCounts methodCounts(const std::vector<ProblemRecord> &records);
 

@@ -38,14 +38,6 @@ std::string identityOf(const RunInfo &r) {
     return fmt::format("{}\x1f{}\x1f{}\x1f{}", r.createdAt, r.backend, r.host, r.planJson);
 }
 
-bool isSqliteFile(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    char head[16] = {};
-    in.read(head, sizeof head);
-    return in.gcount() == sizeof head &&
-           std::string_view(head, sizeof head) == std::string_view("SQLite format 3\0", 16);
-}
-
 SourceRun sourceRun(const std::string &file, const RunInfo &r, int64_t done) {
     SourceRun s;
     s.file = file;

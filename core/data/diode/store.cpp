@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <map>
 
 namespace diode {
@@ -306,6 +307,14 @@ void RunInfo::setFromWorker(const nlohmann::json &hw, const nlohmann::json &vers
         torchVersion = versions.value("torch", "");
         tritonVersion = versions.value("triton", "");
     }
+}
+
+bool isSqliteFile(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    char head[16] = {};
+    in.read(head, sizeof head);
+    return in.gcount() == sizeof head &&
+           std::string_view(head, sizeof head) == std::string_view("SQLite format 3\0", 16);
 }
 
 std::string utcNow() {

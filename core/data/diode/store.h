@@ -60,6 +60,10 @@ struct TelemetrySample {
     double utilizationPct = 0;
 };
 
+/// Whether the file starts with SQLite's header (a store, or another program's database), as
+/// opposed to problem JSON lines.
+bool isSqliteFile(const std::string &path);
+
 struct StoreStats {
     int64_t runs = 0;
     int64_t problems = 0;
