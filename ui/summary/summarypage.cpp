@@ -37,6 +37,20 @@ void SummaryPage::setMessage(const QString &text) {
     m_runs->setRowCount(0);
 }
 
+namespace {
+
+QString glitches(const diode::StoreStats &st) {
+    const auto &m = st.measurementsByMethod;
+    if (!m.count(std::string(diode::toString(diode::TimingMethod::GraphWarm))) ||
+        !m.count(std::string(diode::toString(diode::TimingMethod::GraphCold))))
+        return QObject::tr("— (no in-graph warm and cold times to compare)");
+    if (st.warmColdGlitches == 0)
+        return QObject::tr("none (no candidate's warm time is implausibly above its cold one)");
+    return QString::fromStdString(st.warmColdGlitchNote());
+}
+
+} // namespace
+
 void SummaryPage::setSummary(const DatasetSummary &s) {
     auto join = [](const std::vector<std::string> &v) {
         QStringList l;
@@ -71,10 +85,7 @@ void SummaryPage::setSummary(const DatasetSummary &s) {
                           .arg(st.configs)
                           .arg(join(st.gpus), join(st.ops), join(st.dtypes),
                                methods.join(QStringLiteral(", ")),
-                               QString::fromStdString(st.defaultMethod.describe()),
-                               st.warmColdGlitches == 0
-                                   ? tr("none (no candidate's warm time is implausibly above its cold one)")
-                                   : QString::fromStdString(st.warmColdGlitchNote())));
+                               QString::fromStdString(st.defaultMethod.describe()), glitches(st)));
     m_runs->setRowCount(int(s.runs.size()));
     for (int i = 0; i < int(s.runs.size()); ++i) {
         const auto &r = s.runs[size_t(i)];
