@@ -20,7 +20,7 @@ namespace diode::cli {
 namespace {
 
 struct DemoOptions {
-    std::string problems, package, modes, json, casesOut, python, show, blockCases, models;
+    std::string problems, package, modes, json, casesOut, decisionsOut, python, show, blockCases, models;
     int limit = 0;
     bool mlp = false;
     bool blocks = false;
@@ -64,6 +64,8 @@ int runDemo(const DemoOptions &o) {
         args.insert(args.end(), {"--modes", o.modes});
     if (!o.casesOut.empty())
         args.insert(args.end(), {"--cases-out", o.casesOut});
+    if (!o.decisionsOut.empty())
+        args.insert(args.end(), {"--decisions-out", o.decisionsOut});
     if (o.problems.empty() && !o.mlp && !o.blocks && o.blockCases.empty() && o.models.empty())
         throw InvalidInput(
             "demo: give --problems FILE, --blocks, --block-cases, --models, --mlp, or several");
@@ -95,15 +97,20 @@ std::function<int()> addDemoCommand(CLI::App &app) {
         "instead of the default blocks: BLOCK:PHASE:TOKENS:DTYPE,... (e.g. llama:decode:8:bf16)");
     demo->add_option("--package", o->package, ".diode package (default: the best for this GPU)")
         ->check(CLI::ExistingFile);
+    // The modes and scenarios are the Python tool's (torch_diode.tools.demo MODES, tools.models
+    // SCENARIOS): its --help lists them, so that no list here falls behind.
     demo->add_option("--modes", o->modes,
-                     "comma-separated, from default, max-autotune, plugin, plugin-cold, plugin-top3, "
-                     "plugin-no-guard, exhaustive-plugin, plugin-max-autotune, plugin-cdt, cdt");
+                     "comma-separated modes: default (plain torch.compile), max-autotune, plugin (the "
+                     "recommended way) and the others `python3 -m torch_diode.tools.demo --help` lists");
     demo->add_option("--models", o->models,
-                     "whole model steps: 'all', or SCENARIO[:DTYPE],... from llama-decode-b1-s512, "
-                     "llama-decode-b8-s1024, llama-decode-b32-s4096, llama-prefill-b1-s1024, "
-                     "llama-prefill-b1-s4096, gpt2-train-b8-s512, vit-b8 (docs/BENCHMARKS.md)");
+                     "whole model steps: 'all', or SCENARIO[:DTYPE],... (decode with a KV cache, prefill, a "
+                     "training step, a ViT block; `python3 -m torch_diode.tools.demo --help` lists them)");
     demo->add_option("--json", o->json, "result file (default diode-demo.json)");
     demo->add_option("--cases-out", o->casesOut, "keep finished cases here and skip them on a rerun");
+    demo->add_option("--decisions-out", o->decisionsOut,
+                     "append each GEMM decision of the plugin modes here as problem JSON lines, with its "
+                     "case and mode (what the selector kept for every lowering of a model step; "
+                     "--problems takes the file back to time each GEMM alone)");
     demo->add_option("--python", o->python, "interpreter (default $DIODE_PYTHON or python3)");
     demo->add_option("--show", o->show, "print the table of a saved result and exit (no GPU needed)")
         ->check(CLI::ExistingFile);

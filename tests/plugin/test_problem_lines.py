@@ -1,10 +1,12 @@
 """The Python reader of problem JSON lines (`torch_diode.tools.worker.read_problems`, what
-`python3 -m torch_diode.tools.validate_timing --problems F` reads) on hostile input files (CTest label
-unit): each is one line on stderr naming the file and line, and exit code 2, never a traceback.
-Every case fails before torch is imported, so these run on any Python, with or without torch; the
-tool runs as a real child process. (Sweeps are driven by `diode sweep` alone; its plan and input
-checks are tst_sweepplan's and the plan fuzz corpus's.)"""
+`python3 -m torch_diode.tools.validate_timing --problems F` and `python3 -m torch_diode.tools.demo
+--problems F` read) on hostile input files (CTest label unit): each is one line on stderr naming the
+file and line, and exit code 2, never a traceback. Every case fails before torch is imported, so
+these run on any Python, with or without torch; the tool runs as a real child process. (Sweeps are
+driven by `diode sweep` alone; its plan and input checks are tst_sweepplan's and the plan fuzz
+corpus's.)"""
 
+import json
 import os
 import subprocess
 import sys
@@ -31,16 +33,19 @@ class ProblemLinesTest(unittest.TestCase):
             f.write(content.encode() if isinstance(content, str) else content)
         return path
 
-    def refused(self, *args, expect):
+    def run_tool(self, tool, *args):
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin", "python"))
-        r = subprocess.run(
-            [sys.executable, "-m", "torch_diode.tools.validate_timing", *args],
+        return subprocess.run(
+            [sys.executable, "-m", f"torch_diode.tools.{tool}", *args],
             env=env,
             cwd=self.dir,
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=600,
         )
+
+    def refused(self, *args, expect, tool="validate_timing"):
+        r = self.run_tool(tool, *args)
         self.assertNotIn("Traceback", r.stderr)
         self.assertEqual(r.returncode, 2, r.stderr)
         lines = r.stderr.strip().splitlines()
@@ -85,6 +90,39 @@ class ProblemLinesTest(unittest.TestCase):
     def test_endless_line_is_bounded(self):
         # /dev/zero never ends a line: the worker once read it whole.
         self.refused("--problems", "/dev/zero", "--out", self.out, expect="/dev/zero:1: longer than 16777216")
+
+    def test_demo_refuses_bad_lines_before_looking_for_a_gpu(self):
+        bad = self.file("bad.jsonl", GOOD + '{"op": "mm", "dtype": "bf16"}\n')
+        self.refused("--problems", bad, "--json", self.out, tool="demo", expect=f"{bad}:2: field 'B' is missing")
+
+    def test_demo_takes_recorded_decisions_each_gemm_once(self):
+        # What `demo --decisions-out` and torch_diode.record_decisions write: a problem with its
+        # candidates, the selector's settings, the case and mode; a model step repeats each GEMM.
+        decision = GOOD.strip()[:-1] + (
+            ',"selector":{"top_k":1,"margin":0.05},"candidates":[{"kind":"aten","name":"extern_kernels.mm",'
+            '"predicted_ms":0.01,"kept":true}],"mode":"plugin","case":"llama-decode-b1-s512 bf16"}\n'
+        )
+        path = self.file("decisions.jsonl", decision * 3)
+        made = os.path.join(self.dir, "made.jsonl")
+        r = self.run_tool(
+            "demo", "--problems", path, "--modes", "default,plugin", "--json", self.out, "--decisions-out", made
+        )
+        self.assertNotIn("Traceback", r.stderr)
+        if r.returncode == 3:  # read and accepted; no GPU here to compile on
+            self.assertIn("diode demo needs a GPU", r.stderr)
+            return
+        # On a GPU: one case, timed in both modes, and the plugin's one decision recorded with them.
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.out) as f:
+            cases = json.load(f)["cases"]
+        self.assertEqual([c["name"] for c in cases], ["mm bf16 M=64 N=64 K=64"])
+        self.assertEqual(sorted(cases[0]["results"]), ["default", "plugin"])
+        with open(made) as f:
+            decisions = [json.loads(line) for line in f]
+        self.assertEqual(
+            [(d["case"], d["mode"], d["M"]) for d in decisions], [("mm bf16 M=64 N=64 K=64", "plugin", 64)]
+        )
+        self.assertEqual(sum(c["kept"] for c in decisions[0]["candidates"]), 1)
 
 
 if __name__ == "__main__":

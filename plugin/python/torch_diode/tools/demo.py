@@ -16,6 +16,7 @@ a second run with the same file skips them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -159,7 +160,9 @@ class ModelCase:
         return None if self.reference is None else check_output(self.sc, compiled, self.reference)
 
 
-def run_mode(mode, case, package, timer):
+def run_mode(mode, case, package, timer, decisions=None):
+    """Compiles and times `case` in `mode`. With a list as `decisions`, a plugin mode appends each
+    GEMM decision it made (torch_diode.record_decisions) to it."""
     import torch
     import torch._dynamo
 
@@ -188,14 +191,19 @@ def run_mode(mode, case, package, timer):
     from torch._dynamo.utils import counters
 
     counters.clear()
+    recording = (
+        torch_diode.record_decisions() if decisions is not None and options is not None else contextlib.nullcontext([])
+    )
     try:
-        with compat.config_patch({"force_disable_caches": True}):
+        with compat.config_patch({"force_disable_caches": True}), recording as made:
             compiled = case.compile(**kwargs)
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             case.first_call(compiled)
             torch.cuda.synchronize()
             result["compile_s"] = time.perf_counter() - t0
+        if decisions is not None:
+            decisions.extend(dict(d, mode=mode) for d in made)
         result["kernel_ms"], result["kernel_cold_ms"] = case.times(compiled, timer)
         if hasattr(case, "check"):
             result["max_rel_error"] = case.check(compiled)
@@ -296,6 +304,8 @@ def _block_specs(text):
 
 
 def main(argv=None):
+    from .models import DTYPES, SCENARIOS
+
     ap = argparse.ArgumentParser(
         prog="python3 -m torch_diode.tools.demo",
         description=__doc__,
@@ -310,8 +320,9 @@ def main(argv=None):
         "--models",
         nargs="?",
         const="all",
-        help="whole model steps (torch_diode.tools.models): all, or "
-        "SCENARIO[:DTYPE],... (decode with a KV cache, prefill, a training step, a ViT block)",
+        help="whole model steps (torch_diode.tools.models): all, or SCENARIO[:DTYPE],... (decode with a KV "
+        f"cache, prefill, a training step, a ViT block), SCENARIO one of {', '.join(SCENARIOS)}, DTYPE "
+        f"{' or '.join(DTYPES)} (default {DTYPES[0]})",
     )
     ap.add_argument(
         "--package",
@@ -330,6 +341,11 @@ def main(argv=None):
         help="start no new case after this many seconds (the result keeps what finished)",
     )
     ap.add_argument("--json", required=True, help=f"where to write the result ({SCHEMA})")
+    ap.add_argument(
+        "--decisions-out",
+        help="append every GEMM decision of the plugin modes here (torch_diode.record_decisions' problem "
+        "JSON lines, each with its case and mode): what the selector kept for each lowering of a model step",
+    )
     ap.add_argument(
         "--cases-out",
         help="append each finished case here (JSON lines); cases already there only " "run the modes they lack",
@@ -355,8 +371,21 @@ def main(argv=None):
     if not a.problems and not blocks and not a.mlp and not model_specs:
         ap.error("give --problems FILE, --blocks, --models, --mlp, or several")
 
-    from .worker import environment_problem
+    from .._selector import PROBLEM_KEYS
+    from .worker import BadInput, environment_problem, read_problems
 
+    problems = []
+    if a.problems:
+        try:
+            read = read_problems(a.problems, "DEFAULT")
+        except (BadInput, OSError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        # Each line's problem alone (not its candidates, nor a recorded decision's selector, case and
+        # mode), and a GEMM listed twice (a model step's decisions repeat its layers) as one case.
+        problems = list(
+            {json.dumps(q, sort_keys=True): q for q in ({k: p[k] for k in PROBLEM_KEYS} for p in read)}.values()
+        )
     why = environment_problem()
     if why:
         print(f"error: diode demo needs a GPU with torch and Triton: {why}", file=sys.stderr)
@@ -369,17 +398,6 @@ def main(argv=None):
     from .blocks import block_case
     from .ingraph import GraphTimer
 
-    problems = []
-    if a.problems:
-        with open(a.problems) as f:
-            for n, line in enumerate(f, 1):
-                if line.strip():
-                    p = json.loads(line)
-                    p.pop("candidates", None)
-                    p.setdefault("B", 1)
-                    p.setdefault("a_transposed", False)
-                    p.setdefault("b_transposed", False)
-                    problems.append(p)
     if a.limit:
         problems = problems[: a.limit]
     done = {}
@@ -437,8 +455,9 @@ def main(argv=None):
             case["block"] = dict(zip(("block", "phase", "tokens", "dtype"), p))
         elif kind == "model" and p is not None:
             case["model"] = dict(runner.sc.params, scenario=p[0], training=runner.sc.training)
+        decisions = [] if a.decisions_out else None
         for mode in missing:
-            case["results"][mode] = run_mode(mode, runner, package, timer)
+            case["results"][mode] = run_mode(mode, runner, package, timer, decisions)
             r = case["results"][mode]
             log(
                 f"[{i}/{len(specs)}] {name} {mode}: "
@@ -450,6 +469,10 @@ def main(argv=None):
                 )
             )
         cases.append(case)
+        if decisions:
+            with open(a.decisions_out, "a") as f:
+                for d in decisions:
+                    f.write(json.dumps(dict(d, case=name), separators=(",", ":")) + "\n")
         if a.cases_out:  # a case that gained modes is appended again; the last line of a name wins
             with open(a.cases_out, "a") as f:
                 f.write(json.dumps(case) + "\n")
