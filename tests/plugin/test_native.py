@@ -3,6 +3,7 @@ model discovery, and the status on a Python without torch. Run by CTest (label u
 DIODE_CLI, TORCH_DIODE_LIBRARY and PYTHONPATH set."""
 
 import json
+import math
 import os
 import struct
 import subprocess
@@ -134,14 +135,16 @@ class NativeTest(unittest.TestCase):
         # `diode eval --table`'s policy column is what the selector decides: every DEFAULT held-out
         # problem put through the selector's own call (candidate keys, packed rows, the package's
         # margin for its regime) and judged by the same times gives the CLI's mean and P10.
+        # Its last line, the picks against plain torch.compile's function, counts a pick of plain's own
+        # kernel at plain's time (the compiled function is plain's), any other at the pick's time.
         from torch_diode._native import Model, scorable
-        from torch_diode._selector import Options, Runtime, candidate_key
+        from torch_diode._selector import Options, Runtime, candidate_key, plain_index
 
         for regime in ("warm", "cold"):
             package = os.path.join(ROOT, "trained_models", "h200", f"h200-ingraph-{regime}.diode")
             heldout = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-heldout.jsonl")
             rt = Runtime(Model(package), Options(regime=regime))
-            eff = []
+            eff, over_plain, keeps_plain = [], [], 0
             with open(heldout) as f:
                 for line in f:
                     p = json.loads(line)
@@ -157,6 +160,11 @@ class NativeTest(unittest.TestCase):
                     )
                     _, kept = rt.model.select_keys(problem, [candidate_key(c) for c in cands], rt.policy)
                     eff.append(min(t for t in times if t) / times[kept[0]] if times[kept[0]] else 0.0)
+                    plain_ms = p.get("baselines", {}).get("default", {}).get(f"graph_{regime}")
+                    if plain_ms:
+                        plain = plain_index([c["kind"] for c in cands], [c.get("name") for c in cands])
+                        keeps_plain += kept[0] == plain
+                        over_plain.append(1.0 if kept[0] == plain else (times[kept[0]] or math.inf) / plain_ms)
             eff.sort()
             mine = f"{sum(eff) / len(eff):.3f} / {eff[int(0.1 * (len(eff) - 1))]:.3f}"
             out = subprocess.run(
@@ -168,6 +176,12 @@ class NativeTest(unittest.TestCase):
             row = next(r for r in out.splitlines() if r.startswith("| all |"))
             self.assertEqual(row.split(" | ")[2], mine, f"{regime}: {row}")
             self.assertEqual(int(row.split(" | ")[1]), len(eff))
+            timed = [r for r in over_plain if math.isfinite(r)]
+            geomean = math.exp(sum(map(math.log, timed)) / len(timed))
+            last = out.strip().splitlines()[-1]
+            self.assertIn(f"({len(over_plain)} problems; {keeps_plain} keep plain's own kernel", last)
+            self.assertIn(f": {geomean:.3f}x its time", last)
+            self.assertIn(f"{sum(r > 1.10 for r in over_plain)} over 10 % slower", last)
             self.assertEqual(rt.policy.margin, rt.model.margin(regime))  # the package's, as the CLI's
 
     def test_selector_scores_a_repeated_gemm_once(self):

@@ -30,8 +30,10 @@ struct PolicyTable {
     int skippedOtherSpace = 0; ///< lines of another search space
     std::vector<PolicyTableRow> rows;
     /// Per problem with plain torch.compile's function timed: the time of the policy's pick over
-    /// that function's (below 1 the pick is faster), in record order.
+    /// that function's (below 1 the pick is faster), in record order; exactly 1 where the pick is
+    /// plain's own kernel (the compiled function is then plain's).
     std::vector<double> pickOverPlain;
+    int picksKeepingPlain = 0; ///< of pickOverPlain, those where the policy kept plain's kernel
 };
 
 /// The table over problem lines `records` with the candidates the feature schema describes;
