@@ -370,6 +370,7 @@ const char *diode_vocabulary(void) {
             {"timing_methods", diode::timingMethodNameList()},
             {"regimes", {diode::toString(diode::Regime::Warm), diode::toString(diode::Regime::Cold)}},
             {"default_regime", diode::kDefaultRegime},
+            {"plain_addmm_kernel", diode::kPlainAddmmKernel},
             {"timing_agreement",
              {{"relative", diode::kAgreementRelative}, {"absolute_ms", diode::kAgreementAbsoluteMs}}}}
             .dump();

@@ -55,6 +55,8 @@ DIODE_API int diode_feature_schema_version(void);
  *    "candidate_key": ["kind", "name", "BLOCK_M", ..., "EVEN_K", "ALLOW_TF32"] (a packed row's fields,
  * below), "candidate_flags": ["EVEN_K", "ALLOW_TF32"] (the key's last fields: 0/1, -1 when not given),
  *    "timing_methods": [...], "regimes": ["warm", "cold"], "default_regime": "warm",
+ *    "plain_addmm_kernel": "extern_kernels.bias_addmm" (the ATen kernel plain torch.compile runs for an
+ * addmm with a broadcast bias, where Inductor offers it),
  *    "timing_agreement": {"relative": 0.03, "absolute_ms": 0.0003} (two times of one kernel agree when
  * they differ by at most the relative share of the reference or the absolute part, the larger)} */
 DIODE_API const char *diode_vocabulary(void);

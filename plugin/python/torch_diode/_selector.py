@@ -137,9 +137,9 @@ class Stats:
 
 # The kernel plain torch.compile runs, where no model decides (a lowering the model cannot score,
 # the worker's record of plain's launches): extern bias_addmm where Inductor offers it (plain hands
-# cuBLAS the 1-D bias), else the op's first ATen kernel. With predictions the selection policy in
-# the library decides which kernel is plain's (core/infer/diode/selectionpolicy.h, SelectionPolicy).
-PLAIN_ATEN = "extern_kernels.bias_addmm"
+# cuBLAS the 1-D bias; core's kPlainAddmmKernel), else the op's first ATen kernel. With predictions
+# the selection policy in the library decides which kernel is plain's (core/infer/diode/selectionpolicy.h).
+PLAIN_ATEN = _VOCABULARY["plain_addmm_kernel"]
 
 
 def plain_index(kinds, names) -> Optional[int]:
