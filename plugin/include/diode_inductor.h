@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 8
+#define DIODE_ABI_VERSION 9
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))

@@ -16,7 +16,7 @@ from array import array
 from itertools import chain
 from typing import Optional, Sequence
 
-ABI_VERSION = 8
+ABI_VERSION = 9
 _LIB_NAME = "libdiode_inductor.so"
 
 
