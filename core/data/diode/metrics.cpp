@@ -181,20 +181,29 @@ std::vector<double> baselineScores(const std::string &name, const std::vector<Ke
     return s;
 }
 
-double policyTop1Efficiency(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
-                            const RankedProblem &p) {
-    double best = INFINITY;
-    for (const auto &t : p.measuredMs)
-        if (t && *t > 0)
-            best = std::min(best, *t);
-    if (!std::isfinite(best))
-        return 0;
+std::optional<size_t> policyPick(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
+                                 const RankedProblem &p) {
     std::vector<double> predicted = p.predictedMs.empty() ? p.score : p.predictedMs;
     for (double &ms : predicted)
         if (std::isnan(ms))
             ms = std::numeric_limits<double>::max();
-    const auto pick = policy.pick(configs, predicted);
-    return pick && p.measuredMs[*pick] && *p.measuredMs[*pick] > 0 ? best / *p.measuredMs[*pick] : 0.0;
+    return policy.pick(configs, predicted);
+}
+
+double pickEfficiency(const RankedProblem &p, std::optional<size_t> pick) {
+    double best = INFINITY;
+    for (const auto &t : p.measuredMs)
+        if (t && *t > 0)
+            best = std::min(best, *t);
+    if (!std::isfinite(best) || !pick)
+        return 0;
+    const auto &t = p.measuredMs[*pick];
+    return t && *t > 0 ? best / *t : 0.0;
+}
+
+double policyTop1Efficiency(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
+                            const RankedProblem &p) {
+    return pickEfficiency(p, policyPick(policy, configs, p));
 }
 
 } // namespace diode

@@ -60,9 +60,15 @@ nlohmann::json evaluateWithBreakdown(const std::vector<RankedProblem> &problems)
 std::vector<double> baselineScores(const std::string &name, const std::vector<KernelConfig> &candidates,
                                    uint64_t seed);
 
-/// Top-1 efficiency of `policy`'s pick on one measured problem (best measured time over the
-/// pick's, 0 when the pick has no time), candidates `configs` in the order of `p`'s times. A
-/// candidate without a prediction (NaN) is predicted slowest, as rankTable() ranks it.
+/// `policy`'s top-1 pick on one problem from `p`'s predictions (its scores where it has none),
+/// candidates `configs` in the order of `p`'s times. A candidate without a prediction (NaN) is
+/// predicted slowest, as rankTable() ranks it.
+std::optional<size_t> policyPick(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
+                                 const RankedProblem &p);
+/// Top-1 efficiency of a pick on `p` (best measured time over the pick's), 0 when the pick has no
+/// time or there is no pick.
+double pickEfficiency(const RankedProblem &p, std::optional<size_t> pick);
+/// pickEfficiency of policyPick.
 double policyTop1Efficiency(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
                             const RankedProblem &p);
 

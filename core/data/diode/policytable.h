@@ -24,6 +24,10 @@ struct PolicyTableRow {
     int problems = 0;
     std::vector<PolicyTableColumn> columns;
 };
+/// A pick slower than plain torch.compile's function by more than this factor is counted as a loss
+/// (issue 23's "none more than 10 % slower").
+inline constexpr double kSlowerThanPlainLimit = 1.10;
+
 struct PolicyTable {
     TimingMethod method = TimingMethod::GraphWarm;
     SelectionPolicy policy;
