@@ -108,9 +108,9 @@ std::function<int()> addDemoCommand(CLI::App &app) {
     demo->add_option("--json", o->json, "result file (default diode-demo.json)");
     demo->add_option("--cases-out", o->casesOut, "keep finished cases here and skip them on a rerun");
     demo->add_option("--decisions-out", o->decisionsOut,
-                     "append each GEMM decision of the plugin modes here as problem JSON lines, with its "
-                     "case and mode (what the selector kept for every lowering of a model step; "
-                     "--problems takes the file back to time each GEMM alone)");
+                     "append the plugin modes' GEMM decisions here as problem JSON lines with their case and "
+                     "mode (what the selector kept for each lowering of a model step it decided or left to "
+                     "plain's kernel; --problems takes the file back to time each GEMM alone)");
     demo->add_option("--python", o->python, "interpreter (default $DIODE_PYTHON or python3)");
     demo->add_option("--show", o->show, "print the table of a saved result and exit (no GPU needed)")
         ->check(CLI::ExistingFile);

@@ -87,6 +87,35 @@ class SelectorTest(unittest.TestCase):
         torch.testing.assert_close(out.float(), ref.float(), rtol=3e-2, atol=3e-1)
         return compiled, args
 
+    def test_demo_records_each_decision_and_times_each_gemm_once(self):
+        # `diode demo --decisions-out`: every decision of a plugin mode with its case and mode; a
+        # file of decisions goes back to --problems, each distinct GEMM once (docs/BENCHMARKS.md,
+        # "The plugin against plain torch.compile, GEMM by GEMM").
+        line = json.dumps(dict(op="mm", dtype="bf16", B=1, M=64, N=256, K=512, a_transposed=False, b_transposed=True))
+        with tempfile.TemporaryDirectory() as d:
+            src, out, made = (os.path.join(d, n) for n in ("src.jsonl", "out.json", "made.jsonl"))
+            with open(src, "w") as f:
+                f.write((line + "\n") * 3)
+            env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin", "python"))
+            r = subprocess.run(
+                [sys.executable, "-m", "torch_diode.tools.demo", "--problems", src, "--modes", "default,plugin"]
+                + ["--package", PACKAGE, "--json", out, "--decisions-out", made],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=600,
+            )
+            self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+            with open(out) as f:
+                (case,) = json.load(f)["cases"]
+            self.assertEqual(case["name"], "mm bf16 M=64 N=256 K=512 Bt")
+            for mode in ("default", "plugin"):
+                self.assertGreater(case["results"][mode]["kernel_ms"], 0)
+            with open(made) as f:
+                (decision,) = [json.loads(x) for x in f]
+            self.assertEqual((decision["case"], decision["mode"], decision["M"]), (case["name"], "plugin", 64))
+            self.assertEqual(sum(c["kept"] for c in decision["candidates"]), 1)
+
     def test_import_autoregisters_and_selects_mm_addmm_bmm(self):
         code = r"""
 import json, torch, torch_diode

@@ -234,6 +234,15 @@ def run_mode(mode, case, package, timer, decisions=None):
     return result
 
 
+def distinct_problems(lines):
+    """Each line's problem alone (not its candidates, nor a recorded decision's selector, case and
+    mode), in file order, a GEMM listed twice (a model step's decisions repeat its layers) once."""
+    from .._selector import PROBLEM_KEYS
+
+    problems = ({k: p[k] for k in PROBLEM_KEYS} for p in lines)
+    return list({json.dumps(q, sort_keys=True): q for q in problems}.values())
+
+
 def _geomean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
 
@@ -274,16 +283,17 @@ def _model_specs(text):
     from .models import DTYPES, SCENARIOS
 
     if not text or text == "all":
-        return [(n, "bf16") for n in SCENARIOS]
+        return [(n, DTYPES[0]) for n in SCENARIOS]
     specs = []
     for item in text.split(","):
         name, _, dtype = item.partition(":")
-        if name not in SCENARIOS or (dtype or "bf16") not in DTYPES:
+        dtype = dtype or DTYPES[0]
+        if name not in SCENARIOS or dtype not in DTYPES:
             raise ValueError(
                 f"--models entry '{item}': expected SCENARIO[:DTYPE] with SCENARIO one of "
-                f"{', '.join(SCENARIOS)} and DTYPE bf16 or fp16"
+                f"{', '.join(SCENARIOS)} and DTYPE {' or '.join(DTYPES)}"
             )
-        specs.append((name, dtype or "bf16"))
+        specs.append((name, dtype))
     return specs
 
 
@@ -343,8 +353,9 @@ def main(argv=None):
     ap.add_argument("--json", required=True, help=f"where to write the result ({SCHEMA})")
     ap.add_argument(
         "--decisions-out",
-        help="append every GEMM decision of the plugin modes here (torch_diode.record_decisions' problem "
-        "JSON lines, each with its case and mode): what the selector kept for each lowering of a model step",
+        help="append the GEMM decisions of the plugin modes here (torch_diode.record_decisions' problem JSON "
+        "lines, each with its case and mode): what the selector kept for each lowering it decided or left to "
+        "plain's kernel (a lowering that offers only ATen is not recorded)",
     )
     ap.add_argument(
         "--cases-out",
@@ -371,7 +382,6 @@ def main(argv=None):
     if not a.problems and not blocks and not a.mlp and not model_specs:
         ap.error("give --problems FILE, --blocks, --models, --mlp, or several")
 
-    from .._selector import PROBLEM_KEYS
     from .worker import BadInput, environment_problem, read_problems
 
     problems = []
@@ -381,11 +391,7 @@ def main(argv=None):
         except (BadInput, OSError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-        # Each line's problem alone (not its candidates, nor a recorded decision's selector, case and
-        # mode), and a GEMM listed twice (a model step's decisions repeat its layers) as one case.
-        problems = list(
-            {json.dumps(q, sort_keys=True): q for q in ({k: p[k] for k in PROBLEM_KEYS} for p in read)}.values()
-        )
+        problems = distinct_problems(read)
     why = environment_problem()
     if why:
         print(f"error: diode demo needs a GPU with torch and Triton: {why}", file=sys.stderr)

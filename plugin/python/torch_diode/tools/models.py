@@ -40,7 +40,7 @@ SCENARIOS = {
     "gpt2-train-b8-s512": ("train", dict(batch=8, context=512)),
     "vit-b8": ("vit", dict(batch=8)),
 }
-DTYPES = ("bf16", "fp16")
+DTYPES = ("bf16", "fp16")  # a scenario's dtypes; the first is the default
 
 
 def _modules():

@@ -590,6 +590,10 @@ def read_problems(path, search_space):
             raise BadInput(f"{path}:{n}: not a JSON object: {str(e)[:120]}") from None
         if not isinstance(p, dict):
             raise BadInput(f"{path}:{n}: not a JSON object")
+        # Optional as core reads them (problemjson.cpp): B is 1, a layout not given is row-major.
+        p.setdefault("B", 1)
+        p.setdefault("a_transposed", False)
+        p.setdefault("b_transposed", False)
         for k in PROBLEM_KEYS:
             if k not in p:
                 raise BadInput(f"{path}:{n}: field '{k}' is missing")
