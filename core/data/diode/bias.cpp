@@ -134,19 +134,22 @@ BiasReport computeBias(const std::vector<ProblemRecord> &records, TimingMethod m
     for (const auto &r : records) {
         const Candidate *fastest = nullptr, *plainAten = nullptr;
         std::optional<double> bestAten;
+        std::vector<KernelConfig> configs;
         for (const auto &c : r.candidates) {
+            configs.push_back(c.config);
             auto t = c.timeMs(method);
             if (!t || *t <= 0)
                 continue;
             if (!fastest || *t < *fastest->timeMs(method))
                 fastest = &c;
-            if (c.config.kind == "aten") {
+            if (c.config.kind == "aten")
                 bestAten = std::min(bestAten.value_or(*t), *t);
-                // Plain calls addmm with the 1-D bias, i.e. bias_addmm's path (cuBLASLt's epilogue).
-                if (!plainAten || c.config.name == kPlainAddmmKernel)
-                    plainAten = &c;
-            }
         }
+        // The kernel plain torch.compile runs, by the selection policy's one rule (bias_addmm where
+        // offered, else the op's ATen kernel); without a time of its own it has no column here.
+        if (const auto i = SelectionPolicy().plainCandidate(configs, {});
+            i && r.candidates[*i].timeMs(method) && *r.candidates[*i].timeMs(method) > 0)
+            plainAten = &r.candidates[*i];
         if (!fastest) {
             ++report.skipped;
             continue;
