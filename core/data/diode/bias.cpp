@@ -147,9 +147,9 @@ BiasReport computeBias(const std::vector<ProblemRecord> &records, TimingMethod m
         }
         // The kernel plain torch.compile runs, by the selection policy's one rule (bias_addmm where
         // offered, else the op's ATen kernel); without a time of its own it has no column here.
-        if (const auto i = SelectionPolicy().plainCandidate(configs, {});
-            i && r.candidates[*i].timeMs(method) && *r.candidates[*i].timeMs(method) > 0)
-            plainAten = &r.candidates[*i];
+        if (const auto i = SelectionPolicy().plainCandidate(configs, {}))
+            if (const auto t = r.candidates[*i].timeMs(method); t && *t > 0)
+                plainAten = &r.candidates[*i];
         if (!fastest) {
             ++report.skipped;
             continue;
