@@ -218,6 +218,20 @@ double diode_policy_margin(const diode_model *model, const char *regime) {
     return -1;
 }
 
+int diode_plain_candidate(const char *const *kinds, const char *const *names, size_t count) {
+    if (count && (!kinds || !names)) {
+        setError("diode_plain_candidate: kinds and names must not be NULL");
+        return -2;
+    }
+    std::vector<diode::KernelConfig> candidates(count);
+    for (size_t i = 0; i < count; ++i) {
+        candidates[i].kind = kinds[i] ? kinds[i] : "";
+        candidates[i].name = names[i] ? names[i] : "";
+    }
+    const auto plain = diode::SelectionPolicy{}.plainCandidate(candidates, {});
+    return plain ? int(*plain) : -1;
+}
+
 int diode_model_select_packed(const diode_model *model, const diode_problem *problem,
                               const char *const *names, size_t name_count, const int32_t *rows, size_t count,
                               const diode_policy *policy, int scored, double *out_ms, int32_t *kept) {
@@ -370,7 +384,6 @@ const char *diode_vocabulary(void) {
             {"timing_methods", diode::timingMethodNameList()},
             {"regimes", {diode::toString(diode::Regime::Warm), diode::toString(diode::Regime::Cold)}},
             {"default_regime", diode::kDefaultRegime},
-            {"plain_addmm_kernel", diode::kPlainAddmmKernel},
             {"timing_agreement",
              {{"relative", diode::kAgreementRelative}, {"absolute_ms", diode::kAgreementAbsoluteMs}}}}
             .dump();

@@ -2,6 +2,7 @@
 
 #include "diode/packagechoice.h"
 #include "diode/problemjson.h"
+#include "diode/selectionpolicy.h"
 #include "diode/timingagreement.h"
 #include "diode_inductor.h"
 
@@ -234,6 +235,21 @@ private slots:
         QCOMPARE(diode_model_select_packed(model, &p, names, 2, rows, 2, nullptr, 1, ms, kept), -1);
         QVERIFY2(QString(diode_last_error()).contains("policy"), diode_last_error());
         diode_model_close(model);
+    }
+
+    // Plain's kernel without predictions is the policy's rule: bias_addmm where offered, else the
+    // first ATen kernel; none without ATen; NULL arrays are an error, not "none".
+    void plainCandidateIsThePolicysRule() {
+        const char *kinds[] = {"triton", "aten", "aten"};
+        const std::string plain(diode::kPlainAddmmKernel);
+        const char *addmm[] = {"mm", "extern_kernels.addmm", plain.c_str()};
+        QCOMPARE(diode_plain_candidate(kinds, addmm, 3), 2);
+        const char *mm[] = {"mm", "extern_kernels.mm", "extern_kernels.addmm"};
+        QCOMPARE(diode_plain_candidate(kinds, mm, 3), 1);
+        QCOMPARE(diode_plain_candidate(kinds, mm, 1), -1);
+        QCOMPARE(diode_plain_candidate(kinds, mm, 0), -1);
+        QCOMPARE(diode_plain_candidate(nullptr, mm, 3), -2);
+        QVERIFY2(QString(diode_last_error()).contains("kinds and names"), diode_last_error());
     }
 
     // The package knows what its training data covered: every held-out problem is like one it

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 9
+#define DIODE_ABI_VERSION 10
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))
@@ -55,8 +55,6 @@ DIODE_API int diode_feature_schema_version(void);
  *    "candidate_key": ["kind", "name", "BLOCK_M", ..., "EVEN_K", "ALLOW_TF32"] (a packed row's fields,
  * below), "candidate_flags": ["EVEN_K", "ALLOW_TF32"] (the key's last fields: 0/1, -1 when not given),
  *    "timing_methods": [...], "regimes": ["warm", "cold"], "default_regime": "warm",
- *    "plain_addmm_kernel": "extern_kernels.bias_addmm" (the ATen kernel plain torch.compile runs for an
- * addmm with a broadcast bias, where Inductor offers it),
  *    "timing_agreement": {"relative": 0.03, "absolute_ms": 0.0003} (two times of one kernel agree when
  * they differ by at most the relative share of the reference or the absolute part, the larger)} */
 DIODE_API const char *diode_vocabulary(void);
@@ -153,6 +151,12 @@ DIODE_API int diode_model_select_packed(const diode_model *model, const diode_pr
                                         const char *const *names, size_t name_count, const int32_t *rows,
                                         size_t count, const diode_policy *policy, int scored, double *out_ms,
                                         int32_t *kept);
+
+/* Which of `count` candidates (their kinds and names, as in diode_candidate) is the kernel plain
+ * torch.compile runs, when nothing is predicted: the selection policy's rule (extern bias_addmm
+ * where offered, else the first ATen kernel). Returns its index, -1 without an ATen candidate, -2
+ * on NULL arrays (diode_last_error). */
+DIODE_API int diode_plain_candidate(const char *const *kinds, const char *const *names, size_t count);
 
 /* Scores one problem JSON line (docs/FORMATS.md) exactly as `diode rank` does and returns the
  * same output object as JSON text ({"predicted_ms": [...], "order": [...]} or {"error": ...}).

@@ -16,7 +16,7 @@ from array import array
 from itertools import chain
 from typing import Optional, Sequence
 
-ABI_VERSION = 9
+ABI_VERSION = 10
 _LIB_NAME = "libdiode_inductor.so"
 
 
@@ -199,6 +199,12 @@ def _declare(lib: ctypes.CDLL) -> None:
         ctypes.POINTER(ctypes.c_int),
     ]
     lib.diode_choose_package.restype = ctypes.c_int
+    lib.diode_plain_candidate.argtypes = [
+        ctypes.POINTER(ctypes.c_char_p),
+        ctypes.POINTER(ctypes.c_char_p),
+        ctypes.c_size_t,
+    ]
+    lib.diode_plain_candidate.restype = ctypes.c_int
     lib.diode_model_rank_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
     lib.diode_model_rank_json.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_vocabulary.restype = ctypes.c_char_p
@@ -314,6 +320,21 @@ def choose_package(packages: Sequence[dict], device: dict, regime: str) -> tuple
     if index < -1:
         raise NativeError(_last_error(lib))
     return (None, False) if index < 0 else (index, bool(transferred.value))
+
+
+def plain_candidate(kinds: Sequence[str], names: Sequence[Optional[str]]) -> Optional[int]:
+    """Index of plain torch.compile's kernel among candidates of `kinds` and `names` when nothing is
+    predicted (the selection policy's rule, diode_plain_candidate), None without an ATen candidate."""
+    lib = load_library()
+    n = len(kinds)
+    if len(names) != n:
+        raise NativeError(f"plain_candidate: {n} kinds and {len(names)} names")
+    k = (ctypes.c_char_p * n)(*[x.encode() for x in kinds])
+    m = (ctypes.c_char_p * n)(*[(x or "").encode() for x in names])
+    i = lib.diode_plain_candidate(k, m, n)
+    if i < -1:
+        raise NativeError(_last_error(lib))
+    return None if i == -1 else i
 
 
 def default_margin(regime: str) -> float:

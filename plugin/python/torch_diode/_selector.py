@@ -136,20 +136,15 @@ class Stats:
 
 
 # The kernel plain torch.compile runs, where no model decides (a lowering the model cannot score,
-# the worker's record of plain's launches): extern bias_addmm where Inductor offers it (plain hands
-# cuBLAS the 1-D bias; core's kPlainAddmmKernel), else the op's first ATen kernel. With predictions
-# the selection policy in the library decides which kernel is plain's (core/infer/diode/selectionpolicy.h).
-PLAIN_ATEN = _VOCABULARY["plain_addmm_kernel"]
+# the worker's record of plain's launches): the selection policy's rule in the library
+# (SelectionPolicy::plainCandidate, core/infer/diode/selectionpolicy.h), asked without predictions:
+# extern bias_addmm where Inductor offers it (core's kPlainAddmmKernel), else the op's first ATen kernel.
 
 
 def plain_index(kinds, names) -> Optional[int]:
     """Index of plain torch.compile's kernel among candidates of `kinds` and `names`, None without
     an ATen candidate."""
-    aten = [i for i, k in enumerate(kinds) if k == "aten"]
-    for i in aten:
-        if names[i] == PLAIN_ATEN:
-            return i
-    return aten[0] if aten else None
+    return _native.plain_candidate(kinds, names)
 
 
 # The ATen guard's margin (Options.margin None) is the package's: the one `diode calibrate` wrote
