@@ -181,13 +181,17 @@ std::vector<double> baselineScores(const std::string &name, const std::vector<Ke
     return s;
 }
 
-std::optional<size_t> policyPick(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
-                                 const RankedProblem &p) {
+std::vector<double> policyPredictions(const RankedProblem &p) {
     std::vector<double> predicted = p.predictedMs.empty() ? p.score : p.predictedMs;
     for (double &ms : predicted)
         if (std::isnan(ms))
             ms = std::numeric_limits<double>::max();
-    return policy.pick(configs, predicted);
+    return predicted;
+}
+
+std::optional<size_t> policyPick(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
+                                 const RankedProblem &p) {
+    return policy.pick(configs, policyPredictions(p));
 }
 
 double pickEfficiency(const RankedProblem &p, std::optional<size_t> pick) {

@@ -60,9 +60,11 @@ nlohmann::json evaluateWithBreakdown(const std::vector<RankedProblem> &problems)
 std::vector<double> baselineScores(const std::string &name, const std::vector<KernelConfig> &candidates,
                                    uint64_t seed);
 
-/// `policy`'s top-1 pick on one problem from `p`'s predictions (its scores where it has none),
-/// candidates `configs` in the order of `p`'s times. A candidate without a prediction (NaN) is
-/// predicted slowest, as rankTable() ranks it.
+/// The times the selection policy decides `p` by: its predictions (its scores where it has none),
+/// a candidate without a prediction (NaN) predicted slowest, as rankTable() ranks it.
+std::vector<double> policyPredictions(const RankedProblem &p);
+/// `policy`'s top-1 pick on one problem from policyPredictions(p), candidates `configs` in the
+/// order of `p`'s times.
 std::optional<size_t> policyPick(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
                                  const RankedProblem &p);
 /// Top-1 efficiency of a pick on `p` (best measured time over the pick's), 0 when the pick has no

@@ -63,7 +63,8 @@ PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRe
             continue;
         p.predictedMs = package.predictMs(rec.problem, configs);
         std::array<std::optional<double>, kColumns.size()> row;
-        const auto pick = policyPick(policy, configs, p);
+        const std::vector<double> decidedBy = policyPredictions(p);
+        const auto pick = policy.pick(configs, decidedBy);
         row[0] = pickEfficiency(p, pick);
         if (const auto *plain = rec.baseline(BaselineTiming::kPlain, method)) {
             row[1] = best / plain->timeMs;
@@ -72,7 +73,7 @@ PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRe
             // plain torch.compile, GEMM by GEMM"): it runs at plain's time, not at its candidate's.
             // Otherwise efficiencies share the best time, so their ratio is the pick's time over
             // plain's. A pick without a time (efficiency 0) is the worst outcome.
-            const bool keepsPlain = pick && pick == policy.plainCandidate(configs, p.predictedMs);
+            const bool keepsPlain = pick && pick == policy.plainCandidate(configs, decidedBy);
             table.pickOverPlain.push_back(keepsPlain ? 1.0 : *row[0] > 0 ? *row[1] / *row[0] : INFINITY);
             table.picksKeepingPlain += keepsPlain;
         }
