@@ -2,7 +2,8 @@
 """Latency of the selector's one library call per GEMM decision (score the candidates and apply the
 policy, torch_diode._native.Model.select_keys), on the problems of a problem-JSON file: in a hot
 loop, with the CPU busy in Python for 2 ms between calls (as Inductor is between two GEMM lowerings),
-and asleep for 2 ms between calls. DIODE_KERNEL=avx2|generic caps the dense kernel the library
+and asleep for 2 ms between calls; then the first call on a package just opened (as the demo's every
+mode makes it: install() opens the package). DIODE_KERNEL=avx2|generic caps the dense kernel the library
 picks (docs/BENCHMARKS.md, "Ranking latency").
 Usage: score-latency.py PACKAGE PROBLEMS.jsonl [--count N] [--margin M]
 """
@@ -58,6 +59,14 @@ def main():
         cpu = median_us(lambda: busy(0.002))
         idle = median_us(lambda: time.sleep(0.002))
         print(f"median us a decision: hot {hot:.1f}, busy 2 ms between {cpu:.1f}, asleep 2 ms between {idle:.1f}")
+    first = []
+    for problem, keys in problems[:50]:
+        fresh = _native.Model(a.package)
+        t = time.perf_counter()
+        fresh.select_keys(problem, keys, policy)
+        first.append((time.perf_counter() - t) * 1e6)
+        fresh.close()
+    print(f"median us of the first decision on a package just opened: {statistics.median(first):.1f}")
     return 0
 
 
