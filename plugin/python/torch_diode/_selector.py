@@ -328,15 +328,12 @@ class Unscorable(LookupError):
 
 
 def _plain_only(by_template: dict) -> Optional[list]:
-    """Of Inductor's candidates, the one plain torch.compile runs (bias_addmm where offered, else
-    the op's first ATen kernel); None when no ATen kernel is offered."""
+    """Of Inductor's candidates, the one plain torch.compile runs (plain_index's rule); None when no
+    ATen kernel is offered."""
     aten = [ktc for uid, ktcs in by_template.items() if str(uid).startswith("aten::") for ktc in ktcs]
-    if not aten:
-        return None
-    for ktc in aten:
-        if getattr(getattr(ktc, "template", None), "uid", "") == "aten::bias_addmm":
-            return [ktc]
-    return aten[:1]
+    keys = candidate_keys(aten)
+    i = plain_index([k[0] for k in keys], [k[1] for k in keys])
+    return None if i is None else [aten[i]]
 
 
 class Runtime:
