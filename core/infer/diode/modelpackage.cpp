@@ -28,6 +28,12 @@ namespace {
 constexpr char kMagic[8] = {'D', 'I', 'O', 'D', 'E', 'P', 'K', 'G'};
 constexpr size_t kHeader = 8 + 4 + 4; // magic, format version, manifest length
 
+// A manifest as a package holds it: compact JSON, since the decision tables (decisionmodel.h) are
+// thousands of numbers that indentation would quadruple.
+std::string manifestText(const nlohmann::json &manifest) {
+    return manifest.dump();
+}
+
 uint32_t crc(const void *data, size_t n) {
     return uint32_t(crc32(0L, static_cast<const Bytef *>(data), uInt(n)));
 }
@@ -246,7 +252,7 @@ std::string ModelPackage::toBytes(nlohmann::json manifest, const std::vector<Mlp
     }
     manifest["tensors"] = table;
     manifest["data_bytes"] = blob.size();
-    const std::string text = manifest.dump(2);
+    const std::string text = manifestText(manifest);
     if (text.size() > kManifestLimits.maxBytes) // never write what no reader would read
         throw PackageError(
             fmt::format("manifest would be {} bytes; a package's manifest may be at most {} bytes",
@@ -271,7 +277,7 @@ std::string ModelPackage::withManifest(const std::string &bytes, const nlohmann:
         if (manifest.value(key, nlohmann::json()) != old.manifest().value(key, nlohmann::json()))
             throw PackageError(fmt::format("a new manifest must keep '{}' as the package has it", key));
     const size_t mlen = manifestLength(bytes);
-    const std::string text = manifest.dump(2);
+    const std::string text = manifestText(manifest);
     if (text.size() > kManifestLimits.maxBytes)
         throw PackageError(
             fmt::format("manifest would be {} bytes; a package's manifest may be at most {} bytes",
