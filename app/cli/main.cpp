@@ -2,6 +2,7 @@
 // 1 a failure while running, 2 bad input or usage, 3 the backend cannot run on this machine.
 
 #include "characterisecommand.h"
+#include "decisioncommands.h"
 #include "democommand.h"
 #include "modelcommands.h"
 #include "progressbar.h"
@@ -714,6 +715,7 @@ int main(int argc, char **argv) {
     const auto runModelCommand = cli::addModelCommands(app);
     const auto runDemoCommand = cli::addDemoCommand(app);
     const auto runCharacteriseCommand = cli::addCharacteriseCommand(app);
+    const auto runDecisionCommand = cli::addDecisionCommands(app);
 
     try {
         app.parse(argc, argv);
@@ -727,6 +729,8 @@ int main(int argc, char **argv) {
         if (const int rc = runDemoCommand(); rc >= 0)
             return rc;
         if (const int rc = runCharacteriseCommand(); rc >= 0)
+            return rc;
+        if (const int rc = runDecisionCommand(); rc >= 0)
             return rc;
         if (*cmdSweep)
             return runSweep(sweep);

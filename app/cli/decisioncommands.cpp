@@ -1,0 +1,200 @@
+// diode sweep-kernels and diode train-decisions: the data and the models of the decisions the
+// plugin makes beside the GEMM kernel (docs/MODELS.md, "Kernel configs and small-M forms").
+
+#include "decisioncommands.h"
+
+#include "diode/childprocess.h"
+#include "diode/decisionevaluation.h"
+#include "diode/inductorbackend.h"
+#include "diode/modelpackage.h"
+#include "diode/shippeddata.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <set>
+
+namespace diode::cli {
+
+namespace {
+
+struct DecisionOptions {
+    std::vector<std::string> inputs, formOps;
+    std::string package, out, report, python, families, kinds = "kernel,site", configsFrom;
+    double kernelMargin = kDefaultKernelConfigMargin, formMargin = kDefaultFormMargin;
+    int workers = 4, configs = 16, limit = 0;
+    double deadline = 0;
+};
+
+int runSweepKernels(const DecisionOptions &o) {
+    if (o.out.empty())
+        throw InvalidInput("sweep-kernels needs --out FILE.jsonl");
+    shipped::refuseWritingShipped(o.out, "kernel lines");
+    std::vector<std::string> args = {o.python.empty() ? "python3" : o.python,
+                                     "-m",
+                                     "torch_diode.tools.kernel_sweep",
+                                     "--out",
+                                     o.out,
+                                     "--kinds",
+                                     o.kinds,
+                                     "--workers",
+                                     std::to_string(o.workers),
+                                     "--configs-per-kernel",
+                                     std::to_string(o.configs)};
+    if (!o.families.empty())
+        args.insert(args.end(), {"--families", o.families});
+    if (o.limit)
+        args.insert(args.end(), {"--limit", std::to_string(o.limit)});
+    if (o.deadline > 0)
+        args.insert(args.end(), {"--deadline-s", fmt::format("{}", o.deadline)});
+    if (!o.configsFrom.empty())
+        args.insert(args.end(), {"--package", o.configsFrom});
+    const std::string pp = pluginPythonDir();
+    const char *old = std::getenv("PYTHONPATH");
+    return waitChild(startChild(
+        args, {"PYTHONPATH=" + (old && *old ? pp + ":" + old : pp), "TORCH_DIODE_AUTOREGISTER=0"}));
+}
+
+int runTrainDecisions(const DecisionOptions &o) {
+    DecisionData data;
+    for (const auto &path : o.inputs) {
+        DecisionData d = readDecisionData(path);
+        data.kernels.insert(data.kernels.end(), d.kernels.begin(), d.kernels.end());
+        data.sites.insert(data.sites.end(), d.sites.begin(), d.sites.end());
+    }
+    if (data.kernels.empty() && data.sites.empty())
+        throw InvalidInput("train-decisions: the inputs hold no kernel or site lines");
+    if (!o.out.empty())
+        shipped::refuseWritingShipped(o.out, "package");
+    const nlohmann::json heldOut = evaluateByFamily(data, o.kernelMargin, o.formMargin, o.formOps);
+    const auto kernels = KernelConfigModel::build(data.kernels);
+    const auto forms = SmallMFormModel::build(data.sites, 4, o.formOps);
+    fmt::print(stderr, "{} measured kernels ({} in the table), {} small-M sites ({} in the table)\n",
+               data.kernels.size(), kernels.kernels(), data.sites.size(), forms.sites());
+    const auto &k = heldOut["kernel_config"]["all"];
+    const auto &f = heldOut["small_m_form"]["all"];
+    fmt::print(
+        stderr,
+        "held out by family: kernel configs within 3 % of the fastest measured on {:.1f} % of {} kernels, "
+        "{} over 10 % slower than Inductor's default, pick {:.3f}x the default's time (fastest {:.3f}x); "
+        "small-M forms: the faster form on {:.1f} % of {} sites, pick {:.3f}x the library's time "
+        "(faster {:.3f}x)\n",
+        100.0 * k.value("within_3_percent_of_fastest", 0.0), k.value("kernels", 0),
+        k.value("over_10_percent_slower_than_default", 0), k.value("geomean_pick_over_default", 1.0),
+        k.value("geomean_fastest_over_default", 1.0), 100.0 * f.value("faster_form_chosen", 0.0),
+        f.value("sites", 0), f.value("geomean_pick_over_library", 1.0),
+        f.value("geomean_faster_over_library", 1.0));
+    if (!o.report.empty()) {
+        std::ofstream(o.report) << heldOut.dump(1) << '\n';
+    }
+    if (o.out.empty()) {
+        std::cout << heldOut.dump(1) << '\n';
+        fmt::print(stderr,
+                   "nothing written (--package IN.diode --out OUT.diode writes a package with them)\n");
+        return 0;
+    }
+    if (o.package.empty())
+        throw InvalidInput("train-decisions --out needs --package IN.diode: the package the decisions join");
+    std::ifstream file(o.package, std::ios::binary);
+    if (!file)
+        throw InvalidInput(fmt::format("{}: cannot be read", o.package));
+    const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    const auto pkg = ModelPackage::fromBytes(bytes);
+    nlohmann::json manifest = pkg.manifest();
+    nlohmann::json decisions = nlohmann::json::object();
+    std::set<std::string> families;
+    for (const auto &m : data.kernels)
+        families.insert(m.family);
+    for (const auto &m : data.sites)
+        families.insert(m.family);
+    const std::string gpu = !data.kernels.empty() ? data.kernels[0].gpu : data.sites[0].gpu;
+    if (kernels.kernels() > 0) {
+        decisions["kernel_config"] = kernels.toJson();
+        decisions["kernel_config"]["margin"] = o.kernelMargin;
+        decisions["kernel_config"]["held_out_by_family"] = heldOut["kernel_config"];
+    }
+    if (forms.sites() > 0) {
+        decisions["small_m_form"] = forms.toJson();
+        decisions["small_m_form"]["margin"] = o.formMargin;
+        decisions["small_m_form"]["held_out_by_family"] = heldOut["small_m_form"];
+    }
+    decisions["trained_on"] = {
+        {"gpu", gpu}, {"families", families}, {"kernels", data.kernels.size()}, {"sites", data.sites.size()}};
+    manifest["decisions"] = decisions;
+    ModelPackage::writeFile(o.out, ModelPackage::withManifest(bytes, manifest));
+    fmt::print(stderr, "wrote {}\n", o.out);
+    return 0;
+}
+
+} // namespace
+
+std::function<int()> addDecisionCommands(CLI::App &app) {
+    auto o = std::make_shared<DecisionOptions>();
+    auto *sweep = app.add_subcommand(
+        "sweep-kernels",
+        "Measure pointwise and reduction kernels under fixed configs, and small-M GEMMs and one-token "
+        "attention in both forms, on the local GPU (kernel and site lines, docs/FORMATS.md)");
+    sweep
+        ->add_option("--out", o->out,
+                     "kernel and site lines are appended here (cases already there are skipped)")
+        ->required();
+    sweep->add_option("--kinds", o->kinds, "kernel, site, or both")->capture_default_str();
+    sweep->add_option("--families", o->families, "model families (default: all the sweep knows)");
+    sweep->add_option("--workers", o->workers, "processes sharing the GPU")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+    sweep->add_option("--configs-per-kernel", o->configs, "configurations sampled from each kernel's grid")
+        ->check(CLI::Range(2, 512))
+        ->capture_default_str();
+    sweep->add_option("--limit", o->limit, "only the first N cases still to measure")
+        ->check(CLI::NonNegativeNumber);
+    sweep->add_option("--deadline", o->deadline, "start no new case after this many seconds")
+        ->check(CLI::NonNegativeNumber);
+    sweep->add_option("--python", o->python, "the Python with torch and the plugin (default: python3)");
+    sweep
+        ->add_option(
+            "--configs-from", o->configsFrom,
+            "sites: time the decomposed form with this package's kernel configurations, as the plugin "
+            "runs it (default: the faster of Inductor's own and coordinate descent's)")
+        ->check(CLI::ExistingFile);
+
+    auto *train = app.add_subcommand(
+        "train-decisions",
+        "Build the kernel-config and small-M form models from kernel and site lines, judge them with each "
+        "model family held out, and write them into a package");
+    train->add_option("inputs", o->inputs, "kernel and site lines (diode sweep-kernels)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    train->add_option("--package", o->package, "the .diode package the decisions join")
+        ->check(CLI::ExistingFile);
+    train->add_option("--out", o->out, "write the package with the decisions here");
+    train->add_option("--report", o->report, "write the held-out evaluation (JSON) here");
+    train
+        ->add_option(
+            "--form-ops", o->formOps,
+            "the ops whose sites the form model is built from (repeatable; default: every op measured); "
+            "sites of other ops keep their library kernel")
+        ->check(CLI::IsMember(smallMOps()));
+    train
+        ->add_option("--kernel-margin", o->kernelMargin,
+                     "a config departs from Inductor's default only when predicted faster by this share")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    train
+        ->add_option("--form-margin", o->formMargin,
+                     "a site is decomposed only when predicted faster than its library kernel by this share")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    return [=]() -> int {
+        if (*sweep)
+            return runSweepKernels(*o);
+        if (*train)
+            return runTrainDecisions(*o);
+        return -1;
+    };
+}
+
+} // namespace diode::cli
