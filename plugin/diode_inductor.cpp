@@ -3,8 +3,10 @@
 
 #include "diode_inductor.h"
 
+#include "diode/decisionmodel.h"
 #include "diode/features.h"
 #include "diode/gputable.h"
+#include "diode/jsonlimits.h"
 #include "diode/modelpackage.h"
 #include "diode/packagechoice.h"
 #include "diode/problemjson.h"
@@ -25,6 +27,11 @@
 struct diode_model {
     diode::ModelPackage package;
     std::string manifestText;
+    // The package's decision models (manifest "decisions"), read when the package is opened; a
+    // malformed section leaves them empty with `decisionsError` saying why, so the GEMM model
+    // still serves.
+    diode::DecisionModels decisions;
+    std::string decisionsError;
 };
 
 namespace {
@@ -163,8 +170,13 @@ diode_model *diode_model_open(const char *path) {
         return nullptr;
     }
     try {
-        auto *m = new diode_model{diode::ModelPackage::load(path), {}};
+        auto *m = new diode_model{diode::ModelPackage::load(path), {}, {}, {}};
         m->manifestText = m->package.manifest().dump();
+        try {
+            m->decisions = diode::DecisionModels::fromManifest(m->package.manifest());
+        } catch (const std::exception &e) {
+            m->decisionsError = fmt::format("{}: {}", path, e.what());
+        }
         return m;
     } catch (const std::exception &e) {
         setError(e.what());
@@ -452,3 +464,70 @@ const char *diode_last_error(void) {
 }
 
 } // extern "C"
+
+char *diode_decide(const diode_model *model, const char *kind, const char *request_json) {
+    try {
+        if (!kind || !request_json)
+            throw diode::InvalidInput("diode_decide: kind and request must be given");
+        const nlohmann::json request =
+            diode::parseJsonBounded(request_json, fmt::format("diode_decide {} request", kind));
+        if (!request.is_object())
+            throw diode::InvalidInput(
+                fmt::format("diode_decide {}: the request must be a JSON object", kind));
+        const std::string what(kind);
+        double margin = -1;
+        if (request.contains("margin")) {
+            if (!request["margin"].is_number())
+                throw diode::InvalidInput(fmt::format("diode_decide {}: \"margin\" must be a number", what));
+            margin = request["margin"].get<double>();
+        }
+        nlohmann::json out;
+        if (what == "kernel_candidates") {
+            const auto shape =
+                diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
+            out["configs"] = nlohmann::json::array();
+            for (const auto &c : diode::candidateConfigs(shape))
+                out["configs"].push_back(c.toJson());
+        } else if (what == "kernel_config") {
+            const auto shape =
+                diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
+            if (!model || !model->decisions.kernelConfig) {
+                out = {{"fixed", false}, {"reason", "no_model"}};
+                if (model && !model->decisionsError.empty())
+                    out["error"] = model->decisionsError;
+            } else {
+                const auto d =
+                    diode::decideKernelConfig(*model->decisions.kernelConfig, shape,
+                                              margin < 0 ? model->decisions.kernelConfigMargin : margin);
+                out = {{"fixed", d.fixed},
+                       {"predicted_ratio", d.predictedRatio},
+                       {"candidates", d.candidates},
+                       {"reason", d.reason}};
+                if (d.fixed)
+                    out["config"] = d.config.toJson();
+            }
+        } else if (what == "small_m_form") {
+            const auto site = diode::SmallMSite::fromJson(request.value("site", nlohmann::json()), "site");
+            if (!model || !model->decisions.smallMForm) {
+                out = {{"decompose", false}, {"reason", "no_model"}};
+                if (model && !model->decisionsError.empty())
+                    out["error"] = model->decisionsError;
+            } else {
+                const auto d = diode::decideForm(*model->decisions.smallMForm, site,
+                                                 margin < 0 ? model->decisions.formMargin : margin);
+                out = {
+                    {"decompose", d.decompose}, {"predicted_ratio", d.predictedRatio}, {"reason", d.reason}};
+            }
+        } else {
+            throw diode::InvalidInput(fmt::format(
+                "diode_decide: kind '{}' is not one of kernel_config, small_m_form, kernel_candidates",
+                what));
+        }
+        return strdup(out.dump().c_str());
+    } catch (const std::exception &e) {
+        setError(e.what());
+    } catch (...) {
+        setError("diode_decide: unknown error");
+    }
+    return nullptr;
+}

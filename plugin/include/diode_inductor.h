@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 10
+#define DIODE_ABI_VERSION 11
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))
@@ -157,6 +157,21 @@ DIODE_API int diode_model_select_packed(const diode_model *model, const diode_pr
  * where offered, else the first ATen kernel). Returns its index, -1 without an ATen candidate, -2
  * on NULL arrays (diode_last_error). */
 DIODE_API int diode_plain_candidate(const char *const *kinds, const char *const *names, size_t count);
+
+/* The decisions beside the GEMM kernel, each made by a model the package carries (manifest
+ * "decisions", docs/PACKAGE.md): one JSON request in, one JSON answer out (malloc'ed: release it
+ * with diode_free), NULL on error with diode_last_error naming the field at fault. `kind`:
+ *   "kernel_config": {"shape": a pointwise or reduction kernel (docs/FORMATS.md, "Kernel and site
+ *     lines"), "margin": optional} -> {"fixed": true|false, "config": {"XBLOCK", ...} when fixed,
+ *     "predicted_ratio": the chosen config's time over Inductor's default, "candidates": n,
+ *     "reason": "predicted_faster" | "default_predicted_best" | "no_candidates" | "no_model"};
+ *   "small_m_form": {"site": {"op": "attention"|"bmm"|"mm"|"addmm", "dtype", "B", "M", "N", "K",
+ *     "kv_group", "concat"}, "margin": optional} -> {"decompose": true|false, "predicted_ratio",
+ *     "reason": "decomposed_predicted_faster" | "library_predicted_faster" | "no_model"};
+ *   "kernel_candidates": {"shape": ...} -> {"configs": [...]}: the grid a kernel's config is chosen
+ *     from (the kernel sweep samples it); `model` may be NULL.
+ * Without "margin" (or with a negative one) the package's calibrated margin of that kind is used. */
+DIODE_API char *diode_decide(const diode_model *model, const char *kind, const char *request_json);
 
 /* Scores one problem JSON line (docs/FORMATS.md) exactly as `diode rank` does and returns the
  * same output object as JSON text ({"predicted_ms": [...], "order": [...]} or {"error": ...}).

@@ -16,7 +16,7 @@ from array import array
 from itertools import chain
 from typing import Optional, Sequence
 
-ABI_VERSION = 10
+ABI_VERSION = 11
 _LIB_NAME = "libdiode_inductor.so"
 
 
@@ -213,6 +213,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.diode_model_facts.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_free.argtypes = [ctypes.c_void_p]
     lib.diode_last_error.restype = ctypes.c_char_p
+    lib.diode_decide.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+    lib.diode_decide.restype = ctypes.c_void_p  # freed with diode_free
 
 
 _vocabulary: Optional[dict] = None
@@ -359,6 +361,15 @@ def _taken_json(lib, ptr):
         return json.loads(ctypes.string_at(ptr).decode())
     finally:
         lib.diode_free(ptr)
+
+
+def decide(kind: str, request: dict, model: Optional["Model"] = None) -> dict:
+    """One of the decisions beside the GEMM kernel (diode_decide in diode_inductor.h): "kernel_config",
+    "small_m_form", or "kernel_candidates" (no model needed). Raises NativeError naming the field at
+    fault."""
+    lib = load_library()
+    handle = model._handle if model is not None else None
+    return _taken_json(lib, lib.diode_decide(handle, kind.encode(), json.dumps(request).encode()))
 
 
 def _cstr(text: str, cache: dict) -> bytes:
