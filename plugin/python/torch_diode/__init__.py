@@ -101,7 +101,11 @@ def list_available_models() -> list[dict]:
     return available(hw if hw.get("available") else None)
 
 
-def _engage(options) -> None:
+# Inductor's post-grad custom pass, where the small-M form decision rewrites its sites.
+PRE_PASS = "post_grad_custom_pre_pass"
+
+
+def _engage(options, runtime=None) -> None:
     """Inductor options the selector needs while installed; the old values come back on
     uninstall(). With autotune_gemm (the default) GEMM autotuning is on for every compile, so
     plain `torch.compile(model)` offers the selector Inductor's Triton kernels; with top_k=1 it
@@ -116,6 +120,12 @@ def _engage(options) -> None:
         if b not in backends:
             backends.append(b)
     wanted["max_autotune_gemm_backends"] = ",".join(backends)
+    if options.small_m_forms and runtime is not None and runtime.decisions is not None:
+        from ._decisions import make_pass
+
+        # The user's own pre-pass runs first, inside ours; uninstall() puts it back.
+        previous = _saved_config.get(PRE_PASS, compat.get_config(PRE_PASS))
+        wanted[PRE_PASS] = make_pass(previous, runtime.model, options.as_dict())
     for key, value in wanted.items():
         if key not in _saved_config:
             _saved_config[key] = compat.get_config(key)
@@ -190,7 +200,7 @@ def install(model=None, **options) -> bool:
         compat.set_process_choices_factory(choices_factory)
         compat.forget_thread_choices_handlers()  # threads that lowered before make theirs anew
         compat.set_choices_handler(choices_factory())
-        _engage(options)
+        _engage(options, runtime)
         _runtime = runtime
         _status.update(installed=True, reason="")
         log.info(
@@ -305,7 +315,7 @@ def get_integration_status() -> dict:
     with _lock:
         status = json.loads(json.dumps(_status, default=str))
         if _runtime is not None:
-            status["stats"] = _runtime.stats.snapshot()
+            status["stats"] = get_stats()
             status["recommended_way"] = _recommended_way(_runtime, status["stats"])
         try:
             from ._native import library_path
@@ -321,16 +331,22 @@ def get_stats() -> dict:
     the time spent scoring. Empty counters when not installed."""
     with _lock:
         if _runtime is None:
+            from ._decisions import DecisionStats
             from ._selector import Stats
 
-            return Stats().snapshot()
-        return _runtime.stats.snapshot()
+            return dict(Stats().snapshot(), decisions=DecisionStats().snapshot())
+        stats = _runtime.stats.snapshot()
+        if _runtime.decisions is not None:
+            stats["decisions"] = _runtime.decisions.stats.snapshot()
+        return stats
 
 
 def reset_stats() -> None:
     with _lock:
         if _runtime is not None:
             _runtime.stats.reset()
+            if _runtime.decisions is not None:
+                _runtime.decisions.stats.reset()
 
 
 def register_model(name_or_path, **install_options) -> bool:

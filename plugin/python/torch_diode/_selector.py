@@ -194,6 +194,8 @@ class Options:
         regime=_VOCABULARY["default_regime"],
         autotune_gemm=True,
         keep_unscored=False,
+        small_m_forms=True,
+        kernel_configs=True,
     ):
         if int(top_k) < 1:
             raise ValueError(f"top_k must be at least 1, got {top_k}")
@@ -222,6 +224,8 @@ class Options:
         self.fallback = fallback
         self.autotune_gemm = bool(autotune_gemm)
         self.keep_unscored = bool(keep_unscored)
+        self.small_m_forms = bool(small_m_forms)
+        self.kernel_configs = bool(kernel_configs)
 
     def as_dict(self) -> dict:
         return {
@@ -234,6 +238,8 @@ class Options:
             "regime": self.regime,
             "autotune_gemm": self.autotune_gemm,
             "keep_unscored": self.keep_unscored,
+            "small_m_forms": self.small_m_forms,
+            "kernel_configs": self.kernel_configs,
         }
 
 
@@ -352,6 +358,10 @@ class Runtime:
         self._scores: dict = {}  # (problem, candidate keys) -> predicted ms
         # Candidates never kept: those the package's data found wrong (unsafe_candidates).
         self.unsafe = unsafe_candidates(getattr(model, "manifest", None) or {})
+        from ._decisions import Decisions
+
+        # The decisions beside the GEMM kernel: small-M forms and pointwise/reduction configs.
+        self.decisions = Decisions(model, options.kernel_configs, options.small_m_forms) if model is not None else None
 
     def log_once(self, key: str, msg: str, *args):
         with self._lock:
@@ -563,6 +573,13 @@ def choices_class():
             return super()._finalize_template_configs(
                 {uid: iter(k) for uid, k in by_template.items()}, kernel_inputs, templates, op_name, kwarg_overrides
             )
+
+        def triton_kernel_kwargs(self, kernel_cls, features, groups, kernel_kwargs):
+            kwargs = super().triton_kernel_kwargs(kernel_cls, features, groups, kernel_kwargs)
+            rt = _active
+            if rt is None or rt.decisions is None:
+                return kwargs
+            return rt.decisions.kernel_kwargs(kernel_cls, features, groups, kwargs)
 
     _choices_class = DiodeChoices
     return DiodeChoices

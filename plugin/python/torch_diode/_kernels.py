@@ -1,0 +1,182 @@
+"""Inductor's pointwise and reduction kernels, translated for the library's kernel-config decision.
+
+Inductor calls InductorChoices.triton_kernel_kwargs for every pointwise and reduction kernel it
+generates (torch/_inductor/codegen/triton.py, TritonScheduling.create_kernel_choices), with the
+kernel's SIMDKernelFeatures, its tiling and the keyword arguments of the TritonKernel it is about
+to make. This module reads those into a kernel shape (core's TritonKernelShape, docs/FORMATS.md),
+and turns a configuration the library decided into the arguments Inductor takes for it: a
+FixedTritonConfig and the persistence the configuration assumes. Inductor then emits the kernel
+with that one configuration, which neither its first-run autotuning nor coordinate descent
+touches. The decision itself is the library's (diode_decide "kernel_config").
+
+Every Inductor attribute read here is read through `_read`, so that a torch whose objects changed
+shape raises Undescribable (the kernel keeps Inductor's default) rather than failing a compile.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# The reduction hints the library knows (core ReductionHint), by Inductor's enum member name.
+HINTS = {"INNER": "inner", "OUTER": "outer", "OUTER_TINY": "outer_tiny", "DEFAULT": "default"}
+# LoopBody op counts that are not arithmetic (indexing, constants, masks).
+_BOOKKEEPING = frozenset(
+    {
+        "load",
+        "store",
+        "store_reduction",
+        "reduction",
+        "index_expr",
+        "constant",
+        "masked",
+        "load_seed",
+        "indirect_indexing",
+    }
+)
+
+
+class Undescribable(LookupError):
+    """A kernel the library's kernel shape cannot describe; `reason` names what, for get_stats()."""
+
+    def __init__(self, reason: str, message: str = ""):
+        super().__init__(message or reason)
+        self.reason = reason
+
+
+def _read(obj, attr):
+    try:
+        return getattr(obj, attr)
+    except AttributeError:
+        raise Undescribable("inductor_changed", f"Inductor's {type(obj).__name__} has no '{attr}'") from None
+
+
+def _hint(expr) -> int:
+    """A size as an integer: its value when static, Inductor's hint otherwise."""
+    from torch._inductor.virtualized import V
+
+    try:
+        return int(expr)
+    except TypeError:
+        pass
+    sizevars = V.graph.sizevars
+    for name in ("optimization_hint", "size_hint"):
+        fn = getattr(sizevars, name, None)
+        if fn is not None:
+            try:
+                return int(fn(expr, fallback=8192))
+            except TypeError:
+                return int(fn(expr))
+    raise Undescribable("inductor_changed", "Inductor's sizevars has neither optimization_hint nor size_hint")
+
+
+def _dep_bytes(deps, seen: set) -> tuple[float, int]:
+    """Bytes of the memory ranges `deps` touch (each buffer and index once) and the widest element."""
+    from torch._inductor.virtualized import V
+
+    total, widest = 0.0, 0
+    for dep in deps:
+        get_numel = getattr(dep, "get_numel", None)
+        index = getattr(dep, "index", None)
+        if get_numel is None or index is None:  # StarDep, WeakDep: no range of their own
+            continue
+        key = (dep.name, str(index))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            itemsize = V.graph.get_dtype(dep.name).itemsize
+        except Exception:  # a buffer Inductor cannot type (removed, a symbolic input): not counted
+            continue
+        total += _hint(get_numel()) * itemsize
+        widest = max(widest, itemsize)
+    return total, widest
+
+
+def kernel_shape(kernel_cls, features, groups, kernel_kwargs) -> dict:
+    """The kernel shape (docs/FORMATS.md) of the kernel Inductor is about to generate. Raises
+    Undescribable for kernels the decision does not cover: scans and sorts, cooperative and
+    mix-order reductions, native matmul, tilings with a z or a second reduction dimension, and
+    kernels already given a fixed configuration."""
+    from torch._inductor.codegen.triton import TritonKernel
+    from torch._inductor.virtualized import V
+
+    if kernel_cls is not TritonKernel:
+        raise Undescribable("kernel_class", f"{getattr(kernel_cls, '__name__', kernel_cls)} kernels are not decided")
+    if kernel_kwargs.get("fixed_config") is not None:
+        raise Undescribable("already_fixed")
+    if kernel_kwargs.get("mix_order_reduction") or kernel_kwargs.get("override_cooperative_reduction"):
+        raise Undescribable("special_reduction")
+    for op in ("scan", "sort"):
+        if features.contains_op(op):
+            raise Undescribable(f"op_{op}")
+    if not groups or not isinstance(groups[0], dict):
+        raise Undescribable("tiling")
+    tiling = groups[0]
+    if set(tiling) - {"x", "y", "r0_"} or "x" not in tiling:
+        raise Undescribable("tiling", f"tiling {sorted(tiling)}")
+    reduction = bool(features.is_reduction())
+    if reduction and "y" in tiling:
+        raise Undescribable("tiling", "a 2-D tiled reduction")
+    shape: dict[str, Any] = {
+        "reduction": reduction,
+        "x": _hint(tiling["x"]),
+        "y": _hint(tiling["y"]) if "y" in tiling else 1,
+        "r": _hint(tiling["r0_"]) if reduction and "r0_" in tiling else 1,
+    }
+    scores = kernel_kwargs.get("tiling_scores") or {}
+    if reduction:
+        choices = V.choices
+        cooperative = bool(choices.should_use_cooperative_reduction(features))
+        if cooperative:
+            raise Undescribable("special_reduction", "a cooperative reduction")
+        hint = features.get_reduction_hint(scores or None)
+        shape["hint"] = HINTS.get(getattr(hint, "name", str(hint)), "default")
+        persistent = kernel_kwargs.get("override_persistent_reduction")
+        if persistent is None:
+            persistent = choices.should_use_persistent_reduction(features, cooperative)
+        shape["persistent_default"] = bool(persistent)
+    else:
+        shape["hint"] = "none"
+    counts = features.op_counts()
+    shape["loads"] = int(counts.get("load", 0))
+    shape["stores"] = int(counts.get("store", 0) + counts.get("store_reduction", 0))
+    shape["reductions"] = int(counts.get("reduction", 0))
+    shape["other_ops"] = int(sum(n for op, n in counts.items() if op not in _BOOKKEEPING))
+    read_seen: set = set()
+    write_seen: set = set()
+    bytes_read = bytes_written = 0.0
+    widest = 0
+    for node in features.scheduler_nodes():
+        rw = _read(node, "read_writes")
+        r, w = _dep_bytes(rw.reads, read_seen)
+        bytes_read += r
+        widest = max(widest, w)
+        bytes_written += _dep_bytes(rw.writes, write_seen)[0]
+    shape["bytes_read"] = bytes_read
+    shape["bytes_written"] = bytes_written
+    shape["itemsize"] = widest or 4
+    x_score, r_score = scores.get("x", 0), scores.get("r0_", 0)
+    shape["contiguity"] = math.log2(r_score / x_score) if x_score > 0 and r_score > 0 else 0.0
+    return shape
+
+
+def fixed_kwargs(kernel_kwargs: dict, shape: dict, config: dict) -> dict:
+    """Inductor's TritonKernel arguments for `config` (the library's answer): its FixedTritonConfig and,
+    for a reduction, the persistence the configuration assumes."""
+    from torch._inductor.codegen.triton import FixedTritonConfig
+
+    fixed = {k: v for k, v in config.items() if k != "persistent"}
+    out = dict(kernel_kwargs)
+    if shape["reduction"]:
+        out["override_persistent_reduction"] = bool(config.get("persistent"))
+        out["override_cooperative_reduction"] = False
+    out["fixed_config"] = FixedTritonConfig(fixed)
+    return out
+
+
+def accepted(kernel_cls, groups, kwargs) -> None:
+    """Makes the kernel Inductor would make with `kwargs`, and drops it: a configuration Inductor
+    refuses (a block smaller than an index needs, an impossible persistence) raises here, inside
+    the hook, where the caller can keep Inductor's default, rather than later in its code generation."""
+    kernel_cls(*groups, **kwargs)
