@@ -8,9 +8,12 @@ warm (back to back) and cold (an L2 flush before each call, timed alone and subt
 evicted from L2).
 
   python3 -m torch_diode.tools.demo --problems FILE.jsonl [--blocks] --json OUT.json [--cases-out PART.jsonl]
+  python3 -m torch_diode.tools.demo --models table --processes 3 --breakdown --json OUT.json
 
 Each finished case is appended to --cases-out at once, so a run cut short keeps its cases and
-a second run with the same file skips them.
+a second run with the same file skips them. With --processes N the whole run is repeated in N
+processes one after another, each timing a case's modes in another order (process i starts at the
+i-th mode); the result keeps each mode's median over the processes and its spread (min, max).
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ MODE_CONFIG = {
 GEMM_MODES = ["default", "max-autotune", "plugin", "plugin-cold", "plugin-top3"]
 MODEL_MODES = ["default", "max-autotune", "plugin"]
 BLOCK_MODES = ["default", "max-autotune", "plugin", "plugin-top3", "exhaustive-plugin"]
-SCHEMA = "diode-demo/2"
+SCHEMA = "diode-demo/3"
 
 
 def log(msg):
@@ -159,8 +162,13 @@ class ModelCase:
 
         return None if self.reference is None else check_output(self.sc, compiled, self.reference)
 
+    def breakdown(self, compiled):
+        from .models import kernel_breakdown
 
-def run_mode(mode, case, package, timer, decisions=None):
+        return kernel_breakdown(self.sc, compiled)
+
+
+def run_mode(mode, case, package, timer, decisions=None, breakdown=False):
     """Compiles and times `case` in `mode`. With a list as `decisions`, a plugin mode appends each
     GEMM decision it made (torch_diode.record_decisions) to it."""
     import torch
@@ -207,6 +215,8 @@ def run_mode(mode, case, package, timer, decisions=None):
         result["kernel_ms"], result["kernel_cold_ms"] = case.times(compiled, timer)
         if hasattr(case, "check"):
             result["max_rel_error"] = case.check(compiled)
+        if breakdown and hasattr(case, "breakdown"):
+            result["breakdown"] = case.breakdown(compiled)
         # Inductor's own count of GEMM lowerings it benchmarked (select_algorithm's autotune).
         result["inductor_counters"] = {
             k: v
@@ -224,6 +234,13 @@ def run_mode(mode, case, package, timer, decisions=None):
             result["candidates_scored"] = st["candidates_scored"]
             result["selector_us"] = st["mean_selector_us"] + st["mean_scoring_us"]
             result["scoring_us"] = st["mean_scoring_us"]
+            result["decisions"] = st.get("decisions", {})
+            # The selector's whole time in this compile: GEMM decisions and the decisions beside them.
+            result["selector_s"] = (
+                st["selector_time_s"]
+                + st["scoring_time_s"]
+                + sum(d.get("time_s", 0.0) for d in result["decisions"].values())
+            )
     except Exception as e:  # one failing mode must not end the demo
         result = {"error": f"{type(e).__name__}: {e}"}
         log(traceback.format_exc())
@@ -280,10 +297,12 @@ def summarize(cases, modes):
 
 
 def _model_specs(text):
-    from .models import DTYPES, SCENARIOS
+    from .models import DTYPES, SCENARIOS, TABLE_SCENARIOS
 
     if not text or text == "all":
         return [(n, DTYPES[0]) for n in SCENARIOS]
+    if text == "table":
+        return [(n, DTYPES[0]) for n in TABLE_SCENARIOS]
     specs = []
     for item in text.split(","):
         name, _, dtype = item.partition(":")
@@ -311,6 +330,86 @@ def _block_specs(text):
             )
         specs.append((parts[0], parts[1], int(parts[2]), parts[3]))
     return specs
+
+
+def _without(argv, flag, takes_value=True):
+    out, skip = [], False
+    for x in argv:
+        if skip:
+            skip = False
+            continue
+        if x == flag:
+            skip = takes_value
+            continue
+        if x.startswith(flag + "="):
+            continue
+        out.append(x)
+    return out
+
+
+def _spread(values):
+    return [min(values), max(values)] if values else None
+
+
+def merge_processes(parts: list, modes: list) -> dict:
+    """One result of several processes' results: per case and mode the median kernel and compile
+    times with their spreads [min, max] and the number of processes; the rest (breakdown, counters)
+    from the process whose warm time is the median."""
+    first = parts[0]
+    by_name: dict = {}
+    for part in parts:
+        for c in part["cases"]:
+            by_name.setdefault(c["name"], []).append(c)
+    cases = []
+    for name, copies in by_name.items():
+        case = {k: v for k, v in copies[0].items() if k != "results"}
+        case["results"] = {}
+        for mode in modes:
+            runs = [c["results"][mode] for c in copies if mode in c.get("results", {})]
+            ok = [r for r in runs if "error" not in r and r.get("kernel_ms")]
+            if not ok:
+                if runs:
+                    case["results"][mode] = runs[0]
+                continue
+            ok.sort(key=lambda r: r["kernel_ms"])
+            merged = dict(ok[len(ok) // 2])
+            for key in ("kernel_ms", "kernel_cold_ms", "compile_s"):
+                vals = [r[key] for r in ok if r.get(key) is not None]
+                if vals:
+                    merged[key] = statistics.median(vals)
+                    merged[f"{key}_spread"] = _spread(vals)
+            merged["processes"] = len(ok)
+            case["results"][mode] = merged
+        cases.append(case)
+    out = dict(first, cases=cases, summary=summarize(cases, modes), processes=len(parts))
+    out["mode_order"] = "process i times each case's modes starting at the i-th of " + ", ".join(modes)
+    return out
+
+
+def run_processes(a, argv, modes) -> int:
+    """--processes N: the same run in N child processes one after another, then merged."""
+    import subprocess
+
+    base = _without(_without(_without(argv, "--processes"), "--json"), "--cases-out")
+    parts = []
+    for i in range(a.processes):
+        part = f"{a.json}.process{i}"
+        cmd = [sys.executable, "-m", "torch_diode.tools.demo", *base, "--json", part, "--rotation", str(i)]
+        if a.cases_out:
+            cmd += ["--cases-out", f"{a.cases_out}.process{i}"]
+        log(f"process {i + 1} of {a.processes}: modes from {modes[i % len(modes)]}")
+        rc = subprocess.call(cmd)
+        if rc != 0:
+            log(f"process {i + 1} ended with exit code {rc}")
+        if os.path.exists(part):
+            with open(part) as f:
+                parts.append(json.load(f))
+    if not parts:
+        print("error: no process finished", file=sys.stderr)
+        return 1
+    with open(a.json, "w") as f:
+        json.dump(merge_processes(parts, modes), f, indent=1)
+    return 0
 
 
 def main(argv=None):
@@ -358,6 +457,19 @@ def main(argv=None):
         "plain's kernel (a lowering that offers only ATen is not recorded)",
     )
     ap.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="repeat the run in this many processes, one after another, each starting at another mode; the "
+        "result keeps each mode's median over them and its spread",
+    )
+    ap.add_argument("--rotation", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="model scenarios: also each mode's kernels (torch.profiler), by name and category: where the time goes",
+    )
+    ap.add_argument(
         "--cases-out",
         help="append each finished case here (JSON lines); cases already there only " "run the modes they lack",
     )
@@ -374,6 +486,12 @@ def main(argv=None):
     bad = [m for m in modes if m not in MODES]
     if bad:
         ap.error(f"unknown modes {bad}; choose from {', '.join(MODES)}")
+    if a.processes < 1:
+        ap.error("--processes must be at least 1")
+    if a.processes > 1:
+        return run_processes(a, argv if argv is not None else sys.argv[1:], modes)
+    # Process i of a repeated run times each case's modes starting at the i-th.
+    order = modes[a.rotation % len(modes) :] + modes[: a.rotation % len(modes)]
     try:
         blocks = _block_specs(a.block_cases) if (a.blocks or a.block_cases) else []
         model_specs = _model_specs(a.models) if a.models else []
@@ -462,8 +580,8 @@ def main(argv=None):
         elif kind == "model" and p is not None:
             case["model"] = dict(runner.sc.params, scenario=p[0], training=runner.sc.training)
         decisions = [] if a.decisions_out else None
-        for mode in missing:
-            case["results"][mode] = run_mode(mode, runner, package, timer, decisions)
+        for mode in [m for m in order if m in missing]:
+            case["results"][mode] = run_mode(mode, runner, package, timer, decisions, a.breakdown)
             r = case["results"][mode]
             log(
                 f"[{i}/{len(specs)}] {name} {mode}: "

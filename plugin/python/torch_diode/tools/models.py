@@ -6,9 +6,15 @@ against the KV cache).
 
 - llama: a Llama-2-7B-shaped decoder of LLAMA_LAYERS layers (RMSNorm, Q/K/V/O projections,
   SiLU-gated MLP, rotary embedding left out: it adds no GEMM), no bias.
-  decode: B sequences, one new token each, attending to a static KV cache of `context` tokens
-  (the new key and value written into the cache in place, as a static cache does); prefill: B
-  sequences of `context` tokens, causal.
+  decode: B sequences, one new token each, attending to a KV cache of `context` tokens, kept one of
+  two ways: "static" (the new key and value written into a preallocated cache in place, as a
+  static cache does) or "cat" (the cache grown by torch.cat, as Hugging Face's dynamic cache and
+  most hand-written decode loops do); prefill: B sequences of `context` tokens, causal.
+- gqa: one Llama-3-8B-shaped layer (32 query heads, 8 KV heads repeated to the query heads with
+  expand and reshape, as Hugging Face's repeat_kv does; SiLU-gated MLP of 14,336).
+- Attention is "eager" (two matmuls and a softmax, which Inductor may itself turn into
+  scaled_dot_product_attention) or "sdpa" (F.scaled_dot_product_attention, what most models
+  now call).
 - gpt2-train: a GPT-2-medium block's training step at B x S tokens: forward, backward, and an
   AdamW step (fused, eager: it has no GEMM).
 - vit: a ViT-L/16 block over B images of 197 tokens (inference).
@@ -27,6 +33,8 @@ import math
 
 LLAMA = dict(d=4096, heads=32, kv_heads=32, ff=11008)
 LLAMA_LAYERS = 2
+GQA = dict(d=4096, heads=32, kv_heads=8, ff=14336)
+GQA_LAYERS = 1
 GPT2_MEDIUM = dict(d=1024, heads=16, ff=4096)
 VIT_L = dict(d=1024, heads=16, ff=4096, tokens=197)
 
@@ -35,11 +43,30 @@ SCENARIOS = {
     "llama-decode-b1-s512": ("decode", dict(batch=1, context=512)),
     "llama-decode-b8-s1024": ("decode", dict(batch=8, context=1024)),
     "llama-decode-b32-s4096": ("decode", dict(batch=32, context=4096)),
+    "llama-decode-cat-b1-s512": ("decode", dict(batch=1, context=512, cache="cat")),
+    "llama-decode-cat-b8-s1024": ("decode", dict(batch=8, context=1024, cache="cat")),
+    "llama-decode-cat-b32-s4096": ("decode", dict(batch=32, context=4096, cache="cat")),
+    "llama-decode-sdpa-b8-s1024": ("decode", dict(batch=8, context=1024, cache="cat", attention="sdpa")),
+    "gqa-decode-cat-b1-s4096": ("decode", dict(model="gqa", batch=1, context=4096, cache="cat")),
+    "gqa-decode-cat-b4-s2048": ("decode", dict(model="gqa", batch=4, context=2048, cache="cat")),
+    "gqa-decode-cat-b32-s1024": ("decode", dict(model="gqa", batch=32, context=1024, cache="cat")),
+    "gqa-decode-sdpa-b4-s2048": ("decode", dict(model="gqa", batch=4, context=2048, cache="cat", attention="sdpa")),
     "llama-prefill-b1-s1024": ("prefill", dict(batch=1, context=1024)),
     "llama-prefill-b1-s4096": ("prefill", dict(batch=1, context=4096)),
+    "gqa-prefill-b1-s2048": ("prefill", dict(model="gqa", batch=1, context=2048)),
     "gpt2-train-b8-s512": ("train", dict(batch=8, context=512)),
     "vit-b8": ("vit", dict(batch=8)),
 }
+# The scenarios of the model-level table (docs/BENCHMARKS.md, "Model steps"): decode with a cache grown
+# by torch.cat at batch 1 and 8, grouped-query decode, the same with scaled_dot_product_attention, and
+# a grouped-query prefill.
+TABLE_SCENARIOS = (
+    "llama-decode-cat-b8-s1024",
+    "llama-decode-cat-b1-s512",
+    "gqa-decode-cat-b4-s2048",
+    "llama-decode-sdpa-b8-s1024",
+    "gqa-prefill-b1-s2048",
+)
 DTYPES = ("bf16", "fp16")  # a scenario's dtypes; the first is the default
 
 
@@ -52,17 +79,27 @@ def _modules():
 
     RMSNorm = rmsnorm_class()
 
-    def attend(q, k, v, mask):
-        """q (B, H, T, hd), k/v (B, H, S, hd): two matmuls (bmm) and a softmax in fp32."""
+    def attend(q, k, v, mask, sdpa=False):
+        """q (B, H, T, hd), k/v (B, H, S, hd): two matmuls (bmm) and a softmax in fp32, or
+        scaled_dot_product_attention."""
+        if sdpa:
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=None if mask is None else ~mask)
         scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
         if mask is not None:
             scores = scores.masked_fill(mask, float("-inf"))
         return torch.matmul(torch.softmax(scores.float(), -1).to(q.dtype), v)
 
+    def repeat_kv(x, n):
+        """(B, KV, S, hd) -> (B, KV * n, S, hd), as Hugging Face's repeat_kv: expand, then reshape."""
+        if n == 1:
+            return x
+        b, kv, s_, hd = x.shape
+        return x[:, :, None].expand(b, kv, n, s_, hd).reshape(b, kv * n, s_, hd)
+
     class LlamaLayer(nn.Module):
-        def __init__(self, d, heads, kv_heads, ff):
+        def __init__(self, d, heads, kv_heads, ff, sdpa=False):
             super().__init__()
-            self.heads, self.hd = heads, d // heads
+            self.heads, self.kv_heads, self.hd, self.sdpa = heads, kv_heads, d // heads, sdpa
             self.norm1, self.norm2 = RMSNorm(d), RMSNorm(d)
             self.q = nn.Linear(d, d, bias=False)
             self.k = nn.Linear(d, kv_heads * self.hd, bias=False)
@@ -72,7 +109,9 @@ def _modules():
             self.up = nn.Linear(d, ff, bias=False)
             self.down = nn.Linear(ff, d, bias=False)
 
-        def forward(self, x, cache_k=None, cache_v=None, pos=0, mask=None):
+        def forward(self, x, cache_k=None, cache_v=None, pos=None, mask=None):
+            """Decode with a static cache: `pos` is where the new token goes (written in place).
+            Decode with a growing cache: `pos` None, the new key and value concatenated to it."""
             b, t, d = x.shape
             h = self.norm1(x)
 
@@ -80,11 +119,14 @@ def _modules():
                 return y.view(b, t, -1, self.hd).transpose(1, 2)
 
             q, k, v = split(self.q(h)), split(self.k(h)), split(self.v(h))
-            if cache_k is not None:  # decode: write the new token into the static cache, attend to all
+            if cache_k is not None and pos is not None:
                 cache_k[:, :, pos : pos + t] = k
                 cache_v[:, :, pos : pos + t] = v
                 k, v = cache_k[:, :, : pos + t], cache_v[:, :, : pos + t]
-            a = attend(q, k, v, mask).transpose(1, 2).reshape(b, t, d)
+            elif cache_k is not None:
+                k, v = torch.cat([cache_k, k], 2), torch.cat([cache_v, v], 2)
+            n = self.heads // self.kv_heads
+            a = attend(q, repeat_kv(k, n), repeat_kv(v, n), mask, self.sdpa).transpose(1, 2).reshape(b, t, d)
             x = x + self.o(a)
             h = self.norm2(x)
             return x + self.down(F.silu(self.gate(h)) * self.up(h))
@@ -134,28 +176,34 @@ def scenario(name: str, dtype: str) -> Scenario:
     dev = "cuda"
     params = dict(p, dtype=dtype)
     if kind in ("decode", "prefill"):
-        layers = torch.nn.ModuleList([LlamaLayer(**LLAMA) for _ in range(LLAMA_LAYERS)]).to(dev, dt).eval()
+        shape, n_layers = (GQA, GQA_LAYERS) if p.get("model") == "gqa" else (LLAMA, LLAMA_LAYERS)
+        sdpa = p.get("attention") == "sdpa"
+        layers = torch.nn.ModuleList([LlamaLayer(**shape, sdpa=sdpa) for _ in range(n_layers)]).to(dev, dt).eval()
         for prm in layers.parameters():
             prm.requires_grad_(False)
-        b, s, hd = p["batch"], p["context"], LLAMA["d"] // LLAMA["heads"]
-        params.update(layers=LLAMA_LAYERS, **LLAMA)
+        b, s, hd = p["batch"], p["context"], shape["d"] // shape["heads"]
+        params.update(layers=n_layers, **shape)
         if kind == "decode":
-            # The cache holds `context` tokens; the new one goes to position context - 1.
-            shape = (b, LLAMA["kv_heads"], s, hd)
+            grows = p.get("cache") == "cat"
+            # A static cache holds `context` tokens, the new one written at context - 1; a growing one
+            # holds context - 1 and gains the new one by torch.cat.
+            cache_shape = (b, shape["kv_heads"], s - 1 if grows else s, hd)
             caches = [
-                (torch.randn(shape, device=dev, dtype=dt), torch.randn(shape, device=dev, dtype=dt)) for _ in layers
+                (torch.randn(cache_shape, device=dev, dtype=dt), torch.randn(cache_shape, device=dev, dtype=dt))
+                for _ in layers
             ]
-            x = torch.randn(b, 1, LLAMA["d"], device=dev, dtype=dt)
+            x = torch.randn(b, 1, shape["d"], device=dev, dtype=dt)
             flat = [t for kv in caches for t in kv]
+            pos = None if grows else s - 1
 
             def decode(x, *cache):
                 with torch.no_grad():
                     for i, layer in enumerate(layers):
-                        x = layer(x, cache[2 * i], cache[2 * i + 1], s - 1)
+                        x = layer(x, cache[2 * i], cache[2 * i + 1], pos)
                     return x
 
             return Scenario(name, kind, decode, (x, *flat), False, params)
-        x = torch.randn(b, s, LLAMA["d"], device=dev, dtype=dt)
+        x = torch.randn(b, s, shape["d"], device=dev, dtype=dt)
         mask = torch.ones(s, s, device=dev, dtype=torch.bool).triu(1)
 
         def prefill(x, mask):
@@ -231,3 +279,51 @@ def check_output(sc: Scenario, compiled, eager_out) -> float:
         got = compiled(*sc.args).float()
         ref = eager_out.float()
         return float((got - ref).abs().max() / ref.abs().max().clamp_min(1e-6))
+
+
+# Where a step's time goes: each kernel's name says what it is (cuBLAS's nvjet/cutlass GEMMs,
+# cuDNN's and flash attention, Inductor's triton_{poi,red,per,tem,unk}_fused_<original ops>).
+_ATTENTION_WORDS = ("scaled_dot_product", "flash", "fmha", "sdpa", "attention", "softmax", "bmm")
+_GEMM_PREFIXES = ("nvjet", "sm90_", "sm80_", "cutlass", "ampere", "gemm", "cublas", "triton_tem", "void cublaslt")
+
+
+def kernel_category(name: str) -> str:
+    """ "gemm", "attention", "reduction", "pointwise", "copy" or "other" for a kernel's name."""
+    import re
+
+    n = name.lower()
+    if any(w in n for w in _ATTENTION_WORDS):
+        return "attention"
+    if n.startswith(_GEMM_PREFIXES) or "splitkreduce" in n or re.search(r"(^|_)(mm|addmm)(_|$)", n):
+        return "gemm"
+    if "memcpy" in n or "memset" in n or n.startswith("void at::native::") and "copy" in n:
+        return "copy"
+    if n.startswith(("triton_red", "triton_per")) or (
+        n.startswith("triton_unk") and re.search(r"_(sum|mean|amax|max|var)", n)
+    ):
+        return "reduction"
+    if n.startswith("triton"):
+        return "pointwise"
+    return "other"
+
+
+def kernel_breakdown(sc: Scenario, compiled, steps: int = 10) -> list:
+    """[{"name", "category", "us"}] per step, largest first: the compiled step run `steps` times
+    under torch.profiler (CUDA activity), each kernel's device time divided by the steps."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(3):
+        compiled(*sc.args)
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            compiled(*sc.args)
+        torch.cuda.synchronize()
+    totals: dict = {}
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", 0) or getattr(e, "self_cuda_time_total", 0)
+        if us > 0:
+            totals[e.key] = totals.get(e.key, 0.0) + us / steps
+    rows = [{"name": k, "category": kernel_category(k), "us": round(v, 2)} for k, v in totals.items()]
+    return sorted(rows, key=lambda r: -r["us"])

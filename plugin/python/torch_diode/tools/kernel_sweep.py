@@ -1,0 +1,550 @@
+"""The kernel sweep behind `diode sweep-kernels`: measures what the decisions beside the GEMM kernel
+are trained on, in CUDA graphs (torch_diode.tools.ingraph, warm), as kernel and site lines
+(docs/FORMATS.md, "Kernel and site lines"):
+
+- kernel lines: one pointwise or reduction kernel of a model family's layers (a norm, a softmax,
+  attention's reductions at one query token, a decomposed GEMV, an activation, a transpose),
+  compiled alone by Inductor with its own heuristics (`default_ms`) and with each of a sample of
+  the library's candidate configurations (diode_decide "kernel_candidates") fixed through
+  InductorChoices.triton_kernel_kwargs. A configuration whose output differs from the default's
+  is recorded as an error and never chosen.
+- site lines: a small-M GEMM or one-token attention, compiled whole as the library path (plain
+  torch.compile) and decomposed into Inductor's multiply-and-sum (torch_diode._forms), with
+  Inductor's own configs and under coordinate descent; `decomposed_ms` is the faster decomposed
+  time, the form a well-chosen config reaches.
+
+  python3 -m torch_diode.tools.kernel_sweep --out LINES.jsonl [--workers N] [--families a,b]
+      [--kinds kernel,site] [--configs-per-kernel N] [--deadline-s S]
+
+Cases already in --out are skipped, so a run cut short continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import traceback
+
+os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
+os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
+
+# Model families: the layer sizes whose kernels are measured, and what holds out by family.
+FAMILIES = {
+    "llama2-7b": dict(d=4096, heads=32, kv=32, hd=128, ff=11008, norm="rms", act="silu"),
+    "llama3-8b": dict(d=4096, heads=32, kv=8, hd=128, ff=14336, norm="rms", act="silu"),
+    "qwen2-0.5b": dict(d=896, heads=14, kv=2, hd=64, ff=4864, norm="rms", act="silu"),
+    "gpt2-medium": dict(d=1024, heads=16, kv=16, hd=64, ff=4096, norm="layer", act="gelu"),
+    "vit-l16": dict(d=1024, heads=16, kv=16, hd=64, ff=4096, norm="layer", act="gelu"),
+}
+DECODE_BATCHES = (1, 8, 32)
+CONTEXTS = (512, 2048)
+PREFILL_TOKENS = (512, 4096)
+
+
+def log(msg):
+    print(f"[kernel sweep] {msg}", file=sys.stderr, flush=True)
+
+
+# ---- the cases ---------------------------------------------------------------------------------
+
+
+def _kernel_cases(family: str, f: dict) -> list:
+    """(name, builder) of the single-kernel cases of one family. A builder returns (fn, args)."""
+    import torch
+    import torch.nn.functional as F
+
+    bf16, dev = torch.bfloat16, "cuda"
+    cases = []
+
+    def rand(*shape, dtype=bf16):
+        return torch.randn(*shape, device=dev, dtype=dtype)
+
+    def norm(t):
+        d = f["d"]
+        w = rand(d)
+        if f["norm"] == "rms":
+
+            def fn(x, w):
+                xf = x.float()
+                return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * w
+
+            return fn, (rand(t, d), w)
+        b = rand(d)
+        return (lambda x, w, b: F.layer_norm(x, (d,), w, b)), (rand(t, d), w, b)
+
+    def act(t):
+        ff = f["ff"]
+        if f["act"] == "silu":
+            return (lambda g, u: F.silu(g) * u), (rand(t, ff), rand(t, ff))
+        return (lambda x: F.gelu(x, approximate="tanh")), (rand(t, ff),)
+
+    def softmax(rows, s):
+        return (lambda x: torch.softmax(x.float(), -1).to(x.dtype)), (rand(rows, s),)
+
+    def residual(t):
+        return (lambda x, y: x + y), (rand(t, f["d"]), rand(t, f["d"]))
+
+    def heads_transpose(t):
+        h, hd = f["heads"], f["hd"]
+        return (lambda x: x.view(1, t, h, hd).transpose(1, 2).contiguous()), (rand(t, h * hd),)
+
+    def qk(b, s, concat):
+        h, kv, hd = f["heads"], f["kv"], f["hd"]
+        q = rand(b, h, 1, hd)
+        cache = rand(b, kv, s - 1 if concat else s, hd)
+        new = rand(b, kv, 1, hd)
+
+        def fn(q, cache, new):
+            k = torch.cat([cache, new], 2) if concat else cache
+            k = k[:, :, None].expand(b, kv, h // kv, k.shape[2], hd).reshape(b, h, k.shape[2], hd)
+            return (q.float() * k.float()).sum(-1)
+
+        return fn, (q, cache, new)
+
+    def pv(b, s, concat):
+        h, kv, hd = f["heads"], f["kv"], f["hd"]
+        p = torch.softmax(rand(b, h, s, dtype=torch.float32), -1)
+        cache = rand(b, kv, s - 1 if concat else s, hd)
+        new = rand(b, kv, 1, hd)
+
+        def fn(p, cache, new):
+            v = torch.cat([cache, new], 2) if concat else cache
+            v = v[:, :, None].expand(b, kv, h // kv, v.shape[2], hd).reshape(b, h, v.shape[2], hd)
+            return (p.unsqueeze(-1) * v.float()).sum(-2).to(v.dtype)
+
+        return fn, (p, cache, new)
+
+    def gemv(n, k):
+        x, w = rand(1, k), rand(n, k)
+        return (lambda x, w: (x.float() * w.float()).sum(-1).to(x.dtype)), (x, w)
+
+    d, ff = f["d"], f["ff"]
+    decoder = family != "vit-l16"
+    if decoder:
+        for t in DECODE_BATCHES:
+            cases += [(f"norm-t{t}", lambda t=t: norm(t)), (f"act-t{t}", lambda t=t: act(t))]
+            cases.append((f"residual-t{t}", lambda t=t: residual(t)))
+        for b in DECODE_BATCHES:
+            for s in CONTEXTS:
+                for concat in (True, False):
+                    tag = f"b{b}-s{s}" + ("-cat" if concat else "")
+                    cases.append((f"attn-qk-{tag}", lambda b=b, s=s, c=concat: qk(b, s, c)))
+                    cases.append((f"attn-pv-{tag}", lambda b=b, s=s, c=concat: pv(b, s, c)))
+                cases.append((f"softmax-decode-b{b}-s{s}", lambda b=b, s=s: softmax(b * f["heads"], s)))
+        for n in sorted({d, ff, 3 * d}):
+            cases.append((f"gemv-n{n}-k{d}", lambda n=n: gemv(n, d)))
+        cases.append((f"gemv-n{d}-k{ff}", lambda: gemv(d, ff)))
+        tokens = PREFILL_TOKENS
+    else:
+        tokens = tuple(197 * b for b in (1, 8, 32))
+    for t in tokens:
+        cases += [(f"norm-t{t}", lambda t=t: norm(t)), (f"act-t{t}", lambda t=t: act(t))]
+        cases.append((f"residual-t{t}", lambda t=t: residual(t)))
+        cases.append((f"transpose-t{t}", lambda t=t: heads_transpose(t)))
+        s = min(t, 2048) if decoder else 197
+        rows = f["heads"] * (t if decoder else t)
+        cases.append((f"softmax-t{t}-s{s}", lambda rows=rows, s=s: softmax(rows, s)))
+    return [(f"{family}/{name}", family, build) for name, build in cases]
+
+
+def _site_cases(family: str, f: dict) -> list:
+    """(name, family, builder) of the small-M sites of one family."""
+    import torch
+    import torch.nn.functional as F
+
+    bf16, dev = torch.bfloat16, "cuda"
+    cases = []
+    if family == "vit-l16":
+        return cases
+    h, kv, hd, d, ff = f["heads"], f["kv"], f["hd"], f["d"], f["ff"]
+
+    def attention(b, s, concat):
+        q = torch.randn(b, h, 1, hd, device=dev, dtype=bf16)
+        ck = torch.randn(b, kv, s - 1 if concat else s, hd, device=dev, dtype=bf16)
+        cv = torch.randn_like(ck)
+        nk, nv = torch.randn(b, kv, 1, hd, device=dev, dtype=bf16), torch.randn(b, kv, 1, hd, device=dev, dtype=bf16)
+
+        def fn(q, ck, cv, nk, nv):
+            k = torch.cat([ck, nk], 2) if concat else ck
+            v = torch.cat([cv, nv], 2) if concat else cv
+            if kv != h:
+                k = k[:, :, None].expand(b, kv, h // kv, k.shape[2], hd).reshape(b, h, k.shape[2], hd)
+                v = v[:, :, None].expand(b, kv, h // kv, v.shape[2], hd).reshape(b, h, v.shape[2], hd)
+            return F.scaled_dot_product_attention(q, k, v)
+
+        return fn, (q, ck, cv, nk, nv)
+
+    def projection(n, k):
+        x = torch.randn(1, k, device=dev, dtype=bf16)
+        w = torch.randn(n, k, device=dev, dtype=bf16)
+        return (lambda x, w: x @ w.t()), (x, w)
+
+    for b in (1, 4, 8, 32):
+        for s in (512, 2048, 4096):
+            for concat in (True, False):
+                tag = f"attention-b{b}-s{s}" + ("-cat" if concat else "")
+                cases.append((tag, lambda b=b, s=s, c=concat: attention(b, s, c)))
+    for n, k in sorted({(d, d), (ff, d), (d, ff), (3 * d, d)}):
+        cases.append((f"mm-m1-n{n}-k{k}", lambda n=n, k=k: projection(n, k)))
+    return [(f"{family}/{name}", family, build) for name, build in cases]
+
+
+def all_cases(kinds, families):
+    out = []
+    for fam in families:
+        f = FAMILIES[fam]
+        if "kernel" in kinds:
+            out += [("kernel",) + c for c in _kernel_cases(fam, f)]
+        if "site" in kinds:
+            out += [("site",) + c for c in _site_cases(fam, f)]
+    return out
+
+
+# ---- measuring ---------------------------------------------------------------------------------
+
+
+class _Recorder:
+    """A choices handler for the sweep: records the shape of every kernel Inductor generates and,
+    with `fix`, gives each kernel of that shape the configuration."""
+
+    def __new__(cls, fix=None):
+        from .. import _inductor_compat as compat
+        from .. import _kernels
+
+        base = compat.choices_base_class()
+
+        class Recorder(base):
+            def __init__(self):
+                super().__init__()
+                self.shapes, self.undescribed = [], []
+
+            def triton_kernel_kwargs(self, kernel_cls, features, groups, kernel_kwargs):
+                kwargs = super().triton_kernel_kwargs(kernel_cls, features, groups, kernel_kwargs)
+                try:
+                    shape = _kernels.kernel_shape(kernel_cls, features, groups, kwargs)
+                except _kernels.Undescribable as e:
+                    self.undescribed.append(e.reason)
+                    return kwargs
+                self.shapes.append(shape)
+                if fix is not None:
+                    fixed = _kernels.fixed_kwargs(kwargs, shape, fix)
+                    _kernels.accepted(kernel_cls, groups, fixed)
+                    return fixed
+                return kwargs
+
+        return Recorder()
+
+
+def _compile(fn, args, handler=None, options=None, pre_pass=None):
+    import torch
+    import torch._dynamo
+
+    from .. import _inductor_compat as compat
+
+    torch._dynamo.reset()
+    patch = {"force_disable_caches": True, **(options or {})}
+    if pre_pass is not None:
+        patch["post_grad_custom_pre_pass"] = pre_pass
+    ctx = compat.choices_handler(handler) if handler is not None else _null()
+    with compat.config_patch(patch), ctx:
+        compiled = torch.compile(fn, dynamic=False, fullgraph=True)
+        out = compiled(*args)
+        torch.cuda.synchronize()
+    return compiled, out
+
+
+class _null:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *a):
+        return False
+
+
+def _time(compiled, args, timer):
+    from .ingraph import gpu_lock
+
+    with gpu_lock(), timer.stream_ctx():
+        warm, _ = timer.time(lambda: compiled(*args), cold=False)
+    return warm
+
+
+def _close(out, ref) -> bool:
+    a, b = out.float(), ref.float()
+    scale = float(b.abs().max().clamp_min(1e-6))
+    return bool(((a - b).abs().max() / scale) < 2e-2)
+
+
+def _out_of_memory(e) -> bool:
+    import torch
+
+    return isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower()
+
+
+def _sample(configs, n, seed):
+    rng = random.Random(seed)
+    if len(configs) <= n:
+        return list(configs)
+    return rng.sample(configs, n)
+
+
+def measure_kernel(name, family, build, timer, n_configs, gpu):
+    from .. import _native
+
+    fn, args = build()
+    rec = _Recorder()
+    compiled, ref = _compile(fn, args, rec)
+    line = {"kind": "kernel", "name": name, "family": family, **gpu}
+    if len(rec.shapes) != 1 or rec.undescribed:
+        line.update(skipped=f"{len(rec.shapes)} described kernels, undescribed {rec.undescribed}")
+        return line
+    shape = rec.shapes[0]
+    line["shape"] = shape
+    line["default_ms"] = _time(compiled, args, timer)
+    grid = _native.decide("kernel_candidates", {"shape": shape})["configs"]
+    seed = int(hashlib.sha1(name.encode()).hexdigest()[:8], 16)
+    results = []
+    for cfg in _sample(grid, n_configs, seed):
+        entry = {"config": cfg}
+        try:
+            compiled_c, out = _compile(fn, args, _Recorder(fix=cfg))
+            if not _close(out, ref):
+                entry["error"] = "wrong result"
+            else:
+                entry["time_ms"] = _time(compiled_c, args, timer)
+        except Exception as e:  # a configuration that does not compile or run is recorded as such
+            if _out_of_memory(e):  # the GPU's memory, not the configuration: not measured
+                continue
+            entry["error"] = f"{type(e).__name__}: {str(e)[:200]}"
+        results.append(entry)
+    line["configs"] = results
+    line["grid"] = len(grid)
+    return line
+
+
+def _Configured(package):
+    """A choices handler that gives each kernel the configuration the package's kernel-config model
+    decides, as the installed plugin does."""
+    from .. import _inductor_compat as compat
+    from .._decisions import Decisions
+
+    decisions = Decisions(package, kernel_configs=True, small_m=False)
+
+    class Configured(compat.choices_base_class()):
+        def triton_kernel_kwargs(self, kernel_cls, features, groups, kernel_kwargs):
+            kwargs = super().triton_kernel_kwargs(kernel_cls, features, groups, kernel_kwargs)
+            return decisions.kernel_kwargs(kernel_cls, features, groups, kwargs)
+
+    return Configured()
+
+
+def measure_site(name, family, build, timer, gpu, package=None):
+    from .. import _forms
+    from .._decisions import pass_class
+
+    fn, args = build()
+    seen = []
+
+    class Always:
+        def __call__(self, graph):
+            for site in _forms.find_sites(graph):
+                seen.append(site.site)
+                _forms.rewrite(graph, site)
+
+        def uuid(self):
+            return "torch_diode.kernel_sweep.decompose_all"
+
+    always = pass_class()(Always(), "sweep")
+    line = {"kind": "site", "name": name, "family": family, **gpu}
+    compiled, ref = _compile(fn, args)
+    line["library_ms"] = _time(compiled, args, timer)
+    compiled_d, out = _compile(fn, args, pre_pass=always)
+    if len(seen) != 1:
+        line["skipped"] = f"{len(seen)} sites"
+        return line
+    line["site"] = seen[0]
+    if not _close(out, ref):
+        line["skipped"] = "the decomposed form's output differs"
+        return line
+    default_ms = _time(compiled_d, args, timer)
+    line["decomposed_default_ms"] = default_ms
+    if package is None:
+        seen.clear()
+        compiled_t, _ = _compile(fn, args, options={"coordinate_descent_tuning": True}, pre_pass=always)
+        line["decomposed_tuned_ms"] = _time(compiled_t, args, timer)
+        line["decomposed_ms"] = min(default_ms, line["decomposed_tuned_ms"])
+        return line
+    # The decomposed form as the plugin runs it: its kernels given the package's configurations.
+    seen.clear()
+    compiled_p, _ = _compile(fn, args, handler=_Configured(package), pre_pass=always)
+    line["decomposed_ms"] = _time(compiled_p, args, timer)
+    line["configs_from"] = os.path.basename(package.path)
+    return line
+
+
+def _gpu():
+    import torch
+
+    p = torch.cuda.get_device_properties(0)
+    return {"gpu": p.name, "sm_count": p.multi_processor_count}
+
+
+def _release():
+    """Gives the case's GPU memory back: the workers share one GPU."""
+    import gc
+
+    import torch
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
+def run_shard(cases, out_path, n_configs, deadline, workers=1, package_path=""):
+    import torch
+
+    from .._native import Model
+
+    from .ingraph import GraphTimer
+
+    if workers > 1:  # each worker keeps to its share of the GPU's memory
+        torch.cuda.set_per_process_memory_fraction(0.9 / workers)
+    package = Model(package_path) if package_path else None
+    started = time.monotonic()
+    timer = GraphTimer()
+    gpu = _gpu()
+    for kind, name, family, build in cases:
+        if deadline and time.monotonic() - started > deadline:
+            log(f"deadline: stopping before {name}")
+            break
+        t0 = time.monotonic()
+        try:
+            if kind == "kernel":
+                line = measure_kernel(name, family, build, timer, n_configs, gpu)
+            else:
+                line = measure_site(name, family, build, timer, gpu, package)
+        except Exception as e:  # one case failing must not end the sweep
+            line = {"kind": kind, "name": name, "family": family, "skipped": f"{type(e).__name__}: {e}"}
+            log(traceback.format_exc())
+        line["seconds"] = round(time.monotonic() - t0, 2)
+        _release()
+        with open(out_path, "a") as f:
+            f.write(json.dumps(line) + "\n")
+        log(f"{name}: {line.get('skipped') or 'done'} in {line['seconds']} s")
+
+
+def _done(path):
+    names = set()
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    try:
+                        entry = json.loads(line)
+                    except ValueError:
+                        continue
+                    # A case the GPU's memory stopped is measured again.
+                    if "out of memory" not in str(entry.get("skipped", "")).lower() and "name" in entry:
+                        names.add(entry["name"])
+    return names
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="python3 -m torch_diode.tools.kernel_sweep",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--out", required=True, help="kernel and site lines are appended here")
+    ap.add_argument("--kinds", default="kernel,site", help="kernel, site or both (default)")
+    ap.add_argument("--families", default=",".join(FAMILIES), help=f"from {', '.join(FAMILIES)}")
+    ap.add_argument("--configs-per-kernel", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=1, help="processes sharing the GPU (they compile in parallel)")
+    ap.add_argument("--shard", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--done-from", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--deadline-s", type=float, default=0, help="start no new case after this many seconds")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N cases still to measure")
+    ap.add_argument(
+        "--package",
+        default="",
+        help="sites: time the decomposed form with this package's kernel configurations, as the plugin runs it "
+        "(default: Inductor's own and coordinate descent's, the faster)",
+    )
+    ap.add_argument("--list", action="store_true", help="print the cases and exit")
+    a = ap.parse_args(argv)
+    kinds = [k for k in a.kinds.split(",") if k]
+    families = [f for f in a.families.split(",") if f]
+    bad = [f for f in families if f not in FAMILIES] + [k for k in kinds if k not in ("kernel", "site")]
+    if bad:
+        ap.error(f"unknown families or kinds: {bad}")
+    cases = all_cases(kinds, families)
+    done = _done(a.out) | _done(a.done_from)
+    todo = [c for c in cases if c[1] not in done]
+    if a.limit:
+        todo = todo[: a.limit]
+    if a.list:
+        for c in todo:
+            print(c[0], c[1])
+        return 0
+    if a.shard:
+        i, n = (int(x) for x in a.shard.split("/"))
+        run_shard(todo[i::n], a.out, a.configs_per_kernel, a.deadline_s, n, a.package)
+        return 0
+    from .worker import environment_problem
+
+    why = environment_problem()
+    if why:
+        print(f"error: the kernel sweep needs a GPU with torch and Triton: {why}", file=sys.stderr)
+        return 3
+    log(f"{len(todo)} of {len(cases)} cases to measure, {a.workers} workers")
+    env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
+    env.setdefault("TORCH_DIODE_GPU_LOCK", f"/tmp/torch_diode_kernel_sweep_{os.getpid()}.lock")
+    procs = []
+    for w in range(a.workers):
+        part = f"{a.out}.part{w}"
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch_diode.tools.kernel_sweep",
+            "--out",
+            part,
+            "--kinds",
+            a.kinds,
+            "--families",
+            a.families,
+            "--configs-per-kernel",
+            str(a.configs_per_kernel),
+            "--shard",
+            f"{w}/{a.workers}",
+            "--deadline-s",
+            str(a.deadline_s),
+            "--done-from",
+            a.out,
+            "--limit",
+            str(a.limit),
+            "--package",
+            a.package,
+        ]
+        procs.append((subprocess.Popen(cmd, env=env), part))
+    for p, _ in procs:
+        p.wait()
+    with open(a.out, "a") as out:
+        for _, part in procs:
+            if os.path.exists(part):
+                with open(part) as f:
+                    for line in f:
+                        if line.strip() and json.loads(line).get("name") not in done:
+                            out.write(line)
+                os.remove(part)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
