@@ -1,0 +1,206 @@
+"""GPU tests of the decisions beside the GEMM kernel inside Inductor (CTest label gpu): the small-M form
+pass and the fixed pointwise/reduction configs, on Inductor's real code generation. They skip, with
+the reason, where torch, Triton or a GPU is missing."""
+
+import json
+import logging
+import os
+import struct
+import tempfile
+import unittest
+import zlib
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+os.environ["TORCH_DIODE_AUTOREGISTER"] = "0"
+os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+
+try:
+    import torch
+
+    from torch_diode.tools.worker import environment_problem
+
+    WHY = environment_problem()
+except Exception as e:  # whatever stops the import skips the suite, with its reason
+    WHY = f"torch cannot be imported: {e}"
+
+
+def without_decisions(src, dst):
+    """A copy of a package with its manifest's "decisions" removed (checksum recomputed)."""
+    data = open(src, "rb").read()
+    (mlen,) = struct.unpack_from("<I", data, 12)
+    manifest = json.loads(data[16 : 16 + mlen])
+    manifest.pop("decisions", None)
+    text = json.dumps(manifest).encode()
+    with open(dst, "wb") as f:
+        f.write(
+            data[:12]
+            + struct.pack("<I", len(text))
+            + text
+            + struct.pack("<I", zlib.crc32(text))
+            + data[16 + mlen + 4 :]
+        )
+
+
+def decode_step(batch=8, context=1024, heads=32, kv_heads=8, hd=128):
+    """One attention at one query token over a KV cache grown by torch.cat, grouped-query, as a
+    decode step runs it; returns (fn, args)."""
+    dev, dt = "cuda", torch.bfloat16
+    q = torch.randn(batch, heads, 1, hd, device=dev, dtype=dt)
+    ck = torch.randn(batch, kv_heads, context - 1, hd, device=dev, dtype=dt)
+    cv = torch.randn_like(ck)
+    nk = torch.randn(batch, kv_heads, 1, hd, device=dev, dtype=dt)
+    nv = torch.randn_like(nk)
+    n = heads // kv_heads
+
+    def fn(q, ck, cv, nk, nv):
+        k, v = torch.cat([ck, nk], 2), torch.cat([cv, nv], 2)
+        k = k[:, :, None].expand(batch, kv_heads, n, context, hd).reshape(batch, heads, context, hd)
+        v = v[:, :, None].expand(batch, kv_heads, n, context, hd).reshape(batch, heads, context, hd)
+        s = torch.matmul(q, k.transpose(-1, -2)) / hd**0.5
+        return torch.matmul(torch.softmax(s.float(), -1).to(dt), v)
+
+    return fn, (q, ck, cv, nk, nv)
+
+
+@unittest.skipIf(WHY, WHY or "")
+class DecisionsTest(unittest.TestCase):
+    def setUp(self):
+        import torch_diode
+
+        torch_diode.uninstall()
+        torch._dynamo.reset()
+
+    def tearDown(self):
+        import torch_diode
+
+        torch_diode.uninstall()
+        torch._dynamo.reset()
+
+    def compile_code(self, fn, args):
+        from torch._inductor.utils import run_and_get_code
+
+        compiled = torch.compile(fn, fullgraph=True, dynamic=False)
+        out, code = run_and_get_code(compiled, *args)
+        return out, "\n".join(code)
+
+    def test_decode_attention_is_decomposed_and_its_kernels_get_fixed_configs(self):
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(PACKAGE), torch_diode.get_integration_status()["reason"])
+        fn, args = decode_step()
+        ref = fn(*args).float()
+        out, code = self.compile_code(fn, args)
+        st = torch_diode.get_stats()["decisions"]
+        self.assertEqual(st["small_m_form"]["seen"], 1, st)
+        self.assertEqual(st["small_m_form"]["decided"], 1, st)  # the package decomposes this site
+        self.assertNotIn("torch.ops.aten._scaled_dot_product", code)  # no attention library call left
+        self.assertGreater(st["kernel_config"]["decided"], 0, st)
+        self.assertIn("@triton_heuristics.fixed_config(", code)
+        self.assertEqual(st["kernel_config"]["errors"], 0, st)
+        err = float((out.float() - ref).abs().max() / ref.abs().max())
+        self.assertLess(err, 2e-2)
+
+    def test_a_package_without_decisions_generates_what_plain_inductor_does(self):
+        import torch_diode
+
+        with tempfile.TemporaryDirectory() as d:
+            bare = os.path.join(d, "bare.diode")
+            without_decisions(PACKAGE, bare)
+            self.assertTrue(torch_diode.install(bare))
+            fn, args = decode_step(batch=2, context=512)
+            _, code = self.compile_code(fn, args)
+            st = torch_diode.get_stats()["decisions"]
+        self.assertEqual(st["small_m_form"]["kept_default"], {"no_model": 1}, st)
+        self.assertEqual(st["kernel_config"]["decided"], 0, st)
+        self.assertIn("no_model", st["kernel_config"]["kept_default"], st)
+        self.assertNotIn("fixed_config(", code)
+
+    def test_an_error_inside_either_hook_keeps_inductor_and_is_logged_once(self):
+        import torch_diode
+        from torch_diode import _forms, _kernels
+
+        def broken(*a, **k):
+            raise RuntimeError("planted")
+
+        self.assertTrue(torch_diode.install(PACKAGE))
+        saved = (_kernels.kernel_shape, _forms.find_sites)
+        _kernels.kernel_shape, _forms.find_sites = broken, broken
+        try:
+            fn, args = decode_step(batch=2, context=512)
+            ref = fn(*args).float()
+            with self.assertLogs("torch_diode", level=logging.WARNING) as logs:
+                out, code = self.compile_code(fn, args)
+        finally:
+            _kernels.kernel_shape, _forms.find_sites = saved
+        st = torch_diode.get_stats()["decisions"]
+        self.assertGreater(st["kernel_config"]["errors"], 1, st)
+        self.assertEqual(st["small_m_form"]["errors"], 1, st)
+        self.assertEqual(len([m for m in logs.output if "planted" in m]), 2, logs.output)  # once per kind
+        self.assertNotIn("fixed_config(", code)
+        self.assertLess(float((out.float() - ref).abs().max() / ref.abs().max()), 2e-2)
+
+    def test_a_config_inductor_refuses_keeps_its_default(self):
+        import torch_diode
+        from torch_diode import _native
+
+        real = _native.decide
+
+        def bogus(kind, request, model=None):
+            answer = real(kind, request, model)
+            if kind == "kernel_config":
+                return {"fixed": True, "reason": "predicted_faster", "config": {"XBLOCK": 3, "num_warps": 4}}
+            return answer
+
+        self.assertTrue(torch_diode.install(PACKAGE))
+        _native.decide = bogus
+        try:
+            fn, args = decode_step(batch=2, context=512)
+            out, code = self.compile_code(fn, args)
+        finally:
+            _native.decide = real
+        st = torch_diode.get_stats()["decisions"]["kernel_config"]
+        self.assertEqual(st["decided"], 0, st)
+        self.assertTrue(any(k.startswith("refused_") for k in st["kept_default"]), st)
+        self.assertNotIn("fixed_config(", code)
+
+    def test_the_users_own_pre_pass_still_runs_and_comes_back_on_uninstall(self):
+        import torch._inductor.config as cfg
+        import torch_diode
+        from torch._inductor.custom_graph_pass import CustomGraphPass
+
+        calls = []
+
+        class Mine(CustomGraphPass):
+            def __call__(self, graph):
+                calls.append(len(graph.nodes))
+
+            def uuid(self):
+                return "mine"
+
+        mine = Mine()
+        cfg.post_grad_custom_pre_pass = mine
+        try:
+            self.assertTrue(torch_diode.install(PACKAGE))
+            self.assertIsNot(cfg.post_grad_custom_pre_pass, mine)
+            fn, args = decode_step(batch=2, context=512)
+            self.compile_code(fn, args)
+            self.assertEqual(len(calls), 1)
+            torch_diode.uninstall()
+            self.assertIs(cfg.post_grad_custom_pre_pass, mine)
+        finally:
+            cfg.post_grad_custom_pre_pass = None
+
+    def test_install_options_turn_each_kind_off(self):
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(PACKAGE, small_m_forms=False, kernel_configs=False))
+        fn, args = decode_step(batch=2, context=512)
+        _, code = self.compile_code(fn, args)
+        st = torch_diode.get_stats()["decisions"]
+        self.assertEqual(st["small_m_form"]["seen"] + st["kernel_config"]["seen"], 0, st)
+        self.assertNotIn("fixed_config(", code)
+
+
+if __name__ == "__main__":
+    unittest.main()
