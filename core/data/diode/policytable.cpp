@@ -2,6 +2,7 @@
 
 #include "diode/features.h"
 #include "diode/metrics.h"
+#include "diode/problemjson.h"
 
 #include <fmt/format.h>
 
