@@ -192,7 +192,7 @@ class NativeTest(unittest.TestCase):
             self.assertEqual(set(excluded), {""})
 
     def test_candidate_key_is_the_librarys_row(self):
-        # The key Python builds is the library's packed row and diode_candidate, field for field,
+        # The key Python builds is the library's packed row, field for field,
         # as diode_vocabulary names them; a problem-JSON candidate survives the round trip.
         from torch_diode._native import candidate_dict, candidate_key, vocabulary
 
