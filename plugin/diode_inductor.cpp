@@ -10,16 +10,16 @@
 #include "diode/modelpackage.h"
 #include "diode/packagechoice.h"
 #include "diode/problemjson.h"
-#include "diode/ranking.h"
 #include "diode/selectionpolicy.h"
-#include "diode/timingagreement.h"
+#include "diode/selector.h"
+#include "diode/vocabulary.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -27,11 +27,10 @@
 struct diode_model {
     diode::ModelPackage package;
     std::string manifestText;
-    // The package's decision models (manifest "decisions"), read when the package is opened; a
-    // malformed section leaves them empty with `decisionsError` saying why, so the GEMM model
-    // still serves.
-    diode::DecisionModels decisions;
-    std::string decisionsError;
+};
+
+struct diode_selector {
+    diode::Selector selector;
 };
 
 namespace {
@@ -42,107 +41,37 @@ void setError(std::string text) {
     t_lastError = std::move(text);
 }
 
-diode::GemmProblem toProblem(const diode_problem &p) {
-    using diode::InvalidInput;
-    if (!p.op || !p.dtype)
-        throw InvalidInput("problem: op and dtype must be given");
-    const auto op = diode::parseOp(p.op);
-    if (!op)
-        throw InvalidInput(fmt::format("problem: op '{}' is not one of {}", p.op, diode::opNames()));
-    const auto dtype = diode::parseDType(p.dtype);
-    if (!dtype)
-        throw InvalidInput(fmt::format("problem: dtype '{}' is not one of bf16, fp16, fp32", p.dtype));
-    diode::GemmProblem g;
-    g.op = *op;
-    g.dtype = *dtype;
-    g.batch = p.batch;
-    g.m = p.m;
-    g.n = p.n;
-    g.k = p.k;
-    g.aTransposed = p.a_transposed != 0;
-    g.bTransposed = p.b_transposed != 0;
-    diode::validate(g, "problem");
-    return g;
-}
-
-// The first of the candidate key's flags (EVEN_K, ALLOW_TF32) among kCandidateKeyFields.
+// The candidate key's flags (EVEN_K, ALLOW_TF32) are the last of kCandidateKeyFields.
 constexpr size_t kFirstFlag = diode::kCandidateKeyFields.size() - diode::kCandidateKeyFlags;
-
-diode::KernelConfig toConfig(const diode_candidate &c, size_t i) {
-    if (!c.kind || !c.name)
-        throw diode::InvalidInput(fmt::format("candidates[{}]: kind and name must be given", i));
-    diode::KernelConfig k;
-    k.kind = c.kind;
-    k.name = c.name;
-    k.blockM = c.block_m;
-    k.blockN = c.block_n;
-    k.blockK = c.block_k;
-    k.groupM = c.group_m;
-    k.numStages = c.num_stages;
-    k.numWarps = c.num_warps;
-    // The feature schema reads these flags from `extra`, as problem JSON carries them.
-    const int32_t flags[diode::kCandidateKeyFlags] = {c.even_k, c.allow_tf32};
-    for (size_t f = 0; f < diode::kCandidateKeyFlags; ++f)
-        if (flags[f] >= 0) {
-            if (!k.extra.is_object())
-                k.extra = nlohmann::json::object();
-            k.extra[diode::kCandidateKeyFields[kFirstFlag + f]] = flags[f] != 0;
-        }
-    return k;
-}
 
 static_assert(DIODE_PACKED_FIELDS == 2 + diode::kCandidateKeyFields.size(),
               "a packed row is a candidate key: kind, name and kCandidateKeyFields");
+static_assert(DIODE_DECISION_GEMM_KERNEL == int(diode::DecisionKind::GemmKernel));
 
 diode::KernelConfig fromRow(const int32_t *row, const char *const *names, size_t nameCount, size_t i) {
-    static const char *const kKinds[] = {"aten", "triton"};
-    if (row[0] < 0 || row[0] > 1)
+    if (row[0] < 0 || size_t(row[0]) >= diode::kCandidateRowKinds.size())
         throw diode::InvalidInput(
-            fmt::format("rows[{}]: kind {} is neither 0 (aten) nor 1 (triton)", i, row[0]));
+            fmt::format("rows[{}]: kind {} is not one of 0 (aten), 1 (triton) or 2 (other)", i, row[0]));
     if (row[1] < 0 || size_t(row[1]) >= nameCount || !names[row[1]])
         throw diode::InvalidInput(
             fmt::format("rows[{}]: name index {} is outside the {} names given", i, row[1], nameCount));
-    const diode_candidate c{kKinds[row[0]], names[row[1]], row[2], row[3], row[4],
-                            row[5],         row[6],        row[7], row[8], row[9]};
-    return toConfig(c, i);
-}
-
-// Scores `count` candidates into `out` and, with a policy, writes the kept indices to `kept`;
-// returns 0 or how many were kept, -1 on error. With `scored`, `out` already holds the predictions.
-int scoreConfigs(const diode_model *model, const diode_problem &problem, size_t count, double *out,
-                 const std::function<diode::KernelConfig(size_t)> &config,
-                 const diode_policy *policy = nullptr, bool scored = false, int32_t *kept = nullptr) {
-    try {
-        const diode::GemmProblem p = toProblem(problem);
-        std::vector<diode::KernelConfig> configs;
-        configs.reserve(count);
-        for (size_t i = 0; i < count; ++i)
-            configs.push_back(config(i));
-        std::vector<double> ms;
-        if (scored) {
-            ms.assign(out, out + count);
-        } else {
-            model->package.predictMs(p, configs, ms);
-            std::memcpy(out, ms.data(), count * sizeof(double));
+    diode::KernelConfig k;
+    k.kind = diode::kCandidateRowKinds[size_t(row[0])];
+    k.name = names[row[1]];
+    int *params[] = {&k.blockM, &k.blockN, &k.blockK, &k.groupM, &k.numStages, &k.numWarps};
+    for (size_t f = 0; f < kFirstFlag; ++f)
+        *params[f] = row[2 + f];
+    // The feature schema reads these flags from `extra`, as problem JSON carries them.
+    for (size_t f = 0; f < diode::kCandidateKeyFlags; ++f)
+        if (const int32_t flag = row[2 + kFirstFlag + f]; flag >= 0) {
+            if (!k.extra.is_object())
+                k.extra = nlohmann::json::object();
+            k.extra[diode::kCandidateKeyFields[kFirstFlag + f]] = flag != 0;
         }
-        if (!policy)
-            return 0;
-        diode::SelectionPolicy rule;
-        rule.topK = policy->top_k;
-        rule.margin = policy->margin;
-        rule.threshold = policy->threshold;
-        rule.validate();
-        const std::vector<size_t> chosen = rule.select(configs, ms);
-        for (size_t i = 0; i < chosen.size(); ++i)
-            kept[i] = int32_t(chosen[i]);
-        return int(chosen.size());
-    } catch (const std::exception &e) {
-        setError(e.what());
-    } catch (...) {
-        setError("diode_model_score: unknown error");
-    }
-    return -1;
+    return k;
 }
+static_assert(diode::kCandidateKeyFields.size() - diode::kCandidateKeyFlags == 6,
+              "fromRow names each integer field of the key");
 
 // A string into a caller's buffer of `len` bytes, cut to fit and always terminated.
 void copyOut(const std::string &text, char *buf, size_t len) {
@@ -151,6 +80,23 @@ void copyOut(const std::string &text, char *buf, size_t len) {
     const size_t n = std::min(text.size(), len - 1);
     std::memcpy(buf, text.data(), n);
     buf[n] = '\0';
+}
+
+// Runs `f`, turning any exception into diode_last_error and `failed`: no exception may unwind
+// into ctypes.
+template <typename F, typename R> R guarded(const char *call, R failed, F &&f) {
+    try {
+        return f();
+    } catch (const std::exception &e) {
+        setError(e.what());
+    } catch (...) {
+        setError(fmt::format("{}: unknown error", call));
+    }
+    return failed;
+}
+
+char *jsonCopy(const nlohmann::json &j) {
+    return strdup(j.dump().c_str());
 }
 
 } // namespace
@@ -170,13 +116,8 @@ diode_model *diode_model_open(const char *path) {
         return nullptr;
     }
     try {
-        auto *m = new diode_model{diode::ModelPackage::load(path), {}, {}, {}};
+        auto *m = new diode_model{diode::ModelPackage::load(path), {}};
         m->manifestText = m->package.manifest().dump();
-        try {
-            m->decisions = diode::DecisionModels::fromManifest(m->package.manifest());
-        } catch (const std::exception &e) {
-            m->decisionsError = fmt::format("{}: {}", path, e.what());
-        }
         return m;
     } catch (const std::exception &e) {
         setError(e.what());
@@ -194,42 +135,6 @@ const char *diode_model_manifest(const diode_model *model) {
     return model ? model->manifestText.c_str() : "";
 }
 
-int diode_model_score(const diode_model *model, const diode_problem *problem,
-                      const diode_candidate *candidates, size_t count, double *out_ms) {
-    if (!model || !problem || (count && (!candidates || !out_ms))) {
-        setError("diode_model_score: model, problem, candidates and out_ms must not be NULL");
-        return -1;
-    }
-    return scoreConfigs(model, *problem, count, out_ms, [&](size_t i) { return toConfig(candidates[i], i); });
-}
-
-int diode_model_score_packed(const diode_model *model, const diode_problem *problem, const char *const *names,
-                             size_t name_count, const int32_t *rows, size_t count, double *out_ms) {
-    if (!model || !problem || (count && (!rows || !out_ms || !names))) {
-        setError("diode_model_score_packed: model, problem, names, rows and out_ms must not be NULL");
-        return -1;
-    }
-    return scoreConfigs(model, *problem, count, out_ms, [&](size_t i) {
-        return fromRow(rows + i * DIODE_PACKED_FIELDS, names, name_count, i);
-    });
-}
-
-double diode_policy_margin(const diode_model *model, const char *regime) {
-    if (!regime) {
-        setError("diode_policy_margin: regime must not be NULL");
-        return -1;
-    }
-    try {
-        const diode::Regime r = diode::parseRegime(regime);
-        return model ? diode::packageMargin(model->package.manifest(), r) : diode::defaultMargin(r);
-    } catch (const std::exception &e) {
-        setError(e.what());
-    } catch (...) {
-        setError("diode_policy_margin: unknown error");
-    }
-    return -1;
-}
-
 int diode_plain_candidate(const char *const *kinds, const char *const *names, size_t count) {
     if (count && (!kinds || !names)) {
         setError("diode_plain_candidate: kinds and names must not be NULL");
@@ -242,20 +147,6 @@ int diode_plain_candidate(const char *const *kinds, const char *const *names, si
     }
     const auto plain = diode::SelectionPolicy{}.plainCandidate(candidates, {});
     return plain ? int(*plain) : -1;
-}
-
-int diode_model_select_packed(const diode_model *model, const diode_problem *problem,
-                              const char *const *names, size_t name_count, const int32_t *rows, size_t count,
-                              const diode_policy *policy, int scored, double *out_ms, int32_t *kept) {
-    if (!model || !problem || !policy || (count && (!rows || !out_ms || !names || !kept))) {
-        setError("diode_model_select_packed: model, problem, policy, names, rows, out_ms and kept must not "
-                 "be NULL");
-        return -1;
-    }
-    return scoreConfigs(
-        model, *problem, count, out_ms,
-        [&](size_t i) { return fromRow(rows + i * DIODE_PACKED_FIELDS, names, name_count, i); }, policy,
-        scored != 0, kept);
 }
 
 int diode_gpu_transfer(const char *package_gpu, const char *device_gpu, const char *device_arch,
@@ -333,74 +224,105 @@ int diode_choose_package(const char *packages_json, const char *device_gpu, cons
     return -2;
 }
 
-int diode_model_unseen(const diode_model *model, const diode_problem *problem, char *why, size_t why_len) {
-    if (!model || !problem || (why_len && !why)) {
-        setError("diode_model_unseen: model and problem must not be NULL, nor why when why_len > 0");
-        return -1;
-    }
-    try {
-        const std::string flag = model->package.unseenProblemFeature(toProblem(*problem));
-        copyOut(flag, why, why_len);
-        return flag.empty() ? 0 : 1;
-    } catch (const std::exception &e) {
-        setError(e.what());
-    } catch (...) {
-        setError("diode_model_unseen: unknown error");
-    }
-    return -1;
-}
-
-int diode_model_scores_op(const diode_model *model, const char *op) {
-    if (!model || !op) {
-        setError("diode_model_scores_op: model and op must not be NULL");
-        return -1;
-    }
-    const auto parsed = diode::parseOp(op);
-    if (!parsed) {
-        setError(fmt::format("diode_model_scores_op: op '{}' is not one of {}", op, diode::opNames()));
-        return -1;
-    }
-    return model->package.scoresOp(*parsed) ? 1 : 0;
-}
-
 const char *diode_vocabulary(void) {
-    static const std::string text = [] {
-        nlohmann::json ops = nlohmann::json::array(), batched = nlohmann::json::array();
-        for (const auto op : diode::allOps()) {
-            ops.push_back(diode::toString(op));
-            if (diode::isBatched(op))
-                batched.push_back(diode::toString(op));
-        }
-        nlohmann::json dtypes = nlohmann::json::array();
-        for (const auto d : diode::allDTypes())
-            dtypes.push_back({{"name", diode::toString(d)},
-                              {"torch", diode::torchName(d)},
-                              {"bytes", diode::elementBytes(d)}});
-        nlohmann::json fields = nlohmann::json::array();
-        for (const auto f : diode::kProblemFields)
-            fields.push_back(f);
-        nlohmann::json key = {"kind", "name"}, flags = nlohmann::json::array();
-        for (size_t i = 0; i < diode::kCandidateKeyFields.size(); ++i) {
-            key.push_back(diode::kCandidateKeyFields[i]);
-            if (i >= kFirstFlag)
-                flags.push_back(diode::kCandidateKeyFields[i]);
-        }
-        return nlohmann::json{
-            {"ops", ops},
-            {"batched_ops", batched},
-            {"dtypes", dtypes},
-            {"problem_fields", fields},
-            {"max_problem_size", diode::kMaxProblemSize},
-            {"candidate_key", key},
-            {"candidate_flags", flags},
-            {"timing_methods", diode::timingMethodNameList()},
-            {"regimes", {diode::toString(diode::Regime::Warm), diode::toString(diode::Regime::Cold)}},
-            {"default_regime", diode::kDefaultRegime},
-            {"timing_agreement",
-             {{"relative", diode::kAgreementRelative}, {"absolute_ms", diode::kAgreementAbsoluteMs}}}}
-            .dump();
-    }();
+    static const std::string text = diode::vocabulary().dump();
     return text.c_str();
+}
+
+diode_selector *diode_selector_open(const diode_model *model, const char *options_json) {
+    if (!model) {
+        setError("diode_selector_open: model must not be NULL");
+        return nullptr;
+    }
+    return guarded("diode_selector_open", static_cast<diode_selector *>(nullptr), [&] {
+        const auto options = options_json ? diode::parseJsonBounded(options_json, "selector options")
+                                          : nlohmann::json::object();
+        return new diode_selector{diode::Selector(model->package, diode::SelectorOptions::fromJson(options))};
+    });
+}
+
+void diode_selector_close(diode_selector *selector) {
+    delete selector;
+}
+
+char *diode_selector_options(const diode_selector *selector) {
+    if (!selector) {
+        setError("diode_selector_options: selector must not be NULL");
+        return nullptr;
+    }
+    return guarded("diode_selector_options", static_cast<char *>(nullptr),
+                   [&] { return jsonCopy(selector->selector.describe()); });
+}
+
+char *diode_selector_counters(const diode_selector *selector) {
+    if (!selector) {
+        setError("diode_selector_counters: selector must not be NULL");
+        return nullptr;
+    }
+    return guarded("diode_selector_counters", static_cast<char *>(nullptr),
+                   [&] { return jsonCopy(selector->selector.counters().toJson()); });
+}
+
+void diode_selector_reset_counters(diode_selector *selector) {
+    if (selector)
+        selector->selector.counters().reset();
+}
+
+int diode_decide_gemm(diode_selector *selector, const diode_problem *problem,
+                      const diode_gemm_context *context, const char *const *names, size_t name_count,
+                      const int32_t *rows, size_t count, diode_decision *decision, int32_t *kept,
+                      double *predicted_ms, int32_t *excluded) {
+    if (!selector || !problem || !decision ||
+        (count && (!rows || !names || !kept || !predicted_ms || !excluded))) {
+        setError("diode_decide_gemm: selector, problem, decision, and with candidates names, rows, kept, "
+                 "predicted_ms and excluded must not be NULL");
+        return -1;
+    }
+    return guarded("diode_decide_gemm", -1, [&] {
+        if (!problem->op || !problem->dtype)
+            throw diode::InvalidInput("problem: op and dtype must be given");
+        std::vector<diode::KernelConfig> candidates;
+        candidates.reserve(count);
+        for (size_t i = 0; i < count; ++i)
+            candidates.push_back(fromRow(rows + i * DIODE_PACKED_FIELDS, names, name_count, i));
+        diode::GemmLowering g;
+        g.op = problem->op, g.dtype = problem->dtype;
+        g.batch = problem->batch, g.m = problem->m, g.n = problem->n, g.k = problem->k;
+        g.aTransposed = problem->a_transposed != 0, g.bTransposed = problem->b_transposed != 0;
+        if (context) {
+            g.context.addendVariesAlongM = context->addend_varies_along_m != 0;
+            g.context.sharedMemoryBytes = context->shared_memory_bytes;
+        }
+        const diode::Decision d = selector->selector.decide(g, candidates);
+        decision->kind = int32_t(d.kind);
+        decision->selected = d.selected;
+        decision->deferred = d.deferred;
+        decision->kept = int32_t(d.kept.size());
+        decision->plain = d.plain ? int32_t(*d.plain) : -1;
+        decision->scores_reused = d.scoresReused;
+        decision->margin = d.margin;
+        copyOut(d.notSelected, decision->not_selected, sizeof decision->not_selected);
+        copyOut(d.why, decision->why, sizeof decision->why);
+        for (size_t i = 0; i < d.kept.size(); ++i)
+            kept[i] = int32_t(d.kept[i]);
+        std::copy(d.predictedMs.begin(), d.predictedMs.end(), predicted_ms);
+        for (size_t i = 0; i < count; ++i)
+            excluded[i] = int32_t(d.excluded[i]);
+        return 0;
+    });
+}
+
+char *diode_read_problem_lines(const char *path) {
+    if (!path) {
+        setError("diode_read_problem_lines: path must not be NULL");
+        return nullptr;
+    }
+    return guarded("diode_read_problem_lines", static_cast<char *>(nullptr), [&] {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto &r : diode::readProblemFile(path))
+            out.push_back(diode::toJson(r));
+        return jsonCopy(out);
+    });
 }
 
 char *diode_model_locations(void) {
@@ -440,21 +362,6 @@ char *diode_model_facts(const diode_model *model) {
     return nullptr;
 }
 
-char *diode_model_rank_json(const diode_model *model, const char *problem_line) {
-    if (!model || !problem_line) {
-        setError("diode_model_rank_json: model and problem_line must not be NULL");
-        return nullptr;
-    }
-    try {
-        return strdup(diode::rankProblemLine(model->package, problem_line, "line 1").dump().c_str());
-    } catch (const std::exception &e) {
-        setError(e.what());
-    } catch (...) {
-        setError("diode_model_rank_json: unknown error");
-    }
-    return nullptr;
-}
-
 void diode_free(void *p) {
     std::free(p);
 }
@@ -465,69 +372,70 @@ const char *diode_last_error(void) {
 
 } // extern "C"
 
-char *diode_decide(const diode_model *model, const char *kind, const char *request_json) {
+namespace {
+
+nlohmann::json decisionRequest(const char *what, const char *request_json) {
+    if (!request_json)
+        throw diode::InvalidInput(fmt::format("{}: the request must be given", what));
+    nlohmann::json request = diode::parseJsonBounded(request_json, fmt::format("{} request", what));
+    if (!request.is_object())
+        throw diode::InvalidInput(fmt::format("{}: the request must be a JSON object", what));
+    return request;
+}
+
+} // namespace
+
+extern "C" {
+
+char *diode_decide_json(diode_selector *selector, const char *kind, const char *request_json) {
     try {
-        if (!kind || !request_json)
-            throw diode::InvalidInput("diode_decide: kind and request must be given");
-        const nlohmann::json request =
-            diode::parseJsonBounded(request_json, fmt::format("diode_decide {} request", kind));
-        if (!request.is_object())
-            throw diode::InvalidInput(
-                fmt::format("diode_decide {}: the request must be a JSON object", kind));
+        if (!selector || !kind)
+            throw diode::InvalidInput("diode_decide_json: selector and kind must be given");
         const std::string what(kind);
-        double margin = -1;
-        if (request.contains("margin")) {
-            if (!request["margin"].is_number())
-                throw diode::InvalidInput(fmt::format("diode_decide {}: \"margin\" must be a number", what));
-            margin = request["margin"].get<double>();
-        }
+        const nlohmann::json request = decisionRequest("diode_decide_json", request_json);
         nlohmann::json out;
-        if (what == "kernel_candidates") {
-            const auto shape =
-                diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
-            out["configs"] = nlohmann::json::array();
-            for (const auto &c : diode::candidateConfigs(shape))
-                out["configs"].push_back(c.toJson());
-        } else if (what == "kernel_config") {
-            const auto shape =
-                diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
-            if (!model || !model->decisions.kernelConfig) {
-                out = {{"fixed", false}, {"reason", "no_model"}};
-                if (model && !model->decisionsError.empty())
-                    out["error"] = model->decisionsError;
-            } else {
-                const auto d =
-                    diode::decideKernelConfig(*model->decisions.kernelConfig, shape,
-                                              margin < 0 ? model->decisions.kernelConfigMargin : margin);
-                out = {{"fixed", d.fixed},
-                       {"predicted_ratio", d.predictedRatio},
-                       {"candidates", d.candidates},
-                       {"reason", d.reason}};
-                if (d.fixed)
-                    out["config"] = d.config.toJson();
-            }
+        if (what == "kernel_config") {
+            const auto shape = diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
+            const auto d = selector->selector.decideKernelConfig(shape);
+            out = {{"fixed", d.fixed},
+                   {"predicted_ratio", d.predictedRatio},
+                   {"candidates", d.candidates},
+                   {"reason", d.reason}};
+            if (d.fixed)
+                out["config"] = d.config.toJson();
         } else if (what == "small_m_form") {
             const auto site = diode::SmallMSite::fromJson(request.value("site", nlohmann::json()), "site");
-            if (!model || !model->decisions.smallMForm) {
-                out = {{"decompose", false}, {"reason", "no_model"}};
-                if (model && !model->decisionsError.empty())
-                    out["error"] = model->decisionsError;
-            } else {
-                const auto d = diode::decideForm(*model->decisions.smallMForm, site,
-                                                 margin < 0 ? model->decisions.formMargin : margin);
-                out = {
-                    {"decompose", d.decompose}, {"predicted_ratio", d.predictedRatio}, {"reason", d.reason}};
-            }
+            const auto d = selector->selector.decideSmallMForm(site);
+            out = {{"decompose", d.decompose}, {"predicted_ratio", d.predictedRatio}, {"reason", d.reason}};
         } else {
-            throw diode::InvalidInput(fmt::format(
-                "diode_decide: kind '{}' is not one of kernel_config, small_m_form, kernel_candidates",
-                what));
+            throw diode::InvalidInput(
+                fmt::format("diode_decide_json: kind '{}' is not one of kernel_config, small_m_form", what));
         }
+        if (!selector->selector.decisionModelsError().empty() && out.value("reason", "") == "no_model")
+            out["error"] = selector->selector.decisionModelsError();
         return strdup(out.dump().c_str());
     } catch (const std::exception &e) {
         setError(e.what());
     } catch (...) {
-        setError("diode_decide: unknown error");
+        setError("diode_decide_json: unknown error");
     }
     return nullptr;
 }
+
+char *diode_kernel_candidates(const char *request_json) {
+    try {
+        const nlohmann::json request = decisionRequest("diode_kernel_candidates", request_json);
+        const auto shape = diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
+        nlohmann::json out{{"configs", nlohmann::json::array()}};
+        for (const auto &c : diode::candidateConfigs(shape))
+            out["configs"].push_back(c.toJson());
+        return strdup(out.dump().c_str());
+    } catch (const std::exception &e) {
+        setError(e.what());
+    } catch (...) {
+        setError("diode_kernel_candidates: unknown error");
+    }
+    return nullptr;
+}
+
+} // extern "C"

@@ -4,6 +4,7 @@
 #include "diode/problemjson.h"
 #include "diode/selectionpolicy.h"
 #include "diode/timingagreement.h"
+#include "diode/torchversion.h"
 #include "diode_inductor.h"
 
 #include <QFile>
@@ -21,15 +22,19 @@ class TestPluginAbi : public QObject {
     const QString m_package = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
     const QString m_heldout = testutil::sourcePath("trained_models/h200/h200-heldout.jsonl");
 
-    struct Owned {
+    // One problem and its candidates as the Python selector hands them over: a diode_problem and
+    // packed rows over a name table.
+    struct Rows {
         diode_problem problem{};
-        std::vector<diode_candidate> candidates;
         std::vector<std::string> strings; // keeps the char pointers alive
+        std::vector<const char *> names;
+        std::vector<int32_t> rows;
+        size_t count = 0;
     };
 
-    static Owned toAbi(const diode::ProblemRecord &r) {
-        Owned o;
-        o.strings.reserve(2 + 2 * r.candidates.size());
+    static Rows toRows(const diode::ProblemRecord &r) {
+        Rows o;
+        o.strings.reserve(2 + r.candidates.size());
         o.strings.emplace_back(diode::toString(r.problem.op));
         o.strings.emplace_back(diode::toString(r.problem.dtype));
         o.problem = {o.strings[0].c_str(),  o.strings[1].c_str(), r.problem.batch,
@@ -37,19 +42,45 @@ class TestPluginAbi : public QObject {
                      r.problem.aTransposed, r.problem.bTransposed};
         for (const auto &m : r.candidates) {
             const auto &c = m.config;
-            o.strings.push_back(c.kind);
-            const char *kind = o.strings.back().c_str();
-            o.strings.push_back(c.name);
-            const char *name = o.strings.back().c_str();
+            auto it =
+                std::find_if(o.names.begin(), o.names.end(), [&](const char *n) { return c.name == n; });
+            if (it == o.names.end()) {
+                o.strings.push_back(c.name);
+                it = o.names.insert(o.names.end(), o.strings.back().c_str());
+            }
             auto flag = [&](const char *key) {
                 return c.extra.is_object() && c.extra.contains(key) && c.extra[key].is_boolean()
                            ? int(c.extra[key].get<bool>())
                            : -1;
             };
-            o.candidates.push_back({kind, name, c.blockM, c.blockN, c.blockK, c.groupM, c.numStages,
-                                    c.numWarps, flag("EVEN_K"), flag("ALLOW_TF32")});
+            o.rows.insert(o.rows.end(),
+                          {c.kind == "aten"     ? 0
+                           : c.kind == "triton" ? 1
+                                                : 2,
+                           int32_t(it - o.names.begin()), c.blockM, c.blockN, c.blockK, c.groupM, c.numStages,
+                           c.numWarps, flag("EVEN_K"), flag("ALLOW_TF32")});
+            ++o.count;
         }
         return o;
+    }
+
+    // The decision of `s` on `o`: its outcome, kept indices, predictions and exclusion codes.
+    struct Outcome {
+        diode_decision d{};
+        std::vector<int32_t> kept;
+        std::vector<double> ms;
+        std::vector<int32_t> excluded;
+        int rc = 0;
+    };
+    static Outcome decide(diode_selector *s, const Rows &o, const diode_gemm_context *context = nullptr) {
+        Outcome out;
+        out.kept.assign(o.count, -1);
+        out.ms.assign(o.count, -1);
+        out.excluded.assign(o.count, -1);
+        out.rc = diode_decide_gemm(s, &o.problem, context, o.names.data(), o.names.size(), o.rows.data(),
+                                   o.count, &out.d, out.kept.data(), out.ms.data(), out.excluded.data());
+        out.kept.resize(size_t(std::max(0, out.d.kept)));
+        return out;
     }
 
     std::vector<diode::ProblemRecord> heldout() {
@@ -89,6 +120,14 @@ private slots:
         QCOMPARE(v["default_regime"], nlohmann::json("warm"));
         QCOMPARE(v["timing_agreement"]["relative"].get<double>(), diode::kAgreementRelative);
         QCOMPARE(v["timing_agreement"]["absolute_ms"].get<double>(), diode::kAgreementAbsoluteMs);
+        QCOMPARE(v["candidate_key"].size(), size_t(DIODE_PACKED_FIELDS));
+        QCOMPARE(v["row_kinds"], nlohmann::json({"aten", "triton", "other"}));
+        QCOMPARE(v["exclusions"], nlohmann::json({"", "unscorable", "wrong_result", "shared_memory"}));
+        QCOMPARE(v["decision_kinds"][DIODE_DECISION_GEMM_KERNEL], nlohmann::json("gemm_kernel"));
+        QCOMPARE(v["search_spaces"], nlohmann::json({"DEFAULT", "EXHAUSTIVE"}));
+        QCOMPARE(v["problem_line"]["max_bytes"].get<uint64_t>(), diode::kProblemJsonLimits.maxBytes);
+        QCOMPARE(v["min_torch"], nlohmann::json(diode::minTorchVersion()));
+        QCOMPARE(v["default_group_m"].get<int>(), diode::kDefaultGroupM);
     }
 
     // Timing method, regime fit and refusal, as core decides them: the shipped v2 package is from
@@ -110,19 +149,9 @@ private slots:
         QCOMPARE(QString(diode_last_error()), QString("diode_model_facts: model must not be NULL"));
     }
 
-    // The shipped package (feature schema 1) has no input for baddbmm; an unknown op is an error.
-    void scoresOpFollowsThePackagesSchema() {
-        diode_model *model = diode_model_open(m_package.toUtf8().constData());
-        QVERIFY2(model, diode_last_error());
-        QCOMPARE(diode_model_scores_op(model, "bmm"), 1);
-        QCOMPARE(diode_model_scores_op(model, "baddbmm"), 0);
-        QCOMPARE(diode_model_scores_op(model, "conv"), -1);
-        QCOMPARE(QString(diode_last_error()),
-                 QString("diode_model_scores_op: op 'conv' is not one of mm, addmm, bmm, baddbmm"));
-        diode_model_close(model);
-    }
-
-    void scoringEqualsDiodeRank() {
+    // The decision's predictions are the package's: every held-out candidate scored exactly as
+    // `diode rank` scores it (margin 0 and a top_k past the candidates keep every one, best first).
+    void decisionsScoreAsDiodeRankDoes() {
         QString out, err;
         QCOMPARE(testutil::runCli({"rank", "--package", m_package, "--input", m_heldout}, &out, &err), 0);
         const QStringList lines = out.split('\n', Qt::SkipEmptyParts);
@@ -130,110 +159,120 @@ private slots:
         QCOMPARE(lines.size(), int(records.size()));
         diode_model *model = diode_model_open(m_package.toUtf8().constData());
         QVERIFY2(model, diode_last_error());
+        diode_selector *all = diode_selector_open(model, R"({"top_k": 100000, "margin": 0})");
+        QVERIFY2(all, diode_last_error());
         size_t compared = 0;
         for (size_t i = 0; i < records.size(); ++i) {
             const auto rank = nlohmann::json::parse(lines[int(i)].toStdString());
-            Owned o = toAbi(records[i]);
-            std::vector<double> ms(o.candidates.size());
-            QCOMPARE(
-                diode_model_score(model, &o.problem, o.candidates.data(), o.candidates.size(), ms.data()), 0);
+            const Rows o = toRows(records[i]);
+            const Outcome got = decide(all, o);
+            QCOMPARE(got.rc, 0);
+            if (!got.d.selected) { // a lowering offering only ATen has nothing to choose: nothing scored
+                QCOMPARE(QString(got.d.not_selected), QString("only_aten"));
+                continue;
+            }
             const auto expected = rank["predicted_ms"].get<std::vector<double>>();
-            QCOMPARE(ms.size(), expected.size());
-            for (size_t c = 0; c < ms.size(); ++c) {
+            QCOMPARE(got.ms.size(), expected.size());
+            for (size_t c = 0; c < got.ms.size(); ++c) {
                 // The CLI prints JSON doubles with full round-trip precision: equal, not close.
-                QCOMPARE(ms[c], expected[c]);
+                QCOMPARE(got.ms[c], expected[c]);
+                QCOMPARE(got.excluded[c], 0);
                 ++compared;
             }
-            // The JSON entry point returns exactly what `diode rank` prints.
-            std::string line = diode::toJson(records[i]).dump();
-            char *json = diode_model_rank_json(model, line.c_str());
-            QVERIFY(json);
-            QCOMPARE(nlohmann::json::parse(json)["order"], rank["order"]);
-            diode_free(json);
+            std::vector<int32_t> order(rank["order"].begin(), rank["order"].end());
+            QCOMPARE(got.kept, order);
         }
         QVERIFY(compared > 1000);
+        diode_selector_close(all);
         diode_model_close(model);
     }
 
-    // The selector's fast path: candidates as one packed int32 array give the same predictions,
-    // bit for bit, as the struct path; a bad row is refused naming its index.
-    void packedRowsScoreAsStructsDo() {
+    // What the model does not decide is a reason, counted, with plain's kernel kept: an ATen-only
+    // lowering, an op or dtype no model knows, a layout the training data never had. Bad input is an
+    // error naming the field or row, and is not counted.
+    void decisionsSayWhyTheModelDidNotDecide() {
         diode_model *model = diode_model_open(m_package.toUtf8().constData());
         QVERIFY2(model, diode_last_error());
-        size_t compared = 0;
-        for (const auto &record : heldout()) {
-            Owned o = toAbi(record);
-            std::vector<const char *> names;
-            std::vector<int32_t> rows;
-            for (const auto &c : o.candidates) {
-                auto it = std::find_if(names.begin(), names.end(),
-                                       [&](const char *n) { return std::strcmp(n, c.name) == 0; });
-                if (it == names.end())
-                    it = names.insert(names.end(), c.name);
-                rows.insert(rows.end(), {std::strcmp(c.kind, "aten") == 0 ? 0 : 1,
-                                         int32_t(it - names.begin()), c.block_m, c.block_n, c.block_k,
-                                         c.group_m, c.num_stages, c.num_warps, c.even_k, c.allow_tf32});
-            }
-            const size_t n = o.candidates.size();
-            std::vector<double> viaStructs(n), viaRows(n);
-            QCOMPARE(diode_model_score(model, &o.problem, o.candidates.data(), n, viaStructs.data()), 0);
-            QCOMPARE(diode_model_score_packed(model, &o.problem, names.data(), names.size(), rows.data(), n,
-                                              viaRows.data()),
-                     0);
-            QCOMPARE(viaRows, viaStructs);
-            // The selector's one call: the same scores, and with margin 0 and top-1 the arg-min.
-            std::vector<double> selected(n);
-            std::vector<int32_t> kept(n, -1);
-            const diode_policy argmin{1, 0.0, INFINITY};
-            QCOMPARE(diode_model_select_packed(model, &o.problem, names.data(), names.size(), rows.data(), n,
-                                               &argmin, 0, selected.data(), kept.data()),
-                     1);
-            QCOMPARE(selected, viaStructs);
-            QCOMPARE(size_t(kept[0]),
-                     size_t(std::min_element(viaStructs.begin(), viaStructs.end()) - viaStructs.begin()));
-            compared += n;
-        }
-        QVERIFY(compared > 1000);
-        diode_problem p{"mm", "bf16", 1, 128, 256, 512, 0, 1};
-        const char *names[] = {"extern_kernels.mm"};
-        int32_t rows[2 * DIODE_PACKED_FIELDS] = {0, 0, 0, 0, 0, 0, 0, 0, -1, -1,
-                                                 0, 3, 0, 0, 0, 0, 0, 0, -1, -1};
-        double ms[2] = {-1, -1};
-        QCOMPARE(diode_model_score_packed(model, &p, names, 1, rows, 2, ms), -1);
-        QVERIFY2(QString(diode_last_error()).contains("rows[1]"), diode_last_error());
-        QCOMPARE(ms[0], -1.0);         // nothing written on failure
-        rows[DIODE_PACKED_FIELDS] = 7; // an unknown kind
-        QCOMPARE(diode_model_score_packed(model, &p, names, 1, rows, 2, ms), -1);
-        QVERIFY2(QString(diode_last_error()).contains("kind 7"), diode_last_error());
+        diode_selector *s = diode_selector_open(model, nullptr);
+        QVERIFY2(s, diode_last_error());
+        Rows o;
+        o.names = {"extern_kernels.addmm", "extern_kernels.bias_addmm", "mm"};
+        o.rows = {0, 0, 0, 0,  0,  0, 0, 0,  -1, -1, 0, 1, 0, 0,  0,
+                  0, 0, 0, -1, -1, 1, 2, 64, 64, 32, 8, 3, 4, -1, -1};
+        o.count = 3;
+        // The reason a decision gives, with plain's kernel (bias_addmm, where offered) kept alone.
+        const auto reason = [&](const char *op, const char *dtype, int32_t aT, size_t count) {
+            o.problem = {op, dtype, 1, 128, 256, 512, aT, 1};
+            o.count = count;
+            const Outcome got = decide(s, o);
+            if (got.rc != 0)
+                return QString("error: ") + diode_last_error();
+            if (!got.d.selected && (got.kept != std::vector<int32_t>{1} || got.d.plain != 1))
+                return QString("plain's kernel not kept");
+            return QString(got.d.not_selected);
+        };
+        QCOMPARE(reason("addmm", "bf16", 0, 2), QString("only_aten"));
+        QCOMPARE(reason("conv", "bf16", 0, 3), QString("unscorable_op_conv"));
+        QCOMPARE(reason("baddbmm", "bf16", 0, 3), QString("unscorable_op_baddbmm")); // schema 1: no input
+        QCOMPARE(reason("addmm", "torch.int8", 0, 3), QString("unscorable_dtype"));
+        QCOMPARE(reason("addmm", "bfloat16", 1, 3), QString("unscorable_unseen_a_transposed"));
+        QCOMPARE(reason("addmm", "bfloat16", 0, 3), QString()); // decided: torch's dtype name is read
+        o.problem = {"addmm", "bf16", 1, 0, 256, 512, 0, 1};
+        QCOMPARE(decide(s, o).rc, -1);
+        QVERIFY2(QString(diode_last_error()).contains("'M'"), diode_last_error());
+        o.problem.m = 128;
+        o.rows[20] = 7; // an unknown kind
+        QCOMPARE(decide(s, o).rc, -1);
+        QVERIFY2(QString(diode_last_error()).contains("rows[2]: kind 7"), diode_last_error());
+        o.rows[20] = 1, o.rows[21] = 9; // a name past the table
+        QCOMPARE(decide(s, o).rc, -1);
+        QVERIFY2(QString(diode_last_error()).contains("rows[2]: name index 9"), diode_last_error());
+        QCOMPARE(diode_decide_gemm(s, &o.problem, nullptr, nullptr, 0, nullptr, 3, nullptr, nullptr, nullptr,
+                                   nullptr),
+                 -1);
+
+        char *text = diode_selector_counters(s);
+        QVERIFY2(text, diode_last_error());
+        const auto counters = nlohmann::json::parse(text)["gemm_kernel"];
+        diode_free(text);
+        QCOMPARE(counters["decisions"].get<int>(), 6);
+        QCOMPARE(counters["selected"].get<int>(), 1);
+        QCOMPARE(counters["not_selected"], nlohmann::json({{"only_aten", 1},
+                                                           {"unscorable_op_conv", 1},
+                                                           {"unscorable_op_baddbmm", 1},
+                                                           {"unscorable_dtype", 1},
+                                                           {"unscorable_unseen_a_transposed", 1}}));
+        diode_selector_reset_counters(s);
+        text = diode_selector_counters(s);
+        QCOMPARE(nlohmann::json::parse(text)["gemm_kernel"]["decisions"].get<int>(), 0);
+        diode_free(text);
+        diode_selector_close(s);
         diode_model_close(model);
     }
 
-    // The policy through the ABI: the package's margin (the shipped ones carry none: the regime's
-    // default), a repeat that reuses given scores, and bad input refused by name.
-    void selectAppliesThePolicy() {
+    // Options are read by name; the margin and regime in use are the package's where none is given.
+    void selectorOptionsAreNamedAndResolved() {
         diode_model *model = diode_model_open(m_package.toUtf8().constData());
         QVERIFY2(model, diode_last_error());
-        QCOMPARE(diode_policy_margin(model, "warm"), 0.10);
-        QCOMPARE(diode_policy_margin(nullptr, "cold"), 0.08);
-        QVERIFY(diode_policy_margin(model, "tepid") < 0);
-        QVERIFY2(QString(diode_last_error()).contains("regime 'tepid'"), diode_last_error());
-        diode_problem p{"mm", "bf16", 1, 128, 256, 512, 0, 1};
-        const char *names[] = {"extern_kernels.mm", "mm"};
-        int32_t rows[2 * DIODE_PACKED_FIELDS] = {0, 0, 0,  0,  0,  0, 0, 0, -1, -1,
-                                                 1, 1, 64, 64, 32, 8, 3, 4, -1, -1};
-        double ms[2] = {1.0, 0.95}; // given: Triton predicted 5 % faster
-        int32_t kept[2] = {-1, -1};
-        const diode_policy guard{1, 0.10, INFINITY}, off{1, 0.0, INFINITY};
-        QCOMPARE(diode_model_select_packed(model, &p, names, 2, rows, 2, &guard, 1, ms, kept), 1);
-        QCOMPARE(kept[0], 0); // within the margin: ATen
-        QCOMPARE(diode_model_select_packed(model, &p, names, 2, rows, 2, &off, 1, ms, kept), 1);
-        QCOMPARE(kept[0], 1);
-        QCOMPARE(ms[1], 0.95); // the given scores were used, not replaced
-        const diode_policy bad{0, 0.1, INFINITY};
-        QCOMPARE(diode_model_select_packed(model, &p, names, 2, rows, 2, &bad, 1, ms, kept), -1);
-        QVERIFY2(QString(diode_last_error()).contains("top_k"), diode_last_error());
-        QCOMPARE(diode_model_select_packed(model, &p, names, 2, rows, 2, nullptr, 1, ms, kept), -1);
-        QVERIFY2(QString(diode_last_error()).contains("policy"), diode_last_error());
+        diode_selector *s = diode_selector_open(model, "{}");
+        QVERIFY2(s, diode_last_error());
+        char *text = diode_selector_options(s);
+        const auto options = nlohmann::json::parse(text);
+        diode_free(text);
+        diode_selector_close(s);
+        QCOMPARE(options["regime"], nlohmann::json("warm")); // Inductor's benchmark: a warm truth
+        QCOMPARE(options["margin"].get<double>(), diode::defaultMargin(diode::Regime::Warm));
+        QCOMPARE(options["fallback"], nlohmann::json("plain"));
+        for (const auto &[json, key] : {std::pair{R"({"top_k": 0})", "top_k"},
+                                        {R"({"regime": "tepid"})", "regime 'tepid'"},
+                                        {R"({"ops": ["conv"]})", "conv"},
+                                        {R"({"fallback": "raise"})", "fallback"},
+                                        {R"({"topk": 1})", "unknown key 'topk'"},
+                                        {"[1", "selector options"}}) {
+            QVERIFY(!diode_selector_open(model, json));
+            QVERIFY2(QString(diode_last_error()).contains(key), diode_last_error());
+        }
+        QVERIFY(!diode_selector_open(nullptr, nullptr));
         diode_model_close(model);
     }
 
@@ -252,29 +291,30 @@ private slots:
         QVERIFY2(QString(diode_last_error()).contains("kinds and names"), diode_last_error());
     }
 
-    // The package knows what its training data covered: every held-out problem is like one it
-    // was trained on; a column-major A (a training step's dW) is not, and the call says which
-    // flag. The answer is bounded by why_len; a bad problem is an error, not an answer.
-    void unseenNamesTheFlagTheTrainingDataNeverHad() {
-        diode_model *model = diode_model_open(m_package.toUtf8().constData());
-        QVERIFY2(model, diode_last_error());
-        char why[64] = "untouched";
-        for (const auto &record : heldout()) {
-            Owned o = toAbi(record);
-            QCOMPARE(diode_model_unseen(model, &o.problem, why, sizeof why), 0);
-            QCOMPARE(QString(why), QString());
-        }
-        diode_problem dW{"mm", "bf16", 1, 1024, 4096, 8192, 1, 0};
-        QCOMPARE(diode_model_unseen(model, &dW, why, sizeof why), 1);
-        QCOMPARE(QString(why), QString("a_transposed = 1"));
-        char tiny[4];
-        QCOMPARE(diode_model_unseen(model, &dW, tiny, sizeof tiny), 1);
-        QCOMPARE(QString(tiny), QString("a_t"));
-        QCOMPARE(diode_model_unseen(model, &dW, nullptr, 0), 1);
-        diode_problem bad{"conv", "bf16", 1, 1, 1, 1, 0, 0};
-        QCOMPARE(diode_model_unseen(model, &bad, why, sizeof why), -1);
-        QVERIFY2(QString(diode_last_error()).contains("conv"), diode_last_error());
-        diode_model_close(model);
+    // Problem lines read by core's reader for the Python tools: every field, B and the layouts
+    // defaulted; a bad line names the file, the line and the field.
+    void problemLinesAreReadByCoresReader() {
+        const QString good = m_dir.filePath("good.jsonl");
+        QFile f(good);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"op\":\"bmm\",\"dtype\":\"fp16\",\"M\":2,\"N\":3,\"K\":4,\"family\":\"x\"}\n\n");
+        f.close();
+        char *text = diode_read_problem_lines(good.toUtf8().constData());
+        QVERIFY2(text, diode_last_error());
+        const auto lines = nlohmann::json::parse(text);
+        diode_free(text);
+        QCOMPARE(lines.size(), size_t(1));
+        QCOMPARE(lines[0]["B"].get<int>(), 1);
+        QCOMPARE(lines[0]["a_transposed"], nlohmann::json(false));
+        QCOMPARE(lines[0]["family"], nlohmann::json("x"));
+        QVERIFY(f.open(QIODevice::Append));
+        f.write("{\"op\":\"mm\",\"dtype\":\"bf16\",\"N\":3,\"K\":4}\n");
+        f.close();
+        QVERIFY(!diode_read_problem_lines(good.toUtf8().constData()));
+        QVERIFY2(QString(diode_last_error()).contains(good + ": line 3"), diode_last_error());
+        QVERIFY2(QString(diode_last_error()).contains("'M'"), diode_last_error());
+        QVERIFY(!diode_read_problem_lines(m_dir.path().toUtf8().constData()));
+        QVERIFY2(QString(diode_last_error()).contains("is a directory"), diode_last_error());
     }
 
     void badPackagesAreRefusedWithTheFault() {
@@ -304,54 +344,35 @@ private slots:
         QVERIFY(!diode_model_open(nullptr));
     }
 
-    void badCandidatesNameTheField() {
+    // One selector deciding from several threads (compiles run in threads): every decision as a
+    // single thread makes it, each counted once.
+    void concurrentDecisionsFromSeveralThreads() {
         diode_model *model = diode_model_open(m_package.toUtf8().constData());
         QVERIFY(model);
-        diode_problem p{"mm", "bf16", 1, 128, 256, 512, 0, 1};
-        diode_candidate c[2] = {{"aten", "extern_kernels.mm", 0, 0, 0, 0, 0, 0, -1, -1},
-                                {"cutlass", "gemm", 128, 128, 64, 8, 3, 4, -1, -1}};
-        double ms[2] = {-1, -1};
-        QCOMPARE(diode_model_score(model, &p, c, 2, ms), -1);
-        QVERIFY2(QString(diode_last_error()).contains("candidates[1]"), diode_last_error());
-        QVERIFY2(QString(diode_last_error()).contains("cutlass"), diode_last_error());
-        QCOMPARE(ms[0], -1.0); // nothing written on failure
-
-        diode_problem op{"conv", "bf16", 1, 128, 256, 512, 0, 0};
-        QCOMPARE(diode_model_score(model, &op, c, 1, ms), -1);
-        QVERIFY2(QString(diode_last_error()).contains("op 'conv'"), diode_last_error());
-        diode_problem zero{"mm", "fp16", 1, 0, 256, 512, 0, 0};
-        QCOMPARE(diode_model_score(model, &zero, c, 1, ms), -1);
-        QVERIFY2(QString(diode_last_error()).contains("'M'"), diode_last_error());
-        QCOMPARE(diode_model_score(model, &p, c, 1, ms), 0);
-        QVERIFY(ms[0] > 0 && std::isfinite(ms[0]));
-        diode_model_close(model);
-    }
-
-    void concurrentScoringFromSeveralThreads() {
-        diode_model *model = diode_model_open(m_package.toUtf8().constData());
-        QVERIFY(model);
-        const auto records = heldout();
-        std::vector<Owned> abi;
-        std::vector<std::vector<double>> expected;
-        for (const auto &r : records) {
-            abi.push_back(toAbi(r));
-            expected.emplace_back(abi.back().candidates.size());
-            QCOMPARE(diode_model_score(model, &abi.back().problem, abi.back().candidates.data(),
-                                       abi.back().candidates.size(), expected.back().data()),
-                     0);
+        diode_selector *s = diode_selector_open(model, R"({"top_k": 3})");
+        QVERIFY(s);
+        std::vector<Rows> abi;
+        std::vector<Outcome> expected;
+        for (const auto &r : heldout()) {
+            abi.push_back(toRows(r));
+            expected.push_back(decide(s, abi.back()));
+            QCOMPARE(expected.back().rc, 0);
         }
+        diode_selector_reset_counters(s);
         std::atomic<int> mismatches{0}, failures{0};
         std::vector<std::thread> threads;
-        for (int t = 0; t < 8; ++t) {
+        constexpr int kThreads = 8, kRounds = 20;
+        for (int t = 0; t < kThreads; ++t) {
             threads.emplace_back([&, t] {
-                for (int round = 0; round < 20; ++round) {
+                for (int round = 0; round < kRounds; ++round) {
                     for (size_t i = size_t(t) % abi.size(), n = 0; n < abi.size();
                          ++n, i = (i + 1) % abi.size()) {
-                        std::vector<double> ms(abi[i].candidates.size());
-                        if (diode_model_score(model, &abi[i].problem, abi[i].candidates.data(), ms.size(),
-                                              ms.data()) != 0)
+                        const Outcome got = decide(s, abi[i]);
+                        if (got.rc != 0)
                             ++failures;
-                        else if (ms != expected[i])
+                        else if (got.kept != expected[i].kept ||
+                                 !std::equal(got.ms.begin(), got.ms.end(), expected[i].ms.begin(),
+                                             [](double a, double b) { return a == b || (a != a && b != b); }))
                             ++mismatches;
                     }
                 }
@@ -361,6 +382,14 @@ private slots:
             th.join();
         QCOMPARE(failures.load(), 0);
         QCOMPARE(mismatches.load(), 0);
+        char *text = diode_selector_counters(s);
+        const auto counters = nlohmann::json::parse(text)["gemm_kernel"];
+        diode_free(text);
+        QCOMPARE(counters["decisions"].get<size_t>(), kThreads * kRounds * abi.size());
+        // Every GEMM was seen before: each one the model decided was scored from the cache.
+        QVERIFY(counters["selected"].get<size_t>() > 0);
+        QCOMPARE(counters["scores_reused"], counters["selected"]);
+        diode_selector_close(s);
         diode_model_close(model);
     }
 };

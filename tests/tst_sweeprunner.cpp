@@ -5,6 +5,8 @@
 #include "diode/inductorbackend.h"
 #include "diode/sweeprunner.h"
 #include "diode/sweepsession.h"
+#include "diode/torchversion.h"
+#include "diode/vocabulary.h"
 
 #include <fmt/format.h>
 
@@ -54,6 +56,21 @@ std::vector<json> traceLines(const QString &path) {
 class TestSweepRunner : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
+
+    // The fake worker started with `env` set to `value` is refused before any run, with every one
+    // of `said` in the message.
+    void refusedAtStart(const char *env, const char *value, const QStringList &said) {
+        qputenv(env, value);
+        InductorBackend backend(PYTHON3, m_dir.filePath(QString(env) + ".log").toStdString());
+        try {
+            backend.start();
+            QFAIL(qPrintable(QString("started with %1=%2").arg(env, value)));
+        } catch (const BackendUnavailable &e) {
+            for (const auto &s : said)
+                QVERIFY2(QString(e.what()).contains(s), e.what());
+        }
+        qunsetenv(env);
+    }
 
 private slots:
     void initTestCase() {
@@ -351,6 +368,9 @@ private slots:
             QCOMPARE(l["inductor_benchmark"].get<bool>(), plan.inductorBenchmarkFor(p));
             benchmarked += l["inductor_benchmark"].get<bool>();
             QCOMPARE(l["exhaustive_configs"].get<int>(), 7);
+            // The worker's seed and names come with the request, core's: it restates neither.
+            QCOMPARE(l["sample_seed"].get<uint64_t>(), samplingHash(p));
+            QCOMPARE(l["dtypes"], vocabulary()["dtypes"]);
         }
         QCOMPARE(ms.size(), plan.problems.size());
         QVERIFY2(benchmarked > 0 && benchmarked < int(plan.problems.size()),
@@ -395,15 +415,13 @@ private slots:
     }
 
     void missingGpuIsOneClearMessageBeforeTheRun() {
-        qputenv("FAKE_WORKER_HELLO_FAIL", "1");
-        InductorBackend backend(PYTHON3, m_dir.filePath("nogpu.log").toStdString());
-        try {
-            backend.start();
-            QFAIL("started without a GPU");
-        } catch (const BackendUnavailable &e) {
-            QVERIFY2(QString(e.what()).contains("sees no CUDA GPU"), e.what());
-        }
-        qunsetenv("FAKE_WORKER_HELLO_FAIL");
+        refusedAtStart("FAKE_WORKER_HELLO_FAIL", "1", {"sees no CUDA GPU"});
+    }
+
+    // The oldest torch the worker runs on is core's: the runner reads the version the worker reports.
+    void tooOldTorchIsRefusedByTheRunner() {
+        refusedAtStart("FAKE_WORKER_TORCH", "2.8.1+cu126",
+                       {"torch 2.8.1+cu126", QString::fromStdString("needs torch >= " + minTorchVersion())});
     }
 
     void missingInterpreterIsNamed() {

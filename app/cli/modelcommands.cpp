@@ -1,5 +1,6 @@
 #include "modelcommands.h"
 
+#include "diode/atomicfile.h"
 #include "diode/calibration.h"
 #include "diode/config.h"
 #include "diode/dataset.h"
@@ -53,7 +54,7 @@ struct Options {
     std::optional<double> margin() const {
         return marginArg >= 0 ? std::optional<double>(marginArg) : std::nullopt;
     }
-    std::string searchSpace = "DEFAULT"; ///< eval --table: lines of this search space
+    std::string searchSpace{kSearchSpaces[0]}; ///< eval --table: lines of this search space
 };
 
 // The baselines of test-split metrics in the pages' order (plain torch.compile's first, max-autotune's
@@ -219,13 +220,29 @@ int runEvalTable(const Options &o) {
         throw InvalidInput("eval --table reads problem lines with their baselines: give --input FILE.jsonl");
     const auto pkg = ModelPackage::load(o.package);
     const TimingMethod method = o.method.empty() ? pkg.timingMethod() : *parseTimingMethod(o.method);
-    SelectionPolicy policy;
-    policy.margin = o.margin() ? *o.margin() : packageMargin(pkg.manifest(), regimeOf(pkg.timingMethod()));
-    const auto table = policyTable(pkg, readProblemFile(o.input), method, policy, o.searchSpace);
+    SelectorOptions options;
+    options.margin = o.margin();
+    Selector selector(pkg, options); // the plugin's decision, as a compile with the package makes it
+    const auto records = readProblemFile(o.input);
+    const auto table = policyTable(selector, pkg, records, method, o.searchSpace);
     fmt::print(stderr, "policy: top-1, margin {:.2f} ({}); {} lines of another search space skipped\n",
-               policy.margin, o.margin() ? "--margin" : "the package's for its regime",
+               selector.policy().margin, o.margin() ? "--margin" : "the package's for its regime",
                table.skippedOtherSpace);
     fmt::print("{}", formatPolicyTable(table));
+    if (!o.out.empty()) {
+        // One line per problem judged: the plugin's decision on it, as a compile on the package's GPU makes
+        // it.
+        writeFileAtomically<InvalidInput>(o.out, [&](std::ostream &os) {
+            for (const auto &d : table.decisions)
+                os << nlohmann::json{{"record", d.record},
+                                     {"problem", records[d.record].problem.label()},
+                                     {"pick", d.pick ? d.pick->toJson() : nlohmann::json(nullptr)},
+                                     {"not_selected", d.notSelected}}
+                          .dump()
+                   << '\n';
+        });
+        fmt::print(stderr, "{} decisions written to {}\n", table.decisions.size(), o.out);
+    }
     return 0;
 }
 
@@ -458,7 +475,9 @@ std::function<int()> addModelCommands(CLI::App &app) {
     // accepted here without touching this list.
     train->add_option("--ops", o->ops, fmt::format("only these ops ({})", opNames()))
         ->check(CLI::IsMember(opNameList()));
-    train->add_option("--dtypes", o->dtypes, "only these dtypes (bf16, fp16, fp32)")
+    train
+        ->add_option("--dtypes", o->dtypes,
+                     fmt::format("only these dtypes ({})", fmt::join(dtypeNameList(), ", ")))
         ->check(CLI::IsMember(dtypeNameList()));
     const auto methods = CLI::IsMember(timingMethodNameList());
     const std::string methodHelp = timingMethodNames() +
@@ -543,6 +562,11 @@ std::function<int()> addModelCommands(CLI::App &app) {
     eval->add_option("--search-space", o->searchSpace,
                      "with --table: only problem lines of this search space")
         ->capture_default_str();
+    eval->add_option("--decisions", o->out,
+                     "with --table: write each problem's decision here as a JSON line ({\"record\": its "
+                     "index among the input's problems, \"problem\", \"pick\": the candidate or null, "
+                     "\"not_selected\": why the model did not decide, or \"\"})")
+        ->needs("--table");
 
     auto *calib = app.add_subcommand(
         "calibrate",

@@ -72,14 +72,15 @@ template <typename Keep> HeldOutData heldOutData(const std::string &path, Timing
     return out;
 }
 
-// A package's row: the top-1 of its selection policy (the plugin's decision, with the package's
-// margin for the regime), as `diode eval` and the Validate page report it.
+// A package's row: the plugin's decision (Selector::decide, with the package's margin for the
+// regime of the held-out times), as `diode eval` and the Validate page report it.
 HeldOutRow packageRow(const std::string &selector, const ModelPackage &pkg, const std::string &path,
                       const PredictionTable &table, TimingMethod method) {
-    SelectionPolicy policy;
-    policy.margin = packageMargin(pkg.manifest(), regimeOf(method));
+    SelectorOptions options;
+    options.regime = regimeOf(method);
+    Selector decisions(pkg, options);
     const auto metrics =
-        evaluate(rankByPolicy(table, rankTable(table, computePredictions(pkg, table), true), policy));
+        evaluate(rankByDecision(table, rankTable(table, computePredictions(pkg, table), true), decisions));
     return {selector, metrics.problems, metrics.top1.mean, metrics.top1.p10,
             pkg.manifest().value("name", fs::path(path).stem().string())};
 }

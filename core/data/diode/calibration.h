@@ -3,7 +3,7 @@
 #include "diode/dataset.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
-#include "diode/selectionpolicy.h"
+#include "diode/selector.h"
 
 #include <nlohmann/json.hpp>
 

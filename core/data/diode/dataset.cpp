@@ -124,30 +124,6 @@ std::vector<ProblemRecord> readRecords(const std::string &path, std::optional<in
     return out;
 }
 
-std::vector<ProblemRecord> readProblemFile(const std::string &path) {
-    // A directory opens as a stream and fails on the first read ("basic_filebuf::underflow").
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-        throw InvalidInput(fmt::format("'{}' is a directory; expected a file of problem JSON lines", path));
-    std::ifstream in(path);
-    if (!in)
-        throw InvalidInput(fmt::format("cannot read '{}'", path));
-    std::vector<ProblemRecord> out;
-    std::string line;
-    for (int n = 1;; ++n) {
-        const LineRead read = readProblemLine(in, line); // bounded: /dev/zero never ends a line
-        if (read == LineRead::End)
-            break;
-        if (read == LineRead::TooLong)
-            throw InvalidInput(fmt::format("{}: line {}: longer than {} bytes; a problem line is far shorter",
-                                           path, n, kProblemJsonLimits.maxBytes));
-        if (line.find_first_not_of(" \t\r") == std::string::npos)
-            continue;
-        out.push_back(parseProblemLine(line, fmt::format("{}: line {}", path, n)));
-    }
-    return out;
-}
-
 MethodCounts methodCounts(const std::vector<ProblemRecord> &records) {
     MethodCounts out;
     for (const auto &r : records)
@@ -183,8 +159,9 @@ ProblemFileStats problemFileStats(const std::vector<ProblemRecord> &records) {
         const auto tag = rec.extra.find("heldout");
         ++st.linesByTag[tag != rec.extra.end() && tag->is_string() ? tag->get<std::string>() : ""];
         const auto space = rec.extra.find("search_space");
-        ++st.linesBySearchSpace[space != rec.extra.end() && space->is_string() ? space->get<std::string>()
-                                                                               : "DEFAULT"];
+        ++st.linesBySearchSpace[space != rec.extra.end() && space->is_string()
+                                    ? space->get<std::string>()
+                                    : std::string(kSearchSpaces[0])];
         for (const auto &c : rec.candidates)
             for (const auto &t : c.timings) {
                 ++st.measurements;

@@ -2,6 +2,7 @@
 
 #include "diode/features.h"
 #include "diode/measurement.h"
+#include "diode/problemjson.h"
 #include "diode/store.h"
 
 #include <map>
@@ -59,8 +60,6 @@ Dataset loadDataset(Store &store, std::optional<TimingMethod> asked, const Datas
 Dataset loadDatasetJsonl(const std::string &path, std::optional<TimingMethod> asked,
                          const DatasetFilter &filter = {});
 
-/// Problem JSON lines of a file, blank lines skipped; throws InvalidInput naming the line.
-std::vector<ProblemRecord> readProblemFile(const std::string &path);
 /// The problem records of a file of problem JSON lines or of a store (`diode export`'s records:
 /// every run's, or run `runId`'s). A run asked of a file of lines, or one the store does not
 /// hold, is refused (InvalidInput naming the file and the runs it has).

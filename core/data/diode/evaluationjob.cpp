@@ -242,14 +242,17 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job) {
               [&](uint32_t a, uint32_t b) { return table->measuredMs[a] < table->measuredMs[b]; });
 
     const int steps = int(packages.size()) + 2;
+    std::vector<std::unique_ptr<Selector>> selectors; // per package: the decision the plugin makes
     for (size_t k = 0; k < packages.size(); ++k) {
         ModelEvaluation m;
         const auto &pkg = packages[k];
         m.packagePath = job.packages[k];
         m.name = pkg.manifest().value("name", std::filesystem::path(m.packagePath).stem().string());
         m.trainedOn = pkg.timingMethod();
-        m.policy.margin = job.margin ? *job.margin : packageMargin(pkg.manifest(), regimeOf(m.trainedOn));
-        m.policy.validate();
+        SelectorOptions options;
+        options.margin = job.margin;
+        selectors.push_back(std::make_unique<Selector>(pkg, options));
+        m.policy = selectors.back()->policy();
         const int64_t stored = store ? findStoredModel(*store, pkg.manifest()) : 0;
         if (stored) {
             status(fmt::format("Reading {}'s predictions from the database…", m.name));
@@ -288,12 +291,13 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job) {
         res.maxAutotune = evaluate(autotuned);
         res.maxAutotuneTop1 = sortedTop1(autotuned);
     }
-    for (auto &m : res.models) {
+    for (size_t k = 0; k < res.models.size(); ++k) {
+        auto &m = res.models[k];
         const auto ranked = rankTable(*table, m.predictedMs, true);
         m.metrics = evaluate(ranked);
         m.breakdown = evaluateWithBreakdown(ranked);
         m.top1 = sortedTop1(ranked);
-        const auto byPolicy = rankByPolicy(*table, ranked, m.policy);
+        const auto byPolicy = rankByDecision(*table, ranked, *selectors[k]);
         m.policyMetrics = evaluate(byPolicy);
         m.policyTop1 = sortedTop1(byPolicy);
         m.speedupVsPlain = geomeanSpeedup(ranked, aten, every);

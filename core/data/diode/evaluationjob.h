@@ -3,7 +3,7 @@
 #include "diode/datasplit.h"
 #include "diode/metrics.h"
 #include "diode/predictiontable.h"
-#include "diode/selectionpolicy.h"
+#include "diode/selector.h"
 #include "diode/timingmethod.h"
 
 #include <nlohmann/json.hpp>
@@ -29,8 +29,8 @@ struct EvaluationJob {
     std::string problemsFile;           ///< problem JSON lines with timings, read instead of `db` when set
     std::vector<std::string> packages;  ///< the first decides the held-out cut
     std::optional<TimingMethod> method; ///< the measured times to compare with; nullopt: the data's default
-    /// The ATen guard's margin of the selection policy judged beside the arg-min; nullopt: each
-    /// package's own for the regime of its timing method (packageMargin).
+    /// The ATen guard's margin of the decision judged beside the arg-min; nullopt: each package's
+    /// own for the regime of its timing method (Selector, packageMargin).
     std::optional<double> margin;
     /// Of a store: only the problems the first package never trained on (its test split), when
     /// the store is its training data. Every model's result says how many of the problems shown
@@ -57,8 +57,9 @@ struct ModelEvaluation {
     std::vector<double> predictedMs;                         ///< per candidate of the table (NaN where none)
     std::vector<double> top1; ///< per problem: top-1 efficiency, sorted ascending (a CDF)
     SelectorMetrics metrics;  ///< of the arg-min (the candidate predicted fastest)
-    /// The plugin's decision (top-1 of SelectionPolicy with the package's margin): what a compile
-    /// with the package runs. Its top-1 efficiency over the same problems.
+    /// The plugin's decision (Selector::decide with the package's margin for its regime, or the
+    /// job's): what a compile with the package runs; its top-1 efficiency over the same problems.
+    /// The policy it decided with (its margin is shown).
     SelectionPolicy policy;
     /// Its pick ranked first, the rest by prediction: top-1 is the policy's, top-k its pick and the
     /// k-1 predicted fastest of the others. predictsTimes is false (the arg-min's row has MAPE).

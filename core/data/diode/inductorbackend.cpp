@@ -4,6 +4,8 @@
 #include "diode/hardware.h"
 #include "diode/problemjson.h"
 #include "diode/removetree.h"
+#include "diode/torchversion.h"
+#include "diode/vocabulary.h"
 
 #include <fmt/format.h>
 
@@ -113,6 +115,15 @@ void InductorBackend::spawn(std::chrono::seconds helloTimeout) {
             throw BackendUnavailable(
                 fmt::format("the inductor backend cannot run: {}", j.value("error", "unknown reason")));
         }
+        // The oldest torch the worker runs on is core's (torchversion.h); the worker reports its own.
+        const std::string torch = j.value("torch", "");
+        if (torchVersionSupported(torch) == false) {
+            m_worker->kill();
+            throw BackendUnavailable(
+                fmt::format("the inductor backend cannot run: torch {} in {} is too old; the "
+                            "inductor backend needs torch >= {}",
+                            torch, m_python, minTorchVersion()));
+        }
         m_hello = j;
         return;
     }
@@ -140,7 +151,11 @@ ProblemOutcome InductorBackend::measure(const GemmProblem &problem, const SweepP
                        {"search_space", plan.searchSpace},
                        {"inductor_benchmark", plan.inductorBenchmarkFor(problem)},
                        {"exhaustive_configs", plan.exhaustiveConfigs},
-                       {"aten_only", plan.atenOnly}};
+                       {"aten_only", plan.atenOnly},
+                       // The seed of the EXHAUSTIVE configs drawn for the problem, and the names the
+                       // worker shares with core (dtypes and their torch names): the worker restates none.
+                       {"sample_seed", samplingHash(problem)},
+                       {"vocabulary", vocabulary()}};
     if (!m_worker->writeLine(req.dump())) {
         const std::string why = m_worker->exitDescription();
         m_worker->kill();

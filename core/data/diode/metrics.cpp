@@ -189,11 +189,6 @@ std::vector<double> policyPredictions(const RankedProblem &p) {
     return predicted;
 }
 
-std::optional<size_t> policyPick(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
-                                 const RankedProblem &p) {
-    return policy.pick(configs, policyPredictions(p));
-}
-
 double pickEfficiency(const RankedProblem &p, std::optional<size_t> pick) {
     double best = INFINITY;
     for (const auto &t : p.measuredMs)
@@ -203,11 +198,6 @@ double pickEfficiency(const RankedProblem &p, std::optional<size_t> pick) {
         return 0;
     const auto &t = p.measuredMs[*pick];
     return t && *t > 0 ? best / *t : 0.0;
-}
-
-double policyTop1Efficiency(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
-                            const RankedProblem &p) {
-    return pickEfficiency(p, policyPick(policy, configs, p));
 }
 
 } // namespace diode

@@ -1,7 +1,6 @@
 #pragma once
 
 #include "diode/measurement.h"
-#include "diode/selectionpolicy.h"
 
 #include <nlohmann/json.hpp>
 
@@ -60,18 +59,11 @@ nlohmann::json evaluateWithBreakdown(const std::vector<RankedProblem> &problems)
 std::vector<double> baselineScores(const std::string &name, const std::vector<KernelConfig> &candidates,
                                    uint64_t seed);
 
-/// The times the selection policy decides `p` by: its predictions (its scores where it has none),
+/// The times a decision on `p` is made by: its predictions (its scores where it has none),
 /// a candidate without a prediction (NaN) predicted slowest, as rankTable() ranks it.
 std::vector<double> policyPredictions(const RankedProblem &p);
-/// `policy`'s top-1 pick on one problem from policyPredictions(p), candidates `configs` in the
-/// order of `p`'s times.
-std::optional<size_t> policyPick(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
-                                 const RankedProblem &p);
 /// Top-1 efficiency of a pick on `p` (best measured time over the pick's), 0 when the pick has no
 /// time or there is no pick.
 double pickEfficiency(const RankedProblem &p, std::optional<size_t> pick);
-/// pickEfficiency of policyPick.
-double policyTop1Efficiency(const SelectionPolicy &policy, const std::vector<KernelConfig> &configs,
-                            const RankedProblem &p);
 
 } // namespace diode

@@ -2,6 +2,7 @@
 
 #include "diode/features.h"
 #include "diode/metrics.h"
+#include "diode/problemjson.h"
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -33,24 +35,31 @@ std::string extraString(const ProblemRecord &r, const char *key, const std::stri
 
 } // namespace
 
-PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRecord> &records,
-                        TimingMethod method, const SelectionPolicy &policy, const std::string &searchSpace) {
-    policy.validate();
+PolicyTable policyTable(Selector &selector, const ModelPackage &package,
+                        const std::vector<ProblemRecord> &records, TimingMethod method,
+                        const std::string &searchSpace) {
     PolicyTable table;
     table.method = method;
-    table.policy = policy;
+    table.policy = selector.policy();
+    const GemmContext gpu = selector.onPackageGpu();
     // group -> column -> values
     std::map<std::string, std::array<std::vector<double>, kColumns.size()>> groups;
-    for (const auto &rec : records) {
-        if (upper(extraString(rec, "search_space", "DEFAULT")) != upper(searchSpace)) {
+    for (size_t index = 0; index < records.size(); ++index) {
+        const auto &rec = records[index];
+        if (upper(extraString(rec, "search_space", std::string(kSearchSpaces[0]))) != upper(searchSpace)) {
             ++table.skippedOtherSpace;
             continue;
         }
         RankedProblem p;
         p.problem = rec.problem;
-        std::vector<KernelConfig> configs;
+        // The columns judge the candidates a model describes; the decision sees every one, as
+        // Inductor offers them to the plugin (those it cannot describe it excludes itself).
+        std::vector<KernelConfig> configs, offered;
+        std::vector<size_t> described; // per offered candidate: its index among `configs`, or npos
         for (const auto &c : rec.candidates) {
-            if (!FeatureSchema::describes(c.config))
+            offered.push_back(c.config);
+            described.push_back(FeatureSchema::describes(c.config) ? configs.size() : std::string::npos);
+            if (described.back() == std::string::npos)
                 continue;
             configs.push_back(c.config);
             p.measuredMs.push_back(c.timeMs(method));
@@ -64,7 +73,17 @@ PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRe
         p.predictedMs = package.predictMs(rec.problem, configs);
         std::array<std::optional<double>, kColumns.size()> row;
         const std::vector<double> decidedBy = policyPredictions(p);
-        const auto pick = policy.pick(configs, decidedBy);
+        std::vector<double> offeredMs(offered.size(), std::numeric_limits<double>::max());
+        for (size_t i = 0; i < offered.size(); ++i)
+            if (described[i] != std::string::npos)
+                offeredMs[i] = decidedBy[described[i]];
+        const Decision decision = selector.decide(rec.problem, offered, gpu, &offeredMs);
+        const auto among = [&](std::optional<size_t> i) { // an offered candidate among `configs`
+            return i ? std::optional<size_t>(described[*i]) : std::nullopt;
+        };
+        const auto pick = among(decision.pick());
+        table.decisions.push_back(
+            {index, pick ? std::optional(configs[*pick]) : std::nullopt, decision.notSelected});
         row[0] = pickEfficiency(p, pick);
         if (const auto *plain = rec.baseline(BaselineTiming::kPlain, method)) {
             row[1] = best / plain->timeMs;
@@ -73,7 +92,7 @@ PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRe
             // plain torch.compile, GEMM by GEMM"): it runs at plain's time, not at its candidate's.
             // Otherwise efficiencies share the best time, so their ratio is the pick's time over
             // plain's. A pick without a time (efficiency 0) is the worst outcome.
-            const bool keepsPlain = pick && pick == policy.plainCandidate(configs, decidedBy);
+            const bool keepsPlain = pick && pick == among(decision.plain);
             table.pickOverPlain.push_back(keepsPlain ? 1.0 : *row[0] > 0 ? *row[1] / *row[0] : INFINITY);
             table.picksKeepingPlain += keepsPlain;
         }

@@ -2,8 +2,9 @@
 
 #include "diode/measurement.h"
 #include "diode/modelpackage.h"
-#include "diode/selectionpolicy.h"
+#include "diode/selector.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ struct PolicyTableRow {
     std::vector<PolicyTableColumn> columns;
 };
 /// A pick slower than plain torch.compile's function by more than this factor is counted as a loss
-/// (issue 23's "none more than 10 % slower").
+/// (the held-out table counts how many are).
 inline constexpr double kSlowerThanPlainLimit = 1.10;
 
 struct PolicyTable {
@@ -38,13 +39,23 @@ struct PolicyTable {
     /// plain's own kernel (the compiled function is then plain's).
     std::vector<double> pickOverPlain;
     int picksKeepingPlain = 0; ///< of pickOverPlain, those where the policy kept plain's kernel
+    /// Each problem judged, in record order: its record's index, the decision's pick (nullopt: none)
+    /// and why the model did not decide ("" when it did). What `diode eval --table --decisions` writes.
+    struct Judged {
+        size_t record = 0;
+        std::optional<KernelConfig> pick;
+        std::string notSelected;
+    };
+    std::vector<Judged> decisions;
 };
 
-/// The table over problem lines `records` with the candidates the feature schema describes;
-/// only lines of `searchSpace` (a line without one is DEFAULT), and only problems with a time of
-/// `method`. Throws InvalidInput when no problem is left.
-PolicyTable policyTable(const ModelPackage &package, const std::vector<ProblemRecord> &records,
-                        TimingMethod method, const SelectionPolicy &policy, const std::string &searchSpace);
+/// The table over problem lines `records` with the candidates the feature schema describes, each
+/// decided by `selector` (the plugin's decision on the package's GPU); only lines of `searchSpace`
+/// (a line without one is DEFAULT), and only problems with a time of `method`. Throws InvalidInput
+/// when no problem is left.
+PolicyTable policyTable(Selector &selector, const ModelPackage &package,
+                        const std::vector<ProblemRecord> &records, TimingMethod method,
+                        const std::string &searchSpace);
 
 /// The table in Markdown, "mean / P10" per cell, a cell's count in brackets when it covers fewer
 /// problems than its row (max-autotune ran on a sample), then one line on the pick's time against

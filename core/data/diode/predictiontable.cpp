@@ -257,12 +257,13 @@ std::vector<RankedProblem> rankTable(const PredictionTable &table, const std::ve
     return out;
 }
 
-std::vector<RankedProblem> rankByPolicy(const PredictionTable &table, std::vector<RankedProblem> ranked,
-                                        const SelectionPolicy &policy) {
+std::vector<RankedProblem> rankByDecision(const PredictionTable &table, std::vector<RankedProblem> ranked,
+                                          Selector &selector) {
+    const GemmContext gpu = selector.onPackageGpu();
     for (size_t p = 0; p < ranked.size(); ++p) {
         auto &r = ranked[p];
         // rankTable() gave a candidate without a prediction the largest score: predicted slowest.
-        if (const auto pick = policy.pick(table.configsOf(p), r.score))
+        if (const auto pick = selector.decide(r.problem, table.configsOf(p), gpu, &r.score).pick())
             r.score[*pick] = -std::numeric_limits<double>::infinity();
         r.predictedMs.clear();
     }

@@ -3,7 +3,7 @@
 #include "diode/dataset.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
-#include "diode/selectionpolicy.h"
+#include "diode/selector.h"
 #include "diode/store.h"
 
 #include <atomic>
@@ -65,11 +65,12 @@ int64_t storePredictions(Store &store, const std::string &packagePath, const nlo
 /// `predictedMs` may be empty (baselines predict no times).
 std::vector<RankedProblem> rankTable(const PredictionTable &table, const std::vector<double> &scores,
                                      bool scoresArePredictions);
-/// `ranked` (rankTable()'s, from predictions) re-ranked so that each problem's first is `policy`'s
-/// pick: what the plugin runs, for the same metrics (top-1 is the policy's; predicted times are
-/// dropped, since the order is no longer theirs).
-std::vector<RankedProblem> rankByPolicy(const PredictionTable &table, std::vector<RankedProblem> ranked,
-                                        const SelectionPolicy &policy);
+/// `ranked` (rankTable()'s, from predictions) re-ranked so that each problem's first is the
+/// selector's pick (Selector::decide on the package's GPU, with these predictions): what the plugin
+/// runs, for the same metrics (top-1 is the decision's; predicted times are dropped, since the
+/// order is no longer theirs).
+std::vector<RankedProblem> rankByDecision(const PredictionTable &table, std::vector<RankedProblem> ranked,
+                                          Selector &selector);
 /// The baseline selectors ("aten", "first-config", "random") on the table's problems.
 std::vector<RankedProblem> rankTableWithBaseline(const PredictionTable &table, const std::string &baseline);
 

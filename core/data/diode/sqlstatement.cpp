@@ -1,8 +1,7 @@
 #include "sqlstatement.h"
 
-#include "diode/store.h"
-
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sqlite3.h>
 
 namespace diode {
@@ -15,6 +14,16 @@ std::string columnText(sqlite3_stmt *s, int col) {
 }
 
 } // namespace
+
+std::string SqlConnection::diskHint(sqlite3 *db) {
+    const int code = sqlite3_errcode(db) & 0xff; // extended codes are on: SQLITE_IOERR_WRITE and kin
+    return code == SQLITE_FULL || code == SQLITE_IOERR ? " (is its disk full, or the file size limited?)"
+                                                       : "";
+}
+
+std::string SqlConnection::lastError() const {
+    return sqlite3_errmsg(m_db) + diskHint(m_db);
+}
 
 std::string problemColumns(std::string_view alias) {
     std::string out;
@@ -33,11 +42,11 @@ GemmProblem SqlStatement::problem(int c0) const {
     const std::string op = columnText(s, c0), dtype = columnText(s, c0 + 1);
     const auto o = parseOp(op);
     if (!o)
-        throw StoreError(fmt::format("a stored problem has op '{}'; this build knows mm, addmm and bmm", op));
+        throw StoreError(fmt::format("a stored problem has op '{}'; this build knows {}", op, opNames()));
     const auto d = parseDType(dtype);
     if (!d)
-        throw StoreError(
-            fmt::format("a stored problem has dtype '{}'; this build knows bf16, fp16 and fp32", dtype));
+        throw StoreError(fmt::format("a stored problem has dtype '{}'; this build knows {}", dtype,
+                                     fmt::join(dtypeNameList(), ", ")));
     p.op = *o;
     p.dtype = *d;
     p.batch = sqlite3_column_int64(s, c0 + 2);
@@ -55,13 +64,13 @@ GemmProblem SqlStatement::problem(int c0) const {
     return p;
 }
 
-SqlStatement::SqlStatement(Store &store, std::string_view sql)
+SqlStatement::SqlStatement(SqlConnection &store, std::string_view sql)
     : m_store(store) {
     if (sqlite3_prepare_v2(store.m_db, sql.data(), int(sql.size()), &m_stmt, nullptr) != SQLITE_OK)
         fail("cannot prepare query");
 }
 
-SqlStatement::SqlStatement(Store &store, const char *sql, Cached)
+SqlStatement::SqlStatement(SqlConnection &store, const char *sql, Cached)
     : m_store(store)
     , m_cached(true) {
     auto &slot = store.m_stmts[static_cast<const void *>(sql)];

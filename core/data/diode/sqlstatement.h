@@ -3,14 +3,45 @@
 #include "diode/gemmproblem.h"
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
+struct sqlite3;
 struct sqlite3_stmt;
 
 namespace diode {
 
-class Store;
+/// A store failure a user can act on: the path, what was attempted and SQLite's reason.
+class StoreError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// One SQLite connection and the statements kept on it: what a Store is built on, and all that
+/// SqlStatement needs of it (the statement layer sits below the store, not beside it).
+class SqlConnection {
+public:
+    const std::string &path() const { return m_path; }
+    /// SQLite's message for the connection's latest failure, with a hint where the disk may be full.
+    std::string lastError() const;
+
+protected:
+    explicit SqlConnection(std::string path)
+        : m_path(std::move(path)) {}
+    ~SqlConnection() = default;
+    /// What to check after a write failed for want of space: SQLite says "disk I/O error" when the
+    /// file size limit is hit and "database or disk is full" on ENOSPC.
+    static std::string diskHint(sqlite3 *db);
+
+    friend class SqlStatement;
+    std::string m_path;
+    sqlite3 *m_db = nullptr;
+    // SqlStatement's cached statements, keyed by the SQL text's address (a literal or a
+    // function-static string).
+    std::unordered_map<const void *, sqlite3_stmt *> m_stmts;
+};
 
 /// The columns one reader turns into a GemmProblem, in this order; queries select them as
 /// `kProblemColumns` (with a table alias where needed, e.g. "p.").
@@ -20,18 +51,18 @@ inline constexpr int kProblemColumnCount = 8;
 /// "op, dtype, b, m, n, k, a_transposed, b_transposed" with each name prefixed by `alias`.
 std::string problemColumns(std::string_view alias = {});
 
-/// A prepared statement on a Store's connection: the one way code, the Store's own included,
+/// A prepared statement on a connection (a Store): the one way code, the Store's own included,
 /// reaches SQLite's statements. Every failure is a StoreError naming the database.
 class SqlStatement {
 public:
     /// Prepared for this use and finalized at the end of its scope.
-    SqlStatement(Store &store, std::string_view sql);
+    SqlStatement(SqlConnection &connection, std::string_view sql);
     /// The connection's persistent statement for `sql`, prepared on first use and kept until the
     /// Store closes (the ingest path runs one statement per measurement); reset, its bindings
     /// cleared, at the end of this scope. Keyed by the text's address: pass a literal or a
     /// function-static string.
     struct Cached {};
-    SqlStatement(Store &store, const char *sql, Cached);
+    SqlStatement(SqlConnection &connection, const char *sql, Cached);
     ~SqlStatement();
     SqlStatement(const SqlStatement &) = delete;
     SqlStatement &operator=(const SqlStatement &) = delete;
@@ -64,7 +95,7 @@ public:
 
 private:
     [[noreturn]] void fail(std::string_view what) const;
-    Store &m_store;
+    SqlConnection &m_store;
     sqlite3_stmt *m_stmt = nullptr;
     bool m_cached = false;
 };

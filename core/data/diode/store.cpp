@@ -269,14 +269,6 @@ bool headerSaysWal(const std::string &path) {
     return wal;
 }
 
-/// What to check after a write failed for want of space: SQLite says "disk I/O error" when the
-/// file size limit is hit and "database or disk is full" on ENOSPC.
-std::string diskHint(sqlite3 *db) {
-    const int code = sqlite3_errcode(db) & 0xff; // extended codes are on: SQLITE_IOERR_WRITE and kin
-    return code == SQLITE_FULL || code == SQLITE_IOERR ? " (is its disk full, or the file size limited?)"
-                                                       : "";
-}
-
 off_t fileSize(const std::string &path) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
@@ -327,7 +319,7 @@ std::string utcNow() {
 }
 
 Store::Store(const std::string &path, Mode mode, Foreign foreign)
-    : m_path(path) {
+    : SqlConnection(path) {
     // Before SQLite touches the file: even opening a database read-write may switch it to WAL.
     if (mode == Mode::ReadWrite)
         shipped::refuseWritingShipped(path, "database");
@@ -430,10 +422,6 @@ void Store::exec(const char *sql) {
             fail("not a SQLite database (file is corrupt or of another kind)");
         fail(msg + diskHint(m_db));
     }
-}
-
-std::string Store::lastError() const {
-    return sqlite3_errmsg(m_db) + diskHint(m_db);
 }
 
 int Store::schemaVersion() {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "diode/measurement.h"
+#include "diode/sqlstatement.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,16 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-struct sqlite3;
-struct sqlite3_stmt;
-
 namespace diode {
-
-/// A store failure a user can act on: the path, what was attempted and SQLite's reason.
-class StoreError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
 
 /// One sweep or import: where and with what the measurements were taken.
 struct RunInfo {
@@ -90,7 +82,7 @@ struct StoreStats {
 /// The SQLite measurement store (docs/FORMATS.md): WAL, foreign keys, a schema version with
 /// migrations. A Store is one connection; use it from one thread at a time. Sweeps write
 /// through StoreWriter, which owns its own Store on a thread.
-class Store {
+class Store : public SqlConnection {
 public:
     static constexpr int kSchemaVersion = 4;
     enum class Mode { ReadWrite, ReadOnly };
@@ -107,7 +99,6 @@ public:
     Store(const Store &) = delete;
     Store &operator=(const Store &) = delete;
 
-    const std::string &path() const { return m_path; }
     int schemaVersion();
 
     /// RAII BEGIN IMMEDIATE .. COMMIT; rolls back if destroyed without commit().
@@ -164,22 +155,14 @@ public:
     void exec(const char *sql);
 
 private:
-    friend class SqlStatement; // the one way code reaches this connection's statements (sqlstatement.h)
-    /// SQLite's message for the connection's latest failure, with a hint where the disk may be full.
-    std::string lastError() const;
     [[noreturn]] void fail(const std::string &what);
     void migrate();
     void checkOwnership(Mode mode, Foreign foreign);
 
-    std::string m_path;
-    sqlite3 *m_db = nullptr;
     /// A read-only reader of a WAL database: SQLite creates its -wal and -shm for the reader and, the
     /// reader being read-only, leaves them behind; the destructor removes them when no one else
     /// has the database open and the -wal is empty.
     bool m_removeWalFiles = false;
-    // SqlStatement's cached statements, keyed by the SQL text's address (a literal or a
-    // function-static string).
-    std::unordered_map<const void *, sqlite3_stmt *> m_stmts;
     // Id caches keyed by cheap fingerprints: the ingest path must not build JSON per row.
     std::unordered_map<std::string, int64_t> m_configIds;
     struct ProblemHash {

@@ -1,5 +1,7 @@
 #include "sweepestimate.h"
 
+#include "diode/problemjson.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,7 +46,7 @@ SweepEstimate estimateDuration(const SweepPlan &plan, const std::string &backend
         fmt::format("~{} choices per problem at {} choices/GPU-minute, measured for the shipped H200 dataset "
                     "(DEFAULT search space)",
                     kInductorChoicesPerProblem, kInductorChoicesPerMinute);
-    if (plan.searchSpace == "EXHAUSTIVE")
+    if (plan.searchSpace == kSearchSpaces[1])
         e.basis += "; EXHAUSTIVE times many more choices, so this is a lower bound";
     return e;
 }

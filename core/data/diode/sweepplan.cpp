@@ -462,11 +462,11 @@ SweepPlan expand(const json &j, const std::string &baseDir) {
         plan.name = n->get<std::string>();
     }
     if (auto s = j.find("search_space"); s != j.end()) {
-        if (!s->is_string() || (*s != "DEFAULT" && *s != "EXHAUSTIVE"))
+        if (!s->is_string() || std::find(kSearchSpaces.begin(), kSearchSpaces.end(), s->get<std::string>()) ==
+                                   kSearchSpaces.end())
             throw InvalidInput(
-                fmt::format("plan: field 'search_space' has unknown value {}; expected one of DEFAULT, "
-                            "EXHAUSTIVE",
-                            show(*s)));
+                fmt::format("plan: field 'search_space' has unknown value {}; expected one of {}", show(*s),
+                            fmt::join(kSearchSpaces, ", ")));
         plan.searchSpace = s->get<std::string>();
     }
     if (auto t = j.find("timeout_s"); t != j.end()) {
@@ -528,10 +528,14 @@ SweepPlan expand(const json &j, const std::string &baseDir) {
 
 } // namespace
 
+uint64_t samplingHash(const GemmProblem &problem) {
+    return fnv1a64(problemToJson(problem).dump());
+}
+
 bool SweepPlan::inductorBenchmarkFor(const GemmProblem &problem) const {
-    if (searchSpace != "DEFAULT" || inductorEvery <= 0)
+    if (searchSpace != kSearchSpaces[0] || inductorEvery <= 0)
         return false;
-    return inductorEvery == 1 || fnv1a64(problemToJson(problem).dump()) % uint64_t(inductorEvery) == 0;
+    return inductorEvery == 1 || samplingHash(problem) % uint64_t(inductorEvery) == 0;
 }
 
 SweepPlan SweepPlan::fromJson(const json &j, const std::string &baseDir) {

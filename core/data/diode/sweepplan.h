@@ -2,6 +2,7 @@
 
 #include "diode/gemmproblem.h"
 #include "diode/kernelconfig.h"
+#include "diode/problemjson.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,12 +47,17 @@ struct PlanShard {
     bool operator==(const PlanShard &) const = default;
 };
 
+/// A problem's sampling hash, the same on every machine and in every run: which problems run
+/// Inductor's own benchmark (SweepPlan::inductorBenchmarkFor) and the seed of the EXHAUSTIVE
+/// configs the inductor worker draws for it.
+uint64_t samplingHash(const GemmProblem &problem);
+
 /// A sweep plan (docs/PLANS.md): which problems to measure, in which search space, and for the
 /// CPU backend which tile configurations. Expanded and validated before anything runs; this is
 /// the only expander (the standalone worker reads `diode plan PLAN --expand` output).
 struct SweepPlan {
     std::string name;
-    std::string searchSpace = "DEFAULT";
+    std::string searchSpace{kSearchSpaces[0]};
     double timeoutS = 600;
     int repeats = 5; ///< CPU backend: timed repeats per config (median kept)
     /// Inductor backend: Inductor's own benchmark (`inductor_autotune` times, the max-autotune

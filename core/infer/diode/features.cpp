@@ -3,6 +3,7 @@
 #include "diode/gputable.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -206,13 +207,21 @@ const std::vector<int> &FeatureSchema::problemFlags(int schema) {
 bool FeatureSchema::describes(const KernelConfig &c) {
     if (c.kind == "aten")
         return true;
-    return (c.kind == "triton" || c.kind == "cpu") && c.blockM > 0 && c.blockN > 0 && c.blockK > 0;
+    const bool tiled = c.blockM > 0 && c.blockN > 0 && c.blockK > 0;
+    if (c.kind == "cpu")
+        return tiled;
+    return c.kind == "triton" && tiled &&
+           std::find(kTritonTemplates.begin(), kTritonTemplates.end(), c.name) != kTritonTemplates.end();
 }
 
 void FeatureSchema::check(const KernelConfig &c, const std::string &where) {
     if (!KernelConfig::isKnownKind(c.kind))
         throw InvalidInput(fmt::format("{}: candidate kind '{}' is not one the model knows ({})", where,
                                        c.kind, KernelConfig::kKnownKinds));
+    if (c.kind == "triton" &&
+        std::find(kTritonTemplates.begin(), kTritonTemplates.end(), c.name) == kTritonTemplates.end())
+        throw InvalidInput(fmt::format("{}: Triton template '{}' is not one a model describes ({})", where,
+                                       c.name, fmt::join(kTritonTemplates, ", ")));
     if (!describes(c))
         throw InvalidInput(fmt::format("{}: {} candidate needs BLOCK_M, BLOCK_N and BLOCK_K", where, c.kind));
 }
@@ -268,7 +277,7 @@ void FeatureSchema::compute(const GemmProblem &p, const KernelConfig &c, const H
         *o++ = float(flag("ALLOW_TF32"));
         const double tiles = ceilDiv(M, bm) * ceilDiv(N, bn) * B;
         const double waves = tiles / hw.smCount;
-        const double smemKB = double(std::max(1, c.numStages)) * (bm * bk + bk * bn) * e / 1024.0;
+        const double smemKB = double(c.tileLoadBytes(e)) / 1024.0;
         *o++ = l2n(tiles), *o++ = l2n(waves), *o++ = float(waves - std::floor(waves)),
         *o++ = l2n(ceilDiv(K, bk));
         *o++ = float(ceilDiv(M, bm) * bm / M - 1), *o++ = float(ceilDiv(N, bn) * bn / N - 1);

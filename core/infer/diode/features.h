@@ -3,7 +3,9 @@
 #include "diode/gemmproblem.h"
 #include "diode/kernelconfig.h"
 
+#include <array>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace diode {
@@ -49,8 +51,12 @@ public:
     /// Throws InvalidInput for an op the schema has no input for.
     static void compute(const GemmProblem &p, const KernelConfig &c, const HardwareFeatures &hw,
                         std::vector<float> &out, int schema = kVersion);
-    /// Whether the schema can describe a candidate: ATen; Triton and the cpu backend's tiled GEMM
-    /// with BLOCK_M, BLOCK_N and BLOCK_K. The one definition of what a model can rank.
+    /// The Triton GEMM templates a model describes: those of Inductor's mm and bmm lowerings that
+    /// the training data holds. Others (persistent TMA, decompose-K subgraphs) are left to Inductor.
+    static constexpr std::array<std::string_view, 2> kTritonTemplates{"mm", "bmm"};
+    /// Whether the schema can describe a candidate: ATen; a Triton template of kTritonTemplates and
+    /// the cpu backend's tiled GEMM, each with BLOCK_M, BLOCK_N and BLOCK_K. The one definition of
+    /// what a model can rank, for training, evaluation and the plugin.
     static bool describes(const KernelConfig &c);
     /// Throws InvalidInput, naming `where`, for a candidate the schema cannot describe.
     static void check(const KernelConfig &c, const std::string &where);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,12 @@ namespace diode {
 inline constexpr std::array<const char *, 8> kCandidateKeyFields{
     "BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps", "EVEN_K", "ALLOW_TF32"};
 inline constexpr size_t kCandidateKeyFlags = 2;
+/// A packed row's kind codes, in order (the plugin ABI's rows): "other" is a candidate the caller
+/// could not read, which no model describes.
+inline constexpr std::array<const char *, 3> kCandidateRowKinds{"aten", "triton", "other"};
+/// Inductor's GROUP_M where a Triton GEMM template does not set it (its mm configs' default): a
+/// candidate key without GROUP_M has this one.
+inline constexpr int kDefaultGroupM = 8;
 
 /// One kernel choice for a GEMM: an ATen (cuBLAS) call, a Triton template instance with its
 /// block sizes, or a configuration of the CPU reference GEMM. Keys this build does not know
@@ -32,6 +39,16 @@ struct KernelConfig {
     int threads = 0;      ///< CPU backend only
     nlohmann::json extra; ///< null or an object; null costs no allocation per row
 
+    /// The shared memory a Triton GEMM config's pipelined loads need at least: num_stages tiles of
+    /// A (BLOCK_M x BLOCK_K) and of B (BLOCK_K x BLOCK_N) of `elementBytes` each (one stage at
+    /// least). Inductor's own estimate adds barriers and, for persistent TMA, the epilogue's, so a
+    /// config over the device's limit by this lower bound cannot compile (measured on an H200:
+    /// 128x128x128 with 4 stages, bf16, 262,144 bytes against 232,448). The feature schema's
+    /// shared-memory inputs are this too.
+    int64_t tileLoadBytes(int elementBytes) const {
+        return int64_t(numStages > 1 ? numStages : 1) *
+               (int64_t(blockM) * blockK + int64_t(blockK) * blockN) * elementBytes;
+    }
     /// Canonical text identity: equal configs have equal keys (used for dedup in the store).
     std::string key() const;
     nlohmann::json toJson() const;

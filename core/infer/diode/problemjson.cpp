@@ -3,11 +3,13 @@
 #include "diode/jsonlimits.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <istream>
 
 namespace diode {
@@ -133,8 +135,8 @@ GemmProblem problemFromJson(const nlohmann::json &j, const std::string &where) {
         throw InvalidInput(fmt::format("{}: field 'dtype' is missing", where));
     auto dt = parseDType(dtIt->get<std::string>());
     if (!dt)
-        throw InvalidInput(fmt::format("{}: field 'dtype' has unknown value {}; expected bf16, fp16 or fp32",
-                                       where, dtIt->dump()));
+        throw InvalidInput(fmt::format("{}: field 'dtype' has unknown value {}; expected one of {}", where,
+                                       dtIt->dump(), fmt::join(dtypeNameList(), ", ")));
     p.dtype = *dt;
     p.batch = sizeField(j, "B", where, false);
     p.m = sizeField(j, "M", where, true);
@@ -291,6 +293,11 @@ ProblemRecord parseProblemRecord(const nlohmann::json &j, const std::string &whe
     }
     if (auto it = j.find("baselines"); it != j.end() && !it->is_null())
         r.baselines = readBaselines(*it, r.candidates, where);
+    // A line's search space is kept as written, and must be one Inductor has.
+    if (auto it = j.find("search_space");
+        it != j.end() && !(it->is_string() && parseSearchSpace(it->get<std::string>())))
+        throw InvalidInput(fmt::format("{}: field 'search_space' must be one of {}, got {}", where,
+                                       fmt::join(kSearchSpaces, ", "), it->dump()));
     for (const auto &[k, v] : j.items()) {
         bool known = false;
         for (const char *kk : kProblemKeys)
@@ -380,6 +387,40 @@ std::string lowerExtension(const std::string &path) {
 bool isProblemLinesName(const std::string &path) {
     const std::string ext = lowerExtension(path);
     return ext == ".jsonl" || ext == ".ndjson";
+}
+
+std::vector<ProblemRecord> readProblemFile(const std::string &path) {
+    // A directory opens as a stream and fails on the first read ("basic_filebuf::underflow").
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        throw InvalidInput(fmt::format("'{}' is a directory; expected a file of problem JSON lines", path));
+    std::ifstream in(path);
+    if (!in)
+        throw InvalidInput(fmt::format("cannot read '{}'", path));
+    std::vector<ProblemRecord> out;
+    std::string line;
+    for (int n = 1;; ++n) {
+        const LineRead read = readProblemLine(in, line); // bounded: /dev/zero never ends a line
+        if (read == LineRead::End)
+            break;
+        if (read == LineRead::TooLong)
+            throw InvalidInput(fmt::format("{}: line {}: longer than {} bytes; a problem line is far shorter",
+                                           path, n, kProblemJsonLimits.maxBytes));
+        if (line.find_first_not_of(" \t\r") == std::string::npos)
+            continue;
+        out.push_back(parseProblemLine(line, fmt::format("{}: line {}", path, n)));
+    }
+    return out;
+}
+
+std::optional<std::string> parseSearchSpace(std::string_view text) {
+    std::string upper(text);
+    std::transform(upper.begin(), upper.end(), upper.begin(),
+                   [](unsigned char c) { return char(std::toupper(c)); });
+    for (const auto space : kSearchSpaces)
+        if (upper == space)
+            return upper;
+    return std::nullopt;
 }
 
 } // namespace diode

@@ -7,8 +7,10 @@
 
 #include <array>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace diode {
 
@@ -21,6 +23,12 @@ inline constexpr int kProblemJsonVersion = 2;
 /// selector read this list through the plugin's diode_vocabulary()).
 inline constexpr std::array<std::string_view, 8> kProblemFields{"op", "dtype",        "B",           "M", "N",
                                                                 "K",  "a_transposed", "b_transposed"};
+
+/// The GEMM search spaces of Inductor a line, a plan or the plugin names ("search_space"); a line
+/// without one is of the first.
+inline constexpr std::array<std::string_view, 2> kSearchSpaces{"DEFAULT", "EXHAUSTIVE"};
+/// The space `text` names, in any case ("exhaustive" is EXHAUSTIVE); nullopt for none of them.
+std::optional<std::string> parseSearchSpace(std::string_view text);
 
 /// What one problem line may hold (docs/FORMATS.md, Limits): nesting 64 deep, 16 MiB. A later
 /// duplicate key replaces the earlier one, as Python's json module does.
@@ -43,6 +51,11 @@ enum class LineRead { Line, TooLong, End };
 /// std::getline with a bound: reads one line into `line` without its newline, never holding more
 /// than kProblemJsonLimits.maxBytes of it.
 LineRead readProblemLine(std::istream &in, std::string &line);
+
+/// Problem JSON lines of a file, blank lines skipped; throws InvalidInput naming the file, the line
+/// and the field. The one reader of such files: `diode eval`, `diode characterise`, the sweep's
+/// problem files and the Python tools (diode_read_problem_lines) read with it.
+std::vector<ProblemRecord> readProblemFile(const std::string &path);
 
 /// A file name's extension in lower case (".jsonl" for "X.JSONL"), for choosing a reader by name.
 std::string lowerExtension(const std::string &path);

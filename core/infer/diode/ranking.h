@@ -14,8 +14,8 @@ std::vector<size_t> orderByPrediction(const std::vector<double> &predictedMs);
 
 /// Ranks one problem JSON line with `package`: {"problem": "<label>", "predicted_ms": [...],
 /// "order": [...]}, or
-/// {"error": "<where>: ..."} for a line the schema cannot describe. What `diode rank` prints per
-/// line and what the plugin's C ABI returns, so the two cannot drift apart.
+/// {"error": "<where>: ..."} for a line the schema cannot describe: what `diode rank` prints per
+/// line.
 nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &line,
                                const std::string &where);
 

@@ -33,7 +33,7 @@ std::string shippedFolderOf(const std::string &path) {
         return {};
     const fs::path file = realPath(path);
     for (const char *root : {DIODE_SOURCE_DIR, DIODE_INSTALL_DATADIR}) {
-        const fs::path folder = realPath(fs::path(root) / "trained_models");
+        const fs::path folder = realPath(fs::path(root) / kModelDirectory);
         if (isInside(file, folder))
             return folder.string();
     }

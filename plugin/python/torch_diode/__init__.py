@@ -2,7 +2,8 @@
 
 `import torch_diode` registers the selector with PyTorch Inductor, each step only if the one
 before succeeded:
-  1. import torch (>= 2.9; otherwise the reason is recorded and nothing else happens),
+  1. import torch (at least the version the library names, diode_vocabulary's min_torch;
+     otherwise the reason is recorded and nothing else happens),
   2. check that Inductor has the hook the selector needs (InductorChoices._finalize_template_configs),
   3. detect the GPU and load the best matching package (TORCH_DIODE_MODEL_PATH, the user
      directory, the shipped trained_models/),
@@ -26,7 +27,6 @@ import threading
 from typing import Optional
 
 __version__ = "0.2.0"
-MIN_TORCH = (2, 9)
 
 log = logging.getLogger("torch_diode")
 if not log.handlers:
@@ -39,6 +39,7 @@ if not log.handlers:
 _lock = threading.RLock()
 _runtime = None  # _selector.Runtime while installed
 _saved_config: dict = {}
+_asked_options: dict = {}  # install()'s options as given (register_model() reuses them)
 _previous_handler = None
 _previous_factory = None
 _status: dict = {
@@ -66,15 +67,27 @@ def set_log_level(level) -> None:
 _NO_TORCH = "torch is missing or broken"
 
 
+def _min_torch() -> Optional[str]:
+    """The oldest torch the selector runs on, as the library says ("2.9"); None without the library."""
+    try:
+        from ._native import NativeError, vocabulary
+
+        return vocabulary()["min_torch"]
+    except (ImportError, NativeError):
+        return None
+
+
 def _check_torch() -> Optional[str]:
     try:
         import torch
     except Exception as e:  # torch missing or broken: the status says so
         return f"{_NO_TORCH}: {e}"
+    minimum = _min_torch()
     version = tuple(int(x) for x in re.findall(r"\d+", torch.__version__)[:2])
-    _status["torch"] = {"ok": version >= MIN_TORCH, "version": torch.__version__}
-    if version < MIN_TORCH:
-        return f"torch {torch.__version__} is too old: the selector needs torch >= 2.9"
+    old = minimum is not None and version < tuple(int(x) for x in minimum.split("."))
+    _status["torch"] = {"ok": not old, "version": torch.__version__}
+    if old:
+        return f"torch {torch.__version__} is too old: the selector needs torch >= {minimum}"
     return None
 
 
@@ -147,7 +160,8 @@ def install(model=None, **options) -> bool:
     is a TypeError and a bad value a ValueError, each naming it): top_k, performance_threshold,
     ops, search_space, fallback, margin, regime, autotune_gemm, keep_unscored.
     `regime` ("warm": operands in L2, as in a decode loop; "cold": weights
-    evicted, as in a large model's forward pass). `margin`: ATen, what plain torch.compile runs,
+    evicted, as in a large model's forward pass; default: warm chooses the package, whose own regime
+    then sets the margin). `margin`: ATen, what plain torch.compile runs,
     is replaced only by a kernel predicted faster by more than this share (default: the margin
     calibrated into the package for the regime by `diode calibrate`, else the library's default for
     the regime; 0 turns the guard off).
@@ -173,6 +187,8 @@ def install(model=None, **options) -> bool:
     options = Options(**options)
     with _lock:
         uninstall()
+        _asked_options.clear()
+        _asked_options.update(options.as_dict())
         _status.update(installed=False, options=options.as_dict())
         for step, check in (("torch", _check_torch), ("hook", _check_hook)):
             why = check()
@@ -183,13 +199,18 @@ def install(model=None, **options) -> bool:
             _status[step].pop("reason")
         hw = get_detected_hardware()
         _status["hardware"] = dict(hw, ok=bool(hw.get("available")))
-        loaded = _load_model(model, hw, options.regime)
+        from ._native import vocabulary
+
+        # Without a regime asked for, the default one chooses the package; the package's own then
+        # sets the margin (Runtime).
+        loaded = _load_model(model, hw, options.regime or vocabulary()["default_regime"])
         if loaded is None:
             return False
         from . import _inductor_compat as compat
 
         runtime = Runtime(loaded, options)
-        _status["options"] = options.as_dict()  # the margin now the package's where none was given
+        # The margin and regime in use: the package's where none was asked for.
+        _status["options"] = dict(options.as_dict(), margin=runtime.margin, regime=runtime.regime)
         _previous_handler = compat.current_choices_handler()  # one set in this thread, or None
         if type(_previous_handler) is compat.choices_base_class():
             # Inductor's own default, made lazily by an earlier compile: restoring it would pin it
@@ -208,8 +229,8 @@ def install(model=None, **options) -> bool:
             loaded.path,
             options.top_k,
             options.threshold,
-            options.margin,
-            options.regime,
+            runtime.margin,
+            runtime.regime,
             options.search_space,
         )
         return True
@@ -315,7 +336,7 @@ def get_integration_status() -> dict:
     with _lock:
         status = json.loads(json.dumps(_status, default=str))
         if _runtime is not None:
-            status["stats"] = get_stats()
+            status["stats"] = _runtime.snapshot()
             status["recommended_way"] = _recommended_way(_runtime, status["stats"])
         try:
             from ._native import library_path
@@ -334,25 +355,22 @@ def get_stats() -> dict:
             from ._decisions import DecisionStats
             from ._selector import Stats
 
-            return dict(Stats().snapshot(), decisions=DecisionStats().snapshot())
-        stats = _runtime.stats.snapshot()
-        if _runtime.decisions is not None:
-            stats["decisions"] = _runtime.decisions.stats.snapshot()
-        return stats
+            stats = Stats().snapshot()
+            stats["decisions"] = DecisionStats().merged(stats["decisions"])
+            return stats
+        return _runtime.snapshot()
 
 
 def reset_stats() -> None:
     with _lock:
         if _runtime is not None:
-            _runtime.stats.reset()
-            if _runtime.decisions is not None:
-                _runtime.decisions.stats.reset()
+            _runtime.reset_stats()
 
 
 def register_model(name_or_path, **install_options) -> bool:
     """Loads a package by path or name and installs the selector with it, even when it was made
     on another GPU (then with a warning)."""
-    options = dict(_status.get("options") or {})
+    options = dict(_asked_options)  # what was asked for, not what the last package resolved it to
     options.update(install_options)
     options.pop("model", None)
     return install(model=name_or_path, **options)
@@ -379,14 +397,6 @@ def record_decisions(path: Optional[str] = None):
             with open(path, "w") as f:
                 for d in decisions:
                     f.write(json.dumps(d, separators=(",", ":")) + "\n")
-
-
-def collect(path: str, append: bool = False):
-    """Context manager recording Inductor's autotune timings as problem JSON lines while you
-    compile your own model; see torch_diode.tools.collect_timings.AutotuneRecorder."""
-    from .tools.collect_timings import collect as _collect
-
-    return _collect(path, append=append)
 
 
 def _autoregister() -> None:

@@ -18,7 +18,6 @@ import os
 import threading
 import time
 from collections import Counter
-from typing import Optional
 
 from . import _native
 
@@ -28,61 +27,61 @@ KINDS = ("small_m_form", "kernel_config")
 
 
 class DecisionStats:
-    """Counters of the decisions beside the GEMM kernel, by kind, under one lock."""
+    """What Python alone sees of the decisions beside the GEMM kernel, by kind: kernels and sites the
+    translator could not describe, errors, and the time spent; the decisions themselves are counted
+    by the library (diode_selector_counters). Under one lock."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self.reset()
 
     def reset(self):
-        self.seen: Counter = Counter()
-        self.departed: Counter = Counter()  # kernels given a fixed config, sites decomposed
-        self.kept: dict = {k: Counter() for k in KINDS}  # Inductor's own behaviour kept, by reason
-        self.undescribed: dict = {k: Counter() for k in KINDS}
-        self.errors: Counter = Counter()
-        self.reused: Counter = Counter()
-        self.seconds: Counter = Counter()
-
-    def add(self, kind: str, outcome: str, reason: str, seconds: float, reused: bool = False):
         with self._lock:
-            self.seen[kind] += 1
+            self.undescribed: dict = {k: Counter() for k in KINDS}
+            self.errors: dict = {k: Counter() for k in KINDS}
+            self.seconds: Counter = Counter()
+
+    def add(self, kind: str, seconds: float, undescribed: str = "", error: str = ""):
+        with self._lock:
             self.seconds[kind] += seconds
-            self.reused[kind] += reused
-            if outcome == "departed":
-                self.departed[kind] += 1
-            elif outcome == "undescribed":
-                self.undescribed[kind][reason] += 1
-            elif outcome == "error":
-                self.errors[kind] += 1
-                self.kept[kind][reason] += 1
-            else:
-                self.kept[kind][reason] += 1
+            if undescribed:
+                self.undescribed[kind][undescribed] += 1
+            if error:
+                self.errors[kind][error] += 1
 
-    def snapshot(self) -> dict:
+    def merged(self, library: dict) -> dict:
+        """get_stats()["decisions"]: the library's counters of every kind, and for these two kinds:
+        "seen" (every kernel or site met), "decided" (a site decomposed, a kernel given a fixed
+        configuration), "kept_default" ({reason: n}: the library kept Inductor's behaviour, or an
+        error did), "not_described" ({reason: n}), "errors" and "time_s"."""
+        out = dict(library)
         with self._lock:
-            out = {}
             for kind in KINDS:
+                lib = library.get(kind, {})
+                kept = Counter(lib.get("not_selected", {}))
+                kept.update(self.errors[kind])
+                errors = sum(self.errors[kind].values())
+                undescribed = sum(self.undescribed[kind].values())
                 out[kind] = {
-                    "seen": self.seen[kind],
-                    # small_m_form: sites decomposed; kernel_config: kernels given a fixed config
-                    "decided": self.departed[kind],
-                    "kept_default": dict(self.kept[kind]),
+                    "seen": lib.get("decisions", 0) + undescribed + errors,
+                    "decided": lib.get("selected", 0),
+                    "kept_default": dict(kept),
                     "not_described": dict(self.undescribed[kind]),
-                    "errors": self.errors[kind],
-                    "reused": self.reused[kind],
+                    "errors": errors,
                     "time_s": self.seconds[kind],
                 }
-            return out
+        return out
 
 
 class Decisions:
-    """The two decision kinds for one installed package."""
+    """The two decision kinds, made by the library's selector of the installed package."""
 
-    def __init__(self, model, kernel_configs: bool = True, small_m: bool = True):
-        self.model = model
+    def __init__(self, selector, kernel_configs: bool = True, small_m: bool = True):
+        self.selector = selector
+        self.model = selector.model
         self.enabled = {"kernel_config": bool(kernel_configs), "small_m_form": bool(small_m)}
         self.stats = DecisionStats()
-        self._cache: dict = {}
+        self._grids: dict = {}
         self._lock = threading.Lock()
         self._logged: set = set()
         self.recorders: list = []
@@ -94,15 +93,13 @@ class Decisions:
             self._logged.add(key)
         log.warning(msg, *args)
 
-    def _ask(self, kind: str, key: str, request: dict) -> tuple[dict, bool]:
-        cached = self._cache.get((kind, key))
-        if cached is not None:
-            return cached, True
-        answer = _native.decide(kind, request, self.model)
-        if len(self._cache) > 8192:
-            self._cache.clear()
-        self._cache[(kind, key)] = answer
-        return answer, False
+    def _grid(self, key: str, shape: dict) -> list:
+        grid = self._grids.get(key)
+        if grid is None:
+            if len(self._grids) > 4096:
+                self._grids.clear()
+            grid = self._grids[key] = _native.kernel_candidates(shape)
+        return grid
 
     def _record(self, kind: str, subject: dict, answer: dict):
         for r in list(self.recorders):
@@ -120,28 +117,24 @@ class Decisions:
         try:
             shape = _kernels.kernel_shape(kernel_cls, features, groups, kwargs)
         except _kernels.Undescribable as e:
-            self.stats.add("kernel_config", "undescribed", e.reason, time.perf_counter() - t0)
+            self.stats.add("kernel_config", time.perf_counter() - t0, undescribed=e.reason)
             return kwargs
         except Exception as e:  # a kernel the reader trips on keeps Inductor's default
             self._log_once(
                 f"kshape_{type(e).__name__}", "kernel config: cannot read a kernel (%s: %s)", type(e).__name__, e
             )
-            self.stats.add("kernel_config", "error", f"read_{type(e).__name__}", time.perf_counter() - t0)
+            self.stats.add("kernel_config", time.perf_counter() - t0, error=f"read_{type(e).__name__}")
             return kwargs
         try:
-            key = json.dumps(shape, sort_keys=True)
-            answer, reused = self._ask("kernel_config", key, {"shape": shape})
+            answer = self.selector.decide_json("kernel_config", {"shape": shape})
             if self.recorders:
                 self._record("kernel_config", {"shape": shape}, answer)
             if not answer.get("fixed"):
-                self.stats.add(
-                    "kernel_config", "kept", answer.get("reason", "default"), time.perf_counter() - t0, reused
-                )
+                self.stats.add("kernel_config", time.perf_counter() - t0)
                 return kwargs
             # Only a configuration of the kernel's own grid is ever applied (the library's answer is
             # one; anything else, from a mismatched library or a bug, keeps Inductor's default).
-            grid = self._ask("kernel_candidates", key, {"shape": shape})[0]["configs"]
-            if answer.get("config") not in grid:
+            if answer.get("config") not in self._grid(json.dumps(shape, sort_keys=True), shape):
                 raise ValueError(f"config {answer.get('config')} is not one of the kernel's candidates")
             fixed = _kernels.fixed_kwargs(kwargs, shape, answer["config"])
             _kernels.accepted(kernel_cls, groups, fixed)
@@ -149,9 +142,9 @@ class Decisions:
             self._log_once(
                 f"kcfg_{type(e).__name__}", "kernel config: keeping Inductor's default (%s: %s)", type(e).__name__, e
             )
-            self.stats.add("kernel_config", "error", f"refused_{type(e).__name__}", time.perf_counter() - t0)
+            self.stats.add("kernel_config", time.perf_counter() - t0, error=f"refused_{type(e).__name__}")
             return kwargs
-        self.stats.add("kernel_config", "departed", answer["reason"], time.perf_counter() - t0, reused)
+        self.stats.add("kernel_config", time.perf_counter() - t0)
         return fixed
 
     # ---- small_m_form --------------------------------------------------------------------------
@@ -169,27 +162,27 @@ class Decisions:
             self._log_once(
                 f"sites_{type(e).__name__}", "small-M form: cannot read the graph (%s: %s)", type(e).__name__, e
             )
-            self.stats.add("small_m_form", "error", f"read_{type(e).__name__}", time.perf_counter() - t0)
+            self.stats.add("small_m_form", time.perf_counter() - t0, error=f"read_{type(e).__name__}")
             return
+        self.stats.add("small_m_form", time.perf_counter() - t0)
         for site in sites:
             t1 = time.perf_counter()
             try:
-                answer, reused = self._ask("small_m_form", json.dumps(site.site, sort_keys=True), {"site": site.site})
+                answer = self.selector.decide_json("small_m_form", {"site": site.site})
                 if self.recorders:
                     self._record("small_m_form", {"site": site.site}, answer)
-                if not answer.get("decompose"):
-                    self.stats.add(
-                        "small_m_form", "kept", answer.get("reason", "library"), time.perf_counter() - t1, reused
-                    )
-                    continue
-                _forms.rewrite(graph, site)
+                if answer.get("decompose"):
+                    _forms.rewrite(graph, site)
             except Exception as e:  # the site keeps its library kernel
                 self._log_once(
-                    f"form_{type(e).__name__}", "small-M form: keeping the library kernel (%s: %s)", type(e).__name__, e
+                    f"form_{type(e).__name__}",
+                    "small-M form: keeping the library kernel (%s: %s)",
+                    type(e).__name__,
+                    e,
                 )
-                self.stats.add("small_m_form", "error", f"rewrite_{type(e).__name__}", time.perf_counter() - t1)
+                self.stats.add("small_m_form", time.perf_counter() - t1, error=f"rewrite_{type(e).__name__}")
                 continue
-            self.stats.add("small_m_form", "departed", answer["reason"], time.perf_counter() - t1, reused)
+            self.stats.add("small_m_form", time.perf_counter() - t1)
         graph.lint()
 
 
@@ -240,11 +233,3 @@ def package_identity(model, options: dict) -> str:
 
 def make_pass(previous, model, options: dict):
     return pass_class()(previous, package_identity(model, options))
-
-
-def margins(model) -> Optional[dict]:
-    """The package's decision margins (manifest decisions.*.margin), or None without decisions."""
-    decisions = (getattr(model, "manifest", None) or {}).get("decisions")
-    if not isinstance(decisions, dict):
-        return None
-    return {k: v.get("margin") for k, v in decisions.items() if isinstance(v, dict)}

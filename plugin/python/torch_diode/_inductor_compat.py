@@ -12,12 +12,10 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Iterable, Optional
 
-from ._native import INDUCTOR_GROUP_M
+from . import _native
 
 # The hook the selector overrides; older torch called it `_finalize_mm_configs`.
 FINALIZE_HOOK = "_finalize_template_configs"
-# Template uids of the Triton GEMM templates the model knows, and their problem-JSON names.
-TRITON_TEMPLATES = {"triton::mm": "mm", "triton::bmm": "bmm"}
 # Inductor's feedback saver names for the GEMMs we measure, mapped to problem-JSON ops.
 SAVER_OPS = {"mm": "mm", "addmm": "addmm", "bias_addmm": "addmm", "bmm": "bmm", "baddbmm": "baddbmm"}
 
@@ -156,65 +154,50 @@ def _params_dict(params) -> dict:
     return params.to_kwargs() if params is not None and hasattr(params, "to_kwargs") else {}
 
 
+def _key_layout() -> tuple:
+    """(integer parameters, flags, Inductor's default GROUP_M) of the library's candidate key."""
+    v = _native.vocabulary()
+    key, flags = v["candidate_key"], v["candidate_flags"]
+    return tuple(key[2 : len(key) - len(flags)]), tuple(flags), v["default_group_m"]
+
+
 def ktc_keys(ktcs) -> list:
-    """ktc_key of each KernelTemplateChoice, in order. The selector's path: a template's name and
-    its shared extra kwargs are worked out once per run of choices sharing them, and parameters are
-    read in place (params first, then extra kwargs, as KernelTemplateChoice.choice passes them)."""
+    """The library's candidate key (its packed row: kind, name, the parameters, the flags; -1 for
+    a flag not given) of each KernelTemplateChoice, in order: "aten::X" is ATen's extern_kernels.X,
+    "triton::X" the Triton template X with its parameters (params first, then extra kwargs, as
+    KernelTemplateChoice.choice passes them), and anything else, or a Triton choice missing a
+    parameter, "other" under its uid (the library says which the model describes). The selector's
+    path: a template's kind and name are worked out once per run of choices sharing it."""
+    params, flags, group_m = _key_layout()
+    blank = (0,) * len(params) + (-1,) * len(flags)
     out = []
-    last_template, kind = object(), None
-    last_extra, x_group, x_even, x_tf32 = object(), INDUCTOR_GROUP_M, None, None
+    last_template, fixed, head = object(), None, None
     for ktc in ktcs:
         template = getattr(ktc, "template", None)
         if template is not last_template:
             last_template = template
             uid = str(getattr(template, "uid", "") or "")
-            if uid.startswith("aten::"):
-                kind = ("aten", "extern_kernels." + uid[6:], 0, 0, 0, 0, 0, 0, -1, -1)
-            else:
-                kind = TRITON_TEMPLATES.get(uid)
-        if kind is None or type(kind) is tuple:
-            out.append(kind)
+            kind, _, name = uid.partition("::")
+            head = ("triton", name) if kind == "triton" and name else None
+            fixed = None if head else (("aten", "extern_kernels." + name) if kind == "aten" else ("other", uid)) + blank
+        if fixed is not None:
+            out.append(fixed)
             continue
         extra = getattr(ktc, "extra_kwargs", None) or {}
-        if extra is not last_extra:
-            last_extra = extra
-            x_group, x_even, x_tf32 = (
-                extra.get("GROUP_M", INDUCTOR_GROUP_M),
-                extra.get("EVEN_K"),
-                extra.get("ALLOW_TF32"),
-            )
         kw = _params_dict(getattr(ktc, "params", None))
         try:
-            try:
-                bm, bn, bk, stages, warps = (
-                    kw["BLOCK_M"],
-                    kw["BLOCK_N"],
-                    kw["BLOCK_K"],
-                    kw["num_stages"],
-                    kw["num_warps"],
-                )
-            except KeyError:  # some only in the extra kwargs
-                merged = {**extra, **kw}
-                bm, bn, bk, stages, warps = (
-                    merged[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_stages", "num_warps")
-                )
-            even, tf32 = kw.get("EVEN_K", x_even), kw.get("ALLOW_TF32", x_tf32)
-            out.append(
-                (
-                    "triton",
-                    kind,
-                    int(bm),
-                    int(bn),
-                    int(bk),
-                    int(kw.get("GROUP_M", x_group)),
-                    int(stages),
-                    int(warps),
-                    -1 if even is None else int(even),
-                    -1 if tf32 is None else int(tf32),
-                )
-            )
+            values = []
+            for f in params:
+                v = kw.get(f)
+                if v is None:
+                    v = extra[f] if f in extra or f != "GROUP_M" else group_m
+                values.append(int(v))
+            for f in flags:
+                v = kw.get(f, extra.get(f))
+                values.append(-1 if v is None else int(v))
+            out.append(head + tuple(values))
         except (KeyError, TypeError, ValueError):  # a parameter missing or not a number
-            out.append(None)
+            out.append(("other", uid) + blank)
     return out
 
 
@@ -252,9 +235,8 @@ def lookup_table_entry(kernel_inputs, op_name: str, kept) -> Optional[dict]:
     return {"key": key, "configs": configs}
 
 
-def ktc_key(ktc) -> Optional[tuple]:
-    """(kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32)
-    or None for a template the model does not know. EVEN_K / ALLOW_TF32 are -1 when absent."""
+def ktc_key(ktc) -> tuple:
+    """ktc_keys of one KernelTemplateChoice."""
     return ktc_keys((ktc,))[0]
 
 

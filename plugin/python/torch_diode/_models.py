@@ -15,20 +15,21 @@ from typing import Optional
 def search_locations() -> list[tuple[str, str]]:
     """(source, path) pairs in the order they are searched: core's user locations (_native), then
     the shipped packages."""
-    from ._native import model_locations
+    from ._native import model_locations, vocabulary
 
+    shipped = vocabulary()["model_directory"]  # core's shipped::kModelDirectory
     locs = model_locations()
     here = os.path.dirname(os.path.abspath(__file__))
-    locs.append(("shipped", os.path.join(here, "trained_models")))
+    locs.append(("shipped", os.path.join(here, shipped)))
     repo = os.path.abspath(os.path.join(here, "..", "..", ".."))
-    if os.path.isdir(os.path.join(repo, "trained_models")) and os.path.isdir(os.path.join(repo, "plugin")):
-        locs.append(("shipped", os.path.join(repo, "trained_models")))
+    if os.path.isdir(os.path.join(repo, shipped)) and os.path.isdir(os.path.join(repo, "plugin")):
+        locs.append(("shipped", os.path.join(repo, shipped)))
     return locs
 
 
 # How far one search location is walked. A folder of packages is small; a mistyped
 # TORCH_DIODE_MODEL_PATH (/, $HOME, a dataset mount) walked the whole tree at import time: 34 s
-# for / on a 2-core VM, far longer on network filesystems (issue 26, hostile pass).
+# for / on a 2-core VM, far longer on network filesystems.
 MAX_SEARCH_DEPTH = 4  # folders below the location
 MAX_SEARCH_ENTRIES = 10_000  # files and folders seen in one location
 

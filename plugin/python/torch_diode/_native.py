@@ -1,7 +1,8 @@
 """ctypes binding of libdiode_inductor (plugin/include/diode_inductor.h).
 
-The scoring runs in C++ (Eigen); this module only finds the library, declares the ABI and
-turns Python values into the C structs. It imports nothing from torch.
+The decisions are made in C++ (core's Selector, Eigen inference); this module only finds the
+library, declares the ABI and turns Python values into the C structs and rows. It imports nothing
+from torch.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from array import array
 from itertools import chain
 from typing import Optional, Sequence
 
-ABI_VERSION = 11
+ABI_VERSION = 12
 _LIB_NAME = "libdiode_inductor.so"
 
 
@@ -33,28 +34,25 @@ class Problem(ctypes.Structure):
     ]
 
 
-class Candidate(ctypes.Structure):
-    _fields_ = [
-        ("kind", ctypes.c_char_p),
-        ("name", ctypes.c_char_p),
-        ("block_m", ctypes.c_int32),
-        ("block_n", ctypes.c_int32),
-        ("block_k", ctypes.c_int32),
-        ("group_m", ctypes.c_int32),
-        ("num_stages", ctypes.c_int32),
-        ("num_warps", ctypes.c_int32),
-        ("even_k", ctypes.c_int32),
-        ("allow_tf32", ctypes.c_int32),
-    ]
+class GemmContext(ctypes.Structure):
+    """What Inductor knows of a GEMM lowering that a problem line does not carry (diode_gemm_context)."""
+
+    _fields_ = [("addend_varies_along_m", ctypes.c_int32), ("shared_memory_bytes", ctypes.c_int64)]
 
 
-class Policy(ctypes.Structure):
-    """The selection policy (diode_inductor.h, diode_policy); the rule itself is the library's."""
+class Decision(ctypes.Structure):
+    """One decision's outcome (diode_decision); the rule that made it is the library's."""
 
     _fields_ = [
-        ("top_k", ctypes.c_int32),
+        ("kind", ctypes.c_int32),
+        ("selected", ctypes.c_int32),
+        ("deferred", ctypes.c_int32),
+        ("kept", ctypes.c_int32),
+        ("plain", ctypes.c_int32),
+        ("scores_reused", ctypes.c_int32),
         ("margin", ctypes.c_double),
-        ("threshold", ctypes.c_double),
+        ("not_selected", ctypes.c_char * 64),
+        ("why", ctypes.c_char * 256),
     ]
 
 
@@ -136,50 +134,34 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.diode_model_close.argtypes = [ctypes.c_void_p]
     lib.diode_model_manifest.argtypes = [ctypes.c_void_p]
     lib.diode_model_manifest.restype = ctypes.c_char_p
-    lib.diode_model_score.argtypes = [
+    lib.diode_selector_open.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.diode_selector_open.restype = ctypes.c_void_p
+    lib.diode_selector_close.argtypes = [ctypes.c_void_p]
+    for name in ("diode_selector_options", "diode_selector_counters"):
+        getattr(lib, name).argtypes = [ctypes.c_void_p]
+        getattr(lib, name).restype = ctypes.c_void_p  # freed with diode_free
+    lib.diode_selector_reset_counters.argtypes = [ctypes.c_void_p]
+    lib.diode_selector_reset_counters.restype = None
+    lib.diode_decide_gemm.argtypes = [
         ctypes.c_void_p,
         ctypes.POINTER(Problem),
-        ctypes.POINTER(Candidate),
-        ctypes.c_size_t,
-        ctypes.POINTER(ctypes.c_double),
-    ]
-    lib.diode_model_score.restype = ctypes.c_int
-    lib.diode_model_score_packed.argtypes = [
-        ctypes.c_void_p,
-        ctypes.POINTER(Problem),
+        ctypes.POINTER(GemmContext),
         ctypes.POINTER(ctypes.c_char_p),
         ctypes.c_size_t,
         ctypes.c_void_p,
         ctypes.c_size_t,
+        ctypes.POINTER(Decision),
+        ctypes.c_void_p,
+        ctypes.c_void_p,
         ctypes.c_void_p,
     ]
-    lib.diode_model_score_packed.restype = ctypes.c_int
+    lib.diode_decide_gemm.restype = ctypes.c_int
     # The selector's call keeps the GIL (PyDLL): a CDLL call releases it, and getting it back waits
     # for whichever other Python thread took it meanwhile. Measured on the 2-core VM with one busy
     # Python thread beside it: 150-195 µs a call on average (CDLL) against 98-116 µs (PyDLL),
     # medians 45 µs either way. The call is ~50 µs for 20 candidates, a few ms for EXHAUSTIVE's
     # ~1,400: short enough to hold the GIL through.
-    lib.score_packed_holding_gil = _holding_gil(lib, "diode_model_score_packed")
-    lib.diode_model_select_packed.argtypes = [
-        ctypes.c_void_p,
-        ctypes.POINTER(Problem),
-        ctypes.POINTER(ctypes.c_char_p),
-        ctypes.c_size_t,
-        ctypes.c_void_p,
-        ctypes.c_size_t,
-        ctypes.POINTER(Policy),
-        ctypes.c_int,
-        ctypes.c_void_p,
-        ctypes.c_void_p,
-    ]
-    lib.diode_model_select_packed.restype = ctypes.c_int
-    lib.select_packed_holding_gil = _holding_gil(lib, "diode_model_select_packed")
-    lib.diode_policy_margin.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-    lib.diode_policy_margin.restype = ctypes.c_double
-    lib.diode_model_unseen.argtypes = [ctypes.c_void_p, ctypes.POINTER(Problem), ctypes.c_char_p, ctypes.c_size_t]
-    lib.diode_model_unseen.restype = ctypes.c_int
-    lib.diode_model_scores_op.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-    lib.diode_model_scores_op.restype = ctypes.c_int
+    lib.decide_gemm_holding_gil = _holding_gil(lib, "diode_decide_gemm")
     lib.diode_gpu_transfer.argtypes = [
         ctypes.c_char_p,
         ctypes.c_char_p,
@@ -205,25 +187,28 @@ def _declare(lib: ctypes.CDLL) -> None:
         ctypes.c_size_t,
     ]
     lib.diode_plain_candidate.restype = ctypes.c_int
-    lib.diode_model_rank_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-    lib.diode_model_rank_json.restype = ctypes.c_void_p  # freed with diode_free
+    lib.diode_read_problem_lines.argtypes = [ctypes.c_char_p]
+    lib.diode_read_problem_lines.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_vocabulary.restype = ctypes.c_char_p
     lib.diode_model_locations.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_model_facts.argtypes = [ctypes.c_void_p]
     lib.diode_model_facts.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_free.argtypes = [ctypes.c_void_p]
     lib.diode_last_error.restype = ctypes.c_char_p
-    lib.diode_decide.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
-    lib.diode_decide.restype = ctypes.c_void_p  # freed with diode_free
+    lib.diode_decide_json.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+    lib.diode_decide_json.restype = ctypes.c_void_p  # freed with diode_free
+    lib.diode_kernel_candidates.argtypes = [ctypes.c_char_p]
+    lib.diode_kernel_candidates.restype = ctypes.c_void_p  # freed with diode_free
 
 
 _vocabulary: Optional[dict] = None
 
 
 def vocabulary() -> dict:
-    """The names core defines and Python shares (diode_vocabulary in diode_inductor.h): the ops,
-    the batched ones, the dtypes with torch's names and sizes, a problem's fields, the timing
-    methods and the regimes. Loads the library; raises NativeError where it is missing."""
+    """The names and limits core defines and Python shares (diode_vocabulary in diode_inductor.h): the
+    ops, the dtypes with torch's names and sizes, a problem's fields, the candidate key and its row
+    kinds, the exclusions and decision kinds, the search spaces, a problem line's limits, the minimum
+    torch, the timing methods and the regimes. Loads the library; raises NativeError where it is missing."""
     global _vocabulary
     if _vocabulary is None:
         _vocabulary = json.loads(load_library().diode_vocabulary().decode())
@@ -241,15 +226,22 @@ def _candidate_fields() -> tuple[tuple, tuple]:
 def candidate_key(c: dict) -> tuple:
     """The candidate key of a problem-JSON candidate: the library's packed row (diode_vocabulary's
     candidate_key: kind, name, the kernel's integer parameters, then its flags, -1 when not given).
-    A Triton candidate without GROUP_M has Inductor's default; KeyError for a missing parameter."""
+    A Triton candidate without GROUP_M has Inductor's default; one missing another parameter is
+    "other" under its template's name, as the selector passes what it cannot read (the library says
+    which candidates a model describes)."""
     params, flags = _candidate_fields()
+    blank = (0,) * len(params) + (-1,) * len(flags)
     if c["kind"] != "triton":  # aten, or a kind the library names in its error
-        return (c["kind"], c.get("name", "")) + (0,) * len(params) + (-1,) * len(flags)
-    return (
-        ("triton", c["template"])
-        + tuple(int(c.get(f, INDUCTOR_GROUP_M) if f == "GROUP_M" else c[f]) for f in params)
-        + tuple(-1 if c.get(f) is None else int(bool(c[f])) for f in flags)
-    )
+        return (c["kind"], c.get("name", "")) + blank
+    group_m = vocabulary()["default_group_m"]
+    try:
+        return (
+            ("triton", c["template"])
+            + tuple(int(c.get(f, group_m) if f == "GROUP_M" else c[f]) for f in params)
+            + tuple(-1 if c.get(f) is None else int(bool(c[f])) for f in flags)
+        )
+    except KeyError:
+        return ("other", str(c.get("template", ""))) + blank
 
 
 def candidate_dict(key: tuple) -> dict:
@@ -260,10 +252,6 @@ def candidate_dict(key: tuple) -> dict:
     c = {"kind": "triton", "template": key[1], **dict(zip(params, key[2:]))}
     c.update((f, bool(v)) for f, v in zip(flags, key[2 + len(params) :]) if v >= 0)
     return c
-
-
-# Inductor's GROUP_M when a template does not set it (its mm configs' default).
-INDUCTOR_GROUP_M = 8
 
 
 def model_locations() -> list[tuple[str, str]]:
@@ -339,15 +327,6 @@ def plain_candidate(kinds: Sequence[str], names: Sequence[Optional[str]]) -> Opt
     return None if i == -1 else i
 
 
-def default_margin(regime: str) -> float:
-    """The ATen guard's margin of a package calibrated for no regime (core's defaultMargin)."""
-    lib = load_library()
-    margin = lib.diode_policy_margin(None, regime.encode())
-    if margin < 0:
-        raise NativeError(_last_error(lib))
-    return margin
-
-
 def _last_error(lib) -> str:
     return lib.diode_last_error().decode("utf-8", "replace")
 
@@ -363,13 +342,11 @@ def _taken_json(lib, ptr):
         lib.diode_free(ptr)
 
 
-def decide(kind: str, request: dict, model: Optional["Model"] = None) -> dict:
-    """One of the decisions beside the GEMM kernel (diode_decide in diode_inductor.h): "kernel_config",
-    "small_m_form", or "kernel_candidates" (no model needed). Raises NativeError naming the field at
-    fault."""
+def kernel_candidates(shape: dict) -> list:
+    """The configurations a pointwise or reduction kernel may be given (diode_kernel_candidates): the
+    grid the kernel-config decision scores and the kernel sweep samples."""
     lib = load_library()
-    handle = model._handle if model is not None else None
-    return _taken_json(lib, lib.diode_decide(handle, kind.encode(), json.dumps(request).encode()))
+    return _taken_json(lib, lib.diode_kernel_candidates(json.dumps({"shape": shape}).encode()))["configs"]
 
 
 def _cstr(text: str, cache: dict) -> bytes:
@@ -379,19 +356,36 @@ def _cstr(text: str, cache: dict) -> bytes:
     return b
 
 
-def scorable(candidate: dict) -> bool:
-    """Whether Model.score takes this problem-JSON candidate: ATen, or Triton with every field its
-    candidate_key requires (the template and the integer parameters but GROUP_M, which defaults)."""
-    kind = candidate.get("kind")
-    if kind != "triton":
-        return kind == "aten"
-    params, _flags = _candidate_fields()
-    required = ("template",) + tuple(f for f in params if f != "GROUP_M")
-    return all(k in candidate for k in required)
+def read_problems(path: str) -> list[dict]:
+    """The problem JSON lines of a file, read by core's reader within its limits (diode_read_problem_lines):
+    each problem with every field of its line (B and the layouts as core defaults them). NativeError
+    names the file, the line and the field at fault."""
+    lib = load_library()
+    return _taken_json(lib, lib.diode_read_problem_lines(os.fsencode(path)))
 
 
-class Model:
-    """An open .diode package. Scoring is safe from several threads."""
+class _Owned:
+    """An object of the library this process owns (`_handle`), released by `_closer` once: by
+    close() or when collected."""
+
+    _closer = ""
+
+    def close(self) -> None:
+        if getattr(self, "_handle", None):
+            getattr(self._lib, self._closer)(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Model(_Owned):
+    """An open .diode package."""
+
+    _closer = "diode_model_close"
 
     def __init__(self, path: str):
         self._lib = load_library()
@@ -401,22 +395,6 @@ class Model:
             raise NativeError(_last_error(self._lib))
         self._handle = handle
         self.manifest = json.loads(self._lib.diode_model_manifest(handle).decode())
-        self._names: dict = {}
-        self._rows: dict = {}  # key -> its packed row (a tuple of ints, one a candidate key field)
-        self._name_index: dict = {}
-        self._name_table = (ctypes.c_char_p * 0)()
-        self._problems: dict = {}
-
-    def close(self) -> None:
-        if getattr(self, "_handle", None):
-            self._lib.diode_model_close(self._handle)
-            self._handle = None
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     @property
     def hardware(self) -> dict:
@@ -428,42 +406,64 @@ class Model:
         ({"warm": rank, "cold": rank}, lower is better) and why it is refused ("" when not)."""
         return _taken_json(self._lib, self._lib.diode_model_facts(self._handle))
 
-    def score(self, problem: dict, candidates: Sequence[dict]) -> list[float]:
-        """Predicted milliseconds of each candidate (dicts as in problem JSON, each one that
-        `scorable` accepts), in order."""
-        n = len(candidates)
-        names = self._names
-        p = Problem(
-            _cstr(problem["op"], names),
-            _cstr(problem["dtype"], names),
-            int(problem.get("B", 1)),
-            int(problem["M"]),
-            int(problem["N"]),
-            int(problem["K"]),
-            int(bool(problem.get("a_transposed", False))),
-            int(bool(problem.get("b_transposed", False))),
-        )
-        arr = (Candidate * n)()
-        for i, c in enumerate(candidates):
-            kind, name, *values = candidate_key(c)
-            arr[i] = Candidate(_cstr(kind, names), _cstr(name, names), *values)
-        out = (ctypes.c_double * n)()
-        if self._lib.diode_model_score(self._handle, ctypes.byref(p), arr, n, out) != 0:
-            raise NativeError(_last_error(self._lib))
-        return list(out)
 
-    def _row(self, key: tuple) -> tuple:
-        index = self._name_index.get(key[1])
+class Selector(_Owned):
+    """The library's decisions with one package (diode_selector): the rule `diode eval` scores.
+    `options` as diode_selector_open takes them (None values: the package's). Safe from several
+    threads."""
+
+    _closer = "diode_selector_close"
+
+    def __init__(self, model: Model, options: Optional[dict] = None):
+        self._lib = model._lib
+        self.model = model  # the selector reads it: it lives as long
+        text = json.dumps(options or {}).encode()
+        handle = self._lib.diode_selector_open(model._handle, text)
+        if not handle:
+            raise NativeError(_last_error(self._lib))
+        self._handle = handle
+        self._names: dict = {}
+        self._name_index: dict = {}
+        self._name_table = (ctypes.c_char_p * 0)()
+        self._problems: dict = {}
+        self._rows: dict = {}  # key -> its packed row
+        self._kinds = {k: i for i, k in enumerate(vocabulary()["row_kinds"])}
+        self._width = len(vocabulary()["candidate_key"])
+
+    def options(self) -> dict:
+        """The options in use, the margin and regime resolved (diode_selector_options)."""
+        return _taken_json(self._lib, self._lib.diode_selector_options(self._handle))
+
+    def counters(self) -> dict:
+        """Per decision kind, what the decisions came to (diode_selector_counters)."""
+        return _taken_json(self._lib, self._lib.diode_selector_counters(self._handle))
+
+    def reset_counters(self) -> None:
+        self._lib.diode_selector_reset_counters(self._handle)
+
+    def decide_json(self, kind: str, request: dict) -> dict:
+        """A decision beside the GEMM kernel (diode_decide_json): "kernel_config" for {"shape": ...},
+        "small_m_form" for {"site": ...}; counted under its kind."""
+        return _taken_json(
+            self._lib, self._lib.diode_decide_json(self._handle, kind.encode(), json.dumps(request).encode())
+        )
+
+    def _name(self, name: str) -> int:
+        index = self._name_index.get(name)
         if index is None:
-            index = self._name_index[key[1]] = len(self._name_index)
+            index = self._name_index[name] = len(self._name_index)
             names = sorted(self._name_index, key=self._name_index.__getitem__)
             self._name_table = (ctypes.c_char_p * len(names))(*(n.encode() for n in names))
-        row = self._rows[key] = (0 if key[0] == "aten" else 1, index, *key[2:])
-        if len(key) != len(vocabulary()["candidate_key"]):
+        return index
+
+    def _row(self, key: tuple) -> tuple:
+        """The packed row of a candidate key: its kind's code, its name's index, its parameters."""
+        if len(key) != self._width:
             raise NativeError(f"candidate key {key!r} has {len(key)} fields; expected {vocabulary()['candidate_key']}")
+        row = self._rows[key] = (self._kinds.get(key[0], -1), self._name(key[1]), *key[2:])
         return row
 
-    def _problem(self, problem: tuple) -> "Problem":
+    def _problem(self, problem: tuple) -> Problem:
         p = self._problems.get(problem)
         if p is None:
             if len(self._problems) > 4096:  # a long-lived process compiling many shapes
@@ -472,88 +472,34 @@ class Model:
             p = self._problems[problem] = Problem(_cstr(problem[0], names), _cstr(problem[1], names), *problem[2:])
         return p
 
-    def unseen(self, problem: tuple) -> str:
-        """The problem flag `problem` (as for score_keys) sets to a value no training problem had,
-        e.g. "a_transposed = 1", or "" when the package was trained on problems like it."""
-        why = ctypes.create_string_buffer(128)
-        rc = self._lib.diode_model_unseen(self._handle, ctypes.byref(self._problem(problem)), why, len(why))
-        if rc < 0:
-            raise NativeError(_last_error(self._lib))
-        return why.value.decode() if rc else ""
-
-    def scores_op(self, op: str) -> bool:
-        """Whether the package's feature schema has an input for `op` (baddbmm: schema 3 and up)."""
-        rc = self._lib.diode_model_scores_op(self._handle, op.encode())
-        if rc < 0:
-            raise NativeError(_last_error(self._lib))
-        return rc == 1
-
-    def score_keys(self, problem: tuple, keys: Sequence[tuple]) -> list[float]:
-        """The selector's fast path: `problem` is (op, dtype, B, M, N, K, a_t, b_t) and each key
-        (kind, name, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_stages, num_warps, EVEN_K, ALLOW_TF32)
-        with -1 for an absent flag. All candidates go to the library as one packed int32 array;
-        the rows of keys seen before are reused."""
+    def decide_gemm(self, problem: tuple, keys: Sequence[tuple], addend_varies_along_m=False, shared_memory=0):
+        """The GEMM kernel decision (diode_decide_gemm): `problem` is (op, dtype, B, M, N, K, a_t, b_t)
+        with op and dtype as Inductor names them, each key a candidate key (kind "aten", "triton" or
+        "other", name, the parameters, the flags; -1 for a flag not given). Returns (Decision,
+        kept indices, predicted ms per key with NaN where none, exclusion name per key)."""
         rows = self._rows
         try:
             packed = array("i", chain.from_iterable([rows[key] for key in keys]))
         except KeyError:  # a key not seen before
             packed = array("i", chain.from_iterable([rows.get(key) or self._row(key) for key in keys]))
         n = len(keys)
-        p = self._problem(problem)
-        out = array("d", bytes(8 * n))
-        if (
-            self._lib.score_packed_holding_gil(
-                self._handle,
-                ctypes.byref(p),
-                self._name_table,
-                len(self._name_index),
-                packed.buffer_info()[0],
-                n,
-                out.buffer_info()[0],
-            )
-            != 0
-        ):
-            raise NativeError(_last_error(self._lib))
-        return out.tolist()
-
-    def margin(self, regime: str) -> float:
-        """The ATen guard's margin for `regime` ("warm" | "cold"): the package's calibrated one, else
-        the regime's default (diode_policy_margin)."""
-        margin = self._lib.diode_policy_margin(self._handle, regime.encode())
-        if margin < 0:
-            raise NativeError(_last_error(self._lib))
-        return margin
-
-    def select_keys(
-        self, problem: tuple, keys: Sequence[tuple], policy: Policy, predicted: Optional[Sequence[float]] = None
-    ) -> tuple[list[float], list[int]]:
-        """Scores `keys` (as score_keys) and applies `policy` in the library: (predicted ms, indices
-        kept, best first). Given `predicted` (the same keys' scores, kept from an earlier call),
-        only the policy runs."""
-        rows = self._rows
-        try:
-            packed = array("i", chain.from_iterable([rows[key] for key in keys]))
-        except KeyError:  # a key not seen before
-            packed = array("i", chain.from_iterable([rows.get(key) or self._row(key) for key in keys]))
-        n = len(keys)
-        out = array("d", predicted) if predicted is not None else array("d", bytes(8 * n))
-        kept = array("i", bytes(4 * n))
-        got = self._lib.select_packed_holding_gil(
+        decision = Decision()
+        kept, predicted, excluded = array("i", bytes(4 * n)), array("d", bytes(8 * n)), array("i", bytes(4 * n))
+        context = GemmContext(int(bool(addend_varies_along_m)), int(shared_memory or 0))
+        rc = self._lib.decide_gemm_holding_gil(
             self._handle,
             ctypes.byref(self._problem(problem)),
+            ctypes.byref(context),
             self._name_table,
             len(self._name_index),
             packed.buffer_info()[0],
             n,
-            ctypes.byref(policy),
-            int(predicted is not None),
-            out.buffer_info()[0],
+            ctypes.byref(decision),
             kept.buffer_info()[0],
+            predicted.buffer_info()[0],
+            excluded.buffer_info()[0],
         )
-        if got < 0:
+        if rc != 0:
             raise NativeError(_last_error(self._lib))
-        return out.tolist(), kept[:got].tolist()
-
-    def rank_json(self, line: str) -> dict:
-        """What `diode rank` prints for one problem JSON line."""
-        return _taken_json(self._lib, self._lib.diode_model_rank_json(self._handle, line.encode()))
+        names = vocabulary()["exclusions"]
+        return decision, kept[: decision.kept].tolist(), predicted.tolist(), [names[e] for e in excluded]

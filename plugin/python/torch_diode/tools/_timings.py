@@ -24,8 +24,16 @@ def _parse_description(desc):
     return out
 
 
-def candidate_from_choice(choice):
-    """Turn one benchmarked ChoiceCaller into a problem-JSON candidate."""
+# Inductor's template kwargs kept beside the candidate key's fields: they do not name the kernel
+# for the model, yet a lookup table or a reader may want them.
+_KEPT_KWARGS = ("USE_FAST_ACCUM", "ACC_TYPE")
+
+
+def candidate_from_choice(choice, vocabulary):
+    """Turn one benchmarked ChoiceCaller into a problem-JSON candidate, with the candidate key's
+    fields as core's `vocabulary` names them (diode_vocabulary, or the runner's request)."""
+    key, flags = vocabulary["candidate_key"], vocabulary["candidate_flags"]
+    params = key[2 : len(key) - len(flags)]
     info = compat.choice_info(choice)
     call_name = info.get("kernel_call_name")
     if call_name:
@@ -41,13 +49,13 @@ def candidate_from_choice(choice):
             kw.setdefault("BLOCK_M", dims[0])
             kw.setdefault("BLOCK_K", dims[1])
             kw.setdefault("BLOCK_N", dims[2])
-    for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps"):
-        v = kw.get(key, info.get(key))
+    for field in params:
+        v = kw.get(field, info.get(field))
         if v is not None:
-            cand[key] = int(v)
-    for key in ("EVEN_K", "ALLOW_TF32", "USE_FAST_ACCUM", "ACC_TYPE"):
-        if key in kw:
-            cand[key] = kw[key]
+            cand[field] = int(v)
+    for field in tuple(flags) + _KEPT_KWARGS:
+        if field in kw:
+            cand[field] = kw[field]
     if "allow_tf32" in info and "ALLOW_TF32" not in cand:
         cand["ALLOW_TF32"] = info["allow_tf32"] in (True, "True")
     extra = {k: v for k, v in kw.items() if k not in cand}

@@ -1,4 +1,4 @@
-"""The collector: `with torch_diode.collect("out.jsonl"):` records the timings Inductor's
+"""The collector: `with torch_diode.tools.collect_timings.collect("out.jsonl"):` records the timings Inductor's
 max-autotune measures while you compile your own model, as problem JSON lines that
 `diode import` reads. It adds one feedback saver and removes only that one on exit: other
 savers keep working (Inductor's clear_feedback_savers() would remove them all)."""
@@ -11,6 +11,7 @@ import logging
 import threading
 
 from .. import _inductor_compat as compat
+from .._native import vocabulary
 from .._selector import gemm_problem, problem_dict
 from ._timings import candidate_from_choice
 
@@ -63,13 +64,13 @@ class AutotuneRecorder:
             problem = gemm_problem(op, compat.node_size_stride(mat1), compat.node_size_stride(mat2), mat1.get_dtype())
         except LookupError:  # a dtype the model does not know
             return None
-        candidates = [autotune_timed(candidate_from_choice(choice), t) for choice, t in timings.items()]
+        candidates = [autotune_timed(candidate_from_choice(choice, vocabulary()), t) for choice, t in timings.items()]
         if not candidates:
             return None
         return dict(
             problem_dict(problem),
             search_space=compat.current_search_space(),
-            source="torch_diode.collect",
+            source="torch_diode.tools.collect_timings",
             version=2,
             candidates=candidates,
         )

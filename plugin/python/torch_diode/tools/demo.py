@@ -500,16 +500,18 @@ def main(argv=None):
     if not a.problems and not blocks and not a.mlp and not model_specs:
         ap.error("give --problems FILE, --blocks, --models, --mlp, or several")
 
-    from .worker import BadInput, environment_problem, read_problems
+    from .._native import NativeError, read_problems, vocabulary
+    from .worker import environment_problem, use_vocabulary
 
     problems = []
     if a.problems:
         try:
-            read = read_problems(a.problems, "DEFAULT")
-        except (BadInput, OSError) as e:
+            read = read_problems(a.problems)  # core's reader: the file, line and field at fault
+        except NativeError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
         problems = distinct_problems(read)
+        use_vocabulary(vocabulary())  # the dtype names make_inputs builds the problems' operands with
     why = environment_problem()
     if why:
         print(f"error: diode demo needs a GPU with torch and Triton: {why}", file=sys.stderr)

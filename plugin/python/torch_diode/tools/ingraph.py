@@ -3,7 +3,7 @@ events on the GPU (never a Python clock around a call).
 
 - graph_warm: the launch captured `calls` times back to back in one graph (operands stay in L2
   as far as the kernel keeps them there); the median replay divided by `calls`. Every timing starts
-  from a flushed L2 (START_FLUSHED), so it does not depend on what ran before it.
+  from a flushed L2, so it does not depend on what ran before it.
 - graph_cold: each launch preceded by an L2 flush (zeroing a buffer twice the GPU's L2) in one
   graph of ~COLD_TARGET_MS of flushes and launches; a second graph holds the flushes alone; the
   two are replayed alternately and the median per-pair difference divided by the graph's launches
@@ -33,14 +33,6 @@ COLD_PAIRS, COLD_PAIRS_SMALL = 7, 21
 # a launch shorter than the ~25 us flush cost 64 flushes a graph, 21 pairs of graphs: ~80 ms of
 # GPU a candidate, the sweep's largest GPU cost. None: the old sizes (for comparing the two).
 COLD_TARGET_MS = 0.5
-# Every timing starts with an L2 flush, so the operands come from HBM on the first launch and a
-# warm time is what repeated launches keep in L2, whatever ran before. Until 2026-11-27 a timing
-# started from the L2 its predecessor left: on an H100 an fp32 M=1 mm (1 x 896 x 4,864) took 5.8 us
-# warm when its operands had just been written and 9.3 us once they had been evicted (cuBLAS's
-# kernel reads the matrix past L2, so it never comes back), so the first function timed after the
-# inputs were made (plain's, in the worker; the first mode, in the demo) looked up to 1.6x faster
-# (docs/BENCHMARKS.md, "Where a time starts"). False: the old behaviour, for comparing the two.
-START_FLUSHED = True
 
 # Seconds this process waited for and held the GPU lock (all holders: timing and Inductor's own
 # benchmark); the worker reports the change per problem.
@@ -217,12 +209,13 @@ class GraphTimer:
         the median of the per-pair differences, so that clock changes between the two cannot
         leak into the subtraction.
 
-        Both start from a flushed L2, so a time does not depend on what ran before it (see
-        START_FLUSHED)."""
+        Both start from a flushed L2, so the operands come from HBM on the first launch and a warm
+        time is what repeated launches keep in L2, whatever ran before: a timing that started from
+        the L2 its predecessor left made the first function timed after the inputs were written
+        look up to 1.6x faster (docs/BENCHMARKS.md, "Where a time starts")."""
         torch = self.torch
-        if START_FLUSHED:
-            with self.stream_ctx():
-                self.flush()
+        with self.stream_ctx():
+            self.flush()
         calls, rough = self._calls_for(launch)
         graph = self._capture(launch, calls)
         warm = self._replay_ms(graph) / calls

@@ -307,7 +307,7 @@ def measure_kernel(name, family, build, timer, n_configs, gpu):
     shape = rec.shapes[0]
     line["shape"] = shape
     line["default_ms"] = _time(compiled, args, timer)
-    grid = _native.decide("kernel_candidates", {"shape": shape})["configs"]
+    grid = _native.kernel_candidates(shape)
     seed = int(hashlib.sha1(name.encode()).hexdigest()[:8], 16)
     results = []
     for cfg in _sample(grid, n_configs, seed):
@@ -332,9 +332,10 @@ def _Configured(package):
     """A choices handler that gives each kernel the configuration the package's kernel-config model
     decides, as the installed plugin does."""
     from .. import _inductor_compat as compat
+    from .. import _native
     from .._decisions import Decisions
 
-    decisions = Decisions(package, kernel_configs=True, small_m=False)
+    decisions = Decisions(_native.Selector(package), kernel_configs=True, small_m=False)
 
     class Configured(compat.choices_base_class()):
         def triton_kernel_kwargs(self, kernel_cls, features, groups, kernel_kwargs):

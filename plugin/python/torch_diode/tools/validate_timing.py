@@ -27,20 +27,20 @@ import sys
 
 from .. import _inductor_compat as compat
 from . import worker
-from .._native import vocabulary
-from .._selector import KERNEL_FIELDS
-from .._selector import candidate_key as selector_key
+from .._native import NativeError, candidate_key as library_key, read_problems, vocabulary
+
+# The fields of the library's candidate key (its packed row) that name a kernel: EVEN_K and
+# ALLOW_TF32 may be unset on one side.
+KERNEL_FIELDS = len(vocabulary()["candidate_key"]) - len(vocabulary()["candidate_flags"])
+PROBLEM_FIELDS = vocabulary()["problem_fields"]
 
 
-# The selector's candidate key (one definition, _selector.candidate_key and compat.ktc_key), cut to
-# the fields that name a kernel: EVEN_K and ALLOW_TF32 may be unset on one side.
 def candidate_key(cand) -> tuple:
-    return selector_key(cand)[:KERNEL_FIELDS]
+    return library_key(cand)[:KERNEL_FIELDS]
 
 
-def ktc_candidate_key(ktc):
-    key = compat.ktc_key(ktc)
-    return None if key is None else key[:KERNEL_FIELDS]
+def ktc_candidate_key(ktc) -> tuple:
+    return compat.ktc_key(ktc)[:KERNEL_FIELDS]
 
 
 def only_handler(target):
@@ -110,10 +110,13 @@ def main(argv=None):
     )
     args = ap.parse_args(argv)
     try:
-        problems = worker.read_problems(args.problems, "DEFAULT")
-    except worker.BadInput as e:
+        problems = read_problems(args.problems)  # core's reader: the file, line and field at fault
+    except NativeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    for p in problems:
+        p["search_space"] = str(p.get("search_space", vocabulary()["search_spaces"][0])).upper()
+    worker.use_vocabulary(vocabulary())
     if args.limit:
         problems = problems[: args.limit]
     collector, timer, why = worker.setup()
@@ -144,13 +147,13 @@ def main(argv=None):
                 # Inductor padded the operands (pad_mm): the fast path times the kernel on the
                 # padded tensors, the compiled function adds the padding copies (or, compiled
                 # with one candidate, may not pad at all). Not the same thing: not compared.
-                row = {k: p[k] for k in worker.PROBLEM_KEYS}
+                row = {k: p[k] for k in PROBLEM_FIELDS}
                 row["skipped"] = padding
                 out.write(json.dumps(row) + "\n")
                 padded += 1
                 continue
             for cand in pick(measured.get("candidates") or [], args.per_problem, rng):
-                row = {k: p[k] for k in worker.PROBLEM_KEYS}
+                row = {k: p[k] for k in PROBLEM_FIELDS}
                 row["candidate"] = {k: v for k, v in cand.items() if k != "times"}
                 row["fast"] = {m: cand["times"][m] for m in ("graph_warm", "graph_cold")}
                 try:
@@ -180,7 +183,7 @@ def summarize(rows) -> dict:
         "candidates": len(rows),
         "compared": len(done),
         "errors": len(rows) - len(done),
-        "problems": len({tuple(r[k] for k in worker.PROBLEM_KEYS) for r in done}),
+        "problems": len({tuple(r[k] for k in PROBLEM_FIELDS) for r in done}),
     }
     for m in ("graph_warm", "graph_cold"):
         rel = sorted(abs(r["fast"][m] - r["slow"][m]) / r["slow"][m] for r in done if r["slow"][m] > 0)

@@ -20,7 +20,8 @@ Protocol (one JSON object per line; stdout carries nothing else, logs go to stde
              "methods": ["graph_warm", "graph_cold", "inductor_autotune"]}
             or {"event": "hello", "ok": false, "error": "..."} and exit 3
   runner -> {"id": 7, "problem": {...problem JSON...}, "search_space": "DEFAULT",
-             "inductor_benchmark": true, "exhaustive_configs": 0, "aten_only": false}   (the plan's choices)
+             "inductor_benchmark": true, "exhaustive_configs": 0, "aten_only": false,   (the plan's choices)
+             "sample_seed": the problem's sampling hash, "vocabulary": {...core's names: dtypes, ...}}
   worker -> {"id": 7, "ok": true, "problem": {... "candidates": [...], "baselines": {...}}, "compile_s": 9.1}
             or {"id": 7, "ok": false, "error": "..."}
 """
@@ -34,13 +35,9 @@ import re
 import sys
 import time
 import traceback
-import zlib
 
 from .. import _inductor_compat as compat
-from .. import _native
 from . import ingraph
-from .._selector import DTYPE_BYTES, PROBLEM_KEYS, PROBLEM_OPS, plain_index
-from .._selector import TORCH_DTYPE_NAMES as DTYPE_NAMES
 from ._timings import candidate_from_choice
 from .ingraph import gpu_lock
 
@@ -51,10 +48,26 @@ from .ingraph import gpu_lock
 # __init__ runs before this module).
 os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
 
-MIN_TORCH = (2, 9)
-MAX_PROBLEM_SIZE = _native.vocabulary()["max_problem_size"]  # core's bound on B, M, N and K
-# What this worker times: every timing method core knows but the cpu backend's own.
-METHODS = tuple(m for m in _native.vocabulary()["timing_methods"] if m != "cpu")
+# The timing methods this worker writes into each candidate's "times" (docs/FORMATS.md).
+METHODS = ("graph_warm", "graph_cold", "inductor_autotune")
+# Core's names: the dtypes ({name: torch's name}, {name: bytes an element}) and the candidate key,
+# from the runner's request (its "vocabulary", what diode_vocabulary reports); a tool calling
+# measure() sets them with use_vocabulary(torch_diode._native.vocabulary()).
+DTYPE_NAMES: dict = {}
+DTYPE_BYTES: dict = {}
+VOCABULARY: dict = {}  # the whole of it (the candidate key's fields, for candidate_from_choice)
+
+
+def use_vocabulary(vocabulary: dict) -> None:
+    """Takes core's names (the runner's request, or the library's diode_vocabulary)."""
+    VOCABULARY.clear()
+    VOCABULARY.update(vocabulary)
+    DTYPE_NAMES.clear()
+    DTYPE_NAMES.update({d["name"]: d["torch"] for d in vocabulary["dtypes"]})
+    DTYPE_BYTES.clear()
+    DTYPE_BYTES.update({d["name"]: d["bytes"] for d in vocabulary["dtypes"]})
+
+
 # A candidate whose output differs from ATen's by more than this (max |diff| / max |ATen|) is wrong.
 TOLERANCE = {"bf16": 3e-2, "fp16": 1e-2, "fp32": 1e-3, "fp32_tf32": 1e-2}
 # baddbmm's scalars, as ALiBi attention calls it (Bloom: beta 1, alpha 1/sqrt(head_dim), and the
@@ -87,9 +100,7 @@ def environment_problem():
         import torch
     except Exception as e:  # any import failure is the message
         return f"cannot import torch in {sys.executable}: {e}"
-    version = tuple(int(x) for x in re.findall(r"\d+", torch.__version__)[:2])
-    if version < MIN_TORCH:
-        return f"torch {torch.__version__} in {sys.executable} is too old; the inductor backend needs torch >= 2.9"
+    # Whether this torch is new enough is the runner's to say: the hello reports its version.
     try:
         import triton  # noqa: F401 - imported only to see that it loads
     except Exception as e:  # any import failure is the message
@@ -210,7 +221,7 @@ GEMM_KERNEL = re.compile(r"gemm|nvjet|cutlass|xmma|sm\d+_|triton_tem|_mm_|bmm", 
 
 def plain_difference(plain: list, candidate: list) -> str:
     """Says what plain torch.compile's function launched beside or instead of the kernels of the
-    ATen candidate it calls (issue 22 item 8): "same kernels", "another GEMM kernel: X instead of
+    ATen candidate it calls: "same kernels", "another GEMM kernel: X instead of
     Y", and/or "also ran N kernel(s): ..." (a copy of a non-contiguous operand, padding, a
     decomposition's pointwise kernels)."""
     if plain == candidate:
@@ -240,7 +251,7 @@ def time_candidates(p, timer, entries, check=True, inductor_timed=True, build_er
     With a `kernels` dict, each ATen candidate's launched GPU kernels go into it by name."""
     import torch
 
-    candidates = [candidate_from_choice(choice) for choice, _t, _i, _o in entries]
+    candidates = [candidate_from_choice(choice, VOCABULARY) for choice, _t, _i, _o in entries]
     # ATen of the problem's own op first: its output is the reference for the others.
     aten_name = f"extern_kernels.{p['op']}"
     order = sorted(range(len(entries)), key=lambda i: candidates[i].get("name") != aten_name)
@@ -321,16 +332,25 @@ def compile_op(fn, args, options):
 
 
 def measure(
-    p, search_space, collector, timer, check=True, inductor_benchmark=True, exhaustive_configs=0, aten_only=False
+    p,
+    search_space,
+    collector,
+    timer,
+    check=True,
+    inductor_benchmark=True,
+    exhaustive_configs=0,
+    aten_only=False,
+    sample_seed=0,
 ):
     """Candidates (times per method) and baselines of one problem: problem JSON version 2.
 
     Without `inductor_benchmark`, Inductor's own benchmark is skipped (about two thirds of the
     GPU time a problem takes when it runs): no `inductor_autotune` times and no max-autotune
     baseline, the candidates' in-graph times as always. With `exhaustive_configs` N > 0, an
-    EXHAUSTIVE problem gets ATen and N Triton configs drawn from the whole space (seeded by the
-    problem), not all of them. With `aten_only`, max-autotune is offered the ATen kernels alone: a
-    quick probe of plain's function against the ATen candidate it calls, not training data."""
+    EXHAUSTIVE problem gets ATen and N Triton configs drawn from the whole space (seeded by
+    `sample_seed`, the problem's sampling hash from the runner), not all of them. With
+    `aten_only`, max-autotune is offered the ATen kernels alone: a quick probe of plain's function
+    against the ATen candidate it calls, not training data."""
     import torch
 
     need, free = fits_in_memory(p)
@@ -358,9 +378,7 @@ def measure(
     collector.shapes.clear()
     collector.armed = True
     sampled = search_space.upper() == "EXHAUSTIVE" and exhaustive_configs > 0
-    handler = (
-        compat.sampling_choices_handler(exhaustive_configs, seed=problem_hash(p, search_space)) if sampled else None
-    )
+    handler = compat.sampling_choices_handler(exhaustive_configs, seed=sample_seed) if sampled else None
     with compat.fresh_cache():
         try:
             with compat.autotune_benchmark(lock=gpu_lock, skip=not inductor_benchmark), (
@@ -442,16 +460,12 @@ def measure(
     out["time_split_s"] = {k: round(v, 3) for k, v in split.items()}
     if notes:
         out["worker_notes"] = notes[:3]
-    # What plain's compiled function launched against the ATen candidate it calls (the rule of
-    # _selector.plain_index): where their times differ, this names why.
+    # What plain's compiled function launched against each ATen candidate (the one it calls is core's
+    # rule, SelectionPolicy::plainCandidate): where their times differ, this names why.
     out["launched_kernels"] = kernels
-    names = [c.get("name") for c in candidates]
-    i = plain_index([c["kind"] for c in candidates], names)
-    if i is not None and names[i] in kernels:
-        out["plain_vs_candidate"] = {
-            "candidate": names[i],
-            "difference": plain_difference(kernels["default"], kernels[names[i]]),
-        }
+    out["plain_vs_aten"] = {
+        name: plain_difference(kernels["default"], launched) for name, launched in kernels.items() if name != "default"
+    }
     # Inductor may pad odd sizes before lowering the GEMM (pad_mm): then the candidates ran on
     # the padded operands, and the compiled function adds the padding copies. Say so.
     if padded:
@@ -512,6 +526,7 @@ def serve(stdin, stdout):
             break
         rid = req.get("id")
         try:
+            use_vocabulary(req["vocabulary"])
             result, compile_s, failed = measure(
                 req["problem"],
                 req.get("search_space", "DEFAULT"),
@@ -520,6 +535,7 @@ def serve(stdin, stdout):
                 inductor_benchmark=bool(req.get("inductor_benchmark", True)),
                 exhaustive_configs=int(req.get("exhaustive_configs", 0)),
                 aten_only=bool(req.get("aten_only", False)),
+                sample_seed=int(req.get("sample_seed", 0)),
             )
             emit(
                 stdout,
@@ -539,77 +555,6 @@ def problem_error(e) -> str:
     log(traceback.format_exc())
     torch.cuda.empty_cache()
     return msg
-
-
-def problem_key(p, search_space):
-    return tuple(p[k] for k in PROBLEM_KEYS) + (str(p.get("search_space", search_space)).upper(),)
-
-
-def problem_hash(p, search_space) -> int:
-    """A hash of the problem that is the same in every process and run (unlike hash())."""
-    return zlib.crc32(repr(problem_key(p, search_space)).encode())
-
-
-class BadInput(Exception):
-    """A bad argument or input file: one line, exit 2."""
-
-
-LINE_LIMIT = 16 << 20  # as `diode import` and `diode rank`: /dev/zero never ends a line
-
-
-def json_lines(path):
-    """(line number, text) of each non-blank line of a text file, bounded in length; BadInput
-    naming the file and line for what is not UTF-8 text or far too long."""
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as e:
-        raise BadInput(f"{path}: {e.strerror}") from None
-    with f:
-        n = 0
-        while True:
-            n += 1
-            try:
-                line = f.readline(LINE_LIMIT + 1)
-            except UnicodeDecodeError as e:
-                raise BadInput(f"{path}:{n}: not UTF-8 text ({e.reason})") from None
-            if not line:
-                return
-            if len(line) > LINE_LIMIT:
-                raise BadInput(f"{path}:{n}: longer than {LINE_LIMIT} characters; a problem line is a few hundred")
-            if line.strip():
-                yield n, line
-
-
-def read_problems(path, search_space):
-    """Problem JSON lines (`diode plan PLAN --expand`); each may carry its search_space."""
-    problems = []
-    for n, line in json_lines(path):
-        try:
-            p = json.loads(line)
-        except (ValueError, RecursionError) as e:
-            raise BadInput(f"{path}:{n}: not a JSON object: {str(e)[:120]}") from None
-        if not isinstance(p, dict):
-            raise BadInput(f"{path}:{n}: not a JSON object")
-        # Optional as core reads them (problemjson.cpp): B is 1, a layout not given is row-major.
-        p.setdefault("B", 1)
-        p.setdefault("a_transposed", False)
-        p.setdefault("b_transposed", False)
-        for k in PROBLEM_KEYS:
-            if k not in p:
-                raise BadInput(f"{path}:{n}: field '{k}' is missing")
-        if p["op"] not in PROBLEM_OPS or p["dtype"] not in DTYPE_NAMES:
-            raise BadInput(
-                f"{path}:{n}: op {p['op']!r} / dtype {p['dtype']!r} is not one of "
-                f"{', '.join(PROBLEM_OPS)} / {', '.join(DTYPE_NAMES)}"
-            )
-        for k in ("B", "M", "N", "K"):
-            if not isinstance(p[k], int) or isinstance(p[k], bool) or not 1 <= p[k] <= MAX_PROBLEM_SIZE:
-                raise BadInput(f"{path}:{n}: field '{k}' must be an integer from 1 to {MAX_PROBLEM_SIZE}, got {p[k]!r}")
-        p["search_space"] = str(p.get("search_space", search_space)).upper()
-        if p["search_space"] not in ("DEFAULT", "EXHAUSTIVE"):
-            raise BadInput(f"{path}:{n}: field 'search_space' must be DEFAULT or EXHAUSTIVE")
-        problems.append(p)
-    return problems
 
 
 def main(argv=None):

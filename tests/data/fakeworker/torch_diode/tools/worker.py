@@ -6,7 +6,8 @@ needs a GPU). It speaks the same JSON-lines protocol and misbehaves on purpose, 
   M == 24  answers problem JSON version 2, as the in-graph worker does: times per method, a
            candidate that failed its in-graph timing, and both baselines
   other    answers two candidates with times derived from the sizes (version 1: time_ms)
-FAKE_WORKER_HELLO_FAIL=1 makes the hello report a missing GPU; FAKE_WORKER_GPU_FROM_ENV=1 names the
+FAKE_WORKER_HELLO_FAIL=1 makes the hello report a missing GPU; FAKE_WORKER_TORCH=V reports torch V;
+FAKE_WORKER_GPU_FROM_ENV=1 names the
 GPU after CUDA_VISIBLE_DEVICES (so two GPUs look like two models). With FAKE_WORKER_TRACE=FILE each
 worker appends to FILE a "start" line with the environment the sweep gave it, then a line for each request.
 """
@@ -33,7 +34,7 @@ def main():
         {
             "event": "hello",
             "ok": True,
-            "torch": "2.11.0-fake",
+            "torch": os.environ.get("FAKE_WORKER_TORCH", "2.11.0-fake"),
             "triton": "3.6.0-fake",
             "hardware": {"gpu": gpu, "sm_count": 7, "memory_mb": 1024, "driver": "0"},
             "pid": os.getpid(),
@@ -68,6 +69,8 @@ def main():
                             "N": p["N"],
                             "inductor_benchmark": req.get("inductor_benchmark"),
                             "exhaustive_configs": req.get("exhaustive_configs"),
+                            "sample_seed": req.get("sample_seed"),
+                            "dtypes": req.get("vocabulary", {}).get("dtypes"),
                         }
                     )
                     + "\n"
