@@ -2,7 +2,7 @@
 """Does a GEMM's in-graph warm time depend on what ran before it? For each problem: its inputs made
 (just written, so in L2), timed; L2 flushed, timed; the inputs rewritten in place, timed. With the
 timer as shipped every timing starts from a flushed L2 and the three agree; with --as-before the
-timer starts from whatever L2 its predecessor left, as it did until 2026-11-27
+timer starts from whatever L2 its predecessor left, as the stores shipped were measured
 (docs/BENCHMARKS.md, "Where a time starts").
 Usage: l2-history.py [--as-before] OP:DTYPE:M:N:K ...   (b column-major, as nn.Linear's weight)
 """

@@ -25,7 +25,7 @@ struct PolicyTableRow {
     std::vector<PolicyTableColumn> columns;
 };
 /// A pick slower than plain torch.compile's function by more than this factor is counted as a loss
-/// (issue 23's "none more than 10 % slower").
+/// (the goal is none more than 10 % slower).
 inline constexpr double kSlowerThanPlainLimit = 1.10;
 
 struct PolicyTable {

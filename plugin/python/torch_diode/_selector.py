@@ -152,7 +152,7 @@ def plain_index(kinds, names) -> Optional[int]:
 REGIMES = tuple(_VOCABULARY["regimes"])
 
 
-# The recommended way (README, measured in docs/BENCHMARKS.md "Model steps"): plain torch.compile
+# The recommended way (docs/PLUGIN.md, measured in docs/BENCHMARKS.md "Model steps"): plain torch.compile
 # with the selector installed. Inductor options that make a compile something else, with what
 # they cost there.
 NOT_RECOMMENDED = {

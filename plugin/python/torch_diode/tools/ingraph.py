@@ -29,17 +29,17 @@ REPLAYS = 7
 # than the flush the difference is noisy, so more pairs are replayed (median of per-pair diffs).
 COLD_PAIRS, COLD_PAIRS_SMALL = 7, 21
 # The cold graphs hold ~COLD_TARGET_MS of flushes and launches (at least MIN_CALLS launches, at
-# most the warm graph's count). Until 2026-11-23 they held as many launches as the warm graph, so
-# a launch shorter than the ~25 us flush cost 64 flushes a graph, 21 pairs of graphs: ~80 ms of
-# GPU a candidate, the sweep's largest GPU cost. None: the old sizes (for comparing the two).
+# most the warm graph's count). With as many launches as the warm graph, a launch shorter than the
+# ~25 us flush would cost 64 flushes a graph, 21 pairs of graphs: ~80 ms of GPU a candidate, the
+# sweep's largest GPU cost. None: as many launches as the warm graph (for comparing the two).
 COLD_TARGET_MS = 0.5
 # Every timing starts with an L2 flush, so the operands come from HBM on the first launch and a
-# warm time is what repeated launches keep in L2, whatever ran before. Until 2026-11-27 a timing
-# started from the L2 its predecessor left: on an H100 an fp32 M=1 mm (1 x 896 x 4,864) took 5.8 us
-# warm when its operands had just been written and 9.3 us once they had been evicted (cuBLAS's
-# kernel reads the matrix past L2, so it never comes back), so the first function timed after the
-# inputs were made (plain's, in the worker; the first mode, in the demo) looked up to 1.6x faster
-# (docs/BENCHMARKS.md, "Where a time starts"). False: the old behaviour, for comparing the two.
+# warm time is what repeated launches keep in L2, whatever ran before. Started from the L2 its
+# predecessor left, an fp32 M=1 mm (1 x 896 x 4,864, H100) takes 5.8 us warm when its operands have
+# just been written and 9.3 us once they have been evicted (cuBLAS's kernel reads the matrix past
+# L2, so it never comes back): the first function timed after the inputs were made (plain's, in the
+# worker; the first mode, in the demo) would look up to 1.6x faster (docs/BENCHMARKS.md, "Where a
+# time starts"). False: start from whatever L2 the last timing left, for comparing the two.
 START_FLUSHED = True
 
 # Seconds this process waited for and held the GPU lock (all holders: timing and Inductor's own

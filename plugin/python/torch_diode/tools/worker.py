@@ -10,8 +10,8 @@ by max-autotune (its pick), with their compile seconds. Output: problem JSON ver
 
 It measures what it is told and nothing else: `diode sweep` (core/data/diode/sweeprunner.cpp) is the
 one driver (which problems, in which order, how many workers a GPU, shards, deadlines, resume,
-timeouts, restarts); on a GPU server without the workbench, build `diode` alone (README, "A GPU
-server") and run `diode sweep` there.
+timeouts, restarts); on a GPU server without the workbench, build `diode` alone (docs/CLI.md,
+"Sweeping on a GPU server") and run `diode sweep` there.
   python3 -m torch_diode.tools.worker            JSON lines on stdin/stdout, driven by `diode sweep`
   python3 -m torch_diode.tools.worker --check    why this Python cannot measure, or 'ok'
 
@@ -210,7 +210,7 @@ GEMM_KERNEL = re.compile(r"gemm|nvjet|cutlass|xmma|sm\d+_|triton_tem|_mm_|bmm", 
 
 def plain_difference(plain: list, candidate: list) -> str:
     """Says what plain torch.compile's function launched beside or instead of the kernels of the
-    ATen candidate it calls (issue 22 item 8): "same kernels", "another GEMM kernel: X instead of
+    ATen candidate it calls: "same kernels", "another GEMM kernel: X instead of
     Y", and/or "also ran N kernel(s): ..." (a copy of a non-contiguous operand, padding, a
     decomposition's pointwise kernels)."""
     if plain == candidate:
