@@ -267,6 +267,12 @@ def main():
     parser.add_argument("--diode", help="the built diode, to check subcommands and options")
     args = parser.parse_args()
     checker = Checker(args.root, args.diode)
+    try:
+        if args.diode and checker.help_text("") is None:
+            raise OSError("`--help` failed")
+    except OSError as e:
+        print(f"error: --diode {args.diode} cannot run: {e}", file=sys.stderr)
+        return 2
     docs = checker.run()
     for finding in checker.findings:
         print(finding)

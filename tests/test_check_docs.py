@@ -13,7 +13,8 @@ import unittest
 ROOT, DIODE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_docs.py")
 # Words the check refuses are split here, so that this file passes the check it tests.
-NIGHT, ISSUE = "ni" + "ght", "iss" + "ue"
+HOUR_WORD, TICKET_WORD = "ni" + "ght", "iss" + "ue"
+MODELS_MD = "docs/MODELS.md"
 
 
 def check(root, diode=None):
@@ -73,13 +74,13 @@ class RepositoryDocs(unittest.TestCase):
             ),
             "docs/WORKBENCH.md": ("Then `diode swep --db x.db`.\n", "`diode swep`: `diode --help` lists no such"),
             "docs/DEVELOPING.md": (
-                'As docs/MODELS.md, "Across GPUs" says.\n',
-                'docs/MODELS.md has no section "Across GPUs"',
+                f'As {MODELS_MD}, "Across GPUs" says.\n',
+                f'{MODELS_MD} has no section "Across GPUs"',
             ),
             "docs/AMD.md": ("![shot](screenshots/nothing.png)\n", "`screenshots/nothing.png` does not exist"),
             "docs/PACKAGE.md": ("See [the claim](BENCHMARKS.md#no-such-claim).\n", "BENCHMARKS.md has no such section"),
-            "docs/FORMATS.md": (f"Measured the {NIGHT} before.\n", f"{NIGHT!r}"),
-            "README.md": (f"As {ISSUE} 44 asked.\n", f"'{ISSUE} 44'"),
+            "docs/FORMATS.md": (f"Measured the {HOUR_WORD} before.\n", f"{HOUR_WORD!r}"),
+            "README.md": (f"As {TICKET_WORD} 44 asked.\n", f"'{TICKET_WORD} 44'"),
             "docs/PLANS.md": ("The lost data: `h100-ingraph-partial.jsonl`.\n", "is in no folder of trained_models/"),
         }
         for rel, (text, _) in breaks.items():
@@ -137,11 +138,11 @@ class SmallTree(unittest.TestCase):
     def test_talk_in_code_and_sections_named_from_comments(self):
         write(self.root, "README.md", "# R\n")
         self.assertEqual(check(self.root)[0], 0)  # "session" is a product word in code
-        write(self.root, "core/b.cpp", f"// Fixed for {ISSUE} 26 F8: titles fit.\n")
+        write(self.root, "core/b.cpp", f"// Fixed for {TICKET_WORD} 26 F8: titles fit.\n")
         write(self.root, "plugin/x.py", '# How it works (docs/A.md,\n# "The other claim").\n')
         rc, found = check(self.root)
         self.assertEqual(rc, 1)
-        self.assertIn(f"core/b.cpp:1: speaks of how it was made, not of what the code does: '{ISSUE} 26'", found)
+        self.assertIn(f"core/b.cpp:1: speaks of how it was made, not of what the code does: '{TICKET_WORD} 26'", found)
         self.assertIn('plugin/x.py:1: docs/A.md has no section "The other claim"', found)
 
 
