@@ -60,8 +60,8 @@ inline void checkRendered(QWidget *widget, const QString &name, int minColours,
 }
 
 /// Every title of `plot` (the text elements of its layout) fits, as drawn (word-wrapped, centred),
-/// inside its own rect, and that rect inside the widget; so do the axes (issue 26 F8: titles clipped
-/// with two models side by side). Call after a replot at the size to check.
+/// inside its own rect, and that rect inside the widget; so do the axes (titles were clipped with
+/// two models side by side). Call after a replot at the size to check.
 inline void checkTitlesFit(QCustomPlot *plot, const QString &name) {
     const QRect widget = plot->rect();
     const QRect axes = plot->axisRect()->outerRect();

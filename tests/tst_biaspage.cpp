@@ -115,7 +115,7 @@ private slots:
         QCOMPARE(cell(shown, 0, BiasProblemModel::PickLoss), QStringLiteral("33.3%"));
         QCOMPARE(cell(shown, 1, BiasProblemModel::PickLoss), QStringLiteral("0.0%"));
         QCOMPARE(cell(shown, 0, BiasProblemModel::FastestUs), QStringLiteral("8.00"));
-        // Configs named as the Validate page names them, not as raw JSON (issue 26 F8).
+        // Configs named as the Validate page names them, not as raw JSON.
         for (int row = 0; row < shown->rowCount(); ++row)
             for (int column : {int(BiasProblemModel::Fastest), int(BiasProblemModel::Pick)}) {
                 const QString config = cell(shown, row, column);
@@ -163,9 +163,9 @@ private slots:
         QCOMPARE(cell(g, 0, BiasGroupModel::CompileMean).contains('('), false);
     }
 
-    // Issue 26 F3: shown before its database arrives (the workbench opening with --page Bias), the
-    // page said it was ready with "No database open", so a --screenshot saved the "Computing…"
-    // placeholder of the database that came next. Ready means a bias of the open database.
+    // Shown before its database arrives (the workbench opening with --page Bias), the page is not
+    // ready with "No database open": a --screenshot would save the "Computing…" placeholder of the
+    // database that comes next. Ready means a bias of the open database.
     void readyOnlyOnceTheDatabaseIsThere() {
         WorkbenchState state;
         BiasPage page(&state);

@@ -245,9 +245,9 @@ private slots:
         QCOMPARE(view->horizontalHeader()->visualIndex(time), 1);
     }
 
-    // Issue 26 F7: on in-graph data every candidate appeared three times (graph_cold, graph_warm,
-    // inductor_autotune), the Method column off-screen at 1280 px, no method filter, and "Best (µs)"
-    // did not say whose times. The page opens on the data's truth, one row per candidate, says
+    // On in-graph data a candidate has three times (graph_cold, graph_warm, inductor_autotune): they
+    // must not appear as three rows, the Method column must be on screen at 1280 px, and "Best (µs)"
+    // must say whose times. The page opens on the data's truth, one row per candidate, says
     // which method a time is, and any method can still be chosen.
     void inGraphDataShowsTheTruthOnce() {
         const QString ingraph = testutil::sourcePath("trained_models/h200/h200-ingraph.db");
@@ -295,8 +295,8 @@ private slots:
         QVERIFY2(bottom.lightness() < 200, qPrintable(bottom.name()));
         view.setCells({}, "No successful mm bf16 measurements");
         QCOMPARE(plotMessage(&view), QString("No successful mm bf16 measurements"));
-        // One bin (a single problem, or one M and N bin) is drawn, in the top colour (issue 26 F8:
-        // a one-bin heatmap drew nothing).
+        // One bin (a single problem, or one M and N bin) is drawn, in the top colour (a one-bin
+        // heatmap must not draw nothing).
         view.resize(500, 400);
         view.setCells({diode::HeatCell{10, 12, 500.0, 1}}, "one bin");
         const QImage shot = view.grab().toImage();
@@ -312,7 +312,7 @@ private slots:
         QVERIFY2(topColoured > 20000, qPrintable(QString::number(topColoured)));
     }
 
-    // A CPU's rates are written in GFLOP/s on both plots, not as "0.004 TFLOP/s" (issue 26 F8); a
+    // A CPU's rates are written in GFLOP/s on both plots, not as "0.004 TFLOP/s"; a
     // GPU's stay in TFLOP/s.
     void cpuRatesAreInGflops() {
         diode::ProblemBest b;
@@ -339,7 +339,7 @@ private slots:
     }
 
     // The tables' rate columns follow the plots' unit: a cpu sweep's read "GFLOP/s", not a column
-    // headed "TFLOP/s" of 0.004s (issue 26 F8); GPU data keeps TFLOP/s.
+    // headed "TFLOP/s" of 0.004s; GPU data keeps TFLOP/s.
     void cpuTablesAreInGflops() {
         const QString plan = m_dir.filePath("cpu-rates.json");
         {
@@ -392,7 +392,7 @@ private slots:
     }
 
     // A long title wraps inside the heatmap beside its colour scale, not under it or past the
-    // widget (issue 26 F8).
+    // widget.
     void heatmapTitleFitsBesideTheScale() {
         HeatmapView view;
         view.resize(420, 360);

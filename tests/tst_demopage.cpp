@@ -130,7 +130,7 @@ private slots:
             if (auto *t = qobject_cast<QCPTextElement *>(chart->plotLayout()->elementAt(i)))
                 titled = titled || t->text().contains("against plain torch.compile");
         QVERIFY2(titled, "the kernel chart's title names plain torch.compile as the reference");
-        // A mode keeps its colour whatever its position (issue 26 F8): exhaustive-plugin is the
+        // A mode keeps its colour whatever its position: exhaustive-plugin is the
         // sixth mode here and the fifth in the fixture.
         auto colourOf = [chart](const QString &mode) {
             for (int i = 0; i < chart->plottableCount(); ++i)

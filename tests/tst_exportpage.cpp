@@ -48,11 +48,11 @@ private slots:
         QVERIFY(metrics->rowCount() >= 4); // the model, its groups, three baselines
         QCOMPARE(metrics->index(0, 0).data().toString(), QString("h200-gemm-mlp-v2"));
         QCOMPARE(metrics->index(0, 2).data().toString(), QString("0.9243")); // test-split top-1 mean
-        // The count is the trainer's, of problem lines, and the page says so (issue 26 finding 6).
+        // The count is the trainer's, of problem lines, and the page says so.
         QVERIFY(page.findChild<QLabel *>("metricsTitle")
                     ->text()
                     .contains("problem lines the model never trained on"));
-        // The baselines named as on every page, plain torch.compile's first (issue 26 item 2).
+        // The baselines named as on every page, plain torch.compile's first.
         QStringList baselines;
         for (int r = 0; r < metrics->rowCount(); ++r) {
             const QString selector = metrics->index(r, 0).data().toString();
@@ -72,7 +72,7 @@ private slots:
         const QString copy = m_dir.filePath("copy.diode");
         QCOMPARE(page.saveAs(copy), QString());
         QCOMPARE(testutil::fileBytes(copy), testutil::fileBytes(kModel));
-        // Save as onto a shipped package replaced it (issue 26 finding 1): refused, file unchanged.
+        // Save as onto a shipped package is refused and the file stays unchanged.
         const QString shipped = testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode");
         const QByteArray before = testutil::fileBytes(shipped);
         QVERIFY2(page.saveAs(shipped).contains("is shipped data"), qPrintable(page.saveAs(shipped)));
@@ -96,7 +96,7 @@ private slots:
         pagecheck::checkRendered(&page, "export", 20);
     }
 
-    // A cpu model is described in its own terms (issue 26 finding 8: "2 SMs" for a 2-core CPU).
+    // A cpu model is described in its own terms (not "2 SMs" for a 2-core CPU).
     void cpuModelSaysCoresNotSMs() {
         const std::string bytes = testutil::fileBytes(kModel).toStdString();
         auto manifest = diode::ModelPackage::fromBytes(bytes).manifest();
@@ -121,7 +121,7 @@ private slots:
 
     // The plugin's own packages are offered without browsing to them, each with its GPU and truth
     // ("warm" alone said neither), and nothing is shown as chosen until a package is in use
-    // (issue 26: the page started on v2 whatever database was open).
+    // (not v2 whatever database is open).
     void offersTheShippedInGraphPackages() {
         WorkbenchState state;
         ExportPage page(&state);

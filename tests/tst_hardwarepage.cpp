@@ -98,7 +98,7 @@ private slots:
     // "Characterise this GPU" from the Hardware page, end to end on the cpu backend (a real sweep
     // into a real store, real fine-tuning): the page's window chooses, measures, fine-tunes and
     // shows the transferred and the new package, plain torch.compile and the best ATen kernel on
-    // held-out problems with the one-line verdict; run again it measures nothing twice (issue 23).
+    // held-out problems with the one-line verdict; run again it measures nothing twice.
     void characterisesFromTheHardwarePage() {
         WorkbenchState state;
         HardwarePage page(&state);

@@ -186,8 +186,8 @@ private slots:
         QVERIFY2(wide.find("the architecture needs 10") != std::string::npos, wide.c_str());
     }
 
-    // Issue 26 F11a: a 240 MB package whose manifest is 80 million empty objects kept `diode
-    // inspect` busy for over 590 s at 790 MB resident. The manifest's length is refused from the
+    // A 240 MB package whose manifest is 80 million empty objects would keep `diode inspect` busy
+    // for minutes at hundreds of MB resident. The manifest's length is refused from the
     // header, before the file is read on; one within that length but of too many values is
     // refused while it is parsed.
     void hugeManifestIsRefusedFast() {
@@ -360,8 +360,8 @@ private slots:
             lines[1].toUtf8());
     }
 
-    // Issue 26 F10: a line without candidates was answered with an empty ranking, exit 0, and
-    // nothing said. Such a line is refused, naming it, on standard output and standard error.
+    // A line without candidates is refused, naming it, on standard output and standard error, not
+    // answered with an empty ranking and exit 0.
     void rankRefusesALineWithoutCandidates() {
         const QString pkg = m_dir.filePath("tiny.diode"), in = m_dir.filePath("rank-none.jsonl");
         ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
@@ -382,8 +382,8 @@ private slots:
         }
     }
 
-    // Issue 26 F10: `diode inspect --help` marked both the argument and --package REQUIRED,
-    // though either one is enough.
+    // `diode inspect --help` says either the argument or --package is enough, not that both are
+    // REQUIRED.
     void inspectHelpSaysOneOfItsTwoNamesIsNeeded() {
         QString out, err;
         QCOMPARE(testutil::runCli({"inspect", "--help"}, &out, &err), 0);

@@ -271,8 +271,8 @@ private slots:
         QVERIFY2(testutil::integrityCheck(dbPath) == "ok", testutil::integrityCheck(dbPath).c_str());
     }
 
-    // Issue 26: an import was not checked for mixing, so an H100's lines went into an H200 dataset
-    // unnoticed and were trained on as the H200's. Real lines of both shipped files.
+    // An import is checked for mixing, so an H100's lines cannot go into an H200 dataset unnoticed
+    // and be trained on as the H200's. Real lines of both shipped files.
     void importOfAnotherGpusDataIsRefusedUnlessAllowed() {
         const auto firstLines = [&](const char *shipped, const QString &out) {
             const auto lines = testutil::fileBytes(testutil::sourcePath(shipped)).split('\n');
@@ -315,7 +315,7 @@ private slots:
         QVERIFY(csvLines[0].startsWith("run,gpu,op,dtype,B,M,N,K"));
     }
 
-    // Issue 26 F10: `diode export --out x.csv` wrote JSON lines into x.csv without a word. The
+    // `diode export --out x.csv` must not write JSON lines into x.csv without a word. The
     // file's name picks the format when --format is not given; a --format it contradicts is
     // refused before anything is written, and a file already there keeps its bytes.
     void exportFormatFollowsTheFileName() {

@@ -528,7 +528,7 @@ private slots:
         QCOMPARE(m["hardware"]["torch"], nlohmann::json::array({"2.11.0+cu130"}));
         QCOMPARE(m["hardware"]["drivers"], nlohmann::json::array({"580.159.04"}));
         // The data has Inductor's own benchmark times on some problems: max-autotune's pick is a
-        // baseline of the test split on those (issue 26 item 2), beside plain torch.compile's.
+        // baseline of the test split on those, beside plain torch.compile's.
         const auto &tested = m["metrics"]["test_split"];
         const auto autotuned = tested["baselines"]["max-autotune"]["problems"].get<int>();
         QVERIFY2(autotuned > 0 && autotuned < tested["model"]["all"]["problems"].get<int>(),
@@ -675,7 +675,7 @@ private slots:
         QVERIFY(packageError(relabelled(current, 0)).find("feature schema 0") != std::string::npos);
     }
 
-    // The cpu pipeline end to end, as the README runs it (its exact plan and command lines, in
+    // The cpu pipeline end to end, as docs/CLI.md runs it (its exact plan and command lines, in
     // a fresh folder): a cpu sweep's times are `cpu`, the default for a cpu database, a model
     // trains on them and says it is a cpu model, eval measures it on its test split without
     // writing the database unless asked, and the measurements export.
@@ -753,8 +753,8 @@ private slots:
     }
 
     // diode-train run directly (not through `diode train`) waits passively too: LibTorch's OpenMP
-    // reads the policy before main(), so the program runs itself again with it set (issue 26
-    // finding 2). Seen in the running process's environment, the same process id after the exec.
+    // reads the policy before main(), so the program runs itself again with it set. Seen in the running
+    // process's environment, the same process id after the exec.
     void diodeTrainRunDirectlyWaitsPassively() {
         QTemporaryDir dir;
         const QString plan = dir.filePath("slow.json");
@@ -784,7 +784,7 @@ private slots:
     }
 
     // `diode train` checks where it will write before minutes of training, and bad input is exit
-    // code 2 (the README's promise), never CLI11's 105/106.
+    // code 2 (docs/CLI.md's promise), never CLI11's 105/106.
     void trainRefusesAnUnwritablePackageBeforeTraining() {
         QTemporaryDir dir;
         const QString db = testutil::sourcePath("trained_models/h200/h200-dataset.db");

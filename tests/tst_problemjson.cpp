@@ -194,7 +194,7 @@ private slots:
                                 << "line 3: field 'M' is 0; sizes must be at least 1";
         QTest::newRow("negative K") << R"({"op":"mm","dtype":"fp16","M":4,"N":1,"K":-8})"
                                     << "line 3: field 'K' is -8";
-        // Issue 26 hostile pass: accepted, imported and ranked (2.6e9 ms) though plans refuse it.
+        // Refused as plans refuse it, not imported and ranked (2.6e9 ms).
         QTest::newRow("M 2^63-1")
             << R"({"op":"mm","dtype":"fp16","M":9223372036854775807,"N":1,"K":1})"
             << "line 3: field 'M' is 9223372036854775807; sizes must be at most 2147483647";

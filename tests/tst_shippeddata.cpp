@@ -7,9 +7,9 @@
 
 using namespace diode;
 
-// Issue 26 finding 1: the shipped databases were written to (`diode eval --store-predictions`
-// stored a cpu model's 12,190 predictions into the git-tracked H200 dataset; a workbench sweep
-// added a cpu run to it). Shipped files are read-only however opened, and a sweep or stored
+// The shipped databases must never be written to (`diode eval --store-predictions` would store a
+// cpu model's 12,190 predictions into the git-tracked H200 dataset; a workbench sweep would add a
+// cpu run to it). Shipped files are read-only however opened, and a sweep or stored
 // predictions that would mix backends, GPUs or timing methods in one database are refused unless
 // confirmed.
 class TestShippedData : public QObject {

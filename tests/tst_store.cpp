@@ -417,8 +417,8 @@ private slots:
     }
 
     // A reader leaves the folder as it found it: a read-only connection never deletes the -wal and
-    // -shm SQLite makes for it (`diode stats` left both beside a finished sweep's database, issue 26
-    // F10); files a writer still holds open stay, with its data.
+    // -shm SQLite makes for it (`diode stats` would leave both beside a finished sweep's database);
+    // files a writer still holds open stay, with its data.
     void readerLeavesNoWalFiles() {
         const QString path = db("reader.db");
         { Store s(path.toStdString()); } // a WAL database, closed: no -wal, no -shm

@@ -168,8 +168,8 @@ private slots:
         QCOMPARE(page.targetDatabase(), mine);
     }
 
-    // Issue 26 finding 1: File ▸ Open of a shipped database opened it writable, and Run added a
-    // cpu run to the H200 data. Shipped data opens read-only whatever the caller asks.
+    // Shipped data opens read-only whatever the caller asks, so Run cannot add a cpu run to the
+    // H200 data after File ▸ Open.
     void fileOpenOfShippedDataIsReadOnly() {
         MainWindow w;
         QSignalSpy shown(&w, &MainWindow::databaseShown);
@@ -385,7 +385,7 @@ private slots:
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs WHERE status = 'finished'"), int64_t(1));
     }
 
-    // A cpu sweep's rates are written in GFLOP/s (issue 26 F8: "0.004 TFLOP/s"); a faster result
+    // A cpu sweep's rates are written in GFLOP/s (not "0.004 TFLOP/s"); a faster result
     // rewrites the points already drawn in TFLOP/s, and clearing starts again from TFLOP/s.
     void throughputUnitFollowsTheLargestRate() {
         ThroughputPlot plot;
@@ -412,8 +412,8 @@ private slots:
         QCOMPARE(plot.yAxis->label(), QString("achieved GFLOP/s (best config)"));
     }
 
-    // Issue 26 F9: after another database was opened the page still showed the last run's
-    // progress, plot and failures, as if they were of the database now open.
+    // After another database is opened the page no longer shows the last run's progress, plot and
+    // failures, as if they were of the database now open.
     void anotherDatabaseClearsTheLastRun() {
         WorkbenchState state;
         SweepPage page(&state);
@@ -517,7 +517,7 @@ private slots:
         page.setWorkers(1, QString());
     }
 
-    // Slurm is offered where sbatch is on the PATH and says why not elsewhere (issue 25).
+    // Slurm is offered where sbatch is on the PATH and says why not elsewhere.
     void slurmIsOfferedOnlyWithSbatch() {
         const QByteArray path = qgetenv("PATH");
         qputenv("PATH", m_dir.filePath("no-slurm-here").toUtf8());

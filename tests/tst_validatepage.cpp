@@ -156,7 +156,7 @@ private slots:
         QVERIFY(std::abs(res.models[0].metrics.top1.mean - computed.models[0].metrics.top1.mean) < 1e-6);
     }
 
-    // The README's cpu pipeline past the command line: a model trained on a cpu sweep validates
+    // The cpu pipeline of docs/CLI.md past the command line: a model trained on a cpu sweep validates
     // on its own test split, and the Export page saves it but never installs it into the plugin.
     void cpuModelValidatesAndIsNotInstalled() {
 #if !DIODE_HAVE_TORCH
@@ -198,7 +198,7 @@ private slots:
         QVERIFY2(error.contains("not installed into the plugin: a cpu model"), qPrintable(error));
         QVERIFY(!QFileInfo::exists(plugin + "/cpu.diode"));
 
-        // cpu data in its own terms (issue 26 F8): no ATen kernel and no Inductor config, so no
+        // cpu data in its own terms: no ATen kernel and no Inductor config, so no
         // "plain torch.compile (ATen)" or "Inductor's first config" (both were the plan's first tile)
         // on Export, Validate or Train; that baseline once, under its own name.
         auto baselines = [](const MetricsModel *m) {
@@ -323,8 +323,8 @@ private slots:
         QVERIFY(error.contains("missing.diode"));
     }
 
-    // cpu data and no model for it: the page says what is missing whatever changes. It read "Out of
-    // date … Validate (F5) to see  on held-out problems" with no model named (issue 26).
+    // cpu data and no model for it: the page says what is missing whatever changes, never "Out of
+    // date … Validate (F5) to see  on held-out problems" with no model named.
     void noModelSaysWhatIsMissing() {
         const QString db = m_dir.filePath("nomodel-cpu.db");
         QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan",
@@ -347,7 +347,7 @@ private slots:
 
     // The problem sources offer the held-out file that belongs to the open database
     // (core/infer/diode/shippeddata.h), not one file name for every database.
-    // It starts on that file: the problems the shipped packages never trained on (issue 26).
+    // It starts on that file: the problems the shipped packages never trained on.
     void offersTheHeldOutFileOfTheOpenDatabase() {
         auto sources = [](const QString &db) {
             WorkbenchState state;
@@ -413,7 +413,7 @@ private slots:
         const auto *cdf = page.findChild<CurvePlot *>("efficiencyCdf");
         QVERIFY(cdf->yAxis->range().upper <= 1.05 && cdf->yAxis->range().lower == 0);
         // Its x axis is how much slower than the best each pick is, in percent on a log axis from the
-        // 0.1 % floor: a linear efficiency axis crushed good selectors against 1 (issue 26 F8).
+        // 0.1 % floor: a linear efficiency axis crushes good selectors against 1.
         QCOMPARE(cdf->xAxis->scaleType(), QCPAxis::stLogarithmic);
         QVERIFY(cdf->xAxis->range().lower <= 0.1 && cdf->xAxis->range().upper > 10);
         const QSharedPointer<QCPGraphDataContainer> model = cdf->graph(0)->data();
@@ -421,7 +421,7 @@ private slots:
         QVERIFY(std::is_sorted(model->constBegin(), model->constEnd(),
                                [](const QCPGraphData &a, const QCPGraphData &b) { return a.key < b.key; }));
         // The residual histogram's clamped end bins (everything beyond ±2) stand inside the plot,
-        // not on its border (issue 26 F8).
+        // not on its border.
         const auto *residuals = page.findChild<CurvePlot *>("residualHistogram");
         QVERIFY(residuals->xAxis->range().lower < -2.2 && residuals->xAxis->range().upper > 2.2);
     }
@@ -474,7 +474,7 @@ private slots:
         QCOMPARE(page.result().models.size(), size_t(2));
         const int width = page.minimumSizeHint().width();
         // Three plots share the width: every title wraps inside its plot instead of pushing the axes
-        // out of the widget and losing both its ends (issue 26 F8).
+        // out of the widget and losing both its ends.
         for (const char *name : {"scatterA", "scatterB", "efficiencyCdf"}) {
             auto *plot = page.findChild<QCustomPlot *>(name);
             QVERIFY(plot && plot->isVisible());
@@ -484,7 +484,7 @@ private slots:
                 return;
         }
         // The CDF's legend (five selectors and a second model's two) sits below its axes, where it
-        // hides no curve: inside them it covered max-autotune's and plain torch.compile's (issue 26).
+        // hides no curve: inside them it would cover max-autotune's and plain torch.compile's.
         auto *cdf = page.findChild<CurvePlot *>("efficiencyCdf");
         QVERIFY(cdf->legend->itemCount() >= 6);
         const QRect legend = cdf->legend->outerRect(), axes = cdf->axisRect()->outerRect();
@@ -499,7 +499,7 @@ private slots:
         QVERIFY2(width <= 1100, qPrintable(QString::number(width)));
     }
 
-    // A series keeps its colour whatever else is shown (issue 26 F8): an op in data without mm, the
+    // A series keeps its colour whatever else is shown: an op in data without mm, the
     // baselines beside one model or two (and as on the Demo page), a model in the histogram and
     // the CDF alike.
     void seriesKeepTheirColours() {

@@ -62,7 +62,7 @@ private slots:
         const auto plan =
             diode::SweepPlan::load(testutil::sourcePath("resources/plans/cpu-smoke.json").toStdString());
         const auto problems = plan.problems.size(), measurements = problems * plan.cpuConfigs.size();
-        // Says what it counts (issue 26 F6): distinct problems, where the Data page lists problem lines.
+        // Says what it counts: distinct problems, where the Data page lists problem lines.
         QVERIFY2(counts->text().contains(QString("<td>%1 distinct (0 failed); the Data page lists a problem "
                                                  "once per run")
                                              .arg(problems)),
@@ -120,8 +120,8 @@ private slots:
         QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("no display"));
     }
 
-    // Issue 26: `diode-workbench --version` loaded LibTorch's libraries first (0.7-1.1 s). The
-    // dynamic loader's own log (LD_DEBUG) shows what was loaded: neither LibTorch nor Qt.
+    // `diode-workbench --version` answers without loading LibTorch's libraries (most of a second).
+    // The dynamic loader's own log (LD_DEBUG) shows what was loaded: neither LibTorch nor Qt.
     void versionLoadsNeitherLibTorchNorQt() {
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -138,7 +138,7 @@ private slots:
     }
 
     // The GUI runs with passive OpenMP waits, set before LibTorch loaded (GNU OpenMP reads them
-    // only then): the Train page no longer spins against other programs (issue 26 finding 2).
+    // only then): the Train page does not spin against other programs.
     void guiRunsWithPassiveThreadWaits() {
         QProcess p;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -164,8 +164,8 @@ private slots:
         QVERIFY2(environ.split('\0').contains("OMP_WAIT_POLICY=PASSIVE"), environ.constData());
     }
 
-    // Help ▸ Documentation did nothing where no program opens files (no xdg-open: a server under
-    // Xvfb, a container). It now names the README and docs/ in a dialog.
+    // Where no program opens files (no xdg-open: a server under Xvfb, a container), Help ▸
+    // Documentation names the README and docs/ in a dialog instead of doing nothing.
     void documentationWithoutAUrlLauncherNamesTheFiles() {
         const QByteArray path = qgetenv("PATH");
         QTemporaryDir empty;
@@ -295,8 +295,8 @@ private slots:
         QCOMPARE(snapshot(), before);
     }
 
-    // Issue 26 F4: `--screenshot` of a database that cannot be opened waited for the 240 s hang
-    // watchdog and exited 1 with "nothing progressed". It ends at once, exit 2, the reason on
+    // `--screenshot` of a database that cannot be opened does not wait for the 240 s hang watchdog
+    // to exit 1 with "nothing progressed". It ends at once, exit 2, the reason on
     // stderr, no picture, and the file as it was.
     void screenshotOfADatabaseThatCannotOpenFailsAtOnce_data() {
         QTest::addColumn<QString>("name");
@@ -345,7 +345,7 @@ private slots:
         QCOMPARE(QFileInfo::exists(db + "-wal") || QFileInfo::exists(db + "-shm"), false);
     }
 
-    // Issue 26 F9: `--demo missing.json --screenshot` exited 0 with a picture of the error.
+    // `--demo missing.json --screenshot` fails; it does not exit 0 with a picture of the error.
     void screenshotOfADemoResultThatCannotBeReadFails() {
         const QString missing = m_dir.filePath("missing-demo.json"), png = m_dir.filePath("demo.png");
         QProcess p;
@@ -382,8 +382,8 @@ private slots:
         QVERIFY(QImage(png).width() > 0);
     }
 
-    // Issue 26: a fresh clone opened the data and model of two turns ago (Inductor's own timings,
-    // v2). It opens the in-graph data, read-only, with the plugin's default package for the data's
+    // A fresh clone opens not the earlier data and model (Inductor's own timings, v2) but the
+    // in-graph data, read-only, with the plugin's default package for the data's
     // GPU; Validate shows that package on the data's held-out problems with the baselines in the
     // order every page uses, Bias shows its bias, Export offers the in-graph packages. Then the
     // model follows the data: the earlier data gets the model trained on its times, cpu data none.
@@ -474,7 +474,7 @@ private slots:
         w.openShippedData();
         QVERIFY(shown.wait(30000));
         QCOMPARE(w.state()->packagePath(), cold);
-        // cpu data: no GPU model is validated against cpu times (the README's old screenshot did).
+        // cpu data: no GPU model is validated against cpu times.
         // A copy of showsSummaryOfADatabase's cpu sweep when it ran (a sweep takes a while), else one.
         const QString cpu = m_dir.filePath("defaults-cpu.db");
         QFile::copy(m_dir.filePath("w.db"), cpu);
@@ -490,7 +490,7 @@ private slots:
         QCOMPARE(w.findChild<QComboBox *>("modelA")->currentIndex(), -1);
     }
 
-    // One name per page (issue 26): the page list's title is what docs and --page use; the object
+    // One name per page: the page list's title is what docs and --page use; the object
     // name still works, a wrong one is refused with the list of titles.
     void pagesAreCalledAsTheListCallsThem() {
         MainWindow w;
@@ -515,8 +515,8 @@ private slots:
         QVERIFY2(err.contains("no page 'summaryPage'; pages: Overview, Hardware"), qPrintable(err));
     }
 
-    // Issue 26 F5: a failed File > Open closed the database that was open (Overview "No database
-    // open", Data stuck on "Loading…"). The open one stays open and usable; the error is shown.
+    // A failed File > Open does not close the database that was open (Overview "No database open",
+    // Data stuck on "Loading…"): the open one stays open and usable; the error is shown.
     void failedOpenKeepsTheOpenDatabase() {
         const QString good = testutil::sourcePath("trained_models/h200/h200-dataset.db");
         const QString bad = m_dir.filePath("bad-open.db");
@@ -563,7 +563,7 @@ private slots:
         QCOMPARE(failed.count(), 1);
     }
 
-    // Issue 26 F9: Save table as CSV wrote the file and said nothing. The status bar says where.
+    // Save table as CSV says where the file went, in the status bar.
     void savedTableSaysWhereItWent() {
         MainWindow w;
         w.show();

@@ -1,4 +1,4 @@
-// diode: the command line face of the workbench (README, "The command line"). Exit codes: 0 success,
+// diode: the command line face of the workbench (docs/CLI.md). Exit codes: 0 success,
 // 1 a failure while running, 2 bad input or usage, 3 the backend cannot run on this machine.
 
 #include "characterisecommand.h"
@@ -511,7 +511,7 @@ int runLookupTable(const std::vector<std::string> &inputs, const std::string &ou
 int main(int argc, char **argv) {
     // A file size limit (ulimit -f, a batch scheduler's quota) would end the process with
     // SIGXFSZ in the middle of a write, without a word; ignored, the write fails with EFBIG and
-    // the store says which database and why, as for a full disk (issue 26, hostile pass).
+    // the store says which database and why, as for a full disk.
     std::signal(SIGXFSZ, SIG_IGN);
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN
     // diode-train run directly: LibTorch's OpenMP read its wait policy before main(), so a policy

@@ -2,8 +2,8 @@
 // diode-workbench-gui beside it, in the same process (exec), with the environment GNU OpenMP
 // reads when LibTorch loads it, before any main() of a program linked with LibTorch runs:
 // passive thread waits, so a training on the Train page does not collapse when another program
-// is busy (issue 26). Neither Qt nor LibTorch is loaded here (the GUI takes 0.7-1.1 s to load
-// LibTorch's libraries).
+// is busy. Neither Qt nor LibTorch is loaded here, so `--version` answers at once (the GUI takes
+// most of a second to load LibTorch's libraries).
 
 #include "diode/config.h"
 #include "diode/trainoptions.h"

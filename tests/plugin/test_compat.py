@@ -467,7 +467,7 @@ class SaverAndConfigTest(unittest.TestCase):
             # Never more than the warm graph, never fewer than MIN_CALLS.
             self.assertEqual(timer.cold_calls(3, 0.005), 3)
             self.assertEqual(timer.cold_calls(3, 2.0), ingraph.MIN_CALLS)
-            ingraph.COLD_TARGET_MS = None  # the sizes before 2026-11-23: as many as warm
+            ingraph.COLD_TARGET_MS = None  # as many launches as the warm graph
             self.assertEqual(timer.cold_calls(64, 0.005), 64)
         finally:
             ingraph.COLD_TARGET_MS = saved

@@ -1,4 +1,4 @@
-"""GPU tests of the selector inside Inductor (CTest label gpu; README: `ctest -L gpu`). They
+"""GPU tests of the selector inside Inductor (CTest label gpu; docs/PLUGIN.md: `ctest -L gpu`). They
 compile real GEMMs with torch.compile on the local GPU and skip, with the reason, where torch,
 Triton or a GPU is missing. Needs DIODE_CLI for the collector -> `diode import` check."""
 
@@ -251,7 +251,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             self.assertGreaterEqual(counters["inductor"].get("select_algorithm_autotune", 0), 1)
 
     def test_every_kernel_picked_in_model_steps_gives_atens_result(self):
-        # Correctness before speed (issue 22 item 6): every GEMM kernel the plugin picks in the
+        # Correctness before speed: every GEMM kernel the plugin picks in the
         # model-level benchmark's steps (the recommended way: plain torch.compile, default options)
         # is compiled alone on that problem, where the plugin must make the same decision, and
         # its output is held to the worker's own check against ATen (worker._tolerance).

@@ -751,7 +751,7 @@ class NearestPackageTest(unittest.TestCase):
         self.assertEqual((os.path.basename(choice["path"]), why), ("h200-ingraph-warm.diode", ""))
         self.assertFalse(choice.get("transferred"))
 
-        # The H100 has its own package since 2026-11-26; an H100 PCIe has none and gets the
+        # The H100 has its own package; an H100 PCIe has none and gets the
         # nearest of the same architecture, the H100 80GB's, marked transferred with the reason.
         choice, why = self.choose({"gpu": "NVIDIA H100 80GB HBM3", "cc": "9.0", "sm_count": 132})
         self.assertEqual((os.path.basename(choice["path"]), why), ("h100-ingraph-warm.diode", ""))

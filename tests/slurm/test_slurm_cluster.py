@@ -1,4 +1,4 @@
-"""`diode sweep --slurm` on a real one-node Slurm cluster (issue 25, item 4).
+"""`diode sweep --slurm` on a real one-node Slurm cluster.
 
 Starts munged, slurmctld and slurmd on localhost from a generated slurm.conf in a temporary
 directory (as root, as CI runs; no systemd), submits a cpu-backend sweep as an array of 4 tasks,

@@ -164,7 +164,7 @@ void BiasPage::refresh() {
     m_stale = false;
     const QString db = m_state->databasePath();
     if (db.isEmpty()) {
-        // Not ready: the window is opening one (a screenshot waits for its bias, issue 26 F3).
+        // Not ready: the window is opening one (a screenshot waits for its bias).
         showEmpty(tr("No database open."));
         m_message->showMessage(QString(), false);
         return;

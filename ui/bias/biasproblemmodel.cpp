@@ -48,7 +48,7 @@ QVariant BiasProblemModel::data(const QModelIndex &index, int role) const {
             return QString::fromStdString(p.problem.label());
         case SizeClass:
             return QString::fromStdString(p.sizeClass);
-        case Fastest: // named as on the Validate page, not as raw JSON (issue 26 F8)
+        case Fastest: // named as on the Validate page, not as raw JSON
             return configLabel(p.fastestConfig);
         case Pick:
             return p.pickConfig.empty() ? QStringLiteral("n/a") : configLabel(p.pickConfig);

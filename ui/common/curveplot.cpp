@@ -11,7 +11,7 @@ CurvePlot::CurvePlot(const QString &xLabel, const QString &yLabel, QWidget *pare
     xAxis->setLabel(xLabel);
     yAxis->setLabel(yLabel);
     // The legend below the axes in two columns, not inside them: there it hid the curves it named
-    // (the Validate CDF's max-autotune and plain torch.compile lines, issue 26).
+    // (the Validate CDF's max-autotune and plain torch.compile lines).
     legend->setVisible(true);
     axisRect()->insetLayout()->take(legend);
     const int row = plotLayout()->rowCount();

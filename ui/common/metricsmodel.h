@@ -20,7 +20,7 @@ struct MetricsRow {
 /// "max-autotune" (the pick of Inductor's own benchmark), "first-config", "random". On cpu data
 /// (`cpuData`) there is no ATen kernel and no Inductor config: "aten" and "first-config" both pick
 /// the plan's first tile, so pages show that baseline once, under that name, and leave out "aten"
-/// (baselineShown) instead of two identical rows in GPU terms (issue 26 F8).
+/// (baselineShown) instead of two identical rows in GPU terms.
 QString baselineTitle(const std::string &key, bool cpuData = false);
 /// Whether pages show baseline `key` (see baselineTitle).
 inline bool baselineShown(const std::string &key, bool cpuData) {

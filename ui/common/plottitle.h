@@ -5,8 +5,8 @@
 /// A plot's bold title, in a first row of its own above the axes, wrapped to the plot's width.
 /// QCPTextElement asks for the width and height of its text on one line: a title wider than its
 /// plot (two models side by side on Validate) widened the layout past the widget, so the axes
-/// and both ends of the title were cut off, and lines it did wrap were cut at the bottom (issue 26
-/// F8). This one asks for the height its lines take at the width the plot has.
+/// and both ends of the title were cut off, and lines it did wrap were cut at the bottom. This one asks for
+/// the height its lines take at the width the plot has.
 class PlotTitle : public QCPTextElement {
     Q_OBJECT
 public:

@@ -5,7 +5,7 @@
 #include <QColor>
 #include <QString>
 
-// A series keeps its colour in every view and every file (issue 26 F8): a colour is looked up by
+// A series keeps its colour in every view and every file: a colour is looked up by
 // what the series is (an op, a dtype, a selector or compile mode, model A or B), never by its
 // position among the series a plot happens to show. By position, data without bf16 drew fp16 in
 // bf16's colour, a second model moved every baseline to another colour, and a demo file with one

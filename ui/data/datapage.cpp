@@ -154,7 +154,7 @@ QWidget *DataPage::tablePage(StoreTableModel *model, const QString &name, QTable
     view->horizontalHeader()->setDefaultSectionSize(90);
     view->horizontalHeader()->setMaximumSectionSize(420);
     // The figures that matter next to the run, before the problem's ten columns, and which timing
-    // method a time is (issue 26 F7: it was off-screen at 1280 px); the model's column numbers
+    // method a time is (on screen at 1280 px); the model's column numbers
     // (and the SQL behind them) stay as they are.
     const auto &cols = diode::columns(model->table());
     int to = 1;

@@ -36,7 +36,7 @@ QString headerText(const std::string &header, const FlopUnit &unit) {
         return QObject::tr("Best (µs, one method)");
     if (header == "Seconds")
         return QObject::tr("Seconds (sweep)");
-    // A cpu run's "GPU" is its CPU and its "SMs" that CPU's cores (issue 26 F8: cpu data in GPU terms).
+    // A cpu run's "GPU" is its CPU and its "SMs" that CPU's cores: cpu data in its own terms.
     if (header == "GPU")
         return QObject::tr("Hardware");
     if (header == "SMs")
@@ -191,7 +191,7 @@ QVariant StoreTableModel::headerData(int section, Qt::Orientation orientation, i
     const auto &names = diode::columns(m_table);
     if (role == Qt::ToolTipRole && orientation == Qt::Horizontal && section >= 0 &&
         section < int(names.size()) && names[size_t(section)].starts_with("Best"))
-        // Which times "best" is of (issue 26 F7): one method per problem, the rule train and eval use.
+        // Which times "best" is of: one method per problem, the rule train and eval use.
         return QObject::tr("The fastest successful time of one timing method per problem: graph_warm where "
                            "the problem has it, else cpu, else inductor_autotune (never a minimum over "
                            "methods)");

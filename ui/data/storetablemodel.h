@@ -31,7 +31,7 @@ public:
     void reload();
 
     /// The unit the rate columns are written in (stored in TFLOP/s): the one the Data page's plots
-    /// choose for the data's largest rate, so cpu data does not read "0.004 TFLOP/s" (issue 26 F8).
+    /// choose for the data's largest rate, so cpu data does not read "0.004 TFLOP/s".
     void setFlopUnit(const FlopUnit &unit);
     const FlopUnit &flopUnit() const { return m_unit; }
 

@@ -69,7 +69,7 @@ double percentSlower(double efficiency) {
 
 // The share of problems whose pick is at most x % slower than the best, x on a log axis: good
 // selectors differ by a few percent on few problems, which a linear efficiency axis (0 to 1)
-// crushed against 1 (issue 26 F8). `sorted`: top-1 efficiencies, ascending.
+// crushes against 1. `sorted`: top-1 efficiencies, ascending.
 Curve cdf(const QString &name, const std::vector<double> &sorted, Qt::PenStyle style, const QColor &colour) {
     QVector<double> x;
     for (auto it = sorted.rbegin(); it != sorted.rend(); ++it)
@@ -529,7 +529,7 @@ void ValidatePage::drawScatters() {
         return byOp ? int(p.op) : int(p.dtype);
     };
     // Every op (or dtype) a group of its own, in its own colour: the same one whichever groups this
-    // data has (issue 26 F8).
+    // data has.
     const size_t groupCount = byOp ? diode::allOps().size() : diode::allDTypes().size();
     auto group = [&](int g) {
         ScatterGroup out;
@@ -594,7 +594,7 @@ void ValidatePage::drawCurves() {
         // ATen guard: the same rule `diode eval` reports (core/infer/diode/selectionpolicy.h).
         const QString policy = tr("%1 policy (margin %2)").arg(m.name).arg(m.policyMargin, 0, 'f', 2);
         // A model and its policy in the model's colour (the histogram's too), the policy lighter; the
-        // baselines in their colours on every page: a second model moves none of them (issue 26 F8).
+        // baselines in their colours on every page: a second model moves none of them.
         curves << cdf(m.name, m.top1, Qt::SolidLine, modelColour(int(k)))
                << cdf(policy, m.policyTop1, Qt::SolidLine, modelColour(int(k)).lighter(150));
         rows << MetricsRow{m.name, m.metrics, true} << MetricsRow{policy, m.policyMetrics, false};

@@ -12,7 +12,7 @@ class Store;
 
 /// What the measurements of a database were taken with, or what a sweep or a model's stored
 /// predictions would add to it. One database holds one kind of data unless someone confirms
-/// otherwise (issue 26): training and evaluation read a whole store, and a cpu run or a second
+/// otherwise: training and evaluation read a whole store, and a cpu run or a second
 /// GPU inside an H200 dataset would be trained on and scored against as if it were the H200's.
 struct DataOrigin {
     std::set<std::string> backends; ///< sweep backends ("cpu", "inductor"); an import names none

@@ -26,7 +26,7 @@ struct PolicyTableRow {
     std::vector<PolicyTableColumn> columns;
 };
 /// A pick slower than plain torch.compile's function by more than this factor is counted as a loss
-/// (the held-out table counts how many are).
+/// (the goal is none more than 10 % slower).
 inline constexpr double kSlowerThanPlainLimit = 1.10;
 
 struct PolicyTable {

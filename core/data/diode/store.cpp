@@ -394,7 +394,7 @@ Store::~Store() {
     if (m_db)
         sqlite3_close(m_db);
     // A read-only connection never deletes the -wal and -shm SQLite made for it (`diode stats` and
-    // the workbench's readers left both beside a finished sweep's database, issue 26 F10). The
+    // the workbench's readers would otherwise leave both beside a finished sweep's database). The
     // last read-write connection to close does, under SQLite's own locks: one that reads nothing
     // but the schema, opened only when the -wal holds no change, so it writes nothing. Any other
     // connection still open, of this process or another, reader or writer, keeps the files, as it

@@ -10,7 +10,7 @@ namespace diode {
 
 /// LibTorch's OpenMP threads spin while they wait for work by default: on a 2-core machine with
 /// one other busy process, a cpu-database training took 40-64 s against 1.7 s idle and 2.9-3.2 s
-/// with passive waits (issue 26); two in-graph trainings side by side took ~8 minutes an ensemble
+/// with passive waits; two in-graph trainings side by side took ~8 minutes an ensemble
 /// member, ~1.25 with passive waits and one thread each. GNU OpenMP reads OMP_WAIT_POLICY once,
 /// when it is loaded, which for a program linked with LibTorch is before main(): so this is set
 /// by the programs that start one, `diode` before it runs diode-train and `diode-workbench`

@@ -366,9 +366,9 @@ ModelPackage ModelPackage::fromBytes(const std::string &in) {
         const auto &arch = m.at("architecture");
         if (arch.value("type", "") != "mlp" || arch.value("activation", "") != "relu")
             throw PackageError(fmt::format("unsupported architecture {}", arch.dump()));
-        // Counts and sizes from the manifest are checked against the limits (docs/FORMATS.md,
-        // Limits) before anything is allocated from them, each tensor against the bytes the file
-        // holds;
+        // Counts and sizes from the manifest are checked against the limits
+        // (docs/PACKAGE.md, "What the reader checks, and says") before anything is allocated from
+        // them, each tensor against the bytes the file holds;
         // an integer beyond int range is refused, never truncated (2^32+64 is not 64).
         const auto &layersJ = arch.at("layers");
         if (!layersJ.is_array() || layersJ.size() < 2 || layersJ.size() > size_t(kMaxLayerSizes))

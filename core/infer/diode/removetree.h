@@ -15,7 +15,7 @@ namespace diode {
 /// std::filesystem functions (from its build toolchain's static part of libstdc++), which win
 /// symbol lookup in every program that links it, and its remove_all called address 0: `diode
 /// characterise` died with SIGSEGV when its sweep's Inductor backend removed its cache folder
-/// (docs/MODELS.md, "On an H100"). POSIX's nftw is not interposed.
+/// (docs/DEVELOPING.md, "Building on a GPU machine"). POSIX's nftw is not interposed.
 inline void removeTree(const std::string &path) {
     const auto one = [](const char *p, const struct stat *, int, struct FTW *) {
         std::remove(p); // what cannot be removed stays, as its folder then does

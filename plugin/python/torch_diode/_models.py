@@ -29,7 +29,7 @@ def search_locations() -> list[tuple[str, str]]:
 
 # How far one search location is walked. A folder of packages is small; a mistyped
 # TORCH_DIODE_MODEL_PATH (/, $HOME, a dataset mount) walked the whole tree at import time: 34 s
-# for / on a 2-core VM, far longer on network filesystems.
+# for / on a 2-core machine, far longer on network filesystems.
 MAX_SEARCH_DEPTH = 4  # folders below the location
 MAX_SEARCH_ENTRIES = 10_000  # files and folders seen in one location
 

@@ -136,9 +136,9 @@ def plain_index(kinds, names) -> Optional[int]:
     return _native.plain_candidate(kinds, names)
 
 
-# The recommended way (README): plain torch.compile with the selector installed. Inductor options
-# that make a compile something else, with what they cost there (measured in docs/BENCHMARKS.md;
-# the figures live there, not here).
+# The recommended way (docs/PLUGIN.md, measured in docs/BENCHMARKS.md "Model steps"): plain torch.compile
+# with the selector installed. Inductor options that make a compile something else, with what they
+# cost there (the figures live in docs/BENCHMARKS.md, not here).
 NOT_RECOMMENDED = {
     "max_autotune": "max-autotune mode: Inductor also benchmarks every GEMM the selector does not decide and the "
     "pointwise and reduction kernels, for a compile many times longer and a step about as fast",

@@ -29,9 +29,9 @@ REPLAYS = 7
 # than the flush the difference is noisy, so more pairs are replayed (median of per-pair diffs).
 COLD_PAIRS, COLD_PAIRS_SMALL = 7, 21
 # The cold graphs hold ~COLD_TARGET_MS of flushes and launches (at least MIN_CALLS launches, at
-# most the warm graph's count). Until 2026-11-23 they held as many launches as the warm graph, so
-# a launch shorter than the ~25 us flush cost 64 flushes a graph, 21 pairs of graphs: ~80 ms of
-# GPU a candidate, the sweep's largest GPU cost. None: the old sizes (for comparing the two).
+# most the warm graph's count). With as many launches as the warm graph, a launch shorter than the
+# ~25 us flush would cost 64 flushes a graph, 21 pairs of graphs: ~80 ms of GPU a candidate, the
+# sweep's largest GPU cost. None: as many launches as the warm graph (for comparing the two).
 COLD_TARGET_MS = 0.5
 
 # Seconds this process waited for and held the GPU lock (all holders: timing and Inductor's own

@@ -24,7 +24,7 @@ the truth the selector is trained on, without the CPU's launch gaps. The trainin
 whole (forward, backward through the compiled AOTAutograd graph, fused AdamW with
 capturable=True, gradients zeroed in place), as PyTorch's whole-network capture does; timed per
 iteration between CUDA events instead, the same step varied by 8 % between two runs of one mode
-on an H200 (2026-11-25), more than the differences being measured.
+on an H200, more than the differences being measured.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ by max-autotune (its pick), with their compile seconds. Output: problem JSON ver
 
 It measures what it is told and nothing else: `diode sweep` (core/data/diode/sweeprunner.cpp) is the
 one driver (which problems, in which order, how many workers a GPU, shards, deadlines, resume,
-timeouts, restarts); on a GPU server without the workbench, build `diode` alone (README, "A GPU
-server") and run `diode sweep` there.
+timeouts, restarts); on a GPU server without the workbench, build `diode` alone (docs/CLI.md,
+"Sweeping on a GPU server") and run `diode sweep` there.
   python3 -m torch_diode.tools.worker            JSON lines on stdin/stdout, driven by `diode sweep`
   python3 -m torch_diode.tools.worker --check    why this Python cannot measure, or 'ok'
 
