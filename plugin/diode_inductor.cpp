@@ -395,7 +395,8 @@ char *diode_decide_json(diode_selector *selector, const char *kind, const char *
         const nlohmann::json request = decisionRequest("diode_decide_json", request_json);
         nlohmann::json out;
         if (what == "kernel_config") {
-            const auto shape = diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
+            const auto shape =
+                diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
             const auto d = selector->selector.decideKernelConfig(shape);
             out = {{"fixed", d.fixed},
                    {"predicted_ratio", d.predictedRatio},
@@ -425,7 +426,8 @@ char *diode_decide_json(diode_selector *selector, const char *kind, const char *
 char *diode_kernel_candidates(const char *request_json) {
     try {
         const nlohmann::json request = decisionRequest("diode_kernel_candidates", request_json);
-        const auto shape = diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
+        const auto shape =
+            diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
         nlohmann::json out{{"configs", nlohmann::json::array()}};
         for (const auto &c : diode::candidateConfigs(shape))
             out["configs"].push_back(c.toJson());

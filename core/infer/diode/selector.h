@@ -125,7 +125,7 @@ private:
     std::map<std::string, std::vector<UnsafeKernel>> m_unsafe;
     std::mutex m_cacheLock;
     std::map<std::string, std::vector<double>> m_scores; ///< problem and candidates -> predictions
-    DecisionModels m_decisions;                         ///< the package's models beside the GEMM network
+    DecisionModels m_decisions;                          ///< the package's models beside the GEMM network
     std::string m_decisionsError;
     DecisionCounters m_counters;
 };
