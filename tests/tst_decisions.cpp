@@ -1,0 +1,268 @@
+// The decisions beside the GEMM kernel: the kernel-config grid, the nearest-neighbour models built
+// from measured lines, their decisions and their section in a package, on the shipped H200 data.
+
+#include "testutil.h"
+
+#include "diode/decisionevaluation.h"
+#include "diode/decisionmodel.h"
+#include "diode/modelpackage.h"
+#include "diode/selector.h"
+#include "diode/tritonkernel.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+
+#include <cmath>
+#include <fstream>
+
+using namespace diode;
+
+namespace {
+
+TritonKernelShape reduction(int64_t x, int64_t r, ReductionHint hint) {
+    TritonKernelShape s;
+    s.reduction = true;
+    s.x = x;
+    s.r = r;
+    s.hint = hint;
+    s.loads = 2;
+    s.stores = 1;
+    s.reductions = 1;
+    s.bytesRead = double(x) * double(r) * 2;
+    s.bytesWritten = double(x) * 2;
+    s.itemsize = 2;
+    return s;
+}
+
+std::string shipped(const char *name) {
+    return (sourcePath(QStringLiteral("trained_models/h200/")) + QString::fromLatin1(name)).toStdString();
+}
+
+// A measured kernel whose configurations take `times` (nullopt: failed) against a default of 1 ms.
+MeasuredKernel measured(const std::string &family, const TritonKernelShape &shape,
+                        const std::vector<std::pair<TritonConfig, std::optional<double>>> &times) {
+    MeasuredKernel k;
+    k.family = family;
+    k.shape = shape;
+    k.defaultMs = 1.0;
+    k.smCount = 132;
+    for (const auto &[c, t] : times) {
+        k.configs.push_back(c);
+        k.timesMs.push_back(t);
+    }
+    return k;
+}
+
+} // namespace
+
+class TestDecisions : public QObject {
+    Q_OBJECT
+private slots:
+    void gridKeepsInductorsLimitsAndNoIdleThreads();
+    void persistentConfigsNeverDropTheXDimension();
+    void badShapesAndConfigsAreRefusedByField();
+    void aConfigThatFailedOnAKernelIsNeverChosenForIt();
+    void theDefaultStaysUnlessPredictedFasterByTheMargin();
+    void formModelKeepsTheLibraryForAnOpItNeverMeasured();
+    void modelsSurviveThePackageRoundTrip();
+    void readerNamesTheFileLineAndField();
+    void shippedPackagesCarryBothModelsAndDecideAsDocumented();
+    void trainDecisionsReproducesTheShippedHeldOutFigures();
+};
+
+void TestDecisions::gridKeepsInductorsLimitsAndNoIdleThreads() {
+    for (const auto &shape :
+         {reduction(32768, 1025, ReductionHint::Default), reduction(8, 4096, ReductionHint::Inner),
+          reduction(262400, 128, ReductionHint::Inner)}) {
+        const auto grid = candidateConfigs(shape);
+        QVERIFY(grid.size() > 20);
+        for (const auto &c : grid) {
+            const int64_t r = c.persistent ? 1 << int(std::ceil(std::log2(double(shape.r)))) : c.rBlock;
+            const int64_t tile = int64_t(c.xBlock) * r;
+            QVERIFY2(tile / (32 * c.numWarps) <= kMaxElementsPerThread, c.toJson().dump().c_str());
+            QVERIFY(c.xBlock <= 1024 && c.rBlock <= 4096);
+            QVERIFY((c.xBlock & (c.xBlock - 1)) == 0 && (c.numWarps & (c.numWarps - 1)) == 0);
+            QCOMPARE(c.persistent, c.rBlock == 0);
+        }
+    }
+    TritonKernelShape pointwise;
+    pointwise.x = 100000;
+    for (const auto &c : candidateConfigs(pointwise)) {
+        QCOMPARE(c.rBlock, 0);
+        QVERIFY(c.xBlock >= 32 && c.xBlock <= 4096);
+    }
+}
+
+void TestDecisions::persistentConfigsNeverDropTheXDimension() {
+    // XBLOCK 1 makes a persistent reduction drop its x dimension, where Inductor's code generation
+    // failed with a concatenation fused in: the grid never offers it.
+    const auto grid = candidateConfigs(reduction(262400, 128, ReductionHint::Inner));
+    QVERIFY(std::any_of(grid.begin(), grid.end(), [](const TritonConfig &c) { return c.persistent; }));
+    for (const auto &c : grid)
+        QVERIFY(!(c.persistent && c.xBlock == 1));
+}
+
+void TestDecisions::badShapesAndConfigsAreRefusedByField() {
+    auto refused = [](const nlohmann::json &j, const char *field) {
+        try {
+            TritonKernelShape::fromJson(j, "shape");
+        } catch (const InvalidInput &e) {
+            return QString::fromUtf8(e.what()).contains(QString::fromLatin1(field));
+        }
+        return false;
+    };
+    QVERIFY(refused({{"reduction", true}, {"x", 0}, {"r", 8}}, "\"x\""));
+    QVERIFY(refused({{"reduction", true}, {"x", 8}, {"r", 8}, {"hint", "sideways"}}, "hint"));
+    QVERIFY(refused({{"reduction", false}, {"x", 8}, {"r", 8}}, "\"r\""));
+    QVERIFY(refused({{"reduction", true}, {"x", 8}, {"y", 2}, {"r", 8}}, "tiled"));
+    QVERIFY(refused({{"x", 8}, {"bytes_read", -1}}, "bytes_read"));
+    try {
+        TritonConfig::fromJson({{"XBLOCK", 3}, {"num_warps", 4}}, "config");
+        QFAIL("XBLOCK 3 was accepted");
+    } catch (const InvalidInput &e) {
+        QVERIFY(QString::fromUtf8(e.what()).contains(QStringLiteral("power of two")));
+    }
+    try {
+        TritonConfig::fromJson({{"XBLOCK", 4}, {"R0_BLOCK", 8}, {"num_warps", 4}, {"persistent", true}},
+                               "config");
+        QFAIL("a persistent config with R0_BLOCK was accepted");
+    } catch (const InvalidInput &) {
+    }
+}
+
+void TestDecisions::aConfigThatFailedOnAKernelIsNeverChosenForIt() {
+    const auto shape = reduction(32768, 1024, ReductionHint::Default);
+    const auto grid = candidateConfigs(shape);
+    // Every configuration 2x faster than the default, except one that failed: the model must avoid it
+    // although it would otherwise look best.
+    std::vector<std::pair<TritonConfig, std::optional<double>>> times;
+    for (size_t i = 0; i < grid.size(); i += 7)
+        times.push_back({grid[i], 0.5});
+    const TritonConfig failed = grid[3];
+    times.push_back({failed, std::nullopt});
+    const auto model = KernelConfigModel::build({measured("a", shape, times), measured("b", shape, times)});
+    const auto d = decideKernelConfig(model, shape, 0.05);
+    QVERIFY(d.fixed);
+    QVERIFY(!(d.config == failed));
+    QVERIFY(d.predictedRatio < 0.9);
+}
+
+void TestDecisions::theDefaultStaysUnlessPredictedFasterByTheMargin() {
+    const auto shape = reduction(4096, 4096, ReductionHint::Inner);
+    const auto grid = candidateConfigs(shape);
+    std::vector<std::pair<TritonConfig, std::optional<double>>> times;
+    for (const auto &c : grid)
+        times.push_back({c, 0.97}); // 3 % faster than the default, at best
+    const auto model = KernelConfigModel::build({measured("a", shape, times)});
+    QVERIFY(!decideKernelConfig(model, shape, 0.05).fixed); // 3 % is inside a 5 % margin
+    const auto d = decideKernelConfig(model, shape, 0.0);
+    QVERIFY(d.fixed);
+    QCOMPARE(d.reason, std::string("predicted_faster"));
+    // Nothing measured: the prior says "as fast as the default".
+    QVERIFY(!decideKernelConfig(KernelConfigModel::build({}), shape, 0.0).fixed);
+}
+
+void TestDecisions::formModelKeepsTheLibraryForAnOpItNeverMeasured() {
+    std::vector<MeasuredSite> sites;
+    for (int b : {32, 64, 128, 256}) {
+        MeasuredSite s;
+        s.family = "a";
+        s.site.op = "attention";
+        s.site.batch = b;
+        s.site.n = 1024;
+        s.site.k = 128;
+        s.site.concat = true;
+        s.libraryMs = 1.0;
+        s.decomposedMs = 0.5;
+        sites.push_back(s);
+    }
+    const auto model = SmallMFormModel::build(sites);
+    SmallMSite attention = sites[1].site;
+    const auto d = decideForm(model, attention, 0.05);
+    QVERIFY(d.decompose);
+    QVERIFY(std::abs(d.predictedRatio - 0.5) < 1e-3);
+    SmallMSite mm = attention;
+    mm.op = "mm";
+    const auto m = decideForm(model, mm, 0.05);
+    QVERIFY(!m.decompose);
+    QCOMPARE(m.reason, std::string("op_not_measured"));
+    // Building from attention alone leaves an op out even when it was measured.
+    sites[0].site.op = "mm";
+    QVERIFY(!SmallMFormModel::build(sites, 4, {"attention"}).covers("mm"));
+}
+
+void TestDecisions::modelsSurviveThePackageRoundTrip() {
+    const auto data = readDecisionData(shipped("h200-kernels.jsonl"));
+    const auto model = KernelConfigModel::build(data.kernels);
+    const auto back = KernelConfigModel::fromJson(nlohmann::json::parse(model.toJson().dump()));
+    QCOMPARE(back.kernels(), model.kernels());
+    for (const auto &k : std::vector<MeasuredKernel>(data.kernels.begin(), data.kernels.begin() + 20)) {
+        const auto a = model.predictLog2Ratio(k.shape, k.configs),
+                   b = back.predictLog2Ratio(k.shape, k.configs);
+        for (size_t i = 0; i < a.size(); ++i)
+            QVERIFY(std::abs(a[i] - b[i]) < 2e-3); // the table is stored to 4 decimals
+    }
+    nlohmann::json wrong = model.toJson();
+    wrong["features"][0] = "something_else";
+    QVERIFY_THROWS_EXCEPTION(InvalidInput, KernelConfigModel::fromJson(wrong));
+}
+
+void TestDecisions::readerNamesTheFileLineAndField() {
+    QTemporaryDir dir;
+    const std::string path = (dir.path() + QStringLiteral("/bad.jsonl")).toStdString();
+    std::ofstream(path) << "{\"kind\": \"kernel\", \"shape\": {\"reduction\": true, \"x\": 8, \"r\": 8, "
+                           "\"hint\": \"inner\"}, \"default_ms\": 1, \"configs\": []}\n"
+                        << "{\"kind\": \"site\", \"site\": {\"op\": \"conv\", \"dtype\": \"bf16\", \"M\": 1, "
+                           "\"N\": 2, \"K\": 2}, \"library_ms\": 1, \"decomposed_ms\": 1}\n";
+    try {
+        readDecisionData(path);
+        QFAIL("a site of op conv was read");
+    } catch (const InvalidInput &e) {
+        const QString msg = QString::fromUtf8(e.what());
+        QVERIFY2(msg.contains(QStringLiteral("bad.jsonl:2")) && msg.contains(QStringLiteral("op")), e.what());
+    }
+}
+
+void TestDecisions::shippedPackagesCarryBothModelsAndDecideAsDocumented() {
+    for (const char *name : {"h200-ingraph-warm.diode", "h200-ingraph-cold.diode"}) {
+        const auto pkg = ModelPackage::load(shipped(name));
+        Selector selector(pkg, {});
+        QVERIFY(selector.decisionModelsError().empty());
+        // One query token of Llama-2-7B decode at batch 8 over 1,024 cached tokens grown by
+        // torch.cat: decomposed (docs/BENCHMARKS.md, "Model steps").
+        SmallMSite site;
+        site.op = "attention";
+        site.batch = 8 * 32;
+        site.n = 1024;
+        site.k = 128;
+        site.concat = true;
+        QVERIFY(selector.decideSmallMForm(site).decompose);
+        site.op = "mm"; // the shipped form model was built from attention sites only
+        QCOMPARE(selector.decideSmallMForm(site).reason, std::string("op_not_measured"));
+        const auto k = selector.decideKernelConfig(reduction(32768, 1025, ReductionHint::Default));
+        QVERIFY(k.candidates > 100);
+        const auto counters = selector.counters().toJson();
+        QCOMPARE(counters["small_m_form"]["decisions"].get<int>(), 2);
+        QCOMPARE(counters["small_m_form"]["selected"].get<int>(), 1);
+        QCOMPARE(counters["kernel_config"]["decisions"].get<int>(), 1);
+    }
+}
+
+void TestDecisions::trainDecisionsReproducesTheShippedHeldOutFigures() {
+    // The figures docs/MODELS.md gives are the ones the shipped data gives again.
+    QProcess p;
+    p.start(QStringLiteral(DIODE_CLI),
+            {QStringLiteral("train-decisions"), QString::fromStdString(shipped("h200-kernels.jsonl")),
+             QString::fromStdString(shipped("h200-sites.jsonl")), QStringLiteral("--form-ops"),
+             QStringLiteral("attention")});
+    QVERIFY(p.waitForFinished(120000));
+    QCOMPARE(p.exitCode(), 0);
+    const auto report = nlohmann::json::parse(p.readAllStandardOutput().toStdString());
+    const auto pkg = ModelPackage::load(shipped("h200-ingraph-warm.diode"));
+    const auto &stored = pkg.manifest()["decisions"];
+    QCOMPARE(report["kernel_config"].dump(), stored["kernel_config"]["held_out_by_family"].dump());
+    QCOMPARE(report["small_m_form"].dump(), stored["small_m_form"]["held_out_by_family"].dump());
+}
+
+QTEST_GUILESS_MAIN(TestDecisions)
+#include "tst_decisions.moc"
