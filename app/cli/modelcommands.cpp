@@ -5,6 +5,7 @@
 #include "diode/config.h"
 #include "diode/dataset.h"
 #include "diode/datasplit.h"
+#include "diode/decisionevaluation.h"
 #include "diode/evaluation.h"
 #include "diode/evaluationjob.h"
 #include "diode/gemmproblem.h"
@@ -55,6 +56,7 @@ struct Options {
         return marginArg >= 0 ? std::optional<double>(marginArg) : std::nullopt;
     }
     std::string searchSpace{kSearchSpaces[0]}; ///< eval --table: lines of this search space
+    std::vector<std::string> decisionLines; ///< eval: kernel and site lines for the package's decision models
 };
 
 // The baselines of test-split metrics in the pages' order (plain torch.compile's first, max-autotune's
@@ -153,6 +155,37 @@ int runTrain(const Options &o) {
 // The same evaluation as the Validate page (core/data/diode/evaluationjob.h); this face prints. Of a
 // database it measures on the problems the package never trained on when it can tell them
 // apart (the database is its training data): numbers on training problems flatter a model.
+// The package's kernel-config and small-M form models, with the package's margins, on measured kernel and
+// site lines (docs/FORMATS.md): the figures train-decisions prints held out, for lines of the user's own.
+int runEvalDecisions(const Options &o) {
+    const auto pkg = ModelPackage::load(o.package);
+    const DecisionModels models = DecisionModels::fromManifest(pkg.manifest());
+    if (!models.kernelConfig && !models.smallMForm)
+        throw InvalidInput(fmt::format("{}: the package carries no decision models (manifest \"decisions\"); "
+                                       "diode train-decisions writes them",
+                                       o.package));
+    DecisionData data;
+    for (const auto &path : o.decisionLines) {
+        DecisionData d = readDecisionData(path);
+        data.kernels.insert(data.kernels.end(), d.kernels.begin(), d.kernels.end());
+        data.sites.insert(data.sites.end(), d.sites.begin(), d.sites.end());
+    }
+    nlohmann::json out = nlohmann::json::object();
+    if (models.kernelConfig && !data.kernels.empty())
+        out["kernel_config"] =
+            evaluateKernelConfigs(*models.kernelConfig, data.kernels, models.kernelConfigMargin).toJson();
+    if (models.smallMForm && !data.sites.empty()) {
+        std::vector<MeasuredSite> covered;
+        for (const auto &s : data.sites)
+            if (models.smallMForm->covers(s.site.op))
+                covered.push_back(s);
+        out["small_m_form"] = evaluateForms(*models.smallMForm, covered, models.formMargin).toJson();
+        out["small_m_form"]["sites_of_ops_not_measured"] = data.sites.size() - covered.size();
+    }
+    std::cout << out.dump(1) << '\n';
+    return 0;
+}
+
 int runEval(const Options &o) {
     EvaluationJob job;
     job.db = o.db;
@@ -559,6 +592,12 @@ std::function<int()> addModelCommands(CLI::App &app) {
             "max-autotune's pick, the best ATen kernel and a random one, per op, dtype, M band and "
             "held-out family (--method default: the package's timing method)")
         ->needs(evalIn);
+    eval->add_option(
+            "--decision-lines", o->decisionLines,
+            "kernel and site lines (diode sweep-kernels): the package's kernel-config and small-M form "
+            "models judged on them (pick against the fastest measured and against Inductor's default; "
+            "the faster form), as JSON")
+        ->check(CLI::ExistingFile);
     eval->add_option("--search-space", o->searchSpace,
                      "with --table: only problem lines of this search space")
         ->capture_default_str();
@@ -603,8 +642,10 @@ std::function<int()> addModelCommands(CLI::App &app) {
         if (*train)
             return runTrain(*o);
         if (*eval) {
+            if (!o->decisionLines.empty())
+                return runEvalDecisions(*o);
             if (o->db.empty() && o->input.empty())
-                throw InvalidInput("eval needs --db or --input");
+                throw InvalidInput("eval needs --db, --input or --decision-lines");
             return o->table ? runEvalTable(*o) : runEval(*o);
         }
         if (*rank)

@@ -331,13 +331,55 @@ def _recommended_way(runtime, stats: dict) -> dict:
     return {"ok": not why, "why": why}
 
 
+def _measured_elsewhere(package_path: str) -> list:
+    """Where a model step measured on the package's GPU ran faster another way than the recommended
+    one: read from the model-step results (`*-model-steps.json`, diode-demo/3) shipped beside the
+    package, so the figures are the measurements themselves. One entry a scenario where another mode's
+    median step beat the plugin's beyond both spreads: {"scenario", "mode", "speedup", "result"}."""
+    folder = os.path.dirname(package_path or "")
+    out = []
+    for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if not name.endswith("-model-steps.json"):
+            continue
+        try:
+            with open(os.path.join(folder, name)) as f:
+                result = json.load(f)
+            for case in result.get("cases", []):
+                plugin = case["results"].get("plugin", {})
+                if not plugin.get("kernel_ms"):
+                    continue
+                slowest_plugin = max(plugin.get("kernel_ms_spread") or [plugin["kernel_ms"]])
+                for mode, r in case["results"].items():
+                    if mode == "plugin" or not r.get("kernel_ms"):
+                        continue
+                    if (
+                        max(r.get("kernel_ms_spread") or [r["kernel_ms"]])
+                        < min(plugin.get("kernel_ms_spread") or [plugin["kernel_ms"]])
+                        and r["kernel_ms"] < slowest_plugin
+                    ):
+                        out.append(
+                            {
+                                "scenario": case["name"],
+                                "mode": mode,
+                                "speedup": round(plugin["kernel_ms"] / r["kernel_ms"], 3),
+                                "result": os.path.join(folder, name),
+                            }
+                        )
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # a result that cannot be read gives no advice
+    return out
+
+
 def get_integration_status() -> dict:
-    """Whether the selector is installed and, step by step, what was found or why it stopped."""
+    """Whether the selector is installed and, step by step, what was found or why it stopped; with a
+    package loaded, `measured_elsewhere` lists the model steps measured on its GPU that another mode
+    ran faster than the recommended way, with the measured speed-up."""
     with _lock:
         status = json.loads(json.dumps(_status, default=str))
         if _runtime is not None:
             status["stats"] = _runtime.snapshot()
             status["recommended_way"] = _recommended_way(_runtime, status["stats"])
+            status["measured_elsewhere"] = _measured_elsewhere(getattr(_runtime.model, "path", ""))
         try:
             from ._native import library_path
 
