@@ -309,7 +309,7 @@ def kernel_category(name: str) -> str:
 
 def kernel_breakdown(sc: Scenario, compiled, steps: int = 10) -> list:
     """[{"name", "category", "us"}] per step, largest first: the compiled step run `steps` times
-    under torch.profiler (CUDA activity), each kernel's device time divided by the steps."""
+    under torch.profiler (CUDA activity), each kernel's GPU time divided by the steps."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
