@@ -35,7 +35,7 @@ TritonKernelShape reduction(int64_t x, int64_t r, ReductionHint hint) {
 }
 
 std::string shipped(const char *name) {
-    return (sourcePath(QStringLiteral("trained_models/h200/")) + QString::fromLatin1(name)).toStdString();
+    return (testutil::sourcePath(QStringLiteral("trained_models/h200/")) + QString::fromLatin1(name)).toStdString();
 }
 
 // A measured kernel whose configurations take `times` (nullopt: failed) against a default of 1 ms.

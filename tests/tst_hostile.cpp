@@ -223,12 +223,14 @@ private slots:
         while (text.size() + 4 < ModelPackage::kManifestLimits.maxBytes)
             text += ",{}";
         text += "]";
-        // The parse stops at the value past the limit (the array's 100,000th element), not after
-        // all 1.4 million: the message names where.
+        // The parse stops at the value past the limit (the array's limit-th element), not after all
+        // 1.4 million: the message names where.
         const std::string many = packageError(packageWithManifest(text));
-        QVERIFY2(many.find("manifest: holds more than 100000 JSON values") == 0 &&
-                     many.find("the limit was passed in field '[99999]'") != std::string::npos &&
-                     many.find("at most 100000 are allowed") != std::string::npos,
+        const uint64_t limit = ModelPackage::kManifestLimits.maxValues;
+        QVERIFY2(many.find("manifest: holds more than " + std::to_string(limit) + " JSON values") == 0 &&
+                     many.find("the limit was passed in field '[" + std::to_string(limit - 1) + "]'") !=
+                         std::string::npos &&
+                     many.find("at most " + std::to_string(limit) + " are allowed") != std::string::npos,
                  many.c_str());
         // diode never writes a manifest it would refuse.
         nlohmann::json big = nlohmann::json::object();
