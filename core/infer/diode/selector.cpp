@@ -134,18 +134,24 @@ Selector::Selector(const ModelPackage &package, SelectorOptions options)
     }
 }
 
+// A decision beside the GEMM kernel, counted: it departed from Inductor's behaviour, or `reason` says
+// why not.
+void Selector::countBeside(DecisionKind kind, bool departed, const std::string &reason, std::string op) {
+    Decision d;
+    d.kind = kind;
+    d.selected = departed;
+    d.notSelected = departed ? "" : reason;
+    d.op = std::move(op);
+    m_counters.count(d);
+}
+
 FormDecision Selector::decideSmallMForm(const SmallMSite &site) {
     FormDecision f;
     if (m_decisions.smallMForm)
         f = decideForm(*m_decisions.smallMForm, site, m_decisions.formMargin);
     else
         f.reason = "no_model";
-    Decision d;
-    d.kind = DecisionKind::SmallMForm;
-    d.selected = f.decompose;
-    d.notSelected = f.decompose ? "" : f.reason;
-    d.op = site.op;
-    m_counters.count(d);
+    countBeside(DecisionKind::SmallMForm, f.decompose, f.reason, site.op);
     return f;
 }
 
@@ -155,12 +161,7 @@ KernelConfigDecision Selector::decideKernelConfig(const TritonKernelShape &shape
         k = diode::decideKernelConfig(*m_decisions.kernelConfig, shape, m_decisions.kernelConfigMargin);
     else
         k.reason = "no_model";
-    Decision d;
-    d.kind = DecisionKind::KernelConfig;
-    d.selected = k.fixed;
-    d.notSelected = k.fixed ? "" : k.reason;
-    d.op = shape.reduction ? "reduction" : "pointwise";
-    m_counters.count(d);
+    countBeside(DecisionKind::KernelConfig, k.fixed, k.reason, shape.reduction ? "reduction" : "pointwise");
     return k;
 }
 

@@ -111,6 +111,7 @@ private:
         std::array<int, 6> params;
     };
     Decision notSelected(Decision d, std::string reason, std::string why) const;
+    void countBeside(DecisionKind kind, bool departed, const std::string &reason, std::string op);
     /// Why op `name` (parsed: `op`) is not decided, or "".
     std::string opRefused(const std::string &name, std::optional<GemmOp> op) const;
     bool isUnsafe(const GemmProblem &p, const KernelConfig &c) const;
