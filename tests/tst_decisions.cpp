@@ -35,7 +35,8 @@ TritonKernelShape reduction(int64_t x, int64_t r, ReductionHint hint) {
 }
 
 std::string shipped(const char *name) {
-    return (testutil::sourcePath(QStringLiteral("trained_models/h200/")) + QString::fromLatin1(name)).toStdString();
+    return (testutil::sourcePath(QStringLiteral("trained_models/h200/")) + QString::fromLatin1(name))
+        .toStdString();
 }
 
 // A measured kernel whose configurations take `times` (nullopt: failed) against a default of 1 ms.
@@ -60,6 +61,7 @@ class TestDecisions : public QObject {
 private slots:
     void gridKeepsInductorsLimitsAndNoIdleThreads();
     void persistentConfigsNeverDropTheXDimension();
+    void aReductionThatCannotBePersistentIsOfferedNoPersistentConfig();
     void badShapesAndConfigsAreRefusedByField();
     void aConfigThatFailedOnAKernelIsNeverChosenForIt();
     void theDefaultStaysUnlessPredictedFasterByTheMargin();
@@ -100,6 +102,15 @@ void TestDecisions::persistentConfigsNeverDropTheXDimension() {
     QVERIFY(std::any_of(grid.begin(), grid.end(), [](const TritonConfig &c) { return c.persistent; }));
     for (const auto &c : grid)
         QVERIFY(!(c.persistent && c.xBlock == 1));
+}
+
+void TestDecisions::aReductionThatCannotBePersistentIsOfferedNoPersistentConfig() {
+    auto shape = reduction(262400, 128, ReductionHint::Inner);
+    shape.persistentPossible = false; // a reduction size that is not static
+    for (const auto &c : candidateConfigs(shape))
+        QVERIFY(!c.persistent);
+    const auto back = TritonKernelShape::fromJson(shape.toJson(), "shape");
+    QVERIFY(!back.persistentPossible);
 }
 
 void TestDecisions::badShapesAndConfigsAreRefusedByField() {

@@ -192,6 +192,23 @@ class DecisionsTest(unittest.TestCase):
         finally:
             cfg.post_grad_custom_pre_pass = None
 
+    def test_dynamic_sizes_compile_and_give_eagers_result(self):
+        """A reduction whose size is not static may not be made persistent: the grid offers it none, and
+        the compile succeeds at every size."""
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(PACKAGE))
+
+        def fn(x):
+            return torch.softmax(x.float(), -1).to(x.dtype) * 2
+
+        compiled = torch.compile(fn, dynamic=True)
+        for cols in (512, 777, 2048):
+            x = torch.randn(64, cols, device="cuda", dtype=torch.bfloat16)
+            torch.testing.assert_close(compiled(x).float(), fn(x).float(), atol=2e-2, rtol=2e-2)
+        st = torch_diode.get_stats()["decisions"]["kernel_config"]
+        self.assertEqual(st["errors"], 0, st)
+
     def test_install_options_turn_each_kind_off(self):
         import torch_diode
 

@@ -32,7 +32,7 @@ float lg(double v) {
 // Inductor lets a reduction be persistent when its whole reduction fits one block: up to 1,024
 // elements for an inner reduction, 64 otherwise (choices.py should_use_persistent_reduction).
 bool persistentAllowed(const TritonKernelShape &s) {
-    if (!s.reduction)
+    if (!s.reduction || !s.persistentPossible)
         return false;
     const int64_t limit = s.hint == ReductionHint::Inner ? 1024 : 64;
     return s.persistentDefault || nextPow2(s.r) <= limit;
@@ -150,6 +150,7 @@ TritonKernelShape TritonKernelShape::fromJson(const nlohmann::json &j, const std
     if (s.reduction && s.y != 1)
         throw InvalidInput(fmt::format("{}: a reduction with a tiled \"y\" is not described", where));
     s.persistentDefault = flag(j, "persistent_default", where);
+    s.persistentPossible = !j.contains("persistent_possible") || flag(j, "persistent_possible", where);
     s.loads = count(j, "loads", where);
     s.stores = count(j, "stores", where);
     s.reductions = count(j, "reductions", where);
@@ -175,6 +176,7 @@ nlohmann::json TritonKernelShape::toJson() const {
             {"r", r},
             {"hint", toString(hint)},
             {"persistent_default", persistentDefault},
+            {"persistent_possible", persistentPossible},
             {"loads", loads},
             {"stores", stores},
             {"reductions", reductions},

@@ -26,6 +26,9 @@ struct TritonKernelShape {
     int64_t r = 1; ///< elements reduced into each output (1: pointwise)
     ReductionHint hint = ReductionHint::None;
     bool persistentDefault = false; ///< Inductor would make it a persistent reduction
+    /// Whether the kernel may be persistent at all: not when its reduction size is not static (then no
+    /// persistent configuration is offered). Not a feature: it bounds the grid, not the time.
+    bool persistentPossible = true;
     int loads = 0, stores = 0, reductions = 0;
     int otherOps = 0;     ///< arithmetic ops besides loads, stores and reductions
     double bytesRead = 0; ///< over all loads, each buffer's accessed range once

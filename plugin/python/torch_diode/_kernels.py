@@ -136,6 +136,11 @@ def kernel_shape(kernel_cls, features, groups, kernel_kwargs) -> dict:
         if persistent is None:
             persistent = choices.should_use_persistent_reduction(features, cooperative)
         shape["persistent_default"] = bool(persistent)
+        # Inductor refuses a persistent reduction whose size is not static (it sets the override to
+        # False before the hook): no persistent configuration may be offered then.
+        shape["persistent_possible"] = kernel_kwargs.get("override_persistent_reduction") is not False and bool(
+            TritonKernel.has_persistent_RBLOCK(features.reduction_numel)
+        )
     else:
         shape["hint"] = "none"
     counts = features.op_counts()
