@@ -25,6 +25,17 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// The file given as a database cannot be read as one: it does not exist (opened to read), is not
+/// an SQLite database, or is corrupt. Bad input, unlike a full disk: the CLI exits 2.
+class StoreUnreadable : public StoreError {
+public:
+    using StoreError::StoreError;
+};
+
+/// Throws StoreUnreadable with `message` when SQLite's `code` (an extended result code) says the file
+/// is not a database or is corrupt; StoreError otherwise.
+[[noreturn]] void throwStoreError(int code, const std::string &message);
+
 /// One sweep or import: where and with what the measurements were taken.
 struct RunInfo {
     int64_t id = 0;
@@ -46,8 +57,10 @@ struct RunInfo {
     int64_t problemsPlanned = 0;
 
     /// Takes GPU identity from the worker's "hardware" object ({"gpu", "sm_count", "memory_mb",
-    /// "driver"}) and torch/Triton from one holding "torch" and "triton" (docs/FORMATS.md).
-    void setFromWorker(const nlohmann::json &hardware, const nlohmann::json &versions);
+    /// "driver"}) and torch/Triton from one holding "torch" and "triton" (docs/FORMATS.md). A field of
+    /// the wrong type is refused (InvalidInput starting with `where`, naming the field).
+    void setFromWorker(const nlohmann::json &hardware, const nlohmann::json &versions,
+                       const std::string &where = "worker hello");
 };
 
 /// One telemetry sample taken while a run measured.
@@ -163,7 +176,12 @@ public:
 
     void exec(const char *sql);
 
+    /// How long a connection waits for another's lock before it says the database is busy.
+    static constexpr int64_t kBusyTimeoutMs = 10000;
+
 private:
+    /// exec(), trying again while another connection's lock keeps SQLite from waiting for it.
+    void execRetryingBusy(const char *sql);
     friend class SqlStatement; // the one way code reaches this connection's statements (sqlstatement.h)
     /// SQLite's message for the connection's latest failure, with a hint where the disk may be full.
     std::string lastError() const;
@@ -189,6 +207,12 @@ private:
 };
 
 std::string utcNow();
+
+/// For a command that made the database `path` and then failed (a refused import or merge): removes it
+/// when it holds no run and this process had the last connection to it (SQLite removed its -wal as
+/// that one closed), so that a refusal leaves no empty database behind; another process writing it
+/// keeps it. Never throws.
+void removeEmptyDatabase(const std::string &path);
 
 } // namespace diode
 
