@@ -23,17 +23,17 @@ struct JsonLimits {
     uint64_t maxValues = UINT64_MAX;
 };
 
-/// Parses `text`, refusing (InvalidInput, prefixed by `what`) nesting deeper than the limit, more
-/// values than `limits.maxValues`, a key given twice, a number out of range and malformed JSON; each message
-/// names the path of the value at fault ("entries[0].M[1]") and what was expected. Never a raw library
-/// message.
+/// Parses `text` in time linear in its length, refusing (InvalidInput, prefixed by `what`) nesting deeper
+/// than the limit, more values than `limits.maxValues`, a key given twice, a number out of range and
+/// malformed JSON; each message names the path of the value at fault ("entries[0].M[1]") and what was
+/// expected, in a few hundred characters at most. Never a raw library message.
 nlohmann::json parseJsonBounded(std::string_view text, const std::string &what,
                                 const JsonLimits &limits = {});
 
 /// Decodes msgpack `data`, refusing (InvalidInput, prefixed by `what`) arrays and maps nested
-/// deeper than `limits.maxDepth` before any value is built. Malformed msgpack gives a discarded
-/// value, as nlohmann::json::from_msgpack(data, true, false) would, so callers can try another
-/// format. `limits.refuseDuplicateKeys` does not apply.
+/// deeper than `limits.maxDepth`, or more values than `limits.maxValues`, before any value is built.
+/// Malformed msgpack gives a discarded value, as nlohmann::json::from_msgpack(data, true, false) would, so
+/// callers can try another format. `limits.refuseDuplicateKeys` does not apply.
 nlohmann::json parseMsgpackBounded(std::string_view data, const std::string &what,
                                    const JsonLimits &limits = {});
 
