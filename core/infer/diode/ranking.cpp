@@ -54,9 +54,13 @@ nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &l
         }
         unscored.push_back({{"candidate", i}, {"why", why}});
     }
-    if (configs.empty())
-        return {{"error", fmt::format("{}: no candidate the model can rank: {}", where,
-                                      unscored.front()["why"].get<std::string>())}};
+    if (configs.empty()) // nothing the model can rank: the first candidate says why
+        return {{"error",
+                 fmt::format("{}: {}{}", where, unscored.front()["why"].get<std::string>(),
+                             unscored.size() > 1
+                                 ? fmt::format(" (and the other {} candidates cannot be described either)",
+                                               unscored.size() - 1)
+                                 : std::string())}};
     std::vector<double> ms;
     try {
         ms = package.predictMs(rec.problem, configs); // names the candidate, not the line
