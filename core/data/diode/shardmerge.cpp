@@ -336,13 +336,17 @@ MergeResult mergeShards(const std::string &outPath, const std::vector<std::strin
             checkPlanGroup(runs, outPath, o);
         }
     };
+    std::optional<Store> existing;
     if (std::error_code ec;
         std::filesystem::exists(outPath, ec) && std::filesystem::file_size(outPath, ec) > 0) {
-        Store existing(outPath, Store::Mode::ReadOnly); // read: a refused merge changes nothing
-        check(&existing);
-    } else {
-        check(nullptr);
+        try {
+            existing.emplace(outPath, Store::Mode::ReadOnly); // read: a refused merge changes nothing
+        } catch (const EmptyDatabase &) {
+            // Another merge is setting it up this moment: as new here, checked again once it is locked.
+        }
     }
+    check(existing ? &*existing : nullptr);
+    existing.reset();
 
     // An output this merge makes is removed again if the merge fails part way (a JSON lines file it
     // refuses, a shard's impossible time): a refused merge leaves no empty database behind.

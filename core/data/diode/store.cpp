@@ -537,7 +537,7 @@ void Store::checkOwnership(Mode mode, Foreign foreign) {
     const int version = schemaVersion();
     const bool hasRuns = std::find(ours.begin(), ours.end(), "runs") != ours.end();
     if (objects == 0 && version == 0 && mode == Mode::ReadOnly)
-        throw InvalidInput(
+        throw EmptyDatabase(
             fmt::format("database '{}' is empty: it holds no diode tables (nothing was stored in it, "
                         "or the command that was to set it up failed, on a full disk say)",
                         m_path));
@@ -613,9 +613,10 @@ Store::Transaction::Transaction(Store &store)
     : m_store(store) {
     const int rc = sqlite3_exec(m_store.m_db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
     if ((rc & 0xff) == SQLITE_BUSY)
-        throw StoreError(fmt::format("database '{}' is busy: another process has been writing it for {} s; nothing "
-                                     "was written (try again once it is done)",
-                                     m_store.m_path, kBusyTimeoutMs / 1000));
+        throw StoreError(
+            fmt::format("database '{}' is busy: another process has been writing it for {} s; nothing "
+                        "was written (try again once it is done)",
+                        m_store.m_path, kBusyTimeoutMs / 1000));
     if (rc != SQLITE_OK)
         m_store.exec("BEGIN IMMEDIATE"); // says why, as exec does
 }

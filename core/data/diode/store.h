@@ -32,6 +32,13 @@ public:
     using StoreError::StoreError;
 };
 
+/// Opened to read, the database holds nothing yet: no table, no schema version (a file another
+/// process is setting up, or one a failed command left). Bad input to a reader.
+class EmptyDatabase : public InvalidInput {
+public:
+    using InvalidInput::InvalidInput;
+};
+
 /// Throws StoreUnreadable with `message` when SQLite's `code` (an extended result code) says the file
 /// is not a database or is corrupt; StoreError otherwise.
 [[noreturn]] void throwStoreError(int code, const std::string &message);
