@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
-
 namespace diode {
 
 namespace {
@@ -23,33 +20,7 @@ bool blank(std::string_view line) {
 } // namespace
 
 std::string readDataFile(const std::string &path, std::string_view what) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const auto st = fs::status(path, ec);
-    if (ec || !fs::exists(st))
-        throw InvalidInput(fmt::format("{}: cannot read '{}': no such file", what, path));
-    if (fs::is_directory(st))
-        throw InvalidInput(fmt::format("{}: '{}' is a directory; expected a file", what, path));
-    if (!fs::is_regular_file(st)) // a FIFO or a device is read whole, so might never end
-        throw InvalidInput(
-            fmt::format("{}: '{}' is not a regular file; a data file is read whole", what, path));
-    const auto size = fs::file_size(path, ec);
-    if (ec)
-        throw InvalidInput(fmt::format("{}: cannot read '{}': {}", what, path, ec.message()));
-    if (size > kMaxDataFileBytes)
-        throw InvalidInput(
-            fmt::format("{}: '{}' is {} bytes; a data file may hold at most {} (docs/FORMATS.md, "
-                        "\"Limits\"): split it",
-                        what, path, size, kMaxDataFileBytes));
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw InvalidInput(fmt::format("{}: cannot read '{}'", what, path));
-    std::string text(size, '\0');
-    in.read(text.data(), std::streamsize(size));
-    if (in.gcount() != std::streamsize(size))
-        throw InvalidInput(
-            fmt::format("{}: cannot read '{}' (read {} of {} bytes)", what, path, in.gcount(), size));
-    return text;
+    return readFileBounded(path, std::string(what), kMaxDataFileBytes, "a data file (read whole)");
 }
 
 void forEachDataLine(std::istream &in, const std::string &source,

@@ -234,22 +234,23 @@ json parseMsgpackBounded(std::string_view data, const std::string &what, const J
     return json::from_msgpack(data.begin(), data.end(), true, false);
 }
 
-json readJsonFile(const std::string &path, const std::string &what, const JsonLimits &limits) {
+std::string readFileBounded(const std::string &path, const std::string &what, uint64_t maxBytes,
+                            std::string_view expected) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const auto st = fs::status(path, ec);
     if (ec || !fs::exists(st))
         throw InvalidInput(fmt::format("{}: cannot read '{}': no such file", what, path));
     if (fs::is_directory(st))
-        throw InvalidInput(fmt::format("{}: '{}' is a directory; expected a JSON file", what, path));
-    if (!fs::is_regular_file(st))
-        throw InvalidInput(fmt::format("{}: '{}' is not a regular file; expected a JSON file", what, path));
+        throw InvalidInput(fmt::format("{}: '{}' is a directory; expected {}", what, path, expected));
+    if (!fs::is_regular_file(st)) // read whole: a FIFO or a device might never end
+        throw InvalidInput(fmt::format("{}: '{}' is not a regular file; expected {}", what, path, expected));
     const auto size = fs::file_size(path, ec);
     if (ec)
         throw InvalidInput(fmt::format("{}: cannot read '{}': {}", what, path, ec.message()));
-    if (size > limits.maxBytes)
-        throw InvalidInput(fmt::format("{}: '{}' is {} bytes; at most {} bytes are read", what, path, size,
-                                       limits.maxBytes));
+    if (size > maxBytes)
+        throw InvalidInput(
+            fmt::format("{}: '{}' is {} bytes; at most {} bytes are read", what, path, size, maxBytes));
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw InvalidInput(fmt::format("{}: cannot read '{}'", what, path));
@@ -258,7 +259,11 @@ json readJsonFile(const std::string &path, const std::string &what, const JsonLi
     if (in.gcount() != std::streamsize(size))
         throw InvalidInput(
             fmt::format("{}: cannot read '{}' (read {} of {} bytes)", what, path, in.gcount(), size));
-    return parseJsonBounded(text, what, limits);
+    return text;
+}
+
+json readJsonFile(const std::string &path, const std::string &what, const JsonLimits &limits) {
+    return parseJsonBounded(readFileBounded(path, what, limits.maxBytes, "a JSON file"), what, limits);
 }
 
 } // namespace diode

@@ -37,6 +37,12 @@ nlohmann::json parseJsonBounded(std::string_view text, const std::string &what,
 nlohmann::json parseMsgpackBounded(std::string_view data, const std::string &what,
                                    const JsonLimits &limits = {});
 
+/// Reads `path` whole. Refuses (InvalidInput starting with `what`), before reading, a path that is
+/// missing, a directory, not a regular file (a FIFO or a device might never end) or larger than
+/// `maxBytes`; `expected` says what it should be ("a JSON file").
+std::string readFileBounded(const std::string &path, const std::string &what, uint64_t maxBytes,
+                            std::string_view expected);
+
 /// Reads `path` and parses it as above. Refuses, before reading, a path that is missing, a
 /// directory, not a regular file or larger than `limits.maxBytes`. Messages start with `what`.
 nlohmann::json readJsonFile(const std::string &path, const std::string &what, const JsonLimits &limits = {});
