@@ -14,11 +14,7 @@
 
 namespace {
 
-void writeFile(const QString &path, const QByteArray &bytes) {
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(bytes);
-}
+using testutil::writeFile;
 
 int trials() {
     const int n = qEnvironmentVariableIntValue("DIODE_RACE_TRIALS");
@@ -58,20 +54,10 @@ class TestHostileConcurrency : public QObject {
     // The inductor backend on a fake interpreter: exit code and stderr.
     int inductorSweep(const QString &python, const QString &db, QString *err, const QStringList &env = {},
                       int timeoutMs = 120000) {
-        QProcess p;
-        auto e = QProcessEnvironment::systemEnvironment();
-        for (const auto &kv : env)
-            e.insert(kv.section('=', 0, 0), kv.section('=', 1));
-        p.setProcessEnvironment(e);
-        p.start(QStringLiteral(DIODE_CLI),
-                {"sweep", "--backend", "inductor", "--python", python, "--plan", m_workerPlan, "--db", db});
-        if (!p.waitForFinished(timeoutMs)) {
-            p.kill();
-            p.waitForFinished();
-            return -1;
-        }
-        *err = QString::fromUtf8(p.readAllStandardError());
-        return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+        return testutil::runProgram(
+            QStringLiteral(DIODE_CLI),
+            {"sweep", "--backend", "inductor", "--python", python, "--plan", m_workerPlan, "--db", db}, env,
+            nullptr, err, timeoutMs);
     }
 
 private slots:

@@ -19,11 +19,7 @@ using namespace diode;
 
 namespace {
 
-void writeFile(const QString &path, const QByteArray &bytes) {
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(bytes);
-}
+using testutil::writeFile;
 
 // A cpu plan of `problems` problems and one configuration: seconds to sweep.
 QByteArray cpuPlan(const std::string &name, int problems = 2) {
@@ -37,27 +33,6 @@ QByteArray cpuPlan(const std::string &name, int problems = 2) {
         {"cpu", {{"block_m", {16}}, {"block_n", {32}}, {"block_k", {32}}, {"threads", {1}}}},
         {"entries", {{{"ops", {"mm"}}, {"dtypes", {"fp32"}}, {"M", ms}, {"N", {32}}, {"K", {32}}}}}};
     return QByteArray::fromStdString(plan.dump());
-}
-
-// Runs `program args` with `env` added; exit code, -1 on a crash or past the timeout.
-int runWith(const QString &program, const QStringList &args, const QStringList &env, QString *out = nullptr,
-            QString *err = nullptr, int timeoutMs = 120000) {
-    QProcess p;
-    auto e = QProcessEnvironment::systemEnvironment();
-    for (const auto &kv : env)
-        e.insert(kv.section('=', 0, 0), kv.section('=', 1));
-    p.setProcessEnvironment(e);
-    p.start(program, args);
-    if (!p.waitForFinished(timeoutMs)) {
-        p.kill();
-        p.waitForFinished();
-        return -1;
-    }
-    if (out)
-        *out = QString::fromUtf8(p.readAllStandardOutput());
-    if (err)
-        *err = QString::fromUtf8(p.readAllStandardError());
-    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
 }
 
 void execSql(const QString &db, const char *sql) {
@@ -99,11 +74,11 @@ private slots:
         const QString db = path("inject.db");
         QString err;
         // No sbatch on the PATH: diode writes the scripts, then cannot submit them (exit 3).
-        QCOMPARE(
-            runWith(DIODE_CLI,
-                    {"sweep", "--slurm", "--shards", "2", "--backend", "cpu", "--plan", plan, "--db", db},
-                    {"PATH=" + path("no-such-dir")}, nullptr, &err),
-            3);
+        QCOMPARE(testutil::runProgram(
+                     DIODE_CLI,
+                     {"sweep", "--slurm", "--shards", "2", "--backend", "cpu", "--plan", plan, "--db", db},
+                     {"PATH=" + path("no-such-dir")}, nullptr, &err),
+                 3);
         QVERIFY2(err.contains("sbatch cannot be started"), qPrintable(err));
         for (const QString script : {"sweep.sbatch", "merge.sbatch"}) {
             const QString text = QString::fromUtf8(testutil::fileBytes(db + ".shards/" + script));
@@ -122,12 +97,12 @@ private slots:
         QVERIFY(testutil::fileBytes(db + ".shards/sweep.sbatch").contains("#SBATCH --array=0-1\n"));
         // Each task and then the merge, as Slurm runs them: a real sweep of each shard.
         for (const QString task : {"0", "1"}) {
-            QCOMPARE(runWith("bash", {db + ".shards/sweep.sbatch"}, {"SLURM_ARRAY_TASK_ID=" + task}, nullptr,
-                             &err),
+            QCOMPARE(testutil::runProgram("bash", {db + ".shards/sweep.sbatch"},
+                                          {"SLURM_ARRAY_TASK_ID=" + task}, nullptr, &err),
                      0);
             QVERIFY2(!QFileInfo::exists(pwned), "the plan's name ran as a command");
         }
-        QCOMPARE(runWith("bash", {db + ".shards/merge.sbatch"}, {}, nullptr, &err), 0);
+        QCOMPARE(testutil::runProgram("bash", {db + ".shards/merge.sbatch"}, {}, nullptr, &err), 0);
         QVERIFY2(!QFileInfo::exists(pwned), "the plan's name ran as a command");
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(2));
     }
@@ -203,7 +178,7 @@ private slots:
         writeFile(plan, cpuPlan("shipped"));
         const QString db = testutil::sourcePath("trained_models/h200/hostile-%1.db").arg(::getpid());
         QString err;
-        const int rc = runWith(
+        const int rc = testutil::runProgram(
             DIODE_CLI, {"sweep", "--slurm", "--shards", "2", "--backend", "cpu", "--plan", plan, "--db", db},
             {"PATH=" + path("no-such-dir")}, nullptr, &err);
         const bool made = QFileInfo::exists(db + ".shards");
