@@ -761,8 +761,12 @@ int main(int argc, char **argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
-        // --help and --version end here with 0; a usage error is bad input like any other.
-        return app.exit(e) == 0 ? 0 : kExitBadInput;
+        // --help and --version end here with 0; a usage error is bad input like any other, said with
+        // what the user typed escaped (a file name may hold escape sequences).
+        if (e.get_exit_code() == 0)
+            return app.exit(e);
+        say("{}\nRun with --help for more information.\n", e.what());
+        return kExitBadInput;
     }
     const int rc = [&]() -> int {
         try {
