@@ -30,14 +30,28 @@ inline QString sourcePath(const QString &rel) {
     return QStringLiteral(DIODE_SOURCE_DIR "/") + rel;
 }
 
-/// Runs the real `diode` CLI (in `workingDir`, else this process's); returns exit code, with
-/// stdout/stderr in the out-params; -1 when it crashed or ran past `timeoutMs` (then killed).
-inline int runCli(const QStringList &args, QString *out = nullptr, QString *err = nullptr,
-                  int timeoutMs = 120000, const QString &workingDir = {}) {
+/// Writes `bytes` to `path` (a test's input file), failing the test if it cannot.
+inline void writeFile(const QString &path, const QByteArray &bytes) {
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
+}
+
+/// Runs `program` with `env` ("NAME=value") added to this process's environment; returns the exit
+/// code, with stdout/stderr in the out-params; -1 when it crashed or ran past `timeoutMs` (then killed).
+inline int runProgram(const QString &program, const QStringList &args, const QStringList &env = {},
+                      QString *out = nullptr, QString *err = nullptr, int timeoutMs = 120000,
+                      const QString &workingDir = {}) {
     QProcess p;
     if (!workingDir.isEmpty())
         p.setWorkingDirectory(workingDir);
-    p.start(QStringLiteral(DIODE_CLI), args);
+    if (!env.isEmpty()) {
+        auto e = QProcessEnvironment::systemEnvironment();
+        for (const auto &kv : env)
+            e.insert(kv.section('=', 0, 0), kv.section('=', 1));
+        p.setProcessEnvironment(e);
+    }
+    p.start(program, args);
     if (!p.waitForFinished(timeoutMs)) {
         p.kill();
         p.waitForFinished();
@@ -48,6 +62,12 @@ inline int runCli(const QStringList &args, QString *out = nullptr, QString *err 
     if (err)
         *err = QString::fromUtf8(p.readAllStandardError());
     return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+
+/// Runs the real `diode` CLI (in `workingDir`, else this process's), as runProgram.
+inline int runCli(const QStringList &args, QString *out = nullptr, QString *err = nullptr,
+                  int timeoutMs = 120000, const QString &workingDir = {}) {
+    return runProgram(QStringLiteral(DIODE_CLI), args, {}, out, err, timeoutMs, workingDir);
 }
 
 // Opened read-write, as the next diode process would: after a SIGKILL the WAL must be

@@ -15,11 +15,7 @@ using namespace diode;
 
 namespace {
 
-void writeFile(const QString &path, const QByteArray &bytes) {
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(bytes);
-}
+using testutil::writeFile;
 
 MlpWeights tinyWeights() {
     MlpWeights w;

@@ -160,7 +160,7 @@ private slots:
         QCOMPARE(first.state(), QProcess::Running);
         QString err;
         QCOMPARE(testutil::runCli({"sweep", "--resume", "--db", db}, nullptr, &err), 1);
-        QVERIFY2(err.contains("is already being swept (by pid " + QString::number(first.processId())),
+        QVERIFY2(err.contains("is busy with run 1 (a sweep by pid " + QString::number(first.processId())),
                  qPrintable(err));
         ::kill(pid_t(first.processId()), SIGKILL);
         QVERIFY(first.waitForFinished(10000));

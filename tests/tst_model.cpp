@@ -802,7 +802,7 @@ private slots:
              "cannot write the package '" + notAFolder + "/m.diode': " + notAFolder + " is not a directory"},
             {dir.filePath("missing/m.diode"), "cannot write the package '" + dir.filePath("missing/m.diode") +
                                                   "': " + dir.filePath("missing") + " does not exist"},
-            {dir.path(), "--out '" + dir.path() + "' is a directory; name the package file to write"},
+            {dir.path(), "--out '" + dir.path() + "' is a directory; name the file to write"},
         };
         if (::geteuid() != 0) { // root writes through mode bits
             const QString ro = dir.filePath("read-only");

@@ -2,11 +2,16 @@
 
 #include "characterisecommand.h"
 #include "progressbar.h"
+#include "terminal.h"
+#include "validators.h"
 #include "workeroptions.h"
 
+#include "diode/backend.h"
 #include "diode/characterise.h"
 #include "diode/config.h"
 #include "diode/hardware.h"
+#include "diode/outputpath.h"
+#include "diode/shippeddata.h"
 #include "diode/trainoptions.h"
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands characterise to diode-train
 #include "characterisejob.h"
@@ -37,12 +42,13 @@ struct Options {
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN
 std::atomic<CharacteriseJob *> g_job{nullptr};
 
-// Ctrl-C and SIGTERM cancel as for `diode sweep`: the sweep stops within one configuration,
-// its run stays resumable, and a second signal ends the process at once.
+// Ctrl-C and SIGTERM cancel as for `diode sweep`: the sweep stops within one configuration (a
+// worker still starting is stopped), its run stays resumable, and a second signal ends the process
+// at once, its workers with it.
 void onInterrupt(int sig) {
     if (auto *j = g_job.load())
         j->cancel();
-    std::signal(sig, SIG_DFL);
+    onSecondSignal(sig);
 }
 
 std::string efficiency(const std::optional<double> &v) {
@@ -50,6 +56,12 @@ std::string efficiency(const std::optional<double> &v) {
 }
 
 int run(const Options &o) {
+    // Before the start package is looked for or a problem chosen: nothing is written onto an input,
+    // a special file or shipped data (the chosen problems were written before the database was checked).
+    shipped::refuseWritingShipped(o.db, "database");
+    const std::vector<std::string> inputs{o.package, o.pool, o.db, o.heldout};
+    refuseOutputPath(o.out, inputs, "--out");
+    refuseOutputPath(o.chosen.empty() ? o.db + ".chosen.jsonl" : o.chosen, inputs, "--chosen");
     CharacteriseRequest r;
     r.package = o.package;
     if (r.package.empty()) {
@@ -57,11 +69,15 @@ int run(const Options &o) {
             throw InvalidInput("the cpu backend has no GPU to find a package for: name the start package "
                                "with --package (a cpu model, from diode train on a cpu sweep)");
         const auto gpus = HardwareMonitor().report().gpus;
-        const auto start =
-            gpus.empty() ? nearestStartPackage("") : nearestStartPackage(gpus[0].name, gpus[0].smCount);
+        // The machine cannot run the backend (exit 3), whatever package is found.
+        if (gpus.empty() && o.backend == "inductor")
+            throw BackendUnavailable(
+                "no GPU found on this machine (NVML or ROCm SMI): the inductor backend measures on one. "
+                "Characterise on a GPU host, or use --backend cpu with a cpu model as --package");
+        const auto start = nearestStartPackage(gpus[0].name, gpus[0].smCount);
         if (start.path.empty())
             throw InvalidInput(start.why);
-        fmt::print(stderr, "{}\n", start.why);
+        say("{}\n", start.why);
         r.package = start.path;
     }
     r.pool = o.pool;
@@ -89,29 +105,29 @@ int run(const Options &o) {
 
     CharacteriseJob job(r);
     ProgressBar bar(stderr);
-    job.status = [](const std::string &s) { fmt::print(stderr, "{}\n", s); };
+    job.status = [](const std::string &s) { say("{}\n", s); };
     job.selected = [&](const CharacteriseResult &res) {
-        fmt::print(stderr, "start package {}\n", res.startWhy);
-        fmt::print(stderr, "{} of {} pool problems chosen ({} held out); problem lines in {}\n",
-                   res.chosen.size(), res.pool.problems.size(), res.heldOutLabels.size(),
-                   r.chosen.empty() ? r.db + ".chosen.jsonl" : r.chosen);
+        say("start package {}\n", res.startWhy);
+        say("{} of {} pool problems chosen ({} held out); problem lines in {}\n", res.chosen.size(),
+            res.pool.problems.size(), res.heldOutLabels.size(),
+            r.chosen.empty() ? r.db + ".chosen.jsonl" : r.chosen);
         if (!o.explain)
             return;
-        fmt::print("{:>4}  {:<34} {}\n", "rank", "problem", "why chosen");
+        show("{:>4}  {:<34} {}\n", "rank", "problem", "why chosen");
         for (size_t i = 0; i < res.chosen.size(); ++i) {
             const auto &p = res.pool.problems[res.chosen[i].scored.pool].problem;
-            fmt::print("{:>4}  {:<34} {}{}\n", i + 1, p.label(), res.chosen[i].why,
-                       res.heldOutLabels.count(p.label()) ? " [held out]" : "");
+            show("{:>4}  {:<34} {}{}\n", i + 1, p.label(), res.chosen[i].why,
+                 res.heldOutLabels.count(p.label()) ? " [held out]" : "");
         }
     };
     job.sweepStarted = [](bool resumed, const std::string &runLine) {
-        fmt::print(stderr, "{} {}\n", resumed ? "resuming" : "sweep", runLine);
+        say("{} {}\n", resumed ? "resuming" : "sweep", runLine);
     };
     job.sweepProgress = [&](const SweepProgress &p) { bar.update(p); };
     job.epoch = [](const EpochReport &e) {
         if (e.epoch % 25 == 0 || e.epoch == 1)
-            fmt::print(stderr, "member {}/{}  epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n",
-                       e.member + 1, e.members, e.epoch, e.loss, e.valTop1, e.improved ? " *" : "");
+            say("member {}/{}  epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n", e.member + 1, e.members,
+                e.epoch, e.loss, e.valTop1, e.improved ? " *" : "");
     };
     g_job = &job;
     std::signal(SIGINT, onInterrupt);
@@ -126,21 +142,19 @@ int run(const Options &o) {
     g_job = nullptr;
     bar.finish();
     if (res.cancelled) {
-        fmt::print(stderr, "cancelled: nothing trained or kept; run the same command again to continue the "
-                           "sweep (nothing measured twice)\n");
+        say("cancelled: nothing trained or kept; run the same command again to continue the "
+            "sweep (nothing measured twice)\n");
         return 1;
     }
     if (res.sweepStatus == "deadline")
-        fmt::print(stderr,
-                   "deadline of {} s reached: trained on what was measured; the same command again "
-                   "measures the rest\n",
-                   o.deadlineS);
-    fmt::print("trained on {} problems measured here; held out: {}\n", res.trainingProblems,
-               res.heldOutSource);
-    fmt::print("{:<14} {:>8} {:>9} {:>9}  {}\n", "selector", "problems", "top1 mean", "top1 p10", "");
+        say("deadline of {} s reached: trained on what was measured; the same command again "
+            "measures the rest\n",
+            o.deadlineS);
+    show("trained on {} problems measured here; held out: {}\n", res.trainingProblems, res.heldOutSource);
+    show("{:<14} {:>8} {:>9} {:>9}  {}\n", "selector", "problems", "top1 mean", "top1 p10", "");
     for (const auto &row : res.table)
-        fmt::print("{:<14} {:>8} {:>9} {:>9}  {}\n", row.selector, row.problems, efficiency(row.mean),
-                   efficiency(row.p10), row.note);
+        show("{:<14} {:>8} {:>9} {:>9}  {}\n", row.selector, row.problems, efficiency(row.mean),
+             efficiency(row.p10), row.note);
     std::string fate =
         res.kept.empty() ? "; dropped (--force keeps it)" : fmt::format("; kept as {}", res.kept);
     if (!res.installed.empty())
@@ -149,13 +163,13 @@ int run(const Options &o) {
         fate += ", not installed";
     else if (o.install)
         fate += "; not installed";
-    fmt::print("{}{}\n", res.verdict, fate);
+    show("{}{}\n", res.verdict, fate);
     return 0;
 }
 #else
 int run(const Options &) {
-    fmt::print(stderr, "error: this diode was built without LibTorch, which characterise needs to train; "
-                       "install libtorch-dev and reconfigure\n");
+    say("error: this diode was built without LibTorch, which characterise needs to train; "
+        "install libtorch-dev and reconfigure\n");
     return 3;
 }
 #endif
@@ -208,36 +222,37 @@ std::function<int()> addCharacteriseCommand(CLI::App &app) {
     c->add_option("--python", o->python,
                   "interpreter for the inductor worker (default $DIODE_PYTHON or python3)");
     c->add_option("--count", o->count, "problems to choose and measure")
-        ->check(CLI::Range(size_t(1), size_t(planlimits::kMaxProblems)))
+        ->check(integerIn(1, planlimits::kMaxProblems))
         ->capture_default_str();
     c->add_option("--seed", o->seed, "seed of ties in the selection, the held-out part and training")
         ->capture_default_str();
     o->workers.addTo(c);
     c->add_option("--deadline", o->deadlineS,
                   "seconds: start no problem after this long, then train on what was measured")
-        ->check(CLI::PositiveNumber);
+        ->check(numberIn(0, std::numeric_limits<double>::infinity(), true));
     c->add_option("--heldout", o->heldout,
                   "held-out problems measured on this GPU (problem JSON lines or a store); never chosen or "
                   "trained on")
         ->check(CLI::ExistingFile);
     c->add_option("--heldout-fraction", o->heldoutFraction,
                   "without --heldout: the share of the chosen problems kept aside to compare on")
-        ->check(CLI::Range(0.01, 0.9))
+        ->check(numberIn(0.01, 0.9))
         ->capture_default_str();
     c->add_option("--chosen", o->chosen, "write the chosen problems here (default: DB.chosen.jsonl)");
     c->add_flag("--explain", o->explain, "list the chosen problems and why each was chosen");
     c->add_flag("--retrain", o->retrain,
                 "train from random weights instead of fine-tuning the start package");
-    c->add_option("--lr", o->lr, "Adam learning rate (default 3e-4 fine-tuning, 1e-3 with --retrain)");
+    c->add_option("--lr", o->lr, "Adam learning rate (default 3e-4 fine-tuning, 1e-3 with --retrain)")
+        ->check(numberIn(0, std::numeric_limits<double>::infinity(), true));
     c->add_option("--epochs", o->epochs, "most epochs per network")
-        ->check(CLI::Range(1, 100000))
+        ->check(integerIn(1, 100000))
         ->capture_default_str();
     c->add_option("--members", o->members,
                   "with --retrain: networks in the ensemble (fine-tuning keeps the start's)")
-        ->check(CLI::Range(1, 64))
+        ->check(integerIn(1, 64))
         ->capture_default_str();
     c->add_option("--threads", o->threads, "LibTorch threads (0: the cores this process may use)")
-        ->check(CLI::Range(0, 1024));
+        ->check(integerIn(0, 1024));
     c->add_flag("--install", o->install,
                 "install the kept package where the plugin finds user models ($TORCH_DIODE_MODEL_PATH, else "
                 "~/.local/share/torch_diode/models)");

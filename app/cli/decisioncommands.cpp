@@ -3,10 +3,14 @@
 
 #include "decisioncommands.h"
 
+#include "terminal.h"
+
+#include "diode/atomicfile.h"
 #include "diode/childprocess.h"
 #include "diode/decisionevaluation.h"
 #include "diode/inductorbackend.h"
 #include "diode/modelpackage.h"
+#include "diode/outputpath.h"
 #include "diode/shippeddata.h"
 
 #include <fmt/format.h>
@@ -67,18 +71,21 @@ int runTrainDecisions(const DecisionOptions &o) {
     }
     if (data.kernels.empty() && data.sites.empty())
         throw InvalidInput("train-decisions: the inputs hold no kernel or site lines");
+    std::vector<std::string> inputs = o.inputs;
+    if (!o.package.empty())
+        inputs.push_back(o.package);
     if (!o.out.empty())
-        shipped::refuseWritingShipped(o.out, "package");
+        refuseOutputPath(o.out, inputs, "--out");
+    if (!o.report.empty())
+        refuseOutputPath(o.report, inputs, "--report");
     const nlohmann::json heldOut = evaluateByFamily(data, o.kernelMargin, o.formMargin, o.formOps);
     const auto kernels = KernelConfigModel::build(data.kernels);
     const auto forms = SmallMFormModel::build(data.sites, 4, o.formOps);
-    fmt::print(stderr, "{} measured kernels ({} in the table), {} small-M sites ({} in the table)\n",
+    say("{} measured kernels ({} in the table), {} small-M sites ({} in the table)\n",
                data.kernels.size(), kernels.kernels(), data.sites.size(), forms.sites());
     const auto &k = heldOut["kernel_config"]["all"];
     const auto &f = heldOut["small_m_form"]["all"];
-    fmt::print(
-        stderr,
-        "held out by family: kernel configs within 3 % of the fastest measured on {:.1f} % of {} kernels, "
+    say("held out by family: kernel configs within 3 % of the fastest measured on {:.1f} % of {} kernels, "
         "{} over 10 % slower than Inductor's default, pick {:.3f}x the default's time (fastest {:.3f}x); "
         "small-M forms: the faster form on {:.1f} % of {} sites, pick {:.3f}x the library's time "
         "(faster {:.3f}x)\n",
@@ -88,12 +95,11 @@ int runTrainDecisions(const DecisionOptions &o) {
         f.value("sites", 0), f.value("geomean_pick_over_library", 1.0),
         f.value("geomean_faster_over_library", 1.0));
     if (!o.report.empty()) {
-        std::ofstream(o.report) << heldOut.dump(1) << '\n';
+        writeFileAtomically<InvalidInput>(o.report, [&](std::ostream &os) { os << heldOut.dump(1) << '\n'; });
     }
     if (o.out.empty()) {
-        std::cout << heldOut.dump(1) << '\n';
-        fmt::print(stderr,
-                   "nothing written (--package IN.diode --out OUT.diode writes a package with them)\n");
+        show("{}\n", jsonText(heldOut, 1));
+        say("nothing written (--package IN.diode --out OUT.diode writes a package with them)\n");
         return 0;
     }
     if (o.package.empty())
@@ -125,7 +131,7 @@ int runTrainDecisions(const DecisionOptions &o) {
         {"gpu", gpu}, {"families", families}, {"kernels", data.kernels.size()}, {"sites", data.sites.size()}};
     manifest["decisions"] = decisions;
     ModelPackage::writeFile(o.out, ModelPackage::withManifest(bytes, manifest));
-    fmt::print(stderr, "wrote {}\n", o.out);
+    say("wrote {}\n", o.out);
     return 0;
 }
 

@@ -3,6 +3,7 @@
 // `python3 -m torch_diode.tools.demo`, which writes the result JSON this command prints as a table.
 
 #include "democommand.h"
+#include "terminal.h"
 
 #include "diode/childprocess.h"
 #include "diode/demoresult.h"
@@ -36,7 +37,7 @@ int runPython(const std::vector<std::string> &args) {
 
 int runDemo(const DemoOptions &o) {
     if (!o.show.empty()) {
-        fmt::print("{}", DemoResult::load(o.show).table());
+        show("{}", DemoResult::load(o.show).table());
         return 0;
     }
     std::string python = o.python;
@@ -72,8 +73,8 @@ int runDemo(const DemoOptions &o) {
     const int rc = runPython(args);
     if (rc != 0)
         return rc; // 3: no GPU/torch (the worker's message said why), 2: bad input
-    fmt::print("{}", DemoResult::load(json).table());
-    fmt::print("result: {}\n", json);
+    show("{}", DemoResult::load(json).table());
+    show("result: {}\n", json);
     return 0;
 }
 

@@ -6,6 +6,8 @@
 #include "democommand.h"
 #include "modelcommands.h"
 #include "progressbar.h"
+#include "terminal.h"
+#include "validators.h"
 #include "workeroptions.h"
 
 #include "diode/atomicfile.h"
@@ -18,6 +20,7 @@
 #include "diode/importer.h"
 #include "diode/lookuptable.h"
 #include "diode/modelpackage.h"
+#include "diode/outputpath.h"
 #include "diode/problemjson.h"
 #include "diode/runcomparison.h"
 #include "diode/shardmerge.h"
@@ -45,6 +48,8 @@
 #include <unistd.h>
 
 using namespace diode;
+using diode::cli::say;
+using diode::cli::show;
 
 namespace {
 
@@ -55,11 +60,12 @@ constexpr int kExitUnavailable = 3;
 std::atomic<SweepSession *> g_session{nullptr};
 
 // SIGTERM (kill, systemd, a batch scheduler's timeout) is a cancel like Ctrl-C: the run ends
-// `cancelled`, resumable, instead of dying with its status left `running`.
+// `cancelled`, resumable, instead of dying with its status left `running`; a worker still starting
+// is stopped too. A second one ends the process at once, its workers with it.
 void onInterrupt(int sig) {
     if (auto *s = g_session.load())
         s->cancel();
-    std::signal(sig, SIG_DFL); // a second Ctrl-C (or SIGTERM) ends the process at once
+    cli::onSecondSignal(sig);
 }
 
 struct SweepOptions {
@@ -88,9 +94,9 @@ int runSlurmSweep(const SweepOptions &o) {
         std::vector<std::string> notes;
         const auto states = SlurmSweep::status(o.db, &notes);
         for (const auto &s : states)
-            fmt::print("{:<12} {:<34} {}\n", s.name, s.store, s.job);
+            show("{:<12} {:<34} {}\n", s.name, s.store, s.job);
         for (const auto &n : notes)
-            fmt::print("note: {}\n", n);
+            show("note: {}\n", n);
         return 0;
     }
     std::vector<std::string> lines;
@@ -126,8 +132,8 @@ int runSlurmSweep(const SweepOptions &o) {
         lines = SlurmSweep::submit(r);
     }
     for (const auto &l : lines)
-        fmt::print("{}\n", l);
-    fmt::print("follow it with: diode sweep --status --db {}\n", o.db);
+        show("{}\n", l);
+    show("follow it with: diode sweep --status --db {}\n", o.db);
     return 0;
 }
 
@@ -160,12 +166,12 @@ int runSweep(const SweepOptions &o) {
     req.skipMeasured = o.skipMeasured;
     SweepSession session(req);
     if (!session.nothingToDo().empty()) {
-        fmt::print(stderr, "{}\n", session.nothingToDo());
+        say("{}\n", session.nothingToDo());
         return 0;
     }
     if (session.resumed())
-        fmt::print(stderr, "resuming run {} ({} backend, plan '{}')\n", session.runId(), session.backend(),
-                   session.plan().name);
+        say("resuming run {} ({} backend, plan '{}')\n", session.runId(), session.backend(),
+            printable(session.plan().name));
     cli::ProgressBar bar(stderr);
     session.setProgressCallback([&](const SweepProgress &p) { bar.update(p); });
     g_session = &session;
@@ -173,10 +179,10 @@ int runSweep(const SweepOptions &o) {
     std::signal(SIGTERM, onInterrupt);
     std::string status;
     try {
-        status = session.run([&](int64_t runId) { fmt::print(stderr, "{}\n", session.runLine(runId)); });
+        status = session.run([&](int64_t runId) { say("{}\n", session.runLine(runId)); });
     } catch (const BackendUnavailable &e) {
         g_session = nullptr;
-        fmt::print(stderr, "error: {}\n", e.what());
+        say("error: {}\n", e.what());
         return kExitUnavailable;
     } catch (...) {
         g_session = nullptr;
@@ -185,43 +191,64 @@ int runSweep(const SweepOptions &o) {
     g_session = nullptr;
     bar.finish();
     const int64_t runId = session.runId();
+    if (runId == 0) { // cancelled while the workers started
+        say("cancelled before the run started: nothing was created or changed in {}\n", printable(o.db));
+        return kExitFailure;
+    }
     // Read-write, as the sweep was: SQLite removes the -wal and -shm files when the last
     // connection closes, unless that one is read-only, and this is the last.
     Store store(o.db);
-    fmt::print(stderr, "run {} {}: {} measurements stored\n", runId, status, store.measurementCount(runId));
+    say("run {} {}: {} measurements stored\n", runId, status, store.measurementCount(runId));
     if (status == "deadline")
-        fmt::print(stderr, "deadline of {} s reached: no problem started after it\n", o.deadlineS);
+        say("deadline of {} s reached: no problem started after it\n", o.deadlineS);
     if (status == "cancelled" || status == "deadline")
-        fmt::print(stderr, "continue it with: diode sweep --resume --db {}\n", o.db);
+        say("continue it with: diode sweep --resume --db {}\n", o.db);
     return status == "finished" ? 0 : kExitFailure;
 }
 
 int runMerge(const std::string &out, const std::vector<std::string> &inputs, const MergeOptions &o) {
     const auto r = mergeShards(out, inputs, o);
     for (const auto &in : r.inputs)
-        fmt::print("{}: {}\n", in.path, in.what);
-    fmt::print("{}: {} runs, {} problems, {} measurements added\n", out, r.runsAdded, r.problemsAdded,
-               r.measurementsAdded);
+        show("{}: {}\n", in.path, in.what);
+    show("{}: {} runs, {} problems, {} measurements added\n", out, r.runsAdded, r.problemsAdded,
+         r.measurementsAdded);
     return 0;
 }
 
 int runImport(const std::vector<std::string> &files, const std::string &db, bool again, bool adoptForeign,
               bool allowMixedData) {
-    Store store(db, Store::Mode::ReadWrite, foreignPolicy(adoptForeign));
-    for (const auto &f : files) {
-        const auto r = importFile(store, f, again, allowMixedData);
-        fmt::print("{}: {} ({} runs, {} problems, {} measurements)\n", f, r.format, r.runs, r.problems,
-                   r.measurements);
+    for (const auto &f : files) // read whole, then written: the database cannot be its own input
+        if (std::error_code ec; std::filesystem::exists(db, ec) && std::filesystem::equivalent(db, f, ec))
+            throw InvalidInput(
+                fmt::format("'{}' is the database --db '{}' itself; import reads problem JSON lines "
+                            "or a torch-diode dataset into it (diode merge joins stores)",
+                            f, db));
+    // A database this import makes is removed again if a file is refused before anything is stored.
+    std::error_code ec;
+    const bool made = !std::filesystem::exists(db, ec) || std::filesystem::file_size(db, ec) == 0;
+    std::optional<Store> store;
+    try {
+        store.emplace(db, Store::Mode::ReadWrite, foreignPolicy(adoptForeign));
+        for (const auto &f : files) {
+            const auto r = importFile(*store, f, again, allowMixedData);
+            show("{}: {} ({} runs, {} problems, {} measurements)\n", f, r.format, r.runs, r.problems,
+                 r.measurements);
+        }
+    } catch (...) {
+        store.reset();
+        if (made)
+            removeEmptyDatabase(db);
+        throw;
     }
     return 0;
 }
 
 // Writes `path` through `write` beside it and renames, so a failure (or a reader meanwhile) never
-// sees half a file. Returns what `write` returned. Shipped data is only read: an output file
-// inside a trained_models/ folder (export, plan --expand, lookup-table) is refused before anything
-// is written.
-template <typename Write> int64_t writeBesideAndRename(const std::string &path, Write &&write) {
-    shipped::refuseWritingShipped(path, "output file");
+// sees half a file. Returns what `write` returned. An output onto one of `inputs`, onto anything but
+// a regular file, or into shipped data is refused before anything is read or written.
+template <typename Write>
+int64_t writeBesideAndRename(const std::string &path, const std::vector<std::string> &inputs, Write &&write) {
+    refuseOutputPath(path, inputs, "--out");
     return writeFileAtomically<std::runtime_error>(path, std::forward<Write>(write));
 }
 
@@ -245,6 +272,8 @@ int runExport(const std::string &db, std::string format, const std::string &outP
         throw InvalidInput(fmt::format("--format {} does not match --out '{}', whose name says {}; give "
                                        "--format {}, or name the file .{}",
                                        format, outPath, named, named, format));
+    if (toFile)
+        refuseOutputPath(outPath, {db}, "--out"); // before the store is opened
     Store store(db, Store::Mode::ReadOnly);
     auto write = [&](std::ostream &os) {
         return format == "csv" ? exportCsv(store, os) : exportJsonl(store, os);
@@ -253,9 +282,17 @@ int runExport(const std::string &db, std::string format, const std::string &outP
         write(std::cout);
         return 0;
     }
-    const int64_t n = writeBesideAndRename(outPath, write);
-    fmt::print(stderr, "{} rows written to {} ({})\n", n, outPath, format);
+    const int64_t n = writeBesideAndRename(outPath, {db}, write);
+    say("{} rows written to {} ({})\n", n, outPath, format);
     return 0;
+}
+
+// Names read from a store (GPUs, backends), each escaped: a name with a line break stays one name.
+std::string printableList(const std::vector<std::string> &names) {
+    std::vector<std::string> out;
+    for (const auto &n : names)
+        out.push_back(printable(n));
+    return fmt::format("{}", fmt::join(out, ", "));
 }
 
 // The shipped dataset is a training store plus held-out problem lines kept out of it; with
@@ -299,36 +336,35 @@ int runStats(const std::string &db, bool asJson, const std::vector<std::string> 
             j["dataset"] = {
                 {"problems", total}, {"problems_by_gpu", totalByGpu}, {"heldout_problems_in_db", overlap}};
         }
-        fmt::print("{}\n", j.dump(2));
+        show("{}\n", cli::jsonText(j, 2));
         return 0;
     }
-    fmt::print(
-        "database      {}\nruns          {}\nproblems      {} ({} failed)\nmeasurements  {} ({} failed)\n"
-        "kernel configs {}\ngpus          {}\nops           {}\ndtypes        {}\nbackends      {}\n",
-        db, st.runs, st.problems, st.failedProblems, st.measurements, st.failedMeasurements, st.configs,
-        fmt::join(st.gpus, ", "), fmt::join(st.ops, ", "), fmt::join(st.dtypes, ", "),
-        fmt::join(st.backends, ", "));
+    show("database      {}\nruns          {}\nproblems      {} ({} failed)\nmeasurements  {} ({} failed)\n"
+         "kernel configs {}\ngpus          {}\nops           {}\ndtypes        {}\nbackends      {}\n",
+         db, st.runs, st.problems, st.failedProblems, st.measurements, st.failedMeasurements, st.configs,
+         printableList(st.gpus), fmt::join(st.ops, ", "), fmt::join(st.dtypes, ", "),
+         printableList(st.backends));
     for (const auto &[method, n] : st.measurementsByMethod) {
         const auto failed = st.failedByMethod.find(method);
-        fmt::print("  {:<18} {} measurements ({} failed)\n", method, n,
-                   failed == st.failedByMethod.end() ? 0 : failed->second);
+        show("  {:<18} {} measurements ({} failed)\n", method, n,
+             failed == st.failedByMethod.end() ? 0 : failed->second);
     }
     for (const auto &[gpu, n] : st.problemsByGpu)
-        fmt::print("  {:<18} {} problems\n", gpu.empty() ? "(no GPU)" : gpu, n);
-    fmt::print("baselines     {}\ndefault method {}\n", st.baselines, st.defaultMethod.describe());
+        show("  {:<18} {} problems\n", gpu.empty() ? "(no GPU)" : printable(gpu), n);
+    show("baselines     {}\ndefault method {}\n", st.baselines, st.defaultMethod.describe());
     if (const auto note = st.warmColdGlitchNote(); !note.empty())
-        fmt::print("warning: {}\n", note);
+        show("warning: {}\n", note);
     if (held) {
-        fmt::print("held out      {} problems in {} lines ({} failed), {} measurements ({} failed); {}\n",
-                   held->problems().size(), held->lines, held->failedProblems, held->measurements,
-                   held->failedMeasurements, fmt::join(heldout, ", "));
+        show("held out      {} problems in {} lines ({} failed), {} measurements ({} failed); {}\n",
+             held->problems().size(), held->lines, held->failedProblems, held->measurements,
+             held->failedMeasurements, fmt::join(heldout, ", "));
         for (const auto &[tag, n] : held->linesByTag)
-            fmt::print("  {:<18} {} lines\n", tag.empty() ? "(untagged)" : tag, n);
-        fmt::print("dataset       {} problems (database and held out)\n", total);
+            show("  {:<18} {} lines\n", tag.empty() ? "(untagged)" : printable(tag), n);
+        show("dataset       {} problems (database and held out)\n", total);
         for (const auto &[gpu, n] : totalByGpu)
-            fmt::print("  {:<18} {} problems\n", gpu.empty() ? "(no GPU)" : gpu, n);
+            show("  {:<18} {} problems\n", gpu.empty() ? "(no GPU)" : printable(gpu), n);
         if (overlap > 0)
-            fmt::print("warning: {} held-out problems are also in the database (trained on)\n", overlap);
+            show("warning: {} held-out problems are also in the database (trained on)\n", overlap);
     }
     return 0;
 }
@@ -354,9 +390,9 @@ int runBias(const BiasOptions &o) {
                                        "in-graph worker (docs/FORMATS.md)",
                                        o.db.empty() ? o.input : o.db, toString(*method)));
     if (o.json)
-        fmt::print("{}\n", biasToJson(report).dump(1));
+        show("{}\n", cli::jsonText(biasToJson(report), 1));
     else
-        fmt::print("{}", formatBiasTable(report));
+        show("{}", formatBiasTable(report));
     return 0;
 }
 
@@ -391,13 +427,13 @@ int runCompare(const CompareOptions &o) {
         if (o.json)
             all.push_back(c.toJson());
         else
-            fmt::print("{}", formatRunComparison(c, "A", "B"));
+            show("{}", formatRunComparison(c, "A", "B"));
     }
     if (o.json)
-        fmt::print("{}\n", all.dump(1));
+        show("{}\n", cli::jsonText(all, 1));
     else
-        fmt::print("A: {}{}\nB: {}{}\n", o.a, o.runA ? fmt::format(", run {}", *o.runA) : "", o.b,
-                   o.runB ? fmt::format(", run {}", *o.runB) : "");
+        show("A: {}{}\nB: {}{}\n", o.a, o.runA ? fmt::format(", run {}", *o.runA) : "", o.b,
+             o.runB ? fmt::format(", run {}", *o.runB) : "");
     return 0;
 }
 
@@ -420,18 +456,17 @@ int runHw(bool asJson) {
                          {"cpu_threads", r.cpuThreads},
                          {"gpus", gpus},
                          {"notes", r.notes}};
-        fmt::print("{}\n", j.dump(2));
+        show("{}\n", cli::jsonText(j, 2));
         return 0;
     }
-    fmt::print("host   {}\ncpu    {} ({} threads)\n", r.host, r.cpu, r.cpuThreads);
+    show("host   {}\ncpu    {} ({} threads)\n", r.host, r.cpu, r.cpuThreads);
     if (r.gpus.empty())
-        fmt::print("gpus   none detected\n");
+        show("gpus   none detected\n");
     for (const auto &g : r.gpus)
-        fmt::print("gpu {}  {} ({}), {} SMs, {} MiB, driver {}, max clocks SM {} MHz / memory {} MHz\n",
-                   g.index, g.name, g.vendor, g.smCount, g.memoryMb, g.driver, g.maxSmClockMhz,
-                   g.maxMemClockMhz);
+        show("gpu {}  {} ({}), {} SMs, {} MiB, driver {}, max clocks SM {} MHz / memory {} MHz\n", g.index,
+             g.name, g.vendor, g.smCount, g.memoryMb, g.driver, g.maxSmClockMhz, g.maxMemClockMhz);
     for (const auto &n : r.notes)
-        fmt::print("note   {}\n", n);
+        show("note   {}\n", n);
     return 0;
 }
 
@@ -445,28 +480,28 @@ struct PlanOptions {
 int runPlan(const PlanOptions &o) {
     const auto plan = SweepPlan::load(o.path); // refuses a bad plan, naming the entry and field
     if (o.count) {
-        fmt::print("{}\n", plan.problems.size());
+        show("{}\n", plan.problems.size());
         return 0;
     }
     if (!o.expand) {
-        fmt::print(
-            "{}: {} problems (plan '{}', search space {}, timeout {} s; cpu backend: {} configurations x {} "
-            "repeats)\n",
-            o.path, plan.problems.size(), plan.name, plan.searchSpace, plan.timeoutS, plan.cpuConfigs.size(),
-            plan.repeats);
+        show("{}: {} problems (plan '{}', search space {}, timeout {} s; cpu backend: {} configurations x {} "
+             "repeats)\n",
+             o.path, plan.problems.size(), printable(plan.name), plan.searchSpace, plan.timeoutS,
+             plan.cpuConfigs.size(), plan.repeats);
         return 0;
     }
     if (o.out.empty() || o.out == "-") {
         writeExpandedProblems(plan, std::cout);
         return 0;
     }
-    const int64_t n =
-        writeBesideAndRename(o.out, [&](std::ostream &os) { return writeExpandedProblems(plan, os); });
-    fmt::print(stderr, "{} problems written to {}\n", n, o.out);
+    const int64_t n = writeBesideAndRename(o.out, {o.path},
+                                           [&](std::ostream &os) { return writeExpandedProblems(plan, os); });
+    say("{} problems written to {}\n", n, o.out);
     return 0;
 }
 
 int runLookupTable(const std::vector<std::string> &inputs, const std::string &out) {
+    refuseOutputPath(out, inputs, "--out");
     LookupTable t;
     for (const auto &path : inputs) {
         std::ifstream in(path);
@@ -478,13 +513,11 @@ int runLookupTable(const std::vector<std::string> &inputs, const std::string &ou
         throw InvalidInput(fmt::format("no decision in {} carries an Inductor lookup entry ({} lines read; "
                                        "record them with torch_diode.record_decisions under torch >= 2.10)",
                                        fmt::join(inputs, ", "), t.lines));
-    writeBesideAndRename(out, [&](std::ostream &os) {
+    writeBesideAndRename(out, inputs, [&](std::ostream &os) {
         os << t.table.dump(1) << "\n";
         return int64_t(t.table.size());
     });
-    fmt::print(
-        stderr,
-        "{} GEMMs written to {} from {} decision lines ({} repeated, {} without a lookup entry); use with "
+    say("{} GEMMs written to {} from {} decision lines ({} repeated, {} without a lookup entry); use with "
         "torch._inductor.config.lookup_table.table and LookupTableChoices (docs/FORMATS.md)\n",
         t.table.size(), out, t.lines, t.repeated, t.withoutEntry);
     return 0;
@@ -500,10 +533,9 @@ int runLookupTable(const std::vector<std::string> &inputs, const std::string &ou
     const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
     const auto train = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "diode-train";
     ::execv(train.c_str(), argv);
-    fmt::print(stderr,
-               "error: diode {} runs {}, which cannot be started: {}. It is built with LibTorch "
-               "(libtorch-dev) next to diode.\n",
-               argv[1], train.string(), std::strerror(errno));
+    say("error: diode {} runs {}, which cannot be started: {}. It is built with LibTorch "
+        "(libtorch-dev) next to diode.\n",
+        argv[1], train.string(), std::strerror(errno));
     std::exit(3);
 }
 #endif
@@ -564,7 +596,7 @@ int main(int argc, char **argv) {
     cmdSweep
         ->add_option("--deadline", sweep.deadlineS,
                      "seconds: start no problem after this long; the run stays resumable (exit 1)")
-        ->check(CLI::PositiveNumber);
+        ->check(cli::numberIn(0, std::numeric_limits<double>::infinity(), true));
     auto *slurmFlag = cmdSweep->add_flag(
         "--slurm", sweep.slurm,
         "submit the sweep to Slurm as an array job, one task a shard, and a merge job after it into --db "
@@ -575,7 +607,7 @@ int main(int argc, char **argv) {
                    "show a Slurm sweep's shards: their stores' progress and squeue/sacct state")
         ->excludes(slurmFlag);
     cmdSweep->add_option("--shards", sweep.shards, "with --slurm: the number of shards (array tasks)")
-        ->check(CLI::Range(int64_t(1), planlimits::kMaxProblems));
+        ->check(cli::integerIn(1, planlimits::kMaxProblems));
     cmdSweep
         ->add_option("--slurm-config", sweep.slurmConfig,
                      "JSON file of Slurm options (partition, account, time, gres, cpus_per_task, setup, "
@@ -591,7 +623,7 @@ int main(int argc, char **argv) {
     cmdSweep
         ->add_option("--cpus-per-task", sweep.slurmOptions.cpusPerTask,
                      "with --slurm: sbatch --cpus-per-task")
-        ->check(CLI::Range(1, 4096));
+        ->check(cli::integerIn(1, 4096));
 
     std::string mergeOut;
     std::vector<std::string> mergeInputs;
@@ -676,9 +708,9 @@ int main(int argc, char **argv) {
         ->required()
         ->check(CLI::ExistingFile);
     cmdCompare->add_option("--run-a", compareOpts.runA, "A is a store: only this run of it")
-        ->check(CLI::PositiveNumber);
+        ->check(cli::integerIn(1));
     cmdCompare->add_option("--run-b", compareOpts.runB, "B is a store: only this run of it")
-        ->check(CLI::PositiveNumber);
+        ->check(cli::integerIn(1));
     cmdCompare
         ->add_option("--method", compareOpts.methods,
                      "timing method (repeatable); default: graph_warm and graph_cold where both have them")
@@ -717,65 +749,88 @@ int main(int argc, char **argv) {
     const auto runCharacteriseCommand = cli::addCharacteriseCommand(app);
     const auto runDecisionCommand = cli::addDecisionCommands(app);
 
+    // CLI11 would answer "A subcommand is required" to a mistyped one.
+    if (argc > 1 && argv[1][0] != '-') {
+        std::vector<std::string> names;
+        for (const auto *c : app.get_subcommands([](CLI::App *) { return true; }))
+            names.push_back(c->get_name());
+        if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+            say("error: unknown command '{}'; the commands are {} (diode --help says what each does)\n",
+                printable(argv[1]), fmt::join(names, ", "));
+            return kExitBadInput;
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
-        // --help and --version end here with 0; a usage error is bad input like any other.
-        return app.exit(e) == 0 ? 0 : kExitBadInput;
+        // --help and --version end here with 0; a usage error is bad input like any other, said with
+        // what the user typed escaped (a file name may hold escape sequences).
+        if (e.get_exit_code() == 0)
+            return app.exit(e);
+        say("{}\nRun with --help for more information.\n", e.what());
+        return kExitBadInput;
     }
-    try {
-        if (const int rc = runModelCommand(); rc >= 0)
-            return rc;
-        if (const int rc = runDemoCommand(); rc >= 0)
-            return rc;
-        if (const int rc = runCharacteriseCommand(); rc >= 0)
-            return rc;
-        if (const int rc = runDecisionCommand(); rc >= 0)
-            return rc;
-        if (*cmdSweep)
-            return runSweep(sweep);
-        if (*cmdMerge)
-            return runMerge(mergeOut, mergeInputs, mergeOpts);
-        if (*cmdImport)
-            return runImport(importFiles, importDb, importAgain, importAdopt, importMixed);
-        if (*cmdExport)
-            return runExport(exportDb, exportFormat, exportOut);
-        if (*cmdStats)
-            return runStats(statsDb, statsJson, statsHeldout);
-        if (*cmdHw)
-            return runHw(hwJson);
-        if (*cmdCompare)
-            return runCompare(compareOpts);
-        if (*cmdBias) {
-            if (biasOpts.db.empty() && biasOpts.input.empty())
-                throw InvalidInput("bias needs --db or --input");
-            return runBias(biasOpts);
+    const int rc = [&]() -> int {
+        try {
+            if (const int rc = runModelCommand(); rc >= 0)
+                return rc;
+            if (const int rc = runDemoCommand(); rc >= 0)
+                return rc;
+            if (const int rc = runCharacteriseCommand(); rc >= 0)
+                return rc;
+            if (const int rc = runDecisionCommand(); rc >= 0)
+                return rc;
+            if (*cmdSweep)
+                return runSweep(sweep);
+            if (*cmdMerge)
+                return runMerge(mergeOut, mergeInputs, mergeOpts);
+            if (*cmdImport)
+                return runImport(importFiles, importDb, importAgain, importAdopt, importMixed);
+            if (*cmdExport)
+                return runExport(exportDb, exportFormat, exportOut);
+            if (*cmdStats)
+                return runStats(statsDb, statsJson, statsHeldout);
+            if (*cmdHw)
+                return runHw(hwJson);
+            if (*cmdCompare)
+                return runCompare(compareOpts);
+            if (*cmdBias) {
+                if (biasOpts.db.empty() && biasOpts.input.empty())
+                    throw InvalidInput("bias needs --db or --input");
+                return runBias(biasOpts);
+            }
+            if (*cmdPlan)
+                return runPlan(planOpts);
+            if (*cmdLookup)
+                return runLookupTable(lookupInputs, lookupOut);
+        } catch (const DataMixRefused &e) {
+            say("error: {}. Nothing was written. Use another database, or pass --allow-mixed-data if it "
+                "belongs with the data there\n",
+                e.what());
+            return kExitBadInput;
+        } catch (const InvalidInput &e) {
+            say("error: {}\n", e.what());
+            return kExitBadInput;
+        } catch (const PackageError &e) {
+            say("error: {}\n", e.what());
+            return kExitBadInput;
+        } catch (const StoreUnreadable &e) { // not a database, corrupt, missing: bad input
+            say("error: {}\n", e.what());
+            return kExitBadInput;
+        } catch (const StoreError &e) {
+            say("error: {}\n", e.what());
+            return kExitFailure;
+        } catch (const BackendUnavailable &e) {
+            say("error: {}\n", e.what());
+            return kExitUnavailable;
+        } catch (const std::exception &e) {
+            say("error: {}\n", e.what());
+            return kExitFailure;
         }
-        if (*cmdPlan)
-            return runPlan(planOpts);
-        if (*cmdLookup)
-            return runLookupTable(lookupInputs, lookupOut);
-    } catch (const DataMixRefused &e) {
-        fmt::print(stderr,
-                   "error: {}. Nothing was written. Use another database, or pass --allow-mixed-data if it "
-                   "belongs with the data there\n",
-                   e.what());
-        return kExitBadInput;
-    } catch (const InvalidInput &e) {
-        fmt::print(stderr, "error: {}\n", e.what());
-        return kExitBadInput;
-    } catch (const PackageError &e) {
-        fmt::print(stderr, "error: {}\n", e.what());
-        return kExitBadInput;
-    } catch (const StoreError &e) {
-        fmt::print(stderr, "error: {}\n", e.what());
+        return 0;
+    }();
+    // Output cut short (a full disk, a closed pipe) is a failure, not a success with less output.
+    if (!cli::finishOutput() && rc == 0)
         return kExitFailure;
-    } catch (const BackendUnavailable &e) {
-        fmt::print(stderr, "error: {}\n", e.what());
-        return kExitUnavailable;
-    } catch (const std::exception &e) {
-        fmt::print(stderr, "error: {}\n", e.what());
-        return kExitFailure;
-    }
-    return 0;
+    return rc;
 }

@@ -1,4 +1,6 @@
 #include "modelcommands.h"
+#include "terminal.h"
+#include "validators.h"
 
 #include "diode/atomicfile.h"
 #include "diode/calibration.h"
@@ -13,6 +15,7 @@
 #include "diode/hardware.h"
 #include "diode/metrics.h"
 #include "diode/modelpackage.h"
+#include "diode/outputpath.h"
 #include "diode/policytable.h"
 #include "diode/problemjson.h"
 #include "diode/ranking.h"
@@ -74,14 +77,14 @@ void forEachBaseline(const nlohmann::json &baselines,
 }
 
 void printTable(const nlohmann::json &cmp) {
-    fmt::print("{:<14} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>9}\n", "selector", "top1 mean", "top1 p10",
-               "top1 min", "top3 mean", "top5 mean", "hit@1", "spearman");
+    show("{:<14} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>9}\n", "selector", "top1 mean", "top1 p10",
+         "top1 min", "top3 mean", "top5 mean", "hit@1", "spearman");
     auto row = [](const std::string &name, const nlohmann::json &m) {
-        fmt::print("{:<14} {:>9.4f} {:>8.4f} {:>8.4f} {:>9.4f} {:>9.4f} {:>7.3f} {:>9.3f}\n", name,
-                   m["top1_efficiency"]["mean"].get<double>(), m["top1_efficiency"]["p10"].get<double>(),
-                   m["top1_efficiency"]["min"].get<double>(), m["top3_efficiency"]["mean"].get<double>(),
-                   m["top5_efficiency"]["mean"].get<double>(), m["top1_hit"].get<double>(),
-                   m["spearman"].get<double>());
+        show("{:<14} {:>9.4f} {:>8.4f} {:>8.4f} {:>9.4f} {:>9.4f} {:>7.3f} {:>9.3f}\n", name,
+             m["top1_efficiency"]["mean"].get<double>(), m["top1_efficiency"]["p10"].get<double>(),
+             m["top1_efficiency"]["min"].get<double>(), m["top3_efficiency"]["mean"].get<double>(),
+             m["top5_efficiency"]["mean"].get<double>(), m["top1_hit"].get<double>(),
+             m["spearman"].get<double>());
     };
     row("model", cmp["model"]["all"]);
     if (cmp.contains("policy"))
@@ -90,21 +93,38 @@ void printTable(const nlohmann::json &cmp) {
     forEachBaseline(cmp["baselines"], [&](const std::string &k, const nlohmann::json &v) {
         row(k, v);
         if (v.value("problems", nlohmann::json()) != all) // max-autotune: where Inductor's benchmark ran
-            fmt::print("{:<14} (on the {} problems where it ran)\n", "", v.value("problems", 0));
+            show("{:<14} (on the {} problems where it ran)\n", "", v.value("problems", 0));
     });
-    fmt::print("model on {} problems; MAPE {:.3f}, RMSE of ln(time) {:.3f}\n",
-               cmp["model"]["all"]["problems"].get<int>(), cmp["model"]["all"]["mape"].get<double>(),
-               cmp["model"]["all"]["rmse_log"].get<double>());
+    show("model on {} problems; MAPE {:.3f}, RMSE of ln(time) {:.3f}\n",
+         cmp["model"]["all"]["problems"].get<int>(), cmp["model"]["all"]["mape"].get<double>(),
+         cmp["model"]["all"]["rmse_log"].get<double>());
     for (const auto &[k, v] : cmp["model"]["by"].items())
-        fmt::print("  {:<12} {:>4} problems  top1 mean {:.4f} p10 {:.4f}  top3 mean {:.4f}\n", k,
-                   v["problems"].get<int>(), v["top1_efficiency"]["mean"].get<double>(),
-                   v["top1_efficiency"]["p10"].get<double>(), v["top3_efficiency"]["mean"].get<double>());
+        show("  {:<12} {:>4} problems  top1 mean {:.4f} p10 {:.4f}  top3 mean {:.4f}\n", k,
+             v["problems"].get<int>(), v["top1_efficiency"]["mean"].get<double>(),
+             v["top1_efficiency"]["p10"].get<double>(), v["top3_efficiency"]["mean"].get<double>());
 }
 
 // "training on graph_warm times (default: the data has in-graph times)"
 void printMethod(const char *doing, const MethodChoice &m) {
-    fmt::print(stderr, "{} on {}\n", doing,
-               m.byDefault ? m.describe() : fmt::format("{} times (--method)", toString(m.method)));
+    say("{} on {}\n", doing,
+        m.byDefault ? m.describe() : fmt::format("{} times (--method)", toString(m.method)));
+}
+
+// A manifest field as text for the summary: strings escaped, "n/a" where it is missing.
+std::string field(const nlohmann::json &m, const nlohmann::json::json_pointer &at) {
+    if (!m.contains(at) || m.at(at).is_null())
+        return "n/a";
+    // A package is a file from anywhere: its text fields are printed escaped, one line each.
+    const auto &v = m.at(at);
+    if (v.is_string())
+        return printable(v.get<std::string>());
+    if (v.is_array()) {
+        std::vector<std::string> parts;
+        for (const auto &e : v)
+            parts.push_back(e.is_string() ? printable(e.get<std::string>()) : jsonText(e, -1));
+        return fmt::format("{}", fmt::join(parts, !v.empty() && v[0].is_number() ? "-" : ", "));
+    }
+    return jsonText(v, -1);
 }
 
 // Without --out the package is named after the database, in the current directory (never
@@ -121,33 +141,30 @@ int runTrain(const Options &o) {
     TrainingJob job;
     job.db = o.db;
     job.out = packagePathFor(o);
+    refuseOutputPath(job.out, {o.db, o.init}, "--out");
     job.filter = DatasetFilter{o.ops, o.dtypes};
     job.method = o.method.empty() ? std::nullopt : parseTimingMethod(o.method);
     job.options = o.train;
     job.initPackage = o.init;
     job.options.progress = [](const EpochReport &r) {
         if (r.epoch % 25 == 0 || r.epoch == 1)
-            fmt::print(stderr, "member {}/{}  epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n",
-                       r.member + 1, r.members, r.epoch, r.loss, r.valTop1, r.improved ? " *" : "");
+            say("member {}/{}  epoch {:4}  loss {:.5f}  validation top-1 {:.4f}{}\n", r.member + 1, r.members,
+                r.epoch, r.loss, r.valTop1, r.improved ? " *" : "");
     };
     job.loaded = [](size_t, const MethodChoice &m) { printMethod("training", m); };
     const auto res = runTrainingJob(job);
-    fmt::print(stderr, "wrote {} ({} network{}, best epochs {}; {} epochs in all)\n", job.out,
-               res.train.members.size(), res.train.members.size() == 1 ? "" : "s",
-               fmt::join(res.train.bestEpochs, ", "), res.train.epochsRun);
+    say("wrote {} ({} network{}, best epochs {}; {} epochs in all)\n", job.out, res.train.members.size(),
+        res.train.members.size() == 1 ? "" : "s", fmt::join(res.train.bestEpochs, ", "), res.train.epochsRun);
     if (res.method.method == TimingMethod::Cpu)
-        fmt::print(stderr,
-                   "a cpu model: it ranks the cpu backend's tiles and is never offered to the Inductor "
-                   "plugin\n");
-    fmt::print("held-out test problems ({} of {}, split by problem, seed {}):\n", res.train.split.test.size(),
-               res.problems, job.options.seed);
+        say("a cpu model: it ranks the cpu backend's tiles and is never offered to the Inductor "
+            "plugin\n");
+    show("held-out test problems ({} of {}, split by problem, seed {}):\n", res.train.split.test.size(),
+         res.problems, job.options.seed);
     printTable(res.train.testMetrics);
     return 0;
 #else
     (void)o;
-    fmt::print(
-        stderr,
-        "error: this diode was built without LibTorch; install libtorch-dev and reconfigure to train\n");
+    say("error: this diode was built without LibTorch; install libtorch-dev and reconfigure to train\n");
     return 3;
 #endif
 }
@@ -182,7 +199,7 @@ int runEvalDecisions(const Options &o) {
         out["small_m_form"] = evaluateForms(*models.smallMForm, covered, models.formMargin).toJson();
         out["small_m_form"]["sites_of_ops_not_measured"] = data.sites.size() - covered.size();
     }
-    std::cout << out.dump(1) << '\n';
+    show("{}\n", jsonText(out, 1));
     return 0;
 }
 
@@ -200,21 +217,19 @@ int runEval(const Options &o) {
     const auto &model = res.models.front();
     printMethod("evaluating", res.method);
     if (model.trainedOn != res.method.method)
-        fmt::print(stderr, "note: the model was trained on {} times\n", toString(model.trainedOn));
+        say("note: the model was trained on {} times\n", toString(model.trainedOn));
     if (!o.db.empty()) {
         const size_t all = res.problemsBeforeCut;
         if (!res.heldOut.known)
-            fmt::print(stderr, "measuring on all {} problems of {} ({})\n", all, o.db, res.heldOut.why);
+            say("measuring on all {} problems of {} ({})\n", all, o.db, res.heldOut.why);
         else if (!res.heldOutOnly)
-            fmt::print(stderr,
-                       "measuring on all {} problems of {}, including the {} the model trained on (--all)\n",
-                       all, o.db, res.heldOut.trainedOn);
+            say("measuring on all {} problems of {}, including the {} the model trained on (--all)\n", all,
+                o.db, res.heldOut.trainedOn);
         else
-            fmt::print(stderr,
-                       "measuring on the {} distinct problems of {} the model never saw (its test split, "
-                       "less problems "
-                       "also measured in a training line; --all for all {})\n",
-                       res.table->problems.size(), o.db, all);
+            say("measuring on the {} distinct problems of {} the model never saw (its test split, "
+                "less problems "
+                "also measured in a training line; --all for all {})\n",
+                res.table->problems.size(), o.db, all);
     }
     const nlohmann::json cmp{{"model", model.breakdown},
                              {"policy", model.policyMetrics.toJson()},
@@ -228,21 +243,16 @@ int runEval(const Options &o) {
     printTable(withAutotune);
     // "model" is the arg-min (the candidate predicted fastest); "model policy" what a compile with the
     // package runs (core/infer/diode/selectionpolicy.h): the same rule as the plugin and the Validate page.
-    fmt::print(
-        "model policy: ATen unless another kernel is predicted faster by more than {:.2f} (margin {})\n",
-        model.policy.margin, o.margin() ? "from --margin" : "of the package for its regime");
+    show("model policy: ATen unless another kernel is predicted faster by more than {:.2f} (margin {})\n",
+         model.policy.margin, o.margin() ? "from --margin" : "of the package for its regime");
     if (res.storedModelId)
-        fmt::print(stderr, "predictions stored in {} as model {}\n", o.db, res.storedModelId);
+        say("predictions stored in {} as model {}\n", o.db, res.storedModelId);
     else if (!o.db.empty() && shipped::isShippedPath(o.db))
-        fmt::print(
-            stderr,
-            "predictions not stored: {} is shipped data, only read (to keep them for the Validate page, "
+        say("predictions not stored: {} is shipped data, only read (to keep them for the Validate page, "
             "copy it and use --store-predictions on the copy)\n",
             o.db);
     else if (!o.db.empty())
-        fmt::print(stderr,
-                   "predictions not stored (--store-predictions keeps them in {} for the Validate page)\n",
-                   o.db);
+        say("predictions not stored (--store-predictions keeps them in {} for the Validate page)\n", o.db);
     return 0;
 }
 
@@ -258,10 +268,9 @@ int runEvalTable(const Options &o) {
     Selector selector(pkg, options); // the plugin's decision, as a compile with the package makes it
     const auto records = readProblemFile(o.input);
     const auto table = policyTable(selector, pkg, records, method, o.searchSpace);
-    fmt::print(stderr, "policy: top-1, margin {:.2f} ({}); {} lines of another search space skipped\n",
-               selector.policy().margin, o.margin() ? "--margin" : "the package's for its regime",
-               table.skippedOtherSpace);
-    fmt::print("{}", formatPolicyTable(table));
+    say("policy: top-1, margin {:.2f} ({}); {} lines of another search space skipped\n", selector.policy().margin,
+        o.margin() ? "--margin" : "the package's for its regime", table.skippedOtherSpace);
+    show("{}", formatPolicyTable(table));
     if (!o.out.empty()) {
         // One line per problem judged: the plugin's decision on it, as a compile on the package's GPU makes
         // it.
@@ -274,7 +283,7 @@ int runEvalTable(const Options &o) {
                           .dump()
                    << '\n';
         });
-        fmt::print(stderr, "{} decisions written to {}\n", table.decisions.size(), o.out);
+        say("{} decisions written to {}\n", table.decisions.size(), o.out);
     }
     return 0;
 }
@@ -284,8 +293,8 @@ int runEvalTable(const Options &o) {
 int runCalibrate(const Options &o) {
     if (o.db.empty() == o.input.empty())
         throw InvalidInput("calibrate needs the package's training data: --db DB or --input FILE.jsonl");
-    if (!o.out.empty())
-        shipped::refuseWritingShipped(o.out, "package"); // before the work, not after it
+    if (!o.out.empty()) // before the work, not after it
+        refuseOutputPath(o.out, {o.package, o.db, o.input}, "--out");
     std::ifstream file(o.package, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     const auto pkg = ModelPackage::fromBytes(bytes);
@@ -299,14 +308,13 @@ int runCalibrate(const Options &o) {
         data = loadDatasetJsonl(o.input, pkg.timingMethod(), filter);
     }
     const Calibration c = calibrate(pkg, data);
-    fmt::print(stderr,
-               "{} ({} regime): margin {:.2f}, chosen on {} validation and test problems; the redrawn "
-               "test split's arg-min top-1 {:.4f} (the trainer recorded {:.4f})\n",
-               pkg.manifest().value("name", o.package), toString(c.regime), c.margin, c.problems,
-               c.testTop1Redrawn, c.testTop1Trainer);
-    std::cout << c.toJson().dump(1) << '\n';
+    say("{} ({} regime): margin {:.2f}, chosen on {} validation and test problems; the redrawn "
+        "test split's arg-min top-1 {:.4f} (the trainer recorded {:.4f})\n",
+        field(pkg.manifest(), nlohmann::json::json_pointer("/name")), toString(c.regime), c.margin,
+        c.problems, c.testTop1Redrawn, c.testTop1Trainer);
+    std::cout << jsonText(c.toJson(), 1) << '\n';
     if (o.out.empty()) {
-        fmt::print(stderr, "nothing written (--out FILE.diode writes the package with this margin)\n");
+        say("nothing written (--out FILE.diode writes the package with this margin)\n");
         return 0;
     }
     nlohmann::json manifest = pkg.manifest();
@@ -318,7 +326,7 @@ int runCalibrate(const Options &o) {
         !manifest[testSplit].contains(nlohmann::json::json_pointer("/baselines/max-autotune")))
         addMaxAutotuneBaseline(manifest[testSplit], c.test, benchmarked);
     ModelPackage::writeFile(o.out, ModelPackage::withManifest(bytes, manifest));
-    fmt::print(stderr, "wrote {}\n", o.out);
+    say("wrote {}\n", o.out);
     return 0;
 }
 
@@ -347,41 +355,25 @@ int runRank(const Options &o) {
                 {"error", fmt::format("line {}: longer than {} bytes; a problem line may hold "
                                       "at most that (docs/FORMATS.md, Limits)",
                                       n, kProblemJsonLimits.maxBytes)}};
-            std::cout << out.dump() << '\n';
-            fmt::print(stderr, "error: {}\n", out["error"].get<std::string>());
+            std::cout << jsonText(out, -1) << '\n';
+            say("error: {}\n", out["error"].get<std::string>());
             return 2;
         }
         if (line.find_first_not_of(" \t\r") == std::string::npos)
             continue;
         nlohmann::json out = {{"line", n}};
         out.update(rankProblemLine(pkg, line, fmt::format("line {}", n)));
-        std::cout << out.dump() << '\n';
+        std::cout << jsonText(out, -1) << '\n';
         // Said on stderr too: a person reading the terminal sees which lines got no ranking.
         if (out.contains("error")) {
             refused = true;
             std::cout.flush();
-            fmt::print(stderr, "error: {}\n", out["error"].get<std::string>());
+            say("error: {}\n", out["error"].get<std::string>());
         }
     }
     if (in->bad())
         throw InvalidInput(fmt::format("cannot read '{}'", o.input));
     return refused ? 2 : 0;
-}
-
-// A manifest field as text for the summary: strings as they are, "n/a" where it is missing.
-std::string field(const nlohmann::json &m, const nlohmann::json::json_pointer &at) {
-    if (!m.contains(at) || m.at(at).is_null())
-        return "n/a";
-    const auto &v = m.at(at);
-    if (v.is_string())
-        return v.get<std::string>();
-    if (v.is_array()) {
-        std::vector<std::string> parts;
-        for (const auto &e : v)
-            parts.push_back(e.is_string() ? e.get<std::string>() : e.dump());
-        return fmt::format("{}", fmt::join(parts, !v.empty() && v[0].is_number() ? "-" : ", "));
-    }
-    return v.dump();
 }
 
 // One selector's row of the test-split table; n/a where a metric was not recorded.
@@ -391,8 +383,8 @@ void printInspectRow(const std::string &name, const nlohmann::json &m) {
         return m.contains(p) && m.at(p).is_number() ? fmt::format("{:.4f}", m.at(p).get<double>())
                                                     : std::string("n/a");
     };
-    fmt::print("  {:<14} {:>9} {:>9} {:>9}\n", name, num("top1_efficiency", "mean"),
-               num("top1_efficiency", "p10"), num("top3_efficiency", "mean"));
+    show("  {:<14} {:>9} {:>9} {:>9}\n", name, num("top1_efficiency", "mean"), num("top1_efficiency", "p10"),
+         num("top3_efficiency", "mean"));
 }
 
 /// Whether the plugin would load the package on each GPU (core's one rule, gpuTransfer): on the
@@ -400,7 +392,10 @@ void printInspectRow(const std::string &name, const nlohmann::json &m) {
 void printServes(const ModelPackage &pkg, const std::vector<std::string> &named, bool cpuModel) {
     if (cpuModel)
         return;
-    const std::string trainedOn = pkg.manifest().value(nlohmann::json::json_pointer("/hardware/gpu"), "");
+    const nlohmann::json::json_pointer gpuAt("/hardware/gpu");
+    const auto &m = pkg.manifest();
+    const std::string trainedOn =
+        m.contains(gpuAt) && m.at(gpuAt).is_string() ? m.at(gpuAt).get<std::string>() : "";
     struct Device {
         std::string name;
         int sms = 0;
@@ -412,7 +407,7 @@ void printServes(const ModelPackage &pkg, const std::vector<std::string> &named,
         for (const auto &g : HardwareMonitor().report().gpus)
             devices.push_back({g.name, g.smCount});
     if (devices.empty())
-        fmt::print("  serves        no GPU on this machine (--gpu NAME asks about another)\n");
+        show("  serves        no GPU on this machine (--gpu NAME asks about another)\n");
     for (const auto &d : devices) {
         const GpuTransfer t = gpuTransfer(trainedOn, d.name, {}, d.sms);
         const std::string verdict =
@@ -421,7 +416,7 @@ void printServes(const ModelPackage &pkg, const std::vector<std::string> &named,
                 ? fmt::format("where no package of its own is found (transferred, distance {:.2f})",
                               t.distance)
                 : "no";
-        fmt::print("  {:<14}{}: {}; {}\n", "serves", d.name, verdict, t.why);
+        show("  {:<14}{}: {}; {}\n", "serves", printable(d.name), verdict, printable(t.why));
     }
 }
 
@@ -433,51 +428,48 @@ int runInspect(const Options &o) {
     m.erase("tensors");
     m.erase("feature_names");
     if (o.json) {
-        fmt::print("{}\n", m.dump(2));
+        show("{}\n", jsonText(m, 2));
         return 0;
     }
     using P = nlohmann::json::json_pointer;
     const TimingMethod method = pkg.timingMethod();
     const bool cpuModel = method == TimingMethod::Cpu;
-    fmt::print("{}{}\n", field(m, P("/name")), cpuModel ? " (cpu model)" : "");
-    fmt::print("  file          {} ({} bytes)\n", o.package, std::filesystem::file_size(o.package));
-    fmt::print("  GPU           {} ({} SMs)\n", field(m, P("/hardware/gpu")),
-               field(m, P("/hardware/sm_count")));
+    show("{}{}\n", field(m, P("/name")), cpuModel ? " (cpu model)" : "");
+    show("  file          {} ({} bytes)\n", o.package, std::filesystem::file_size(o.package));
+    show("  GPU           {} ({} SMs)\n", field(m, P("/hardware/gpu")), field(m, P("/hardware/sm_count")));
     printServes(pkg, o.gpus, cpuModel);
-    fmt::print("  timing method {}{}\n", toString(method),
-               !m.contains("timing_method") ? " (not recorded: packages before timing methods)"
-               : cpuModel ? " (ranks the cpu backend's tiles, not GPU kernels: never used by the plugin)"
-                          : "");
-    fmt::print("  ops / dtypes  {} / {}\n", field(m, P("/ops")), field(m, P("/dtypes")));
+    show("  timing method {}{}\n", toString(method),
+         !m.contains("timing_method") ? " (not recorded: packages before timing methods)"
+         : cpuModel ? " (ranks the cpu backend's tiles, not GPU kernels: never used by the plugin)"
+                    : "");
+    show("  ops / dtypes  {} / {}\n", field(m, P("/ops")), field(m, P("/dtypes")));
     // The ATen guard the plugin, diode eval and Validate use with this package (selectionpolicy.h).
-    fmt::print("  ATen guard    margin {:.2f} warm, {:.2f} cold ({})\n", packageMargin(m, Regime::Warm),
-               packageMargin(m, Regime::Cold),
-               m.contains(kSelectionPolicyKey)
-                   ? "calibrated by diode calibrate for its regime, else the default"
-                   : "the defaults: no calibrated margin");
-    fmt::print("  created       {} by diode {}\n", field(m, P("/created_at")), field(m, P("/tool_version")));
+    show("  ATen guard    margin {:.2f} warm, {:.2f} cold ({})\n", packageMargin(m, Regime::Warm),
+         packageMargin(m, Regime::Cold),
+         m.contains(kSelectionPolicyKey) ? "calibrated by diode calibrate for its regime, else the default"
+                                         : "the defaults: no calibrated margin");
+    show("  created       {} by diode {}\n", field(m, P("/created_at")), field(m, P("/tool_version")));
     // The trainer counts problem lines: a problem measured in two runs of the store is two lines
     // (loadDataset); eval and the workbench count distinct problems.
-    fmt::print("  training data {} problem lines ({} rows) from {}\n", field(m, P("/training_data/problems")),
-               field(m, P("/training_data/rows")), field(m, P("/training_data/source")));
-    fmt::print(
-        "  split         {} train, {} validation, {} test problem lines (a problem measured in n runs is n "
-        "lines)\n",
-        field(m, P("/training_data/split/train")), field(m, P("/training_data/split/validation")),
-        field(m, P("/training_data/split/test")));
-    fmt::print("  architecture  {} {} ({}), {} member(s), {}; feature schema {}\n",
-               field(m, P("/architecture/type")), field(m, P("/architecture/layers")),
-               field(m, P("/architecture/activation")), field(m, P("/architecture/members")),
-               field(m, P("/architecture/combine")), field(m, P("/feature_schema_version")));
+    show("  training data {} problem lines ({} rows) from {}\n", field(m, P("/training_data/problems")),
+         field(m, P("/training_data/rows")), field(m, P("/training_data/source")));
+    show("  split         {} train, {} validation, {} test problem lines (a problem measured in n runs is n "
+         "lines)\n",
+         field(m, P("/training_data/split/train")), field(m, P("/training_data/split/validation")),
+         field(m, P("/training_data/split/test")));
+    show("  architecture  {} {} ({}), {} member(s), {}; feature schema {}\n",
+         field(m, P("/architecture/type")), field(m, P("/architecture/layers")),
+         field(m, P("/architecture/activation")), field(m, P("/architecture/members")),
+         field(m, P("/architecture/combine")), field(m, P("/feature_schema_version")));
     const P test("/metrics/test_split");
     if (!m.contains(test / "model" / "all")) {
-        fmt::print("No test-split metrics recorded (--json shows the whole manifest).\n");
+        show("No test-split metrics recorded (--json shows the whole manifest).\n");
         return 0;
     }
     const auto &t = m.at(test);
-    fmt::print("\nOn the test split ({} problem lines it never trained on), top-k efficiency:\n",
-               field(t, P("/model/all/problems")));
-    fmt::print("  {:<14} {:>9} {:>9} {:>9}\n", "selector", "top1 mean", "top1 p10", "top3 mean");
+    show("\nOn the test split ({} problem lines it never trained on), top-k efficiency:\n",
+         field(t, P("/model/all/problems")));
+    show("  {:<14} {:>9} {:>9} {:>9}\n", "selector", "top1 mean", "top1 p10", "top3 mean");
     printInspectRow("model", t.at(P("/model/all")));
     // Baselines in the pages' order; one computed on fewer problems (max-autotune where Inductor's
     // benchmark ran) says on how many.
@@ -486,9 +478,9 @@ int runInspect(const Options &o) {
         t.value("baselines", nlohmann::json::object()), [&](const std::string &k, const nlohmann::json &v) {
             printInspectRow(k, v);
             if (v.is_object() && v.contains("problems") && v["problems"] != all)
-                fmt::print("  {:<14} (on the {} test problems where it ran)\n", "", field(v, P("/problems")));
+                show("  {:<14} (on the {} test problems where it ran)\n", "", field(v, P("/problems")));
         });
-    fmt::print("--json prints the whole manifest.\n");
+    show("--json prints the whole manifest.\n");
     return 0;
 }
 
@@ -523,43 +515,48 @@ std::function<int()> addModelCommands(CLI::App &app) {
                      "another GPU's model; its timing method must be the data's; a lower --lr suits)")
         ->check(CLI::ExistingFile);
     train->add_option("--epochs", o->train.epochs, "most epochs (early stopping may end sooner)")
-        ->check(CLI::Range(1, 100000))
+        ->check(integerIn(1, 100000))
         ->capture_default_str();
     train->add_option("--seed", o->train.seed, "seed of the split and the initial weights")
         ->capture_default_str();
     train->add_option("--hidden", o->train.hidden, "width of the hidden layers")
-        ->check(CLI::Range(4, 1024))
+        ->check(integerIn(4, 1024))
         ->capture_default_str();
-    train->add_option("--lr", o->train.learningRate, "Adam learning rate")->capture_default_str();
+    train->add_option("--lr", o->train.learningRate, "Adam learning rate")
+        ->check(numberIn(0, std::numeric_limits<double>::infinity(), true))
+        ->capture_default_str();
     train
         ->add_option("--rank-weight", o->train.rankWeight,
                      "weight of the pairwise ranking term against the MSE")
         ->capture_default_str();
-    train->add_option("--weight-decay", o->train.weightDecay, "L2 weight decay")->capture_default_str();
+    train->add_option("--weight-decay", o->train.weightDecay, "L2 weight decay")
+        ->check(numberIn(0))
+        ->capture_default_str();
     train->add_option("--list-weight", o->train.listWeight, "weight of the listwise (softmax) ranking term")
+        ->check(numberIn(0))
         ->capture_default_str();
     train
         ->add_option("--list-temperature", o->train.listTemperature,
                      "temperature of the listwise term, in ln(time)")
-        ->check(CLI::PositiveNumber)
+        ->check(numberIn(0, std::numeric_limits<double>::infinity(), true))
         ->capture_default_str();
     train
         ->add_option("--members", o->train.members,
                      "networks in the ensemble (their ln-time predictions are averaged)")
-        ->check(CLI::Range(1, 64))
+        ->check(integerIn(1, 64))
         ->capture_default_str();
     train->add_option("--batch-problems", o->train.batchProblems, "problems per optimiser step (0: all)")
-        ->check(CLI::NonNegativeNumber)
+        ->check(integerIn(0))
         ->capture_default_str();
     train
         ->add_option("--patience", o->train.patience,
                      "epochs without a better validation top-1 before stopping")
-        ->check(CLI::PositiveNumber)
+        ->check(integerIn(1))
         ->capture_default_str();
     train
         ->add_option("--threads", o->train.threads,
                      "LibTorch intra-op threads (0: the cores this process may run on, its CPU affinity)")
-        ->check(CLI::Range(0, 1024))
+        ->check(integerIn(0, 1024))
         ->capture_default_str();
 
     auto *eval = app.add_subcommand("eval", "Evaluate a package against the baselines");
@@ -585,7 +582,7 @@ std::function<int()> addModelCommands(CLI::App &app) {
     eval->add_option("--margin", o->marginArg,
                      "the selection policy's ATen-guard margin (default: the package's for the regime of its "
                      "timing method; 0: the arg-min)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(numberIn(0));
     eval->add_flag(
             "--table", o->table,
             "with --input: print the held-out table (Markdown): the policy's pick, plain torch.compile, "

@@ -6,6 +6,16 @@
 
 namespace diode::cli {
 
+namespace {
+
+// Never throws: a closed or full stderr must not stop the sweep it reports on.
+void put(std::FILE *out, const std::string &text) {
+    (void)!std::fwrite(text.data(), 1, text.size(), out);
+    std::fflush(out);
+}
+
+} // namespace
+
 std::string formatDuration(double s) {
     if (s <= 0)
         return "--:--";
@@ -30,19 +40,17 @@ void ProgressBar::update(const SweepProgress &p) {
         std::string line = fmt::format("\r[{}] {:3.0f}% {}  {}", bar, frac * 100, stats, p.current);
         if (line.size() > 160)
             line.resize(160);
-        fmt::print(m_out, "{}\033[K", line);
-        std::fflush(m_out);
+        put(m_out, line + "\033[K");
         m_drawn = true;
     } else if (p.done != m_lastDone) {
-        fmt::print(m_out, "{}\n", stats);
-        std::fflush(m_out);
+        put(m_out, stats + "\n");
     }
     m_lastDone = p.done;
 }
 
 void ProgressBar::finish() {
     if (m_tty && m_drawn)
-        fmt::print(m_out, "\n");
+        put(m_out, "\n");
 }
 
 } // namespace diode::cli

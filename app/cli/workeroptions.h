@@ -3,6 +3,8 @@
 #include "diode/hardware.h"
 #include "diode/sweepsession.h"
 
+#include "validators.h"
+
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -20,7 +22,7 @@ struct WorkerOptions {
                       "workers on each GPU, or auto: they compile in parallel and take turns timing; auto "
                       "gives 6 on a 16-core host with one GPU (docs/BENCHMARKS.md, \"Sweep speed\"), fewer "
                       "with fewer cores, 1 for the cpu backend")
-            ->check(CLI::IsMember({"auto"}) | CLI::Range(1, SweepSession::kMaxWorkersPerGpu))
+            ->check(CLI::IsMember({"auto"}) | integerIn(1, SweepSession::kMaxWorkersPerGpu))
             ->capture_default_str();
         c->add_option("--gpus", gpus,
                       "GPUs to sweep on, as CUDA_VISIBLE_DEVICES names them (0,1,3), or 'all'; each gets "

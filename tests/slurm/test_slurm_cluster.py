@@ -14,6 +14,7 @@ Exits 77 (CTest: skipped) with the reason on stdout only where the daemons canno
 root, slurm-wlm or munge not installed, or the cluster never comes up.
 Usage: test_slurm_cluster.py DIODE PLAN
 """
+import json
 import os
 import shutil
 import socket
@@ -338,6 +339,42 @@ def main():
         assert "4 runs" in open(os.path.join(shards, "merge.out")).read()
         out = diode_run("sweep", "--slurm", "--resume", "--db", db)
         assert "nothing to submit again" in out, out
+
+        # A hostile plan name: once it added a shell line to sweep.sbatch (run by the task) and pushed
+        # #SBATCH --array below a command, where sbatch ignored it. The array has its two tasks, the
+        # merge its two shards, and nothing ran but diode.
+        pwned = os.path.join(root, "PWNED")
+        hostile_plan = os.path.join(root, "hostile-plan.json")
+        with open(plan) as f:
+            doc = json.load(f)
+        doc["name"] = f"x\ntouch {pwned}\n#"
+        with open(hostile_plan, "w") as f:
+            json.dump(doc, f)
+        hostile = os.path.join(root, "hostile.db")
+        refused = diode_run(
+            "sweep",
+            "--slurm",
+            "--shards",
+            "2",
+            "--backend",
+            "cpu",
+            "--plan",
+            hostile_plan,
+            "--db",
+            hostile,
+            "--partition",
+            f"debug\ntouch {pwned}",
+            expect=2,
+        )
+        assert "--partition" in refused and "#SBATCH" in refused and not os.path.exists(hostile + ".shards"), refused
+        out = diode_run(
+            "sweep", "--slurm", "--shards", "2", "--backend", "cpu", "--plan", hostile_plan, "--db", hostile
+        )
+        merge_job = out.split("submitted merge job ")[1].split(":")[0]
+        wait_for("the hostile plan's merge", lambda: os.path.exists(hostile) and not queued(merge_job), timeout=150)
+        assert not os.path.exists(pwned), "the plan's name ran as a command"
+        assert query(hostile, "SELECT count(*) FROM runs WHERE status = 'finished'")[0][0] == 2
+        assert sorted(measurement_keys(hostile)) == sorted(expected), "the hostile plan's sweep is not the plan's"
         print(
             f"ok: {len(merged)} measurements merged from 4 shards (shard 1 cancelled after {done_before} of "
             f"{planned} problems and resumed), identical to one run; {time.time() - t0:.1f} s",

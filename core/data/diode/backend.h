@@ -40,8 +40,13 @@ class Backend {
 public:
     virtual ~Backend() = default;
     virtual std::string name() const = 0;
-    /// Prepares the backend; throws BackendUnavailable with one clear sentence.
-    virtual void start() = 0;
+    /// Prepares the backend; throws BackendUnavailable with one clear sentence. Returns early, not
+    /// ready, once `cancel` is set (Ctrl-C while a worker starts).
+    virtual void start(const std::atomic<bool> &cancel) = 0;
+    void start() {
+        static const std::atomic<bool> never{false};
+        start(never);
+    }
     /// Fills what the backend knows of the machine and software into `run`.
     virtual void describe(RunInfo &run) const = 0;
     /// The timing methods its measurements carry.

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <stdexcept>
 
@@ -19,6 +21,18 @@ namespace {
 
 std::string nameOf(const std::string &kv) {
     return kv.substr(0, kv.find('='));
+}
+
+// Lock-free, so that a signal handler may read it: a slot a running child with its own group.
+constexpr size_t kGroupSlots = 256;
+std::atomic<pid_t> g_groups[kGroupSlots];
+
+void rememberChildGroup(pid_t pid) {
+    for (auto &slot : g_groups) {
+        pid_t free = 0;
+        if (slot.compare_exchange_strong(free, pid))
+            return;
+    }
 }
 
 } // namespace
@@ -51,6 +65,10 @@ pid_t startChild(const std::vector<std::string> &argv, const std::vector<std::st
     if (pid < 0)
         throw std::runtime_error(
             fmt::format("cannot start '{}': fork failed: {}", argv[0], std::strerror(errno)));
+    if (pid > 0 && ownGroup) {
+        setpgid(pid, pid); // as the child does: whichever runs first, the group exists before a kill
+        rememberChildGroup(pid);
+    }
     if (pid == 0) {
         if (streams.in >= 0)
             dup2(streams.in, 0);
@@ -68,6 +86,20 @@ pid_t startChild(const std::vector<std::string> &argv, const std::vector<std::st
         _exit(127);
     }
     return pid;
+}
+
+void killChildGroups() {
+    for (auto &slot : g_groups)
+        if (const pid_t pid = slot.load(); pid > 0)
+            ::kill(-pid, SIGKILL);
+}
+
+void forgetChildGroup(pid_t pid) {
+    for (auto &slot : g_groups) {
+        pid_t held = pid;
+        if (slot.compare_exchange_strong(held, 0))
+            return;
+    }
 }
 
 int waitChild(pid_t pid) {

@@ -24,6 +24,13 @@ pid_t startChild(const std::vector<std::string> &argv, const std::vector<std::st
 /// cannot be made, those made are closed and std::runtime_error says "WHAT: why".
 void makePipes(int *fds, int count, const std::string &what);
 
+/// SIGKILLs the process group of every child started with `ownGroup` and not yet forgotten (the
+/// sweep's workers and what they started): for a signal handler ending the process at once, so that
+/// no worker outlives it. Async-signal-safe.
+void killChildGroups();
+/// Forgets a child's group once it is reaped (its id may be given to another process).
+void forgetChildGroup(pid_t pid);
+
 /// Waits for `pid` to end: its exit code, or 128 + the signal that ended it.
 int waitChild(pid_t pid);
 

@@ -13,7 +13,8 @@ namespace diode {
 class CpuBackend final : public Backend {
 public:
     std::string name() const override { return "cpu"; }
-    void start() override {}
+    using Backend::start;
+    void start(const std::atomic<bool> &) override {}
     void describe(RunInfo &run) const override;
     std::set<TimingMethod> timingMethods() const override { return {TimingMethod::Cpu}; }
     ProblemOutcome measure(const GemmProblem &problem, const SweepPlan &plan,

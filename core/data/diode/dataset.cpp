@@ -1,5 +1,7 @@
 #include "dataset.h"
 
+#include "diode/datafile.h"
+
 #include "diode/problemjson.h"
 #include "diode/stablehash.h"
 

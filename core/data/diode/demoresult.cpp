@@ -1,5 +1,7 @@
 #include "demoresult.h"
 
+#include "diode/datafile.h"
+
 #include "diode/gemmproblem.h"
 
 #include <fmt/format.h>
@@ -61,13 +63,11 @@ DemoResult DemoResult::fromJson(const nlohmann::json &j, const std::string &wher
 }
 
 DemoResult DemoResult::load(const std::string &path) {
-    std::ifstream f(path);
-    if (!f)
+    if (!std::ifstream(path))
         throw InvalidInput(fmt::format("cannot read '{}'", path));
-    nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
-    if (j.is_discarded())
-        throw InvalidInput(fmt::format("{}: not valid JSON", path));
-    return fromJson(j, path);
+    // Bounded as every data file: a result nested 100,000 deep once overflowed the stack.
+    const std::string text = readDataFile(path, "demo result");
+    return fromJson(parseJsonBounded(text, path, kDocumentLimits), path);
 }
 
 void DemoResult::appendCases(const std::string &path) {
@@ -75,15 +75,9 @@ void DemoResult::appendCases(const std::string &path) {
     if (!f)
         throw InvalidInput(fmt::format("cannot read '{}'", path));
     std::vector<DemoCase> read;
-    std::string line;
-    for (size_t n = 1; std::getline(f, line); ++n) {
-        if (line.find_first_not_of(" \t\r") == std::string::npos)
-            continue;
-        const auto j = nlohmann::json::parse(line, nullptr, false);
+    forEachDataLine(f, path, [&](int n, const std::string &line) {
         const std::string at = fmt::format("{}:{}", path, n);
-        if (j.is_discarded())
-            throw InvalidInput(fmt::format("{}: not valid JSON", at));
-        DemoCase c = parseCase(j, at);
+        DemoCase c = parseCase(parseJsonBounded(line, at, kProblemJsonLimits), at);
         // The demo writes a case again when it gains modes: the last line of a name wins, in the
         // place of its first.
         const auto same =
@@ -92,7 +86,7 @@ void DemoResult::appendCases(const std::string &path) {
             *same = std::move(c);
         else
             read.push_back(std::move(c));
-    }
+    });
     for (auto &c : read) {
         for (const auto &[mode, t] : c.results)
             if (std::find(modes.begin(), modes.end(), mode) == modes.end())

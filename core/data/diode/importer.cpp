@@ -1,8 +1,10 @@
 #include "importer.h"
 
+#include "diode/datafile.h"
 #include "diode/datamix.h"
 
 #include "diode/jsonlimits.h"
+#include "diode/printable.h"
 #include "diode/problemjson.h"
 #include "diode/stablehash.h"
 
@@ -12,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace diode {
@@ -19,22 +22,6 @@ namespace diode {
 namespace {
 
 using json = nlohmann::json;
-
-std::string readAll(const std::string &path) {
-    // Read whole, so only a regular file: /dev/zero or a FIFO never ends.
-    std::error_code ec;
-    const auto st = std::filesystem::status(path, ec);
-    if (!ec && std::filesystem::is_directory(st))
-        throw InvalidInput(fmt::format("'{}' is a directory; expected a file to import", path));
-    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
-        throw InvalidInput(fmt::format("'{}' is not a regular file; import reads files", path));
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw InvalidInput(fmt::format("cannot read '{}'", path));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 // torch-diode writes dtypes as "float16", "torch.float16" or {"__torch_dtype__": "float16"}.
 std::optional<DType> torchDType(const json &v) {
@@ -100,6 +87,39 @@ bool isTorchDiodeDataset(const json &doc) {
         if (!v.is_object() || !v.contains("operation"))
             return false;
     return true;
+}
+
+// One measurement a (config, timing method) in a record, as the store keeps it: the same one given
+// again (a candidate listed twice) is dropped, so the counts say what is stored; another time for it
+// is refused, naming both, since which one holds is not known.
+void dropRepeatedMeasurements(ProblemRecord &r, const std::string &where) {
+    std::map<std::string, size_t> byKey; // config key -> index into `kept`
+    std::vector<Candidate> kept;
+    for (auto &c : r.candidates) {
+        const std::string key = c.config.key();
+        const auto [it, isNew] = byKey.emplace(key, kept.size());
+        if (isNew) {
+            kept.push_back(std::move(c));
+            continue;
+        }
+        Candidate &first = kept[it->second];
+        for (auto &t : c.timings) {
+            const Timing *had = first.timing(t.method);
+            if (!had) {
+                first.timings.push_back(std::move(t));
+                continue;
+            }
+            if (had->status != t.status || had->timeMs != t.timeMs)
+                throw InvalidInput(fmt::format(
+                    "{}: candidate {} is given twice with different {} results ({} and {}); one problem has "
+                    "one "
+                    "measurement a candidate and method: keep the one that holds",
+                    where, printable(key), toString(t.method),
+                    had->timeMs ? fmt::format("{} ms", *had->timeMs) : std::string(toString(had->status)),
+                    t.timeMs ? fmt::format("{} ms", *t.timeMs) : std::string(toString(t.status))));
+        }
+    }
+    r.candidates = std::move(kept);
 }
 
 } // namespace
@@ -172,6 +192,7 @@ fromTorchDiodeDataset(const json &doc, const std::string &where) {
                     c.timings.push_back(std::move(timing));
                     r.candidates.push_back(std::move(c));
                 }
+                dropRepeatedMeasurements(r, w2);
                 records.push_back(std::move(r));
             }
         }
@@ -193,7 +214,7 @@ ParsedImport parseImportData(const std::string &data, const std::string &path) {
     std::string wholeError;
     if (data[first] == '{') {
         try {
-            whole = parseJsonBounded(data, path, JsonLimits{64, data.size(), false});
+            whole = parseJsonBounded(data, path, kDocumentLimits);
         } catch (const InvalidInput &e) {
             wholeError = e.what();
         }
@@ -225,29 +246,41 @@ ParsedImport parseImportData(const std::string &data, const std::string &path) {
     } else if (data[first] == '{') {
         res.format = "problem-jsonl";
         std::map<std::string, size_t> byHardware;
-        std::istringstream in(data);
-        std::string line;
-        for (int lineNo = 1; std::getline(in, line); ++lineNo) {
-            if (line.find_first_not_of(" \t\r") == std::string::npos)
-                continue;
-            auto rec = parseProblemLine(line, fmt::format("{}: line {}", path, lineNo));
+        std::vector<std::set<GemmProblem>> problemsOf; // of each group
+        forEachDataLine(std::string_view(data), path, [&](int lineNo, const std::string &line) {
+            const std::string where = fmt::format("{}: line {}", path, lineNo);
+            auto rec = parseProblemLine(line, where);
+            dropRepeatedMeasurements(rec, where);
             const json hw = rec.extra.value("hardware", json::object());
             const json ver = rec.extra.value("versions", json::object());
+            const json spaceField = rec.extra.value("search_space", json(""));
+            if (!spaceField.is_string())
+                throw InvalidInput(fmt::format("{}: field 'search_space' must be a string", where));
             // One run per machine, software and search space: the same problem measured in the
-            // DEFAULT and the EXHAUSTIVE space is two runs' measurements, never one's twice.
-            const std::string space = rec.extra.value("search_space", "");
-            const std::string key = hw.dump() + ver.dump() + space;
-            auto [it, isNew] = byHardware.emplace(key, groups.size());
-            if (isNew) {
-                RunInfo run;
-                run.setFromWorker(hw, ver);
-                run.searchSpace = space;
-                groups.emplace_back(run, std::vector<ProblemRecord>{});
+            // DEFAULT and the EXHAUSTIVE space is two runs' measurements, never one's twice. A problem
+            // a file gives again (held-out lines of two model families) goes into a further run of
+            // the same kind, as a second sweep of it would: kept, not dropped against the first.
+            const std::string space = spaceField.get<std::string>();
+            const std::string kind = hw.dump(-1, ' ', false, json::error_handler_t::replace) +
+                                     ver.dump(-1, ' ', false, json::error_handler_t::replace) + space;
+            for (int repeat = 0;; ++repeat) {
+                const std::string key = repeat ? fmt::format("{}#{}", kind, repeat) : kind;
+                auto [it, isNew] = byHardware.emplace(key, groups.size());
+                if (isNew) {
+                    RunInfo run;
+                    run.setFromWorker(hw, ver, where);
+                    run.searchSpace = space;
+                    groups.emplace_back(run, std::vector<ProblemRecord>{});
+                    problemsOf.emplace_back();
+                }
+                if (!problemsOf[it->second].insert(rec.problem).second)
+                    continue;
+                groups[it->second].second.push_back(std::move(rec));
+                break;
             }
-            groups[it->second].second.push_back(std::move(rec));
-        }
+        });
     } else {
-        json doc = parseMsgpackBounded(data, path);
+        json doc = parseMsgpackBounded(data, path, kDocumentLimits);
         if (doc.is_discarded())
             throw InvalidInput(
                 fmt::format("{}: not problem JSON lines, a torch-diode dataset (JSON) or a torch-diode "
@@ -272,7 +305,7 @@ ImportResult importFile(Store &store, const std::string &path, bool again, bool 
 
 ImportResult importFileInTransaction(Store &store, const std::string &path, bool again, bool skipImported,
                                      bool allowMixedData) {
-    const std::string data = readAll(path);
+    const std::string data = readDataFile(path, "import");
     const std::string fingerprint = fmt::format("{:016x}", fnv1a64(data));
     auto parsed = parseImportData(data, path);
     auto &groups = parsed.groups;

@@ -1,5 +1,6 @@
 #include "lookuptable.h"
 
+#include "diode/datafile.h"
 #include "diode/gemmproblem.h"
 #include "diode/jsonlimits.h"
 #include "diode/problemjson.h"
@@ -9,12 +10,9 @@
 namespace diode {
 
 void LookupTable::add(std::istream &in, const std::string &source) {
-    std::string line;
-    for (int lineNo = 1; std::getline(in, line); ++lineNo) {
-        if (line.find_first_not_of(" \t\r") == std::string::npos)
-            continue;
+    // Decision lines are problem JSON lines: the same bounded reader, parser and limits.
+    forEachDataLine(in, source, [&](int lineNo, const std::string &line) {
         const std::string where = fmt::format("{}:{}", source, lineNo);
-        // Decision lines are problem JSON lines: the same bounded parser and limits.
         const nlohmann::json d = parseJsonBounded(line, where, kProblemJsonLimits);
         if (!d.is_object())
             throw InvalidInput(fmt::format("{}: expected a decision object", where));
@@ -22,7 +20,7 @@ void LookupTable::add(std::istream &in, const std::string &source) {
         const auto it = d.find("inductor_lookup");
         if (it == d.end()) {
             ++withoutEntry;
-            continue;
+            return;
         }
         const auto &e = *it;
         if (!e.is_object() || !e.contains("key") || !e["key"].is_string() ||
@@ -47,11 +45,11 @@ void LookupTable::add(std::istream &in, const std::string &source) {
                                 "one model compile, or make one table a configuration",
                                 where, key, m_origin.at(key)));
             ++repeated;
-            continue;
+            return;
         }
         table[key] = e["configs"];
         m_origin[key] = where;
-    }
+    });
 }
 
 } // namespace diode

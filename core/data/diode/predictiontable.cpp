@@ -1,5 +1,7 @@
 #include "predictiontable.h"
 
+#include "diode/datafile.h"
+
 #include "diode/sqlstatement.h"
 
 #include <fmt/format.h>
@@ -33,7 +35,8 @@ PredictionTable PredictionTable::fromStore(Store &store, TimingMethod method, co
     {
         SqlStatement q(store, "SELECT id, config_key FROM kernel_configs");
         while (q.step()) {
-            auto c = KernelConfig::fromJson(nlohmann::json::parse(q.text(1)), "stored config");
+            auto c = KernelConfig::fromJson(parseJsonBounded(q.text(1), "stored config", kProblemJsonLimits),
+                                            "stored config");
             if (!FeatureSchema::describes(c)) {
                 configIndex.emplace(q.integer(0), -1);
                 continue;
@@ -131,7 +134,11 @@ std::vector<StoredModel> storedModels(Store &store) {
         m.name = q.text(1);
         m.path = q.text(2);
         m.createdAt = q.text(3);
-        m.manifest = nlohmann::json::parse(q.text(4), nullptr, false);
+        try {
+            m.manifest = parseJsonBounded(q.text(4), "stored manifest", kDocumentLimits);
+        } catch (const InvalidInput &) {
+            m.manifest = nlohmann::json(nlohmann::json::value_t::discarded);
+        }
         m.predictions = q.integer(5);
         out.push_back(std::move(m));
     }

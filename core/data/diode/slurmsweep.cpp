@@ -5,6 +5,9 @@
 #include "diode/childprocess.h"
 #include "diode/config.h"
 #include "diode/jsonlimits.h"
+#include "diode/printable.h"
+#include "diode/shippeddata.h"
+#include "diode/slurmscript.h"
 #include "diode/store.h"
 #include "diode/sweeprunner.h"
 
@@ -45,13 +48,6 @@ std::string trimmed(std::string s) {
     return s.substr(i);
 }
 
-std::string shellQuote(const std::string &s) {
-    std::string q = "'";
-    for (char c : s)
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
 std::string thisExecutable() {
     std::error_code ec;
     const auto self = fs::read_symlink("/proc/self/exe", ec);
@@ -85,32 +81,29 @@ std::string submitScript(const std::vector<std::string> &extra, const fs::path &
     return id;
 }
 
-std::string sbatchHeader(const SlurmOptions &o, bool gres) {
-    std::string h;
-    auto line = [&](const std::string &opt, const std::string &v) {
-        if (!v.empty())
-            h += fmt::format("#SBATCH --{}={}\n", opt, v);
-    };
-    line("partition", o.partition);
-    line("account", o.account);
-    line("time", o.timeLimit);
+// The #SBATCH lines both scripts share, each value checked by SlurmScript.
+void sbatchHeader(SlurmScript &s, const SlurmOptions &o, bool gres) {
+    s.sbatch("partition", o.partition, "--partition");
+    s.sbatch("account", o.account, "--account");
+    s.sbatch("time", o.timeLimit, "--time");
     if (gres)
-        line("gres", o.gres);
+        s.sbatch("gres", o.gres, "--gres");
     if (o.cpusPerTask > 0)
-        line("cpus-per-task", std::to_string(o.cpusPerTask));
+        s.sbatch("cpus-per-task", std::to_string(o.cpusPerTask), "--cpus-per-task");
     for (const auto &a : o.sbatchArgs)
-        h += fmt::format("#SBATCH {}\n", a);
-    return h;
+        s.sbatchArgument(a, "sbatch_args entry");
 }
 
-std::string setupLines(const SlurmOptions &o) {
-    std::string s = "set -eu\n";
+// `set -eu`, then the setup lines as given (shell by design, one line each).
+void setupLines(SlurmScript &s, const SlurmOptions &o) {
+    s.command("set -eu");
     for (const auto &l : o.setup)
-        s += l + "\n";
-    return s;
+        s.shellLine(l, "setup line");
 }
 
+// "exec [LAUNCHER] 'DIODE'": the launcher is shell words by design (srun --container-image=...).
 std::string launch(const SlurmOptions &o) {
+    SlurmScript::checkOneLine(o.launcher, "launcher");
     return fmt::format("exec {}{}", o.launcher.empty() ? "" : o.launcher + " ", shellQuote(o.diode));
 }
 
@@ -195,17 +188,11 @@ StoreState shardStore(const std::string &path) {
 struct SweepState {
     fs::path dir;
     json doc;
-    int64_t shards() const { return doc.at("shards").get<int64_t>(); }
+    int64_t shardCount = 0;
+    std::vector<std::string> lastArrayJob; ///< the array job that last ran shard i, e.g. "12"
+    int64_t shards() const { return shardCount; }
     json &submissions() { return doc["submissions"]; }
-    /// The array job that last ran shard i, e.g. "12".
-    std::string arrayJobOf(int64_t i) const {
-        std::string job;
-        for (const auto &s : doc.at("submissions"))
-            for (const auto &t : s.at("tasks"))
-                if (t.get<int64_t>() == i)
-                    job = s.at("array_job").get<std::string>();
-        return job;
-    }
+    std::string arrayJobOf(int64_t i) const { return lastArrayJob.at(size_t(i)); }
     std::vector<std::string> jobs() const {
         std::vector<std::string> out;
         for (const auto &s : doc.at("submissions")) {
@@ -218,6 +205,14 @@ struct SweepState {
     void save() const { writeFile(dir / "slurm.json", doc.dump(1) + "\n"); }
 };
 
+bool isJobId(const json &v) {
+    return v.is_string() && !v.get_ref<const std::string &>().empty() &&
+           v.get_ref<const std::string &>().size() <= 20 &&
+           v.get_ref<const std::string &>().find_first_not_of("0123456789") == std::string::npos;
+}
+
+// The record is ours but lies in a folder anyone may edit: every field is checked before it sizes
+// a loop or becomes an argument of scancel ("--user=..." would cancel every job of that user).
 SweepState loadState(const std::string &db) {
     SweepState s;
     s.dir = fs::absolute(SlurmSweep::dirOf(db));
@@ -228,8 +223,40 @@ SweepState loadState(const std::string &db) {
                         "--slurm --plan PLAN --backend B --db {})",
                         db, file.string(), db));
     s.doc = readJsonFile(file.string(), file.string());
-    if (!s.doc.is_object() || !s.doc.contains("shards") || !s.doc["submissions"].is_array())
-        throw InvalidInput(fmt::format("{}: not a diode Slurm sweep record", file.string()));
+    auto bad = [&](const std::string &what) {
+        return InvalidInput(fmt::format("{}: not a diode Slurm sweep record: {}", file.string(), what));
+    };
+    if (!s.doc.is_object())
+        throw bad("expected a JSON object");
+    const json &shards = s.doc.value("shards", json());
+    if (!shards.is_number_integer() || shards.get<int64_t>() < 1 ||
+        shards.get<int64_t>() > planlimits::kMaxProblems)
+        throw bad(fmt::format("field 'shards' must be an integer from 1 to {}, got {}",
+                              planlimits::kMaxProblems, printable(shards.dump())));
+    s.shardCount = shards.get<int64_t>();
+    if (!s.doc.value("db", json()).is_string())
+        throw bad("field 'db' must be the merged store's path");
+    const json &subs = s.doc.value("submissions", json());
+    if (!subs.is_array() || subs.empty())
+        throw bad("field 'submissions' must be a non-empty list");
+    s.lastArrayJob.assign(size_t(s.shardCount), std::string());
+    for (size_t k = 0; k < subs.size(); ++k) {
+        const json &sub = subs[k];
+        const std::string at = fmt::format("submissions[{}]", k);
+        if (!sub.is_object() || !isJobId(sub.value("array_job", json())))
+            throw bad(at + ": field 'array_job' must be a Slurm job id (digits)");
+        if (sub.contains("merge_job") && !isJobId(sub["merge_job"]))
+            throw bad(at + ": field 'merge_job' must be a Slurm job id (digits)");
+        const json &tasks = sub.value("tasks", json());
+        if (!tasks.is_array())
+            throw bad(at + ": field 'tasks' must be a list of shard numbers");
+        for (const auto &t : tasks) {
+            if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= s.shardCount)
+                throw bad(fmt::format("{}: field 'tasks' holds {}; shards are numbered 0 to {}", at,
+                                      printable(t.dump()), s.shardCount - 1));
+            s.lastArrayJob[size_t(t.get<int64_t>())] = sub["array_job"].get<std::string>();
+        }
+    }
     return s;
 }
 
@@ -309,82 +336,108 @@ void SlurmOptions::overrideWith(const SlurmOptions &o) {
         sbatchArgs = o.sbatchArgs;
 }
 
+SlurmSweep::Scripts SlurmSweep::scripts(const Request &r) {
+    const fs::path dir = fs::absolute(dirOf(r.db));
+    const int64_t problems = int64_t(r.plan.problems.size());
+    SlurmOptions o = r.slurm;
+    if (o.diode.empty())
+        o.diode = thisExecutable();
+    // Quoted, a line break would still be one: each path is one line of the script.
+    SlurmScript::checkOneLine(o.diode, "diode");
+    SlurmScript::checkOneLine(r.python, "--python");
+    if (o.gres.empty() && r.backend == "inductor")
+        o.gres = "gpu:1";
+    const std::string db = fs::absolute(r.db).string();
+    const auto planPath = dir / "plan.json";
+
+    const std::string name = printable(r.plan.name);
+    SlurmScript sweepScript;
+    sweepScript.comment(
+        fmt::format("diode sweep of plan \"{}\" as a Slurm array: {} problems in {} shards, one task a "
+                    "shard",
+                    name, problems, r.shards));
+    sweepScript.comment(
+        fmt::format("(written by diode {} on {}; docs/FORMATS.md, \"Slurm sweeps\"). Task i measures the",
+                    DIODE_VERSION, utcNow()));
+    sweepScript.comment(
+        fmt::format("plan's problems whose index is i modulo {} into shard-i.db beside this script, "
+                    "continuing what",
+                    r.shards));
+    sweepScript.comment(
+        "an earlier try of it left; a task killed at its time limit is cancelled cleanly and stays");
+    sweepScript.comment(
+        "resumable. `diode sweep --slurm --resume --db DB` submits the unfinished shards again.");
+    sweepScript.sbatch("job-name", "diode-" + SlurmScript::jobName(r.plan.name), "plan name");
+    sweepScript.sbatch("array", fmt::format("0-{}", r.shards - 1), "--shards");
+    // %a: the array index, which sbatch puts in the file name; a '%' of the path would be read so too.
+    if (dir.string().find('%') != std::string::npos)
+        throw InvalidInput(fmt::format("--db '{}': a Slurm sweep's directory '{}' may not hold '%' (sbatch "
+                                       "reads it as a pattern in the #SBATCH --output line)",
+                                       printable(r.db), printable(dir.string())));
+    sweepScript.sbatch("output", (dir / "shard-%a.out").string(),
+                       fmt::format("--db's directory {}", dir.string()));
+    sweepScript.sbatch("open-mode", "append", "--open-mode");
+    sbatchHeader(sweepScript, o, true);
+    setupLines(sweepScript, o);
+    std::string command = fmt::format("{} sweep --backend {} --plan {} --shard \"$SLURM_ARRAY_TASK_ID/{}\" "
+                                      "\\\n  --db {}/shard-\"$SLURM_ARRAY_TASK_ID\".db "
+                                      "--resume",
+                                      launch(o), shellQuote(r.backend), shellQuote(planPath.string()),
+                                      r.shards, shellQuote(dir.string()));
+    if (!r.python.empty())
+        command += " --python " + shellQuote(r.python);
+    if (r.workersPerGpu != SweepSession::kAutoWorkers)
+        command += fmt::format(" --workers-per-gpu {}", r.workersPerGpu);
+    sweepScript.command(command);
+
+    SlurmScript mergeScript;
+    mergeScript.comment(
+        fmt::format("Merges the {} shard stores of plan \"{}\" into {} once every task of the array",
+                    r.shards, name, printable(db)));
+    mergeScript.comment(
+        fmt::format("succeeded (diode submits it with --dependency=afterok on the array; written by diode "
+                    "{}).",
+                    DIODE_VERSION));
+    mergeScript.sbatch("job-name", "diode-merge-" + SlurmScript::jobName(r.plan.name), "plan name");
+    mergeScript.sbatch("output", (dir / "merge.out").string(),
+                       fmt::format("--db's directory {}", dir.string()));
+    mergeScript.sbatch("open-mode", "append", "--open-mode");
+    sbatchHeader(mergeScript, o, false);
+    setupLines(mergeScript, o);
+    std::vector<std::string> shardFiles;
+    for (int64_t i = 0; i < r.shards; ++i)
+        shardFiles.push_back(shellQuote(shardDb(dir, i)));
+    mergeScript.command(
+        fmt::format("{} merge {} \\\n  {}", launch(o), shellQuote(db), fmt::join(shardFiles, " \\\n  ")));
+
+    return {sweepScript.text(), mergeScript.text()};
+}
+
 std::vector<std::string> SlurmSweep::submit(const Request &r) {
+    // The merged store and DB.shards/ beside it: never inside shipped data.
+    shipped::refuseWritingShipped(r.db, "database");
+    shipped::refuseWritingShipped(dirOf(r.db), "Slurm sweep folder");
     const int64_t problems = int64_t(r.plan.problems.size());
     if (r.shards < 1 || r.shards > problems)
         throw InvalidInput(fmt::format("--shards {}: plan '{}' has {} problems; give 1 to {} shards",
-                                       r.shards, r.plan.name, problems, problems));
+                                       r.shards, printable(r.plan.name), problems, problems));
     const fs::path dir = fs::absolute(dirOf(r.db));
-    // #SBATCH lines are not shell: sbatch splits them at white space and keeps quotes.
-    if (dir.string().find_first_of(" \t\n'\"\\%") != std::string::npos)
-        throw InvalidInput(
-            fmt::format("--db '{}': a Slurm sweep's directory '{}' may not hold white space, quotes, "
-                        "backslashes or '%' (sbatch's #SBATCH --output line cannot carry them)",
-                        r.db, dir.string()));
     if (fs::exists(dir / "slurm.json"))
         throw InvalidInput(
             fmt::format("{} already holds a Slurm sweep of {}; see it with diode sweep --status --db "
                         "{}, submit its unfinished shards again with diode sweep --slurm --resume "
                         "--db {}, or remove the directory to start over",
                         dir.string(), r.db, r.db, r.db));
-    fs::create_directories(dir);
-    SlurmOptions o = r.slurm;
-    if (o.diode.empty())
-        o.diode = thisExecutable();
-    if (o.gres.empty() && r.backend == "inductor")
-        o.gres = "gpu:1";
+    const Scripts texts = scripts(r); // every value checked before anything is written
     const std::string db = fs::absolute(r.db).string();
     const auto planPath = dir / "plan.json";
+    const std::string name = printable(r.plan.name);
+    fs::create_directories(dir);
     SweepPlan whole = r.plan;
     whole.shard = {};
     writeFile(planPath, frozenPlan(whole).dump(1) + "\n");
-
-    const std::string sweepScript = fmt::format(
-        "#!/bin/bash\n"
-        "# diode sweep of plan '{name}' as a Slurm array: {problems} problems in {n} shards, one task a "
-        "shard\n"
-        "# (written by diode {version} on {date}; docs/FORMATS.md, \"Slurm sweeps\"). Task i measures the\n"
-        "# plan's problems whose index is i modulo {n} into shard-i.db beside this script, continuing what\n"
-        "# an earlier try of it left; a task killed at its time limit is cancelled cleanly and stays\n"
-        "# resumable. `diode sweep --slurm --resume --db DB` submits the unfinished shards again.\n"
-        "#SBATCH --job-name=diode-{name}\n"
-        "#SBATCH --array=0-{last}\n"
-        "#SBATCH --output={rawdir}/shard-%a.out\n"
-        "#SBATCH --open-mode=append\n"
-        "{header}"
-        "{setup}"
-        "{launch} sweep --backend {backend} --plan {plan} --shard \"$SLURM_ARRAY_TASK_ID/{n}\" \\\n"
-        "  --db {dir}/shard-\"$SLURM_ARRAY_TASK_ID\".db --resume{python}{workers}\n",
-        fmt::arg("name", r.plan.name), fmt::arg("problems", problems), fmt::arg("n", r.shards),
-        fmt::arg("version", DIODE_VERSION), fmt::arg("date", utcNow()), fmt::arg("last", r.shards - 1),
-        fmt::arg("rawdir", dir.string()), fmt::arg("dir", shellQuote(dir.string())),
-        fmt::arg("header", sbatchHeader(o, true)), fmt::arg("setup", setupLines(o)),
-        fmt::arg("launch", launch(o)), fmt::arg("backend", r.backend),
-        fmt::arg("plan", shellQuote(planPath.string())),
-        fmt::arg("python", r.python.empty() ? "" : " --python " + shellQuote(r.python)),
-        fmt::arg("workers", r.workersPerGpu == SweepSession::kAutoWorkers
-                                ? ""
-                                : fmt::format(" --workers-per-gpu {}", r.workersPerGpu)));
-    std::vector<std::string> shardFiles;
-    for (int64_t i = 0; i < r.shards; ++i)
-        shardFiles.push_back(shellQuote(shardDb(dir, i)));
-    const std::string mergeScript = fmt::format(
-        "#!/bin/bash\n"
-        "# Merges the {n} shard stores of plan '{name}' into {db} once every task of the array\n"
-        "# succeeded (diode submits it with --dependency=afterok on the array; written by diode {version}).\n"
-        "#SBATCH --job-name=diode-merge-{name}\n"
-        "#SBATCH --output={rawdir}/merge.out\n"
-        "#SBATCH --open-mode=append\n"
-        "{header}"
-        "{setup}"
-        "{launch} merge {dbq} \\\n  {shards}\n",
-        fmt::arg("n", r.shards), fmt::arg("name", r.plan.name), fmt::arg("db", db),
-        fmt::arg("version", DIODE_VERSION), fmt::arg("rawdir", dir.string()),
-        fmt::arg("header", sbatchHeader(o, false)), fmt::arg("setup", setupLines(o)),
-        fmt::arg("launch", launch(o)), fmt::arg("dbq", shellQuote(db)),
-        fmt::arg("shards", fmt::join(shardFiles, " \\\n  ")));
-    writeFile(dir / "sweep.sbatch", sweepScript);
-    writeFile(dir / "merge.sbatch", mergeScript);
+    writeFile(dir / "sweep.sbatch", texts.sweep);
+    writeFile(dir / "merge.sbatch", texts.merge);
 
     const std::string array =
         submitScript({}, dir / "sweep.sbatch", fmt::format("the array job of {} shards", r.shards));
@@ -405,7 +458,7 @@ std::vector<std::string> SlurmSweep::submit(const Request &r) {
     state.save(); // before the merge: the array runs whatever happens to it
     std::vector<std::string> lines{
         fmt::format("submitted array job {}: {} tasks, one a shard of plan '{}' ({} problems); script {}",
-                    array, r.shards, r.plan.name, problems, (dir / "sweep.sbatch").string())};
+                    array, r.shards, name, problems, (dir / "sweep.sbatch").string())};
     const std::string merge = submitScript({"--dependency=afterok:" + array}, dir / "merge.sbatch",
                                            "the merge job (the array job is submitted and runs)");
     state.submissions().back()["merge_job"] = merge;
@@ -413,6 +466,10 @@ std::vector<std::string> SlurmSweep::submit(const Request &r) {
     lines.push_back(fmt::format("submitted merge job {}: into {} after the array succeeds; script {}", merge,
                                 db, (dir / "merge.sbatch").string()));
     return lines;
+}
+
+int64_t SlurmSweep::checkRecord(const std::string &db) {
+    return loadState(db).shards();
 }
 
 std::vector<SlurmSweep::ShardState> SlurmSweep::status(const std::string &db,
@@ -460,6 +517,7 @@ std::vector<SlurmSweep::ShardState> SlurmSweep::status(const std::string &db,
 }
 
 std::vector<std::string> SlurmSweep::resubmit(const std::string &db) {
+    shipped::refuseWritingShipped(db, "database");
     SweepState state = loadState(db);
     const auto jobs = state.jobs();
     const auto queue = squeue(jobs);

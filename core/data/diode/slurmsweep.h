@@ -61,6 +61,12 @@ public:
 
     static std::string dirOf(const std::string &db) { return db + ".shards"; }
 
+    /// The array's script and the merge's (SlurmScript: every value checked, quoted or escaped);
+    /// InvalidInput naming the field of a value no script can carry. Writes nothing.
+    struct Scripts {
+        std::string sweep, merge;
+    };
+    static Scripts scripts(const Request &r);
     /// Writes the plan, the scripts and slurm.json into dirOf(db), submits the array, then the
     /// merge with --dependency=afterok on it. Returns what was submitted, one line each.
     /// InvalidInput for a bad request (shards out of 1..problems, a directory of another sweep);
@@ -70,6 +76,10 @@ public:
     /// never started) and that are not queued or running, then a new merge job after them (the
     /// earlier merge, waiting on a failed array forever, is cancelled).
     static std::vector<std::string> resubmit(const std::string &db);
+    /// Reads DB.shards/slurm.json as status() and resubmit() do: InvalidInput naming the field of a
+    /// record that is not one (a shard count out of range, a job id that is not digits, a task that
+    /// is no shard). Returns the number of shards.
+    static int64_t checkRecord(const std::string &db);
     /// Each shard's store and queue state (squeue; sacct where accounting is on), then the merge.
     static std::vector<ShardState> status(const std::string &db, std::vector<std::string> *notes = nullptr);
 };

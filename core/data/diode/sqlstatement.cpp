@@ -143,7 +143,8 @@ std::string SqlStatement::text(int col) const {
 }
 
 void SqlStatement::fail(std::string_view what) const {
-    throw StoreError(fmt::format("database '{}': {}: {}", m_store.path(), what, m_store.lastError()));
+    throwStoreError(sqlite3_extended_errcode(m_store.m_db),
+                    fmt::format("database '{}': {}: {}", m_store.path(), what, m_store.lastError()));
 }
 
 } // namespace diode

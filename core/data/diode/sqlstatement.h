@@ -19,6 +19,24 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// The file given as a database cannot be read as one: it does not exist (opened to read), is not
+/// an SQLite database, or is corrupt. Bad input, unlike a full disk: the CLI exits 2.
+class StoreUnreadable : public StoreError {
+public:
+    using StoreError::StoreError;
+};
+
+/// Opened to read, the database holds nothing yet: no table, no schema version (a file another
+/// process is setting up, or one a failed command left). Bad input to a reader.
+class EmptyDatabase : public InvalidInput {
+public:
+    using InvalidInput::InvalidInput;
+};
+
+/// Throws StoreUnreadable with `message` when SQLite's `code` (an extended result code) says the file
+/// is not a database or is corrupt; StoreError otherwise.
+[[noreturn]] void throwStoreError(int code, const std::string &message);
+
 /// One SQLite connection and the statements kept on it: what a Store is built on, and all that
 /// SqlStatement needs of it (the statement layer sits below the store, not beside it).
 class SqlConnection {

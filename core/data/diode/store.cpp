@@ -5,8 +5,6 @@
 #include "diode/sqlstatement.h"
 #include "diode/timingagreement.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,11 +14,15 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <ctime>
-#include <fstream>
+#include <filesystem>
 #include <map>
+#include <random>
+#include <thread>
+#include <vector>
 
 namespace diode {
 
@@ -200,29 +202,33 @@ constexpr const char *kRunColumns =
     "id, created_at, finished_at, status, backend, plan_name, plan_json, search_space, host, gpu_name, "
     "sm_count, gpu_memory_mb, driver, torch_version, triton_version, source, problems_planned";
 
-/// An exclusive flock on the database file for the set-up of a read-write connection (no-op for
-/// an empty path or a file that cannot be opened: SQLite then says what is wrong).
-class SetupLock {
-public:
-    explicit SetupLock(const std::string &path) {
-        if (path.empty() || path == ":memory:")
-            return;
-        m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (m_fd >= 0 && ::flock(m_fd, LOCK_EX) != 0) {
-            ::close(m_fd);
-            m_fd = -1;
-        }
+/// The first `n` bytes of `path` ("" when it cannot be read), read through SQLite's own file layer.
+/// Never with open() and close(): closing any descriptor of a file drops every POSIX lock this
+/// process holds on it, those of SQLite's connections included, and another process may then
+/// checkpoint and delete the WAL under them (SQLite's "How To Corrupt", 2.2). SQLite's unix layer
+/// keeps such a descriptor open until its connections' locks are gone.
+std::string readFileHead(const std::string &path, int n) {
+    sqlite3_vfs *vfs = sqlite3_vfs_find(nullptr);
+    if (!vfs || path.empty() || path == ":memory:")
+        return {};
+    sqlite3_filename name = sqlite3_create_filename(path.c_str(), "", "", 0, nullptr);
+    if (!name)
+        return {};
+    std::vector<char> mem(size_t(vfs->szOsFile), 0);
+    auto *file = reinterpret_cast<sqlite3_file *>(mem.data());
+    int outFlags = 0;
+    std::string head;
+    if (vfs->xOpen(vfs, name, file, SQLITE_OPEN_READONLY | SQLITE_OPEN_MAIN_DB, &outFlags) == SQLITE_OK) {
+        std::string buf(size_t(n), '\0');
+        sqlite3_int64 size = 0;
+        if (file->pMethods->xFileSize(file, &size) == SQLITE_OK && size >= n &&
+            file->pMethods->xRead(file, buf.data(), n, 0) == SQLITE_OK)
+            head = std::move(buf);
+        file->pMethods->xClose(file);
     }
-    ~SetupLock() {
-        if (m_fd >= 0)
-            ::close(m_fd); // closing releases the flock
-    }
-    SetupLock(const SetupLock &) = delete;
-    SetupLock &operator=(const SetupLock &) = delete;
-
-private:
-    int m_fd = -1;
-};
+    sqlite3_free_filename(name);
+    return head;
+}
 
 /// Tables and indexes of the current schema, which an adopted database must not hold already.
 constexpr std::array<const char *, 13> kOurNames{"runs",
@@ -260,13 +266,8 @@ bool isWritableFolderOf(const std::string &path) {
 /// True for a file whose header says WAL (bytes 18 and 19 are 2): SQLite needs a -shm file beside
 /// it even to read it.
 bool headerSaysWal(const std::string &path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    unsigned char h[20] = {};
-    const bool wal = ::read(fd, h, sizeof h) == ssize_t(sizeof h) && h[18] == 2 && h[19] == 2;
-    ::close(fd);
-    return wal;
+    const std::string h = readFileHead(path, 20);
+    return h.size() == 20 && h[18] == 2 && h[19] == 2;
 }
 
 off_t fileSize(const std::string &path) {
@@ -288,25 +289,43 @@ void registerFunctions(sqlite3 *db) {
 
 } // namespace
 
-void RunInfo::setFromWorker(const nlohmann::json &hw, const nlohmann::json &versions) {
+void RunInfo::setFromWorker(const nlohmann::json &hw, const nlohmann::json &versions,
+                            const std::string &where) {
+    auto text = [&](const nlohmann::json &o, const char *key, const char *field) {
+        const auto it = o.find(key);
+        if (it == o.end() || it->is_null())
+            return std::string();
+        if (!it->is_string())
+            throw InvalidInput(fmt::format("{}: field '{}' must be a string, got {}", where, field,
+                                           it->dump().substr(0, 80)));
+        return it->get<std::string>();
+    };
+    auto count = [&](const nlohmann::json &o, const char *key, const char *field) {
+        const auto it = o.find(key);
+        if (it == o.end() || it->is_null())
+            return int64_t(0);
+        if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > (int64_t(1) << 40))
+            throw InvalidInput(fmt::format("{}: field '{}' must be a count, got {}", where, field,
+                                           it->dump().substr(0, 80)));
+        return it->get<int64_t>();
+    };
     if (hw.is_object()) {
-        gpuName = hw.value("gpu", "");
-        smCount = hw.value("sm_count", 0);
-        gpuMemoryMb = hw.value("memory_mb", int64_t(0));
-        driver = hw.value("driver", "");
+        gpuName = text(hw, "gpu", "hardware.gpu");
+        smCount = int(std::min<int64_t>(count(hw, "sm_count", "hardware.sm_count"), 1 << 20));
+        gpuMemoryMb = count(hw, "memory_mb", "hardware.memory_mb");
+        driver = text(hw, "driver", "hardware.driver");
     }
     if (versions.is_object()) {
-        torchVersion = versions.value("torch", "");
-        tritonVersion = versions.value("triton", "");
+        torchVersion = text(versions, "torch", "versions.torch");
+        tritonVersion = text(versions, "triton", "versions.triton");
     }
 }
 
 bool isSqliteFile(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    char head[16] = {};
-    in.read(head, sizeof head);
-    return in.gcount() == sizeof head &&
-           std::string_view(head, sizeof head) == std::string_view("SQLite format 3\0", 16);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) // a FIFO would block the read
+        return false;
+    return readFileHead(path, 16) == std::string_view("SQLite format 3\0", 16);
 }
 
 std::string utcNow() {
@@ -316,6 +335,20 @@ std::string utcNow() {
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buf;
+}
+
+void removeEmptyDatabase(const std::string &path) {
+    bool empty = false;
+    try {
+        Store s(path);
+        empty = s.runs().empty();
+    } catch (...) {
+        return;
+    }
+    std::error_code ec;
+    if (empty && !std::filesystem::exists(path + "-wal", ec))
+        for (const char *suffix : {"", "-shm", "-journal"})
+            std::filesystem::remove(path + suffix, ec);
 }
 
 Store::Store(const std::string &path, Mode mode, Foreign foreign)
@@ -346,25 +379,33 @@ Store::Store(const std::string &path, Mode mode, Foreign foreign)
     }
     m_removeWalFiles =
         mode == Mode::ReadOnly && !(flags & SQLITE_OPEN_URI) && path != ":memory:" && headerSaysWal(path);
+    // To read, a file must be there: SQLite would say "unable to open database file".
+    if (mode == Mode::ReadOnly && path != ":memory:") {
+        std::error_code ec;
+        const auto st = std::filesystem::status(path, ec);
+        if (!std::filesystem::exists(st))
+            throw StoreUnreadable(fmt::format("database '{}' does not exist", path));
+        if (std::filesystem::is_directory(st))
+            throw StoreUnreadable(fmt::format("'{}' is a directory, not a database", path));
+        if (!std::filesystem::is_regular_file(st))
+            throw StoreUnreadable(fmt::format("'{}' is not a regular file; a database is one", path));
+    }
     if (sqlite3_open_v2(name.c_str(), &m_db, flags | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
         std::string msg = m_db ? sqlite3_errmsg(m_db) : "out of memory";
+        const int code = m_db ? sqlite3_extended_errcode(m_db) : SQLITE_NOMEM;
         sqlite3_close(m_db);
         m_db = nullptr;
-        throw StoreError(fmt::format("cannot open database '{}': {}", path, msg));
+        throwStoreError(code, fmt::format("cannot open database '{}': {}", path, msg));
     }
     sqlite3_extended_result_codes(m_db, 1);
-    sqlite3_busy_timeout(m_db, 10000);
-    // Processes opening one new file at once race on switching it to WAL and creating the schema
-    // ("database is locked" without the busy handler in rollback-journal mode): an flock on the
-    // file, which SQLite's own fcntl locks do not see, lets one set it up at a time.
-    SetupLock setupLock(mode == Mode::ReadWrite ? path : std::string());
+    sqlite3_busy_timeout(m_db, int(kBusyTimeoutMs));
     try {
         registerFunctions(m_db);
         // Fail early, with a clear message, on a file that is not a database.
         exec("SELECT count(*) FROM sqlite_master");
         checkOwnership(mode, foreign); // before anything is switched to WAL or created
         if (mode == Mode::ReadWrite) {
-            exec("PRAGMA journal_mode=WAL");
+            execRetryingBusy("PRAGMA journal_mode=WAL");
             exec("PRAGMA synchronous=NORMAL");
             exec("PRAGMA cache_size=-65536"); // 64 MiB: index inserts of a large sweep stay in memory
         }
@@ -409,8 +450,16 @@ Store::~Store() {
     }
 }
 
+void throwStoreError(int code, const std::string &message) {
+    const int primary = code & 0xff;
+    if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT)
+        throw StoreUnreadable(message);
+    throw StoreError(message);
+}
+
 void Store::fail(const std::string &what) {
-    throw StoreError(fmt::format("database '{}': {}", m_path, what));
+    throwStoreError(m_db ? sqlite3_extended_errcode(m_db) : SQLITE_ERROR,
+                    fmt::format("database '{}': {}", m_path, what));
 }
 
 void Store::exec(const char *sql) {
@@ -422,6 +471,26 @@ void Store::exec(const char *sql) {
             fail("not a SQLite database (file is corrupt or of another kind)");
         fail(msg + diskHint(m_db));
     }
+}
+
+void Store::execRetryingBusy(const char *sql) {
+    // Switching a new file to WAL takes an exclusive lock from a shared one. Two processes opening
+    // the file at once may each hold the shared lock the other must see go, and SQLite then answers
+    // "database is locked" at once instead of calling the busy handler (it would wait forever).
+    // The statement has ended and let go of its lock when it fails, so trying again after a short,
+    // varying pause lets one of them through; the other finds the file switched.
+    using Clock = std::chrono::steady_clock;
+    const auto until = Clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    std::minstd_rand jitter(unsigned(::getpid()));
+    for (;;) {
+        const int rc = sqlite3_exec(m_db, sql, nullptr, nullptr, nullptr);
+        if (rc == SQLITE_OK)
+            return;
+        if ((rc & 0xff) != SQLITE_BUSY || Clock::now() > until)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1 + jitter() % 20));
+    }
+    exec(sql); // the error, said as exec says it
 }
 
 int Store::schemaVersion() {
@@ -456,7 +525,7 @@ void Store::checkOwnership(Mode mode, Foreign foreign) {
     const int version = schemaVersion();
     const bool hasRuns = std::find(ours.begin(), ours.end(), "runs") != ours.end();
     if (objects == 0 && version == 0 && mode == Mode::ReadOnly)
-        throw InvalidInput(
+        throw EmptyDatabase(
             fmt::format("database '{}' is empty: it holds no diode tables (nothing was stored in it, "
                         "or the command that was to set it up failed, on a full disk say)",
                         m_path));
@@ -530,7 +599,14 @@ void Store::migrate() {
 
 Store::Transaction::Transaction(Store &store)
     : m_store(store) {
-    m_store.exec("BEGIN IMMEDIATE");
+    const int rc = sqlite3_exec(m_store.m_db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+    if ((rc & 0xff) == SQLITE_BUSY)
+        throw StoreError(
+            fmt::format("database '{}' is busy: another process has been writing it for {} s; nothing "
+                        "was written (try again once it is done)",
+                        m_store.m_path, kBusyTimeoutMs / 1000));
+    if (rc != SQLITE_OK)
+        m_store.exec("BEGIN IMMEDIATE"); // says why, as exec does
 }
 
 Store::Transaction::~Transaction() {

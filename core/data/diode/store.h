@@ -38,8 +38,10 @@ struct RunInfo {
     int64_t problemsPlanned = 0;
 
     /// Takes GPU identity from the worker's "hardware" object ({"gpu", "sm_count", "memory_mb",
-    /// "driver"}) and torch/Triton from one holding "torch" and "triton" (docs/FORMATS.md).
-    void setFromWorker(const nlohmann::json &hardware, const nlohmann::json &versions);
+    /// "driver"}) and torch/Triton from one holding "torch" and "triton" (docs/FORMATS.md). A field of
+    /// the wrong type is refused (InvalidInput starting with `where`, naming the field).
+    void setFromWorker(const nlohmann::json &hardware, const nlohmann::json &versions,
+                       const std::string &where = "worker hello");
 };
 
 /// One telemetry sample taken while a run measured.
@@ -154,7 +156,12 @@ public:
 
     void exec(const char *sql);
 
+    /// How long a connection waits for another's lock before it says the database is busy.
+    static constexpr int64_t kBusyTimeoutMs = 10000;
+
 private:
+    /// exec(), trying again while another connection's lock keeps SQLite from waiting for it.
+    void execRetryingBusy(const char *sql);
     [[noreturn]] void fail(const std::string &what);
     void migrate();
     void checkOwnership(Mode mode, Foreign foreign);
@@ -172,6 +179,12 @@ private:
 };
 
 std::string utcNow();
+
+/// For a command that made the database `path` and then failed (a refused import or merge): removes it
+/// when it holds no run and this process had the last connection to it (SQLite removed its -wal as
+/// that one closed), so that a refusal leaves no empty database behind; another process writing it
+/// keeps it. Never throws.
+void removeEmptyDatabase(const std::string &path);
 
 } // namespace diode
 

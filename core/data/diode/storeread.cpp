@@ -1,5 +1,8 @@
 #include "store.h"
 
+#include "diode/jsonlimits.h"
+#include "diode/problemjson.h"
+
 #include "diode/sqlstatement.h"
 #include "diode/timingagreement.h"
 
@@ -150,7 +153,12 @@ void Store::forEachRecord(const std::function<void(const RunInfo &, const Proble
     auto config = [&](int64_t id, const std::string &key) -> const KernelConfig & {
         auto it = configs.find(id);
         if (it == configs.end())
-            it = configs.emplace(id, KernelConfig::fromJson(nlohmann::json::parse(key), "stored config"))
+            it = configs
+                     .emplace(id, KernelConfig::fromJson(
+                                      parseJsonBounded(
+                                          key, fmt::format("database '{}': stored config {}", m_path, id),
+                                          kProblemJsonLimits),
+                                      fmt::format("database '{}': stored config {}", m_path, id)))
                      .first;
         return it->second;
     };

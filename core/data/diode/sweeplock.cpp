@@ -1,5 +1,7 @@
 #include "sweeplock.h"
 
+#include "diode/printable.h"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -41,9 +43,10 @@ SweepLock::SweepLock(const std::string &dbPath)
             m_fd = -1;
             if (err == EWOULDBLOCK)
                 throw SweepBusy(
-                    fmt::format("database '{}' is already being swept ({}); one sweep writes a database at "
-                                "a time: wait for it to finish or stop it, then --resume",
-                                dbPath, holder.empty() ? "by another process" : holder));
+                    fmt::format("database '{}' is busy with {}; one sweep writes a database at a time, and "
+                                "this one created and changed nothing: wait for that one to finish or stop "
+                                "it, then --resume",
+                                dbPath, holder.empty() ? "a sweep of another process" : printable(holder)));
             throw std::runtime_error(fmt::format("cannot lock '{}': {}", path, std::strerror(err)));
         }
         // The holder before us removes the file as it lets go (~SweepLock): if it did so after we
@@ -57,14 +60,26 @@ SweepLock::SweepLock(const std::string &dbPath)
         ::close(m_fd);
         m_fd = -1;
     }
+    m_since = std::time(nullptr);
+    writeHolder();
+}
+
+void SweepLock::setRun(int64_t runId) {
+    m_runId = runId;
+    writeHolder();
+}
+
+// "run 3 (a sweep by pid 12 on host h since 2026-...)"; before the run exists, the sweep alone.
+void SweepLock::writeHolder() {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
-    const std::time_t now = std::time(nullptr);
     std::tm tm{};
-    gmtime_r(&now, &tm);
+    gmtime_r(&m_since, &tm);
     char when[32];
     std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    const auto owner = fmt::format("by pid {} on host {} since {}\n", ::getpid(), host, when);
+    const std::string sweep = fmt::format("a sweep by pid {} on host {} since {}", ::getpid(), host, when);
+    const auto owner =
+        m_runId ? fmt::format("run {} ({})\n", m_runId, sweep) : sweep + " (starting its run)\n";
     if (::ftruncate(m_fd, 0) == 0 && ::lseek(m_fd, 0, SEEK_SET) == 0) {
         [[maybe_unused]] auto n = ::write(m_fd, owner.data(), owner.size());
     }

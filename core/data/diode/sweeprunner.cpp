@@ -1,6 +1,6 @@
 #include "sweeprunner.h"
-#include "diode/sweeplock.h"
 
+#include "diode/datafile.h"
 #include "diode/hardware.h"
 #include "diode/problemjson.h"
 #include "diode/storewriter.h"
@@ -70,7 +70,13 @@ SweepRunner::SweepRunner(std::string dbPath, std::vector<Backend *> backends)
         throw std::invalid_argument("SweepRunner needs at least one backend");
 }
 
+void SweepRunner::lock() {
+    if (!m_lock)
+        m_lock = std::make_unique<SweepLock>(m_dbPath);
+}
+
 int64_t SweepRunner::createRun(const SweepPlan &plan) {
+    lock(); // a second sweep refused creates no run, which a later --resume would measure again
     Store store(m_dbPath);
     RunInfo run;
     run.createdAt = creationTime();
@@ -80,7 +86,9 @@ int64_t SweepRunner::createRun(const SweepPlan &plan) {
     run.searchSpace = plan.searchSpace;
     run.problemsPlanned = plan.shard.size(plan.problems.size());
     m_backends.front()->describe(run);
-    return store.createRun(run);
+    const int64_t id = store.createRun(run);
+    m_lock->setRun(id);
+    return id;
 }
 
 std::optional<std::pair<RunInfo, SweepPlan>> SweepRunner::resumable(const std::string &dbPath) {
@@ -88,16 +96,28 @@ std::optional<std::pair<RunInfo, SweepPlan>> SweepRunner::resumable(const std::s
     auto run = store.newestUnfinishedRun();
     if (!run)
         return std::nullopt;
-    const auto frozen = nlohmann::json::parse(run->planJson);
-    auto plan = SweepPlan::fromJson(frozen, ".");
-    plan.shard = runShard(frozen);
-    return std::make_pair(*run, std::move(plan));
+    // The plan the run was started with, as stored: a damaged one is refused naming the run.
+    const std::string what = fmt::format("database '{}': the plan of run {}", dbPath, run->id);
+    try {
+        const auto frozen = parseJsonBounded(run->planJson, what, kDocumentLimits);
+        auto plan = SweepPlan::fromJson(frozen, ".");
+        plan.shard = runShard(frozen);
+        return std::make_pair(*run, std::move(plan));
+    } catch (const InvalidInput &e) {
+        throw InvalidInput(fmt::format(
+            "{}; it cannot be resumed (start a new run with --plan, without --resume)", e.what()));
+    }
 }
 
 std::string SweepRunner::run(int64_t runId, const SweepPlan &plan) {
     using Clock = std::chrono::steady_clock;
     RunProgressState state;
-    const SweepLock lock(m_dbPath); // before reading what is done: a second sweep must not start from it
+    lock(); // before reading what is done: a second sweep must not start from it
+    m_lock->setRun(runId);
+    struct Unlock {
+        std::unique_ptr<SweepLock> &lock;
+        ~Unlock() { lock.reset(); }
+    } unlock{m_lock};
     {
         Store store(m_dbPath);
         state = runProgressState(store, runId);

@@ -2,10 +2,12 @@
 
 #include "diode/backend.h"
 #include "diode/store.h"
+#include "diode/sweeplock.h"
 #include "diode/sweepplan.h"
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,12 +36,18 @@ public:
     SweepRunner(std::string dbPath, std::vector<Backend *> backends);
 
     void setProgressCallback(std::function<void(const SweepProgress &)> fn) { m_progress = std::move(fn); }
+    /// Takes the database's sweep lock (SweepLock) unless held: SweepBusy, naming the run another
+    /// process sweeps, with nothing created or changed. createRun() and run() take it too; run()
+    /// lets it go as it returns.
+    void lock();
     /// Creates the run row (plan frozen into it, backend's hardware recorded); returns its id.
     int64_t createRun(const SweepPlan &plan);
     /// Measures every problem of `plan` not yet done in `runId`. Returns "finished" or "cancelled".
     /// Store errors (disk full, read-only) propagate as StoreError; the run stays resumable.
     std::string run(int64_t runId, const SweepPlan &plan);
     void cancel() { m_cancel = true; }
+    /// Set by cancel(): what the backends' start() and measure() watch.
+    const std::atomic<bool> &cancelFlag() const { return m_cancel; }
     /// Stop starting problems `seconds` after run() began (0: never). A run stopped so is
     /// stored `cancelled` (resumable) and deadlineReached() says why.
     void setDeadline(double seconds) { m_deadlineS = seconds; }
@@ -56,6 +64,7 @@ private:
     std::atomic<bool> m_cancel{false};
     double m_deadlineS = 0;
     std::atomic<bool> m_deadlineReached{false};
+    std::unique_ptr<SweepLock> m_lock;
 };
 
 /// The plan with its problems expanded into one explicit list: what a run stores, so resuming

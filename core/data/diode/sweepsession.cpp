@@ -28,7 +28,8 @@ public:
         , m_done(done)
         , m_doneMutex(doneMutex) {}
     std::string name() const override { return m_inner.name(); }
-    void start() override { m_inner.start(); }
+    using Backend::start;
+    void start(const std::atomic<bool> &cancel) override { m_inner.start(cancel); }
     void describe(RunInfo &run) const override { m_inner.describe(run); }
     std::set<TimingMethod> timingMethods() const override { return m_inner.timingMethods(); }
     ProblemOutcome measure(const GemmProblem &p, const SweepPlan &plan, const std::set<std::string> &skip,
@@ -74,8 +75,8 @@ std::unique_ptr<Backend> SweepSession::makeBackend(const std::string &name, cons
         return std::make_unique<CpuBackend>();
     if (name == "inductor")
         return std::make_unique<InductorBackend>(
-            python, workers == 1 ? db + ".worker.log" : fmt::format("{}.worker-{}.log", db, slot.index),
-            slot);
+            python, workers == 1 ? db + ".worker.log" : fmt::format("{}.worker-{}.log", db, slot.index), slot,
+            workers);
     throw InvalidInput(fmt::format("unknown backend '{}': expected inductor or cpu", name));
 }
 
@@ -269,8 +270,9 @@ void SweepSession::refuseMixing() {
 }
 
 void SweepSession::startWorkers() {
+    const auto &cancel = m_runner->cancelFlag();
     if (m_observers.size() == 1) {
-        m_observers.front()->start();
+        m_observers.front()->start(cancel);
         return;
     }
     // In parallel: each inductor worker spends most of a minute importing torch.
@@ -280,7 +282,7 @@ void SweepSession::startWorkers() {
         for (size_t i = 0; i < m_observers.size(); ++i)
             threads.emplace_back([&, i] {
                 try {
-                    m_observers[i]->start();
+                    m_observers[i]->start(cancel);
                 } catch (...) {
                     errors[i] = std::current_exception();
                 }
@@ -291,6 +293,8 @@ void SweepSession::startWorkers() {
     for (const auto &e : errors)
         if (e)
             std::rethrow_exception(e);
+    if (cancel)
+        return;
     // One run holds one GPU model: workers on different ones would mix their times.
     RunInfo first;
     m_observers.front()->describe(first);
@@ -308,7 +312,12 @@ void SweepSession::startWorkers() {
 std::string SweepSession::run(const std::function<void(int64_t)> &started) {
     if (!m_nothingToDo.empty())
         return "finished";
+    // Before a worker starts or anything is written: a database another sweep writes is refused
+    // with nothing created (SweepBusy names the run it sweeps).
+    m_runner->lock();
     startWorkers(); // throws BackendUnavailable with one sentence
+    if (m_runner->cancelFlag())
+        return "cancelled"; // while the workers started: no run created, none changed
     if (!m_resumed) {
         // The GPU is known once the backend runs (the inductor worker reports it).
         if (!m_allowMixedData)

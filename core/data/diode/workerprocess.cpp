@@ -49,7 +49,9 @@ void WorkerProcess::start() {
     close(fromChild[1]);
     m_in = toChild[1];
     m_out = fromChild[0];
+    fcntl(m_in, F_SETFL, fcntl(m_in, F_GETFL) | O_NONBLOCK);
     m_buffer.clear();
+    m_scanned = 0;
     m_status.reset();
     signal(SIGPIPE, SIG_IGN);
 }
@@ -60,19 +62,30 @@ bool WorkerProcess::running() {
     int status = 0;
     if (waitpid(m_pid, &status, WNOHANG) == m_pid) {
         m_status = status;
+        forgetChildGroup(m_pid);
         return false;
     }
     return true;
 }
 
-WorkerProcess::ReadStatus WorkerProcess::readLine(std::string &line, std::chrono::milliseconds timeout) {
+WorkerProcess::ReadStatus WorkerProcess::readLine(std::string &line, std::chrono::milliseconds timeout,
+                                                  size_t maxLine) {
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + timeout;
     for (;;) {
-        if (auto nl = m_buffer.find('\n'); nl != std::string::npos) {
+        // From where the last look stopped: a long line arriving in pieces is scanned once.
+        const size_t nl = m_buffer.find('\n', m_scanned);
+        if (nl != std::string::npos && nl <= maxLine) {
             line = m_buffer.substr(0, nl);
             m_buffer.erase(0, nl + 1);
+            m_scanned = 0;
             return ReadStatus::Line;
+        }
+        m_scanned = nl == std::string::npos ? m_buffer.size() : nl;
+        if (m_buffer.size() > maxLine || nl != std::string::npos) {
+            m_buffer.clear();
+            m_scanned = 0;
+            return ReadStatus::TooLong;
         }
         if (m_out < 0)
             return ReadStatus::Closed;
@@ -104,10 +117,22 @@ bool WorkerProcess::writeLine(const std::string &line) {
         return false;
     std::string data = line + "\n";
     size_t off = 0;
+    // Non-blocking, waiting at most 10 s for room: a child that stops reading its stdin must not
+    // hang the runner on a full pipe (the runner then kills it as it would a hung one).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (off < data.size()) {
         const ssize_t n = write(m_in, data.data() + off, data.size() - off);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && errno == EAGAIN) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  deadline - std::chrono::steady_clock::now())
+                                  .count();
+            pollfd pfd{m_in, POLLOUT, 0};
+            if (left <= 0 || poll(&pfd, 1, int(left)) == 0)
+                return false;
+            continue;
+        }
         if (n <= 0)
             return false;
         off += size_t(n);
@@ -125,8 +150,10 @@ void WorkerProcess::kill() {
         ::kill(-m_pid, SIGKILL);
         ::kill(m_pid, SIGKILL);
         int status = 0;
-        if (waitpid(m_pid, &status, 0) == m_pid)
+        if (waitpid(m_pid, &status, 0) == m_pid) {
             m_status = status;
+            forgetChildGroup(m_pid);
+        }
     }
 }
 

@@ -21,9 +21,11 @@ public:
     bool running();
     pid_t pid() const { return m_pid; }
 
-    enum class ReadStatus { Line, Timeout, Closed };
-    /// Waits up to `timeout` for one line; Closed means the child closed stdout (usually exited).
-    ReadStatus readLine(std::string &line, std::chrono::milliseconds timeout);
+    enum class ReadStatus { Line, Timeout, Closed, TooLong };
+    /// Waits up to `timeout` for one line; Closed means the child closed stdout (usually exited);
+    /// TooLong that it sent more than `maxLine` bytes without a line break (what it sent is dropped,
+    /// so a child that floods its stdout cannot grow our memory without bound).
+    ReadStatus readLine(std::string &line, std::chrono::milliseconds timeout, size_t maxLine);
     bool writeLine(const std::string &line);
     /// SIGKILL and reap.
     void kill();
@@ -39,6 +41,7 @@ private:
     int m_in = -1;
     int m_out = -1;
     std::string m_buffer;
+    size_t m_scanned = 0; ///< m_buffer holds no line break before this
     std::optional<int> m_status;
 };
 

@@ -1,5 +1,6 @@
 #include "diode/decisionmodel.h"
 
+#include "diode/datafile.h"
 #include "diode/jsonlimits.h"
 #include "diode/problemjson.h"
 
@@ -134,22 +135,13 @@ DecisionData readDecisionData(const std::string &path) {
     if (!in)
         throw InvalidInput(fmt::format("{}: cannot be read", path));
     DecisionData data;
-    std::string line;
-    for (int n = 1;; ++n) {
-        const LineRead got = readProblemLine(in, line);
-        if (got == LineRead::End)
-            break;
+    forEachDataLine(in, path, [&](int n, const std::string &line) {
         const std::string where = fmt::format("{}:{}", path, n);
-        if (got == LineRead::TooLong)
-            throw InvalidInput(
-                fmt::format("{}: the line is longer than {} bytes", where, kProblemJsonLimits.maxBytes));
-        if (line.find_first_not_of(" \t\r") == std::string::npos)
-            continue;
         const nlohmann::json j = parseJsonBounded(line, where, kProblemJsonLimits);
         if (!j.is_object())
             throw InvalidInput(fmt::format("{}: a line must be a JSON object", where));
         if (j.contains("skipped")) // a case the sweep could not measure, with its reason
-            continue;
+            return;
         const std::string kind = j.value("kind", std::string());
         const std::string family = j.value("family", std::string());
         const std::string gpu = j.value("gpu", std::string());
@@ -179,10 +171,9 @@ DecisionData readDecisionData(const std::string &path) {
             s.decomposedMs = number(j, "decomposed_ms", where);
             data.sites.push_back(std::move(s));
         } else {
-            throw InvalidInput(
-                fmt::format("{}: \"kind\" must be \"kernel\" or \"site\", got '{}'", where, kind));
+            throw InvalidInput(fmt::format("{}: \"kind\" must be \"kernel\" or \"site\", got '{}'", where, kind));
         }
-    }
+    });
     return data;
 }
 

@@ -23,19 +23,25 @@ struct JsonLimits {
     uint64_t maxValues = UINT64_MAX;
 };
 
-/// Parses `text`, refusing (InvalidInput, prefixed by `what`) nesting deeper than the limit, more
-/// values than `limits.maxValues`, a key given twice, a number out of range and malformed JSON; each message
-/// names the path of the value at fault ("entries[0].M[1]") and what was expected. Never a raw library
-/// message.
+/// Parses `text` in time linear in its length, refusing (InvalidInput, prefixed by `what`) nesting deeper
+/// than the limit, more values than `limits.maxValues`, a key given twice, a number out of range and
+/// malformed JSON; each message names the path of the value at fault ("entries[0].M[1]") and what was
+/// expected, in a few hundred characters at most. Never a raw library message.
 nlohmann::json parseJsonBounded(std::string_view text, const std::string &what,
                                 const JsonLimits &limits = {});
 
 /// Decodes msgpack `data`, refusing (InvalidInput, prefixed by `what`) arrays and maps nested
-/// deeper than `limits.maxDepth` before any value is built. Malformed msgpack gives a discarded
-/// value, as nlohmann::json::from_msgpack(data, true, false) would, so callers can try another
-/// format. `limits.refuseDuplicateKeys` does not apply.
+/// deeper than `limits.maxDepth`, or more values than `limits.maxValues`, before any value is built.
+/// Malformed msgpack gives a discarded value, as nlohmann::json::from_msgpack(data, true, false) would, so
+/// callers can try another format. `limits.refuseDuplicateKeys` does not apply.
 nlohmann::json parseMsgpackBounded(std::string_view data, const std::string &what,
                                    const JsonLimits &limits = {});
+
+/// Reads `path` whole. Refuses (InvalidInput starting with `what`), before reading, a path that is
+/// missing, a directory, not a regular file (a FIFO or a device might never end) or larger than
+/// `maxBytes`; `expected` says what it should be ("a JSON file").
+std::string readFileBounded(const std::string &path, const std::string &what, uint64_t maxBytes,
+                            std::string_view expected);
 
 /// Reads `path` and parses it as above. Refuses, before reading, a path that is missing, a
 /// directory, not a regular file or larger than `limits.maxBytes`. Messages start with `what`.

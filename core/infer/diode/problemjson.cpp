@@ -1,5 +1,6 @@
 #include "problemjson.h"
 
+#include "diode/datafile.h"
 #include "diode/jsonlimits.h"
 
 #include <fmt/format.h>
@@ -398,18 +399,9 @@ std::vector<ProblemRecord> readProblemFile(const std::string &path) {
     if (!in)
         throw InvalidInput(fmt::format("cannot read '{}'", path));
     std::vector<ProblemRecord> out;
-    std::string line;
-    for (int n = 1;; ++n) {
-        const LineRead read = readProblemLine(in, line); // bounded: /dev/zero never ends a line
-        if (read == LineRead::End)
-            break;
-        if (read == LineRead::TooLong)
-            throw InvalidInput(fmt::format("{}: line {}: longer than {} bytes; a problem line is far shorter",
-                                           path, n, kProblemJsonLimits.maxBytes));
-        if (line.find_first_not_of(" \t\r") == std::string::npos)
-            continue;
+    forEachDataLine(in, path, [&](int n, const std::string &line) {
         out.push_back(parseProblemLine(line, fmt::format("{}: line {}", path, n)));
-    }
+    });
     return out;
 }
 

@@ -30,9 +30,12 @@ inline constexpr std::array<std::string_view, 2> kSearchSpaces{"DEFAULT", "EXHAU
 /// The space `text` names, in any case ("exhaustive" is EXHAUSTIVE); nullopt for none of them.
 std::optional<std::string> parseSearchSpace(std::string_view text);
 
-/// What one problem line may hold (docs/FORMATS.md, Limits): nesting 64 deep, 16 MiB. A later
-/// duplicate key replaces the earlier one, as Python's json module does.
-inline constexpr JsonLimits kProblemJsonLimits{64, 16ull << 20, false};
+/// What one problem line may hold (docs/FORMATS.md, "Limits"): 16 MiB, nested 64 deep, 2,000,000
+/// values (a line of 100,000 candidates holds some 1.5 million; `{}` repeated over 16 MiB would
+/// build 400 MB). A later duplicate key replaces the earlier one, as Python's json module does. The
+/// one bound of a line for every reader: import, rank, eval, compare, merge, lookup-table, the
+/// worker's answers (core/data/diode/datafile.h bounds a whole file).
+inline constexpr JsonLimits kProblemJsonLimits{64, 16ull << 20, false, 2'000'000};
 
 GemmProblem problemFromJson(const nlohmann::json &j, const std::string &where);
 nlohmann::json problemToJson(const GemmProblem &p);

@@ -1,5 +1,6 @@
 #include "ranking.h"
 
+#include "diode/features.h"
 #include "diode/problemjson.h"
 
 #include <fmt/format.h>
@@ -32,10 +33,34 @@ nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &l
             {"error", fmt::format("{}: the problem has no candidates to rank; give it a 'candidates' list "
                                   "of the kernels to order (docs/FORMATS.md)",
                                   where)}};
+    // A candidate the feature schema cannot describe (FeatureSchema::describes: a decompose-K
+    // subgraph has no block sizes) is left out of the order and said so; the others are ranked. A
+    // held-out line holding one is still a line the model ranks.
     std::vector<KernelConfig> configs;
-    configs.reserve(rec.candidates.size());
-    for (const auto &m : rec.candidates)
-        configs.push_back(m.config);
+    std::vector<size_t> scored;
+    auto unscored = nlohmann::json::array();
+    for (size_t i = 0; i < rec.candidates.size(); ++i) {
+        const auto &c = rec.candidates[i].config;
+        if (FeatureSchema::describes(c)) {
+            scored.push_back(i);
+            configs.push_back(c);
+            continue;
+        }
+        std::string why = "the feature schema cannot describe it";
+        try {
+            FeatureSchema::check(c, fmt::format("candidates[{}]", i));
+        } catch (const InvalidInput &e) {
+            why = e.what();
+        }
+        unscored.push_back({{"candidate", i}, {"why", why}});
+    }
+    if (configs.empty()) // nothing the model can rank: the first candidate says why
+        return {{"error",
+                 fmt::format("{}: {}{}", where, unscored.front()["why"].get<std::string>(),
+                             unscored.size() > 1
+                                 ? fmt::format(" (and the other {} candidates cannot be described either)",
+                                               unscored.size() - 1)
+                                 : std::string())}};
     std::vector<double> ms;
     try {
         ms = package.predictMs(rec.problem, configs); // names the candidate, not the line
@@ -48,8 +73,18 @@ nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &l
             return {{"error",
                      fmt::format("{}: candidates[{}]: the model predicts {} ms (its sums overflow on this "
                                  "input); no ranking",
-                                 where, i, std::isnan(ms[i]) ? "NaN" : fmt::format("{}", ms[i]))}};
-    return {{"problem", rec.problem.label()}, {"predicted_ms", ms}, {"order", orderByPrediction(ms)}};
+                                 where, scored[i], std::isnan(ms[i]) ? "NaN" : fmt::format("{}", ms[i]))}};
+    auto predicted = nlohmann::json::array();
+    for (size_t i = 0, k = 0; i < rec.candidates.size(); ++i)
+        predicted.push_back(k < scored.size() && scored[k] == i ? nlohmann::json(ms[k++])
+                                                                : nlohmann::json(nullptr));
+    std::vector<size_t> order;
+    for (size_t k : orderByPrediction(ms))
+        order.push_back(scored[k]);
+    nlohmann::json out{{"problem", rec.problem.label()}, {"predicted_ms", predicted}, {"order", order}};
+    if (!unscored.empty())
+        out["unscored"] = std::move(unscored);
+    return out;
 }
 
 } // namespace diode

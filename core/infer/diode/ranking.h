@@ -13,9 +13,9 @@ namespace diode {
 std::vector<size_t> orderByPrediction(const std::vector<double> &predictedMs);
 
 /// Ranks one problem JSON line with `package`: {"problem": "<label>", "predicted_ms": [...],
-/// "order": [...]}, or
-/// {"error": "<where>: ..."} for a line the schema cannot describe: what `diode rank` prints per
-/// line.
+/// "order": [...]}, with "unscored": [{"candidate": i, "why": ...}] for candidates the feature schema
+/// cannot describe (their predicted_ms null, absent from the order), or {"error": "<where>: ..."} for a
+/// line with nothing the model can rank: what `diode rank` prints per line.
 nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &line,
                                const std::string &where);
 

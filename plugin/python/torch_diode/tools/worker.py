@@ -15,7 +15,7 @@ timeouts, restarts); on a GPU server without the workbench, build `diode` alone 
   python3 -m torch_diode.tools.worker            JSON lines on stdin/stdout, driven by `diode sweep`
   python3 -m torch_diode.tools.worker --check    why this Python cannot measure, or 'ok'
 
-Protocol (one JSON object per line; stdout carries nothing else, logs go to stderr):
+Protocol (one JSON object per line; stdout carries nothing else: what libraries print goes to stderr, the log):
   worker -> {"event": "hello", "ok": true, "hardware": {...}, "torch": "...", "triton": "...",
              "methods": ["graph_warm", "graph_cold", "inductor_autotune"]}
             or {"event": "hello", "ok": false, "error": "..."} and exit 3
@@ -557,6 +557,16 @@ def problem_error(e) -> str:
     return msg
 
 
+def protocol_stream():
+    """The stream the answers go to: a copy of stdout. File descriptor 1, where print() and C libraries
+    (Triton, CUDA) write, is pointed at stderr, the worker log, so that the runner's pipe carries the
+    protocol alone (docs/FORMATS.md, "Worker protocol": a line that is not an answer ends the worker)."""
+    fd = os.dup(sys.stdout.fileno())
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    return os.fdopen(fd, "w", buffering=1, encoding="utf-8")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="python3 -m torch_diode.tools.worker",
@@ -572,7 +582,7 @@ def main(argv=None):
         problem = environment_problem()
         print(problem or "ok")
         return 3 if problem else 0
-    return serve(sys.stdin, sys.stdout)
+    return serve(sys.stdin, protocol_stream())
 
 
 if __name__ == "__main__":
