@@ -135,7 +135,8 @@ int run(const Options &o) {
                    "deadline of {} s reached: trained on what was measured; the same command again "
                    "measures the rest\n",
                    o.deadlineS);
-    fmt::print("trained on {} problems measured here; held out: {}\n", res.trainingProblems,
+    // Lines, as the trainer counts them: a problem measured in two runs of the store is two (wording.h).
+    fmt::print("trained on {} problem lines measured here; held out: {}\n", res.trainingProblems,
                res.heldOutSource);
     fmt::print("{:<14} {:>8} {:>9} {:>9}  {}\n", "selector", "problems", "top1 mean", "top1 p10", "");
     for (const auto &row : res.table)

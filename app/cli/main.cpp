@@ -27,6 +27,7 @@
 #include "diode/sweeprunner.h"
 #include "diode/sweepsession.h"
 #include "diode/trainoptions.h"
+#include "diode/wording.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -301,12 +302,13 @@ int runStats(const std::string &db, bool asJson, const std::vector<std::string> 
         fmt::print("{}\n", j.dump(2));
         return 0;
     }
+    // Problems counted as every face counts them: distinct, in their problem lines (wording.h).
     fmt::print(
         "database      {}\nruns          {}\nproblems      {} ({} failed)\nmeasurements  {} ({} failed)\n"
         "kernel configs {}\ngpus          {}\nops           {}\ndtypes        {}\nbackends      {}\n",
-        db, st.runs, st.problems, st.failedProblems, st.measurements, st.failedMeasurements, st.configs,
-        fmt::join(st.gpus, ", "), fmt::join(st.ops, ", "), fmt::join(st.dtypes, ", "),
-        fmt::join(st.backends, ", "));
+        db, st.runs, problemCount(size_t(st.problems), size_t(st.problemLines)), st.failedProblems,
+        st.measurements, st.failedMeasurements, st.configs, fmt::join(st.gpus, ", "), fmt::join(st.ops, ", "),
+        fmt::join(st.dtypes, ", "), fmt::join(st.backends, ", "));
     for (const auto &[method, n] : st.measurementsByMethod) {
         const auto failed = st.failedByMethod.find(method);
         fmt::print("  {:<18} {} measurements ({} failed)\n", method, n,
@@ -318,9 +320,9 @@ int runStats(const std::string &db, bool asJson, const std::vector<std::string> 
     if (const auto note = st.warmColdGlitchNote(); !note.empty())
         fmt::print("warning: {}\n", note);
     if (held) {
-        fmt::print("held out      {} problems in {} lines ({} failed), {} measurements ({} failed); {}\n",
-                   held->problems().size(), held->lines, held->failedProblems, held->measurements,
-                   held->failedMeasurements, fmt::join(heldout, ", "));
+        fmt::print("held out      {} ({} failed), {} measurements ({} failed); {}\n",
+                   problemCount(held->problems().size(), size_t(held->lines)), held->failedProblems,
+                   held->measurements, held->failedMeasurements, fmt::join(heldout, ", "));
         for (const auto &[tag, n] : held->linesByTag)
             fmt::print("  {:<18} {} lines\n", tag.empty() ? "(untagged)" : tag, n);
         fmt::print("dataset       {} problems (database and held out)\n", total);
