@@ -949,6 +949,9 @@ private slots:
         QVERIFY(data->problemFilter().has_value());
         QCOMPARE(QString::fromStdString(data->problemFilter()->label()), label);
         QVERIFY(data->roofline()->highlighted() > 0);
+        // The Data page's tables show that problem's lines only (one a run that measured it).
+        auto *lines = data->findChild<QTableView *>("problemsView");
+        QTRY_VERIFY_WITH_TIMEOUT(lines->model()->rowCount() >= 1 && lines->model()->rowCount() <= 4, 20000);
         QVERIFY(w.findChild<QLabel *>("problemFilter")->text().contains(label.toHtmlEscaped()));
         // Validate -> Bias: a problem opened on Validate is the row Bias selects.
         QVERIFY(w.showPage("Validate"));

@@ -79,17 +79,8 @@ void BiasScatter::setHighlight(int problem) {
     for (const auto &p : m_points)
         if (p.problem == problem)
             ring.append({p.graphMs * 1000, p.inductorMs * 1000});
-    std::sort(ring.begin(), ring.end(),
-              [](const QCPGraphData &a, const QCPGraphData &b) { return a.key < b.key; });
-    m_ring->data()->set(ring, true);
-    if (ring.isEmpty()) {
-        m_ring->removeFromLegend();
-    } else {
-        m_ring->setName(tr("%1 (ringed)")
-                            .arg(size_t(problem) < m_problemLabels.size() ? m_problemLabels[size_t(problem)]
-                                                                          : QString()));
-        m_ring->addToLegend();
-    }
+    showRing(m_ring, ring,
+             size_t(problem) < m_problemLabels.size() ? m_problemLabels[size_t(problem)] : QString());
     replot();
 }
 

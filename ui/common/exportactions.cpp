@@ -13,6 +13,8 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+
 namespace {
 
 QString csvField(QString s) {
@@ -126,6 +128,17 @@ QCPGraph *addRingGraph(QCustomPlot *plot) {
     ring->setAdaptiveSampling(false);
     ring->removeFromLegend();
     return ring;
+}
+
+void showRing(QCPGraph *ring, QVector<QCPGraphData> points, const QString &name) {
+    std::sort(points.begin(), points.end(),
+              [](const QCPGraphData &a, const QCPGraphData &b) { return a.key < b.key; });
+    ring->data()->set(points, true);
+    ring->setName(QObject::tr("%1 (ringed)").arg(name));
+    if (points.isEmpty())
+        ring->removeFromLegend();
+    else
+        ring->addToLegend();
 }
 
 void setLogScale(QCPAxis *axis, const QString &format, int precision) {

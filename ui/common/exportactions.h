@@ -1,10 +1,12 @@
 #pragma once
 
 #include <QString>
+#include <QVector>
 
 class QAbstractItemModel;
 class QCPAxis;
 class QCPGraph;
+class QCPGraphData;
 class QCustomPlot;
 class QTableView;
 class QWidget;
@@ -32,6 +34,8 @@ void legendBelowAxes(QCustomPlot *plot, int columns);
 /// A graph that rings points on top of the others (the problem selected on another page), not in
 /// the legend until it has points; the caller sets its data and name.
 QCPGraph *addRingGraph(QCustomPlot *plot);
+/// Rings `points` (any order) on `ring`, named "`name` (ringed)" in the legend; none: no ring, no entry.
+void showRing(QCPGraph *ring, QVector<QCPGraphData> points, const QString &name);
 /// Makes `axis` logarithmic with ticks at whole decades; its tick labels in `format` with
 /// `precision` digits (QCPAxis::setNumberFormat, setNumberPrecision) where given.
 void setLogScale(QCPAxis *axis, const QString &format = {}, int precision = -1);

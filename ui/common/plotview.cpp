@@ -122,6 +122,18 @@ void PlotView::showRange(QCPAxis *axis, const QCPRange &range) {
         axis->setRange(range);
 }
 
+void PlotView::setTips(const QHash<const QCPAbstractPlottable *, QStringList> *tips) {
+    setTip([tips](QCPAbstractPlottable *p, int i) {
+        const QStringList list = tips->value(p);
+        return i >= 0 && i < list.size() ? list[i] : QString();
+    });
+}
+
+void PlotView::zoomValuesOnly() {
+    m_plot->axisRect()->setRangeDrag(Qt::Vertical);
+    m_plot->axisRect()->setRangeZoom(Qt::Vertical);
+}
+
 void PlotView::reset() {
     for (auto it = m_home.constBegin(); it != m_home.constEnd(); ++it)
         it.key()->setRange(it.value().first, it.value().second);

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <QHash>
 #include <QMap>
 #include <QObject>
 #include <QPointF>
 #include <QString>
+#include <QStringList>
 
 #include <functional>
 
@@ -42,6 +44,11 @@ public:
     void reset();
     /// A richer tooltip than the default ("series: x label = …, y label = …").
     void setTip(Tip tip) { m_tip = std::move(tip); }
+    /// Tooltips written ahead: `(*tips)[plottable][index]` (bar charts, whose bars carry a sentence
+    /// each); `tips` outlives the plot's use of it (the plot's own member).
+    void setTips(const QHash<const QCPAbstractPlottable *, QStringList> *tips);
+    /// Zoom and drag the value axis only (a bar chart's categories stay put).
+    void zoomValuesOnly();
     /// No tooltips (a plot that shows its own).
     void disableTips() { m_tipsOn = false; }
     /// The tooltip for the mouse at `pos` (plot pixels): the nearest point within a few pixels, the

@@ -46,14 +46,7 @@ void RooflineView::setHighlight(const QString &label) {
     for (const auto &p : m_shown)
         if (QString::fromStdString(p.problem.label()) == label)
             ring.append({p.intensity(), p.tflops() * m_scale});
-    std::sort(ring.begin(), ring.end(),
-              [](const QCPGraphData &a, const QCPGraphData &b) { return a.key < b.key; });
-    m_ring->data()->set(ring, true);
-    m_ring->setName(tr("%1 (ringed)").arg(label));
-    if (ring.isEmpty())
-        m_ring->removeFromLegend();
-    else
-        m_ring->addToLegend();
+    showRing(m_ring, ring, label);
     redraw();
 }
 

@@ -13,12 +13,8 @@ BreakdownChart::BreakdownChart(QWidget *parent)
     yAxis->setLabel(tr("µs a step"));
     xAxis->grid()->setVisible(false);
     applyPalette(this);
-    PlotView::of(this)->setTip([this](QCPAbstractPlottable *p, int i) {
-        const QStringList tips = m_tips.value(p);
-        return i >= 0 && i < tips.size() ? tips[i] : QString();
-    });
-    axisRect()->setRangeDrag(Qt::Vertical);
-    axisRect()->setRangeZoom(Qt::Vertical);
+    PlotView::of(this)->setTips(&m_tips); // each bar its sentence, written as it is drawn
+    PlotView::of(this)->zoomValuesOnly();
 }
 
 void BreakdownChart::setBreakdown(const QString &title, const QStringList &modes,

@@ -13,12 +13,8 @@ DemoChart::DemoChart(QWidget *parent)
     // Three modes a row: six in one row would make the chart 700 px wide at least.
     legendBelowAxes(this, 3);
     applyPalette(this);
-    PlotView::of(this)->setTip([this](QCPAbstractPlottable *p, int i) {
-        const QStringList tips = m_tips.value(p);
-        return i >= 0 && i < tips.size() ? tips[i] : QString();
-    });
-    axisRect()->setRangeDrag(Qt::Vertical);
-    axisRect()->setRangeZoom(Qt::Vertical);
+    PlotView::of(this)->setTips(&m_tips); // each bar its sentence, written as it is drawn
+    PlotView::of(this)->zoomValuesOnly();
 }
 
 QCPBars *DemoChart::barsOf(const QString &mode) {

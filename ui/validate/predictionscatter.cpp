@@ -161,14 +161,7 @@ void PredictionScatter::mouseReleaseEvent(QMouseEvent *event) {
 void PredictionScatter::setHighlight(QVector<QCPGraphData> points, const QString &name) {
     if (!m_ring) // made again after clearGraphs() deleted it
         m_ring = addRingGraph(this);
-    std::sort(points.begin(), points.end(),
-              [](const QCPGraphData &a, const QCPGraphData &b) { return a.key < b.key; });
-    m_ring->data()->set(points, true);
-    m_ring->setName(tr("%1 (ringed)").arg(name));
-    if (points.isEmpty())
-        m_ring->removeFromLegend();
-    else
-        m_ring->addToLegend();
+    showRing(m_ring, std::move(points), name);
     replot();
 }
 
