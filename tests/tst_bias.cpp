@@ -110,7 +110,9 @@ private slots:
         QString out, err;
         const auto data = testutil::dataPath("bias-problems.jsonl");
         QCOMPARE(testutil::runCli({"bias", "--input", data}, &out, &err), 0);
-        QVERIFY2(out.contains("2 problems, 1 without graph_warm times skipped"), qPrintable(out));
+        QVERIFY2(out.contains("2 problem lines (a problem once per run that measured it), 1 without "
+                              "graph_warm times skipped"),
+                 qPrintable(out));
         QVERIFY(out.contains("0.833 / 0.667")); // max-autotune: mean / P10
         QTemporaryDir dir;
         const auto db = dir.filePath("b.db");

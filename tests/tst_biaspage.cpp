@@ -100,8 +100,21 @@ private slots:
         QCOMPARE(cell(g, 0, BiasGroupModel::CompileMean), QString::number((0.008 / 0.0105 + 1) / 2, 'f', 3));
         QCOMPARE(cell(g, 0, BiasGroupModel::PickIsFastest), QStringLiteral("50%"));
         QCOMPARE(cell(g, 0, BiasGroupModel::AtenInflation), QStringLiteral("1.94×"));
+        // One order of baselines on every face: plain torch.compile first, max-autotune second, in
+        // the table's columns and in `diode bias`'s header.
+        QVERIFY(BiasGroupModel::CompileMean < BiasGroupModel::MaxAutotuneMean);
+        QCOMPARE(g->headerData(BiasGroupModel::CompileMean, Qt::Horizontal).toString(),
+                 QString("torch.compile"));
+        QCOMPARE(g->headerData(BiasGroupModel::MaxAutotuneMean, Qt::Horizontal).toString(),
+                 QString("max-autotune"));
+        QString cli;
+        QCOMPARE(testutil::runCli({"bias", "--db", m_db}, &cli), 0);
+        const QString header = cli.section('\n', 1, 1);
+        QVERIFY2(header.indexOf("torch.compile") > 0 &&
+                     header.indexOf("torch.compile") < header.indexOf("max-autotune"),
+                 qPrintable(header));
         for (int r = 0; r < g->rowCount(); ++r)
-            for (int c = BiasGroupModel::MaxAutotuneMean; c < BiasGroupModel::ColumnCount; ++c)
+            for (int c = BiasGroupModel::CompileMean; c < BiasGroupModel::ColumnCount; ++c)
                 QVERIFY2(!cell(g, r, c).isEmpty() && cell(g, r, c) != QStringLiteral("0.000"),
                          qPrintable(QStringLiteral("row %1 column %2: %3").arg(r).arg(c).arg(cell(g, r, c))));
 

@@ -291,8 +291,9 @@ private slots:
         QCOMPARE(testutil::scalar(
                      db, "SELECT count(*) FROM (SELECT DISTINCT problem_id, config_id FROM measurements)"),
                  int64_t(30 * 8));
-        QVERIFY2(out.contains("trained on 24 problems measured here; held out: 6 of the 30 chosen problems"),
-                 qPrintable(out));
+        QVERIFY2(
+            out.contains("trained on 24 problem lines measured here; held out: 6 of the 30 chosen problems"),
+            qPrintable(out));
         for (const char *row : {"transferred", "new", "torch.compile", "best ATen"})
             QVERIFY2(out.contains(QRegularExpression(QStringLiteral("^%1 ").arg(row),
                                                      QRegularExpression::MultilineOption)),

@@ -2,19 +2,26 @@
 
 #include "pagecheck.h"
 
+#include "common/plotmessage.h"
+#include "common/plotview.h"
 #include "common/workbenchstate.h"
+#include "demo/breakdownchart.h"
 #include "demo/demochart.h"
+#include "demo/demokernelmodel.h"
 #include "demo/demopage.h"
 #include "demo/demorunner.h"
 #include "demo/demotablemodel.h"
+#include "demo/scenarioview.h"
 #include "diode/demoresult.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QLabel>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSet>
 #include <QSignalSpy>
+#include <QTabWidget>
 
 class TestDemoPage : public QObject {
     Q_OBJECT
@@ -149,6 +156,149 @@ private slots:
         QCOMPARE(chart->plottable(0)->name(), QString("plain torch.compile"));
         QTest::qWait(50);
         pagecheck::checkRendered(&page, "demo-h200-step", 50);
+    }
+
+    // The model steps per scenario (diode-demo/3): step time per mode with its
+    // spread over processes, compile time, where the step's time goes by kind of kernel, and the
+    // largest kernels; plain torch.compile first, max-autotune second, then the plugin.
+    void showsModelStepsPerScenario() {
+        WorkbenchState state;
+        DemoPage page(&state);
+        page.resize(1130, 760);
+        page.show();
+        QVERIFY(page.openResult(testutil::dataPath("demo/demo3-model-steps.json")));
+        QCOMPARE(page.findChild<QTabWidget *>("demoTabs")->currentIndex(), 1); // opens on the model steps
+        ScenarioView *view = page.scenarioView();
+        QCOMPARE(view->scenarios(), QStringList({"llama-decode-b1-s512 bf16", "gpt2-train-b8-s1024 bf16"}));
+        DemoChart *step = view->stepChart();
+        QStringList modes;
+        int errorBars = 0;
+        for (int i = 0; i < step->plottableCount(); ++i) {
+            if (qobject_cast<QCPBars *>(step->plottable(i)))
+                modes << step->plottable(i)->name();
+            errorBars += qobject_cast<QCPErrorBars *>(step->plottable(i)) != nullptr;
+        }
+        QCOMPARE(modes, QStringList({"plain torch.compile", "max-autotune", "plugin"}));
+        QCOMPARE(errorBars, 3); // the spread over three processes, one whisker a mode
+        QCOMPARE(step->barsOf("plugin")->data()->at(0)->value, 371.6);
+        // Hovering the plugin's bar names it, its time, its spread and its speed-up.
+        const auto *bar = step->barsOf("plugin");
+        const QPointF px = bar->coordsToPixels(bar->data()->at(0)->key, bar->data()->at(0)->value / 2);
+        const QString tip = PlotView::of(step)->tipAt(px);
+        QVERIFY2(tip.contains("plugin") && tip.contains("371.6") && tip.contains("370.1") &&
+                     tip.contains("×"),
+                 qPrintable(tip));
+        QVERIFY(view->compileChart()->barsOf("max-autotune"));
+        QCOMPARE(view->breakdownChart()->segments(), 3 * 6); // three modes, six kinds of kernel each
+        QCOMPARE(view->kernelModel()->rowCount(), 3 * DemoKernelModel::kPerMode);
+        QCOMPARE(view->kernelModel()->index(0, DemoKernelModel::Mode).data().toString(),
+                 QString("plain torch.compile"));
+        QCOMPARE(view->kernelModel()->index(0, DemoKernelModel::Kernel).data().toString(),
+                 QString("extern_kernels.mm (qkv)"));
+        QCOMPARE(view->kernelModel()->index(0, DemoKernelModel::Us).data().toString(), QString("120.4"));
+        QTest::qWait(50);
+        pagecheck::checkRendered(&page, "demo-model-steps", 50);
+        for (QCustomPlot *plot :
+             {static_cast<QCustomPlot *>(step), static_cast<QCustomPlot *>(view->compileChart()),
+              static_cast<QCustomPlot *>(view->breakdownChart())}) {
+            plot->replot();
+            pagecheck::checkTitlesFit(plot, plot->objectName());
+        }
+        // The training step: the other scenario.
+        page.findChild<QComboBox *>("demoScenario")->setCurrentIndex(1);
+        QCOMPARE(step->barsOf("max-autotune")->data()->at(0)->value, 7918.0);
+        // A result without model steps, or with steps but no breakdown (diode-demo/2), says so.
+        QVERIFY(page.openResult(testutil::dataPath("demo/h200-demo.json")));
+        QVERIFY2(plotMessage(view->breakdownChart()).contains("diode-demo/3 results record"),
+                 qPrintable(plotMessage(view->breakdownChart())));
+        QVERIFY(page.openResult(DemoPage::shippedResult()));
+        QVERIFY(!view->scenarios().isEmpty());
+        QVERIFY2(plotMessage(view->breakdownChart()).contains("diode-demo/3"),
+                 qPrintable(plotMessage(view->breakdownChart())));
+        // The CLI prints the same: medians with their spread, and where the time goes.
+        QString out;
+        QCOMPARE(
+            testutil::runCli({"demo", "--show", testutil::dataPath("demo/demo3-model-steps.json")}, &out), 0);
+        QVERIFY2(out.contains("step 371.6 us [370.1-374.4]") && out.contains("(3 processes)") &&
+                     out.contains("gemm 282.5"),
+                 qPrintable(out));
+    }
+
+    // A demo/3 field that is not what the format says is refused, naming the case, mode and field.
+    void badModelStepFieldsAreNamed() {
+        const QString base =
+            QString::fromUtf8(testutil::fileBytes(testutil::dataPath("demo/demo3-model-steps.json")));
+        const QString cases[][2] = {
+            {R"("category": "gemm")", R"("category": "matmul")"},
+            {R"("processes": 3)", R"("processes": 0)"},
+        };
+        const QString said[] = {"breakdown[0]: category 'matmul' is not one of gemm, attention",
+                                "'processes' must be"};
+        for (int i = 0; i < 2; ++i) {
+            QString text = base;
+            text.replace(text.indexOf(cases[i][0]), cases[i][0].size(), cases[i][1]);
+            const QString path = m_dir.filePath(QString("bad-%1.json").arg(i));
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text.toUtf8());
+            f.close();
+            WorkbenchState state;
+            DemoPage page(&state);
+            QVERIFY(!page.openResult(path));
+            QVERIFY2(page.message().contains(said[i]) && page.message().contains("cases[1].results.default"),
+                     qPrintable(page.message()));
+        }
+    }
+
+    // The legend listed modes with no bar; a case's kernel bars stood on a log axis
+    // (155 and 140 µs looked equal); `diode demo --show` printed max-autotune's compile speed-up as
+    // "0.0x"; the page opened on a result measured before the timer fix without a word.
+    void demoChartsTellTheTruth() {
+        WorkbenchState state;
+        DemoPage page(&state);
+        page.resize(1280, 760);
+        page.show();
+        QVERIFY(page.openResult(DemoPage::shippedResult()));
+        auto *cases = page.findChild<QComboBox *>("demoCase");
+        auto *chart = page.kernelChart();
+        for (int k = 1; k < cases->count(); k += 7) {
+            cases->setCurrentIndex(k);
+            const auto &c = page.result().cases[size_t(k - 1)];
+            int bars = 0;
+            for (int i = 0; i < chart->plottableCount(); ++i)
+                if (auto *b = qobject_cast<QCPBars *>(chart->plottable(i))) {
+                    ++bars;
+                    QVERIFY2(b->dataCount() > 0,
+                             qPrintable(QString::fromStdString(c.name) + ": " + b->name() + " has no bar"));
+                }
+            int withTimes = 0;
+            for (const auto &[mode, t] : c.results)
+                withTimes += t.error.empty() && t.kernelMs.has_value();
+            QCOMPARE(bars, withTimes);
+            QStringList legend;
+            for (int i = 0; i < chart->legend->itemCount(); ++i)
+                if (auto *item = qobject_cast<QCPPlottableLegendItem *>(chart->legend->item(i)))
+                    legend << item->plottable()->name();
+            QVERIFY2(legend.size() == bars,
+                     qPrintable(QString::fromStdString(c.name) + ": " + legend.join(", ")));
+            QCOMPARE(chart->yAxis->scaleType(), QCPAxis::stLinear);
+            QCOMPARE(chart->yAxis->range().lower, 0.0);
+        }
+        // Measured before every timing started from a flushed L2: said above the charts.
+        auto *note = page.findChild<QLabel *>("demoTimerNote");
+        QVERIFY(note->isVisible());
+        QVERIFY2(note->text().contains("before every timing started from a flushed L2 (2026-11-27)"),
+                 qPrintable(note->text()));
+        QVERIFY(page.openResult(testutil::dataPath("demo/demo3-model-steps.json")));
+        QVERIFY(!note->isVisible());
+        // The CLI's digits are the page's: a compile speed-up of 0.01x is not "0.0x".
+        QString out;
+        QCOMPARE(testutil::runCli({"demo", "--show", DemoPage::shippedResult()}, &out), 0);
+        QVERIFY2(!out.contains(QRegularExpression("compile\\s+0\\.0×")), qPrintable(out));
+        QVERIFY2(out.contains(QRegularExpression("max-autotune\\s+compile\\s+0\\.0[0-9]+×")),
+                 qPrintable(out));
+        QVERIFY2(out.contains("note: measured 2026-11-23, before every timing started from a flushed L2"),
+                 qPrintable(out.left(400)));
     }
 
     void runIsDisabledWithoutAGpu() {

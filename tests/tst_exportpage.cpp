@@ -147,7 +147,7 @@ private slots:
             if (page.metricsModel()->index(r, 9).data().toString() == "n/a") // predicts no times
                 baselines << page.metricsModel()->index(r, 0).data().toString();
         QCOMPARE(baselines, QStringList({"plain torch.compile (ATen)",
-                                         "max-autotune's pick (94 problems with Inductor's timings)",
+                                         "max-autotune's pick (94 problem lines with Inductor's timings)",
                                          "Inductor's first config", "random"}));
         state.setPackage(QString()); // no model fits the open data: nothing of warm stays shown
         QCOMPARE(box->currentIndex(), -1);

@@ -2,6 +2,7 @@
 
 #include "pagecheck.h"
 
+#include "common/modellist.h"
 #include "common/plotmessage.h"
 #include "common/workbenchstate.h"
 #include "diode/config.h"
@@ -14,9 +15,11 @@
 #include <QDialog>
 #include <QFile>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTableWidget>
 
@@ -95,6 +98,72 @@ private slots:
         pagecheck::checkRendered(&page, "hardware-telemetry", 20);
     }
 
+    // On a machine without a GPU, Characterise opened on the inductor backend, asked
+    // for "--package", kept the H200 pool after a switch to cpu, and failed a budget of 20 with
+    // "raise --count": it worked on the fourth try. It opens on what works here: the cpu backend
+    // (the inductor one off, saying why), the cpu plan as the pool, a budget training can live
+    // with, and the newest cpu model to start from; with none, Run is off and says what to do.
+    // Then it runs on the first try, and says what it trained on in problem lines.
+    void characteriseWorksOnTheFirstTryWithoutAGpu() {
+        WorkbenchState state;
+        HardwarePage page(&state);
+        QSignalSpy shown(&page, &HardwarePage::hardwareShown);
+        QVERIFY(shown.wait(30000));
+        if (page.gpuModel()->rowCount() > 0)
+            QSKIP("this machine has a GPU: the defaults without one cannot be seen here");
+        QVERIFY(state.localGpusKnown() && state.localGpus().isEmpty());
+        CharacterisePanel *panel = page.openCharacterise();
+        auto *backend = panel->findChild<QComboBox *>("characteriseBackend");
+        QCOMPARE(backend->currentText(), QString("cpu"));
+        auto *items = qobject_cast<QStandardItemModel *>(backend->model());
+        QVERIFY(!items->item(backend->findText("inductor"))->isEnabled());
+        QVERIFY2(panel->findChild<QLineEdit *>("characterisePool")
+                     ->text()
+                     .endsWith("resources/plans/cpu-smoke.json"),
+                 qPrintable(panel->findChild<QLineEdit *>("characterisePool")->text()));
+        auto *count = panel->findChild<QSpinBox *>("characteriseCount");
+        QVERIFY(count->minimum() >= 25 && count->value() >= count->minimum());
+        auto *run = panel->findChild<QPushButton *>("characteriseRun");
+        QVERIFY(!run->isEnabled());
+        QVERIFY2(run->toolTip().contains("starts from a cpu model") && !run->toolTip().contains("--package"),
+                 qPrintable(run->toolTip()));
+        auto *status = panel->findChild<QLabel *>("characteriseStatus");
+        QCOMPARE(status->text(), run->toolTip());
+        panel->window()->close();
+#if !DIODE_HAVE_TORCH
+        QSKIP("this build has no LibTorch: characterising trains a package");
+#endif
+        // The README's cpu pipeline made a cpu model; the workbench knows it (trained or opened here).
+        const QString db = m_dir.filePath("first-try-cpu.db"), pkg = m_dir.filePath("first-try-cpu.diode");
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan",
+                                   testutil::sourcePath("resources/plans/cpu-smoke.json"), "--db", db}),
+                 0);
+        QCOMPARE(testutil::runCli({"train", "--db", db, "--out", pkg, "--epochs", "15", "--members", "2"},
+                                  nullptr, nullptr, 280000),
+                 0);
+        QVERIFY(ModelList::of(&state)->add(pkg) >= 0);
+        panel = page.openCharacterise();
+        QCOMPARE(panel->findChild<QLineEdit *>("characterisePackage")->text(),
+                 QFileInfo(pkg).absoluteFilePath());
+        QVERIFY(run->isEnabled());
+        // Only the files go elsewhere than the user's data folder; the rest as it opened.
+        panel->setPaths(QString(), QString(), m_dir.filePath("first-try-char.db"),
+                        m_dir.filePath("first-try.diode"));
+        auto *epochs = panel->findChild<QSpinBox *>("characteriseEpochs");
+        epochs->setValue(10);
+        QSignalSpy ended(panel, &CharacterisePanel::ended);
+        run->click();
+        QVERIFY(ended.wait(280000));
+        auto *error = panel->findChild<QLabel *>("characteriseError");
+        QVERIFY2(error->isHidden(), qPrintable(error->text()));
+        QVERIFY2(status->text().contains(
+                     QRegularExpression("trained on [0-9]+ problem lines of first-try-char.db")),
+                 qPrintable(status->text()));
+        const QString verdict = panel->findChild<QLabel *>("characteriseVerdict")->text();
+        QVERIFY2(verdict.contains(QRegularExpression("warning: only [0-9]+ held-out problems?: below 30")),
+                 qPrintable(verdict));
+    }
+
     // "Characterise this GPU" from the Hardware page, end to end on the cpu backend (a real sweep
     // into a real store, real fine-tuning): the page's window chooses, measures, fine-tunes and
     // shows the transferred and the new package, plain torch.compile and the best ATen kernel on
@@ -108,8 +177,11 @@ private slots:
         auto *error = panel->findChild<QLabel *>("characteriseError");
         // The cpu backend has no GPU to find a package for: said, nothing run.
         panel->setBackend("cpu");
+        panel->setPaths(QString(), QString(), m_dir.filePath("char.db"), m_dir.filePath("new.diode"));
+        if (!panel->findChild<QLineEdit *>("characterisePackage")->text().isEmpty())
+            panel->findChild<QLineEdit *>("characterisePackage")->clear(); // a cpu model known here
         panel->run();
-        QVERIFY2(error->isVisible() && error->text().contains("name the start package"),
+        QVERIFY2(error->isVisible() && error->text().contains("starts from a cpu model"),
                  qPrintable(error->text()));
 #if !DIODE_HAVE_TORCH
         QSKIP("this build has no LibTorch: characterising trains a package");

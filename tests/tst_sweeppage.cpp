@@ -20,6 +20,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QLineEdit>
@@ -31,6 +32,7 @@
 #include <QSet>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QThread>
 #include <QTimer>
@@ -334,28 +336,53 @@ private slots:
         QCOMPARE(shown.count(), 1);
     }
 
-    // What `diode-workbench --page sweepPage --screenshot` shows: a finished cpu run, written to
-    // the run's own data folder.
-    void screenshotShowsAFinishedRun() {
-        QStandardPaths::setTestModeEnabled(true); // the data folder of this test, not the user's
+    // What `diode-workbench --page Sweep --screenshot` shows, with no sweep run for it: the plan and
+    // its estimate, and a run of the open database under the plot to compare
+    // the next sweep with (Nsight's and TensorBoard's overlay of runs); ready() once it is drawn.
+    void showsARunOfTheOpenDatabaseToCompareWith() {
         WorkbenchState state;
         SweepPage page(&state);
         page.resize(1130, 760);
         page.show();
         QSignalSpy ready(&page, &SweepPage::ready);
-        page.runForScreenshot();
-        QVERIFY(ready.wait(120000));
-        auto *bar = page.findChild<QProgressBar *>("sweepProgress");
-        QCOMPARE(bar->value(), bar->maximum());
-        const auto smoke =
-            diode::SweepPlan::load(testutil::sourcePath("resources/plans/cpu-smoke.json").toStdString());
-        QCOMPARE(bar->maximum(), int(smoke.problems.size()));
-        QCOMPARE(page.plot()->points(), int(smoke.problems.size()));
+        state.setDatabase(kShipped, true);
+        QVERIFY(ready.wait(60000));
+        QVERIFY(!page.worker()->isRunning());
+        QCOMPARE(page.plot()->points(), 0);
+        QVERIFY(page.plot()->overlayPoints() > 100);
         QVERIFY(plotMessage(page.plot()).isEmpty());
-        QVERIFY(page.targetDatabase().startsWith(
-            QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)));
-        QFile::remove(page.targetDatabase());
-        QStandardPaths::setTestModeEnabled(false);
+        auto *compare = page.findChild<QComboBox *>("compareRun");
+        QCOMPARE(compare->count(), 1 + 2); // "no earlier run" and the earlier data's two runs
+        QVERIFY2(compare->currentText().startsWith("run 2: import problem-jsonl"),
+                 qPrintable(compare->currentText()));
+        compare->setCurrentIndex(0);
+        QCOMPARE(page.plot()->overlayPoints(), 0);
+        compare->setCurrentIndex(1);
+        QVERIFY(page.plot()->overlayPoints() > 100);
+        // The points a cpu sweep adds go on top of a GPU's run; the unit follows the largest rate.
+        const QString db = m_dir.filePath("overlay.db");
+        QVERIFY(runOneTooBigOfTwo(page, db));
+        QCOMPARE(page.plot()->points(), 1);
+    }
+
+    // On a machine the Hardware page found without a GPU, an inductor sweep was
+    // offered and ran into an error; it is not offered, and the page says why.
+    void inductorIsOfferedOnlyWithAGpu() {
+        WorkbenchState state;
+        SweepPage page(&state);
+        page.setBackend("inductor");
+        auto *backend = page.findChild<QComboBox *>("backend");
+        auto *items = qobject_cast<QStandardItemModel *>(backend->model());
+        QStandardItem *inductor = items->item(backend->findText("inductor"));
+        QVERIFY(inductor->isEnabled()); // not known yet: not refused
+        state.setLocalGpus({});
+        QVERIFY(!inductor->isEnabled());
+        QVERIFY2(inductor->toolTip().contains("No GPU"), qPrintable(inductor->toolTip()));
+        QCOMPARE(backend->currentText(), QString("cpu"));
+        QVERIFY2(page.findChild<QLabel *>("sweepStatus")->text().contains("No GPU on this machine"),
+                 qPrintable(page.findChild<QLabel *>("sweepStatus")->text()));
+        state.setLocalGpus({"NVIDIA H100 80GB HBM3"});
+        QVERIFY(inductor->isEnabled());
     }
 
     void cancelThenResumeFinishesTheRun() {
@@ -592,6 +619,15 @@ private slots:
         auto *error = page.findChild<QLabel *>("sweepError");
         QVERIFY(!error->isHidden());
         QVERIFY2(error->text().contains("inductor backend cannot run"), qPrintable(error->text()));
+        // Said once (not "cannot run: the inductor backend cannot run"), the bar back
+        // on the plan's problems (not "0 / 1"), and no "Measuring…" over an empty plot.
+        QCOMPARE(error->text().count("cannot run"), 1);
+        auto *bar = page.findChild<QProgressBar *>("sweepProgress");
+        QCOMPARE(bar->maximum(), int(smallCpuPlanSize().problems));
+        QVERIFY(bar->maximum() > 1);
+        QVERIFY2(!plotMessage(page.plot()).contains("Measuring"), qPrintable(plotMessage(page.plot())));
+        QVERIFY2(plotMessage(page.plot()).contains("No problem was measured"),
+                 qPrintable(plotMessage(page.plot())));
     }
 };
 

@@ -8,8 +8,12 @@
 #include "train/trainworker.h"
 #include "validate/validationworker.h"
 
+#include <QLabel>
+#include <QProgressBar>
+#include <QRegularExpression>
 #include <QSet>
 #include <QSignalSpy>
+#include <QSpinBox>
 
 namespace {
 
@@ -45,13 +49,13 @@ private slots:
         page.show();
         page.setEpochs(4);
         QSignalSpy epochs(page.worker(), &TrainWorker::progress);
-        QSignalSpy ready(&page, &TrainPage::ready);
+        QSignalSpy ready(&page, &TrainPage::trained);
         QSignalSpy failed(page.worker(), &TrainWorker::failed);
         QSignalSpy package(&state, &WorkbenchState::packageChanged);
         EventLoopProbe probe;
         probe.start();
         page.train();
-        QVERIFY(ready.wait(60000));
+        QVERIFY(ready.wait(180000)); // six networks for real: slow beside other builds
         probe.stop();
         QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
         const int members = diode::TrainOptions().members;
@@ -92,13 +96,59 @@ private slots:
         QVERIFY2(distinctColours(shot) > 100, "the page is blank");
     }
 
+    // After another database was opened, Train still showed the last run's curves and
+    // "Wrote … 26 problems", and its bar read "2400 / 2400 epochs" where early stopping ran 659.
+    // Now: the time left while it trains, the epochs that ran at the end, nothing of an old run on
+    // another database, and that run kept to compare the next one with (an overlay, TensorBoard's).
+    void tellsTimeLeftEpochsRunAndKeepsRunsToCompare() {
+        WorkbenchState state;
+        state.setDatabase(kDataset, true);
+        TrainPage page(&state);
+        page.resize(1130, 760);
+        page.show();
+        page.setEpochs(400);
+        page.findChild<QSpinBox *>("patience")->setValue(3); // early stopping well before 400
+        page.findChild<QSpinBox *>("members")->setValue(2);
+        auto *status = page.findChild<QLabel *>("trainStatus");
+        QStringList lines;
+        connect(page.worker(), &TrainWorker::progress, this, [&] { lines << status->text(); });
+        QSignalSpy trained(&page, &TrainPage::trained);
+        page.train();
+        QVERIFY(trained.wait(120000));
+        const TrainOutcome &o = page.lastOutcome();
+        QVERIFY2(o.epochsRun < 800, qPrintable(QString::number(o.epochsRun)));
+        QVERIFY2(
+            std::any_of(lines.begin(), lines.end(),
+                        [](const QString &l) { return l.contains(QRegularExpression("at most .* left")); }),
+            qPrintable(lines.join("\n")));
+        auto *bar = page.findChild<QProgressBar *>();
+        QCOMPARE(bar->value(), bar->maximum());
+        QCOMPARE(bar->text(), QString("%1 epochs run of at most 800 (early stopping)").arg(o.epochsRun));
+        QVERIFY(status->text().contains(QString("%1 epochs in all").arg(o.epochsRun)));
+        auto *curves = page.findChild<TrainingCurves *>();
+        QCOMPARE(curves->networks(), 2);
+        // Another database: the page is about it, not the run before.
+        state.setDatabase(testutil::sourcePath("trained_models/h200/h200-ingraph.db"), true);
+        QCOMPARE(curves->networks(), 0);
+        QVERIFY(status->text().isEmpty());
+        QVERIFY(bar->text().isEmpty() || !bar->isTextVisible());
+        // The run is kept, named with its database, and drawn under the next run on request.
+        QCOMPARE(page.earlierRuns().size(), 1);
+        QVERIFY2(page.earlierRuns()[0].endsWith("on h200-dataset.db"), qPrintable(page.earlierRuns()[0]));
+        page.compareWith(0);
+        QCOMPARE(curves->overlayGraphs(), 4); // loss and validation top-1 of two networks
+        QVERIFY(curves->legend->itemCount() >= 2);
+        page.compareWith(-1);
+        QCOMPARE(curves->overlayGraphs(), 0);
+    }
+
     void cancelStopsAfterTheCurrentEpochAndKeepsTheBest() {
         WorkbenchState state;
         state.setDatabase(kDataset, true);
         TrainPage page(&state);
         page.setEpochs(5000);
         QSignalSpy epochs(page.worker(), &TrainWorker::progress);
-        QSignalSpy ready(&page, &TrainPage::ready);
+        QSignalSpy ready(&page, &TrainPage::trained);
         EventLoopProbe probe;
         probe.start();
         page.train();
@@ -124,7 +174,7 @@ private slots:
         TrainPage page(&state);
         page.setEpochs(2);
         QVERIFY(page.request().storePredictions);
-        QSignalSpy ready(&page, &TrainPage::ready);
+        QSignalSpy ready(&page, &TrainPage::trained);
         page.train();
         QVERIFY(ready.wait(60000));
         QVERIFY(page.lastOutcome().modelId > 0);

@@ -3,11 +3,27 @@
 #include "pagecheck.h"
 
 #include "bias/biaspage.h"
+#include "bias/biasscatter.h"
 #include "common/metricsmodel.h"
+#include "common/plotmessage.h"
+#include "common/plotview.h"
 #include "common/workbenchstate.h"
+#include "data/datapage.h"
+#include "data/rooflineview.h"
+#include "demo/demopage.h"
 #include "export/exportpage.h"
+#include "hardware/characterisepanel.h"
+#include "hardware/hardwarepage.h"
 #include "mainwindow.h"
+#include "screenshotrun.h"
 #include "summary/summarypage.h"
+#include "sweep/sweeppage.h"
+#include "sweep/sweepworker.h"
+#include "sweep/throughputplot.h"
+#include "train/trainpage.h"
+#include "train/trainworker.h"
+#include "validate/candidatemodel.h"
+#include "validate/predictionscatter.h"
 #include "validate/validatepage.h"
 
 #include "diode/config.h"
@@ -18,17 +34,23 @@
 #include <QComboBox>
 #include <QCryptographicHash>
 #include <QDesktopServices>
+#include <QDialog>
 #include <QDirIterator>
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QImage>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTimer>
+#include <QWheelEvent>
 
 // Stands in for a desktop's file handler (QDesktopServices::setUrlHandler).
 class UrlOpener : public QObject {
@@ -37,6 +59,29 @@ public:
     QUrl url;
 public slots:
     void open(const QUrl &u) { url = u; }
+};
+
+// The window a fresh clone opens, at 1280 x 800 on the shipped data, with the signals its pages
+// give once their data is shown.
+struct ShippedWindow {
+    MainWindow w;
+    QSignalSpy shown{&w, &MainWindow::databaseShown};
+    QSignalSpy validated{w.findChild<ValidatePage *>(), &ValidatePage::ready};
+    QSignalSpy biased{w.findChild<BiasPage *>(), &BiasPage::ready};
+    QSignalSpy analysed{w.findChild<DataPage *>(), &DataPage::analysisShown};
+    /// `visitFirst`: every page is shown once before the data opens, as a user clicking through
+    /// the pages while it loads (a combo box sized on its first show, empty, cut what came later).
+    bool open(bool visitFirst = false) {
+        w.resize(1280, 800);
+        w.show();
+        if (visitFirst)
+            for (const QString &name : w.pageTitles()) {
+                w.showPage(name);
+                QTest::qWait(100); // laid out and painted, empty
+            }
+        w.openShippedData();
+        return shown.wait(30000);
+    }
 };
 
 // The real main window, offscreen, opening real databases.
@@ -62,11 +107,15 @@ private slots:
         const auto plan =
             diode::SweepPlan::load(testutil::sourcePath("resources/plans/cpu-smoke.json").toStdString());
         const auto problems = plan.problems.size(), measurements = problems * plan.cpuConfigs.size();
-        // Says what it counts: distinct problems, where the Data page lists problem lines.
-        QVERIFY2(counts->text().contains(QString("<td>%1 distinct (0 failed); the Data page lists a problem "
-                                                 "once per run")
-                                             .arg(problems)),
+        // Says what it counts, as `diode stats` counts it: problems, one line each in one run; the
+        // Data page lists a problem once per run.
+        QVERIFY2(counts->text().contains(
+                     QString("<td>%1 problems (0 failed); a line is a problem in one run").arg(problems)),
                  qPrintable(counts->text()));
+        QString stats;
+        QCOMPARE(testutil::runCli({"stats", "--db", db}, &stats), 0);
+        QVERIFY2(stats.contains(QString("problems      %1 problems (0 failed)").arg(problems)),
+                 qPrintable(stats));
         QVERIFY2(counts->text().contains(QString("%1 (0 failed)").arg(measurements)),
                  qPrintable(counts->text()));
         QVERIFY(counts->text().contains("addmm, bmm, mm"));
@@ -442,8 +491,12 @@ private slots:
         // ... and says so in the Demo page's convention: speed-up ×, plain torch.compile first.
         QVERIFY(r.models[0].speedupVsPlain > 1 && r.models[0].speedupVsMaxAutotune > 1);
         const QString scope = validate->scopeText();
-        QVERIFY2(scope.indexOf("× as fast as plain torch.compile's") > 0 &&
-                     scope.indexOf("× as fast as plain torch.compile's") < scope.indexOf("max-autotune's"),
+        QVERIFY2(scope.indexOf("× as fast as those of plain torch.compile (ATen)") > 0 &&
+                     scope.indexOf("× as fast as those of plain torch.compile (ATen)") <
+                         scope.indexOf("max-autotune's"),
+                 qPrintable(scope));
+        // Counted as `diode eval` and `diode stats` count: distinct problems in their lines.
+        QVERIFY2(scope.contains(QRegularExpression("Measured on [0-9]+ problems in [0-9]+ lines")),
                  qPrintable(scope));
 
         auto *bias = w.findChild<BiasPage *>();
@@ -612,6 +665,310 @@ private slots:
         QVERIFY(trigger(measurements, "Save table as CSV"));
         QTRY_VERIFY_WITH_TIMEOUT(w.statusBar()->currentMessage().contains("rows saved to " + all), 20000);
         QVERIFY(QFileInfo(all).size() > 1000);
+    }
+
+    // The open file in the title bar, and File ▸ Open recent: what every desktop application has.
+    void titleNamesTheOpenFileAndRecentFilesReopen() {
+        const QString earlier = testutil::sourcePath("trained_models/h200/h200-dataset.db");
+        const QString cpu = m_dir.filePath("recent-cpu.db");
+        QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan",
+                                   testutil::sourcePath("resources/plans/cpu-smoke.json"), "--db", cpu}),
+                 0);
+        QSettings().remove("recent/databases");
+        MainWindow w;
+        w.show();
+        QCOMPARE(w.windowTitle(), QString("Diode Workbench"));
+        QSignalSpy shown(&w, &MainWindow::databaseShown);
+        w.openDatabase(earlier, true);
+        QVERIFY(shown.wait(20000));
+        QCOMPARE(w.windowTitle(), QString("h200-dataset.db (read-only) — Diode Workbench"));
+        w.openDatabase(cpu);
+        QVERIFY(shown.wait(20000));
+        QCOMPARE(w.windowTitle(), QString("recent-cpu.db — Diode Workbench"));
+        QCOMPARE(w.recentDatabases(),
+                 QStringList({QFileInfo(cpu).absoluteFilePath(), QFileInfo(earlier).absoluteFilePath()}));
+        auto *recent = w.findChild<QMenu *>("recentMenu");
+        QVERIFY(recent);
+        QAction *again = nullptr;
+        for (QAction *a : recent->actions())
+            if (a->data().toString() == QFileInfo(earlier).absoluteFilePath())
+                again = a;
+        QVERIFY2(again && again->text().contains("h200-dataset.db"),
+                 "the earlier database is in Open recent");
+        again->trigger();
+        QVERIFY(shown.wait(20000));
+        QCOMPARE(QFileInfo(w.state()->databasePath()).fileName(), QString("h200-dataset.db"));
+        QVERIFY(w.windowTitle().startsWith("h200-dataset.db"));
+        QCOMPARE(w.recentDatabases().first(), QFileInfo(earlier).absoluteFilePath());
+        // A new window (the next start) lists them too.
+        MainWindow next;
+        QCOMPARE(next.recentDatabases().size(), 2);
+    }
+
+    // Help ▸ About named only the H200 folder; every hardware's folder of shipped data is named.
+    void aboutNamesEveryShippedFolder() {
+        const QString about = MainWindow::aboutText();
+        for (const char *folder : {"trained_models/h100", "trained_models/h200"})
+            QVERIFY2(about.contains(folder), qPrintable(about));
+    }
+
+    // --screenshot of Train trained a model for 102 s, and of Sweep ran a sweep: a picture must
+    // start no work. Both are saved once the open database is shown; nothing trains or sweeps.
+    void screenshotOfTrainAndSweepStartsNoWork() {
+        for (const QString name : {"Train", "Sweep"}) {
+            MainWindow w;
+            w.resize(1280, 800);
+            w.show();
+            QVERIFY(w.showPage(name));
+            const QString png = m_dir.filePath("no-work-" + name + ".png");
+            auto *run = new ScreenshotRun(&w, w.page(name), png);
+            QSignalSpy finished(run, &ScreenshotRun::finished);
+            auto *train = w.findChild<TrainPage *>();
+            auto *sweep = w.findChild<SweepPage *>();
+            QSignalSpy epochs(train->worker(), &TrainWorker::progress);
+            QSignalSpy problems(sweep->worker(), &SweepWorker::problemFinished);
+            w.openDatabase(testutil::sourcePath("trained_models/h200/h200-dataset.db"), true);
+            QVERIFY(finished.wait(60000));
+            QCOMPARE(finished.at(0).at(0).toInt(), 0);
+            QVERIFY(QImage(png).width() > 0);
+            QVERIFY(!train->worker()->isRunning() && !sweep->worker()->isRunning());
+            QTest::qWait(500);
+            QCOMPARE(epochs.size(), 0);
+            QCOMPARE(problems.size(), 0);
+            if (name == "Sweep") // a run of the open database, to compare the next sweep with
+                QVERIFY2(sweep->plot()->overlayPoints() > 0, "the Sweep shot shows the database's run");
+        }
+    }
+
+    // The default window: every page at 1280 x 800 with its data shown, every tab of it, and the
+    // states a newcomer meets (two models on Validate, an error on Sweep, a result on Demo, the
+    // Characterise window): no text of a page's own widgets is cut, and the window stays 1280 wide.
+    void noPageCutsATextAt1280x800() {
+        ShippedWindow sw;
+        QVERIFY(sw.open(true));
+        MainWindow &w = sw.w;
+        auto *validate = w.findChild<ValidatePage *>();
+        QSignalSpy &validated = sw.validated, &biased = sw.biased;
+        QStringList cut;
+        auto check = [&](const QString &name, QWidget *page) {
+            QTest::qWait(100);
+            for (const QString &c : pagecheck::clippedTextsOnEveryTab(page)) {
+                cut << name + ": " + c;
+                qWarning("cut: %s", qPrintable(cut.last()));
+            }
+            QVERIFY2(w.width() == 1280,
+                     qPrintable(QString("%1 widened the window to %2").arg(name).arg(w.width())));
+            for (auto *plot : page->findChildren<QCustomPlot *>())
+                if (plot->isVisible() && !plotMessage(plot).size()) {
+                    plot->replot();
+                    bool titled = false;
+                    for (QCPLayoutElement *e : plot->plotLayout()->elements(true))
+                        if (auto *t = qobject_cast<QCPTextElement *>(e); t && !t->text().isEmpty())
+                            titled = true;
+                    if (titled)
+                        pagecheck::checkTitlesFit(plot, name + "/" + plot->objectName());
+                }
+        };
+        for (const QString &name : w.pageTitles()) {
+            QVERIFY(w.showPage(name));
+            if (name == "Validate")
+                QVERIFY(validated.count() || validated.wait(120000));
+            if (name == "Bias")
+                QVERIFY(biased.count() || biased.wait(120000));
+            check(name, w.page(name));
+            if (QTest::currentTestFailed())
+                return;
+        }
+        // Two models side by side on Validate.
+        QVERIFY(w.showPage("Validate"));
+        auto *modelB = w.findChild<QComboBox *>("modelB");
+        const int cold = modelB->findText("h200-ingraph-cold", Qt::MatchStartsWith);
+        QVERIFY(cold > 0);
+        validated.clear();
+        modelB->setCurrentIndex(cold);
+        QVERIFY(validated.wait(120000));
+        QCOMPARE(validate->result().models.size(), size_t(2));
+        check("Validate with two models", validate);
+        modelB->setCurrentIndex(0);
+        // Sweep after an error (a database it cannot create, a long path in the message): the message
+        // wraps inside the page.
+        QVERIFY(w.showPage("Sweep"));
+        auto *sweep = w.findChild<SweepPage *>();
+        sweep->setTargetDatabase(
+            m_dir.filePath("a/folder/that/does/not/exist/with/a/long/name/cut-check.db"));
+        sweep->setBackend("cpu");
+        QSignalSpy failed(sweep->worker(), &SweepWorker::failed);
+        sweep->run();
+        QVERIFY(failed.wait(60000));
+        QVERIFY(sweep->findChild<QLabel *>("sweepError")->isVisible());
+        check("Sweep after an error", sweep);
+        // Demo on a model-step result, and on one case of the shipped result.
+        auto *demo = w.findChild<DemoPage *>();
+        QVERIFY(w.showPage("Demo"));
+        QVERIFY(demo->openResult(testutil::dataPath("demo/demo3-model-steps.json")));
+        check("Demo on model steps", demo);
+        QVERIFY(demo->openResult(DemoPage::shippedResult()));
+        auto *cases = demo->findChild<QComboBox *>("demoCase");
+        cases->setCurrentIndex(1);
+        check("Demo on one case", demo);
+        // The Characterise window, at the size it opens.
+        auto *panel = w.findChild<HardwarePage *>()->openCharacterise();
+        check("Characterise", panel->window());
+        panel->window()->close();
+        QVERIFY2(cut.isEmpty(), qPrintable(cut.join("\n")));
+    }
+
+    // Every plot answers the mouse as Nsight's and TensorBoard's do: the wheel zooms, a double-click
+    // goes back to the data's view, and the point, bar or cell under the mouse is named.
+    void everyPlotZoomsResetsAndNamesWhatIsUnderTheMouse() {
+        ShippedWindow sw;
+        QVERIFY(sw.open());
+        MainWindow &w = sw.w;
+        auto *validate = w.findChild<ValidatePage *>();
+        auto *bias = w.findChild<BiasPage *>();
+        auto *data = w.findChild<DataPage *>();
+        QSignalSpy &validated = sw.validated, &biased = sw.biased, &analysed = sw.analysed;
+        QVERIFY(analysed.count() || analysed.wait(60000));
+        QStringList silent, stuck;
+        // A pixel of a data point (graph), of a bar's middle, or of a colour map's cell.
+        auto dataPixel = [](QCustomPlot *plot) -> std::optional<QPointF> {
+            for (int i = plot->plottableCount() - 1; i >= 0; --i) {
+                QCPAbstractPlottable *p = plot->plottable(i);
+                if (!p->visible())
+                    continue;
+                if (auto *g = qobject_cast<QCPGraph *>(p); g && g->dataCount() > 0) {
+                    for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it) {
+                        const QPointF px = g->coordsToPixels(it->key, it->value);
+                        if (plot->axisRect()->rect().contains(px.toPoint()))
+                            return px;
+                    }
+                }
+                if (auto *b = qobject_cast<QCPBars *>(p); b && b->dataCount() > 0) {
+                    const auto it = b->data()->constBegin();
+                    return b->coordsToPixels(it->key, it->value / 2);
+                }
+                if (auto *m = qobject_cast<QCPColorMap *>(p)) {
+                    for (int x = 0; x < m->data()->keySize(); ++x)
+                        for (int y = 0; y < m->data()->valueSize(); ++y)
+                            if (!std::isnan(m->data()->cell(x, y))) {
+                                double k = 0, v = 0;
+                                m->data()->cellToCoord(x, y, &k, &v);
+                                return m->coordsToPixels(k, v);
+                            }
+                }
+            }
+            return std::nullopt;
+        };
+        auto exercise = [&](QCustomPlot *plot, const QString &name) {
+            plot->replot();
+            const auto px = dataPixel(plot);
+            if (!px)
+                return;
+            auto *view = PlotView::of(plot);
+            const bool ownTips = qobject_cast<PredictionScatter *>(plot);
+            if (!ownTips && view->tipAt(*px).isEmpty())
+                silent << name;
+            const QCPRange before = plot->xAxis->range(), beforeY = plot->yAxis->range();
+            QWheelEvent wheel(*px, plot->mapToGlobal(*px), QPoint(), QPoint(0, 240), Qt::NoButton,
+                              Qt::NoModifier, Qt::NoScrollPhase, false);
+            QApplication::sendEvent(plot, &wheel);
+            plot->replot();
+            const bool zoomed = plot->xAxis->range() != before || plot->yAxis->range() != beforeY;
+            const bool moved = view->moved();
+            QTest::mouseDClick(plot, Qt::LeftButton, Qt::NoModifier, px->toPoint());
+            const bool back =
+                plot->xAxis->range() == before && plot->yAxis->range() == beforeY && !view->moved();
+            if (!zoomed || !moved || !back)
+                stuck << QString("%1 (zoomed %2, moved %3, back %4)")
+                             .arg(name)
+                             .arg(zoomed)
+                             .arg(moved)
+                             .arg(back);
+        };
+        for (const QString &page : w.pageTitles()) {
+            QVERIFY(w.showPage(page));
+            if (page == "Validate")
+                QVERIFY(validated.count() || validated.wait(120000));
+            if (page == "Bias")
+                QVERIFY(biased.count() || biased.wait(120000));
+            QWidget *p = w.page(page);
+            for (auto *tabs : p->findChildren<QTabWidget *>())
+                for (int i = 0; i < tabs->count(); ++i) {
+                    tabs->setCurrentIndex(i);
+                    QTest::qWait(50);
+                    for (auto *plot : p->findChildren<QCustomPlot *>())
+                        if (plot->isVisible())
+                            exercise(plot, page + "/" + plot->objectName());
+                }
+            for (auto *plot : p->findChildren<QCustomPlot *>())
+                if (plot->isVisible())
+                    exercise(plot, page + "/" + plot->objectName());
+        }
+        QVERIFY2(silent.isEmpty(), qPrintable("no tooltip over a data point: " + silent.join(", ")));
+        QVERIFY2(stuck.isEmpty(),
+                 qPrintable("no zoom, or no way back with a double-click: " + stuck.join(", ")));
+        // Every plot of the window has them, whether it had data here or not.
+        for (auto *plot : w.findChildren<QCustomPlot *>()) {
+            bool reset = false;
+            for (QAction *a : plot->actions())
+                reset = reset || a->objectName() == "resetView";
+            QVERIFY2(reset, qPrintable(plot->objectName() + " has no Reset view"));
+        }
+    }
+
+    // Select a problem on one page, see it on the others: Validate, Bias and Data (linked selection).
+    void aProblemSelectedOnOnePageIsSelectedOnTheOthers() {
+        ShippedWindow sw;
+        QVERIFY(sw.open());
+        MainWindow &w = sw.w;
+        auto *validate = w.findChild<ValidatePage *>();
+        auto *bias = w.findChild<BiasPage *>();
+        auto *data = w.findChild<DataPage *>();
+        QSignalSpy &validated = sw.validated, &biased = sw.biased, &analysed = sw.analysed;
+        QVERIFY(w.showPage("Bias"));
+        QVERIFY(biased.count() || biased.wait(120000));
+        QVERIFY(analysed.count() || analysed.wait(60000));
+        QVERIFY(w.showPage("Validate"));
+        QVERIFY(validated.count() || validated.wait(120000));
+        // Validate on the database's problems, which Bias and Data show too.
+        auto *source = w.findChild<QComboBox *>("problemSource");
+        validated.clear();
+        source->setCurrentIndex(source->findData(ValidatePage::kAllSource));
+        QVERIFY(validated.wait(120000));
+        // Bias -> Validate and Data: a row of Bias's problem table.
+        QVERIFY(w.showPage("Bias"));
+        auto *problems = bias->findChild<QTableView *>("biasProblems");
+        problems->setCurrentIndex(problems->model()->index(3, 0));
+        const QString label = problems->model()->index(3, 0).data().toString();
+        QCOMPARE(w.state()->selectedProblem(), label);
+        QVERIFY(bias->scatter()->highlighted() > 0);
+        QVERIFY(validate->candidateModel()->rowCount() > 0);
+        QVERIFY2(w.findChild<QLabel *>("validateProblemTitle")->text().contains(label),
+                 qPrintable(w.findChild<QLabel *>("validateProblemTitle")->text()));
+        QVERIFY(validate->findChild<PredictionScatter *>("scatterA")->highlighted() > 0);
+        QVERIFY(data->problemFilter().has_value());
+        QCOMPARE(QString::fromStdString(data->problemFilter()->label()), label);
+        QVERIFY(data->roofline()->highlighted() > 0);
+        // The Data page's tables show that problem's lines only (one a run that measured it).
+        auto *lines = data->findChild<QTableView *>("problemsView");
+        QTRY_VERIFY_WITH_TIMEOUT(lines->model()->rowCount() >= 1 && lines->model()->rowCount() <= 4, 20000);
+        QVERIFY(w.findChild<QLabel *>("problemFilter")->text().contains(label.toHtmlEscaped()));
+        // Validate -> Bias: a problem opened on Validate is the row Bias selects.
+        QVERIFY(w.showPage("Validate"));
+        validate->openProblem(10);
+        const QString other = QString::fromStdString(validate->result().table->problems[10].label());
+        QCOMPARE(w.state()->selectedProblem(), other);
+        const QModelIndex current = problems->currentIndex();
+        QCOMPARE(current.siblingAtColumn(0).data().toString(), other);
+        // Data -> the others: a row of the problems table.
+        QVERIFY(w.showPage("Data"));
+        auto *rows = data->findChild<QTableView *>("problemsView");
+        QTRY_VERIFY_WITH_TIMEOUT(rows->model()->rowCount() > 0, 20000);
+        w.findChild<QPushButton *>("clearProblemFilter")->click();
+        QTRY_VERIFY_WITH_TIMEOUT(rows->model()->rowCount() > 20, 20000);
+        rows->setCurrentIndex(rows->model()->index(20, 0));
+        QVERIFY(w.state()->selectedProblem() != other);
+        QCOMPARE(problems->currentIndex().siblingAtColumn(0).data().toString(), w.state()->selectedProblem());
     }
 
     void foreignFileGivesAVisibleError() {

@@ -17,6 +17,7 @@
 
 #include "diode/config.h"
 #include "diode/modelinstall.h"
+#include "diode/wording.h"
 
 #include <QCloseEvent>
 #include <QDesktopServices>
@@ -26,6 +27,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
@@ -35,6 +37,22 @@
 #include <QStatusBar>
 #include <QUrl>
 #include <QVBoxLayout>
+
+namespace {
+
+// The data's GPU: the one most of its problems were measured on (none for cpu data).
+QString dataGpu(const DatasetSummary &s) {
+    QString gpu;
+    int64_t most = -1;
+    for (const auto &[name, n] : s.stats.problemsByGpu)
+        if (n > most) {
+            most = n;
+            gpu = QString::fromStdString(name);
+        }
+    return gpu;
+}
+
+} // namespace
 
 MainWindow::MainWindow(QWidget *parent)
     : QMainWindow(parent)
@@ -70,6 +88,9 @@ MainWindow::MainWindow(QWidget *parent)
 
     auto *file = menuBar()->addMenu(tr("&File"));
     file->addAction(tr("&Open database…"), QKeySequence::Open, this, &MainWindow::chooseDatabase);
+    m_recent = file->addMenu(tr("Open &recent"));
+    m_recent->setObjectName(QStringLiteral("recentMenu"));
+    fillRecentMenu();
     auto *shipped =
         file->addAction(tr("Open the &shipped in-graph data"), this, &MainWindow::openShippedData);
     shipped->setObjectName(QStringLiteral("openShippedData"));
@@ -133,13 +154,17 @@ MainWindow::MainWindow(QWidget *parent)
         fitPackageTo(s);
         // The same one again: its pages read it again.
         m_state->setDatabase(s.path, m_openingReadOnly,
-                             QString::fromUtf8(diode::toString(s.stats.defaultMethod.method).data()));
+                             QString::fromUtf8(diode::toString(s.stats.defaultMethod.method).data()),
+                             dataGpu(s));
+        rememberDatabase(s.path);
+        showTitle();
         showSummary(s);
     });
     connect(m_opener, &StoreLoader::failed, this, &MainWindow::showFailure);
     QSettings settings;
     restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    connect(m_state, &WorkbenchState::databaseChanged, this, &MainWindow::showTitle);
     connect(m_state, &WorkbenchState::dataChanged, this, [this] {
         if (!m_state->databasePath().isEmpty()) // none open yet: nothing to read again
             m_loader->load(m_state->databasePath());
@@ -233,14 +258,7 @@ void MainWindow::openEarlierData() {
 }
 
 void MainWindow::fitPackageTo(const DatasetSummary &s) {
-    // The data's GPU: the one most of its problems were measured on.
-    QString gpu;
-    int64_t most = -1;
-    for (const auto &[name, n] : s.stats.problemsByGpu)
-        if (n > most) {
-            most = n;
-            gpu = QString::fromStdString(name);
-        }
+    const QString gpu = dataGpu(s);
     const QString method = QString::fromUtf8(diode::toString(s.stats.defaultMethod.method).data());
     auto *models = ModelList::of(m_state);
     if (!m_state->packagePath().isEmpty()) {
@@ -252,10 +270,61 @@ void MainWindow::fitPackageTo(const DatasetSummary &s) {
     m_state->setPackage(models->packageForData(gpu, method));
 }
 
+QStringList MainWindow::recentDatabases() const {
+    QStringList out;
+    for (const QString &p : QSettings().value(QStringLiteral("recent/databases")).toStringList())
+        if (QFileInfo::exists(p))
+            out << p;
+    return out;
+}
+
+// Every database opened, the newest first.
+void MainWindow::rememberDatabase(const QString &path) {
+    QStringList list = QSettings().value(QStringLiteral("recent/databases")).toStringList();
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    list.removeAll(abs);
+    list.prepend(abs);
+    while (list.size() > kRecentFiles)
+        list.removeLast();
+    QSettings().setValue(QStringLiteral("recent/databases"), list);
+    fillRecentMenu();
+}
+
+void MainWindow::fillRecentMenu() {
+    m_recent->clear();
+    const QStringList list = recentDatabases();
+    for (int i = 0; i < list.size(); ++i) {
+        auto *a = m_recent->addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(list[i]).fileName()));
+        a->setToolTip(list[i]);
+        a->setStatusTip(list[i]);
+        a->setData(list[i]);
+        connect(a, &QAction::triggered, this, [this, path = list[i]] { openDatabase(path); });
+    }
+    if (list.isEmpty())
+        m_recent->addAction(tr("(none yet)"))->setEnabled(false);
+    m_recent->addSeparator();
+    m_recent->addAction(tr("Clear the list"), this, [this] {
+        QSettings().remove(QStringLiteral("recent/databases"));
+        fillRecentMenu();
+    });
+}
+
+// The open file in the title bar, as every desktop application shows it.
+void MainWindow::showTitle() {
+    const QString db = m_state->databasePath();
+    setWindowFilePath(db);
+    setWindowTitle(db.isEmpty() ? tr("Diode Workbench")
+                                : tr("%1%2 — Diode Workbench")
+                                      .arg(QFileInfo(db).fileName(),
+                                           m_state->databaseReadOnly() ? tr(" (read-only)") : QString()));
+}
+
 void MainWindow::showSummary(const DatasetSummary &s) {
     m_summary->setSummary(s);
-    statusBar()->showMessage(
-        tr("%1 problems, %2 measurements").arg(s.stats.problems).arg(s.stats.measurements));
+    statusBar()->showMessage(tr("%1, %2 measurements")
+                                 .arg(QString::fromStdString(diode::problemCount(
+                                     size_t(s.stats.problems), size_t(s.stats.problemLines))))
+                                 .arg(s.stats.measurements));
     emit databaseShown(s.path);
 }
 
@@ -291,20 +360,24 @@ void MainWindow::chooseDatabase() {
 QString MainWindow::aboutText() {
     const QString models =
         QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/models");
-    const QString shipped = QFileInfo(shippedFile(diode::shipped::kDataset)).absolutePath();
+    // Every hardware's folder of shipped data (trained_models/h100, h200, ...), not only the default's.
+    QStringList shippedFolders;
+    if (const QString root = shippedFile(diode::shipped::kModelDirectory); !root.isEmpty())
+        for (const QFileInfo &d : QDir(root).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
+            shippedFolders << QDir::toNativeSeparators(d.absoluteFilePath()).toHtmlEscaped();
     const QString readme = shippedFile(QStringLiteral("README.md"));
     auto yesNo = [](bool on) { return on ? tr("yes") : tr("no"); };
     return tr("<h3>Diode Workbench %1</h3>"
               "<p>GEMM sweeps, runtime models and kernel selection for PyTorch Inductor.</p>"
               "<p><b>Build</b>: Qt %2; training (LibTorch) %3; CUDA telemetry %4; ROCm SMI %5.</p>"
               "<p><b>Data</b><br>settings: %6<br>trained models: %7<br>plugin models (Install): %8<br>"
-              "shipped data: %9</p>"
+              "shipped data and models:<br>%9</p>"
               "<p><b>Documentation</b>: <a href=\"%10\">%11</a> and docs/ beside it.</p>")
         .arg(QStringLiteral(DIODE_VERSION), QString::fromLatin1(qVersion()), yesNo(DIODE_HAVE_TORCH),
              yesNo(DIODE_HAVE_CUDA), yesNo(DIODE_HAVE_ROCM_SMI), QSettings().fileName().toHtmlEscaped(),
              QDir::toNativeSeparators(models).toHtmlEscaped(),
              QString::fromStdString(diode::pluginModelDirectory().string()).toHtmlEscaped(),
-             shipped.isEmpty() ? tr("not found") : shipped.toHtmlEscaped())
+             shippedFolders.isEmpty() ? tr("not found") : shippedFolders.join(QStringLiteral("<br>")))
         .arg(QUrl::fromLocalFile(readme).toString(),
              readme.isEmpty() ? tr("README.md (not found)") : readme.toHtmlEscaped());
 }

@@ -4,6 +4,7 @@
 
 class QLabel;
 class QListWidget;
+class QMenu;
 class QStackedWidget;
 class StoreLoader;
 class SummaryPage;
@@ -42,6 +43,9 @@ public:
     /// The About box's text: version, build features, where data lives, the documentation.
     static QString aboutText();
     void showAbout();
+    /// Databases opened lately, the newest first (File ▸ Open recent), at most kRecentFiles.
+    QStringList recentDatabases() const;
+    static constexpr int kRecentFiles = 8;
     /// Help ▸ Documentation: README.md in the desktop's viewer; where no program can open it (no
     /// xdg-open, a server under Xvfb), a dialog that names the file and the docs/ folder.
     void showDocumentation();
@@ -60,6 +64,9 @@ private:
     /// Makes the model in use one that fits the data just opened (same GPU, same kind of truth):
     /// a package of another GPU or timing method would be validated against times it never meant.
     void fitPackageTo(const DatasetSummary &summary);
+    void rememberDatabase(const QString &path);
+    void fillRecentMenu();
+    void showTitle();
 
     WorkbenchState *m_state;
     QListWidget *m_pageList;
@@ -70,4 +77,5 @@ private:
     StoreLoader *m_loader; ///< reads the open database again after a sweep or training run
     StoreLoader *m_opener; ///< reads a database asked to open; only its success makes it the open one
     bool m_openingReadOnly = false;
+    QMenu *m_recent;
 };

@@ -150,7 +150,9 @@ int run(const Options &o) {
         say("deadline of {} s reached: trained on what was measured; the same command again "
             "measures the rest\n",
             o.deadlineS);
-    show("trained on {} problems measured here; held out: {}\n", res.trainingProblems, res.heldOutSource);
+    // Lines, as the trainer counts them: a problem measured in two runs of the store is two (wording.h).
+    show("trained on {} problem lines measured here; held out: {}\n", res.trainingProblems,
+         res.heldOutSource);
     show("{:<14} {:>8} {:>9} {:>9}  {}\n", "selector", "problems", "top1 mean", "top1 p10", "");
     for (const auto &row : res.table)
         show("{:<14} {:>8} {:>9} {:>9}  {}\n", row.selector, row.problems, efficiency(row.mean),

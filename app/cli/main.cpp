@@ -31,6 +31,7 @@
 #include "diode/sweeprunner.h"
 #include "diode/sweepsession.h"
 #include "diode/trainoptions.h"
+#include "diode/wording.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -339,11 +340,12 @@ int runStats(const std::string &db, bool asJson, const std::vector<std::string> 
         show("{}\n", cli::jsonText(j, 2));
         return 0;
     }
+    // Problems counted as every face counts them: distinct, in their problem lines (wording.h).
     show("database      {}\nruns          {}\nproblems      {} ({} failed)\nmeasurements  {} ({} failed)\n"
          "kernel configs {}\ngpus          {}\nops           {}\ndtypes        {}\nbackends      {}\n",
-         db, st.runs, st.problems, st.failedProblems, st.measurements, st.failedMeasurements, st.configs,
-         printableList(st.gpus), fmt::join(st.ops, ", "), fmt::join(st.dtypes, ", "),
-         printableList(st.backends));
+         db, st.runs, problemCount(size_t(st.problems), size_t(st.problemLines)), st.failedProblems,
+         st.measurements, st.failedMeasurements, st.configs, printableList(st.gpus), fmt::join(st.ops, ", "),
+         fmt::join(st.dtypes, ", "), printableList(st.backends));
     for (const auto &[method, n] : st.measurementsByMethod) {
         const auto failed = st.failedByMethod.find(method);
         show("  {:<18} {} measurements ({} failed)\n", method, n,
@@ -355,9 +357,9 @@ int runStats(const std::string &db, bool asJson, const std::vector<std::string> 
     if (const auto note = st.warmColdGlitchNote(); !note.empty())
         show("warning: {}\n", note);
     if (held) {
-        show("held out      {} problems in {} lines ({} failed), {} measurements ({} failed); {}\n",
-             held->problems().size(), held->lines, held->failedProblems, held->measurements,
-             held->failedMeasurements, fmt::join(heldout, ", "));
+        show("held out      {} ({} failed), {} measurements ({} failed); {}\n",
+             problemCount(held->problems().size(), size_t(held->lines)), held->failedProblems,
+             held->measurements, held->failedMeasurements, fmt::join(heldout, ", "));
         for (const auto &[tag, n] : held->linesByTag)
             show("  {:<18} {} lines\n", tag.empty() ? "(untagged)" : printable(tag), n);
         show("dataset       {} problems (database and held out)\n", total);

@@ -23,6 +23,7 @@
 #include "diode/store.h"
 #include "diode/timingmethod.h"
 #include "diode/trainoptions.h"
+#include "diode/wording.h"
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands train to diode-train (app/CMakeLists.txt)
 #include "trainer.h"
 #include "trainingjob.h"
@@ -76,11 +77,16 @@ void forEachBaseline(const nlohmann::json &baselines,
             fn(k, v);
 }
 
-void printTable(const nlohmann::json &cmp) {
-    show("{:<14} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>9}\n", "selector", "top1 mean", "top1 p10",
+// The selectors' table of `train` and `eval`, baselines named as every face names them (wording.h):
+// on cpu data (`cpuData`) the plan's first tile once, never "aten". `heldOut` problems less than
+// kFewHeldOutProblems get the warning that goes with them. `shown` counts what the table is
+// measured on ("769 problems in 789 lines"; wording.h), `problems` the distinct problems among them.
+void printTable(const nlohmann::json &cmp, bool cpuData, const std::string &shown, size_t problems) {
+    static constexpr int kName = 30;
+    show("{:<{}} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>9}\n", "selector", kName, "top1 mean", "top1 p10",
          "top1 min", "top3 mean", "top5 mean", "hit@1", "spearman");
     auto row = [](const std::string &name, const nlohmann::json &m) {
-        show("{:<14} {:>9.4f} {:>8.4f} {:>8.4f} {:>9.4f} {:>9.4f} {:>7.3f} {:>9.3f}\n", name,
+        show("{:<{}} {:>9.4f} {:>8.4f} {:>8.4f} {:>9.4f} {:>9.4f} {:>7.3f} {:>9.3f}\n", name, kName,
              m["top1_efficiency"]["mean"].get<double>(), m["top1_efficiency"]["p10"].get<double>(),
              m["top1_efficiency"]["min"].get<double>(), m["top3_efficiency"]["mean"].get<double>(),
              m["top5_efficiency"]["mean"].get<double>(), m["top1_hit"].get<double>(),
@@ -91,15 +97,18 @@ void printTable(const nlohmann::json &cmp) {
         row("model policy", cmp["policy"]);
     const auto all = cmp["model"]["all"].value("problems", nlohmann::json());
     forEachBaseline(cmp["baselines"], [&](const std::string &k, const nlohmann::json &v) {
-        row(k, v);
+        if (!baselineShown(k, cpuData))
+            return;
+        row(baselineName(k, cpuData), v);
         if (v.value("problems", nlohmann::json()) != all) // max-autotune: where Inductor's benchmark ran
-            show("{:<14} (on the {} problems where it ran)\n", "", v.value("problems", 0));
+            show("{:<{}} (on the {} problem lines where it ran)\n", "", kName, v.value("problems", 0));
     });
-    show("model on {} problems; MAPE {:.3f}, RMSE of ln(time) {:.3f}\n",
-         cmp["model"]["all"]["problems"].get<int>(), cmp["model"]["all"]["mape"].get<double>(),
-         cmp["model"]["all"]["rmse_log"].get<double>());
+    show("model on {}; MAPE {:.3f}, RMSE of ln(time) {:.3f}\n", shown,
+         cmp["model"]["all"]["mape"].get<double>(), cmp["model"]["all"]["rmse_log"].get<double>());
+    if (const auto few = fewProblemsWarning(problems); !few.empty())
+        show("warning: {}\n", few);
     for (const auto &[k, v] : cmp["model"]["by"].items())
-        show("  {:<12} {:>4} problems  top1 mean {:.4f} p10 {:.4f}  top3 mean {:.4f}\n", k,
+        show("  {:<12} {:>4} lines  top1 mean {:.4f} p10 {:.4f}  top3 mean {:.4f}\n", k,
              v["problems"].get<int>(), v["top1_efficiency"]["mean"].get<double>(),
              v["top1_efficiency"]["p10"].get<double>(), v["top3_efficiency"]["mean"].get<double>());
 }
@@ -158,9 +167,12 @@ int runTrain(const Options &o) {
     if (res.method.method == TimingMethod::Cpu)
         say("a cpu model: it ranks the cpu backend's tiles and is never offered to the Inductor "
             "plugin\n");
-    show("held-out test problems ({} of {}, split by problem, seed {}):\n", res.train.split.test.size(),
-         res.problems, job.options.seed);
-    printTable(res.train.testMetrics);
+    // The trainer splits problem lines (a problem measured in two runs is two lines).
+    const size_t test = res.train.split.test.size();
+    show("held-out test problem lines ({} of {}, split by problem, seed {}):\n", test, res.problems,
+         job.options.seed);
+    printTable(res.train.testMetrics, res.method.method == TimingMethod::Cpu,
+               fmt::format("{} test problem line{}", test, test == 1 ? "" : "s"), test);
     return 0;
 #else
     (void)o;
@@ -218,18 +230,22 @@ int runEval(const Options &o) {
     printMethod("evaluating", res.method);
     if (model.trainedOn != res.method.method)
         say("note: the model was trained on {} times\n", toString(model.trainedOn));
+    // Counted as every face counts: distinct problems, and the problem lines they are in (wording.h).
+    const size_t distinct = distinctProblems(res.table->problems);
+    const std::string shown = problemCount(distinct, res.table->problems.size());
     if (!o.db.empty()) {
         const size_t all = res.problemsBeforeCut;
         if (!res.heldOut.known)
-            say("measuring on all {} problems of {} ({})\n", all, o.db, res.heldOut.why);
+            say("measuring on all {} of {} ({})\n", shown, o.db, res.heldOut.why);
         else if (!res.heldOutOnly)
-            say("measuring on all {} problems of {}, including the {} the model trained on (--all)\n", all,
-                o.db, res.heldOut.trainedOn);
+            say("measuring on all {} of {}, including the {} the model trained on (--all)\n", shown, o.db,
+                res.heldOut.trainedOn);
         else
-            say("measuring on the {} distinct problems of {} the model never saw (its test split, "
-                "less problems "
-                "also measured in a training line; --all for all {})\n",
-                res.table->problems.size(), o.db, all);
+            say("measuring on the {} of {} the model never saw (its test split, less problems also "
+                "measured in a training line; --all for all {} problem lines)\n",
+                shown, o.db, all);
+    } else {
+        say("measuring on the {} of {}\n", shown, o.input);
     }
     const nlohmann::json cmp{{"model", model.breakdown},
                              {"policy", model.policyMetrics.toJson()},
@@ -240,7 +256,7 @@ int runEval(const Options &o) {
     nlohmann::json withAutotune = cmp;
     if (res.maxAutotune.problems > 0) // as the Validate page: where Inductor's own benchmark ran
         withAutotune["baselines"]["max-autotune"] = res.maxAutotune.toJson();
-    printTable(withAutotune);
+    printTable(withAutotune, res.method.method == TimingMethod::Cpu, shown, distinct);
     // "model" is the arg-min (the candidate predicted fastest); "model policy" what a compile with the
     // package runs (core/infer/diode/selectionpolicy.h): the same rule as the plugin and the Validate page.
     show("model policy: ATen unless another kernel is predicted faster by more than {:.2f} (margin {})\n",
@@ -268,8 +284,9 @@ int runEvalTable(const Options &o) {
     Selector selector(pkg, options); // the plugin's decision, as a compile with the package makes it
     const auto records = readProblemFile(o.input);
     const auto table = policyTable(selector, pkg, records, method, o.searchSpace);
-    say("policy: top-1, margin {:.2f} ({}); {} lines of another search space skipped\n", selector.policy().margin,
-        o.margin() ? "--margin" : "the package's for its regime", table.skippedOtherSpace);
+    say("policy: top-1, margin {:.2f} ({}); {} lines of another search space skipped\n",
+        selector.policy().margin, o.margin() ? "--margin" : "the package's for its regime",
+        table.skippedOtherSpace);
     show("{}", formatPolicyTable(table));
     if (!o.out.empty()) {
         // One line per problem judged: the plugin's decision on it, as a compile on the package's GPU makes
@@ -383,7 +400,7 @@ void printInspectRow(const std::string &name, const nlohmann::json &m) {
         return m.contains(p) && m.at(p).is_number() ? fmt::format("{:.4f}", m.at(p).get<double>())
                                                     : std::string("n/a");
     };
-    show("  {:<14} {:>9} {:>9} {:>9}\n", name, num("top1_efficiency", "mean"), num("top1_efficiency", "p10"),
+    show("  {:<28} {:>9} {:>9} {:>9}\n", name, num("top1_efficiency", "mean"), num("top1_efficiency", "p10"),
          num("top3_efficiency", "mean"));
 }
 
@@ -434,20 +451,35 @@ int runInspect(const Options &o) {
     using P = nlohmann::json::json_pointer;
     const TimingMethod method = pkg.timingMethod();
     const bool cpuModel = method == TimingMethod::Cpu;
-    show("{}{}\n", field(m, P("/name")), cpuModel ? " (cpu model)" : "");
+    // Called by its file, as the workbench lists it (wording.h); the manifest's own name beside it.
+    const std::string manifestName = field(m, P("/name"));
+    show("{}{}{}\n", packageName(o.package), cpuModel ? " (cpu model)" : "",
+         manifestName != "n/a" && manifestName != packageName(o.package)
+             ? fmt::format(" (its manifest calls it \"{}\")", manifestName)
+             : std::string());
     show("  file          {} ({} bytes)\n", o.package, std::filesystem::file_size(o.package));
-    show("  GPU           {} ({} SMs)\n", field(m, P("/hardware/gpu")), field(m, P("/hardware/sm_count")));
+    // A cpu model was measured on a CPU: it has no SMs, whatever its feature inputs say.
+    if (cpuModel)
+        show("  hardware      {} (a CPU: the cpu backend's tiles)\n", field(m, P("/hardware/gpu")));
+    else
+        show("  GPU           {} ({} SMs)\n", field(m, P("/hardware/gpu")),
+             field(m, P("/hardware/sm_count")));
     printServes(pkg, o.gpus, cpuModel);
     show("  timing method {}{}\n", toString(method),
          !m.contains("timing_method") ? " (not recorded: packages before timing methods)"
          : cpuModel ? " (ranks the cpu backend's tiles, not GPU kernels: never used by the plugin)"
                     : "");
     show("  ops / dtypes  {} / {}\n", field(m, P("/ops")), field(m, P("/dtypes")));
-    // The ATen guard the plugin, diode eval and Validate use with this package (selectionpolicy.h).
-    show("  ATen guard    margin {:.2f} warm, {:.2f} cold ({})\n", packageMargin(m, Regime::Warm),
-         packageMargin(m, Regime::Cold),
-         m.contains(kSelectionPolicyKey) ? "calibrated by diode calibrate for its regime, else the default"
-                                         : "the defaults: no calibrated margin");
+    // The ATen guard the plugin, diode eval and Validate use with this package (selectionpolicy.h);
+    // cpu data has no ATen kernel to guard.
+    if (cpuModel)
+        show("  selection     the tile predicted fastest (cpu data: no ATen kernel to keep)\n");
+    else
+        show("  ATen guard    margin {:.2f} warm, {:.2f} cold ({})\n", packageMargin(m, Regime::Warm),
+             packageMargin(m, Regime::Cold),
+             m.contains(kSelectionPolicyKey)
+                 ? "calibrated by diode calibrate for its regime, else the default"
+                 : "the defaults: no calibrated margin");
     show("  created       {} by diode {}\n", field(m, P("/created_at")), field(m, P("/tool_version")));
     // The trainer counts problem lines: a problem measured in two runs of the store is two lines
     // (loadDataset); eval and the workbench count distinct problems.
@@ -469,17 +501,22 @@ int runInspect(const Options &o) {
     const auto &t = m.at(test);
     show("\nOn the test split ({} problem lines it never trained on), top-k efficiency:\n",
          field(t, P("/model/all/problems")));
-    show("  {:<14} {:>9} {:>9} {:>9}\n", "selector", "top1 mean", "top1 p10", "top3 mean");
+    show("  {:<28} {:>9} {:>9} {:>9}\n", "selector", "top1 mean", "top1 p10", "top3 mean");
     printInspectRow("model", t.at(P("/model/all")));
-    // Baselines in the pages' order; one computed on fewer problems (max-autotune where Inductor's
-    // benchmark ran) says on how many.
+    // Baselines in the pages' order and words (wording.h); one computed on fewer problems
+    // (max-autotune where Inductor's benchmark ran) says on how many.
     const auto all = t.at(P("/model/all")).value("problems", nlohmann::json());
     forEachBaseline(
         t.value("baselines", nlohmann::json::object()), [&](const std::string &k, const nlohmann::json &v) {
-            printInspectRow(k, v);
+            if (!baselineShown(k, cpuModel))
+                return;
+            printInspectRow(baselineName(k, cpuModel), v);
             if (v.is_object() && v.contains("problems") && v["problems"] != all)
-                show("  {:<14} (on the {} test problems where it ran)\n", "", field(v, P("/problems")));
+                show("  {:<28} (on the {} test problems where it ran)\n", "", field(v, P("/problems")));
         });
+    if (all.is_number_integer())
+        if (const auto few = fewProblemsWarning(all.get<size_t>()); !few.empty())
+            show("warning: {}\n", few);
     show("--json prints the whole manifest.\n");
     return 0;
 }

@@ -3,6 +3,7 @@
 #include "common/workbenchstate.h"
 #include "demo/demopage.h"
 #include "mainwindow.h"
+#include "screenshotrun.h"
 
 #include "diode/config.h"
 #include "diode/shippeddata.h"
@@ -11,16 +12,12 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
-#include <QMetaMethod>
-#include <QProgressBar>
 #include <QSettings>
 #include <QTabWidget>
 #include <QTemporaryDir>
-#include <QTimer>
 
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -40,49 +37,6 @@ bool haveDisplay() {
 QString startPackage() {
     const QString saved = QSettings().value(QStringLiteral("state/package")).toString();
     return !saved.isEmpty() && QFileInfo::exists(saved) ? saved : QString();
-}
-
-// A page that does work before it shows results (Train, Validate) has a ready() signal; a
-// screenshot waits for it. A page with runForScreenshot() is asked to start that work; one with
-// willValidate() that says no work will start once the database is shown is taken then.
-bool waitForPage(MainWindow &window, QWidget *page, const std::function<void()> &save) {
-    if (page->metaObject()->indexOfSignal("ready()") < 0)
-        return false;
-    auto *delay = new QTimer(page); // a moment for the last replot to reach the screen
-    delay->setSingleShot(true);
-    delay->setInterval(300);
-    QObject::connect(delay, &QTimer::timeout, save);
-    QObject::connect(page, SIGNAL(ready()), delay, SLOT(start()));
-    if (page->metaObject()->indexOfMethod("willValidate()") >= 0)
-        QObject::connect(
-            &window, &MainWindow::databaseShown, delay,
-            [page, delay] {
-                bool will = true;
-                QMetaObject::invokeMethod(page, "willValidate", Q_RETURN_ARG(bool, will));
-                if (!will)
-                    delay->start();
-            },
-            Qt::SingleShotConnection);
-    if (page->metaObject()->indexOfMethod("runForScreenshot()") >= 0)
-        // Once: the run itself writes to the database, which is then shown again.
-        QObject::connect(
-            &window, &MainWindow::databaseShown, page,
-            [page] { QMetaObject::invokeMethod(page, "runForScreenshot"); }, Qt::SingleShotConnection);
-    return true;
-}
-
-// Never hang a screenshot script, and never give up on one that is still working: a page that
-// trains or sweeps for the shot (minutes on a loaded machine) moves its progress bars, and each
-// move restarts the clock. Only a page with no progress for kHangSeconds calls `hung`.
-void watchForHang(QWidget *page, const std::function<void(int)> &hung) {
-    constexpr int kHangSeconds = 240;
-    auto *watchdog = new QTimer(page);
-    watchdog->setSingleShot(true);
-    watchdog->setInterval(kHangSeconds * 1000);
-    QObject::connect(watchdog, &QTimer::timeout, page, [hung] { hung(kHangSeconds); });
-    for (auto *bar : page->findChildren<QProgressBar *>())
-        QObject::connect(bar, &QProgressBar::valueChanged, watchdog, qOverload<>(&QTimer::start));
-    watchdog->start();
 }
 
 // The command line; --help and --version answer without a display.
@@ -125,8 +79,8 @@ bool asksForScreenshot(int argc, char **argv) {
     return false;
 }
 
-// A --screenshot run trains, sweeps and opens files to show real content, and must leave the
-// user's world as it was: settings, the model folder, the current model, the sweep database. It
+// A --screenshot run opens files and reads the shipped models to show real content, and must leave
+// the user's world as it was: settings, recent files, the model folder, the current model. It
 // runs with settings and data folders of its own, removed when it ends. Called before the
 // application object exists, so nothing has read the real locations yet.
 std::unique_ptr<QTemporaryDir> useThrowAwayLocations() {
@@ -219,36 +173,12 @@ int main(int argc, char **argv) {
         }
     }
     if (parser.isSet(shot)) {
-        const QString out = parser.value(shot);
-        auto saved = std::make_shared<bool>(false);
-        // A failed screenshot says why on stderr: its exit code alone tells a script nothing.
-        auto save = [&window, out, saved](const QString &failure) {
-            if (*saved)
-                return;
-            *saved = true;
-            bool ok = failure.isEmpty();
-            if (!ok)
-                std::fprintf(stderr, "diode-workbench: --screenshot: %s\n", qPrintable(failure));
-            if (!window.grab().save(out)) {
-                std::fprintf(stderr, "diode-workbench: --screenshot: cannot write %s\n", qPrintable(out));
-                ok = false;
-            }
-            QApplication::exit(ok ? 0 : 1);
-        };
-        if (!shown || !waitForPage(window, shown, [save] { save(QString()); }))
-            QObject::connect(&window, &MainWindow::databaseShown, &window,
-                             [save] { QTimer::singleShot(300, [save] { save(QString()); }); });
-        // A database that cannot be opened ends the run at once (not after the hang watchdog),
-        // with the reason and no picture: there is nothing of what was asked for to show.
-        QObject::connect(&window, &MainWindow::databaseFailed, &window, [saved](const QString &message) {
-            if (*saved)
-                return;
-            *saved = true;
-            std::fprintf(stderr, "diode-workbench: --screenshot: %s\n", qPrintable(message));
-            QApplication::exit(2);
-        });
-        watchForHang(shown ? shown : &window, [save](int seconds) {
-            save(QStringLiteral("nothing progressed for %1 s; saved the window as it was").arg(seconds));
+        // It waits for the page's data and starts no work of its own (ui/screenshotrun.h).
+        auto *run = new ScreenshotRun(&window, shown, parser.value(shot));
+        QObject::connect(run, &ScreenshotRun::finished, &app, [](int code, const QString &message) {
+            if (!message.isEmpty())
+                std::fprintf(stderr, "diode-workbench: --screenshot: %s\n", qPrintable(message));
+            QApplication::exit(code);
         });
     }
     window.show();

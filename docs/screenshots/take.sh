@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Screenshots of every workbench page from the real application, on what a fresh clone opens: the
 # shipped H200 in-graph data and the plugin's default package for it (h200-ingraph-warm). The
-# Sweep page after a real cpu sweep, the Train page after a short real training run, the Validate
-# page after validating the package on the data's held-out problems, the Bias page, the Export
-# page on the package, the Demo page on the H200 demo result and its model steps. A --screenshot
-# run keeps its settings and data in a throw-away folder of its own (app/workbench/main.cpp):
-# nothing of the user's changes.
+# Sweep page with its plan and a run of the data to compare with, the Train page as it opens (a
+# screenshot starts no sweep and no training), the Validate page after validating the package on
+# the data's held-out problems, the Bias page, the Export page on the package, the Demo page on
+# the H200 demo result and its model steps. A --screenshot run keeps its settings and data in a
+# throw-away folder of its own (app/workbench/main.cpp): nothing of the user's changes.
 # Usage: docs/screenshots/take.sh [BUILD_DIR]   (writes docs/screenshots/<name>.png)
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -7,7 +7,7 @@
 #include <vector>
 
 /// The bias report's groups (overall, by op, by op x dtype x size class), one row each: the
-/// efficiency of max-autotune's pick, plain torch.compile and the best ATen kernel, and how far
+/// efficiency of plain torch.compile, max-autotune's pick and the best ATen kernel, and how far
 /// Inductor's own times sit above the in-graph ones. A missing value reads "n/a", never 0.
 /// Qt::UserRole holds a number to sort by.
 class BiasGroupModel : public QAbstractTableModel {
@@ -18,10 +18,10 @@ public:
         Dtype,
         SizeClass,
         Problems,
-        MaxAutotuneMean,
-        MaxAutotuneP10,
-        CompileMean,
+        CompileMean, ///< the baselines in every face's order: plain torch.compile first,
         CompileP10,
+        MaxAutotuneMean, ///< max-autotune's pick second
+        MaxAutotuneP10,
         AtenMean,
         AtenP10,
         PickIsFastest,

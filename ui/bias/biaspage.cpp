@@ -91,7 +91,6 @@ BiasPage::BiasPage(WorkbenchState *state, QWidget *parent)
     layout->addLayout(bar);
     layout->addWidget(m_message);
     layout->addWidget(m_stack, 1);
-    addPlotExport(m_scatter, QStringLiteral("inductor-vs-graph"));
 
     addPageShortcut(this, QKeySequence(Qt::Key_F5), [this] { refresh(); });
     connect(refreshButton, &QPushButton::clicked, this, &BiasPage::refresh);
@@ -110,6 +109,28 @@ BiasPage::BiasPage(WorkbenchState *state, QWidget *parent)
         if (isVisible())
             refresh();
     });
+    // Linked selection: a problem chosen here is chosen on Validate and Data, and the other way.
+    connect(m_problemView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &current) {
+                if (!current.isValid() || m_selecting)
+                    return;
+                const QString label = current.siblingAtColumn(BiasProblemModel::Problem).data().toString();
+                selectProblem(label);
+                m_state->selectProblem(label, objectName());
+            });
+    connect(m_scatter, &BiasScatter::problemClicked, this, [this](int problem) {
+        if (problem < 0 || size_t(problem) >= m_result.report.problems.size())
+            return;
+        const QString label =
+            QString::fromStdString(m_result.report.problems[size_t(problem)].problem.label());
+        selectProblem(label);
+        m_state->selectProblem(label, objectName());
+    });
+    connect(m_state, &WorkbenchState::problemSelected, this,
+            [this](const QString &label, const QString &from) {
+                if (from != objectName())
+                    selectProblem(label);
+            });
     connect(m_worker, &BiasWorker::resultReady, this, &BiasPage::showResult);
     connect(m_worker, &BiasWorker::failed, this, [this](const QString &msg) {
         m_message->showMessage(tr("Cannot compute the bias: %1").arg(msg), true);
@@ -154,6 +175,33 @@ void BiasPage::markStale() {
     showEmpty(tr("Out of date: press Refresh (F5)."));
 }
 
+bool BiasPage::selectProblem(const QString &label) {
+    int problem = -1;
+    const auto &problems = m_result.report.problems;
+    for (size_t i = 0; i < problems.size(); ++i)
+        if (QString::fromStdString(problems[i].problem.label()) == label) {
+            problem = int(i);
+            break;
+        }
+    m_scatter->setHighlight(problem);
+    if (problem < 0) {
+        if (m_shown && !label.isEmpty())
+            m_message->showMessage(
+                tr("%1 has no in-graph times in this database: not in the Bias view.").arg(label), false);
+        return false;
+    }
+    // The problem's row in the table as it is sorted now; selecting it says nothing back.
+    auto *proxy = qobject_cast<QSortFilterProxyModel *>(m_problemView->model());
+    const QModelIndex source = m_problems->index(problem, 0);
+    const QModelIndex row = proxy ? proxy->mapFromSource(source) : source;
+    m_selecting = true;
+    m_problemView->setCurrentIndex(row);
+    m_problemView->scrollTo(row);
+    m_selecting = false;
+    m_tables->setCurrentIndex(1);
+    return true;
+}
+
 void BiasPage::showEmpty(const QString &text) {
     m_empty->setText(text);
     m_stack->setCurrentWidget(m_empty);
@@ -196,7 +244,11 @@ void BiasPage::showResult(const BiasResult &result) {
         m_message->showMessage(QString(), false);
     } else {
         const auto &all = r.groups.front();
-        m_scatter->setPoints(r.points, method, all.atenInflation, all.tritonInflation);
+        std::vector<QString> labels;
+        labels.reserve(r.problems.size());
+        for (const auto &p : r.problems)
+            labels.push_back(QString::fromStdString(p.problem.label()));
+        m_scatter->setPoints(r.points, method, all.atenInflation, all.tritonInflation, std::move(labels));
         m_groups->setResults(r.groups);
         m_problems->setResults(r.problems);
         m_problemView->sortByColumn(BiasProblemModel::PickLoss, Qt::DescendingOrder);
@@ -218,6 +270,8 @@ void BiasPage::showResult(const BiasResult &result) {
                         ? tr("; 1 problem without %1 times left out").arg(method)
                         : tr("; %L1 problems without %2 times left out").arg(r.skipped).arg(method);
         m_message->showMessage(text + tr(" (%1 s).").arg(result.seconds, 0, 'f', 2), false);
+        if (!m_state->selectedProblem().isEmpty()) // chosen on another page before this result came
+            selectProblem(m_state->selectedProblem());
     }
     emit ready();
 }

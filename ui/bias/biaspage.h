@@ -35,6 +35,10 @@ public:
     BiasProblemModel *problemModel() const { return m_problems; }
     /// The sentence shown instead of the plots, empty while results are on screen.
     QString emptyText() const;
+    /// Selects the problem of this label (GemmProblem::label()) in the table and rings its points;
+    /// false when the result does not hold it.
+    bool selectProblem(const QString &label);
+    const BiasScatter *scatter() const { return m_scatter; }
 
 signals:
     /// A result (or the empty-state sentence, or an error) for the open database and the current
@@ -54,6 +58,7 @@ private:
     BiasResult m_result;
     bool m_stale = true;
     bool m_shown = false;
+    bool m_selecting = false; ///< selecting a row for another page: not announced back
 
     TimingMethodBox *m_method;
     MessageLabel *m_message;

@@ -12,13 +12,7 @@ CurvePlot::CurvePlot(const QString &xLabel, const QString &yLabel, QWidget *pare
     yAxis->setLabel(yLabel);
     // The legend below the axes in two columns, not inside them: there it hid the curves it named
     // (the Validate CDF's max-autotune and plain torch.compile lines).
-    legend->setVisible(true);
-    axisRect()->insetLayout()->take(legend);
-    const int row = plotLayout()->rowCount();
-    plotLayout()->addElement(row, 0, legend);
-    plotLayout()->setRowStretchFactor(row, 0.001);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    legend->setWrap(2);
+    legendBelowAxes(this, 2);
     legend->setMargins(QMargins(6, 2, 6, 2));
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     applyPalette(this);

@@ -1,4 +1,5 @@
 #include "common/exportactions.h"
+#include "common/plotview.h"
 
 #include <QAction>
 #include <QDir>
@@ -11,6 +12,8 @@
 #include <QTextStream>
 
 #include <qcustomplot.h>
+
+#include <algorithm>
 
 namespace {
 
@@ -42,6 +45,7 @@ void reportSaved(QWidget *from, const QString &what) {
 }
 
 void addPlotExport(QCustomPlot *plot, const QString &baseName) {
+    PlotView::of(plot); // zoom, pan, reset and tooltips: every plot has them, as every plot exports
     plot->setContextMenuPolicy(Qt::ActionsContextMenu);
     auto *png = new QAction(QObject::tr("Save plot as PNG…"), plot);
     auto *pdf = new QAction(QObject::tr("Save plot as PDF…"), plot);
@@ -103,6 +107,38 @@ QString saveModelCsv(const QAbstractItemModel *model, const QString &path) {
     if (f.error() != QFile::NoError)
         return QObject::tr("Could not write %1: %2").arg(path, f.errorString());
     return {};
+}
+
+void legendBelowAxes(QCustomPlot *plot, int columns) {
+    plot->legend->setVisible(true);
+    plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
+    if (columns > 0)
+        plot->legend->setWrap(columns);
+    plot->axisRect()->insetLayout()->take(plot->legend);
+    const int row = plot->plotLayout()->rowCount();
+    plot->plotLayout()->addElement(row, 0, plot->legend);
+    plot->plotLayout()->setRowStretchFactor(row, 0.001);
+}
+
+QCPGraph *addRingGraph(QCustomPlot *plot) {
+    QCPGraph *ring = plot->addGraph();
+    ring->setLineStyle(QCPGraph::lsNone);
+    ring->setScatterStyle(QCPScatterStyle(
+        QCPScatterStyle::ssCircle, QPen(plot->palette().color(QPalette::WindowText), 2), Qt::NoBrush, 12));
+    ring->setAdaptiveSampling(false);
+    ring->removeFromLegend();
+    return ring;
+}
+
+void showRing(QCPGraph *ring, QVector<QCPGraphData> points, const QString &name) {
+    std::sort(points.begin(), points.end(),
+              [](const QCPGraphData &a, const QCPGraphData &b) { return a.key < b.key; });
+    ring->data()->set(points, true);
+    ring->setName(QObject::tr("%1 (ringed)").arg(name));
+    if (points.isEmpty())
+        ring->removeFromLegend();
+    else
+        ring->addToLegend();
 }
 
 void setLogScale(QCPAxis *axis, const QString &format, int precision) {

@@ -25,18 +25,6 @@ diode::Distribution distribution(const nlohmann::json &j) {
 }
 } // namespace
 
-QString baselineTitle(const std::string &key, bool cpuData) {
-    if (cpuData && (key == "aten" || key == "first-config"))
-        return QObject::tr("the plan's first tile (cpu data: no ATen, no Inductor)");
-    if (key == "aten")
-        return QObject::tr("plain torch.compile (ATen)");
-    if (key == "max-autotune")
-        return QObject::tr("max-autotune's pick");
-    if (key == "first-config")
-        return QObject::tr("Inductor's first config");
-    return QString::fromStdString(key);
-}
-
 MetricsRow MetricsRow::fromJson(const QString &selector, const nlohmann::json &j, bool predictsTimes) {
     MetricsRow r{selector, {}, predictsTimes};
     if (!j.is_object())
@@ -112,8 +100,8 @@ QVariant MetricsModel::data(const QModelIndex &index, int role) const {
 QVariant MetricsModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
-    static const char *names[] = {"selector",  "problems",   "top-1 mean", "top-1 P10",
-                                  "top-1 min", "top-3 mean", "top-5 mean", "hit@1",
-                                  "Spearman",  "MAPE",       "RMSE ln(t)"};
+    static const char *names[] = {"selector",  "problem lines", "top-1 mean", "top-1 P10",
+                                  "top-1 min", "top-3 mean",    "top-5 mean", "hit@1",
+                                  "Spearman",  "MAPE",          "RMSE ln(t)"};
     return section >= 0 && section < Count ? QVariant(tr(names[section])) : QVariant();
 }

@@ -2,6 +2,7 @@
 
 #include "diode/evaluation.h" // kBaselineOrder
 #include "diode/metrics.h"
+#include "diode/wording.h"
 
 #include <QAbstractTableModel>
 #include <QVector>
@@ -16,16 +17,13 @@ struct MetricsRow {
     static MetricsRow fromJson(const QString &selector, const nlohmann::json &j, bool predictsTimes);
 };
 
-/// How every page names a baseline selector: "aten" (what plain torch.compile runs),
-/// "max-autotune" (the pick of Inductor's own benchmark), "first-config", "random". On cpu data
-/// (`cpuData`) there is no ATen kernel and no Inductor config: "aten" and "first-config" both pick
-/// the plan's first tile, so pages show that baseline once, under that name, and leave out "aten"
-/// (baselineShown) instead of two identical rows in GPU terms.
-QString baselineTitle(const std::string &key, bool cpuData = false);
-/// Whether pages show baseline `key` (see baselineTitle).
-inline bool baselineShown(const std::string &key, bool cpuData) {
-    return !(cpuData && key == "aten");
+/// How every page names baseline selector `key`: diode::baselineName (core/data/diode/wording.h),
+/// the words `diode eval` and `diode inspect` print too; on cpu data "aten" is not shown
+/// (diode::baselineShown), since it picks the plan's first tile like "first-config".
+inline QString baselineTitle(const std::string &key, bool cpuData = false) {
+    return QString::fromStdString(diode::baselineName(key, cpuData));
 }
+using diode::baselineShown;
 
 /// Selectors against the efficiency metrics of docs/MODELS.md, one row each.
 class MetricsModel : public QAbstractTableModel {

@@ -6,6 +6,7 @@
 #include "diode/modelpackage.h"
 #include "diode/packagechoice.h"
 #include "diode/shippeddata.h"
+#include "diode/wording.h"
 
 #include <QFileInfo>
 #include <QSettings>
@@ -20,7 +21,10 @@ std::optional<KnownModel> readPackage(const QString &path, QString *error) {
         const auto &m = pkg.manifest();
         KnownModel k;
         k.path = QFileInfo(path).absoluteFilePath();
-        k.name = QString::fromStdString(m.value("name", QFileInfo(path).baseName().toStdString()));
+        // Named by its file, as the plugin's folder and `diode inspect` show it (wording.h), not by
+        // the manifest's name ("warm-raw" for the shipped h100-ingraph-warm).
+        k.name = QString::fromStdString(diode::packageName(path.toStdString()));
+        k.manifestName = QString::fromStdString(m.value("name", std::string()));
         k.gpu = QString::fromStdString(m.value("/hardware/gpu"_json_pointer, std::string()));
         k.timingMethod = QString::fromUtf8(diode::toString(pkg.timingMethod()).data());
         // Labelled where it is chosen: a cpu model ranks the cpu backend's tiles, not GPU kernels;
@@ -140,7 +144,9 @@ QVariant ModelList::data(const QModelIndex &index, int role) const {
         return {};
     const KnownModel &m = m_models[index.row()];
     if (role == Qt::ToolTipRole)
-        return m.path;
+        return m.manifestName.isEmpty() || m.manifestName == m.name
+                   ? m.path
+                   : tr("%1 (its manifest calls it \"%2\")").arg(m.path, m.manifestName);
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
@@ -162,6 +168,6 @@ QVariant ModelList::data(const QModelIndex &index, int role) const {
 QVariant ModelList::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
-    static const char *names[] = {"model", "test top-1", "problems", "created", "file"};
+    static const char *names[] = {"model", "test top-1", "problem lines", "created", "file"};
     return section >= 0 && section < Count ? QVariant(tr(names[section])) : QVariant();
 }

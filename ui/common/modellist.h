@@ -7,7 +7,10 @@ class WorkbenchState;
 
 /// A model package the workbench knows of: shipped, trained here, or opened.
 struct KnownModel {
-    QString path, name, createdAt;
+    QString path;
+    QString name;         ///< the file's name without .diode (diode::packageName), as every list shows it
+    QString manifestName; ///< what the manifest calls it, where that differs
+    QString createdAt;
     QString gpu;          ///< the GPU it was trained on (manifest hardware.gpu)
     QString timingMethod; ///< the times it learnt from: graph_warm, graph_cold, inductor_autotune, cpu
     /// What the lists show: the name, the GPU and the truth ("warm · NVIDIA H200 · graph_warm"), or

@@ -35,6 +35,7 @@ QColor selectorColour(const QString &name) {
                                            {QStringLiteral("max-autotune"), Red},
                                            {baselineTitle("max-autotune"), Red},
                                            {baselineTitle("first-config"), Brown},
+                                           {baselineTitle("first-config", true), Brown}, // cpu data's
                                            {QStringLiteral("plugin"), Blue},
                                            {QStringLiteral("plugin-cold"), Green},
                                            {QStringLiteral("plugin-top3"), Purple},
@@ -46,6 +47,16 @@ QColor selectorColour(const QString &name) {
     if (const auto it = known.find(name); it != known.end())
         return paletteColour(*it);
     return QColor::fromHsv(int(qHash(name) % 360), 160, 200); // stable for the name
+}
+
+QColor categoryColour(const QString &category) {
+    static const QHash<QString, int> known{
+        {QStringLiteral("gemm"), Blue},       {QStringLiteral("attention"), Orange},
+        {QStringLiteral("reduction"), Green}, {QStringLiteral("pointwise"), Purple},
+        {QStringLiteral("copy"), Grey},       {QStringLiteral("other"), Olive}};
+    if (const auto it = known.find(category); it != known.end())
+        return paletteColour(*it);
+    return QColor::fromHsv(int(qHash(category) % 360), 160, 200);
 }
 
 QColor modelColour(int k) {

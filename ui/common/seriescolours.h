@@ -20,5 +20,8 @@ QColor dtypeColour(diode::DType dtype);
 /// grey, "max-autotune" red, "plugin" blue, ... (the Demo's mode names and baselineTitle's).
 /// A name not known gets a colour fixed by the name.
 QColor selectorColour(const QString &name);
+/// A kind of kernel of "where the time goes" (diode::DemoResult::kCategories): gemm blue, attention
+/// orange, reduction green, pointwise purple, copy grey, other olive.
+QColor categoryColour(const QString &category);
 /// The colour of the k-th model compared side by side (Validate's model A, then B).
 QColor modelColour(int k);

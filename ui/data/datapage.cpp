@@ -15,6 +15,7 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -27,6 +28,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <map>
 
 namespace {
 
@@ -58,6 +60,8 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
     , m_method(choiceBox(QStringList{tr("Any method")} + timingMethodNameList(),
                          QStringLiteral("methodFilter"), this))
     , m_text(new QLineEdit(this))
+    , m_problemChip(new QWidget(this))
+    , m_problemLabel(new QLabel(this))
     , m_textDelay(new QTimer(this))
     , m_tabs(new QTabWidget(this)) {
     setObjectName(QStringLiteral("dataPage"));
@@ -75,12 +79,28 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
 
     auto *filters = new QHBoxLayout;
     filters->addWidget(new QLabel(tr("Filter:"), this));
+    m_run->setSizeAdjustPolicy(QComboBox::AdjustToContents); // its runs arrive after the first show
     m_method->setToolTip(tr("Measurements of one timing method: each candidate once, in the data's truth by "
                             "default (graph_warm for in-graph data)"));
     for (QWidget *w : std::initializer_list<QWidget *>{m_run, m_op, m_dtype, m_status, m_method})
         filters->addWidget(w);
     filters->addWidget(m_text, 1);
     filters->addWidget(refresh);
+    // The problem another page selected (linked selection): the tables show its lines only.
+    auto *chip = new QHBoxLayout(m_problemChip);
+    chip->setContentsMargins(0, 0, 0, 0);
+    m_problemLabel->setObjectName(QStringLiteral("problemFilter"));
+    auto *clearProblem = new QPushButton(tr("Show every problem"), m_problemChip);
+    clearProblem->setObjectName(QStringLiteral("clearProblemFilter"));
+    chip->addWidget(m_problemLabel, 1);
+    chip->addWidget(clearProblem);
+    m_problemChip->hide();
+    connect(clearProblem, &QPushButton::clicked, this, [this] {
+        m_problem.reset();
+        m_problemChip->hide();
+        m_roofline->setHighlight(QString());
+        applyFilter();
+    });
 
     QTableView *view = nullptr;
     m_tabs->addTab(tablePage(m_runs, QStringLiteral("runs"), &view), tr("&Runs"));
@@ -92,7 +112,21 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_error);
     layout->addLayout(filters);
+    layout->addWidget(m_problemChip);
     layout->addWidget(m_tabs, 1);
+    for (auto [model, name] :
+         {std::pair{m_problems, "problemsView"}, std::pair{m_measurements, "measurementsView"}}) {
+        auto *v = findChild<QTableView *>(QString::fromLatin1(name));
+        connect(v->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+                [this, model](const QModelIndex &current) {
+                    if (current.isValid())
+                        announceRow(model, current.row());
+                });
+    }
+    connect(state, &WorkbenchState::problemSelected, this, [this](const QString &label, const QString &from) {
+        if (from != objectName())
+            showSelectedProblem(label);
+    });
 
     connect(m_run, &QComboBox::currentIndexChanged, this, [this] {
         applyFilter();
@@ -220,8 +254,10 @@ QWidget *DataPage::heatmapPage() {
     auto *layout = new QVBoxLayout(page);
     layout->addLayout(bar);
     layout->addWidget(m_heatmap, 1);
-    for (QComboBox *box : {m_heatOp, m_heatDtype})
+    for (QComboBox *box : {m_heatOp, m_heatDtype}) {
         connect(box, &QComboBox::currentIndexChanged, this, &DataPage::drawHeatmap);
+        connect(box, &QComboBox::activated, this, [this] { m_heatChosen = true; }); // by hand only
+    }
     return page;
 }
 
@@ -288,8 +324,12 @@ void DataPage::emitReadyWhenLoaded() {
 void DataPage::openDatabase(const QString &path) {
     m_error->hide();
     m_analysisLoaded = false;
-    if (path != m_analysis.path)
+    if (path != m_analysis.path) {
         m_methodChosen = false; // another database: its own truth first
+        m_heatChosen = false;   // and its own most measured op and dtype
+        m_problem.reset();
+        m_problemChip->hide();
+    }
     m_analysis = DataAnalysis{};
     m_analysis.path = path;
     m_run->blockSignals(true);
@@ -335,6 +375,7 @@ void DataPage::applyFilter() {
     f.status = anyToEmpty(m_status).toStdString();
     f.method = anyToEmpty(m_method).toStdString(); // measurements only
     f.text = m_text->text().trimmed().toStdString();
+    f.problem = m_problem;
     // Run statuses differ from measurement statuses: the runs table keeps only the run filter.
     diode::DataFilter runsFilter;
     runsFilter.runId = f.runId;
@@ -373,9 +414,76 @@ void DataPage::showAnalysis(const DataAnalysis &analysis) {
     for (StoreTableModel *m : {m_problems, m_measurements})
         m->setFlopUnit(FlopUnit::forLargest(largest));
     peaksForGpu();
+    if (!m_heatChosen)
+        chooseHeatmapDefault();
     drawHeatmap();
     drawRoofline();
     emit analysisShown();
+    if (!m_state->selectedProblem().isEmpty() && !m_problem)
+        showSelectedProblem(m_state->selectedProblem()); // chosen elsewhere before this data came
+}
+
+void DataPage::chooseHeatmapDefault() {
+    std::map<std::pair<diode::GemmOp, diode::DType>, int> counts;
+    for (const auto &b : m_analysis.best)
+        ++counts[{b.problem.op, b.problem.dtype}];
+    const auto most = std::max_element(counts.begin(), counts.end(),
+                                       [](const auto &a, const auto &b) { return a.second < b.second; });
+    if (most == counts.end())
+        return;
+    const QSignalBlocker quietOp(m_heatOp), quietDtype(m_heatDtype); // drawn once, by the caller
+    m_heatOp->setCurrentText(QString::fromUtf8(diode::toString(most->first.first).data()));
+    m_heatDtype->setCurrentText(QString::fromUtf8(diode::toString(most->first.second).data()));
+}
+
+void DataPage::showSelectedProblem(const QString &label) {
+    const auto it =
+        std::find_if(m_analysis.best.begin(), m_analysis.best.end(), [&](const diode::ProblemBest &b) {
+            return QString::fromStdString(b.problem.label()) == label;
+        });
+    if (it == m_analysis.best.end()) {
+        if (m_analysisLoaded) {
+            m_problemLabel->setText(tr("%1 (selected on another page) is not in this database.").arg(label));
+            m_problemChip->show();
+        }
+        return;
+    }
+    m_problem = it->problem;
+    m_problemLabel->setText(
+        tr("Showing the lines of <b>%1</b>, selected on another page.").arg(label.toHtmlEscaped()));
+    m_problemChip->show();
+    ringOnRoofline(it->problem);
+    applyFilter();
+}
+
+// The problem of a table row, from its cells: op, dtype, B, M, N, K and the two layouts.
+void DataPage::announceRow(StoreTableModel *model, int row) {
+    const auto &cols = diode::columns(model->table());
+    auto cell = [&](const char *header) {
+        const auto c = std::find(cols.begin(), cols.end(), header);
+        return c == cols.end() ? QVariant() : model->index(row, int(c - cols.begin())).data(Qt::EditRole);
+    };
+    diode::GemmProblem p;
+    const auto op = diode::parseOp(cell("Op").toString().toStdString());
+    const auto dtype = diode::parseDType(cell("DType").toString().toStdString());
+    if (!op || !dtype)
+        return;
+    p.op = *op;
+    p.dtype = *dtype;
+    p.batch = cell("B").toLongLong();
+    p.m = cell("M").toLongLong();
+    p.n = cell("N").toLongLong();
+    p.k = cell("K").toLongLong();
+    p.aTransposed = cell("A layout").toString() == QLatin1String("transposed");
+    p.bTransposed = cell("B layout").toString() == QLatin1String("column-major");
+    ringOnRoofline(p);
+    m_state->selectProblem(QString::fromStdString(p.label()), objectName());
+}
+
+// The roofline shows one dtype: the selected problem's, so that its ring is in view.
+void DataPage::ringOnRoofline(const diode::GemmProblem &p) {
+    m_roofDtype->setCurrentText(QString::fromUtf8(diode::toString(p.dtype).data())); // redraws if another
+    m_roofline->setHighlight(QString::fromStdString(p.label()));
 }
 
 void DataPage::peaksForGpu() {

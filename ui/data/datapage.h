@@ -39,6 +39,11 @@ signals:
     /// A table was written to CSV.
     void exported(const QString &path, qint64 rows);
 
+public:
+    /// The problem the tables are filtered to (linked selection), if any.
+    std::optional<diode::GemmProblem> problemFilter() const { return m_problem; }
+    RooflineView *roofline() const { return m_roofline; }
+
 private:
     void emitReadyWhenLoaded();
     QWidget *tablePage(StoreTableModel *model, const QString &name, QTableView **viewOut);
@@ -53,6 +58,13 @@ private:
     void peaksForGpu();
     void showError(const QString &message);
     std::optional<qint64> selectedRun() const;
+    /// The op and dtype with the most problems in the data, for the heatmap unless the user chose.
+    void chooseHeatmapDefault();
+    /// Another page selected this problem: the tables show its lines only, and the roofline rings it.
+    void showSelectedProblem(const QString &label);
+    /// A row of the problems or measurements table was chosen: the other pages select its problem.
+    void announceRow(StoreTableModel *model, int row);
+    void ringOnRoofline(const diode::GemmProblem &problem);
 
     WorkbenchState *m_state;
     StoreTableModel *m_runs;
@@ -72,6 +84,10 @@ private:
     bool m_methodChosen = false; ///< the user chose the method filter for the open database
     bool m_analysisLoaded = false; ///< the analysis of the open database has arrived
     QLineEdit *m_text;
+    std::optional<diode::GemmProblem> m_problem; ///< the tables' problem filter (linked selection)
+    QWidget *m_problemChip;
+    QLabel *m_problemLabel;
+    bool m_heatChosen = false; ///< the user chose the heatmap's op or dtype
     QTimer *m_textDelay;
     QTabWidget *m_tabs;
     HeatmapView *m_heatmap;

@@ -4,6 +4,7 @@
 #include "common/flopunit.h"
 #include "common/plotmessage.h"
 #include "common/plottitle.h"
+#include "common/plotview.h"
 
 #include <algorithm>
 
@@ -43,9 +44,28 @@ HeatmapView::HeatmapView(QWidget *parent)
     m_scale->axis()->setLabelColor(palette().color(QPalette::WindowText));
     m_scale->axis()->setTickLabelColor(palette().color(QPalette::WindowText));
     addPlotExport(this, QStringLiteral("heatmap"));
+    PlotView::of(this)->setTip([this](QCPAbstractPlottable *, int index) -> QString {
+        const int nx = m_map->data()->keySize();
+        if (nx <= 0)
+            return {};
+        const int cx = index % nx, cy = index / nx;
+        const double m = m_map->data()->keyRange().lower + cx, n = m_map->data()->valueRange().lower + cy;
+        for (const auto &c : m_cells)
+            if (c.log2M == int(m) && c.log2N == int(n))
+                return tr("M %1–%2, N %3–%4<br>best %5 %6 over %7 problem lines")
+                    .arg(1LL << c.log2M)
+                    .arg((1LL << (c.log2M + 1)) - 1)
+                    .arg(1LL << c.log2N)
+                    .arg((1LL << (c.log2N + 1)) - 1)
+                    .arg(c.tflops * m_unitScale, 0, 'g', 4)
+                    .arg(m_unit)
+                    .arg(c.problems);
+        return {};
+    });
 }
 
 void HeatmapView::setCells(const std::vector<diode::HeatCell> &cells, const QString &title) {
+    m_cells = cells;
     if (cells.empty()) {
         m_title->setText(QString());
         m_map->data()->clear();
@@ -65,8 +85,13 @@ void HeatmapView::setCells(const std::vector<diode::HeatCell> &cells, const QStr
     }
     // The axes show the cells there are; the map has at least two bins a side (an empty one
     // beyond), since QCustomPlot draws a one-bin side over a range of size 0: nothing (F8).
-    xAxis->setRange(minM - 0.5, maxM + 0.5);
-    yAxis->setRange(minN - 0.5, maxN + 0.5);
+    // At least five bins a side in view: one bin alone filled the plot, a colour with no scale to it.
+    auto span = [](int lo, int hi) {
+        const double pad = std::max(0.5, (5 - (hi - lo + 1)) / 2.0 + 0.5);
+        return QCPRange(lo - pad, hi + pad);
+    };
+    xAxis->setRange(span(minM, maxM));
+    yAxis->setRange(span(minN, maxN));
     maxM = std::max(maxM, minM + 1);
     maxN = std::max(maxN, minN + 1);
     const int nx = maxM - minM + 1, ny = maxN - minN + 1;
@@ -79,6 +104,8 @@ void HeatmapView::setCells(const std::vector<diode::HeatCell> &cells, const QStr
     for (const auto &c : cells)
         best = std::max(best, c.tflops);
     const FlopUnit unit = FlopUnit::forLargest(best);
+    m_unit = unit.name;
+    m_unitScale = unit.scale;
     m_scale->axis()->setLabel(tr("best %1").arg(unit.name));
     const double hi = best * unit.scale;
     for (const auto &c : cells)

@@ -6,7 +6,8 @@
 
 class PlotTitle;
 
-/// Best achieved TFLOP/s over (M, N) in log2 bins, one op and dtype at a time. Only draws.
+/// Best achieved TFLOP/s over (M, N) in log2 bins, one op and dtype at a time; hovering a cell says
+/// its bins, best rate and how many problems it holds. Only draws.
 class HeatmapView : public LazyPlot {
     Q_OBJECT
 public:
@@ -19,6 +20,9 @@ public:
     }
 
 private:
+    std::vector<diode::HeatCell> m_cells;
+    QString m_unit;
+    double m_unitScale = 1;
     QCPColorMap *m_map;
     QCPColorScale *m_scale;
     PlotTitle *m_title;

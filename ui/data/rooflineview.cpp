@@ -4,6 +4,7 @@
 #include "common/flopunit.h"
 #include "common/plotmessage.h"
 #include "common/plottitle.h"
+#include "common/plotview.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,7 @@ RooflineView::RooflineView(QWidget *parent)
     : LazyPlot(parent)
     , m_points(addGraph())
     , m_roof(addGraph())
+    , m_ring(addRingGraph(this))
     , m_title(new PlotTitle(this, 1)) {
     for (QCPAxis *axis : {xAxis, yAxis})
         setLogScale(axis, QStringLiteral("eb"), 0);
@@ -26,6 +28,30 @@ RooflineView::RooflineView(QWidget *parent)
     axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
     applyPalette(this);
     addPlotExport(this, QStringLiteral("roofline"));
+    PlotView::of(this)->setTip([this](QCPAbstractPlottable *g, int i) -> QString {
+        if (g != m_points || i < 0 || size_t(i) >= m_shown.size())
+            return {};
+        const auto &p = m_shown[size_t(i)];
+        return tr("<b>%1</b><br>run %2: %3 FLOP/byte, %4 %5")
+            .arg(QString::fromStdString(p.problem.label()).toHtmlEscaped())
+            .arg(p.runId)
+            .arg(p.intensity(), 0, 'g', 4)
+            .arg(p.tflops() * m_scale, 0, 'g', 4)
+            .arg(yAxis->label().section(QLatin1Char(' '), 1, 1));
+    });
+}
+
+void RooflineView::setHighlight(const QString &label) {
+    QVector<QCPGraphData> ring;
+    for (const auto &p : m_shown)
+        if (QString::fromStdString(p.problem.label()) == label)
+            ring.append({p.intensity(), p.tflops() * m_scale});
+    showRing(m_ring, ring, label);
+    redraw();
+}
+
+int RooflineView::highlighted() const {
+    return m_ring->dataCount();
 }
 
 namespace {
@@ -41,6 +67,9 @@ QCPRange decades(double lo, double hi) {
 
 void RooflineView::setPoints(const std::vector<diode::ProblemBest> &points, double peakTflops,
                              double bandwidthTBs, const QString &title) {
+    m_ring->data()->clear();
+    m_ring->removeFromLegend();
+    m_shown.clear();
     if (points.empty()) {
         m_title->setText(QString());
         m_points->data()->clear();
@@ -51,8 +80,14 @@ void RooflineView::setPoints(const std::vector<diode::ProblemBest> &points, doub
         return;
     }
     setPlotMessage(this, QString());
+    // In key order, kept: a tooltip's data index is an index into m_shown.
+    m_shown = points;
+    std::stable_sort(m_shown.begin(), m_shown.end(),
+                     [](const diode::ProblemBest &a, const diode::ProblemBest &b) {
+                         return a.intensity() < b.intensity();
+                     });
     QVector<double> x, y;
-    for (const auto &p : points) {
+    for (const auto &p : m_shown) {
         x << p.intensity();
         y << p.tflops();
     }
@@ -60,11 +95,12 @@ void RooflineView::setPoints(const std::vector<diode::ProblemBest> &points, doub
     const bool roof = peakTflops > 0 && bandwidthTBs > 0;
     const FlopUnit unit =
         FlopUnit::forLargest(std::max(*std::max_element(y.begin(), y.end()), roof ? peakTflops : 0.0));
+    m_scale = unit.scale;
     for (double &v : y)
         v *= unit.scale;
     yAxis->setLabel(tr("achieved %1 (best kernel)").arg(unit.name));
     double bottom = *std::min_element(y.begin(), y.end()), top = *std::max_element(y.begin(), y.end());
-    m_points->setData(x, y);
+    m_points->setData(x, y, true);
     // The roof: bandwidth-bound (TB/s × FLOP/byte = TFLOP/s, in the plot's unit) until the ridge,
     // compute-bound after.
     // Without both peaks there is no roof to draw, and the legend must not promise one.

@@ -6,6 +6,8 @@
 
 class DemoChart;
 class DemoRunner;
+class ScenarioView;
+class QTabWidget;
 class DemoTableModel;
 class QComboBox;
 class MessageLabel;
@@ -18,6 +20,8 @@ class WorkbenchState;
 /// plugin's modes, in that order, from `diode demo` run on the local GPU or from a saved result
 /// (the shipped H200 one, with its model steps, where there is no GPU), with the speed-up against
 /// plain torch.compile printed on each bar (against max-autotune too in the table and summary).
+/// Three tabs: the speed-ups by kind of case (or one case), the model steps one scenario at a time
+/// with their spread and where their time goes, and every case and mode as a table.
 class DemoPage : public QWidget {
     Q_OBJECT
 public:
@@ -29,6 +33,8 @@ public:
     DemoTableModel *tableModel() const { return m_table; }
     const diode::DemoResult &result() const { return m_result; }
     DemoChart *kernelChart() const { return m_kernel; }
+    DemoChart *compileChart() const { return m_compile; }
+    ScenarioView *scenarioView() const { return m_scenarios; }
     DemoRunner *runner() const { return m_runner; }
     bool canRun() const;
     QString runReason() const;
@@ -51,11 +57,13 @@ private:
     DemoRunner *m_runner;
     DemoTableModel *m_table;
     DemoChart *m_compile, *m_kernel;
+    ScenarioView *m_scenarios;
+    QTabWidget *m_tabs;
     QComboBox *m_case;
     QTableView *m_view;
     diode::DemoResult m_result;
     QPushButton *m_run, *m_cancel;
-    QLabel *m_header, *m_reason, *m_summary;
+    QLabel *m_header, *m_reason, *m_summary, *m_timerNote;
     MessageLabel *m_message;
     bool m_gpu = false;
 };

@@ -11,6 +11,7 @@
 #include "diode/modelpackage.h"
 #include "diode/shippeddata.h"
 #include "diode/timingmethod.h"
+#include "diode/wording.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -76,7 +77,7 @@ ExportPage::ExportPage(WorkbenchState *state, QWidget *parent)
     auto *metricsTitle =
         new QLabel(tr("<b>Metrics on the test split</b> (problem lines the model never trained on, as the "
                       "trainer counts them: a problem measured in two runs is two lines; <tt>diode eval</tt> "
-                      "counts distinct problems)"),
+                      "says how many distinct problems they are)"),
                    this);
     metricsTitle->setObjectName(QStringLiteral("metricsTitle"));
     metricsTitle->setWordWrap(true); // the page must fit a 1280x800 screen
@@ -162,7 +163,8 @@ bool ExportPage::showPackage(const QString &path) {
     preview.erase("metrics");
     QVector<MetricsRow> rows;
     const auto test = m.value("/metrics/test_split"_json_pointer, nlohmann::json::object());
-    const QString name = QString::fromStdString(m.value("name", "model"));
+    const QString name =
+        QString::fromStdString(diode::packageName(m_path.toStdString())); // as every list names it
     const auto model = test.value("model", nlohmann::json::object());
     rows << MetricsRow::fromJson(name, model.value("all", nlohmann::json::object()), true);
     const auto groups = model.value("by", nlohmann::json::object()); // named: items() must not outlive it
@@ -180,7 +182,7 @@ bool ExportPage::showPackage(const QString &path) {
             // max-autotune's pick exists only where Inductor's own benchmark ran: say on how many.
             QString title = baselineTitle(key, cpuModel);
             if (const auto n = baselines[key].value("problems", nlohmann::json()); n != testProblems)
-                title = tr("%1 (%2 problems with Inductor's timings)").arg(title).arg(n.dump().c_str());
+                title = tr("%1 (%2 problem lines with Inductor's timings)").arg(title).arg(n.dump().c_str());
             rows << MetricsRow::fromJson(title, baselines[key], false);
         }
     for (const auto &[baseline, b] : baselines.items())
@@ -201,8 +203,8 @@ bool ExportPage::showPackage(const QString &path) {
     const int units = m.value("/hardware/sm_count"_json_pointer, 0);
     m_summary->setText(
         tr("<b>%1</b> &nbsp; %2 (%3) &nbsp; ops %4 &nbsp; dtypes %5 &nbsp; feature schema %6 &nbsp; "
-           "test top-1 %7 &nbsp; created %8 &nbsp; %9 KB, checksums verified")
-            .arg(QString::fromStdString(m.value("name", "")))
+           "test top-1 %7 &nbsp; created %8 &nbsp; %9 KB, checksums verified%10")
+            .arg(name)
             .arg(QString::fromStdString(m.value("/hardware/gpu"_json_pointer, std::string("?"))))
             .arg(cpuModel ? tr("%1 cores").arg(units) : tr("%1 SMs").arg(units))
             .arg(list(m.value("ops", nlohmann::json::array())),
@@ -210,7 +212,13 @@ bool ExportPage::showPackage(const QString &path) {
             .arg(m.value("feature_schema_version", 0))
             .arg(top1.is_number() ? QString::number(top1.get<double>(), 'f', 4) : QStringLiteral("–"))
             .arg(QString::fromStdString(m.value("created_at", "")))
-            .arg(QFileInfo(m_path).size() / 1024));
+            .arg(QFileInfo(m_path).size() / 1024)
+            .arg(testProblems.is_number_integer() &&
+                         !diode::fewProblemsWarning(testProblems.get<size_t>()).empty()
+                     ? tr("<br><span style=\"color:#b35c00\">Warning: %1 (the test split, counted in problem "
+                          "lines).</span>")
+                           .arg(QString::fromStdString(diode::fewProblemsWarning(testProblems.get<size_t>())))
+                     : QString()));
     const QString dir = QString::fromStdString(diode::pluginModelDirectory().string());
     const QString target = dir + '/' + QFileInfo(m_path).fileName();
     m_target->setText(

@@ -6,8 +6,10 @@
 #include "diode/config.h"
 #include "diode/shippeddata.h"
 #include "diode/sweepsession.h"
+#include "diode/wording.h"
 #if DIODE_HAVE_TORCH
 #include "characterisejob.h"
+#include "trainer.h" // kMinTrainingProblems
 #endif
 
 #include <QCheckBox>
@@ -23,9 +25,12 @@
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace {
 
@@ -35,11 +40,47 @@ QString fileStem(const QString &gpu) {
     return s.isEmpty() ? QStringLiteral("this-gpu") : s;
 }
 
+// The sweep database and the new package, in the workbench's data folder, named after the GPU.
+QString defaultDatabase(const QString &gpu) {
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
+           QStringLiteral("/characterise-%1.db").arg(fileStem(gpu));
+}
+
+QString defaultOut(const QString &gpu) {
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) +
+           QStringLiteral("/%1-characterised.diode").arg(fileStem(gpu));
+}
+
 QString efficiency(double v) {
     return v < 0 ? QObject::tr("n/a") : QString::number(v, 'f', 4);
 }
 
+// Each backend's pool: the shipped in-graph data (its candidates were timed on a GPU) for the
+// inductor backend, the shipped cpu plan (its tiles) for the cpu backend.
+QString defaultPool(const QString &backend) {
+    return shippedFile(backend == QLatin1String("cpu") ? diode::shipped::kCpuPlan : diode::shipped::kDataset);
+}
+
+// core's reason names the CLI's flag ("name one with --package"); here the field says it.
+QString withoutFlag(QString why) {
+    why.remove(QRegularExpression(QStringLiteral("[:,]? name (the start package|one) with --package")));
+    return why;
+}
+
 } // namespace
+
+int CharacterisePanel::minimumCount() {
+#if DIODE_HAVE_TORCH
+    // The chosen problems less the held-out share (CharacteriseRequest::heldoutFraction, as the job
+    // rounds it) must leave the trainer its minimum.
+    const double f = diode::CharacteriseRequest().heldoutFraction;
+    for (int n = diode::kMinTrainingProblems;; ++n)
+        if (n - std::max(1, int(std::lround(f * n))) >= diode::kMinTrainingProblems)
+            return n;
+#else
+    return 10;
+#endif
+}
 
 CharacterisePanel::CharacterisePanel(QWidget *parent)
     : QWidget(parent)
@@ -68,7 +109,7 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_backend->addItems({QStringLiteral("inductor"), QStringLiteral("cpu")});
     m_package->setObjectName(QStringLiteral("characterisePackage"));
     m_pool->setObjectName(QStringLiteral("characterisePool"));
-    m_pool->setText(shippedFile(diode::shipped::kDataset));
+    m_pool->setText(defaultPool(QStringLiteral("inductor")));
     m_pool->setToolTip(
         tr("The problems to choose from: a store (the shipped H200 data carries its candidates), "
            "problem lines, or a cpu plan"));
@@ -76,7 +117,11 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_out->setObjectName(QStringLiteral("characteriseOut"));
     m_python->setPlaceholderText(tr("python3 ($DIODE_PYTHON)"));
     m_count->setObjectName(QStringLiteral("characteriseCount"));
-    m_count->setRange(10, 100000);
+    m_count->setRange(minimumCount(), 100000);
+    m_count->setToolTip(tr("Problems to choose and measure; at least %1, so that %2 are left to train on "
+                           "after a fifth is held out to compare on")
+                            .arg(minimumCount())
+                            .arg(minimumCount() - int(std::lround(minimumCount() * 0.2))));
     m_count->setValue(200);
     m_count->setSuffix(tr(" problems"));
     m_deadline->setObjectName(QStringLiteral("characteriseDeadline"));
@@ -112,6 +157,7 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_progress->setRange(0, 1);
     m_progress->setValue(0);
     m_cancel->setEnabled(false);
+    m_run->setObjectName(QStringLiteral("characteriseRun"));
 
     auto *form = new QFormLayout;
     form->addRow(tr("Backend"), m_backend);
@@ -123,9 +169,11 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     auto *budget = new QHBoxLayout;
     budget->addWidget(m_count);
     budget->addWidget(m_deadline);
-    budget->addWidget(m_workers);
-    budget->addWidget(m_epochs);
+    auto *effort = new QHBoxLayout;
+    effort->addWidget(m_workers);
+    effort->addWidget(m_epochs);
     form->addRow(tr("Budget"), budget);
+    form->addRow(QString(), effort);
     form->addRow(QString(), m_install);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_run);
@@ -140,21 +188,10 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     layout->addWidget(m_table, 1);
     layout->addWidget(m_verdict);
 
-    QString why;
-    if (!CharacteriseWorker::available(&why)) {
-        m_run->setEnabled(false);
-        m_run->setToolTip(why);
-        m_status->setText(why);
-    }
-    const auto backendFields = [this] {
-        const bool inductor = m_backend->currentText() == QLatin1String("inductor");
-        m_python->setEnabled(inductor);
-        m_workers->setEnabled(inductor);
-        m_package->setPlaceholderText(inductor ? tr("the plugin's package for this GPU, else the nearest")
-                                               : tr("a cpu model (diode train on a cpu sweep)"));
-    };
-    connect(m_backend, &QComboBox::currentIndexChanged, this, backendFields);
-    backendFields();
+    connect(m_backend, &QComboBox::currentIndexChanged, this, &CharacterisePanel::backendChanged);
+    connect(m_backend, &QComboBox::activated, this, [this] { m_backendChosen = true; }); // by hand only
+    connect(m_package, &QLineEdit::textChanged, this, &CharacterisePanel::updateRun);
+    connect(m_pool, &QLineEdit::textChanged, this, &CharacterisePanel::updateRun);
     connect(m_run, &QPushButton::clicked, this, &CharacterisePanel::run);
     connect(m_cancel, &QPushButton::clicked, this, &CharacterisePanel::cancel);
     connect(m_worker, &CharacteriseWorker::status, m_status, &QLabel::setText);
@@ -194,22 +231,103 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
         setRunning(false);
         emit ended();
     });
-    setGpu(QString(), 0);
+    m_database->setText(defaultDatabase(QString()));
+    m_out->setText(defaultOut(QString()));
+    backendChanged();
 }
 
 void CharacterisePanel::setGpu(const QString &name, int smCount) {
+    // The files are named after the GPU, unless the user named them already.
+    if (m_database->text().isEmpty() || m_database->text() == defaultDatabase(m_gpu))
+        m_database->setText(defaultDatabase(name));
+    if (m_out->text().isEmpty() || m_out->text() == defaultOut(m_gpu))
+        m_out->setText(defaultOut(name));
     m_gpu = name;
     m_smCount = smCount;
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-    m_database->setText(dir + QStringLiteral("/characterise-%1.db").arg(fileStem(name)));
-    m_out->setText(dir + QStringLiteral("/%1-characterised.diode").arg(fileStem(name)));
-    const auto start = diode::nearestStartPackage(name.toStdString(), smCount);
-    m_start->setText(name.isEmpty() ? tr("No GPU found: the inductor backend needs one; the cpu backend "
-                                         "characterises this CPU from a cpu model.")
-                                    : tr("Start: %1").arg(QString::fromStdString(start.why)));
+    m_gpuKnown = true;
+    // Without a GPU only the cpu backend can run: it is the default, the other says why it is off.
+    auto *items = qobject_cast<QStandardItemModel *>(m_backend->model());
+    QStandardItem *inductor = items ? items->item(m_backend->findText(QStringLiteral("inductor"))) : nullptr;
+    if (inductor) {
+        inductor->setEnabled(!name.isEmpty());
+        inductor->setToolTip(name.isEmpty() ? tr("No GPU on this machine: the inductor backend needs one")
+                                            : QString());
+    }
+    if (!m_backendChosen || name.isEmpty())
+        m_backend->setCurrentText(name.isEmpty() ? QStringLiteral("cpu") : QStringLiteral("inductor"));
+    backendChanged();
+}
+
+void CharacterisePanel::setCpuModel(const QString &path) {
+    m_cpuModel = path;
+    backendChanged();
+}
+
+void CharacterisePanel::backendChanged() {
+    const QString backend = m_backend->currentText();
+    const bool inductor = backend == QLatin1String("inductor");
+    m_python->setEnabled(inductor);
+    m_workers->setEnabled(inductor);
+    m_package->setPlaceholderText(inductor ? tr("the plugin's package for this GPU, else the nearest")
+                                           : tr("a cpu model (Train on a cpu sweep)"));
+    // What the user has not typed follows the backend: the other backend's pool, or its package,
+    // would fail it (a GPU dataset has no cpu tiles; a GPU package never ranked a tile).
+    if (!m_lastBackend.isEmpty() && m_lastBackend != backend) {
+        if (m_pool->text() == defaultPool(m_lastBackend))
+            m_pool->setText(defaultPool(backend));
+        if (m_lastBackend == QLatin1String("cpu") && m_package->text() == m_cpuModel)
+            m_package->clear();
+    }
+    if (!inductor && m_package->text().trimmed().isEmpty())
+        m_package->setText(m_cpuModel);
+    m_lastBackend = backend;
+    if (inductor && !m_gpu.isEmpty()) {
+        const auto start = diode::nearestStartPackage(m_gpu.toStdString(), m_smCount);
+        m_start->setText(tr("Start: %1").arg(withoutFlag(QString::fromStdString(start.why))));
+    } else if (inductor) {
+        m_start->setText(m_gpuKnown ? tr("No GPU on this machine: the inductor backend needs one.")
+                                    : tr("Reading this machine's GPUs…"));
+    } else {
+        m_start->setText(
+            tr("The cpu backend characterises this CPU, starting from a cpu model and the shipped "
+               "cpu plan's tiles."));
+    }
+    updateRun();
+}
+
+bool CharacterisePanel::canRun(QString *why) const {
+    QString reason;
+    const bool inductor = m_backend->currentText() == QLatin1String("inductor");
+    if (!CharacteriseWorker::available(&reason)) {
+    } else if (m_worker->isRunning()) {
+        reason = tr("A characterisation is running.");
+    } else if (inductor && m_gpuKnown && m_gpu.isEmpty()) {
+        reason =
+            tr("This machine has no GPU: characterise its CPU with the cpu backend, or run this on a GPU "
+               "machine.");
+    } else if (!inductor && m_package->text().trimmed().isEmpty()) {
+        reason =
+            tr("The cpu backend starts from a cpu model, and none is known yet: sweep the cpu plan (Sweep "
+               "page, cpu backend) and train on it (Train page), or name a cpu model in “Start package”.");
+    } else if (m_pool->text().trimmed().isEmpty()) {
+        reason = tr("Name the pool to choose problems from.");
+    }
+    if (why)
+        *why = reason;
+    return reason.isEmpty();
+}
+
+void CharacterisePanel::updateRun() {
+    QString why;
+    const bool ok = canRun(&why);
+    m_run->setEnabled(ok);
+    m_run->setToolTip(ok ? tr("Choose, measure, fine-tune and compare") : why);
+    if (!m_worker->isRunning() && m_error->isHidden())
+        m_status->setText(ok ? tr("Not started. The same settings again continue an interrupted run.") : why);
 }
 
 void CharacterisePanel::setBackend(const QString &backend) {
+    m_backendChosen = true;
     m_backend->setCurrentText(backend);
 }
 
@@ -233,17 +351,17 @@ void CharacterisePanel::run() {
     m_error->hide();
     m_verdict->clear();
     m_table->setRowCount(0);
+    if (QString why; !canRun(&why))
+        return fail(why);
 #if DIODE_HAVE_TORCH
     diode::CharacteriseRequest r;
     r.backend = m_backend->currentText().toStdString();
     r.package = m_package->text().trimmed().toStdString();
-    if (r.package.empty()) {
-        if (r.backend == "cpu")
-            return fail(tr("The cpu backend has no GPU to find a package for: name the start package (a cpu "
-                           "model, from diode train on a cpu sweep)."));
+    if (r.package.empty()) { // canRun() asked the cpu backend for one: the inductor backend finds it
         const auto start = diode::nearestStartPackage(m_gpu.toStdString(), m_smCount);
         if (start.path.empty())
-            return fail(QString::fromStdString(start.why));
+            return fail(tr("%1: name a package in “Start package”.")
+                            .arg(withoutFlag(QString::fromStdString(start.why))));
         r.package = start.path;
     }
     r.pool = m_pool->text().trimmed().toStdString();
@@ -264,10 +382,6 @@ void CharacterisePanel::run() {
     setRunning(true);
     m_status->setText(tr("Choosing the problems…"));
     m_worker->start(r);
-#else
-    QString why;
-    CharacteriseWorker::available(&why);
-    fail(why);
 #endif
 }
 
@@ -276,7 +390,7 @@ void CharacterisePanel::cancel() {
 }
 
 void CharacterisePanel::setRunning(bool running) {
-    m_run->setEnabled(!running && CharacteriseWorker::available());
+    m_run->setEnabled(!running && canRun());
     m_cancel->setEnabled(running);
     if (running) {
         m_progress->setRange(0, 0);
@@ -299,9 +413,13 @@ void CharacterisePanel::showOutcome(const CharacteriseOutcome &o) {
         return;
     }
     m_start->setText(tr("Start: %1").arg(o.startWhy));
-    m_status->setText(tr("Sweep %1; trained on %2 problems measured here; held out: %3.")
+    // The trainer reads every run of the sweep database: a problem measured in two runs (an earlier
+    // characterisation with other settings) is two lines, so the count can pass the pool's size.
+    m_status->setText(tr("Sweep %1; trained on %2 problem lines of %3 (a problem once per run that measured "
+                         "it); held out: %4.")
                           .arg(o.sweepStatus)
                           .arg(o.trainingProblems)
+                          .arg(QFileInfo(m_database->text()).fileName())
                           .arg(o.heldOutSource));
     m_table->setRowCount(int(o.table.size()));
     for (int i = 0; i < o.table.size(); ++i) {
@@ -312,6 +430,7 @@ void CharacterisePanel::showOutcome(const CharacteriseOutcome &o) {
             m_table->setItem(i, c, new QTableWidgetItem(cells[c]));
     }
     m_table->resizeColumnsToContents();
+    const qint64 held = o.table.isEmpty() ? 0 : o.table.front().problems;
     // What became of it, in the terms of this window (the CLI's line names its --force).
     QString verdict =
         o.verdict + (o.kept.isEmpty() ? tr("; dropped: not better than the package it started from")
@@ -320,5 +439,8 @@ void CharacterisePanel::showOutcome(const CharacteriseOutcome &o) {
         verdict += tr(", installed for the plugin as %1").arg(o.installed);
     else if (m_install->isChecked() && !o.kept.isEmpty())
         verdict += tr(", not installed");
+    // Four held-out problems do not make a verdict: the line says how few there were.
+    if (const auto few = diode::fewProblemsWarning(size_t(held)); !few.empty() && !o.table.isEmpty())
+        verdict += tr(" (warning: %1)").arg(QString::fromStdString(few));
     m_verdict->setText(verdict);
 }

@@ -25,8 +25,16 @@ class CharacterisePanel : public QWidget {
 public:
     explicit CharacterisePanel(QWidget *parent = nullptr);
 
-    /// The GPU to characterise (the Hardware page's first): names the default start package and files.
+    /// The GPU to characterise (the Hardware page's first; empty: this machine has none), once the
+    /// machine was read: names the default start package and files, and, with no GPU, makes the
+    /// cpu backend the default and the inductor backend unavailable, with the reason.
     void setGpu(const QString &name, int smCount);
+    /// A cpu model to start from on the cpu backend (the newest known), or empty.
+    void setCpuModel(const QString &path);
+    /// Whether Run can start now, and why not.
+    bool canRun(QString *why = nullptr) const;
+    /// The fewest problems to choose so that training gets its minimum after the held-out part.
+    static int minimumCount();
     /// Fields, for tests and scripted use; empty keeps the default.
     void setBackend(const QString &backend);
     void setPaths(const QString &package, const QString &pool, const QString &database, const QString &out);
@@ -43,10 +51,18 @@ private:
     void showOutcome(const CharacteriseOutcome &o);
     void fail(const QString &message);
     void setRunning(bool running);
+    /// The backend's defaults for what the user has not typed (pool, package), then Run's state.
+    void backendChanged();
+    void updateRun();
 
     CharacteriseWorker *m_worker;
     QString m_gpu;
     int m_smCount = 0;
+    bool m_gpuKnown = false;
+    bool m_backendChosen =
+        false; ///< chosen by the user (or setBackend): the machine's default no longer applies
+    QString m_cpuModel;
+    QString m_lastBackend;
     QComboBox *m_backend;
     QLineEdit *m_package, *m_pool, *m_database, *m_out, *m_python;
     QSpinBox *m_count, *m_deadline, *m_workers, *m_epochs;

@@ -1,6 +1,7 @@
 #include "hardware/hardwarepage.h"
 
 #include "common/exportactions.h"
+#include "common/modellist.h"
 #include "common/workbenchstate.h"
 #include "hardware/characterisepanel.h"
 #include "hardware/telemetryplot.h"
@@ -44,6 +45,8 @@ HardwarePage::HardwarePage(WorkbenchState *state, QWidget *parent)
     m_gpus->setMaximumHeight(160);
     addTableExport(m_gpus, QStringLiteral("gpus"));
     m_source->setObjectName(QStringLiteral("telemetrySource"));
+    // Its items arrive after the page is first shown (the runs of the database): sized to them then.
+    m_source->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_sourceInfo->setObjectName(QStringLiteral("telemetryInfo"));
     m_sourceInfo->setWordWrap(true);
     m_plot->setObjectName(QStringLiteral("telemetryPlot"));
@@ -130,6 +133,12 @@ void HardwarePage::showReport(const diode::HardwareReport &r) {
         m_firstGpuSms = r.gpus.front().smCount;
     }
     m_characterise->setText(r.gpus.empty() ? tr("Characterise…") : tr("Characterise this GPU…"));
+    QStringList names;
+    for (const auto &g : r.gpus)
+        names << QString::fromStdString(g.name);
+    m_state->setLocalGpus(names); // the pages whose flows need a GPU offer them only with one
+    if (m_panel)
+        m_panel->setGpu(m_firstGpu, m_firstGpuSms);
     const int keep = m_source->currentIndex();
     const QSignalBlocker block(m_source);
     for (int i = 0; i < m_liveGpus; ++i)
@@ -220,8 +229,16 @@ CharacterisePanel *HardwarePage::openCharacterise() {
         m_panel = new CharacterisePanel(dialog);
         auto *layout = new QVBoxLayout(dialog);
         layout->addWidget(m_panel);
-        m_panel->setGpu(m_firstGpu, m_firstGpuSms); // once: later opens keep what was typed
+        if (m_reported)                                 // else when the machine has been read (showReport)
+            m_panel->setGpu(m_firstGpu, m_firstGpuSms); // once: later opens keep what was typed
     }
+    // A cpu model to start the cpu backend from: the newest the workbench knows of.
+    const auto models = ModelList::of(m_state)->models();
+    for (auto it = models.crbegin(); it != models.crend(); ++it)
+        if (it->timingMethod == QLatin1String("cpu")) {
+            m_panel->setCpuModel(it->path);
+            break;
+        }
     auto *dialog = static_cast<QDialog *>(m_panel->parentWidget());
     dialog->show(); // not modal: the rest of the workbench stays usable while it sweeps
     dialog->raise();

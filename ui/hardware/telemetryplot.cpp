@@ -3,6 +3,7 @@
 #include "common/exportactions.h"
 #include "common/plotmessage.h"
 #include "common/plottitle.h"
+#include "common/plotview.h"
 
 TelemetryPlot::TelemetryPlot(QWidget *parent)
     : LazyPlot(parent)
@@ -61,11 +62,24 @@ void TelemetryPlot::addSample(const diode::TelemetrySample &s) {
     rescale();
 }
 
+// Samples arrive once a second while the user may be zooming into some: the data's view is
+// worked out on the axes, then handed to PlotView, which keeps a view the user moved.
 void TelemetryPlot::rescale() {
+    QCPAxis *axes[] = {xAxis, yAxis, yAxis2};
+    QCPRange user[3];
+    for (int i = 0; i < 3; ++i)
+        user[i] = axes[i]->range();
     rescaleAxes();
     yAxis->setRangeLower(0);
     yAxis2->setRangeLower(0);
     yAxis->scaleRange(1.1, yAxis->range().lower);
     yAxis2->scaleRange(1.1, yAxis2->range().lower);
+    auto *view = PlotView::of(this);
+    for (int i = 0; i < 3; ++i) {
+        const QCPRange data = axes[i]->range();
+        if (view->moved())
+            axes[i]->setRange(user[i]);
+        view->showRange(axes[i], data);
+    }
     redraw();
 }

@@ -1,5 +1,7 @@
 #include "summary/summarypage.h"
 
+#include "diode/wording.h"
+
 #include <QHeaderView>
 #include <QLabel>
 #include <QTableWidget>
@@ -65,27 +67,27 @@ void SummaryPage::setSummary(const DatasetSummary &s) {
         methods << tr("%1 %2").arg(QString::fromStdString(method)).arg(n);
     if (methods.isEmpty())
         methods << QStringLiteral("—");
-    m_counts->setText(tr("<table cellspacing=4>"
-                         "<tr><td><b>Runs</b></td><td>%1</td></tr>"
-                         "<tr><td><b>Problems</b></td><td>%2 distinct (%3 failed); the Data page lists a "
-                         "problem once per run that measured it</td></tr>"
-                         "<tr><td><b>Measurements</b></td><td>%4 (%5 failed)</td></tr>"
-                         "<tr><td><b>Kernel configs</b></td><td>%6</td></tr>"
-                         "<tr><td><b>Hardware</b></td><td>%7</td></tr>"
-                         "<tr><td><b>Ops</b></td><td>%8</td></tr>"
-                         "<tr><td><b>Dtypes</b></td><td>%9</td></tr>"
-                         "<tr><td><b>Timing methods</b></td><td>%10</td></tr>"
-                         "<tr><td><b>Default method</b></td><td>%11</td></tr>"
-                         "<tr><td><b>Timing glitches</b></td><td>%12</td></tr></table>")
-                          .arg(st.runs)
-                          .arg(st.problems)
-                          .arg(st.failedProblems)
-                          .arg(st.measurements)
-                          .arg(st.failedMeasurements)
-                          .arg(st.configs)
-                          .arg(join(st.gpus), join(st.ops), join(st.dtypes),
-                               methods.join(QStringLiteral(", ")),
-                               QString::fromStdString(st.defaultMethod.describe()), glitches(st)));
+    m_counts->setText(
+        tr("<table cellspacing=4>"
+           "<tr><td><b>Runs</b></td><td>%1</td></tr>"
+           "<tr><td><b>Problems</b></td><td>%2 (%3 failed); a line is a problem in one run, as the "
+           "Data page lists them</td></tr>"
+           "<tr><td><b>Measurements</b></td><td>%4 (%5 failed)</td></tr>"
+           "<tr><td><b>Kernel configs</b></td><td>%6</td></tr>"
+           "<tr><td><b>Hardware</b></td><td>%7</td></tr>"
+           "<tr><td><b>Ops</b></td><td>%8</td></tr>"
+           "<tr><td><b>Dtypes</b></td><td>%9</td></tr>"
+           "<tr><td><b>Timing methods</b></td><td>%10</td></tr>"
+           "<tr><td><b>Default method</b></td><td>%11</td></tr>"
+           "<tr><td><b>Timing glitches</b></td><td>%12</td></tr></table>")
+            .arg(st.runs)
+            .arg(QString::fromStdString(diode::problemCount(size_t(st.problems), size_t(st.problemLines))))
+            .arg(st.failedProblems)
+            .arg(st.measurements)
+            .arg(st.failedMeasurements)
+            .arg(st.configs)
+            .arg(join(st.gpus), join(st.ops), join(st.dtypes), methods.join(QStringLiteral(", ")),
+                 QString::fromStdString(st.defaultMethod.describe()), glitches(st)));
     m_runs->setRowCount(int(s.runs.size()));
     for (int i = 0; i < int(s.runs.size()); ++i) {
         const auto &r = s.runs[size_t(i)];

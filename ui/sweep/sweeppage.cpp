@@ -14,6 +14,7 @@
 #include "diode/slurmsweep.h"
 #include "diode/store.h"
 #include "diode/sweepsession.h"
+#include "diode/wording.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -23,6 +24,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -36,6 +38,7 @@
 #include <QShortcut>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTableView>
@@ -58,11 +61,7 @@ QString shippedCpuPlan() {
 }
 
 QString duration(double s) {
-    if (s < 60)
-        return QObject::tr("%1 s").arg(qMax(1, qRound(s)));
-    if (s < 3600)
-        return QObject::tr("%1 min %2 s").arg(int(s) / 60).arg(int(s) % 60);
-    return QObject::tr("%1 h %2 min").arg(int(s) / 3600).arg(int(s) % 3600 / 60);
+    return QString::fromStdString(diode::durationText(s));
 }
 
 } // namespace
@@ -75,7 +74,8 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     , m_failed(new FailedProblemsModel(this))
     , m_form(new PlanForm(this))
     , m_slurmJobs(new SlurmJobs(this))
-    , m_estimateDelay(new QTimer(this)) {
+    , m_estimateDelay(new QTimer(this))
+    , m_runsLoader(new AnalysisLoader(this)) {
     setObjectName(QStringLiteral("sweepPage"));
     m_planDir = resourcesDir() + QStringLiteral("/plans");
     m_estimateDelay->setObjectName(QStringLiteral("estimateDelay"));
@@ -111,6 +111,7 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     connect(m_worker, &SweepWorker::started, this,
             [this](qint64 runId, qint64 total, const QString &backend) {
                 m_status->setText(tr("Run %1 (%2 backend): %3 problems").arg(runId).arg(backend).arg(total));
+                m_plotRunId = runId;
                 m_progress->setRange(0, int(total));
                 m_progress->setTextVisible(true);
                 // Show the sweep's database everywhere, so the Data page fills as it is written.
@@ -136,6 +137,9 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     });
     connect(m_worker, &SweepWorker::failed, this, [this](const QString &message) {
         showError(message);
+        // Nothing measured: not "Measuring…" over an empty plot, not a bar of "0 / 1".
+        if (m_plot->points() == 0)
+            m_plot->clear(tr("No problem was measured: the sweep stopped (the message above says why)."));
         sweepEnded(tr("Sweep stopped."));
     });
     connect(m_worker, &SweepWorker::mixRefused, this, &SweepPage::confirmMixing);
@@ -147,6 +151,18 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
         // The run shown was of another database: what it measured is not in this one.
         if (!m_resultDatabase.isEmpty() && path != m_resultDatabase)
             clearResult(path);
+        loadRuns();
+    });
+    connect(state, &WorkbenchState::dataChanged, this, [this] {
+        if (!m_worker->isRunning())
+            loadRuns();
+    });
+    connect(state, &WorkbenchState::localGpusChanged, this, &SweepPage::followGpus);
+    connect(m_runsLoader, &AnalysisLoader::loaded, this, &SweepPage::showRuns);
+    connect(m_runsLoader, &AnalysisLoader::failed, this, [this](const QString &message) {
+        m_compare->clear();
+        m_compare->addItem(tr("no earlier run (%1)").arg(message));
+        emit ready();
     });
 
     addPageShortcut(this, QKeySequence(Qt::CTRL | Qt::Key_R), [this] { run(); });
@@ -171,6 +187,9 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     split->restoreState(settings.value(QStringLiteral("sweep/splitter")).toByteArray());
     connect(split, &QSplitter::splitterMoved, this,
             [split] { QSettings().setValue(QStringLiteral("sweep/splitter"), split->saveState()); });
+    if (state->localGpusKnown())
+        followGpus();
+    loadRuns();
 }
 
 SweepPage::~SweepPage() {
@@ -226,6 +245,8 @@ QWidget *SweepPage::runPanel() {
     m_error->setObjectName(QStringLiteral("sweepError"));
     m_error->setWordWrap(true);
     m_error->setStyleSheet(QStringLiteral("QLabel { color: #c0392b; font-weight: bold; }"));
+    // A long error (a path, a worker's last words) wraps: it must not push the page past the window.
+    m_error->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_error->hide();
     m_backend = new QComboBox(box);
     m_backend->setObjectName(QStringLiteral("backend"));
@@ -238,14 +259,14 @@ QWidget *SweepPage::runPanel() {
     m_workers = new QSpinBox(box);
     m_workers->setObjectName(QStringLiteral("workersPerGpu"));
     m_workers->setRange(diode::SweepSession::kAutoWorkers, diode::SweepSession::kMaxWorkersPerGpu);
-    m_workers->setPrefix(tr("workers a GPU: "));
-    m_workers->setSpecialValueText(tr("workers a GPU: auto"));
+    m_workers->setSuffix(tr(" a GPU"));
+    m_workers->setSpecialValueText(tr("auto"));
     m_workers->setToolTip(tr("Workers on each GPU compile in parallel and take turns timing; their times are "
                              "those of one worker alone. Auto: 6 on a 16-core host with one GPU, fewer with "
                              "fewer cores"));
     m_gpus = new QLineEdit(box);
     m_gpus->setObjectName(QStringLiteral("gpus"));
-    m_gpus->setPlaceholderText(tr("GPUs: the environment's one"));
+    m_gpus->setPlaceholderText(tr("the environment's"));
     m_gpus->setToolTip(tr("'all', or GPUs as CUDA_VISIBLE_DEVICES names them (0,1,3); each gets the workers "
                           "above. They must all be one GPU model."));
     // Slurm: what `diode sweep --slurm` does, offered where sbatch is on the PATH.
@@ -262,13 +283,13 @@ QWidget *SweepPage::runPanel() {
     m_shards = new QSpinBox(box);
     m_shards->setObjectName(QStringLiteral("slurmShards"));
     m_shards->setRange(1, 100000);
-    m_shards->setPrefix(tr("shards: "));
+    m_shards->setSuffix(tr(" shards"));
     m_partition = new QLineEdit(box);
     m_partition->setObjectName(QStringLiteral("slurmPartition"));
-    m_partition->setPlaceholderText(tr("partition: the default"));
+    m_partition->setPlaceholderText(tr("the default"));
     m_timeLimit = new QLineEdit(box);
     m_timeLimit->setObjectName(QStringLiteral("slurmTime"));
-    m_timeLimit->setPlaceholderText(tr("time a task: the partition's"));
+    m_timeLimit->setPlaceholderText(tr("the partition's"));
     m_timeLimit->setToolTip(tr("sbatch --time for each task, e.g. 02:00:00"));
     m_slurmState = new QPlainTextEdit(box);
     m_slurmState->setObjectName(QStringLiteral("slurmState"));
@@ -296,6 +317,7 @@ QWidget *SweepPage::runPanel() {
     m_status = new QLabel(tr("No sweep running."), box);
     m_status->setObjectName(QStringLiteral("sweepStatus"));
     m_status->setWordWrap(true);
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_plot = new ThroughputPlot(box);
     m_plot->setObjectName(QStringLiteral("throughputPlot"));
     auto *failedView = new QTableView(box);
@@ -304,24 +326,49 @@ QWidget *SweepPage::runPanel() {
     failedView->horizontalHeader()->setStretchLastSection(true);
     failedView->setWordWrap(false);
     addTableExport(failedView, QStringLiteral("failed-problems"));
+    // Another run of the database under the live points (Nsight's and TensorBoard's overlay of runs).
+    m_compare = new QComboBox(box);
+    m_compare->setObjectName(QStringLiteral("compareRun"));
+    m_compare->setToolTip(tr("A run of the open database drawn under this sweep's points, as grey rings"));
+    m_compare->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_compare->setMinimumContentsLength(20);
+    auto *throughput = new QWidget(box);
+    auto *tl = new QVBoxLayout(throughput);
+    tl->setContentsMargins(0, 0, 0, 0);
+    auto *compareRow = new QHBoxLayout;
+    compareRow->addWidget(new QLabel(tr("Compare with"), box));
+    compareRow->addWidget(m_compare, 1);
+    tl->addLayout(compareRow);
+    tl->addWidget(m_plot, 1);
+    connect(m_compare, &QComboBox::currentIndexChanged, this, &SweepPage::drawOverlay);
     m_results = new QTabWidget(box);
-    m_results->addTab(m_plot, tr("Throughput"));
+    m_results->addTab(throughput, tr("Throughput"));
     m_results->addTab(failedView, tr("Failed problems (0)"));
     m_results->addTab(m_slurmState, tr("Slurm"));
 
-    auto *settings = new QHBoxLayout;
-    settings->addWidget(new QLabel(tr("Backend:"), box));
-    settings->addWidget(m_backend);
-    settings->addWidget(m_python, 1);
-    settings->addWidget(m_workers);
-    settings->addWidget(m_gpus);
-    settings->addWidget(m_databaseLabel, 2);
-    settings->addWidget(chooseDb);
+    // A grid of labelled fields: in one row at 1280 px their placeholders were cut ("p…", "GPUs: th…").
+    auto *settings = new QGridLayout;
+    settings->addWidget(new QLabel(tr("Backend"), box), 0, 0);
+    settings->addWidget(m_backend, 0, 1);
+    settings->addWidget(new QLabel(tr("Python"), box), 0, 2);
+    settings->addWidget(m_python, 0, 3);
+    settings->addWidget(new QLabel(tr("Workers"), box), 1, 0);
+    settings->addWidget(m_workers, 1, 1);
+    settings->addWidget(new QLabel(tr("GPUs"), box), 1, 2);
+    settings->addWidget(m_gpus, 1, 3);
+    auto *databaseRow = new QHBoxLayout;
+    databaseRow->addWidget(m_databaseLabel, 1);
+    databaseRow->addWidget(chooseDb);
+    settings->addLayout(databaseRow, 2, 0, 1, 4);
+    settings->addWidget(m_onSlurm, 3, 0);
+    settings->addWidget(m_shards, 3, 1);
     auto *slurm = new QHBoxLayout;
-    slurm->addWidget(m_onSlurm);
-    slurm->addWidget(m_shards);
+    slurm->addWidget(new QLabel(tr("Partition"), box));
     slurm->addWidget(m_partition, 1);
+    slurm->addWidget(new QLabel(tr("Time a task"), box));
     slurm->addWidget(m_timeLimit, 1);
+    settings->addLayout(slurm, 3, 2, 1, 2);
+    settings->setColumnStretch(3, 1);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_run);
     buttons->addWidget(m_resume);
@@ -331,7 +378,6 @@ QWidget *SweepPage::runPanel() {
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_error);
     layout->addLayout(settings);
-    layout->addLayout(slurm);
     layout->addLayout(buttons);
     layout->addWidget(m_status);
     layout->addWidget(m_results, 1);
@@ -510,11 +556,9 @@ void SweepPage::scheduleEstimate() {
 void SweepPage::showEstimate(const PlanEstimate &e) {
     m_planValid = e.error.isEmpty();
     m_run->setEnabled(m_planValid && !m_worker->isRunning());
-    if (!m_worker->isRunning()) { // before a run the bar counts the plan's problems, not a default 100
-        m_progress->setRange(0, m_planValid ? int(std::min<qint64>(e.problems, INT_MAX)) : 1);
-        m_progress->setValue(0);
-        m_progress->setTextVisible(m_planValid);
-    }
+    m_planProblems = m_planValid ? e.problems : 0;
+    if (!m_worker->isRunning() && m_resultDatabase.isEmpty()) // before a run: the plan's problems
+        resetProgress();
     if (!m_planValid) {
         m_estimate->setStyleSheet(QStringLiteral("QLabel { color: #c0392b; }"));
         m_estimate->setText(e.error);
@@ -555,34 +599,6 @@ void SweepPage::run() {
     if (onSlurm())
         return startOnSlurm(false);
     start(false);
-}
-
-void SweepPage::runForScreenshot() {
-    const QString plan = shippedFile(diode::shipped::kCpuPlan);
-    if (plan.isEmpty() || !openPlan(plan))
-        return showError(tr("The shipped plan %1 was not found.").arg(kCpuPlanName));
-    setBackend(QStringLiteral("cpu"));
-    // Into the data folder of this run: a --screenshot run has a throw-away one (app/workbench).
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-    QDir().mkpath(dir);
-    const QString db =
-        dir + QStringLiteral("/screenshot-sweep-%1.db").arg(QCoreApplication::applicationPid());
-    QFile::remove(db);
-    try {
-        diode::Store store(db.toStdString()); // an empty store, so the window can show it before the run
-    } catch (const std::exception &e) {
-        return showError(QString::fromUtf8(e.what()));
-    }
-    setTargetDatabase(db);
-    connect(
-        m_worker, &SweepWorker::finished, this, [this] { emit ready(); }, Qt::SingleShotConnection);
-    connect(
-        this, &SweepPage::estimateShown, this,
-        [this](const PlanEstimate &e) {
-            if (e.error.isEmpty())
-                run();
-        },
-        Qt::SingleShotConnection);
 }
 
 void SweepPage::resume() {
@@ -748,8 +764,8 @@ void SweepPage::showStatus(const SweepStatus &s) {
 
 void SweepPage::sweepEnded(const QString &text) {
     m_status->setText(text);
-    if (m_progress->maximum() == 0)
-        m_progress->setRange(0, 1);
+    if (m_progress->maximum() == 0) // no run started: the plan's count again, not "0 / 1"
+        resetProgress();
     m_run->setEnabled(m_planValid);
     m_resume->setEnabled(true);
     m_cancel->setEnabled(false);
@@ -758,15 +774,99 @@ void SweepPage::sweepEnded(const QString &text) {
 
 void SweepPage::clearResult(const QString &openDatabase) {
     m_resultDatabase.clear();
+    m_plotRunId = 0;
     m_failed->clear();
     m_results->setTabText(1, tr("Failed problems (0)"));
     m_plot->clear(tr("%1 is open: a sweep run here shows each problem's best FLOP rate as it finishes.")
                       .arg(QFileInfo(openDatabase).fileName()));
-    m_progress->setRange(0, 1);
-    m_progress->setValue(0);
-    m_progress->setTextVisible(false);
+    resetProgress();
     m_status->setText(tr("No sweep running."));
     m_error->hide();
+}
+
+// Before a run, and after one that never started, the bar counts the plan's problems.
+void SweepPage::resetProgress() {
+    m_progress->setFormat(tr("%v / %m problems"));
+    m_progress->setRange(0, m_planProblems > 0 ? int(std::min<qint64>(m_planProblems, INT_MAX)) : 1);
+    m_progress->setValue(0);
+    m_progress->setTextVisible(m_planProblems > 0);
+}
+
+void SweepPage::followGpus() {
+    auto *items = qobject_cast<QStandardItemModel *>(m_backend->model());
+    QStandardItem *inductor = items ? items->item(m_backend->findText(QStringLiteral("inductor"))) : nullptr;
+    if (!inductor)
+        return;
+    const bool gpu = !m_state->localGpus().isEmpty();
+    inductor->setEnabled(gpu);
+    inductor->setToolTip(gpu ? QString()
+                             : tr("No GPU on this machine (the Hardware page): the inductor backend "
+                                  "needs one"));
+    if (!gpu && m_backend->currentText() == QLatin1String("inductor") && !m_worker->isRunning()) {
+        m_backend->setCurrentText(QStringLiteral("cpu"));
+        m_status->setText(
+            tr("No GPU on this machine: the cpu backend is chosen (the inductor backend needs a "
+               "GPU)."));
+    }
+}
+
+void SweepPage::loadRuns() {
+    const QString db = m_state->databasePath();
+    m_runs = DataAnalysis{};
+    m_plot->setOverlay(QString(), {});
+    const QSignalBlocker quiet(m_compare);
+    m_compare->clear();
+    if (db.isEmpty()) {
+        m_compare->addItem(tr("no database open"));
+        return;
+    }
+    m_compare->addItem(tr("reading the runs of %1…").arg(QFileInfo(db).fileName()));
+    m_runsLoader->load(db, std::nullopt);
+}
+
+void SweepPage::showRuns(const DataAnalysis &a) {
+    if (a.path != m_state->databasePath())
+        return;
+    m_runs = a;
+    {
+        const QSignalBlocker quiet(m_compare);
+        m_compare->clear();
+        m_compare->addItem(tr("no earlier run"), QVariant());
+        for (const auto &r : a.runs) {
+            int problems = 0;
+            for (const auto &b : a.best)
+                problems += b.runId == r.id;
+            m_compare->addItem(tr("run %1: %2 %3, %4 problems (%5)")
+                                   .arg(r.id)
+                                   .arg(QString::fromStdString(r.backend), QString::fromStdString(r.planName))
+                                   .arg(problems)
+                                   .arg(QString::fromStdString(r.gpuName.empty() ? r.host : r.gpuName)),
+                               QVariant::fromValue(qint64(r.id)));
+        }
+        // The newest run other than the one under way (or just finished) here: the one to beat.
+        int pick = 0;
+        for (int i = m_compare->count() - 1; i > 0; --i)
+            if (m_compare->itemData(i).toLongLong() != m_plotRunId) {
+                pick = i;
+                break;
+            }
+        m_compare->setCurrentIndex(pick);
+    }
+    drawOverlay();
+    emit ready();
+}
+
+void SweepPage::drawOverlay() {
+    const QVariant id = m_compare->currentData();
+    std::vector<diode::ProblemBest> best;
+    if (id.isValid())
+        for (const auto &b : m_runs.best)
+            if (b.runId == id.toLongLong())
+                best.push_back(b);
+    m_plot->setOverlay(id.isValid()
+                           ? tr("run %1 of %2").arg(id.toLongLong()).arg(QFileInfo(m_runs.path).fileName())
+                           : QString(),
+                       best);
 }
 
 void SweepPage::showError(const QString &message) {

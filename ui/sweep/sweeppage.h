@@ -1,5 +1,6 @@
 #pragma once
 
+#include "data/analysisloader.h"
 #include "sweep/planestimator.h"
 #include "sweep/sweepworker.h"
 
@@ -44,9 +45,6 @@ public:
     SlurmJobs *slurmJobs() const { return m_slurmJobs; }
 
     void run();
-    /// A real cpu sweep of the shipped smoke plan into a temporary database, for the workbench's
-    /// --screenshot; ready() once it has finished and the plot is drawn.
-    Q_INVOKABLE void runForScreenshot();
     void resume();
     void cancel();
     SweepWorker *worker() const { return m_worker; }
@@ -56,7 +54,8 @@ public:
 signals:
     /// The plan was expanded: its problem count and estimate are shown (or its error).
     void estimateShown(const PlanEstimate &estimate);
-    /// The sweep started by runForScreenshot() has ended.
+    /// The open database's runs are listed and the one to compare with is drawn (what a
+    /// --screenshot of the page waits for: it starts no sweep).
     void ready();
 
 private:
@@ -80,6 +79,13 @@ private:
     void showError(const QString &message);
     void sweepEnded(const QString &text);
     void clearResult(const QString &openDatabase);
+    /// The runs of the open database, to compare with (read off the GUI thread).
+    void loadRuns();
+    void showRuns(const DataAnalysis &analysis);
+    void drawOverlay();
+    /// The inductor backend offered only where there is a GPU (WorkbenchState::localGpus).
+    void followGpus();
+    void resetProgress();
 
     WorkbenchState *m_state;
     SweepWorker *m_worker;
@@ -113,5 +119,10 @@ private:
     QLabel *m_status;
     QTabWidget *m_results;
     ThroughputPlot *m_plot;
+    QComboBox *m_compare;
+    AnalysisLoader *m_runsLoader;
+    DataAnalysis m_runs;
+    qint64 m_planProblems = 0;
+    qint64 m_plotRunId = 0; ///< the run this page swept (its points are the live ones)
     bool m_planValid = false;
 };

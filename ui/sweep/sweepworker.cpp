@@ -114,8 +114,11 @@ bool SweepWorker::start(const SweepRequest &request) {
             const QString st = QString::fromStdString(status);
             last = [this, st, runId] { emit finished(st, runId); };
         } catch (const diode::BackendUnavailable &e) {
-            const QString msg =
-                tr("The %1 backend cannot run: %2").arg(request.backend, QString::fromStdString(e.what()));
+            // The backend's reason names the backend already ("the inductor backend cannot run: ..."):
+            // said once, not twice.
+            QString msg = QString::fromStdString(e.what());
+            if (!msg.isEmpty())
+                msg[0] = msg[0].toUpper();
             last = [this, msg] { emit failed(msg); };
         } catch (const diode::DataMixRefused &e) {
             const QString msg = QString::fromStdString(e.what());

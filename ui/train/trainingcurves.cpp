@@ -3,6 +3,9 @@
 #include "common/exportactions.h"
 #include "common/plotmessage.h"
 #include "common/plottitle.h"
+#include "common/plotview.h"
+
+#include <QMap>
 
 #include <cmath>
 
@@ -36,12 +39,7 @@ TrainingCurves::TrainingCurves(QWidget *parent)
     m_best->setName(tr("a network's new best"));
     m_best->setLineStyle(QCPGraph::lsNone);
     m_best->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, kVal, 5));
-    // The legend sits in its own row under the axes, so it never covers a curve.
-    legend->setVisible(true);
-    legend->setFillOrder(QCPLegend::foColumnsFirst);
-    axisRect()->insetLayout()->take(legend);
-    plotLayout()->addElement(2, 0, legend);
-    plotLayout()->setRowStretchFactor(2, 0.001);
+    legendBelowAxes(this, 0);
     setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
     applyPalette(this);
     for (QCPAxis *a : {yAxis2}) {
@@ -59,12 +57,19 @@ void TrainingCurves::clearEpochs(const QString &sentence) {
     m_val.clear();
     m_best->data()->clear();
     m_lossLo = m_lossHi = 0;
+    for (QCPGraph *g : m_overlay) // the overlaid run's losses stay in the axis
+        if (g->valueAxis() == yAxis)
+            for (auto it = g->data()->constBegin(); it != g->data()->constEnd(); ++it)
+                if (it->value > 0) {
+                    m_lossLo = m_lossLo > 0 ? std::min(m_lossLo, it->value) : it->value;
+                    m_lossHi = std::max(m_lossHi, it->value);
+                }
     m_lastEpoch = 0;
     m_replot->stop();
     m_title->setText(sentence);
-    setPlotMessage(this, sentence);
-    xAxis->setRange(0, 10);
-    yAxis->setRange(0.1, 10);
+    setPlotMessage(this, m_overlay.isEmpty() ? sentence : QString());
+    xAxis->setRange(0, std::max(10, m_overlayLastEpoch + 1));
+    yAxis->setRange(m_lossLo > 0 ? lossRange() : QCPRange(0.1, 10));
     replot();
 }
 
@@ -100,17 +105,70 @@ void TrainingCurves::addEpoch(const diode::EpochReport &e) {
     if (e.improved)
         m_best->addData(e.epoch, e.valTop1);
     m_lastEpoch = std::max(m_lastEpoch, e.epoch);
-    xAxis->setRange(0, std::max(10, m_lastEpoch + 1));
+    fitEpochAxis();
     if (e.loss > 0) {
         m_lossLo = m_lossLo > 0 ? std::min(m_lossLo, e.loss) : e.loss;
         m_lossHi = std::max(m_lossHi, e.loss);
-        // Whole decades: a log axis labelled 1, 10, 100, never 15 / 12.5 / 10 / 7.5.
-        const double lo = std::pow(10.0, std::floor(std::log10(m_lossLo)));
-        const double hi = std::pow(10.0, std::max(std::ceil(std::log10(m_lossHi)), std::log10(lo) + 1));
-        yAxis->setRange(lo, hi);
+        PlotView::of(this)->showRange(yAxis, lossRange());
     }
     if (!m_replot->isActive())
         m_replot->start(); // many epochs per repaint
+}
+
+// Whole decades around the losses drawn: a log axis labelled 1, 10, 100, never 15 / 12.5 / 10.
+QCPRange TrainingCurves::lossRange() const {
+    const double lo = std::pow(10.0, std::floor(std::log10(m_lossLo)));
+    const double hi = std::pow(10.0, std::max(std::ceil(std::log10(m_lossHi)), std::log10(lo) + 1));
+    return QCPRange(lo, hi);
+}
+
+// Epochs arrive while the user may be zooming into some: the view follows them unless moved.
+void TrainingCurves::fitEpochAxis() {
+    PlotView::of(this)->showRange(xAxis,
+                                  QCPRange(0, std::max({10, m_lastEpoch + 1, m_overlayLastEpoch + 1})));
+}
+
+void TrainingCurves::setOverlay(const QString &name, const QVector<diode::EpochReport> &epochs) {
+    for (QCPGraph *g : m_overlay)
+        removeGraph(g);
+    m_overlay.clear();
+    m_overlayLastEpoch = 0;
+    QMap<int, QPair<QCPGraph *, QCPGraph *>> byMember;
+    for (const auto &e : epochs) {
+        auto &pair = byMember[e.member];
+        if (!pair.first) {
+            const bool first = byMember.size() == 1;
+            pair.first = addGraph(xAxis, yAxis);
+            pair.second = addGraph(xAxis, yAxis2);
+            pair.first->setPen(QPen(kLoss.lighter(150), 1, Qt::DashLine));
+            pair.second->setPen(QPen(kVal.lighter(140), 1, Qt::DashLine));
+            pair.first->setName(tr("%1: loss (dashed)").arg(name));
+            pair.second->setName(tr("%1: validation top-1 (dashed)").arg(name));
+            if (!first) {
+                pair.first->removeFromLegend();
+                pair.second->removeFromLegend();
+            }
+            m_overlay << pair.first << pair.second;
+        }
+        pair.first->addData(e.epoch, e.loss);
+        pair.second->addData(e.epoch, e.valTop1);
+        m_overlayLastEpoch = std::max(m_overlayLastEpoch, e.epoch);
+        if (e.loss > 0) {
+            m_lossLo = m_lossLo > 0 ? std::min(m_lossLo, e.loss) : e.loss;
+            m_lossHi = std::max(m_lossHi, e.loss);
+        }
+    }
+    // Under the current run's lines, which stay on top.
+    for (QCPGraph *g : m_overlay)
+        g->setLayer(QStringLiteral("grid"));
+    fitEpochAxis();
+    if (m_lossLo > 0)
+        PlotView::of(this)->showRange(yAxis, lossRange());
+    if (!m_overlay.isEmpty())
+        setPlotMessage(this, QString());
+    else if (m_loss.isEmpty())
+        setPlotMessage(this, m_title->text());
+    replot();
 }
 
 void TrainingCurves::changeEvent(QEvent *event) {

@@ -22,6 +22,11 @@ public:
     int networks() const { return int(m_loss.size()); }
     /// The loss line of network `member` (for tests: one series per network).
     const QCPGraph *lossOf(int member) const { return m_loss.value(member); }
+    /// An earlier run drawn under this one, dashed and lighter, to compare with (TensorBoard's
+    /// overlay of runs); `name` says which. No epochs: none.
+    void setOverlay(const QString &name, const QVector<diode::EpochReport> &epochs);
+    /// The overlaid run's lines (loss and validation top-1, one pair per network).
+    int overlayGraphs() const { return int(m_overlay.size()); }
 
 protected:
     void changeEvent(QEvent *event) override;
@@ -29,7 +34,12 @@ protected:
 private:
     void addNetwork(int members);
 
+    void fitEpochAxis();
+    QCPRange lossRange() const;
+
     QVector<QCPGraph *> m_loss, m_val;
+    QVector<QCPGraph *> m_overlay;
+    int m_overlayLastEpoch = 0;
     QCPGraph *m_best;
     PlotTitle *m_title;
     QTimer *m_replot; ///< at most a few repaints a second, however fast epochs arrive

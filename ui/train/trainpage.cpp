@@ -6,16 +6,19 @@
 #include "common/schemanames.h"
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
+#include "diode/wording.h"
 #include "train/trainingcurves.h"
 
 #include <QAction>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDateTime>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -23,7 +26,10 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardPaths>
@@ -64,6 +70,7 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     , m_train(new QPushButton(tr("&Train"), this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_progress(new QProgressBar(this))
+    , m_compare(new QComboBox(this))
     , m_curves(new TrainingCurves(this))
     , m_modelView(new QTableView(this)) {
     setObjectName(QStringLiteral("trainPage"));
@@ -77,6 +84,9 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     m_members = spin(1, 64, s.value("members", d.members).toInt(), this);
     m_batch = spin(0, 100000, s.value("batchProblems", d.batchProblems).toInt(), this);
     m_batch->setSpecialValueText(tr("all (full batch)"));
+    m_epochs->setObjectName(QStringLiteral("epochs"));
+    m_patience->setObjectName(QStringLiteral("patience"));
+    m_members->setObjectName(QStringLiteral("members"));
     m_listWeight = dspin(0, 100, s.value("listWeight", d.listWeight).toDouble(), 3, 0.1, this);
     m_lr = dspin(1e-5, 1, s.value("lr", d.learningRate).toDouble(), 5, 1e-4, this);
     m_rankWeight = dspin(0, 100, s.value("rankWeight", d.rankWeight).toDouble(), 3, 0.1, this);
@@ -92,15 +102,16 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     auto *df = new QFormLayout(data);
     m_database->setWordWrap(true);
     df->addRow(tr("Database"), m_database);
+    // Three a row: the four ops in one row were cut ("baddbm…") in the 380 px panel.
     auto checks = [this](const QStringList &names, const QStringList &on, QList<QCheckBox *> &out) {
-        auto *row = new QHBoxLayout;
-        for (const QString &n : names) {
-            auto *c = new QCheckBox(n, this);
-            c->setChecked(on.contains(n));
+        auto *grid = new QGridLayout;
+        for (int i = 0; i < names.size(); ++i) {
+            auto *c = new QCheckBox(names[i], this);
+            c->setChecked(on.contains(names[i]));
             out << c;
-            row->addWidget(c);
+            grid->addWidget(c, i / 3, i % 3);
         }
-        return row;
+        return grid;
     };
     df->addRow(tr("Ops"), checks(opNameList(), ops, m_ops));
     df->addRow(tr("Dtypes"), checks(dtypeNameList(), dtypes, m_dtypes));
@@ -124,7 +135,9 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
 
     auto *outBox = new QGroupBox(tr("Package"), this);
     auto *of = new QHBoxLayout(outBox);
-    m_out->setPlaceholderText(tr("default: a new file in the workbench's model folder"));
+    m_out->setPlaceholderText(tr("a new file in the model folder"));
+    m_out->setToolTip(tr("The package to write; empty: a new file in the workbench's model folder (%1)")
+                          .arg(QFileInfo(defaultOutput()).absolutePath()));
     auto *browse = new QPushButton(tr("…"), this);
     of->addWidget(m_out, 1);
     of->addWidget(browse);
@@ -157,7 +170,15 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     ll->addWidget(m_status);
     ll->addWidget(m_error);
     ll->addStretch(1);
-    left->setMaximumWidth(380);
+    // The form scrolls rather than push the window past 800 px high (twelve hyper-parameters).
+    auto *leftScroll = new QScrollArea(this);
+    leftScroll->setWidget(left);
+    leftScroll->setWidgetResizable(true);
+    leftScroll->setFrameShape(QFrame::NoFrame);
+    leftScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    leftScroll->setMinimumWidth(left->minimumSizeHint().width() +
+                                leftScroll->verticalScrollBar()->sizeHint().width());
+    leftScroll->setMaximumWidth(400);
 
     m_modelView->setModel(m_models);
     m_modelView->setObjectName(QStringLiteral("modelList"));
@@ -168,8 +189,24 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     m_modelView->setToolTip(tr("Double-click a model to make it the workbench's current model"));
     addTableExport(m_modelView, QStringLiteral("models"));
     addPlotExport(m_curves, QStringLiteral("training-curves"));
+    // TensorBoard's overlay of runs: an earlier run of this session under the current one.
+    m_compare->setObjectName(QStringLiteral("compareRun"));
+    m_compare->setToolTip(
+        tr("Draw an earlier training run of this session under the current curves (dashed)"));
+    m_compare->addItem(tr("no earlier run"));
+    m_compare->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_compare->setMinimumContentsLength(24);
+    auto *curvesBox = new QWidget(this);
+    auto *cl = new QVBoxLayout(curvesBox);
+    cl->setContentsMargins(0, 0, 0, 0);
+    auto *compareRow = new QHBoxLayout;
+    compareRow->addWidget(new QLabel(tr("Compare with"), this));
+    compareRow->addWidget(m_compare, 1);
+    cl->addLayout(compareRow);
+    cl->addWidget(m_curves, 1);
+    connect(m_compare, &QComboBox::currentIndexChanged, this, [this](int i) { compareWith(i - 1); });
     auto *right = new QSplitter(Qt::Vertical, this);
-    right->addWidget(m_curves);
+    right->addWidget(curvesBox);
     auto *modelsBox = new QGroupBox(tr("Models"), this);
     auto *ml = new QVBoxLayout(modelsBox);
     ml->addWidget(m_modelView);
@@ -177,7 +214,7 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
     auto *layout = new QHBoxLayout(this);
-    layout->addWidget(left);
+    layout->addWidget(leftScroll);
     layout->addWidget(right, 1);
 
     auto *trainAction = new QAction(tr("Train"), this);
@@ -200,16 +237,7 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     });
     connect(m_modelView, &QTableView::doubleClicked, this,
             [this](const QModelIndex &i) { m_state->setPackage(m_models->at(i.row()).path); });
-    connect(m_worker, &TrainWorker::progress, this, [this](const diode::EpochReport &e) {
-        m_curves->addEpoch(e);
-        m_progress->setValue(e.step);
-        m_status->setText(tr("Network %1 of %2, epoch %3: loss %4, validation top-1 %5")
-                              .arg(e.member + 1)
-                              .arg(e.members)
-                              .arg(e.epoch)
-                              .arg(e.loss, 0, 'f', 5)
-                              .arg(e.valTop1, 0, 'f', 4));
-    });
+    connect(m_worker, &TrainWorker::progress, this, &TrainPage::showProgress);
     connect(m_worker, &TrainWorker::status, m_status, &QLabel::setText);
     connect(m_worker, &TrainWorker::resultReady, this, &TrainPage::showOutcome);
     connect(m_worker, &TrainWorker::failed, this, &TrainPage::fail);
@@ -251,8 +279,25 @@ TrainPage::~TrainPage() {
     s.setValue("method", m_method->settingsValue());
 }
 
+// Another database: what the page shows of a run on the previous one (its curves, "Wrote …",
+// a full bar) is not about this one. The runs stay in "Compare with", named with their database.
 void TrainPage::updateDatabase() {
     const QString db = m_state->databasePath();
+    if (!m_worker->isRunning()) {
+        m_epochLog.clear();
+        m_curves->clearEpochs(
+            db.isEmpty()
+                ? tr("No database open.")
+                : tr("%1 is open: Train (Ctrl+Return) draws its loss and validation top-1 here, epoch by "
+                     "epoch.")
+                      .arg(QFileInfo(db).fileName()));
+        m_status->clear();
+        m_error->hide();
+        m_progress->setRange(0, 1);
+        m_progress->setValue(0);
+        m_progress->setFormat(tr("%v / %m epochs at most"));
+        m_progress->setTextVisible(false);
+    }
     m_database->setText(db.isEmpty() ? tr("none open")
                                      : QFileInfo(db).fileName() +
                                            (m_state->databaseReadOnly() ? tr(" (read-only)") : QString()));
@@ -317,9 +362,13 @@ void TrainPage::train() {
     m_error->hide();
     m_train->setEnabled(false);
     m_cancel->setEnabled(true);
-    m_progress->setRange(0, r.options.epochs * r.options.members); // early stopping ends sooner
+    m_stepsPlanned = r.options.epochs * r.options.members; // early stopping ends sooner
+    m_progress->setRange(0, m_stepsPlanned);
     m_progress->setValue(0);
+    m_progress->setFormat(tr("%v / %m epochs at most"));
     m_progress->setTextVisible(true);
+    m_epochLog.clear();
+    m_startedMs = QDateTime::currentMSecsSinceEpoch();
     m_curves->clearEpochs(tr("Training %1").arg(QFileInfo(r.out).fileName()));
     m_worker->start(r);
 }
@@ -328,9 +377,42 @@ void TrainPage::cancel() {
     m_worker->cancel();
 }
 
-void TrainPage::runForScreenshot() {
-    m_epochs->setValue(40); // every network 40 epochs: curves to see, in well under a minute
-    train();
+// The time left as the epochs so far took it, for every epoch that may still run: early stopping
+// can only make it shorter, and the line says so.
+void TrainPage::showProgress(const diode::EpochReport &e) {
+    m_curves->addEpoch(e);
+    m_epochLog << e;
+    m_progress->setValue(e.step);
+    QString text = tr("Network %1 of %2, epoch %3: loss %4, validation top-1 %5")
+                       .arg(e.member + 1)
+                       .arg(e.members)
+                       .arg(e.epoch)
+                       .arg(e.loss, 0, 'f', 5)
+                       .arg(e.valTop1, 0, 'f', 4);
+    const double elapsed = (QDateTime::currentMSecsSinceEpoch() - m_startedMs) / 1000.0;
+    if (e.step > 0 && elapsed > 0.5 && m_stepsPlanned > e.step)
+        text += tr("; at most %1 left (early stopping may end it sooner)")
+                    .arg(QString::fromStdString(
+                        diode::durationText(elapsed / e.step * double(m_stepsPlanned - e.step))));
+    m_status->setText(text);
+}
+
+QStringList TrainPage::earlierRuns() const {
+    QStringList names;
+    for (const Run &r : m_runs)
+        names << r.name;
+    return names;
+}
+
+void TrainPage::compareWith(int index) {
+    if (index >= 0 && index < m_runs.size())
+        m_curves->setOverlay(m_runs[index].name, m_runs[index].epochs);
+    else
+        m_curves->setOverlay(QString(), {});
+    if (m_compare->currentIndex() != index + 1) {
+        const QSignalBlocker quiet(m_compare);
+        m_compare->setCurrentIndex(index + 1);
+    }
 }
 
 void TrainPage::fail(const QString &message) {
@@ -347,24 +429,41 @@ void TrainPage::showOutcome(const TrainOutcome &o) {
         return fail(tr("The package was written but cannot be read back: %1").arg(error));
     m_modelView->selectRow(row);
     m_curves->replot(); // the last epochs, not only those of the last throttled repaint
-    m_progress->setValue(m_progress->maximum());
-    m_status->setText(
-        tr("%1 %2: %3 network(s), %4 epochs in all, on %5 problems (%6) in %7 s. Test split: top-1 %8 (%9: "
-           "%10), top-3 %11.%12")
-            .arg(o.cancelled ? tr("Cancelled; wrote the best network so far to") : tr("Wrote"))
-            .arg(QFileInfo(o.package).fileName())
-            .arg(o.members)
-            .arg(o.epochsRun)
-            .arg(o.problems)
-            .arg(o.method)
-            .arg(o.seconds, 0, 'f', 1)
-            .arg(o.testTop1, 0, 'f', 4)
-            .arg(baselineTitle("aten", o.cpuData))
-            .arg(o.atenTop1, 0, 'f', 4)
-            .arg(o.testTop3, 0, 'f', 4)
-            .arg(o.modelId ? tr(" Predictions stored as model %1.").arg(o.modelId) : QString()));
+    // What ran, not what was allowed: early stopping ends most runs before the most epochs.
+    m_progress->setRange(0, std::max(1, o.epochsRun));
+    m_progress->setValue(std::max(1, o.epochsRun));
+    m_progress->setFormat(o.epochsRun < m_stepsPlanned
+                              ? tr("%1 epochs run of at most %2 (%3)")
+                                    .arg(o.epochsRun)
+                                    .arg(m_stepsPlanned)
+                                    .arg(o.cancelled ? tr("cancelled") : tr("early stopping"))
+                              : tr("%1 epochs run").arg(o.epochsRun));
+    // The test split is counted in problem lines, as the trainer splits them (wording.h).
+    const QString few = QString::fromStdString(diode::fewProblemsWarning(size_t(o.testProblems)));
+    m_status->setText(tr("%1 %2: %3 network(s), %4 epochs in all, on %5 problem lines (%6) in %7 s. Test "
+                         "split of %8 problem "
+                         "lines: top-1 %9 (%10: %11), top-3 %12.%13%14")
+                          .arg(o.cancelled ? tr("Cancelled; wrote the best network so far to") : tr("Wrote"))
+                          .arg(QFileInfo(o.package).fileName())
+                          .arg(o.members)
+                          .arg(o.epochsRun)
+                          .arg(o.problems)
+                          .arg(o.method)
+                          .arg(o.seconds, 0, 'f', 1)
+                          .arg(o.testProblems)
+                          .arg(o.testTop1, 0, 'f', 4)
+                          .arg(baselineTitle("aten", o.cpuData))
+                          .arg(o.atenTop1, 0, 'f', 4)
+                          .arg(o.testTop3, 0, 'f', 4)
+                          .arg(o.modelId ? tr(" Predictions stored as model %1.").arg(o.modelId) : QString())
+                          .arg(few.isEmpty() ? QString() : tr(" Warning: %1.").arg(few)));
+    m_runs.append(
+        {tr("%1 on %2")
+             .arg(QFileInfo(o.package).completeBaseName(), QFileInfo(m_state->databasePath()).fileName()),
+         m_epochLog});
+    m_compare->addItem(m_runs.last().name);
     m_state->setPackage(o.package);
     if (o.modelId)
         m_state->notifyDataChanged();
-    emit ready();
+    emit trained();
 }

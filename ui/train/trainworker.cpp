@@ -81,6 +81,7 @@ void TrainWorker::start(const TrainRequest &request) {
             out.epochsRun = res.train.epochsRun;
             out.members = int(res.train.members.size());
             out.problems = int(res.problems);
+            out.testProblems = int(res.train.split.test.size());
             out.method = QString::fromStdString(res.method.describe());
             out.cpuData = res.method.method == diode::TimingMethod::Cpu;
             out.modelId = res.modelId;

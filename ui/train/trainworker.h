@@ -29,8 +29,9 @@ struct TrainOutcome {
     QString package;
     bool cancelled = false;
     int epochsRun = 0, members = 0;
-    int problems = 0;
-    qint64 modelId = 0; ///< in the store, when predictions were stored
+    int problems = 0;     ///< problem lines trained, validated and tested on (a problem per run)
+    int testProblems = 0; ///< problem lines of the test split
+    qint64 modelId = 0;   ///< in the store, when predictions were stored
     double testTop1 = 0, atenTop1 = 0, testTop3 = 0;
     QString method;       ///< the times it trained on, and why: "graph_warm times (default: ...)"
     bool cpuData = false; ///< trained on cpu times: no ATen baseline (baselineTitle)

@@ -2,6 +2,7 @@
 
 #include "common/exportactions.h"
 #include "common/plottitle.h"
+#include "common/plotview.h"
 
 #include <algorithm>
 #include <cmath>
@@ -31,10 +32,12 @@ PredictionScatter::PredictionScatter(QWidget *parent)
             &PredictionScatter::sampleVisible);
     setMouseTracking(true);
     applyPalette(this);
+    PlotView::of(this)->disableTips(); // its own: the problem and config of the candidate (pointHovered)
 }
 
 void PredictionScatter::clearPoints(const QString &message) {
     clearGraphs();
+    m_groupGraphs.clear();
     m_groups.clear();
     m_title->setText(message);
     replot();
@@ -42,12 +45,14 @@ void PredictionScatter::clearPoints(const QString &message) {
 
 void PredictionScatter::setGroups(const QString &title, std::vector<ScatterGroup> groups) {
     clearGraphs();
+    m_groupGraphs.clear();
     m_groups = std::move(groups);
     m_baseTitle = title;
     m_title->setText(title);
     double lo = INFINITY, hi = 0;
     for (size_t g = 0; g < m_groups.size(); ++g) {
         QCPGraph *graph = addGraph();
+        m_groupGraphs << graph;
         graph->setName(m_groups[g].name);
         graph->setLineStyle(QCPGraph::lsNone);
         QColor c = m_groups[g].colour;
@@ -79,7 +84,7 @@ void PredictionScatter::setGroups(const QString &title, std::vector<ScatterGroup
 }
 
 void PredictionScatter::sampleVisible() {
-    if (graphCount() != int(m_groups.size()))
+    if (m_groupGraphs.size() != qsizetype(m_groups.size()))
         return;
     const QCPRange r = xAxis->range();
     auto cmp = [](const QCPGraphData &d, double k) { return d.key < k; };
@@ -102,7 +107,7 @@ void PredictionScatter::sampleVisible() {
             for (qsizetype i = first; i < last; i += stride)
                 shown.push_back(m_groups[g].points[i]);
         }
-        graph(int(g))->data()->set(shown, true);
+        m_groupGraphs[qsizetype(g)]->data()->set(shown, true);
     }
     m_title->setText(
         stride > 1
@@ -151,6 +156,17 @@ void PredictionScatter::mouseReleaseEvent(QMouseEvent *event) {
     const qint64 c = candidateAt(event->position());
     if (c >= 0)
         emit pointClicked(c);
+}
+
+void PredictionScatter::setHighlight(QVector<QCPGraphData> points, const QString &name) {
+    if (!m_ring) // made again after clearGraphs() deleted it
+        m_ring = addRingGraph(this);
+    showRing(m_ring, std::move(points), name);
+    replot();
+}
+
+int PredictionScatter::highlighted() const {
+    return m_ring ? m_ring->dataCount() : 0;
 }
 
 void PredictionScatter::changeEvent(QEvent *event) {

@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include <QPointer>
+
 #include <vector>
 
 class PlotTitle;
@@ -30,6 +32,10 @@ public:
     void clearPoints(const QString &message);
     /// The candidate nearest to `pos` (widget pixels) within a few pixels, or -1.
     qint64 candidateAt(const QPointF &pos) const;
+    /// Rings these points (the candidates of the problem selected), named `name` in the legend; none:
+    /// no ring.
+    void setHighlight(QVector<QCPGraphData> points, const QString &name);
+    int highlighted() const;
 
 signals:
     void pointHovered(qint64 candidate, const QPoint &globalPos);
@@ -45,6 +51,8 @@ private:
     void sampleVisible(); ///< hands the graphs the points in view, thinned to the draw budget
 
     std::vector<ScatterGroup> m_groups;
+    QVector<QCPGraph *> m_groupGraphs; ///< one per group, in m_groups' order
+    QPointer<QCPGraph> m_ring;         ///< the selected problem's candidates
     QString m_baseTitle;
     PlotTitle *m_title;
     QPoint m_pressPos;

@@ -14,6 +14,7 @@
 #include "validate/predictionscatter.h"
 
 #include "diode/shippeddata.h"
+#include "diode/wording.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -106,10 +107,10 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
               .arg(kSlowerFloor),
           tr("share of problems ≤ x"), this))
     , m_bottomTabs(new QTabWidget(this))
+    , m_curveTabs(new QTabWidget(this))
     , m_metrics(new MetricsModel(this))
     , m_candidates(new CandidateModel(this)) {
     setObjectName(QStringLiteral("validatePage"));
-    m_modelA->setModel(m_models);
     m_modelA->setObjectName(QStringLiteral("modelA"));
     m_modelB->setObjectName(QStringLiteral("modelB"));
     m_modelA->setToolTip(tr("The model to validate"));
@@ -118,9 +119,10 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     // Long model and file names elide instead of widening the window (two models side by side).
     for (QComboBox *box : {m_modelA, m_modelB, m_problems}) {
         box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        box->setMinimumContentsLength(14);
+        box->setMinimumContentsLength(box == m_problems ? 24 : 30);
     }
     m_problems->setObjectName(QStringLiteral("problemSource"));
+    m_problemTitle->setObjectName(QStringLiteral("validateProblemTitle"));
     m_problems->setToolTip(
         tr("Problems to validate on: those of the open database the model never trained on, all of "
            "them, or problem JSON lines with timings"));
@@ -135,22 +137,22 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     auto *browse = new QPushButton(tr("Package…"), this);
     auto *problemsFile = new QPushButton(tr("Problems…"), this);
 
-    // Two rows: what is compared (models, problems), then how (times, colours) and the buttons.
+    // Two rows: the models compared, each a half of the width (a model's label, name · GPU · times,
+    // was cut at 1280 px beside the problems); then on what, how, and the buttons.
     auto *models = new QHBoxLayout;
     models->addWidget(new QLabel(tr("Model"), this));
-    models->addWidget(m_modelA, 2);
+    models->addWidget(m_modelA, 1);
     models->addWidget(new QLabel(tr("vs"), this));
-    models->addWidget(m_modelB, 2);
+    models->addWidget(m_modelB, 1);
     models->addWidget(browse);
-    models->addWidget(new QLabel(tr("on"), this));
-    models->addWidget(m_problems, 3);
-    models->addWidget(problemsFile);
     auto *bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("on"), this));
+    bar->addWidget(m_problems, 1);
+    bar->addWidget(problemsFile);
     bar->addWidget(new QLabel(tr("Times"), this));
     bar->addWidget(m_method);
     bar->addWidget(new QLabel(tr("colour by"), this));
     bar->addWidget(m_colourBy);
-    bar->addStretch(1);
     bar->addWidget(m_run);
     bar->addWidget(m_cancel);
     auto *statusRow = new QHBoxLayout;
@@ -170,16 +172,14 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     m_error->setObjectName(QStringLiteral("validateError"));
     m_error->hide();
 
-    auto *curves = new QTabWidget(this);
-    curves->addTab(m_cdf, tr("Efficiency CDF"));
-    curves->addTab(m_histogram, tr("Residuals"));
+    m_curveTabs->setObjectName(QStringLiteral("curveTabs"));
     m_topSplit->addWidget(m_scatterA);
     m_topSplit->addWidget(m_scatterB);
-    m_topSplit->addWidget(curves);
+    m_topSplit->addWidget(m_curveTabs);
     m_scatterB->hide();
     // Two models side by side share the width; a plot's title must not make the window wider
     // than the screen.
-    for (QWidget *plot : std::initializer_list<QWidget *>{m_scatterA, m_scatterB, curves})
+    for (QWidget *plot : std::initializer_list<QWidget *>{m_scatterA, m_scatterB, m_curveTabs})
         plot->setMinimumSize(240, 200);
     m_metricsView = makeSortableTable(m_metrics, QStringLiteral("validationMetrics"), this);
     m_candidateView = makeSortableTable(m_candidates, QStringLiteral("problemCandidates"), this);
@@ -188,8 +188,10 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     pl->setContentsMargins(0, 0, 0, 0);
     pl->addWidget(m_problemTitle);
     pl->addWidget(m_candidateView);
+    m_bottomTabs->setObjectName(QStringLiteral("bottomTabs"));
     m_bottomTabs->addTab(m_metricsView, tr("Metrics"));
     m_bottomTabs->addTab(problemBox, tr("Problem"));
+    placeCurves(false);
     m_split->addWidget(m_topSplit);
     m_split->addWidget(m_bottomTabs);
     m_split->setStretchFactor(0, 3);
@@ -283,26 +285,19 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
         m_problems->setCurrentIndex(index);
         m_rebuildingSources = false;
     };
-    auto rebuildB = [this] {
-        const QString keep = packageAt(m_modelB);
-        {
-            const QSignalBlocker quiet(m_modelB); // a new model in the list changes no choice
-            m_modelB->clear();
-            m_modelB->addItem(tr("(none)"), QString());
-            for (const auto &m : m_models->models())
-                m_modelB->addItem(m.label, m.path);
-            m_modelB->setCurrentIndex(std::max(0, m_modelB->findData(keep)));
-        }
-        if (packageAt(m_modelB) != keep)
-            inputsChanged();
-    };
-    connect(m_models, &QAbstractItemModel::rowsInserted, this, rebuildB);
-    connect(m_models, &QAbstractItemModel::dataChanged, this, rebuildB);
-    rebuildB();
+    connect(m_models, &QAbstractItemModel::rowsInserted, this, &ValidatePage::rebuildModels);
+    connect(m_models, &QAbstractItemModel::dataChanged, this, &ValidatePage::rebuildModels);
+    rebuildModels();
     connect(m_state, &WorkbenchState::databaseChanged, this, [this, refreshSources] {
         refreshSources();
+        rebuildModels();
         inputsChanged();
     });
+    connect(m_state, &WorkbenchState::problemSelected, this,
+            [this](const QString &label, const QString &from) {
+                if (from != objectName())
+                    showProblem(label);
+            });
     // Choosing the model shown already changes nothing; another one clears the view (inputsChanged).
     connect(m_state, &WorkbenchState::packageChanged, this, &ValidatePage::selectPackage);
     connect(m_state, &WorkbenchState::dataChanged, this, &ValidatePage::inputsChanged);
@@ -341,11 +336,36 @@ ValidatePage::~ValidatePage() {
 }
 
 QString ValidatePage::packageAt(QComboBox *combo) const {
-    if (combo == m_modelA) {
-        const int row = m_modelA->currentIndex();
-        return row >= 0 && row < m_models->rowCount() ? m_models->at(row).path : QString();
-    }
     return combo->currentData().toString();
+}
+
+bool ValidatePage::fitsOpenData(const QString &path) const {
+    // Data opened without saying whose it is (a page alone, in a test): every model is offered.
+    if (m_state->dataMethod().isEmpty())
+        return true;
+    return m_models->fitsData(path, m_state->dataGpu(), m_state->dataMethod());
+}
+
+// Both model boxes offer the models made for the open data: its GPU (or one they transfer to) and
+// its kind of times. A GPU model is never scored against cpu times, nor a cpu model against a GPU's.
+void ValidatePage::rebuildModels() {
+    const QString keepA = packageAt(m_modelA), keepB = packageAt(m_modelB);
+    {
+        const QSignalBlocker quietA(m_modelA), quietB(m_modelB); // a new model in the list changes no choice
+        m_modelA->clear();
+        m_modelB->clear();
+        m_modelB->addItem(tr("(none)"), QString());
+        for (const auto &m : m_models->models())
+            if (fitsOpenData(m.path)) {
+                m_modelA->addItem(m.label, m.path);
+                m_modelB->addItem(m.label, m.path);
+                m_modelA->setItemData(m_modelA->count() - 1, m.path, Qt::ToolTipRole);
+            }
+        m_modelA->setCurrentIndex(m_modelA->findData(keepA));
+        m_modelB->setCurrentIndex(std::max(0, m_modelB->findData(keepB)));
+    }
+    if (packageAt(m_modelA) != keepA || packageAt(m_modelB) != keepB)
+        inputsChanged();
 }
 
 bool ValidatePage::willValidate() const {
@@ -432,27 +452,45 @@ QString ValidatePage::scopeText() const {
     return m_scope->text();
 }
 
+// "769 problems in 789 lines": counted as `diode eval` and `diode stats` count (wording.h).
+QString ValidatePage::shownCount() const {
+    if (!m_result.table)
+        return {};
+    const auto &problems = m_result.table->problems;
+    return QString::fromStdString(diode::problemCount(diode::distinctProblems(problems), problems.size()));
+}
+
 void ValidatePage::showScope() {
     if (m_result.models.empty() || !m_result.table)
         return m_scope->clear();
     const auto &a = m_result.models.front();
-    const size_t n = m_result.table->problems.size();
+    const QString count = shownCount();
     const QString source = m_problems->currentText();
     QStringList lines;
     bool training = false;
     if (a.trainedOnShown == 0)
-        lines << tr("Measured on %1 problems %2 never trained on (its test split of %3).")
-                     .arg(n)
-                     .arg(a.name, QFileInfo(m_state->databasePath()).fileName());
+        lines << tr("Measured on %1 that %2 never trained on (its test split of %3).")
+                     .arg(count, a.name, QFileInfo(m_state->databasePath()).fileName());
     else if (a.trainedOnShown > 0) {
         training = true;
-        lines << tr("Includes %1 of %2 problems %3 trained on: training problems flatter a model; choose "
-                    "“held-out problems” to measure it fairly.")
-                     .arg(a.trainedOnShown)
-                     .arg(n)
-                     .arg(a.name);
+        lines
+            << tr("Includes %1 problem lines %2 trained on, of %3: training problems flatter a model; choose "
+                  "“held-out problems” to measure it fairly.")
+                   .arg(a.trainedOnShown)
+                   .arg(a.name, count);
     } else
-        lines << tr("Measured on %1 problems of %2 (%3).").arg(n).arg(source, a.unknownWhy);
+        lines << tr("Measured on %1 of %2 (%3).").arg(count, source, a.unknownWhy);
+    if (m_result.method.method == diode::TimingMethod::Cpu)
+        lines << tr(
+            "cpu data has no torch.compile, ATen kernel or Inductor: the baseline is the plan's first "
+            "tile.");
+    // A handful of problems is noise, not a verdict: said in the colour of a warning.
+    const QString few =
+        QString::fromStdString(diode::fewProblemsWarning(diode::distinctProblems(m_result.table->problems)));
+    if (!few.isEmpty()) {
+        training = true;
+        lines << tr("Warning: %1.").arg(few);
+    }
     for (size_t k = 1; k < m_result.models.size(); ++k) {
         const auto &b = m_result.models[k];
         if (b.trainedOnShown > 0) {
@@ -490,16 +528,20 @@ void ValidatePage::showResult(const ValidationResult &result) {
     drawCurves();
     if (result.complete) {
         // The convention of the Demo page: speed-up ×, higher is better, plain torch.compile first.
+        // Against the baseline by its name on this data: plain torch.compile on a GPU's, the plan's
+        // first tile on cpu data (wording.h).
+        const QString plain = baselineTitle("aten", result.method.method == diode::TimingMethod::Cpu);
         QStringList speedups;
         for (const auto &m : result.models) {
             if (!(m.speedupVsPlain > 0))
                 continue;
-            QString line = tr("%1's picks run %2× as fast as plain torch.compile's")
+            QString line = tr("%1's picks run %2× as fast as those of %3")
                                .arg(m.name)
-                               .arg(m.speedupVsPlain, 0, 'f', 3);
+                               .arg(QString::fromStdString(diode::speedupText(m.speedupVsPlain, 3)))
+                               .arg(plain);
             if (m.speedupVsMaxAutotune > 0)
-                line += tr(" and %1× as fast as max-autotune's (on its %2 problems)")
-                            .arg(m.speedupVsMaxAutotune, 0, 'f', 3)
+                line += tr(" and %1× as fast as max-autotune's (on its %2 problem lines)")
+                            .arg(QString::fromStdString(diode::speedupText(m.speedupVsMaxAutotune, 3)))
                             .arg(result.maxAutotune.problems);
             speedups << line;
         }
@@ -509,8 +551,8 @@ void ValidatePage::showResult(const ValidationResult &result) {
         QStringList sources;
         for (const auto &m : result.models)
             sources << QStringLiteral("%1: %2").arg(m.name, m.source);
-        m_status->setText(tr("%1 problems, %2 timed candidates, %3; %4. %5 s.")
-                              .arg(result.table->problems.size())
+        m_status->setText(tr("%1, %2 timed candidates, %3; %4. %5 s.")
+                              .arg(shownCount())
                               .arg(result.byMeasured.size())
                               .arg(QString::fromStdString(result.method.describe()))
                               .arg(sources.join(QStringLiteral("; ")))
@@ -522,6 +564,7 @@ void ValidatePage::showResult(const ValidationResult &result) {
 void ValidatePage::drawScatters() {
     if (!m_result.table)
         return;
+    placeCurves(m_result.models.size() > 1);
     const auto &t = *m_result.table;
     const bool byOp = m_colourBy->currentIndex() == 0;
     auto groupOf = [&](uint32_t c) {
@@ -560,7 +603,7 @@ void ValidatePage::drawScatters() {
         }
         std::erase_if(groups, [](const ScatterGroup &g) { return g.points.isEmpty(); });
         views[k]->setVisible(true);
-        views[k]->setGroups(tr("%1\npredicted vs measured (%2 candidates%3)")
+        views[k]->setGroups(tr("%1\npredicted vs measured (%L2 candidates%3)")
                                 .arg(m.name)
                                 .arg(m_result.byMeasured.size())
                                 .arg(scopeTag(m)),
@@ -608,7 +651,7 @@ void ValidatePage::drawCurves() {
         rows << MetricsRow{baselineTitle("aten"), m_result.aten, false};
     }
     if (m_result.maxAutotune.problems > 0) {
-        const QString name = tr("%1 (%2 problems with Inductor's timings)")
+        const QString name = tr("%1 (%2 problem lines with Inductor's timings)")
                                  .arg(baselineTitle("max-autotune"))
                                  .arg(m_result.maxAutotune.problems);
         curves << cdf(name, m_result.maxAutotuneTop1, Qt::DashDotLine,
@@ -618,7 +661,7 @@ void ValidatePage::drawCurves() {
     curves << cdf(baselineTitle("first-config", cpuData), m_result.defaultTop1, Qt::DotLine,
                   selectorColour(baselineTitle("first-config")));
     rows << MetricsRow{baselineTitle("first-config", cpuData), m_result.firstConfig, false};
-    m_cdf->setCurves(tr("How much slower than the best each pick is (%1 problems%2)")
+    m_cdf->setCurves(tr("How much slower than the best each pick is (%1 problem lines%2)")
                          .arg(m_result.table->problems.size())
                          .arg(scopeTag(m_result.models.front())),
                      curves, QCPGraph::lsStepLeft);
@@ -643,10 +686,12 @@ void ValidatePage::openCandidate(qint64 candidate) {
         openProblem(m_problemOf[candidate]);
 }
 
-void ValidatePage::openProblem(size_t index) {
+void ValidatePage::openProblem(size_t index, bool announce) {
     if (!m_result.table || index >= m_result.table->problems.size())
         return;
     const auto &t = *m_result.table;
+    if (announce) // the other pages select it too (linked selection)
+        m_state->selectProblem(problemText(t.problems[index]), objectName());
     const uint32_t b = t.start[index], e = t.start[index + 1];
     std::vector<uint32_t> byTime;
     double best = INFINITY;
@@ -679,12 +724,57 @@ void ValidatePage::openProblem(size_t index) {
             rows[int(order[i] - b)].modelRank << int(i) + 1;
     }
     m_candidates->setResults(names, rows);
+    // Its candidates ringed in each model's scatter: the problem shown below, seen among the rest.
+    PredictionScatter *views[] = {m_scatterA, m_scatterB};
+    for (size_t k = 0; k < 2; ++k) {
+        QVector<QCPGraphData> ring;
+        if (k < m_result.models.size())
+            for (uint32_t c = b; c < e; ++c)
+                if (!std::isnan(t.measuredMs[c]) && !std::isnan(m_result.models[k].predictedMs[c]))
+                    ring.append({t.measuredMs[c], m_result.models[k].predictedMs[c]});
+        views[k]->setHighlight(ring, problemText(t.problems[index]));
+    }
     m_candidateView->sortByColumn(names.isEmpty() ? 2 : 5, Qt::AscendingOrder); // the first model's ranking
     m_problemTitle->setText(tr("<b>%1</b>: %2 candidates, ranked by %3 and by measurement")
                                 .arg(problemText(t.problems[index]))
                                 .arg(e - b)
                                 .arg(names.value(0)));
-    m_bottomTabs->setCurrentIndex(1);
+    m_bottomTabs->setCurrentIndex(m_bottomTabs->indexOf(m_candidateView->parentWidget())); // the Problem tab
+}
+
+void ValidatePage::placeCurves(bool below) {
+    QTabWidget *to = below ? m_bottomTabs : m_curveTabs;
+    if (to->indexOf(m_cdf) >= 0)
+        return;
+    const int current = m_bottomTabs->currentIndex();
+    to->insertTab(0, m_cdf, tr("Efficiency CDF"));
+    to->insertTab(1, m_histogram, tr("Residuals"));
+    m_curveTabs->setVisible(!below);
+    // Below, the curves have the page's width and half its height: their legend in four columns.
+    for (CurvePlot *plot : {m_cdf, m_histogram})
+        plot->legend->setWrap(below ? 4 : 2);
+    if (below) {
+        m_bottomTabs->setCurrentIndex(0);
+        if (const int h = m_split->height(); h > 0) // not before the page has a size: 0 collapses a pane
+            m_split->setSizes({h / 2, h - h / 2});
+    } else {
+        m_bottomTabs->setCurrentIndex(std::max(0, current - 2));
+    }
+}
+
+bool ValidatePage::showProblem(const QString &label) {
+    if (!m_result.table)
+        return false;
+    const auto &problems = m_result.table->problems;
+    for (size_t i = 0; i < problems.size(); ++i)
+        if (problemText(problems[i]) == label) {
+            openProblem(i, false);
+            return true;
+        }
+    for (auto *s : {m_scatterA, m_scatterB})
+        s->setHighlight({}, QString());
+    m_problemTitle->setText(tr("%1 is not among the problems shown here.").arg(label));
+    return false;
 }
 
 void ValidatePage::chooseProblemsFile() {
@@ -715,7 +805,17 @@ void ValidatePage::selectPackage(const QString &path) {
     QString error;
     const int row = m_models->add(path, &error);
     if (row < 0)
-        fail(tr("Cannot read the model package %1").arg(error));
-    else
-        m_modelA->setCurrentIndex(row);
+        return fail(tr("Cannot read the model package %1").arg(error));
+    if (!fitsOpenData(path)) {
+        const auto &m = m_models->at(row);
+        const bool cpuData = m_state->dataMethod() == QLatin1String("cpu");
+        return fail(
+            tr("%1 was trained on %2 times%3; the open data is %4 times%5: it would be scored on times it "
+               "never learnt. Open data of its kind, or choose a model made for this data.")
+                .arg(m.label, m.timingMethod, m.gpu.isEmpty() ? QString() : tr(" of %1").arg(m.gpu),
+                     m_state->dataMethod(),
+                     cpuData || m_state->dataGpu().isEmpty() ? QString()
+                                                             : tr(" of %1").arg(m_state->dataGpu())));
+    }
+    m_modelA->setCurrentIndex(m_modelA->findData(m_models->at(row).path));
 }

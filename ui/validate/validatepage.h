@@ -38,8 +38,9 @@ public:
     Q_INVOKABLE bool willValidate() const;
     const ValidationResult &result() const { return m_result; }
     ValidationWorker *worker() const { return m_worker; }
-    /// Opens problem `index` of the current result in the candidates table.
-    void openProblem(size_t index);
+    /// Opens problem `index` of the current result in the candidates table and rings its points;
+    /// `announce`: the other pages select it too (WorkbenchState::selectProblem).
+    void openProblem(size_t index, bool announce = true);
     CandidateModel *candidateModel() const { return m_candidates; }
     MetricsModel *metricsModel() const { return m_metrics; }
     TimingMethodBox *methodBox() const { return m_method; }
@@ -66,6 +67,7 @@ private:
     void inputsChanged();
     void clearViews(const QString &sentence);
     void showScope();
+    QString shownCount() const;
     void drawScatters();
     void drawCurves();
     void showHover(qint64 candidate, const QPoint &globalPos);
@@ -76,6 +78,14 @@ private:
     void selectPackage(const QString &path);
     void fail(const QString &message);
     QString packageAt(QComboBox *combo) const;
+    bool fitsOpenData(const QString &path) const;
+    void rebuildModels();
+    /// Opens the problem of this label in the candidates table and rings its points (linked
+    /// selection); false when the result does not hold it.
+    bool showProblem(const QString &label);
+    /// One model on top and the curves beside it; two models side by side on top and the curves in
+    /// the tabs below, so that neither is squeezed at 1280 px.
+    void placeCurves(bool below);
     QString nextStep() const;
 
     WorkbenchState *m_state;
@@ -96,7 +106,7 @@ private:
     QSplitter *m_split, *m_topSplit;
     PredictionScatter *m_scatterA, *m_scatterB;
     CurvePlot *m_histogram, *m_cdf;
-    QTabWidget *m_bottomTabs;
+    QTabWidget *m_bottomTabs, *m_curveTabs;
     MetricsModel *m_metrics;
     CandidateModel *m_candidates;
     QTableView *m_metricsView, *m_candidateView;

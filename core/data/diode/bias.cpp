@@ -256,7 +256,8 @@ std::string formatBiasTable(const BiasReport &report) {
     auto x = [](std::optional<double> v) { return v ? fmt::format("{:.2f}x", *v) : std::string("n/a"); };
     auto pct = [](std::optional<double> v) { return v ? fmt::format("{:.0f}%", *v) : std::string("n/a"); };
     std::string out = fmt::format(
-        "Efficiency against the fastest candidate in {} time (mean / P10; 1 = fastest); {} problems{}\n",
+        "Efficiency against the fastest candidate in {} time (mean / P10; 1 = fastest); {} problem lines (a "
+        "problem once per run that measured it){}\n",
         toString(report.method), report.problems.size(),
         report.skipped ? fmt::format(", {} without {} times skipped", report.skipped, toString(report.method))
                        : "");
@@ -265,13 +266,14 @@ std::string formatBiasTable(const BiasReport &report) {
                    ? fmt::format("{:.3f}x {:.0f}%", *g.functionOverCandidate, 100.0 * g.agree / g.compared)
                    : std::string("n/a");
     };
-    out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>21} {:>15} {:>15} {:>10} {:>16} {:>16} {:>18}\n", "op",
-                       "dtype", "size", "problems", "max-autotune", "torch.compile", "best ATen", "pick best",
+    // The baselines in the order every face shows them: plain torch.compile, then max-autotune.
+    out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>15} {:>21} {:>15} {:>10} {:>16} {:>16} {:>18}\n", "op",
+                       "dtype", "size", "lines", "torch.compile", "max-autotune", "best ATen", "pick best",
                        "Inductor/ATen", "Inductor/Triton", "plain fn/ATen");
     for (const auto &g : report.groups)
-        out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>21} {:>15} {:>15} {:>10} {:>16} {:>16} {:>18}\n",
-                           g.op, g.dtype, g.sizeClass, g.problems, eff(g.maxAutotune, g.problems),
-                           eff(g.plainCompile, g.problems), eff(g.bestAten, g.problems), pct(g.pickShare()),
+        out += fmt::format("{:<6} {:<5} {:<18} {:>8} {:>15} {:>21} {:>15} {:>10} {:>16} {:>16} {:>18}\n",
+                           g.op, g.dtype, g.sizeClass, g.problems, eff(g.plainCompile, g.problems),
+                           eff(g.maxAutotune, g.problems), eff(g.bestAten, g.problems), pct(g.pickShare()),
                            x(g.atenInflation), x(g.tritonInflation), fn(g));
     out += fmt::format(
         "plain fn/ATen: plain torch.compile's function time over the time of the ATen candidate it "

@@ -3,8 +3,10 @@
 #include "diode/datafile.h"
 
 #include "diode/gemmproblem.h"
+#include "diode/wording.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -22,6 +24,48 @@ std::optional<double> number(const nlohmann::json &j, const char *key, const std
     return j[key].get<double>();
 }
 
+// "[min, max]": two numbers, min first.
+std::optional<std::pair<double, double>> spread(const nlohmann::json &j, const char *key,
+                                                const std::string &where) {
+    if (!j.contains(key) || j[key].is_null())
+        return std::nullopt;
+    const auto &v = j[key];
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number())
+        throw InvalidInput(fmt::format("{}: '{}' must be [min, max], two numbers", where, key));
+    const double lo = v[0].get<double>(), hi = v[1].get<double>();
+    if (lo > hi)
+        throw InvalidInput(fmt::format("{}: '{}' is [{}, {}]: min above max", where, key, lo, hi));
+    return std::pair{lo, hi};
+}
+
+std::vector<DemoKernel> breakdown(const nlohmann::json &j, const std::string &where) {
+    std::vector<DemoKernel> out;
+    if (!j.contains("breakdown") || j["breakdown"].is_null())
+        return out;
+    if (!j["breakdown"].is_array())
+        throw InvalidInput(fmt::format("{}: 'breakdown' must be a list", where));
+    for (size_t i = 0; i < j["breakdown"].size(); ++i) {
+        const auto &k = j["breakdown"][i];
+        const std::string at = fmt::format("{}.breakdown[{}]", where, i);
+        if (!k.is_object() || !k.contains("name") || !k["name"].is_string() || !k.contains("category") ||
+            !k["category"].is_string())
+            throw InvalidInput(fmt::format("{}: needs 'name', 'category' and 'us'", at));
+        DemoKernel kernel{k["name"].get<std::string>(), k["category"].get<std::string>(), 0};
+        if (std::find(std::begin(DemoResult::kCategories), std::end(DemoResult::kCategories),
+                      kernel.category) == std::end(DemoResult::kCategories))
+            throw InvalidInput(fmt::format("{}: category '{}' is not one of {}", at, kernel.category,
+                                           fmt::join(DemoResult::kCategories, ", ")));
+        const auto us = number(k, "us", at);
+        if (!us || *us < 0)
+            throw InvalidInput(fmt::format("{}: 'us' must be a number of microseconds, at least 0", at));
+        kernel.us = *us;
+        out.push_back(std::move(kernel));
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const DemoKernel &a, const DemoKernel &b) { return a.us > b.us; });
+    return out;
+}
+
 DemoCase parseCase(const nlohmann::json &c, const std::string &at) {
     if (!c.is_object() || !c.contains("results") || !c["results"].is_object())
         throw InvalidInput(fmt::format("{}: needs 'name' and a 'results' object", at));
@@ -32,8 +76,17 @@ DemoCase parseCase(const nlohmann::json &c, const std::string &at) {
         const std::string mat = fmt::format("{}.results.{}", at, mode);
         if (!t.is_object())
             throw InvalidInput(fmt::format("{}: must be an object", mat));
-        dc.results[mode] = {number(t, "compile_s", mat), number(t, "kernel_ms", mat), t.value("error", ""),
-                            number(t, "kernel_cold_ms", mat)};
+        DemoTiming timing{number(t, "compile_s", mat), number(t, "kernel_ms", mat), t.value("error", ""),
+                          number(t, "kernel_cold_ms", mat)};
+        timing.kernelMsSpread = spread(t, "kernel_ms_spread", mat);
+        timing.compileSSpread = spread(t, "compile_s_spread", mat);
+        if (const auto n = number(t, "processes", mat)) {
+            if (*n < 1 || *n != std::floor(*n))
+                throw InvalidInput(fmt::format("{}: 'processes' must be a whole number, at least 1", mat));
+            timing.processes = int(*n);
+        }
+        timing.breakdown = breakdown(t, mat);
+        dc.results[mode] = std::move(timing);
     }
     return dc;
 }
@@ -44,10 +97,12 @@ DemoResult DemoResult::fromJson(const nlohmann::json &j, const std::string &wher
     if (!j.is_object())
         throw InvalidInput(fmt::format("{}: a demo result must be a JSON object", where));
     const std::string schema = j.value("schema", "");
-    if (schema != "diode-demo/1" && schema != "diode-demo/2")
+    if (schema != "diode-demo/1" && schema != "diode-demo/2" && schema != "diode-demo/3")
         throw InvalidInput(fmt::format(
-            "{}: schema is '{}', this build reads 'diode-demo/1' and 'diode-demo/2'", where, schema));
+            "{}: schema is '{}', this build reads 'diode-demo/1', 'diode-demo/2' and 'diode-demo/3'", where,
+            schema));
     DemoResult r;
+    r.schema = schema;
     r.gpu = j.value("gpu", "");
     r.torch = j.value("torch", "");
     r.createdAt = j.value("created_at", "");
@@ -184,8 +239,43 @@ bool DemoResult::hasColdTimes() const {
     return false;
 }
 
+bool DemoResult::measuredBeforeFlushedTimer() const {
+    // ISO dates compare as text; a result that does not say when it was made is not judged.
+    return createdAt.size() >= 10 && createdAt.substr(0, 10) < kFlushedTimerSince;
+}
+
+std::string DemoResult::timerNote() const {
+    if (!measuredBeforeFlushedTimer())
+        return {};
+    return fmt::format(
+        "measured {}, before every timing started from a flushed L2 ({}): the mode timed first "
+        "could read up to 1.6x faster on fp32 GEMMs of M = 1 (docs/BENCHMARKS.md, \"Where a time "
+        "starts\")",
+        createdAt.substr(0, 10), kFlushedTimerSince);
+}
+
+std::vector<std::pair<std::string, double>> DemoResult::timeByCategory(const DemoTiming &t) {
+    std::vector<std::pair<std::string, double>> out;
+    if (t.breakdown.empty())
+        return out;
+    for (const char *c : kCategories) {
+        double us = 0;
+        for (const auto &k : t.breakdown)
+            if (k.category == c)
+                us += k.us;
+        out.emplace_back(c, us);
+    }
+    return out;
+}
+
+std::string DemoResult::modeTitle(const std::string &mode) {
+    return mode == kPlain ? "plain torch.compile" : mode;
+}
+
 std::string DemoResult::table() const {
     std::string out = fmt::format("{} (torch {}), {}\n", gpu, torch, createdAt);
+    if (const auto note = timerNote(); !note.empty())
+        out += fmt::format("note: {}\n", note);
     out += fmt::format("{:<44}", "case: compile s / kernel µs");
     for (const auto &m : modes)
         out += fmt::format(" {:>18}", m);
@@ -220,17 +310,53 @@ std::string DemoResult::table() const {
                 const DemoModeSummary s = summaryOf(m, ref, kind);
                 if (s.cases == 0) // a mode not run on this kind of case
                     continue;
-                out += fmt::format("  {:<24} compile {:>6.1f}×  kernel {:.3f}×  worst {:.3f}×", m,
-                                   s.compileSpeedupMedian, s.kernelSpeedupGeomean, s.kernelSpeedupWorst);
+                // The words and digits of the Demo page (wording.h): 0.012×, never 0.0×.
+                out +=
+                    fmt::format("  {:<24} compile {:>6}×  kernel {}×  worst {}×", m,
+                                speedupText(s.compileSpeedupMedian, 1),
+                                speedupText(s.kernelSpeedupGeomean, 3), speedupText(s.kernelSpeedupWorst, 3));
                 if (cold) {
                     const DemoModeSummary c = summaryOf(m, ref, kind, true);
-                    out += fmt::format("  cold {:.3f}×  worst {:.3f}×", c.kernelSpeedupGeomean,
-                                       c.kernelSpeedupWorst);
+                    out += fmt::format("  cold {}×  worst {}×", speedupText(c.kernelSpeedupGeomean, 3),
+                                       speedupText(c.kernelSpeedupWorst, 3));
                 }
                 out += fmt::format("  ({} cases)\n", s.cases);
             }
         }
     }
+    // Model steps measured in several processes (schema 3): medians with their spread, and where
+    // each mode's step time goes, by kind of kernel.
+    bool header = false;
+    for (const auto &c : cases)
+        for (const auto &m : modesBaselinesFirst()) {
+            const auto it = c.results.find(m);
+            if (it == c.results.end() || !it->second.error.empty() ||
+                (!it->second.kernelMsSpread && it->second.breakdown.empty()))
+                continue;
+            const DemoTiming &t = it->second;
+            if (!header) {
+                out += "\nper case and mode: median over the processes [min-max]; where the step time goes\n";
+                header = true;
+            }
+            std::string line = fmt::format("  {:<36} {:<22}", c.name.substr(0, 36), modeTitle(m));
+            if (t.kernelMs)
+                line += fmt::format(" step {:.1f} us", *t.kernelMs * 1000);
+            if (t.kernelMsSpread)
+                line += fmt::format(" [{:.1f}-{:.1f}]", t.kernelMsSpread->first * 1000,
+                                    t.kernelMsSpread->second * 1000);
+            if (t.compileS)
+                line += fmt::format("  compile {:.2f} s", *t.compileS);
+            if (t.compileSSpread)
+                line += fmt::format(" [{:.2f}-{:.2f}]", t.compileSSpread->first, t.compileSSpread->second);
+            line += fmt::format("  ({} process{})", t.processes, t.processes == 1 ? "" : "es");
+            std::vector<std::string> parts;
+            for (const auto &[category, us] : timeByCategory(t))
+                if (us > 0)
+                    parts.push_back(fmt::format("{} {:.1f}", category, us));
+            if (!parts.empty())
+                line += fmt::format("\n  {:<36} {:<22} us a step: {}", "", "", fmt::join(parts, ", "));
+            out += line + "\n";
+        }
     return out;
 }
 

@@ -1,4 +1,5 @@
 #include "evaluationjob.h"
+#include "diode/wording.h"
 
 #include "diode/datamix.h"
 #include "diode/dataset.h"
@@ -247,7 +248,7 @@ EvaluationResult runEvaluationJob(const EvaluationJob &job) {
         ModelEvaluation m;
         const auto &pkg = packages[k];
         m.packagePath = job.packages[k];
-        m.name = pkg.manifest().value("name", std::filesystem::path(m.packagePath).stem().string());
+        m.name = packageName(m.packagePath); // as every list names it (wording.h)
         m.trainedOn = pkg.timingMethod();
         SelectorOptions options;
         options.margin = job.margin;

@@ -60,7 +60,8 @@ bool isSqliteFile(const std::string &path);
 
 struct StoreStats {
     int64_t runs = 0;
-    int64_t problems = 0;
+    int64_t problems = 0;     ///< distinct problems
+    int64_t problemLines = 0; ///< a problem once per run that measured it (wording.h's "lines")
     int64_t measurements = 0;
     int64_t failedMeasurements = 0;
     int64_t failedProblems = 0;

@@ -142,6 +142,12 @@ Where whereOf(DataTable table, const DataFilter &f) {
             w.add("p.op = ?", {f.op});
         if (!f.dtype.empty())
             w.add("p.dtype = ?", {f.dtype});
+        if (const auto &p = f.problem)
+            w.add("p.op = ? AND p.dtype = ? AND p.b = ? AND p.m = ? AND p.n = ? AND p.k = ? AND "
+                  "p.a_transposed = ? "
+                  "AND p.b_transposed = ?",
+                  {std::string(toString(p->op)), std::string(toString(p->dtype)), p->batch, p->m, p->n, p->k,
+                   int64_t(p->aTransposed), int64_t(p->bTransposed)});
     }
     const char *status = table == DataTable::Runs       ? "r.status"
                          : table == DataTable::Problems ? "rp.status"

@@ -24,11 +24,12 @@ enum class DataTable { Runs, Problems, Measurements };
 /// spliced into the statement text.
 struct DataFilter {
     std::optional<int64_t> runId;
-    std::string op;     ///< mm, addmm, bmm
-    std::string dtype;  ///< bf16, fp16, fp32
-    std::string status; ///< ok, failed, timeout (runs: running, finished, ...)
-    std::string method; ///< measurements: graph_warm, graph_cold, inductor_autotune, cpu
-    std::string text;   ///< substring of the config key or error text (runs: plan, GPU)
+    std::string op;                     ///< mm, addmm, bmm
+    std::string dtype;                  ///< bf16, fp16, fp32
+    std::string status;                 ///< ok, failed, timeout (runs: running, finished, ...)
+    std::string method;                 ///< measurements: graph_warm, graph_cold, inductor_autotune, cpu
+    std::string text;                   ///< substring of the config key or error text (runs: plan, GPU)
+    std::optional<GemmProblem> problem; ///< problems and measurements of this one problem (every run)
 };
 
 /// Sort by one column of columns(table); column < 0 keeps the table's natural order.

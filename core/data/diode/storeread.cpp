@@ -52,6 +52,7 @@ StoreStats Store::stats() {
     };
     st.runs = scalar("SELECT count(*) FROM runs");
     st.problems = scalar("SELECT count(DISTINCT problem_id) FROM run_problems");
+    st.problemLines = scalar("SELECT count(*) FROM run_problems");
     st.measurements = scalar("SELECT count(*) FROM measurements");
     st.failedMeasurements = scalar("SELECT count(*) FROM measurements WHERE status != 'ok'");
     st.failedProblems = scalar("SELECT count(*) FROM run_problems WHERE status != 'ok'");
@@ -120,6 +121,7 @@ nlohmann::json StoreStats::toJson() const {
     return {
         {"runs", runs},
         {"problems", problems},
+        {"problem_lines", problemLines},
         {"measurements", measurements},
         {"failed_measurements", failedMeasurements},
         {"failed_problems", failedProblems},
