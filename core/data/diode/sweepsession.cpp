@@ -2,7 +2,6 @@
 
 #include "diode/cpubackend.h"
 #include "diode/datamix.h"
-#include "diode/dataset.h"
 #include "diode/hardware.h"
 #include "diode/inductorbackend.h"
 #include "diode/problemjson.h"
