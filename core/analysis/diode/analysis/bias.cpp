@@ -1,8 +1,8 @@
 #include "bias.h"
 
-#include "diode/metrics.h"
-#include "diode/selectionpolicy.h"
-#include "diode/store.h"
+#include "diode/analysis/metrics.h"
+#include "diode/infer/selectionpolicy.h"
+#include "diode/store/store.h"
 
 #include <fmt/format.h>
 

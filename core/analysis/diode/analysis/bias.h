@@ -1,8 +1,8 @@
 #pragma once
 
-#include "diode/measurement.h"
-#include "diode/timingagreement.h"
-#include "diode/timingmethod.h"
+#include "diode/infer/measurement.h"
+#include "diode/infer/timingagreement.h"
+#include "diode/infer/timingmethod.h"
 
 #include <optional>
 #include <string>

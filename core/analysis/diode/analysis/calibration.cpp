@@ -1,6 +1,6 @@
 #include "calibration.h"
 
-#include "diode/datasplit.h"
+#include "diode/analysis/datasplit.h"
 
 #include <fmt/format.h>
 

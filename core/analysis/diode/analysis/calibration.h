@@ -1,9 +1,9 @@
 #pragma once
 
-#include "diode/dataset.h"
-#include "diode/metrics.h"
-#include "diode/modelpackage.h"
-#include "diode/selector.h"
+#include "diode/analysis/dataset.h"
+#include "diode/analysis/metrics.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/selector.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,15 +1,15 @@
 #include "characterise.h"
 
+#include "diode/analysis/dataset.h"
 #include "diode/config.h"
-#include "diode/dataset.h"
-#include "diode/features.h"
-#include "diode/gputable.h"
-#include "diode/modelinstall.h"
-#include "diode/packagechoice.h"
-#include "diode/problemjson.h"
-#include "diode/shippeddata.h"
-#include "diode/splitmix64.h"
-#include "diode/store.h"
+#include "diode/infer/features.h"
+#include "diode/infer/gputable.h"
+#include "diode/infer/modelinstall.h"
+#include "diode/infer/packagechoice.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/infer/splitmix64.h"
+#include "diode/store/store.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

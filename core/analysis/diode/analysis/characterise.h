@@ -1,8 +1,8 @@
 #pragma once
 
-#include "diode/measurement.h"
-#include "diode/modelpackage.h"
-#include "diode/sweepplan.h"
+#include "diode/infer/measurement.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/sweep/sweepplan.h"
 
 #include <cstdint>
 #include <string>

@@ -1,9 +1,9 @@
 #include "dataset.h"
 
-#include "diode/datafile.h"
+#include "diode/infer/datafile.h"
 
-#include "diode/problemjson.h"
-#include "diode/stablehash.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/stablehash.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

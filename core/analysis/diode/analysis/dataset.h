@@ -1,9 +1,9 @@
 #pragma once
 
-#include "diode/features.h"
-#include "diode/measurement.h"
-#include "diode/problemjson.h"
-#include "diode/store.h"
+#include "diode/infer/features.h"
+#include "diode/infer/measurement.h"
+#include "diode/infer/problemjson.h"
+#include "diode/store/store.h"
 
 #include <map>
 #include <optional>

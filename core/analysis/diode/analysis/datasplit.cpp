@@ -1,7 +1,7 @@
 #include "datasplit.h"
 
-#include "diode/modelpackage.h"
-#include "diode/splitmix64.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/splitmix64.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/dataset.h"
-#include "diode/store.h"
+#include "diode/analysis/dataset.h"
+#include "diode/store/store.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "diode/decisionevaluation.h"
+#include "diode/analysis/decisionevaluation.h"
 
 #include <algorithm>
 #include <cmath>

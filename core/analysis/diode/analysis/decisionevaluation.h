@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/decisionmodel.h"
+#include "diode/infer/decisionmodel.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,9 +1,9 @@
 #include "demoresult.h"
 
-#include "diode/datafile.h"
+#include "diode/infer/datafile.h"
 
-#include "diode/gemmproblem.h"
-#include "diode/wording.h"
+#include "diode/analysis/wording.h"
+#include "diode/infer/gemmproblem.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

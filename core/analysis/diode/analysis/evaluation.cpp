@@ -1,5 +1,5 @@
 #include "evaluation.h"
-#include "diode/store.h"
+#include "diode/store/store.h"
 
 #include <limits>
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "diode/dataset.h"
-#include "diode/metrics.h"
-#include "diode/modelpackage.h"
+#include "diode/analysis/dataset.h"
+#include "diode/analysis/metrics.h"
+#include "diode/infer/modelpackage.h"
 
 #include <map>
 #include <string>

@@ -1,12 +1,12 @@
 #include "evaluationjob.h"
-#include "diode/wording.h"
+#include "diode/analysis/wording.h"
 
-#include "diode/datamix.h"
-#include "diode/dataset.h"
-#include "diode/evaluation.h"
-#include "diode/shippeddata.h"
-#include "diode/sqlstatement.h"
-#include "diode/store.h"
+#include "diode/analysis/dataset.h"
+#include "diode/analysis/evaluation.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/store/datamix.h"
+#include "diode/store/sqlstatement.h"
+#include "diode/store/store.h"
 
 #include <fmt/format.h>
 

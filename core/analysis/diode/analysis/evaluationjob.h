@@ -1,10 +1,10 @@
 #pragma once
 
-#include "diode/datasplit.h"
-#include "diode/metrics.h"
-#include "diode/predictiontable.h"
-#include "diode/selector.h"
-#include "diode/timingmethod.h"
+#include "diode/analysis/datasplit.h"
+#include "diode/analysis/metrics.h"
+#include "diode/analysis/predictiontable.h"
+#include "diode/infer/selector.h"
+#include "diode/infer/timingmethod.h"
 
 #include <nlohmann/json.hpp>
 

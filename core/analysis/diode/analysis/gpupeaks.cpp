@@ -1,6 +1,6 @@
 #include "gpupeaks.h"
 
-#include "diode/gputable.h"
+#include "diode/infer/gputable.h"
 
 namespace diode {
 

@@ -1,6 +1,6 @@
 #include "metrics.h"
 
-#include "diode/splitmix64.h"
+#include "diode/infer/splitmix64.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/measurement.h"
+#include "diode/infer/measurement.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,8 +1,8 @@
 #include "policytable.h"
 
-#include "diode/features.h"
-#include "diode/metrics.h"
-#include "diode/problemjson.h"
+#include "diode/analysis/metrics.h"
+#include "diode/infer/features.h"
+#include "diode/infer/problemjson.h"
 
 #include <fmt/format.h>
 

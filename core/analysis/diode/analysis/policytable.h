@@ -1,8 +1,8 @@
 #pragma once
 
-#include "diode/measurement.h"
-#include "diode/modelpackage.h"
-#include "diode/selector.h"
+#include "diode/infer/measurement.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/selector.h"
 
 #include <optional>
 #include <string>

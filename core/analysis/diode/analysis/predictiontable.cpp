@@ -1,8 +1,8 @@
 #include "predictiontable.h"
 
-#include "diode/datafile.h"
+#include "diode/infer/datafile.h"
 
-#include "diode/sqlstatement.h"
+#include "diode/store/sqlstatement.h"
 
 #include <fmt/format.h>
 

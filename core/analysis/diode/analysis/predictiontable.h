@@ -1,10 +1,10 @@
 #pragma once
 
-#include "diode/dataset.h"
-#include "diode/metrics.h"
-#include "diode/modelpackage.h"
-#include "diode/selector.h"
-#include "diode/store.h"
+#include "diode/analysis/dataset.h"
+#include "diode/analysis/metrics.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/selector.h"
+#include "diode/store/store.h"
 
 #include <atomic>
 #include <cstdint>

@@ -1,6 +1,6 @@
 #include "runcomparison.h"
 
-#include "diode/timingagreement.h"
+#include "diode/infer/timingagreement.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/measurement.h"
-#include "diode/metrics.h"
+#include "diode/analysis/metrics.h"
+#include "diode/infer/measurement.h"
 
 #include <nlohmann/json.hpp>
 

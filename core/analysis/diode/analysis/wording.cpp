@@ -1,4 +1,4 @@
-#include "diode/wording.h"
+#include "diode/analysis/wording.h"
 
 #include <fmt/format.h>
 

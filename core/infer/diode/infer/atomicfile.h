@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/gemmproblem.h"
-#include "diode/shippeddata.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/infer/shippeddata.h"
 
 #include <fmt/format.h>
 
@@ -43,7 +43,7 @@ inline std::string notARegularFile(const std::string &path) {
 /// `Error(message)` naming the file: it cannot be opened, the writing failed (a full disk) or the rename
 /// did. Returns what `write` returns. The one atomic file write of the project: packages, exports, plans,
 /// chosen problems, Slurm scripts, installed models. Whether `path` is one of a command's inputs is the
-/// caller's to check (refuseOutputPath, core/data/diode/outputpath.h).
+/// caller's to check (refuseOutputPath, core/infer/diode/infer/outputpath.h).
 template <typename Error, typename Write>
 auto writeFileAtomically(const std::string &path, Write &&write, bool binary = false) {
     namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "diode/datafile.h"
+#include "diode/infer/datafile.h"
 
 #include <fmt/format.h>
 

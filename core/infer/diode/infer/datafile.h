@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/jsonlimits.h"
-#include "diode/problemjson.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/problemjson.h"
 
 #include <cstdint>
 #include <functional>

@@ -1,8 +1,8 @@
-#include "diode/decisionmodel.h"
+#include "diode/infer/decisionmodel.h"
 
-#include "diode/datafile.h"
-#include "diode/jsonlimits.h"
-#include "diode/problemjson.h"
+#include "diode/infer/datafile.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/problemjson.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/tritonkernel.h"
+#include "diode/infer/tritonkernel.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 #include "features.h"
 
-#include "diode/gputable.h"
+#include "diode/infer/gputable.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

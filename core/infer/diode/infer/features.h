@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/gemmproblem.h"
-#include "diode/kernelconfig.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/infer/kernelconfig.h"
 
 #include <array>
 #include <string>

@@ -1,9 +1,9 @@
 #include "lookuptable.h"
 
-#include "diode/datafile.h"
-#include "diode/gemmproblem.h"
-#include "diode/jsonlimits.h"
-#include "diode/problemjson.h"
+#include "diode/infer/datafile.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/problemjson.h"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "diode/gemmproblem.h"
-#include "diode/kernelconfig.h"
-#include "diode/timingmethod.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/infer/kernelconfig.h"
+#include "diode/infer/timingmethod.h"
 
 #include <optional>
 #include <string>

@@ -1,8 +1,8 @@
 #include "modelinstall.h"
 
-#include "diode/atomicfile.h"
-#include "diode/modelpackage.h"
-#include "diode/packagechoice.h"
+#include "diode/infer/atomicfile.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/packagechoice.h"
 
 #include <fmt/format.h>
 

@@ -12,7 +12,7 @@ public:
 };
 
 /// The directory packages are installed into for the Inductor plugin: the first of
-/// userModelLocations() (core/infer/diode/packagechoice.h).
+/// userModelLocations() (core/infer/diode/infer/packagechoice.h).
 std::filesystem::path pluginModelDirectory();
 
 /// Copies `package` into `directory` (created when missing) under its own file name and returns

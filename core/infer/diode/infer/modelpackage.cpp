@@ -1,8 +1,8 @@
 #include "modelpackage.h"
 
-#include "diode/atomicfile.h"
-#include "diode/jsonlimits.h"
-#include "diode/shippeddata.h"
+#include "diode/infer/atomicfile.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/shippeddata.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

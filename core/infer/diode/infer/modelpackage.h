@@ -1,8 +1,8 @@
 #pragma once
 
-#include "diode/features.h"
-#include "diode/jsonlimits.h"
-#include "diode/measurement.h"
+#include "diode/infer/features.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/measurement.h"
 
 #include <Eigen/Core>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 #include "outputpath.h"
 
-#include "diode/atomicfile.h"
-#include "diode/gemmproblem.h"
-#include "diode/shippeddata.h"
+#include "diode/infer/atomicfile.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/infer/shippeddata.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 #include "packagechoice.h"
 
-#include "diode/gputable.h"
-#include "diode/modelpackage.h"
+#include "diode/infer/gputable.h"
+#include "diode/infer/modelpackage.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/gputable.h"
-#include "diode/timingmethod.h"
+#include "diode/infer/gputable.h"
+#include "diode/infer/timingmethod.h"
 
 #include <filesystem>
 #include <optional>

@@ -1,7 +1,7 @@
 #include "problemjson.h"
 
-#include "diode/datafile.h"
-#include "diode/jsonlimits.h"
+#include "diode/infer/datafile.h"
+#include "diode/infer/jsonlimits.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

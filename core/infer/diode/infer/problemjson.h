@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/jsonlimits.h"
-#include "diode/measurement.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/measurement.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,7 +34,7 @@ std::optional<std::string> parseSearchSpace(std::string_view text);
 /// values (a line of 100,000 candidates holds some 1.5 million; `{}` repeated over 16 MiB would
 /// build 400 MB). A later duplicate key replaces the earlier one, as Python's json module does. The
 /// one bound of a line for every reader: import, rank, eval, compare, merge, lookup-table, the
-/// worker's answers (core/data/diode/datafile.h bounds a whole file).
+/// worker's answers (core/infer/diode/infer/datafile.h bounds a whole file).
 inline constexpr JsonLimits kProblemJsonLimits{64, 16ull << 20, false, 2'000'000};
 
 GemmProblem problemFromJson(const nlohmann::json &j, const std::string &where);

@@ -1,7 +1,7 @@
 #include "ranking.h"
 
-#include "diode/features.h"
-#include "diode/problemjson.h"
+#include "diode/infer/features.h"
+#include "diode/infer/problemjson.h"
 
 #include <fmt/format.h>
 

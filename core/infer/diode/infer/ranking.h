@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/modelpackage.h"
+#include "diode/infer/modelpackage.h"
 
 #include <nlohmann/json.hpp>
 

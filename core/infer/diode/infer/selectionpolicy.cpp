@@ -1,8 +1,8 @@
 #include "selectionpolicy.h"
 
-#include "diode/gemmproblem.h"
-#include "diode/modelpackage.h"
-#include "diode/ranking.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/ranking.h"
 
 #include <fmt/format.h>
 

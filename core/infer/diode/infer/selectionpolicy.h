@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/kernelconfig.h"
-#include "diode/timingmethod.h"
+#include "diode/infer/kernelconfig.h"
+#include "diode/infer/timingmethod.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 #include "selector.h"
 
-#include "diode/features.h"
-#include "diode/gemmproblem.h"
+#include "diode/infer/features.h"
+#include "diode/infer/gemmproblem.h"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 #pragma once
 
-#include "diode/decision.h"
-#include "diode/decisionmodel.h"
-#include "diode/modelpackage.h"
-#include "diode/selectionpolicy.h"
+#include "diode/infer/decision.h"
+#include "diode/infer/decisionmodel.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/selectionpolicy.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 #include "shippeddata.h"
 
 #include "diode/config.h"
-#include "diode/gemmproblem.h"
+#include "diode/infer/gemmproblem.h"
 
 #include <fmt/format.h>
 

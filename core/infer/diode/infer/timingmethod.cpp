@@ -1,6 +1,6 @@
 #include "timingmethod.h"
 
-#include "diode/gemmproblem.h"
+#include "diode/infer/gemmproblem.h"
 
 #include <fmt/format.h>
 

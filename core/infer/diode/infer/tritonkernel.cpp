@@ -1,6 +1,6 @@
-#include "diode/tritonkernel.h"
+#include "diode/infer/tritonkernel.h"
 
-#include "diode/gemmproblem.h"
+#include "diode/infer/gemmproblem.h"
 
 #include <fmt/format.h>
 

@@ -1,16 +1,16 @@
 #include "vocabulary.h"
 
-#include "diode/decision.h"
-#include "diode/features.h"
-#include "diode/gemmproblem.h"
-#include "diode/kernelconfig.h"
-#include "diode/packagechoice.h"
-#include "diode/problemjson.h"
-#include "diode/selectionpolicy.h"
-#include "diode/shippeddata.h"
-#include "diode/timingagreement.h"
-#include "diode/timingmethod.h"
-#include "diode/torchversion.h"
+#include "diode/infer/decision.h"
+#include "diode/infer/features.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/infer/kernelconfig.h"
+#include "diode/infer/packagechoice.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/selectionpolicy.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/infer/timingagreement.h"
+#include "diode/infer/timingmethod.h"
+#include "diode/infer/torchversion.h"
 
 namespace diode {
 

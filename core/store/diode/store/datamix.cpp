@@ -1,7 +1,7 @@
 #include "datamix.h"
 
-#include "diode/sqlstatement.h"
-#include "diode/store.h"
+#include "diode/store/sqlstatement.h"
+#include "diode/store/store.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

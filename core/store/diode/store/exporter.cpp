@@ -1,6 +1,6 @@
 #include "exporter.h"
 
-#include "diode/problemjson.h"
+#include "diode/infer/problemjson.h"
 
 #include <fmt/format.h>
 

@@ -1,12 +1,12 @@
 #include "importer.h"
 
-#include "diode/datafile.h"
-#include "diode/datamix.h"
+#include "diode/infer/datafile.h"
+#include "diode/store/datamix.h"
 
-#include "diode/jsonlimits.h"
-#include "diode/printable.h"
-#include "diode/problemjson.h"
-#include "diode/stablehash.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/printable.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/stablehash.h"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 #include "store.h"
 
-#include "diode/shippeddata.h"
+#include "diode/infer/shippeddata.h"
 
-#include "diode/sqlstatement.h"
-#include "diode/timingagreement.h"
+#include "diode/infer/timingagreement.h"
+#include "diode/store/sqlstatement.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/measurement.h"
-#include "diode/sqlstatement.h"
+#include "diode/infer/measurement.h"
+#include "diode/store/sqlstatement.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,6 @@
 #include "storequery.h"
 
-#include "diode/sqlstatement.h"
+#include "diode/store/sqlstatement.h"
 
 #include <fmt/format.h>
 #include <sqlite3.h>

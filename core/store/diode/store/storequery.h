@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/gemmproblem.h"
-#include "diode/store.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/store/store.h"
 
 #include <atomic>
 #include <cstdint>

@@ -1,10 +1,10 @@
 #include "store.h"
 
-#include "diode/jsonlimits.h"
-#include "diode/problemjson.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/problemjson.h"
 
-#include "diode/sqlstatement.h"
-#include "diode/timingagreement.h"
+#include "diode/infer/timingagreement.h"
+#include "diode/store/sqlstatement.h"
 
 #include <fmt/format.h>
 #include <sqlite3.h>

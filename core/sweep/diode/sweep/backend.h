@@ -1,8 +1,8 @@
 #pragma once
 
-#include "diode/measurement.h"
-#include "diode/store.h"
-#include "diode/sweepplan.h"
+#include "diode/infer/measurement.h"
+#include "diode/store/store.h"
+#include "diode/sweep/sweepplan.h"
 
 #include <atomic>
 #include <functional>

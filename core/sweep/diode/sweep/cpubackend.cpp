@@ -1,6 +1,6 @@
 #include "cpubackend.h"
 
-#include "diode/hardware.h"
+#include "diode/sweep/hardware.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/backend.h"
+#include "diode/sweep/backend.h"
 
 #include <atomic>
 #include <chrono>

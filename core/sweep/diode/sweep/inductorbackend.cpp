@@ -1,13 +1,13 @@
 #include "inductorbackend.h"
 
 #include "diode/config.h"
-#include "diode/hardware.h"
-#include "diode/jsonlimits.h"
-#include "diode/printable.h"
-#include "diode/problemjson.h"
-#include "diode/removetree.h"
-#include "diode/torchversion.h"
-#include "diode/vocabulary.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/printable.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/removetree.h"
+#include "diode/infer/torchversion.h"
+#include "diode/infer/vocabulary.h"
+#include "diode/sweep/hardware.h"
 
 #include <fmt/format.h>
 

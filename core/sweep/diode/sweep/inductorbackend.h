@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/backend.h"
-#include "diode/workerprocess.h"
+#include "diode/sweep/backend.h"
+#include "diode/sweep/workerprocess.h"
 
 #include <nlohmann/json.hpp>
 

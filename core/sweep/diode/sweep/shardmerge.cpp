@@ -1,12 +1,12 @@
 #include "shardmerge.h"
 
-#include "diode/datafile.h"
-#include "diode/importer.h"
-#include "diode/printable.h"
-#include "diode/problemjson.h"
-#include "diode/sqlstatement.h"
-#include "diode/store.h"
-#include "diode/sweeprunner.h"
+#include "diode/infer/datafile.h"
+#include "diode/infer/printable.h"
+#include "diode/infer/problemjson.h"
+#include "diode/store/importer.h"
+#include "diode/store/sqlstatement.h"
+#include "diode/store/store.h"
+#include "diode/sweep/sweeprunner.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

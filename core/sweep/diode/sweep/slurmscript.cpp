@@ -1,7 +1,7 @@
 #include "slurmscript.h"
 
-#include "diode/gemmproblem.h"
-#include "diode/printable.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/infer/printable.h"
 
 #include <fmt/format.h>
 

@@ -1,15 +1,15 @@
 #include "slurmsweep.h"
 
-#include "diode/atomicfile.h"
-#include "diode/backend.h"
-#include "diode/childprocess.h"
 #include "diode/config.h"
-#include "diode/jsonlimits.h"
-#include "diode/printable.h"
-#include "diode/shippeddata.h"
-#include "diode/slurmscript.h"
-#include "diode/store.h"
-#include "diode/sweeprunner.h"
+#include "diode/infer/atomicfile.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/printable.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/store/store.h"
+#include "diode/sweep/backend.h"
+#include "diode/sweep/childprocess.h"
+#include "diode/sweep/slurmscript.h"
+#include "diode/sweep/sweeprunner.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

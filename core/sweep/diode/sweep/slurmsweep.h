@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/sweepplan.h"
-#include "diode/sweepsession.h"
+#include "diode/sweep/sweepplan.h"
+#include "diode/sweep/sweepsession.h"
 
 #include <cstdint>
 #include <stdexcept>

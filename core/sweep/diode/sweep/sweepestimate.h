@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/sweepplan.h"
+#include "diode/sweep/sweepplan.h"
 
 #include <string>
 

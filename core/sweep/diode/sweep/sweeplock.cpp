@@ -1,6 +1,6 @@
 #include "sweeplock.h"
 
-#include "diode/printable.h"
+#include "diode/infer/printable.h"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 #include "sweepplan.h"
 
-#include "diode/jsonlimits.h"
-#include "diode/problemjson.h"
-#include "diode/splitmix64.h"
-#include "diode/stablehash.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/splitmix64.h"
+#include "diode/infer/stablehash.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

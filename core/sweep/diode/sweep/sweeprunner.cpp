@@ -1,9 +1,9 @@
 #include "sweeprunner.h"
 
-#include "diode/datafile.h"
-#include "diode/hardware.h"
-#include "diode/problemjson.h"
-#include "diode/storewriter.h"
+#include "diode/infer/datafile.h"
+#include "diode/infer/problemjson.h"
+#include "diode/store/storewriter.h"
+#include "diode/sweep/hardware.h"
 
 #include <fmt/format.h>
 

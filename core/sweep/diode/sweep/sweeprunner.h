@@ -1,9 +1,9 @@
 #pragma once
 
-#include "diode/backend.h"
-#include "diode/store.h"
-#include "diode/sweeplock.h"
-#include "diode/sweepplan.h"
+#include "diode/store/store.h"
+#include "diode/sweep/backend.h"
+#include "diode/sweep/sweeplock.h"
+#include "diode/sweep/sweepplan.h"
 
 #include <atomic>
 #include <functional>

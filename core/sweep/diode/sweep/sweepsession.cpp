@@ -1,12 +1,12 @@
 #include "sweepsession.h"
 
-#include "diode/cpubackend.h"
-#include "diode/datamix.h"
-#include "diode/hardware.h"
-#include "diode/inductorbackend.h"
-#include "diode/problemjson.h"
-#include "diode/shippeddata.h"
-#include "diode/store.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/store/datamix.h"
+#include "diode/store/store.h"
+#include "diode/sweep/cpubackend.h"
+#include "diode/sweep/hardware.h"
+#include "diode/sweep/inductorbackend.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

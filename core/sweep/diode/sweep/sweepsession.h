@@ -1,9 +1,9 @@
 #pragma once
 
-#include "diode/backend.h"
-#include "diode/inductorbackend.h"
-#include "diode/sweepplan.h"
-#include "diode/sweeprunner.h"
+#include "diode/sweep/backend.h"
+#include "diode/sweep/inductorbackend.h"
+#include "diode/sweep/sweepplan.h"
+#include "diode/sweep/sweeprunner.h"
 
 #include <functional>
 #include <memory>

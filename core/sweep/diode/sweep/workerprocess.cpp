@@ -1,6 +1,6 @@
 #include "workerprocess.h"
 
-#include "diode/childprocess.h"
+#include "diode/sweep/childprocess.h"
 
 #include <fmt/format.h>
 

@@ -1,16 +1,16 @@
 #include "characterisejob.h"
 
-#include "diode/atomicfile.h"
-#include "diode/bias.h"
-#include "diode/datasplit.h"
-#include "diode/modelinstall.h"
-#include "diode/predictiontable.h"
-#include "diode/problemjson.h"
-#include "diode/removetree.h"
-#include "diode/shippeddata.h"
-#include "diode/store.h"
-#include "diode/sweepsession.h"
-#include "trainingjob.h"
+#include "diode/analysis/bias.h"
+#include "diode/analysis/datasplit.h"
+#include "diode/analysis/predictiontable.h"
+#include "diode/infer/atomicfile.h"
+#include "diode/infer/modelinstall.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/removetree.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/store/store.h"
+#include "diode/sweep/sweepsession.h"
+#include "diode/train/trainingjob.h"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 #pragma once
 
-#include "diode/characterise.h"
-#include "diode/sweeprunner.h"
-#include "diode/sweepsession.h"
-#include "diode/trainoptions.h"
+#include "diode/analysis/characterise.h"
+#include "diode/sweep/sweeprunner.h"
+#include "diode/sweep/sweepsession.h"
+#include "diode/train/trainoptions.h"
 
 #include <atomic>
 #include <functional>

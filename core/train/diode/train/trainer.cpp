@@ -1,7 +1,7 @@
 #include "trainer.h"
 
-#include "diode/hardware.h"
-#include "diode/splitmix64.h"
+#include "diode/infer/splitmix64.h"
+#include "diode/sweep/hardware.h"
 
 #include <fmt/format.h>
 #include <torch/torch.h>

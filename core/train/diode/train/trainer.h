@@ -1,11 +1,11 @@
 #pragma once
 
-#include "diode/dataset.h"
-#include "diode/datasplit.h"
-#include "diode/evaluation.h"
-#include "diode/metrics.h"
-#include "diode/modelpackage.h"
-#include "diode/trainoptions.h"
+#include "diode/analysis/dataset.h"
+#include "diode/analysis/datasplit.h"
+#include "diode/analysis/evaluation.h"
+#include "diode/analysis/metrics.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/train/trainoptions.h"
 
 #include <functional>
 

@@ -1,12 +1,12 @@
 #include "trainingjob.h"
 
+#include "diode/analysis/evaluation.h"
+#include "diode/analysis/predictiontable.h"
 #include "diode/config.h"
-#include "diode/evaluation.h"
-#include "diode/gputable.h"
-#include "diode/modelpackage.h"
-#include "diode/predictiontable.h"
-#include "diode/shippeddata.h"
-#include "diode/store.h"
+#include "diode/infer/gputable.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/store/store.h"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 #pragma once
 
-#include "diode/dataset.h"
-#include "diode/trainoptions.h"
-#include "trainer.h"
+#include "diode/analysis/dataset.h"
+#include "diode/train/trainer.h"
+#include "diode/train/trainoptions.h"
 
 #include <nlohmann/json.hpp>
 

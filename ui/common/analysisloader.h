@@ -2,7 +2,7 @@
 
 #include "common/asyncjobs.h"
 
-#include "diode/storequery.h"
+#include "diode/store/storequery.h"
 
 #include <QObject>
 #include <QString>

@@ -1,6 +1,6 @@
-#include "data/analysisloader.h"
+#include "common/analysisloader.h"
 
-#include "diode/store.h"
+#include "diode/store/store.h"
 
 #include <QFileInfo>
 
