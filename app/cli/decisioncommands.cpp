@@ -81,8 +81,8 @@ int runTrainDecisions(const DecisionOptions &o) {
     const nlohmann::json heldOut = evaluateByFamily(data, o.kernelMargin, o.formMargin, o.formOps);
     const auto kernels = KernelConfigModel::build(data.kernels);
     const auto forms = SmallMFormModel::build(data.sites, 4, o.formOps);
-    say("{} measured kernels ({} in the table), {} small-M sites ({} in the table)\n",
-               data.kernels.size(), kernels.kernels(), data.sites.size(), forms.sites());
+    say("{} measured kernels ({} in the table), {} small-M sites ({} in the table)\n", data.kernels.size(),
+        kernels.kernels(), data.sites.size(), forms.sites());
     const auto &k = heldOut["kernel_config"]["all"];
     const auto &f = heldOut["small_m_form"]["all"];
     say("held out by family: kernel configs within 3 % of the fastest measured on {:.1f} % of {} kernels, "

@@ -183,6 +183,10 @@ QString PlotView::tipAt(const QPointF &pos) const {
     }
     if (!nearest)
         return {};
+    // A whisker says what its bar says: error bars are index for index the points of the plottable
+    // they belong to.
+    if (auto *errors = qobject_cast<QCPErrorBars *>(nearest); errors && errors->dataPlottable())
+        nearest = errors->dataPlottable();
     if (m_tip)
         if (const QString t = m_tip(nearest, index); !t.isEmpty())
             return t;

@@ -171,7 +171,8 @@ DecisionData readDecisionData(const std::string &path) {
             s.decomposedMs = number(j, "decomposed_ms", where);
             data.sites.push_back(std::move(s));
         } else {
-            throw InvalidInput(fmt::format("{}: \"kind\" must be \"kernel\" or \"site\", got '{}'", where, kind));
+            throw InvalidInput(
+                fmt::format("{}: \"kind\" must be \"kernel\" or \"site\", got '{}'", where, kind));
         }
     });
     return data;
