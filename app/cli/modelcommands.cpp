@@ -181,11 +181,11 @@ int runTrain(const Options &o) {
 #endif
 }
 
-// The same evaluation as the Validate page (core/analysis/diode/analysis/evaluationjob.h); this face prints. Of a
-// database it measures on the problems the package never trained on when it can tell them
-// apart (the database is its training data): numbers on training problems flatter a model.
-// The package's kernel-config and small-M form models, with the package's margins, on measured kernel and
-// site lines (docs/FORMATS.md): the figures train-decisions prints held out, for lines of the user's own.
+// The same evaluation as the Validate page (core/analysis/diode/analysis/evaluationjob.h); this face prints.
+// Of a database it measures on the problems the package never trained on when it can tell them apart (the
+// database is its training data): numbers on training problems flatter a model. The package's kernel-config
+// and small-M form models, with the package's margins, on measured kernel and site lines (docs/FORMATS.md):
+// the figures train-decisions prints held out, for lines of the user's own.
 int runEvalDecisions(const Options &o) {
     const auto pkg = ModelPackage::load(o.package);
     const DecisionModels models = DecisionModels::fromManifest(pkg.manifest());
@@ -258,7 +258,8 @@ int runEval(const Options &o) {
         withAutotune["baselines"]["max-autotune"] = res.maxAutotune.toJson();
     printTable(withAutotune, res.method.method == TimingMethod::Cpu, shown, distinct);
     // "model" is the arg-min (the candidate predicted fastest); "model policy" what a compile with the
-    // package runs (core/infer/diode/infer/selectionpolicy.h): the same rule as the plugin and the Validate page.
+    // package runs (core/infer/diode/infer/selectionpolicy.h): the same rule as the plugin and the Validate
+    // page.
     show("model policy: ATen unless another kernel is predicted faster by more than {:.2f} (margin {})\n",
          model.policy.margin, o.margin() ? "from --margin" : "of the package for its regime");
     if (res.storedModelId)

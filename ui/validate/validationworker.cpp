@@ -83,7 +83,8 @@ void ValidationWorker::start(const ValidationRequest &request) {
     cancel();
     m_running = true;
     m_jobs.start([this, request](const AsyncJobs::Job &job) {
-        // The evaluation `diode eval` runs (core/analysis/diode/analysis/evaluationjob.h); this face draws it.
+        // The evaluation `diode eval` runs (core/analysis/diode/analysis/evaluationjob.h); this face draws
+        // it.
         diode::EvaluationJob work;
         work.db = request.database.toStdString();
         work.problemsFile = request.problemsFile.toStdString();
