@@ -29,7 +29,7 @@ log = logging.getLogger("torch_diode")
 
 # The names core defines (diode_vocabulary, diode_inductor.h): read, never written again here.
 _VOCABULARY = _native.vocabulary()
-DTYPES = {"torch." + d["torch"]: d["name"] for d in _VOCABULARY["dtypes"]}  # torch's name -> ours
+DTYPES = _native.dtype_names()  # torch's name -> ours
 TORCH_DTYPE_NAMES = {d["name"]: d["torch"] for d in _VOCABULARY["dtypes"]}  # ours -> torch's, getattr(torch, ...)
 PROBLEM_KEYS = tuple(_VOCABULARY["problem_fields"])
 # The ops of problem JSON (docs/FORMATS.md); baddbmm's addend is broadcast over M, (B, 1, N).
