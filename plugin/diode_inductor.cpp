@@ -3,16 +3,16 @@
 
 #include "diode_inductor.h"
 
-#include "diode/decisionmodel.h"
-#include "diode/features.h"
-#include "diode/gputable.h"
-#include "diode/jsonlimits.h"
-#include "diode/modelpackage.h"
-#include "diode/packagechoice.h"
-#include "diode/problemjson.h"
-#include "diode/selectionpolicy.h"
-#include "diode/selector.h"
-#include "diode/vocabulary.h"
+#include "diode/infer/decisionmodel.h"
+#include "diode/infer/features.h"
+#include "diode/infer/gputable.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/packagechoice.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/selectionpolicy.h"
+#include "diode/infer/selector.h"
+#include "diode/infer/vocabulary.h"
 
 #include <fmt/format.h>
 

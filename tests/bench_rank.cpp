@@ -1,7 +1,7 @@
 // Ranking latency of the package reader (Google Benchmark, one core): predict every candidate
 // of one problem with a package of the shipped architecture. Results in docs/BENCHMARKS.md.
 // Usage: bench_rank [PACKAGE]  (default: a package of the shipped shape with fixed weights)
-#include "diode/modelpackage.h"
+#include "diode/infer/modelpackage.h"
 
 #include <benchmark/benchmark.h>
 

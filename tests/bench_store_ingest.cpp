@@ -2,7 +2,7 @@
 // path (StoreWriter: one writer thread, batched transactions, WAL) into a fresh SQLite file.
 // Usage: bench_store_ingest [DB_PATH] [PROBLEMS] [CONFIGS_PER_PROBLEM]
 
-#include "diode/storewriter.h"
+#include "diode/store/storewriter.h"
 
 #include <fmt/format.h>
 

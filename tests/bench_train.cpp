@@ -1,7 +1,7 @@
 // Training-time benchmark (not a test): 100,000 rows for 30 epochs with all cores.
 // Rows are the shipped H200 dataset's problems repeated with M shifted (so each copy is a
 // distinct problem) and times scaled accordingly. Usage: bench_train DB [ROWS] [EPOCHS] [MEMBERS]
-#include "trainer.h"
+#include "diode/train/trainer.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "diode/config.h"
-#include "diode/store.h"
+#include "diode/store/store.h"
 
 #include <QDir>
 #include <QProcess>

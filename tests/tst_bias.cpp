@@ -1,10 +1,10 @@
 #include "testutil.h"
 
-#include "diode/bias.h"
-#include "diode/dataset.h"
-#include "diode/problemjson.h"
-#include "diode/runcomparison.h"
-#include "diode/store.h"
+#include "diode/analysis/bias.h"
+#include "diode/analysis/dataset.h"
+#include "diode/analysis/runcomparison.h"
+#include "diode/infer/problemjson.h"
+#include "diode/store/store.h"
 
 #include <QTemporaryDir>
 

@@ -1,9 +1,9 @@
 #include "testutil.h"
 
-#include "characterisejob.h"
-#include "diode/characterise.h"
-#include "diode/features.h"
-#include "diode/modelpackage.h"
+#include "diode/analysis/characterise.h"
+#include "diode/infer/features.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/train/characterisejob.h"
 
 #include <cmath>
 #include <fstream>

@@ -1,6 +1,6 @@
 #include "testutil.h"
 
-#include "diode/cpubackend.h"
+#include "diode/sweep/cpubackend.h"
 
 #include <random>
 #include <thread>

@@ -9,7 +9,7 @@
 #include "data/heatmapview.h"
 #include "data/rooflineview.h"
 #include "data/storetablemodel.h"
-#include "diode/storequery.h"
+#include "diode/store/storequery.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>

@@ -3,11 +3,11 @@
 
 #include "testutil.h"
 
-#include "diode/decisionevaluation.h"
-#include "diode/decisionmodel.h"
-#include "diode/modelpackage.h"
-#include "diode/selector.h"
-#include "diode/tritonkernel.h"
+#include "diode/analysis/decisionevaluation.h"
+#include "diode/infer/decisionmodel.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/selector.h"
+#include "diode/infer/tritonkernel.h"
 
 #include <QProcess>
 #include <QTemporaryDir>

@@ -12,7 +12,7 @@
 #include "demo/demorunner.h"
 #include "demo/demotablemodel.h"
 #include "demo/scenarioview.h"
-#include "diode/demoresult.h"
+#include "diode/analysis/demoresult.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>

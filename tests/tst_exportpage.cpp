@@ -3,8 +3,8 @@
 
 #include "common/metricsmodel.h"
 #include "common/workbenchstate.h"
-#include "diode/modelinstall.h"
-#include "diode/modelpackage.h"
+#include "diode/infer/modelinstall.h"
+#include "diode/infer/modelpackage.h"
 #include "export/exportpage.h"
 
 #include <QAbstractItemModelTester>

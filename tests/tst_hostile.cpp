@@ -3,9 +3,9 @@
 // non-zero exit code, never a signal.
 #include "testutil.h"
 
-#include "diode/features.h"
-#include "diode/modelpackage.h"
-#include "diode/problemjson.h"
+#include "diode/infer/features.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/problemjson.h"
 
 #include <algorithm>
 #include <functional>

@@ -4,8 +4,8 @@
 // overflow to NaN. Each is refused or handled with a message naming the file and what was found.
 #include "testutil.h"
 
-#include "diode/features.h"
-#include "diode/modelpackage.h"
+#include "diode/infer/features.h"
+#include "diode/infer/modelpackage.h"
 
 #include <QCryptographicHash>
 

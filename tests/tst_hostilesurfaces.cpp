@@ -4,9 +4,9 @@
 // real SQLite files damaged byte by byte.
 #include "testutil.h"
 
-#include "diode/jsonlimits.h"
-#include "diode/modelpackage.h"
-#include "diode/problemjson.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/problemjson.h"
 
 #include <QElapsedTimer>
 

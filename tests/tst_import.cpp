@@ -1,6 +1,6 @@
 #include "testutil.h"
 
-#include "diode/importer.h"
+#include "diode/store/importer.h"
 
 using namespace diode;
 using json = nlohmann::json;

@@ -1,6 +1,6 @@
 #include "testutil.h"
 
-#include "diode/childprocess.h"
+#include "diode/sweep/childprocess.h"
 
 #include <csignal>
 #include <stdexcept>

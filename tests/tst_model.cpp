@@ -1,12 +1,12 @@
 #include "testutil.h"
 
-#include "diode/dataset.h"
-#include "diode/features.h"
-#include "diode/gpupeaks.h"
-#include "diode/gputable.h"
-#include "diode/metrics.h"
-#include "diode/modelpackage.h"
-#include "trainer.h"
+#include "diode/analysis/dataset.h"
+#include "diode/analysis/gpupeaks.h"
+#include "diode/analysis/metrics.h"
+#include "diode/infer/features.h"
+#include "diode/infer/gputable.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/train/trainer.h"
 
 #include <QTemporaryFile>
 

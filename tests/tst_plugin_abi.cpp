@@ -1,10 +1,10 @@
 #include "testutil.h"
 
-#include "diode/packagechoice.h"
-#include "diode/problemjson.h"
-#include "diode/selectionpolicy.h"
-#include "diode/timingagreement.h"
-#include "diode/torchversion.h"
+#include "diode/infer/packagechoice.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/selectionpolicy.h"
+#include "diode/infer/timingagreement.h"
+#include "diode/infer/torchversion.h"
 #include "diode_inductor.h"
 
 #include <QFile>

@@ -1,7 +1,7 @@
 #include "testutil.h"
 
-#include "diode/lookuptable.h"
-#include "diode/problemjson.h"
+#include "diode/infer/lookuptable.h"
+#include "diode/infer/problemjson.h"
 
 #include <sstream>
 

@@ -1,12 +1,12 @@
 #include "testutil.h"
 
-#include "diode/calibration.h"
-#include "diode/datasplit.h"
-#include "diode/evaluation.h"
-#include "diode/gemmproblem.h"
-#include "diode/modelpackage.h"
-#include "diode/selectionpolicy.h"
-#include "diode/store.h"
+#include "diode/analysis/calibration.h"
+#include "diode/analysis/datasplit.h"
+#include "diode/analysis/evaluation.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/selectionpolicy.h"
+#include "diode/store/store.h"
 
 #include <cstring>
 #include <fstream>
@@ -51,7 +51,7 @@ using Picks = std::vector<size_t>;
 
 } // namespace
 
-// The selector's rule (core/infer/diode/selectionpolicy.h): plain torch.compile's kernel stays unless
+// The selector's rule (core/infer/diode/infer/selectionpolicy.h): plain torch.compile's kernel stays unless
 // another is predicted faster by more than the margin; top_k and the threshold bound the rest.
 class TestSelectionPolicy : public QObject {
     Q_OBJECT

@@ -1,8 +1,8 @@
 #include "testutil.h"
 
-#include "diode/modelpackage.h"
-#include "diode/problemjson.h"
-#include "diode/selector.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/selector.h"
 
 #include <fstream>
 #include <sstream>
@@ -51,7 +51,7 @@ const std::vector<KernelConfig> kCandidates{aten("extern_kernels.mm"), triton(16
 
 } // namespace
 
-// The GEMM kernel decision (core/infer/diode/selector.h), made once for the plugin, `diode eval`,
+// The GEMM kernel decision (core/infer/diode/infer/selector.h), made once for the plugin, `diode eval`,
 // the Validate page, calibration and `diode characterise`: its gates, exclusions, cache, margin and
 // counters, on the shipped packages.
 class TestSelector : public QObject {

@@ -1,7 +1,7 @@
 #include "testutil.h"
 
-#include "diode/datamix.h"
-#include "diode/shippeddata.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/store/datamix.h"
 
 #include <QCryptographicHash>
 

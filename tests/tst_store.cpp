@@ -1,11 +1,11 @@
 #include "testutil.h"
 
-#include "diode/predictiontable.h"
-#include "diode/problemjson.h"
-#include "diode/sqlstatement.h"
-#include "diode/storequery.h"
-#include "diode/storewriter.h"
-#include "diode/timingagreement.h"
+#include "diode/analysis/predictiontable.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/timingagreement.h"
+#include "diode/store/sqlstatement.h"
+#include "diode/store/storequery.h"
+#include "diode/store/storewriter.h"
 
 #include <map>
 #include <memory>

@@ -14,7 +14,7 @@
 #include "sweep/sweeppage.h"
 #include "sweep/throughputplot.h"
 
-#include "diode/sweepplan.h"
+#include "diode/sweep/sweepplan.h"
 
 #include <nlohmann/json.hpp>
 

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "diode/jsonlimits.h"
-#include "diode/problemjson.h"
-#include "diode/sweepplan.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/problemjson.h"
+#include "diode/sweep/sweepplan.h"
 
 #include <sstream>
 

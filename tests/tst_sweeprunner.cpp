@@ -1,12 +1,12 @@
 #include "testutil.h"
 
-#include "diode/cpubackend.h"
-#include "diode/hardware.h"
-#include "diode/inductorbackend.h"
-#include "diode/sweeprunner.h"
-#include "diode/sweepsession.h"
-#include "diode/torchversion.h"
-#include "diode/vocabulary.h"
+#include "diode/infer/torchversion.h"
+#include "diode/infer/vocabulary.h"
+#include "diode/sweep/cpubackend.h"
+#include "diode/sweep/hardware.h"
+#include "diode/sweep/inductorbackend.h"
+#include "diode/sweep/sweeprunner.h"
+#include "diode/sweep/sweepsession.h"
 
 #include <fmt/format.h>
 

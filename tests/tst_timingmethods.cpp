@@ -1,9 +1,9 @@
 #include "testutil.h"
 
-#include "diode/dataset.h"
-#include "diode/importer.h"
-#include "diode/packagechoice.h"
-#include "diode/problemjson.h"
+#include "diode/analysis/dataset.h"
+#include "diode/infer/packagechoice.h"
+#include "diode/infer/problemjson.h"
+#include "diode/store/importer.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -285,7 +285,7 @@ private slots:
                  qPrintable(err));
     }
 
-    // Which package goes with which data (core/infer/diode/packagechoice.h), on the shipped packages:
+    // Which package goes with which data (core/infer/diode/infer/packagechoice.h), on the shipped packages:
     // the plugin's default for a GPU and regime (torch_diode/_models.py best_for asks the same
     // choosePackage through diode_choose_package),
     // and the one the workbench shows with data of a GPU and truth.

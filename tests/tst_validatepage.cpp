@@ -18,8 +18,8 @@
 #include "validate/validatepage.h"
 #include "validate/validationworker.h"
 
-#include "diode/features.h"
-#include "diode/modelpackage.h"
+#include "diode/infer/features.h"
+#include "diode/infer/modelpackage.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
@@ -368,7 +368,7 @@ private slots:
     }
 
     // The problem sources offer the held-out file that belongs to the open database
-    // (core/infer/diode/shippeddata.h), not one file name for every database.
+    // (core/infer/diode/infer/shippeddata.h), not one file name for every database.
     // It starts on that file: the problems the shipped packages never trained on.
     void offersTheHeldOutFileOfTheOpenDatabase() {
         auto sources = [](const QString &db) {

@@ -27,7 +27,7 @@
 #include "validate/validatepage.h"
 
 #include "diode/config.h"
-#include "diode/sweepplan.h"
+#include "diode/sweep/sweepplan.h"
 
 #include <QAction>
 #include <QApplication>

@@ -6,7 +6,7 @@
 #include "common/workbenchstate.h"
 #include "data/datapage.h"
 #include "demo/demopage.h"
-#include "diode/shippeddata.h"
+#include "diode/infer/shippeddata.h"
 #include "export/exportpage.h"
 #include "hardware/hardwarepage.h"
 #include "summary/storeloader.h"
@@ -15,9 +15,9 @@
 #include "train/trainpage.h"
 #include "validate/validatepage.h"
 
+#include "diode/analysis/wording.h"
 #include "diode/config.h"
-#include "diode/modelinstall.h"
-#include "diode/wording.h"
+#include "diode/infer/modelinstall.h"
 
 #include <QCloseEvent>
 #include <QDesktopServices>
@@ -232,7 +232,7 @@ void MainWindow::openDatabase(const QString &path, bool readOnly) {
     if (m_state->databasePath().isEmpty())
         m_summary->setMessage(tr("Opening %1…").arg(path));
     statusBar()->showMessage(tr("Opening %1…").arg(path));
-    // Shipped data is only read, however it is opened (core/infer/diode/shippeddata.h): the pages that
+    // Shipped data is only read, however it is opened (core/infer/diode/infer/shippeddata.h): the pages that
     // write (Sweep, Train's stored predictions) then ask for another database.
     m_openingReadOnly = readOnly || diode::shipped::isShippedPath(path.toStdString());
     m_opener->load(path);

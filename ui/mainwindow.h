@@ -20,7 +20,7 @@ public:
     ~MainWindow() override;
     /// Opens `path` once it has been read: until then, and if it cannot be read, the database
     /// that was open stays open (a failure is shown and signalled with databaseFailed). Shipped
-    /// data (core/infer/diode/shippeddata.h) is opened read-only whatever `readOnly` says.
+    /// data (core/infer/diode/infer/shippeddata.h) is opened read-only whatever `readOnly` says.
     void openDatabase(const QString &path, bool readOnly = false);
     /// What the workbench opens with no database named: the shipped in-graph data, read-only, and
     /// the model it shows is the plugin's default for the data's GPU (see fitPackageTo).

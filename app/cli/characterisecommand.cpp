@@ -6,15 +6,15 @@
 #include "validators.h"
 #include "workeroptions.h"
 
-#include "diode/backend.h"
-#include "diode/characterise.h"
+#include "diode/analysis/characterise.h"
 #include "diode/config.h"
-#include "diode/hardware.h"
-#include "diode/outputpath.h"
-#include "diode/shippeddata.h"
-#include "diode/trainoptions.h"
+#include "diode/infer/outputpath.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/sweep/backend.h"
+#include "diode/sweep/hardware.h"
+#include "diode/train/trainoptions.h"
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands characterise to diode-train
-#include "characterisejob.h"
+#include "diode/train/characterisejob.h"
 #endif
 
 #include <fmt/format.h>

@@ -5,13 +5,13 @@
 
 #include "terminal.h"
 
-#include "diode/atomicfile.h"
-#include "diode/childprocess.h"
-#include "diode/decisionevaluation.h"
-#include "diode/inductorbackend.h"
-#include "diode/modelpackage.h"
-#include "diode/outputpath.h"
-#include "diode/shippeddata.h"
+#include "diode/analysis/decisionevaluation.h"
+#include "diode/infer/atomicfile.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/outputpath.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/sweep/childprocess.h"
+#include "diode/sweep/inductorbackend.h"
 
 #include <fmt/format.h>
 

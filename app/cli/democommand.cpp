@@ -5,10 +5,10 @@
 #include "democommand.h"
 #include "terminal.h"
 
-#include "diode/childprocess.h"
-#include "diode/demoresult.h"
-#include "diode/gemmproblem.h"
-#include "diode/inductorbackend.h"
+#include "diode/analysis/demoresult.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/sweep/childprocess.h"
+#include "diode/sweep/inductorbackend.h"
 
 #include <fmt/format.h>
 

@@ -10,28 +10,28 @@
 #include "validators.h"
 #include "workeroptions.h"
 
-#include "diode/atomicfile.h"
-#include "diode/bias.h"
+#include "diode/analysis/bias.h"
+#include "diode/analysis/dataset.h"
+#include "diode/analysis/runcomparison.h"
+#include "diode/analysis/wording.h"
 #include "diode/config.h"
-#include "diode/datamix.h"
-#include "diode/dataset.h"
-#include "diode/exporter.h"
-#include "diode/hardware.h"
-#include "diode/importer.h"
-#include "diode/lookuptable.h"
-#include "diode/modelpackage.h"
-#include "diode/outputpath.h"
-#include "diode/problemjson.h"
-#include "diode/runcomparison.h"
-#include "diode/shardmerge.h"
-#include "diode/shippeddata.h"
-#include "diode/slurmsweep.h"
-#include "diode/store.h"
-#include "diode/sweepplan.h"
-#include "diode/sweeprunner.h"
-#include "diode/sweepsession.h"
-#include "diode/trainoptions.h"
-#include "diode/wording.h"
+#include "diode/infer/atomicfile.h"
+#include "diode/infer/lookuptable.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/outputpath.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/store/datamix.h"
+#include "diode/store/exporter.h"
+#include "diode/store/importer.h"
+#include "diode/store/store.h"
+#include "diode/sweep/hardware.h"
+#include "diode/sweep/shardmerge.h"
+#include "diode/sweep/slurmsweep.h"
+#include "diode/sweep/sweepplan.h"
+#include "diode/sweep/sweeprunner.h"
+#include "diode/sweep/sweepsession.h"
+#include "diode/train/trainoptions.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -142,7 +142,7 @@ Store::Foreign foreignPolicy(bool adopt) {
     return adopt ? Store::Foreign::Adopt : Store::Foreign::Refuse;
 }
 
-// The same session as the workbench's Sweep page (core/data/diode/sweepsession.h); this face prints.
+// The same session as the workbench's Sweep page (core/sweep/diode/sweep/sweepsession.h); this face prints.
 int runSweep(const SweepOptions &o) {
     if (o.slurm || o.status)
         return runSlurmSweep(o);

@@ -2,31 +2,31 @@
 #include "terminal.h"
 #include "validators.h"
 
-#include "diode/atomicfile.h"
-#include "diode/calibration.h"
+#include "diode/analysis/calibration.h"
+#include "diode/analysis/dataset.h"
+#include "diode/analysis/datasplit.h"
+#include "diode/analysis/decisionevaluation.h"
+#include "diode/analysis/evaluation.h"
+#include "diode/analysis/evaluationjob.h"
+#include "diode/analysis/metrics.h"
+#include "diode/analysis/policytable.h"
+#include "diode/analysis/wording.h"
 #include "diode/config.h"
-#include "diode/dataset.h"
-#include "diode/datasplit.h"
-#include "diode/decisionevaluation.h"
-#include "diode/evaluation.h"
-#include "diode/evaluationjob.h"
-#include "diode/gemmproblem.h"
-#include "diode/gputable.h"
-#include "diode/hardware.h"
-#include "diode/metrics.h"
-#include "diode/modelpackage.h"
-#include "diode/outputpath.h"
-#include "diode/policytable.h"
-#include "diode/problemjson.h"
-#include "diode/ranking.h"
-#include "diode/shippeddata.h"
-#include "diode/store.h"
-#include "diode/timingmethod.h"
-#include "diode/trainoptions.h"
-#include "diode/wording.h"
+#include "diode/infer/atomicfile.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/infer/gputable.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/outputpath.h"
+#include "diode/infer/problemjson.h"
+#include "diode/infer/ranking.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/infer/timingmethod.h"
+#include "diode/store/store.h"
+#include "diode/sweep/hardware.h"
+#include "diode/train/trainoptions.h"
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands train to diode-train (app/CMakeLists.txt)
-#include "trainer.h"
-#include "trainingjob.h"
+#include "diode/train/trainer.h"
+#include "diode/train/trainingjob.h"
 #endif
 
 #include <fmt/format.h>
@@ -181,11 +181,11 @@ int runTrain(const Options &o) {
 #endif
 }
 
-// The same evaluation as the Validate page (core/data/diode/evaluationjob.h); this face prints. Of a
-// database it measures on the problems the package never trained on when it can tell them
-// apart (the database is its training data): numbers on training problems flatter a model.
-// The package's kernel-config and small-M form models, with the package's margins, on measured kernel and
-// site lines (docs/FORMATS.md): the figures train-decisions prints held out, for lines of the user's own.
+// The same evaluation as the Validate page (core/analysis/diode/analysis/evaluationjob.h); this face prints.
+// Of a database it measures on the problems the package never trained on when it can tell them apart (the
+// database is its training data): numbers on training problems flatter a model. The package's kernel-config
+// and small-M form models, with the package's margins, on measured kernel and site lines (docs/FORMATS.md):
+// the figures train-decisions prints held out, for lines of the user's own.
 int runEvalDecisions(const Options &o) {
     const auto pkg = ModelPackage::load(o.package);
     const DecisionModels models = DecisionModels::fromManifest(pkg.manifest());
@@ -258,7 +258,8 @@ int runEval(const Options &o) {
         withAutotune["baselines"]["max-autotune"] = res.maxAutotune.toJson();
     printTable(withAutotune, res.method.method == TimingMethod::Cpu, shown, distinct);
     // "model" is the arg-min (the candidate predicted fastest); "model policy" what a compile with the
-    // package runs (core/infer/diode/selectionpolicy.h): the same rule as the plugin and the Validate page.
+    // package runs (core/infer/diode/infer/selectionpolicy.h): the same rule as the plugin and the Validate
+    // page.
     show("model policy: ATen unless another kernel is predicted faster by more than {:.2f} (margin {})\n",
          model.policy.margin, o.margin() ? "from --margin" : "of the package for its regime");
     if (res.storedModelId)

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/sweeprunner.h"
+#include "diode/sweep/sweeprunner.h"
 
 #include <chrono>
 #include <cstdio>

@@ -1,6 +1,6 @@
 #include "terminal.h"
 
-#include "diode/childprocess.h"
+#include "diode/sweep/childprocess.h"
 
 #include <cerrno>
 #include <csignal>

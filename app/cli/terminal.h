@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/printable.h"
+#include "diode/infer/printable.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

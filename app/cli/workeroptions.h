@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/hardware.h"
-#include "diode/sweepsession.h"
+#include "diode/sweep/hardware.h"
+#include "diode/sweep/sweepsession.h"
 
 #include "validators.h"
 

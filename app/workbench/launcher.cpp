@@ -6,7 +6,7 @@
 // most of a second to load LibTorch's libraries).
 
 #include "diode/config.h"
-#include "diode/trainoptions.h"
+#include "diode/train/trainoptions.h"
 
 #include <cerrno>
 #include <cstdio>

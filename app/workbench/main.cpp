@@ -6,7 +6,7 @@
 #include "screenshotrun.h"
 
 #include "diode/config.h"
-#include "diode/shippeddata.h"
+#include "diode/infer/shippeddata.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

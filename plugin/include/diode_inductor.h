@@ -98,7 +98,7 @@ DIODE_API int diode_gpu_transfer(const char *package_gpu, const char *device_gpu
 DIODE_API int diode_choose_package(const char *packages_json, const char *device_gpu, const char *device_arch,
                                    int device_sms, const char *regime, int *transferred);
 
-/* ---- Decisions (core/infer/diode/selector.h) --------------------------------------------------
+/* ---- Decisions (core/infer/diode/infer/selector.h) --------------------------------------------------
  * A selector makes the plugin's decisions with one package, by the rule `diode eval`, the Validate
  * page, calibration and `diode characterise` score. Each decision kind has its own call; the
  * counters of every kind come back from diode_selector_counters. A selector may decide from several

@@ -17,8 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def core_constant(header: str, name: str) -> str:
-    """A constant of core's headers (core/infer/diode/HEADER), read where it is defined."""
-    text = (REPO / "core" / "infer" / "diode" / header).read_text()
+    """A constant of core's headers (core/infer/diode/infer/HEADER), read where it is defined."""
+    text = (REPO / "core" / "infer" / "diode" / "infer" / header).read_text()
     found = re.search(rf"\b{name}\s*=\s*\"?([^\";]+)\"?;", text)
     if not found:
         raise RuntimeError(f"{header} defines no {name}: is {REPO} a Diode Workbench checkout?")

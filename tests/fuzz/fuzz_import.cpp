@@ -2,8 +2,8 @@
 // msgpack, told apart by content. Any bytes must be read or refused with an InvalidInput, and
 // what is read must go into a store (an in-memory one, rolled back) without a constraint error
 // or a crash. Built with clang (-DDIODE_FUZZ=ON); elsewhere standalone_main.cpp replays a corpus.
-#include "diode/importer.h"
-#include "diode/store.h"
+#include "diode/store/importer.h"
+#include "diode/store/store.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -2,8 +2,8 @@
 // SQLite files do, else problem JSON lines) merged into a new store. Any bytes must be merged or
 // refused (InvalidInput, StoreError) without a crash, and a refused merge must leave no output.
 // Built with clang (-DDIODE_FUZZ=ON); elsewhere standalone_main.cpp replays a corpus.
-#include "diode/shardmerge.h"
-#include "diode/store.h"
+#include "diode/store/store.h"
+#include "diode/sweep/shardmerge.h"
 
 #include <cstdint>
 #include <cstdio>

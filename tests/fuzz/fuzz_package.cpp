@@ -1,7 +1,7 @@
 // libFuzzer harness for the model package reader: any bytes must give a package or a
 // PackageError, never a crash, a hang or undefined behaviour. Built with clang
 // (-DDIODE_FUZZ=ON); with other compilers standalone_main.cpp replays a corpus instead.
-#include "diode/modelpackage.h"
+#include "diode/infer/modelpackage.h"
 
 #include <cstdint>
 #include <string>

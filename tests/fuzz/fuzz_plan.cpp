@@ -1,7 +1,7 @@
 // libFuzzer harness for sweep plans: any bytes must give a plan (within the documented limits)
 // or an InvalidInput naming where, never a crash, a hang, unbounded memory or undefined
 // behaviour. Built with clang (-DDIODE_FUZZ=ON); elsewhere standalone_main.cpp replays a corpus.
-#include "diode/sweepplan.h"
+#include "diode/sweep/sweepplan.h"
 
 #include <cstdint>
 #include <cstdlib>

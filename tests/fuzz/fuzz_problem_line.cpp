@@ -3,7 +3,7 @@
 // behaviour, and a record that was read must read back the same after it is written out (an
 // export followed by an import loses nothing). Built with clang (-DDIODE_FUZZ=ON); elsewhere
 // standalone_main.cpp replays a corpus.
-#include "diode/problemjson.h"
+#include "diode/infer/problemjson.h"
 
 #include <cstdint>
 #include <cstdio>

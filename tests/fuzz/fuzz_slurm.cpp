@@ -4,7 +4,7 @@
 // lines as a script of the same options without values would have. The same bytes as a sweep's
 // slurm.json record must be read or refused with an InvalidInput. Built with clang
 // (-DDIODE_FUZZ=ON); elsewhere standalone_main.cpp replays a corpus.
-#include "diode/slurmsweep.h"
+#include "diode/sweep/slurmsweep.h"
 
 #include <cstdint>
 #include <cstdio>

@@ -3,7 +3,7 @@
 // hello, skipped, or refused with BackendUnavailable; every answer must be a record, a failure or a
 // broken protocol, never an exception or a crash. Built with clang (-DDIODE_FUZZ=ON); elsewhere
 // standalone_main.cpp replays a corpus.
-#include "diode/inductorbackend.h"
+#include "diode/sweep/inductorbackend.h"
 
 #include <cstdint>
 #include <cstdio>

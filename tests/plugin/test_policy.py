@@ -1,6 +1,6 @@
 """The selector's options and package choice without torch (CTest label unit). The rule itself
 (the gates, the exclusions, the ATen guard, top_k, threshold, the fallback ATen beside templates)
-is the library's (core/infer/diode/selector.h and selectionpolicy.h, tested in tst_selector and
+is the library's (core/infer/diode/infer/selector.h and selectionpolicy.h, tested in tst_selector and
 tst_selectionpolicy): here the Python side's part, that the options reach the library's decision
 as given, the margin and regime in use come from the library, and the regime decides which
 package is loaded."""

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/bias.h"
+#include "diode/analysis/bias.h"
 
 #include <QAbstractTableModel>
 

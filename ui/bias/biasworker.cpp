@@ -1,6 +1,6 @@
 #include "bias/biasworker.h"
 
-#include "diode/store.h"
+#include "diode/store/store.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>

@@ -2,8 +2,8 @@
 
 #include "common/asyncjobs.h"
 
-#include "diode/bias.h"
-#include "diode/timingmethod.h"
+#include "diode/analysis/bias.h"
+#include "diode/infer/timingmethod.h"
 #include <QMetaType>
 #include <QObject>
 #include <QString>

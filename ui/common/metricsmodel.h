@@ -1,8 +1,8 @@
 #pragma once
 
-#include "diode/evaluation.h" // kBaselineOrder
-#include "diode/metrics.h"
-#include "diode/wording.h"
+#include "diode/analysis/evaluation.h" // kBaselineOrder
+#include "diode/analysis/metrics.h"
+#include "diode/analysis/wording.h"
 
 #include <QAbstractTableModel>
 #include <QVector>
@@ -17,9 +17,9 @@ struct MetricsRow {
     static MetricsRow fromJson(const QString &selector, const nlohmann::json &j, bool predictsTimes);
 };
 
-/// How every page names baseline selector `key`: diode::baselineName (core/data/diode/wording.h),
-/// the words `diode eval` and `diode inspect` print too; on cpu data "aten" is not shown
-/// (diode::baselineShown), since it picks the plan's first tile like "first-config".
+/// How every page names baseline selector `key`: diode::baselineName
+/// (core/analysis/diode/analysis/wording.h), the words `diode eval` and `diode inspect` print too; on cpu
+/// data "aten" is not shown (diode::baselineShown), since it picks the plan's first tile like "first-config".
 inline QString baselineTitle(const std::string &key, bool cpuData = false) {
     return QString::fromStdString(diode::baselineName(key, cpuData));
 }

@@ -3,10 +3,10 @@
 #include "common/shippedfile.h"
 #include "common/workbenchstate.h"
 
-#include "diode/modelpackage.h"
-#include "diode/packagechoice.h"
-#include "diode/shippeddata.h"
-#include "diode/wording.h"
+#include "diode/analysis/wording.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/packagechoice.h"
+#include "diode/infer/shippeddata.h"
 
 #include <QFileInfo>
 #include <QSettings>

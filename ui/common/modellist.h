@@ -21,7 +21,7 @@ struct KnownModel {
 };
 
 /// The packages the Train, Validate and Export pages offer: the shipped ones
-/// (core/infer/diode/shippeddata.h, kModelDirectory), then those trained or opened here, newest last,
+/// (core/infer/diode/infer/shippeddata.h, kModelDirectory), then those trained or opened here, newest last,
 /// remembered across sessions (QSettings "models/known"). One list per WorkbenchState, shared by
 /// the pages.
 class ModelList : public QAbstractTableModel {

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/gemmproblem.h"
-#include "diode/timingmethod.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/infer/timingmethod.h"
 
 #include <QStringList>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/gemmproblem.h"
+#include "diode/infer/gemmproblem.h"
 
 #include <QColor>
 #include <QString>

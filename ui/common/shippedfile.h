@@ -8,7 +8,7 @@
 /// directory, e.g. "trained_models/h200/h200-demo.json"): the source tree's when it exists, else
 /// the installed one, else empty.
 QString shippedFile(const QString &relative);
-/// The same for one of the names of core/infer/diode/shippeddata.h.
+/// The same for one of the names of core/infer/diode/infer/shippeddata.h.
 inline QString shippedFile(std::string_view relative) {
     return shippedFile(QString::fromUtf8(relative.data(), qsizetype(relative.size())));
 }

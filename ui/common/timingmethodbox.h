@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/timingmethod.h"
+#include "diode/infer/timingmethod.h"
 
 #include <QComboBox>
 

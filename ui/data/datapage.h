@@ -1,7 +1,7 @@
 #pragma once
 
-#include "data/analysisloader.h"
-#include "diode/gpupeaks.h"
+#include "common/analysisloader.h"
+#include "diode/analysis/gpupeaks.h"
 
 #include <QWidget>
 

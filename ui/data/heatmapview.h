@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/storequery.h"
+#include "diode/store/storequery.h"
 
 #include "common/lazyplot.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "diode/gpupeaks.h"
-#include "diode/storequery.h"
+#include "diode/analysis/gpupeaks.h"
+#include "diode/store/storequery.h"
 
 #include "common/lazyplot.h"
 

@@ -11,7 +11,7 @@
 
 namespace {
 
-// How a column reads (its SQL lives in core/data/diode/storequery.cpp). Times are shown in µs with
+// How a column reads (its SQL lives in core/store/diode/store/storequery.cpp). Times are shown in µs with
 // one decimal everywhere, so a 5 µs kernel and a 2 s cpu GEMM compare at a glance.
 enum class Shown { Plain, TimeMs, Tflops, Seconds };
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "common/flopunit.h"
-#include "diode/storequery.h"
+#include "diode/store/storequery.h"
 
 #include <QAbstractTableModel>
 #include <QThread>

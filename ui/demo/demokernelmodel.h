@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/demoresult.h"
+#include "diode/analysis/demoresult.h"
 
 #include <QAbstractTableModel>
 #include <QVector>

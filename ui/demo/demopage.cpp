@@ -9,11 +9,11 @@
 #include "demo/demorunner.h"
 #include "demo/demotablemodel.h"
 #include "demo/scenarioview.h"
-#include "diode/shippeddata.h"
+#include "diode/infer/shippeddata.h"
 
+#include "diode/analysis/demoresult.h"
+#include "diode/analysis/wording.h"
 #include "diode/config.h"
-#include "diode/demoresult.h"
-#include "diode/wording.h"
 
 #include <QComboBox>
 #include <QDir>

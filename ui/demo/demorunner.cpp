@@ -2,7 +2,7 @@
 
 #include "common/shippedfile.h"
 
-#include "diode/hardware.h"
+#include "diode/sweep/hardware.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>

@@ -6,7 +6,7 @@
 #include "demo/demochart.h"
 #include "demo/demokernelmodel.h"
 
-#include "diode/wording.h"
+#include "diode/analysis/wording.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>

@@ -7,11 +7,11 @@
 #include "common/pageshortcut.h"
 #include "common/workbenchstate.h"
 
-#include "diode/modelinstall.h"
-#include "diode/modelpackage.h"
-#include "diode/shippeddata.h"
-#include "diode/timingmethod.h"
-#include "diode/wording.h"
+#include "diode/analysis/wording.h"
+#include "diode/infer/modelinstall.h"
+#include "diode/infer/modelpackage.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/infer/timingmethod.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -233,7 +233,7 @@ QString ExportPage::saveAs(const QString &target) {
         return tr("No package is shown.");
     if (QFileInfo(target).absoluteFilePath() == m_path)
         return {};
-    try { // a shipped package is only read (core/infer/diode/shippeddata.h), whatever replaces it
+    try { // a shipped package is only read (core/infer/diode/infer/shippeddata.h), whatever replaces it
         diode::shipped::refuseWritingShipped(target.toStdString(), "package");
     } catch (const std::exception &e) {
         return QString::fromUtf8(e.what());

@@ -2,14 +2,14 @@
 
 #include "common/shippedfile.h"
 
-#include "diode/characterise.h"
+#include "diode/analysis/characterise.h"
+#include "diode/analysis/wording.h"
 #include "diode/config.h"
-#include "diode/shippeddata.h"
-#include "diode/sweepsession.h"
-#include "diode/wording.h"
+#include "diode/infer/shippeddata.h"
+#include "diode/sweep/sweepsession.h"
 #if DIODE_HAVE_TORCH
-#include "characterisejob.h"
-#include "trainer.h" // kMinTrainingProblems
+#include "diode/train/characterisejob.h"
+#include "diode/train/trainer.h" // kMinTrainingProblems
 #endif
 
 #include <QCheckBox>

@@ -1,10 +1,10 @@
 #include "hardware/characteriseworker.h"
 
-#include "train/trainworker.h"
+#include "common/trainingavailable.h"
 
 #include "diode/config.h"
 #if DIODE_HAVE_TORCH
-#include "characterisejob.h"
+#include "diode/train/characterisejob.h"
 #endif
 
 CharacteriseWorker::CharacteriseWorker(QObject *parent)
@@ -20,7 +20,7 @@ CharacteriseWorker::~CharacteriseWorker() {
 }
 
 bool CharacteriseWorker::available(QString *why) {
-    return TrainWorker::available(why); // characterising trains a package
+    return trainingAvailable(why); // characterising trains a package
 }
 
 void CharacteriseWorker::cancel() {

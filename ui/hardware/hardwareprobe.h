@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/hardware.h"
+#include "diode/sweep/hardware.h"
 
 #include <QObject>
 #include <QTimer>

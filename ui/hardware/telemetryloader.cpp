@@ -1,6 +1,6 @@
 #include "hardware/telemetryloader.h"
 
-#include "diode/storequery.h"
+#include "diode/store/storequery.h"
 
 #include <QFileInfo>
 

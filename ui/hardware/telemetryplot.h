@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/store.h"
+#include "diode/store/store.h"
 
 #include "common/lazyplot.h"
 

@@ -2,7 +2,7 @@
 
 #include "common/asyncjobs.h"
 
-#include "diode/store.h"
+#include "diode/store/store.h"
 
 #include <QObject>
 #include <QString>

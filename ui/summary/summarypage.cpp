@@ -1,6 +1,6 @@
 #include "summary/summarypage.h"
 
-#include "diode/wording.h"
+#include "diode/analysis/wording.h"
 
 #include <QHeaderView>
 #include <QLabel>

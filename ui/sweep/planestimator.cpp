@@ -1,6 +1,6 @@
 #include "sweep/planestimator.h"
 
-#include "diode/sweepestimate.h"
+#include "diode/sweep/sweepestimate.h"
 
 #include <QThread>
 

@@ -1,7 +1,7 @@
 #include "sweep/planform.h"
 
 #include "diode/config.h"
-#include "diode/problemjson.h"
+#include "diode/infer/problemjson.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -2,7 +2,7 @@
 
 #include "common/asyncjobs.h"
 
-#include "diode/slurmsweep.h"
+#include "diode/sweep/slurmsweep.h"
 
 #include <QObject>
 #include <QStringList>
@@ -14,7 +14,7 @@
 class QTimer;
 
 /// The Sweep page's Slurm path, what `diode sweep --slurm` and `--status` do
-/// (core/data/diode/slurmsweep.h): submits a plan as an array job, one task a shard, with the merge
+/// (core/sweep/diode/sweep/slurmsweep.h): submits a plan as an array job, one task a shard, with the merge
 /// job after it, then follows the shards' stores and squeue/sacct state until the merge has
 /// finished. sbatch and squeue run off the GUI thread.
 class SlurmJobs : public QObject {

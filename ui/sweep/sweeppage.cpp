@@ -4,17 +4,17 @@
 #include "common/pageshortcut.h"
 #include "common/shippedfile.h"
 #include "common/workbenchstate.h"
-#include "diode/shippeddata.h"
+#include "diode/infer/shippeddata.h"
 #include "sweep/failedproblemsmodel.h"
 #include "sweep/planform.h"
 #include "sweep/slurmjobs.h"
 #include "sweep/throughputplot.h"
 
+#include "diode/analysis/wording.h"
 #include "diode/config.h"
-#include "diode/slurmsweep.h"
-#include "diode/store.h"
-#include "diode/sweepsession.h"
-#include "diode/wording.h"
+#include "diode/store/store.h"
+#include "diode/sweep/slurmsweep.h"
+#include "diode/sweep/sweepsession.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -51,7 +51,7 @@ using json = nlohmann::json;
 
 namespace {
 
-// The shipped cpu plan's name (core/infer/diode/shippeddata.h), and where it is: the source tree's or
+// The shipped cpu plan's name (core/infer/diode/infer/shippeddata.h), and where it is: the source tree's or
 // the installed copy; its name alone when neither exists, so the error says what is missing.
 const QString kCpuPlanName =
     QString::fromUtf8(diode::shipped::kCpuPlan.data(), qsizetype(diode::shipped::kCpuPlan.size()));
@@ -620,7 +620,7 @@ void SweepPage::setSlurm(bool on, int shards, const QString &partition, const QS
     m_timeLimit->setText(timeLimit);
 }
 
-// The plan as `diode sweep --slurm` submits it (core/data/diode/slurmsweep.h): the shards' stores,
+// The plan as `diode sweep --slurm` submits it (core/sweep/diode/sweep/slurmsweep.h): the shards' stores,
 // scripts and logs in DATABASE.shards/, the merge into the database.
 void SweepPage::startOnSlurm(bool resume) {
     m_error->hide();

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "data/analysisloader.h"
+#include "common/analysisloader.h"
 #include "sweep/planestimator.h"
 #include "sweep/sweepworker.h"
 

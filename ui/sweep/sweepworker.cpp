@@ -1,8 +1,8 @@
 #include "sweep/sweepworker.h"
 
-#include "diode/datamix.h"
-#include "diode/hardware.h"
-#include "diode/sweepsession.h"
+#include "diode/store/datamix.h"
+#include "diode/sweep/hardware.h"
+#include "diode/sweep/sweepsession.h"
 
 #include <cmath>
 #include <limits>
@@ -58,7 +58,7 @@ bool SweepWorker::start(const SweepRequest &request) {
         qint64 runId = 0;
         std::function<void()> last; // the final signal, posted once the thread counts as done
         try {
-            // The session `diode sweep` runs (core/data/diode/sweepsession.h); this face draws it.
+            // The session `diode sweep` runs (core/sweep/diode/sweep/sweepsession.h); this face draws it.
             diode::SweepSession::Request req;
             req.db = request.database.toStdString();
             req.backend = request.resume ? std::string() : request.backend.toStdString();

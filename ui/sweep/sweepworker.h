@@ -2,8 +2,8 @@
 
 #include "common/asyncjobs.h"
 
-#include "diode/gemmproblem.h"
-#include "diode/sweepsession.h"
+#include "diode/infer/gemmproblem.h"
+#include "diode/sweep/sweepsession.h"
 
 #include <QByteArray>
 #include <QObject>

@@ -5,7 +5,7 @@
 #include "common/flopunit.h"
 #include "common/lazyplot.h"
 
-#include "diode/storequery.h"
+#include "diode/store/storequery.h"
 
 #include <vector>
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/trainoptions.h"
+#include "diode/train/trainoptions.h"
 
 #include <qcustomplot.h>
 

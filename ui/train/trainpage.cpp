@@ -6,7 +6,7 @@
 #include "common/schemanames.h"
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
-#include "diode/wording.h"
+#include "diode/analysis/wording.h"
 #include "train/trainingcurves.h"
 
 #include <QAction>

@@ -1,8 +1,10 @@
 #include "train/trainworker.h"
 
+#include "common/trainingavailable.h"
+
 #include "diode/config.h"
 #if DIODE_HAVE_TORCH
-#include "trainingjob.h"
+#include "diode/train/trainingjob.h"
 #endif
 
 #include <QElapsedTimer>
@@ -19,16 +21,7 @@ TrainWorker::~TrainWorker() {
 }
 
 bool TrainWorker::available(QString *why) {
-#if DIODE_HAVE_TORCH
-    (void)why;
-    return true;
-#else
-    if (why)
-        *why = tr(
-            "This build has no LibTorch, so it cannot train. Install libtorch-dev (or point CMake at a pip "
-            "torch) and reconfigure; validation and export work without it.");
-    return false;
-#endif
+    return trainingAvailable(why);
 }
 
 void TrainWorker::cancel() {

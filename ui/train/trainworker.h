@@ -2,8 +2,8 @@
 
 #include "common/asyncjobs.h"
 
-#include "diode/timingmethod.h"
-#include "diode/trainoptions.h"
+#include "diode/infer/timingmethod.h"
+#include "diode/train/trainoptions.h"
 
 #include <QMetaType>
 #include <QObject>

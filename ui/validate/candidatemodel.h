@@ -1,6 +1,6 @@
 #pragma once
 
-#include "diode/kernelconfig.h"
+#include "diode/infer/kernelconfig.h"
 
 #include <QAbstractTableModel>
 #include <QStringList>

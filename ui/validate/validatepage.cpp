@@ -13,8 +13,8 @@
 #include "validate/candidatemodel.h"
 #include "validate/predictionscatter.h"
 
-#include "diode/shippeddata.h"
-#include "diode/wording.h"
+#include "diode/analysis/wording.h"
+#include "diode/infer/shippeddata.h"
 
 #include <QAction>
 #include <QComboBox>
@@ -265,7 +265,7 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
         m_problems->setItemData(1,
                                 tr("Every problem, including those the model trained on: flatters the model"),
                                 Qt::ToolTipRole);
-        // The held-out problems kept beside the database (core/infer/diode/shippeddata.h names them).
+        // The held-out problems kept beside the database (core/infer/diode/infer/shippeddata.h names them).
         const QFileInfo dbFile(m_state->databasePath());
         const QString heldOutName =
             QString::fromStdString(diode::shipped::heldOutFileName(dbFile.fileName().toStdString()));
@@ -634,7 +634,7 @@ void ValidatePage::drawCurves() {
     for (size_t k = 0; k < m_result.models.size(); ++k) {
         const auto &m = m_result.models[k];
         // The arg-min (the candidate predicted fastest) and the plugin's decision with the package's
-        // ATen guard: the same rule `diode eval` reports (core/infer/diode/selectionpolicy.h).
+        // ATen guard: the same rule `diode eval` reports (core/infer/diode/infer/selectionpolicy.h).
         const QString policy = tr("%1 policy (margin %2)").arg(m.name).arg(m.policyMargin, 0, 'f', 2);
         // A model and its policy in the model's colour (the histogram's too), the policy lighter; the
         // baselines in their colours on every page: a second model moves none of them.

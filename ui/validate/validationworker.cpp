@@ -1,6 +1,6 @@
 #include "validate/validationworker.h"
 
-#include "diode/evaluationjob.h"
+#include "diode/analysis/evaluationjob.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -83,7 +83,8 @@ void ValidationWorker::start(const ValidationRequest &request) {
     cancel();
     m_running = true;
     m_jobs.start([this, request](const AsyncJobs::Job &job) {
-        // The evaluation `diode eval` runs (core/data/diode/evaluationjob.h); this face draws it.
+        // The evaluation `diode eval` runs (core/analysis/diode/analysis/evaluationjob.h); this face draws
+        // it.
         diode::EvaluationJob work;
         work.db = request.database.toStdString();
         work.problemsFile = request.problemsFile.toStdString();

@@ -2,8 +2,8 @@
 
 #include "common/asyncjobs.h"
 
-#include "diode/metrics.h"
-#include "diode/predictiontable.h"
+#include "diode/analysis/metrics.h"
+#include "diode/analysis/predictiontable.h"
 
 #include <QObject>
 #include <QString>

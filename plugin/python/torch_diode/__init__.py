@@ -135,10 +135,11 @@ def _engage(options, runtime=None) -> None:
     wanted["max_autotune_gemm_backends"] = ",".join(backends)
     if options.small_m_forms and runtime is not None and runtime.decisions is not None:
         from ._decisions import make_pass
+        from ._selector import active
 
         # The user's own pre-pass runs first, inside ours; uninstall() puts it back.
         previous = _saved_config.get(PRE_PASS, compat.get_config(PRE_PASS))
-        wanted[PRE_PASS] = make_pass(previous, runtime.model, options.as_dict())
+        wanted[PRE_PASS] = make_pass(previous, runtime.model, options.as_dict(), active)
     for key, value in wanted.items():
         if key not in _saved_config:
             _saved_config[key] = compat.get_config(key)

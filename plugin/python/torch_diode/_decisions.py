@@ -199,15 +199,13 @@ def pass_class():
     class SmallMFormPass(CustomGraphPass):
         """Runs the user's own pre-pass (if one was set) and then the active selector's decisions."""
 
-        def __init__(self, previous, identity: str):
-            self.previous, self.identity = previous, identity
+        def __init__(self, previous, identity: str, runtime):
+            self.previous, self.identity, self.runtime = previous, identity, runtime
 
         def __call__(self, graph):
             if self.previous is not None:
                 self.previous(graph)
-            from ._selector import active
-
-            rt = active()
+            rt = self.runtime()
             if rt is not None and rt.decisions is not None:
                 rt.decisions.small_m_pass(graph)
 
@@ -231,5 +229,6 @@ def package_identity(model, options: dict) -> str:
     return json.dumps({"package": path, "stamp": stamp, "options": options}, sort_keys=True)
 
 
-def make_pass(previous, model, options: dict):
-    return pass_class()(previous, package_identity(model, options))
+def make_pass(previous, model, options: dict, runtime):
+    """The pre-pass for `model`'s package; `runtime()` gives the selector installed when it runs."""
+    return pass_class()(previous, package_identity(model, options), runtime)

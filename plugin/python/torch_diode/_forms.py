@@ -23,7 +23,7 @@ import functools
 import math
 from typing import Optional
 
-from ._selector import DTYPES
+from . import _native
 
 
 class Site:
@@ -39,7 +39,7 @@ def _val(node):
 
 
 def _dtype_name(val) -> Optional[str]:
-    return DTYPES.get(str(val.dtype))
+    return _native.dtype_names().get(str(val.dtype))
 
 
 # ---- what a site's operands came from ----------------------------------------------------------

@@ -84,7 +84,7 @@ def describe(path: str, source: str, device: Optional[dict]) -> dict:
         feature_schema=m.get("feature_schema_version"),
     )
     # The package's truth, its fit to each regime and whether the plugin may load it: core's rules
-    # (diode_model_facts; core/infer/diode/packagechoice.h, regimeRank and pluginRefusal).
+    # (diode_model_facts; core/infer/diode/infer/packagechoice.h, regimeRank and pluginRefusal).
     info["timing_method"] = facts["timing_method"]
     info["regime_rank"] = facts["regime_rank"]
     if m.get("name"):

@@ -216,6 +216,12 @@ def vocabulary() -> dict:
 
 
 @functools.lru_cache(maxsize=None)
+def dtype_names() -> dict:
+    """torch's dtype as str() writes it ("torch.bfloat16") -> the name core gives it ("bf16")."""
+    return {"torch." + d["torch"]: d["name"] for d in vocabulary()["dtypes"]}
+
+
+@functools.lru_cache(maxsize=None)
 def _candidate_fields() -> tuple[tuple, tuple]:
     """(the candidate key's integer parameters, its flags): its fields after kind and name, read
     once from the vocabulary."""

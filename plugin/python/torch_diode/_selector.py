@@ -4,7 +4,7 @@ LookupTableChoices, consults the library for each GEMM lowering and otherwise de
 The decision itself (the op and feature-schema gates, the unseen-flag guard, the exclusions of
 candidates found wrong or too big for the device's shared memory, the score cache and the
 selection policy with the package's margin for the regime) is made in C++ by one library call
-(diode_decide_gemm, core/infer/diode/selector.h), the rule `diode eval` scores. This module only
+(diode_decide_gemm, core/infer/diode/infer/selector.h), the rule `diode eval` scores. This module only
 translates Inductor's choices to the library's rows and back, counts what Python alone sees
 (lowerings, threads, compile modes, errors) and records decisions.
 
@@ -29,7 +29,7 @@ log = logging.getLogger("torch_diode")
 
 # The names core defines (diode_vocabulary, diode_inductor.h): read, never written again here.
 _VOCABULARY = _native.vocabulary()
-DTYPES = {"torch." + d["torch"]: d["name"] for d in _VOCABULARY["dtypes"]}  # torch's name -> ours
+DTYPES = _native.dtype_names()  # torch's name -> ours
 TORCH_DTYPE_NAMES = {d["name"]: d["torch"] for d in _VOCABULARY["dtypes"]}  # ours -> torch's, getattr(torch, ...)
 PROBLEM_KEYS = tuple(_VOCABULARY["problem_fields"])
 # The ops of problem JSON (docs/FORMATS.md); baddbmm's addend is broadcast over M, (B, 1, N).

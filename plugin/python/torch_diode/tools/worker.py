@@ -8,7 +8,7 @@ output checked against ATen's; Inductor's own number is kept as `inductor_autotu
 baselines are timed the same way: the op compiled by plain `torch.compile` (no autotune) and
 by max-autotune (its pick), with their compile seconds. Output: problem JSON version 2.
 
-It measures what it is told and nothing else: `diode sweep` (core/data/diode/sweeprunner.cpp) is the
+It measures what it is told and nothing else: `diode sweep` (core/sweep/diode/sweep/sweeprunner.cpp) is the
 one driver (which problems, in which order, how many workers a GPU, shards, deadlines, resume,
 timeouts, restarts); on a GPU server without the workbench, build `diode` alone (docs/CLI.md,
 "Sweeping on a GPU server") and run `diode sweep` there.

@@ -1,0 +1,442 @@
+#include "diode/infer/decisionmodel.h"
+
+#include "diode/infer/datafile.h"
+#include "diode/infer/jsonlimits.h"
+#include "diode/infer/problemjson.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+
+namespace diode {
+
+namespace {
+
+// A configuration that failed to compile or run on a measured kernel is stored as this log2
+// ratio (1,024x slower): the same configuration on a similar kernel is then never chosen.
+constexpr float kFailedLog2Ratio = 10.0f;
+// A configuration's distance to a measured one reads its block, warp and stage features
+// (configFeatureNames' first six): the same launch on a similar kernel, whatever grid the
+// kernel's size makes of it.
+constexpr size_t kConfigMatchFeatures = 6;
+// The prior a prediction is pulled towards, as a neighbour of this weight saying "the same as
+// Inductor's default": a configuration no similar kernel measured is not chosen on a guess.
+constexpr double kPriorWeight = 0.5;
+// Kernels whose measured rows a prediction looks among (the nearest by kernel features).
+constexpr int kCandidateKernels = 24;
+
+double number(const nlohmann::json &j, const char *key, const std::string &where) {
+    if (!j.contains(key) || !j.at(key).is_number() || !std::isfinite(j.at(key).get<double>()) ||
+        j.at(key).get<double>() <= 0)
+        throw InvalidInput(fmt::format("{}: \"{}\" must be a positive number of milliseconds", where, key));
+    return j.at(key).get<double>();
+}
+
+std::vector<float> spreadScale(const std::vector<std::vector<float>> &rows, size_t width) {
+    std::vector<float> scale(width, 0.0f);
+    if (rows.empty())
+        return scale;
+    for (size_t f = 0; f < width; ++f) {
+        double mean = 0, sq = 0;
+        for (const auto &r : rows)
+            mean += r[f];
+        mean /= double(rows.size());
+        for (const auto &r : rows)
+            sq += (r[f] - mean) * (r[f] - mean);
+        const double sd = std::sqrt(sq / double(rows.size()));
+        scale[f] = sd > 1e-6 ? float(1.0 / sd) : 0.0f;
+    }
+    return scale;
+}
+
+double scaledDistance(const std::vector<float> &a, const std::vector<float> &b,
+                      const std::vector<float> &scale) {
+    double d = 0;
+    for (size_t f = 0; f < scale.size(); ++f) {
+        const double v = (double(a[f]) - b[f]) * scale[f];
+        d += v * v;
+    }
+    return std::sqrt(d);
+}
+
+// Indices of the `k` rows nearest `query`, nearest first, with their distances.
+std::vector<std::pair<double, size_t>> nearest(const std::vector<float> &query,
+                                               const std::vector<std::vector<float>> &rows,
+                                               const std::vector<float> &scale, int k) {
+    std::vector<std::pair<double, size_t>> d;
+    d.reserve(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i)
+        d.emplace_back(scaledDistance(query, rows[i], scale), i);
+    const size_t n = std::min(d.size(), size_t(std::max(k, 1)));
+    std::partial_sort(d.begin(), d.begin() + n, d.end());
+    d.resize(n);
+    return d;
+}
+
+nlohmann::json floats(const std::vector<float> &v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (float x : v)
+        a.push_back(std::round(double(x) * 1e4) / 1e4);
+    return a;
+}
+
+std::vector<float> readFloats(const nlohmann::json &j, size_t width, const std::string &where) {
+    if (!j.is_array() || j.size() != width)
+        throw InvalidInput(fmt::format("{}: expected an array of {} numbers", where, width));
+    std::vector<float> v;
+    v.reserve(width);
+    for (const auto &x : j) {
+        if (!x.is_number() || !std::isfinite(x.get<double>()))
+            throw InvalidInput(fmt::format("{}: every value must be a finite number", where));
+        v.push_back(x.get<float>());
+    }
+    return v;
+}
+
+void checkNames(const nlohmann::json &j, const std::vector<std::string> &names, const std::string &where) {
+    if (j.value("features", nlohmann::json()) != nlohmann::json(names))
+        throw InvalidInput(fmt::format("{}: its features are not the ones this build computes ({}); "
+                                       "retrain it with this diode",
+                                       where, fmt::join(names, ", ")));
+}
+
+int neighbours(const nlohmann::json &j, const std::string &where) {
+    const auto &k = j.value("neighbours", nlohmann::json());
+    if (!k.is_number_integer() || k.get<int>() < 1 || k.get<int>() > 64)
+        throw InvalidInput(fmt::format("{}: \"neighbours\" must be an integer from 1 to 64", where));
+    return k.get<int>();
+}
+
+std::vector<float> kernelRow(const TritonKernelShape &s) {
+    std::vector<float> f;
+    kernelFeatures(s, f);
+    return f;
+}
+
+std::vector<float> configRow(const TritonKernelShape &s, const TritonConfig &c, int smCount) {
+    std::vector<float> f;
+    configFeatures(s, c, smCount, f);
+    return f;
+}
+
+std::vector<float> siteRow(const SmallMSite &s) {
+    std::vector<float> f;
+    siteFeatures(s, f);
+    return f;
+}
+
+} // namespace
+
+DecisionData readDecisionData(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw InvalidInput(fmt::format("{}: cannot be read", path));
+    DecisionData data;
+    forEachDataLine(in, path, [&](int n, const std::string &line) {
+        const std::string where = fmt::format("{}:{}", path, n);
+        const nlohmann::json j = parseJsonBounded(line, where, kProblemJsonLimits);
+        if (!j.is_object())
+            throw InvalidInput(fmt::format("{}: a line must be a JSON object", where));
+        if (j.contains("skipped")) // a case the sweep could not measure, with its reason
+            return;
+        const std::string kind = j.value("kind", std::string());
+        const std::string family = j.value("family", std::string());
+        const std::string gpu = j.value("gpu", std::string());
+        const int sms = j.value("sm_count", 0);
+        if (kind == "kernel") {
+            MeasuredKernel k;
+            k.family = family, k.name = j.value("name", std::string()), k.gpu = gpu, k.smCount = sms;
+            k.shape = TritonKernelShape::fromJson(j.value("shape", nlohmann::json()), where + ": shape");
+            k.defaultMs = number(j, "default_ms", where);
+            const auto &configs = j.value("configs", nlohmann::json::array());
+            if (!configs.is_array())
+                throw InvalidInput(fmt::format("{}: \"configs\" must be an array", where));
+            for (size_t c = 0; c < configs.size(); ++c) {
+                const std::string at = fmt::format("{}: configs[{}]", where, c);
+                k.configs.push_back(TritonConfig::fromJson(configs[c].value("config", nlohmann::json()), at));
+                if (configs[c].contains("time_ms") && configs[c]["time_ms"].is_number())
+                    k.timesMs.push_back(number(configs[c], "time_ms", at));
+                else
+                    k.timesMs.push_back(std::nullopt);
+            }
+            data.kernels.push_back(std::move(k));
+        } else if (kind == "site") {
+            MeasuredSite s;
+            s.family = family, s.name = j.value("name", std::string()), s.gpu = gpu, s.smCount = sms;
+            s.site = SmallMSite::fromJson(j.value("site", nlohmann::json()), where + ": site");
+            s.libraryMs = number(j, "library_ms", where);
+            s.decomposedMs = number(j, "decomposed_ms", where);
+            data.sites.push_back(std::move(s));
+        } else {
+            throw InvalidInput(
+                fmt::format("{}: \"kind\" must be \"kernel\" or \"site\", got '{}'", where, kind));
+        }
+    });
+    return data;
+}
+
+KernelConfigModel KernelConfigModel::build(const std::vector<MeasuredKernel> &kernels, int k) {
+    KernelConfigModel m;
+    m.m_neighbours = k;
+    for (const auto &mk : kernels)
+        if (mk.smCount > 0) {
+            m.m_smCount = mk.smCount;
+            break;
+        }
+    std::vector<std::vector<float>> rows;
+    for (const auto &mk : kernels) {
+        const auto timed =
+            std::count_if(mk.timesMs.begin(), mk.timesMs.end(), [](auto t) { return bool(t); });
+        if (mk.defaultMs <= 0 || timed < 2)
+            continue;
+        Kernel kernel;
+        kernel.features = kernelRow(mk.shape);
+        for (size_t c = 0; c < mk.configs.size(); ++c) {
+            kernel.configs.push_back(configRow(mk.shape, mk.configs[c], m.m_smCount));
+            kernel.log2Ratio.push_back(mk.timesMs[c] ? float(std::log2(*mk.timesMs[c] / mk.defaultMs))
+                                                     : kFailedLog2Ratio);
+        }
+        rows.push_back(kernel.features);
+        m.m_kernels.push_back(std::move(kernel));
+    }
+    m.m_scale = spreadScale(rows, kernelFeatureNames().size());
+    return m;
+}
+
+std::vector<double> KernelConfigModel::predictLog2Ratio(const TritonKernelShape &shape,
+                                                        const std::vector<TritonConfig> &configs) const {
+    std::vector<double> out(configs.size(), 0.0);
+    if (m_kernels.empty())
+        return out;
+    const std::vector<float> q = kernelRow(shape);
+    std::vector<std::vector<float>> rows;
+    rows.reserve(m_kernels.size());
+    for (const auto &k : m_kernels)
+        rows.push_back(k.features);
+    // The measured rows of the nearest kernels are the only ones near enough to count: a row's
+    // distance is its kernel's and its configuration's together.
+    const auto near = nearest(q, rows, m_scale, kCandidateKernels);
+    std::vector<std::pair<double, float>> dist;
+    for (size_t c = 0; c < configs.size(); ++c) {
+        const std::vector<float> cf = configRow(shape, configs[c], m_smCount);
+        dist.clear();
+        for (const auto &[dk, i] : near) {
+            const Kernel &k = m_kernels[i];
+            for (size_t j = 0; j < k.configs.size(); ++j) {
+                double dc = 0;
+                for (size_t f = 0; f < kConfigMatchFeatures; ++f)
+                    dc += (double(cf[f]) - k.configs[j][f]) * (double(cf[f]) - k.configs[j][f]);
+                dist.emplace_back(std::sqrt(dk * dk + dc), k.log2Ratio[j]);
+            }
+        }
+        const size_t n = std::min(dist.size(), size_t(m_neighbours));
+        std::partial_sort(dist.begin(), dist.begin() + n, dist.end(),
+                          [](const auto &a, const auto &b) { return a.first < b.first; });
+        double sum = 0, weight = kPriorWeight;
+        for (size_t j = 0; j < n; ++j) {
+            const double w = 1.0 / (0.25 + dist[j].first);
+            sum += w * dist[j].second;
+            weight += w;
+        }
+        out[c] = sum / weight;
+    }
+    return out;
+}
+
+nlohmann::json KernelConfigModel::toJson() const {
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const auto &k : m_kernels) {
+        nlohmann::json configs = nlohmann::json::array();
+        for (size_t j = 0; j < k.configs.size(); ++j) {
+            std::vector<float> row = k.configs[j];
+            row.push_back(k.log2Ratio[j]);
+            configs.push_back(floats(row));
+        }
+        kernels.push_back({{"features", floats(k.features)}, {"configs", configs}});
+    }
+    return {{"version", kVersion},
+            {"features", kernelFeatureNames()},
+            {"config_features", configFeatureNames()},
+            {"neighbours", m_neighbours},
+            {"sm_count", m_smCount},
+            {"scale", floats(m_scale)},
+            {"kernels", kernels}};
+}
+
+KernelConfigModel KernelConfigModel::fromJson(const nlohmann::json &j) {
+    const std::string where = "decisions.kernel_config";
+    if (!j.is_object() || j.value("version", 0) != kVersion)
+        throw InvalidInput(fmt::format("{}: version {} is not the {} this build reads", where,
+                                       j.is_object() ? j.value("version", nlohmann::json()).dump() : "?",
+                                       kVersion));
+    checkNames(j, kernelFeatureNames(), where);
+    if (j.value("config_features", nlohmann::json()) != nlohmann::json(configFeatureNames()))
+        throw InvalidInput(
+            fmt::format("{}: its config features are not the ones this build computes", where));
+    KernelConfigModel m;
+    m.m_neighbours = neighbours(j, where);
+    m.m_smCount = j.value("sm_count", 132);
+    const size_t kw = kernelFeatureNames().size(), cw = configFeatureNames().size() + 1;
+    m.m_scale = readFloats(j.value("scale", nlohmann::json()), kw, where + ".scale");
+    const auto &kernels = j.value("kernels", nlohmann::json());
+    if (!kernels.is_array())
+        throw InvalidInput(fmt::format("{}: \"kernels\" must be an array", where));
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        const std::string at = fmt::format("{}.kernels[{}]", where, i);
+        Kernel k;
+        k.features = readFloats(kernels[i].value("features", nlohmann::json()), kw, at + ".features");
+        const auto &configs = kernels[i].value("configs", nlohmann::json());
+        if (!configs.is_array() || configs.empty())
+            throw InvalidInput(fmt::format("{}.configs: must be a non-empty array", at));
+        for (size_t c = 0; c < configs.size(); ++c) {
+            std::vector<float> row = readFloats(configs[c], cw, fmt::format("{}.configs[{}]", at, c));
+            k.log2Ratio.push_back(row.back());
+            row.pop_back();
+            k.configs.push_back(std::move(row));
+        }
+        m.m_kernels.push_back(std::move(k));
+    }
+    return m;
+}
+
+SmallMFormModel SmallMFormModel::build(const std::vector<MeasuredSite> &sites, int k,
+                                       const std::vector<std::string> &ops) {
+    SmallMFormModel m;
+    m.m_neighbours = k;
+    for (const auto &s : sites) {
+        if (s.libraryMs <= 0 || s.decomposedMs <= 0)
+            continue;
+        if (!ops.empty() && std::find(ops.begin(), ops.end(), s.site.op) == ops.end())
+            continue;
+        if (std::find(m.m_ops.begin(), m.m_ops.end(), s.site.op) == m.m_ops.end())
+            m.m_ops.push_back(s.site.op);
+        m.m_rows.push_back(siteRow(s.site));
+        m.m_log2Ratio.push_back(float(std::log2(s.decomposedMs / s.libraryMs)));
+    }
+    m.m_scale = spreadScale(m.m_rows, siteFeatureNames().size());
+    return m;
+}
+
+bool SmallMFormModel::covers(const std::string &op) const {
+    return std::find(m_ops.begin(), m_ops.end(), op) != m_ops.end();
+}
+
+double SmallMFormModel::predictLog2Ratio(const SmallMSite &site) const {
+    if (m_rows.empty() || !covers(site.op))
+        return 0.0;
+    const auto near = nearest(siteRow(site), m_rows, m_scale, m_neighbours);
+    double sum = 0, weight = 0;
+    for (const auto &[d, i] : near) {
+        const double w = 1.0 / (0.25 + d);
+        sum += w * m_log2Ratio[i];
+        weight += w;
+    }
+    return sum / weight;
+}
+
+nlohmann::json SmallMFormModel::toJson() const {
+    nlohmann::json rows = nlohmann::json::array();
+    for (size_t i = 0; i < m_rows.size(); ++i) {
+        std::vector<float> r = m_rows[i];
+        r.push_back(m_log2Ratio[i]);
+        rows.push_back(floats(r));
+    }
+    return {{"version", kVersion}, {"features", siteFeatureNames()}, {"neighbours", m_neighbours},
+            {"ops", m_ops},        {"scale", floats(m_scale)},       {"sites", rows}};
+}
+
+SmallMFormModel SmallMFormModel::fromJson(const nlohmann::json &j) {
+    const std::string where = "decisions.small_m_form";
+    if (!j.is_object() || j.value("version", 0) != kVersion)
+        throw InvalidInput(fmt::format("{}: not a version {} section", where, kVersion));
+    checkNames(j, siteFeatureNames(), where);
+    SmallMFormModel m;
+    m.m_neighbours = neighbours(j, where);
+    const auto &ops = j.value("ops", nlohmann::json());
+    if (!ops.is_array())
+        throw InvalidInput(fmt::format("{}: \"ops\" must be an array of op names", where));
+    for (const auto &op : ops) {
+        const auto &known = smallMOps();
+        if (!op.is_string() || std::find(known.begin(), known.end(), op.get<std::string>()) == known.end())
+            throw InvalidInput(
+                fmt::format("{}: \"ops\" holds {}, not one of attention, bmm, mm, addmm", where, op.dump()));
+        m.m_ops.push_back(op.get<std::string>());
+    }
+    const size_t w = siteFeatureNames().size();
+    m.m_scale = readFloats(j.value("scale", nlohmann::json()), w, where + ".scale");
+    const auto &rows = j.value("sites", nlohmann::json());
+    if (!rows.is_array())
+        throw InvalidInput(fmt::format("{}: \"sites\" must be an array", where));
+    for (size_t i = 0; i < rows.size(); ++i) {
+        std::vector<float> r = readFloats(rows[i], w + 1, fmt::format("{}.sites[{}]", where, i));
+        m.m_log2Ratio.push_back(r.back());
+        r.pop_back();
+        m.m_rows.push_back(std::move(r));
+    }
+    return m;
+}
+
+KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const TritonKernelShape &shape,
+                                        double margin) {
+    KernelConfigDecision d;
+    const std::vector<TritonConfig> configs = candidateConfigs(shape);
+    d.candidates = int(configs.size());
+    if (configs.empty()) {
+        d.reason = "no_candidates";
+        return d;
+    }
+    const std::vector<double> pred = model.predictLog2Ratio(shape, configs);
+    const size_t best = size_t(std::min_element(pred.begin(), pred.end()) - pred.begin());
+    d.predictedRatio = std::exp2(pred[best]);
+    if (d.predictedRatio * (1.0 + margin) < 1.0) {
+        d.fixed = true;
+        d.config = configs[best];
+        d.reason = "predicted_faster";
+    } else {
+        d.reason = "default_predicted_best";
+    }
+    return d;
+}
+
+FormDecision decideForm(const SmallMFormModel &model, const SmallMSite &site, double margin) {
+    FormDecision d;
+    if (!model.covers(site.op)) {
+        d.reason = "op_not_measured";
+        return d;
+    }
+    d.predictedRatio = std::exp2(model.predictLog2Ratio(site));
+    d.decompose = model.sites() > 0 && d.predictedRatio * (1.0 + margin) < 1.0;
+    d.reason = d.decompose ? "decomposed_predicted_faster" : "library_predicted_faster";
+    return d;
+}
+
+DecisionModels DecisionModels::fromManifest(const nlohmann::json &manifest) {
+    DecisionModels m;
+    if (!manifest.is_object() || !manifest.contains("decisions"))
+        return m;
+    const auto &d = manifest.at("decisions");
+    if (!d.is_object())
+        throw InvalidInput("decisions: must be a JSON object");
+    auto margin = [&](const nlohmann::json &section, const char *name, double fallback) {
+        if (!section.contains("margin"))
+            return fallback;
+        const auto &v = section.at("margin");
+        if (!v.is_number() || !(v.get<double>() >= 0.0) || v.get<double>() > 1.0)
+            throw InvalidInput(fmt::format("decisions.{}.margin: must be a number from 0 to 1", name));
+        return v.get<double>();
+    };
+    if (d.contains("kernel_config")) {
+        m.kernelConfig = KernelConfigModel::fromJson(d.at("kernel_config"));
+        m.kernelConfigMargin = margin(d.at("kernel_config"), "kernel_config", kDefaultKernelConfigMargin);
+    }
+    if (d.contains("small_m_form")) {
+        m.smallMForm = SmallMFormModel::fromJson(d.at("small_m_form"));
+        m.formMargin = margin(d.at("small_m_form"), "small_m_form", kDefaultFormMargin);
+    }
+    return m;
+}
+
+} // namespace diode

@@ -1,0 +1,141 @@
+#pragma once
+
+#include "diode/infer/tritonkernel.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace diode {
+
+/// One kernel as the kernel sweep measured it: Inductor's own launch (`defaultMs`, its heuristics
+/// and its first-run autotuning) and each fixed configuration tried, in CUDA graphs.
+struct MeasuredKernel {
+    std::string family; ///< the model family it came from, for holding out
+    std::string name;
+    TritonKernelShape shape;
+    double defaultMs = 0;
+    std::vector<TritonConfig> configs;
+    std::vector<std::optional<double>> timesMs; ///< nullopt: failed to compile or run
+    std::string gpu;
+    int smCount = 0;
+};
+
+/// One small-M site as the sweep measured it: the library path (cuBLAS, cuDNN or flash attention,
+/// with whatever copies it needs) and the multiply-and-sum form Inductor fuses, each timed whole.
+struct MeasuredSite {
+    std::string family;
+    std::string name;
+    SmallMSite site;
+    double libraryMs = 0;
+    double decomposedMs = 0;
+    std::string gpu;
+    int smCount = 0;
+};
+
+/// Reads the sweep's JSON lines (docs/FORMATS.md, "Kernel and site lines"): a line of kind
+/// "kernel" or "site"; throws InvalidInput naming the file, line and field.
+struct DecisionData {
+    std::vector<MeasuredKernel> kernels;
+    std::vector<MeasuredSite> sites;
+};
+DecisionData readDecisionData(const std::string &path);
+
+/// Predicts a configuration's time relative to Inductor's default launch of the same kernel from
+/// the nearest measured (kernel, configuration) rows: a row's distance is its kernel's (kernel
+/// features, each scaled by its spread in the data) and its configuration's (log2 blocks, warps,
+/// stages) together, and the k nearest are averaged by inverse distance with a prior of "as fast
+/// as the default". A nearest-neighbour table rather than a network: a few hundred kernels
+/// measured over samples of the same grid, and a prediction that can be traced to the kernels
+/// it came from.
+class KernelConfigModel {
+public:
+    static constexpr int kVersion = 1;
+    /// Builds the table from measured kernels; kernels without a default time or with fewer than
+    /// two timed configurations are skipped.
+    static KernelConfigModel build(const std::vector<MeasuredKernel> &kernels, int neighbours = 8);
+    /// Reads a package's "decisions.kernel_config" section; throws InvalidInput naming the field.
+    static KernelConfigModel fromJson(const nlohmann::json &j);
+    nlohmann::json toJson() const;
+
+    /// log2(time / default time) predicted for each configuration of `shape`.
+    std::vector<double> predictLog2Ratio(const TritonKernelShape &shape,
+                                         const std::vector<TritonConfig> &configs) const;
+    int kernels() const { return int(m_kernels.size()); }
+    int smCount() const { return m_smCount; }
+
+private:
+    struct Kernel {
+        std::vector<float> features;
+        std::vector<std::vector<float>> configs; ///< configFeatures of each measured config
+        std::vector<float> log2Ratio;
+    };
+    std::vector<Kernel> m_kernels;
+    std::vector<float> m_scale; ///< per kernel feature: 1 / spread (0 for a constant feature)
+    int m_neighbours = 8;
+    int m_smCount = 132;
+};
+
+/// Predicts log2(decomposed time / library time) of a small-M site from the nearest measured sites
+/// of the same op. An op no measured site had is not predicted (`covers`): such a site keeps its
+/// library kernel.
+class SmallMFormModel {
+public:
+    static constexpr int kVersion = 1;
+    /// `ops`: the ops of the sites to build from (empty: every op measured).
+    static SmallMFormModel build(const std::vector<MeasuredSite> &sites, int neighbours = 4,
+                                 const std::vector<std::string> &ops = {});
+    static SmallMFormModel fromJson(const nlohmann::json &j);
+    nlohmann::json toJson() const;
+    double predictLog2Ratio(const SmallMSite &site) const;
+    int sites() const { return int(m_rows.size()); }
+    bool covers(const std::string &op) const;
+
+private:
+    std::vector<std::string> m_ops; ///< the ops of its sites
+    std::vector<std::vector<float>> m_rows;
+    std::vector<float> m_log2Ratio;
+    std::vector<float> m_scale;
+    int m_neighbours = 4;
+};
+
+/// The margin by which a decision must be predicted faster before it departs from Inductor's own
+/// behaviour, unless the package was calibrated with another: Inductor's default config, the
+/// library kernel at a small-M site.
+inline constexpr double kDefaultKernelConfigMargin = 0.05;
+inline constexpr double kDefaultFormMargin = 0.05;
+
+/// A kernel's configuration: fixed (`config`) or left to Inductor, and why.
+struct KernelConfigDecision {
+    bool fixed = false;
+    TritonConfig config;
+    double predictedRatio = 1; ///< the chosen configuration's time over the default's
+    int candidates = 0;
+    std::string reason; ///< "predicted_faster", "default_predicted_best", "no_candidates"
+};
+KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const TritonKernelShape &shape,
+                                        double margin = kDefaultKernelConfigMargin);
+
+/// A small-M site's form: decomposed into a multiply-and-sum, or the library kernel, and why.
+struct FormDecision {
+    bool decompose = false;
+    double predictedRatio = 1; ///< decomposed time over library time
+    std::string reason; ///< "decomposed_predicted_faster", "library_predicted_faster", "op_not_measured"
+};
+FormDecision decideForm(const SmallMFormModel &model, const SmallMSite &site,
+                        double margin = kDefaultFormMargin);
+
+/// The decision models a package carries beside its GEMM network (manifest "decisions",
+/// docs/PACKAGE.md), each absent when the package has none.
+struct DecisionModels {
+    std::optional<KernelConfigModel> kernelConfig;
+    double kernelConfigMargin = kDefaultKernelConfigMargin;
+    std::optional<SmallMFormModel> smallMForm;
+    double formMargin = kDefaultFormMargin;
+    /// Throws InvalidInput naming the field of a malformed section.
+    static DecisionModels fromManifest(const nlohmann::json &manifest);
+};
+
+} // namespace diode

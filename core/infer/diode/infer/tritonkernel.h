@@ -1,0 +1,101 @@
+#pragma once
+
+#include "diode/infer/gemmproblem.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace diode {
+
+/// Inductor's reduction hint for a kernel (runtime/hints.py): how the reduced dimension lies in
+/// memory. None for pointwise kernels.
+enum class ReductionHint { None, Inner, Outer, OuterTiny, Default };
+
+/// A pointwise or reduction kernel that Inductor generates, as the model sees it: the facts
+/// Inductor knows when it generates the kernel (its numels, tiling, reduction hint, loads and
+/// bytes). The plugin reads them off Inductor's objects at code generation
+/// (torch_diode._kernels.kernel_shape) and the kernel sweep records the same reader's output, so
+/// what a model is trained on and what it is asked about are one definition.
+struct TritonKernelShape {
+    bool reduction = false;
+    int64_t x = 1; ///< pointwise elements, or reduction outputs
+    int64_t y = 1; ///< the second tiled dimension of a 2-D pointwise kernel (1: none)
+    int64_t r = 1; ///< elements reduced into each output (1: pointwise)
+    ReductionHint hint = ReductionHint::None;
+    bool persistentDefault = false; ///< Inductor would make it a persistent reduction
+    /// Whether the kernel may be persistent at all: not when its reduction size is not static (then no
+    /// persistent configuration is offered). Not a feature: it bounds the grid, not the time.
+    bool persistentPossible = true;
+    int loads = 0, stores = 0, reductions = 0;
+    int otherOps = 0;     ///< arithmetic ops besides loads, stores and reductions
+    double bytesRead = 0; ///< over all loads, each buffer's accessed range once
+    double bytesWritten = 0;
+    double contiguity = 0; ///< log2 of Inductor's tiling score of r over x (0: not known)
+    int itemsize = 4;      ///< the widest element read, in bytes
+
+    /// Throws InvalidInput naming `where` and the field for a missing or out-of-range value.
+    static TritonKernelShape fromJson(const nlohmann::json &j, const std::string &where);
+    nlohmann::json toJson() const;
+};
+
+/// One launch configuration of such a kernel: what Inductor's FixedTritonConfig takes.
+struct TritonConfig {
+    bool persistent = false; ///< the whole reduction in one block (no R0_BLOCK)
+    int xBlock = 1;
+    int yBlock = 0; ///< 0: the kernel is not 2-D tiled
+    int rBlock = 0; ///< 0: persistent or pointwise
+    int numWarps = 4;
+    int numStages = 1;
+
+    /// {"XBLOCK", "YBLOCK"?, "R0_BLOCK"?, "num_warps", "num_stages"}: the keys Inductor's
+    /// FixedTritonConfig expects for this kind of kernel, plus "persistent".
+    nlohmann::json toJson() const;
+    static TritonConfig fromJson(const nlohmann::json &j, const std::string &where);
+    bool operator==(const TritonConfig &) const = default;
+};
+
+/// The configurations a kernel may be given: powers of two for the blocks and warps within
+/// Inductor's block limits, at most kMaxElementsPerThread elements of each tile per thread (more
+/// spill registers) and no idle threads, persistent only where the whole reduction fits one
+/// tile. The one grid the sweep samples from and the decision scores.
+std::vector<TritonConfig> candidateConfigs(const TritonKernelShape &shape);
+inline constexpr int kMaxElementsPerThread = 64;
+
+/// Names of the kernel features and of the configuration features (kernelFeatures and
+/// configFeatures write them in this order).
+const std::vector<std::string> &kernelFeatureNames();
+const std::vector<std::string> &configFeatureNames();
+void kernelFeatures(const TritonKernelShape &shape, std::vector<float> &out);
+/// `smCount`: the GPU's multiprocessors, for the waves a grid makes.
+void configFeatures(const TritonKernelShape &shape, const TritonConfig &config, int smCount,
+                    std::vector<float> &out);
+
+/// A GEMM whose M (query tokens, decode rows) is small, or attention at one query token: the
+/// place where Inductor can either call a library kernel or generate a multiply-and-sum that it
+/// fuses with its neighbours (the concatenated KV cache, the expanded KV heads of grouped-query
+/// attention, a norm before, an activation after).
+struct SmallMSite {
+    std::string op = "bmm"; ///< "attention" (softmax(q k^T) v at one query token), "bmm", "mm", "addmm"
+    DType dtype = DType::BF16;
+    int64_t batch = 1;   ///< bmm: B; attention: batch x query heads
+    int64_t m = 1;       ///< rows (query tokens)
+    int64_t n = 1;       ///< GEMM: N; attention: keys (the cache's tokens)
+    int64_t k = 1;       ///< GEMM: K; attention: head dimension
+    int kvGroup = 1;     ///< attention: query heads per KV head (grouped-query attention)
+    bool concat = false; ///< an operand is a concatenation (a KV cache grown by torch.cat)
+
+    static SmallMSite fromJson(const nlohmann::json &j, const std::string &where);
+    nlohmann::json toJson() const;
+};
+
+/// The ops a SmallMSite may be, in order (its features' one-hot).
+const std::vector<std::string> &smallMOps();
+const std::vector<std::string> &siteFeatureNames();
+void siteFeatures(const SmallMSite &site, std::vector<float> &out);
+
+std::string_view toString(ReductionHint hint);
+
+} // namespace diode

@@ -1,0 +1,104 @@
+#pragma once
+
+#include "diode/analysis/characterise.h"
+#include "diode/sweep/sweeprunner.h"
+#include "diode/sweep/sweepsession.h"
+#include "diode/train/trainoptions.h"
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace diode {
+
+class SweepSession;
+
+/// What `diode characterise` (app/cli/characterisecommand.cpp) runs, and what a workbench page
+/// would: from a start package (usually one transferred from another GPU), choose the pool
+/// problems it is least sure of (characterise.h), measure them with one SweepSession under a
+/// deadline (resumable: the same request again continues the run, measuring nothing twice),
+/// fine-tune the package on them (or retrain), and compare both packages, plain torch.compile
+/// and the best ATen kernel on held-out problems measured on this GPU. The face only turns
+/// options into a request and prints or draws the callbacks and the result.
+struct CharacteriseRequest {
+    std::string package; ///< the start package (the face resolves the default: nearestStartPackage)
+    std::string pool;    ///< store, problem lines or cpu plan (loadPool)
+    std::string backend; ///< "inductor" or "cpu"
+    std::string python;  ///< inductor: the worker's interpreter ("" = $DIODE_PYTHON or python3)
+    std::string db;      ///< the store the sweep writes (created if missing; resumed if unfinished)
+    std::string out;     ///< where the new package is kept
+    std::string chosen;  ///< the chosen problems as problem JSON lines ("": <db>.chosen.jsonl)
+    std::string heldout; ///< measured problems of this GPU (lines or store); "": keep some chosen aside
+    double heldoutFraction = 0.2; ///< of the chosen problems, when `heldout` is not given
+    SelectionOptions selection;
+    double deadlineS = 0; ///< the sweep starts no problem after this many seconds (0: never)
+    /// The sweep's workers a GPU (SweepSession::Request).
+    int workersPerGpu = SweepSession::kAutoWorkers;
+    std::vector<std::string> gpus; ///< the sweep's GPUs ("": the one the environment gives)
+    bool retrain = false;          ///< train from random weights instead of fine-tuning the start package
+    TrainOptions train;            ///< fine-tuning keeps the start package's member count
+    bool force = false;            ///< keep (and install) the new package even when it is not better
+    bool install = false;          ///< install a kept package for the plugin (modelinstall.h)
+    std::string installDir;        ///< "": pluginModelDirectory()
+};
+
+/// One row of the held-out table: top-1 efficiency (the fastest candidate's time over the
+/// chosen kernel's) over the held-out problems where the selector has a time.
+struct HeldOutRow {
+    std::string selector;
+    int64_t problems = 0;
+    std::optional<double> mean, p10;
+    std::string note; ///< why a row is n/a, or what it counts
+};
+
+struct CharacteriseResult {
+    Pool pool;
+    std::vector<Choice> chosen;
+    std::set<std::string> heldOutLabels; ///< chosen problems kept out of training
+    std::string startWhy;                ///< which start package, and that it fits the backend
+    std::string sweepStatus;             ///< "finished", "deadline", "cancelled", "measured before"
+    int64_t runId = 0;
+    bool resumed = false;
+    bool cancelled = false; ///< stopped by cancel(): nothing trained or kept; run again to continue
+    int trainingProblems = 0;
+    std::string heldOutSource;
+    std::vector<HeldOutRow> table; ///< transferred, new, plain torch.compile, best ATen
+    bool compared = false;         ///< both packages have held-out metrics
+    bool better = false;
+    double deltaMeanPoints = 0, deltaP10Points = 0; ///< new - transferred, in points of efficiency
+    std::string verdict;                            ///< the one line
+    std::string kept;                               ///< the package written, "" when dropped
+    std::string installed;                          ///< its installed path, "" when not installed
+};
+
+class CharacteriseJob {
+public:
+    explicit CharacteriseJob(CharacteriseRequest request);
+    ~CharacteriseJob();
+
+    std::function<void(const std::string &)> status;
+    /// After the selection, before anything is measured (the face prints --explain from it).
+    std::function<void(const CharacteriseResult &)> selected;
+    /// Once the sweep's run exists: whether it continues an earlier one, and the run's first line
+    /// (SweepSession::runLine: its id, problems, database and worker layout).
+    std::function<void(bool resumed, const std::string &runLine)> sweepStarted;
+    std::function<void(const SweepProgress &)> sweepProgress;
+    std::function<void(const EpochReport &)> epoch;
+
+    /// Throws InvalidInput (bad input, named), PackageError, StoreError, BackendUnavailable,
+    /// DataMixRefused, InstallError.
+    CharacteriseResult run();
+    /// From any thread, or a signal handler: the sweep stops within one configuration, training
+    /// after its epoch; nothing is kept, and the same request again continues the sweep.
+    void cancel();
+
+private:
+    CharacteriseRequest m_request;
+    std::atomic<bool> m_cancel{false};
+    std::atomic<SweepSession *> m_session{nullptr};
+};
+
+} // namespace diode
