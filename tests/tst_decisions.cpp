@@ -12,6 +12,7 @@
 #include <QProcess>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -70,6 +71,7 @@ private slots:
     void readerNamesTheFileLineAndField();
     void shippedPackagesCarryBothModelsAndDecideAsDocumented();
     void trainDecisionsReproducesTheShippedHeldOutFigures();
+    void heldOutFiguresReadBackWhatTrainingWrote();
 };
 
 void TestDecisions::gridKeepsInductorsLimitsAndNoIdleThreads() {
@@ -273,6 +275,43 @@ void TestDecisions::trainDecisionsReproducesTheShippedHeldOutFigures() {
     const auto &stored = pkg.manifest()["decisions"];
     QCOMPARE(report["kernel_config"].dump(), stored["kernel_config"]["held_out_by_family"].dump());
     QCOMPARE(report["small_m_form"].dump(), stored["small_m_form"]["held_out_by_family"].dump());
+}
+
+void TestDecisions::heldOutFiguresReadBackWhatTrainingWrote() {
+    // What the Validate page's Decisions tab lists: the figures the manifest holds, read back to
+    // the counts they were written from, families first and all of them pooled last.
+    const auto manifest = ModelPackage::load(shipped("h200-ingraph-warm.diode")).manifest();
+    const auto rows = heldOutFigures(manifest);
+    const auto &kernels = manifest["decisions"]["kernel_config"]["held_out_by_family"];
+    int families = 0;
+    for (const auto &row : rows)
+        if (row.kind == DecisionKind::KernelConfig && row.scope != "all families") {
+            ++families;
+            const auto back = KernelConfigEvaluation::fromJson(kernels.at(row.scope), row.scope);
+            QCOMPARE(back.toJson().dump(), kernels.at(row.scope).dump());
+            QCOMPARE(row.judged, kernels.at(row.scope)["kernels"].get<int>());
+        }
+    QCOMPARE(families + 1, int(kernels.size()));
+    const auto pooled = std::find_if(rows.begin(), rows.end(), [](const DecisionFigures &f) {
+        return f.kind == DecisionKind::KernelConfig && f.scope == "all families";
+    });
+    QVERIFY(pooled != rows.end());
+    QCOMPARE(pooled->judged, kernels["all"]["kernels"].get<int>());
+    QVERIFY(pooled->pickOverDefault < 1.0 && pooled->bestOverDefault <= pooled->pickOverDefault);
+    QVERIFY(rows.back().kind == DecisionKind::SmallMForm); // both kinds, in that order
+    QCOMPARE(rows.back().scope, std::string("all families"));
+
+    // A malformed figure is refused by its field, not shown as a zero.
+    auto broken = manifest;
+    broken["decisions"]["small_m_form"]["held_out_by_family"]["all"]["sites"] = -3;
+    try {
+        heldOutFigures(broken);
+        QFAIL("a negative count was read");
+    } catch (const InvalidInput &e) {
+        const QString msg = QString::fromUtf8(e.what());
+        QVERIFY2(msg.contains("small_m_form.held_out_by_family.all") && msg.contains("\"sites\""), e.what());
+    }
+    QVERIFY(heldOutFigures(nlohmann::json::object()).empty()); // a package without decisions
 }
 
 QTEST_GUILESS_MAIN(TestDecisions)

@@ -14,10 +14,12 @@
 #include "train/trainpage.h"
 #include "train/trainworker.h"
 #include "validate/candidatemodel.h"
+#include "validate/decisionpanel.h"
 #include "validate/predictionscatter.h"
 #include "validate/validatepage.h"
 #include "validate/validationworker.h"
 
+#include "diode/analysis/decisionevaluation.h"
 #include "diode/infer/features.h"
 #include "diode/infer/modelpackage.h"
 
@@ -28,12 +30,35 @@
 #include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QStandardItemModel>
+#include <QTabWidget>
 
 namespace {
 
 const QString kDataset = testutil::sourcePath("trained_models/h200/h200-dataset.db");
 const QString kModel = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
 const QString kHeldOut = testutil::sourcePath("trained_models/h200/h200-heldout.jsonl");
+// A package with decision models beside the GEMM kernel, the kernel lines they were built from, and
+// one without them.
+const QString kDecisionPackage = testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode");
+const QString kKernelLines = testutil::sourcePath("trained_models/h200/h200-kernels.jsonl");
+const QString kNoDecisions = testutil::sourcePath("trained_models/h100/h100-ingraph-warm.diode");
+
+// Shows `package` (and then judges `lines`, if any) in `panel`, to what it shows.
+bool shownIn(DecisionPanel &panel, const QString &package, const QStringList &lines = {}) {
+    QSignalSpy shown(&panel, &DecisionPanel::shown);
+    panel.setPackage(package);
+    if (!shown.wait(30000))
+        return false;
+    if (lines.isEmpty())
+        return true;
+    panel.judgeLines(lines);
+    return shown.wait(60000);
+}
+
+QString cellText(const QStandardItemModel *model, int row, int column) {
+    return model->index(row, column).data().toString();
+}
 
 int distinctColours(const QImage &image) {
     QSet<QRgb> seen;
@@ -588,6 +613,83 @@ private slots:
         QCOMPARE(colourOf(histogram, "other-model"), colourOf(cdf, "other-model"));
         QVERIFY(colourOf(cdf, "other-model") != colourOf(cdf, "h200-gemm-mlp-v2"));
         modelB->setCurrentIndex(0); // the page remembers its second model: none for the next case
+    }
+
+    // The Decisions tab: the package's own held-out figures, family by family, as the manifest
+    // holds them, then its decisions judged on measured lines exactly as diode eval judges them.
+    void decisionsTabShowsHeldOutFiguresAndJudgesLines() {
+        DecisionPanel panel;
+        QVERIFY(shownIn(panel, kDecisionPackage));
+        const auto manifest = diode::ModelPackage::load(kDecisionPackage.toStdString()).manifest();
+        const auto held = diode::heldOutFigures(manifest);
+        const auto *model = panel.model();
+        QCOMPARE(model->rowCount(), int(held.size()));
+        QVERIFY2(held.size() >= 4, "both decision kinds, families held out and pooled");
+        int pooled = -1;
+        for (int r = 0; r < model->rowCount(); ++r)
+            if (cellText(model, r, 0) == "Kernel config" && cellText(model, r, 1) == "all families")
+                pooled = r;
+        QVERIFY2(pooled >= 0, "the pooled kernel-config row");
+        const int judged = manifest["decisions"]["kernel_config"]["held_out_by_family"]["all"]["kernels"];
+        QCOMPARE(cellText(model, pooled, 2), QString::number(judged));
+        QVERIFY(judged > 100);
+
+        // Judged on the lines the package was built from: every measured kernel is judged once, and
+        // a model judged on its own data beats Inductor's default.
+        const int before = model->rowCount();
+        QSignalSpy shown(&panel, &DecisionPanel::shown);
+        panel.judgeLines({kKernelLines});
+        QVERIFY(shown.wait(60000));
+        QCOMPARE(model->rowCount(), before + 1);
+        const int last = model->rowCount() - 1;
+        QCOMPARE(cellText(model, last, 1), QString("h200-kernels.jsonl"));
+        const auto data = diode::readDecisionData(kKernelLines.toStdString());
+        QCOMPARE(cellText(model, last, 2), QString::number(data.kernels.size()));
+        const double pick = model->index(last, 7).data(Qt::UserRole).toDouble();
+        QVERIFY2(pick > 0 && pick < 1.0, qPrintable(cellText(model, last, 7)));
+        QCOMPARE(cellText(model, last, 6), QString("0")); // a failed configuration is never chosen
+    }
+
+    void decisionsTabSaysWhenAPackageHasNone() {
+        DecisionPanel panel;
+        QVERIFY(shownIn(panel, kNoDecisions));
+        QCOMPARE(panel.model()->rowCount(), 0);
+        bool said = false;
+        for (const auto *label : panel.findChildren<QLabel *>())
+            said = said || label->text().contains("carries no decision models");
+        QVERIFY2(said, "the tab says the package has none and how to add them");
+        QVERIFY(!panel.findChild<QPushButton *>("judgeDecisionLines")->isEnabled());
+    }
+
+    // A bad line is a visible error naming its file and line; the rows already shown stay.
+    void decisionsTabBadLinesAreAVisibleError() {
+        const QString bad = m_dir.filePath("bad-kernels.jsonl");
+        {
+            QFile f(bad);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("{\"kind\": \"kernel\"}\n{\"kind\": \"sprocket\"}\n");
+        }
+        DecisionPanel panel;
+        QVERIFY(shownIn(panel, kDecisionPackage, {bad}));
+        QVERIFY(panel.model()->rowCount() > 0);
+        bool named = false;
+        for (const auto *label : panel.findChildren<QLabel *>())
+            named =
+                named || (label->text().contains("bad-kernels.jsonl:1") && label->text().contains("kernel"));
+        QVERIFY2(named, "the error names the file and the line");
+    }
+
+    void pageShowsModelAsDecisions() {
+        WorkbenchState state;
+        state.setPackage(kModel);
+        state.setDatabase(kDataset, true);
+        ValidatePage page(&state);
+        auto *tabs = page.findChild<QTabWidget *>("bottomTabs");
+        QVERIFY(tabs);
+        QVERIFY(tabs->indexOf(page.decisionPanel()) >= 0);
+        auto *modelA = page.findChild<QComboBox *>("modelA");
+        QVERIFY(modelA->count() > 0);
+        QCOMPARE(page.decisionPanel()->package(), modelA->currentData().toString());
     }
 
     void pageRendersTheShippedData() {

@@ -19,7 +19,6 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <set>
 
 namespace diode::cli {
 
@@ -63,12 +62,7 @@ int runSweepKernels(const DecisionOptions &o) {
 }
 
 int runTrainDecisions(const DecisionOptions &o) {
-    DecisionData data;
-    for (const auto &path : o.inputs) {
-        DecisionData d = readDecisionData(path);
-        data.kernels.insert(data.kernels.end(), d.kernels.begin(), d.kernels.end());
-        data.sites.insert(data.sites.end(), d.sites.begin(), d.sites.end());
-    }
+    const DecisionData data = readDecisionData(o.inputs);
     if (data.kernels.empty() && data.sites.empty())
         throw InvalidInput("train-decisions: the inputs hold no kernel or site lines");
     std::vector<std::string> inputs = o.inputs;
@@ -78,27 +72,22 @@ int runTrainDecisions(const DecisionOptions &o) {
         refuseOutputPath(o.out, inputs, "--out");
     if (!o.report.empty())
         refuseOutputPath(o.report, inputs, "--report");
-    const nlohmann::json heldOut = evaluateByFamily(data, o.kernelMargin, o.formMargin, o.formOps);
-    const auto kernels = KernelConfigModel::build(data.kernels);
-    const auto forms = SmallMFormModel::build(data.sites, 4, o.formOps);
+    const TrainedDecisions t = trainDecisions(data, o.kernelMargin, o.formMargin, o.formOps);
     say("{} measured kernels ({} in the table), {} small-M sites ({} in the table)\n", data.kernels.size(),
-        kernels.kernels(), data.sites.size(), forms.sites());
-    const auto &k = heldOut["kernel_config"]["all"];
-    const auto &f = heldOut["small_m_form"]["all"];
+        t.kernelConfig.kernels(), data.sites.size(), t.smallMForm.sites());
+    const DecisionFigures k = figuresOf(t.kernelConfigHeldOut, ""), f = figuresOf(t.smallMFormHeldOut, "");
     say("held out by family: kernel configs within 3 % of the fastest measured on {:.1f} % of {} kernels, "
         "{} over 10 % slower than Inductor's default, pick {:.3f}x the default's time (fastest {:.3f}x); "
         "small-M forms: the faster form on {:.1f} % of {} sites, pick {:.3f}x the library's time "
         "(faster {:.3f}x)\n",
-        100.0 * k.value("within_3_percent_of_fastest", 0.0), k.value("kernels", 0),
-        k.value("over_10_percent_slower_than_default", 0), k.value("geomean_pick_over_default", 1.0),
-        k.value("geomean_fastest_over_default", 1.0), 100.0 * f.value("faster_form_chosen", 0.0),
-        f.value("sites", 0), f.value("geomean_pick_over_library", 1.0),
-        f.value("geomean_faster_over_library", 1.0));
+        100.0 * k.goodShare, k.judged, k.muchSlower, k.pickOverDefault, k.bestOverDefault,
+        100.0 * f.goodShare, f.judged, f.pickOverDefault, f.bestOverDefault);
     if (!o.report.empty()) {
-        writeFileAtomically<InvalidInput>(o.report, [&](std::ostream &os) { os << heldOut.dump(1) << '\n'; });
+        writeFileAtomically<InvalidInput>(o.report,
+                                          [&](std::ostream &os) { os << t.heldOut.dump(1) << '\n'; });
     }
     if (o.out.empty()) {
-        show("{}\n", jsonText(heldOut, 1));
+        show("{}\n", jsonText(t.heldOut, 1));
         say("nothing written (--package IN.diode --out OUT.diode writes a package with them)\n");
         return 0;
     }
@@ -108,28 +97,8 @@ int runTrainDecisions(const DecisionOptions &o) {
     if (!file)
         throw InvalidInput(fmt::format("{}: cannot be read", o.package));
     const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    const auto pkg = ModelPackage::fromBytes(bytes);
-    nlohmann::json manifest = pkg.manifest();
-    nlohmann::json decisions = nlohmann::json::object();
-    std::set<std::string> families;
-    for (const auto &m : data.kernels)
-        families.insert(m.family);
-    for (const auto &m : data.sites)
-        families.insert(m.family);
-    const std::string gpu = !data.kernels.empty() ? data.kernels[0].gpu : data.sites[0].gpu;
-    if (kernels.kernels() > 0) {
-        decisions["kernel_config"] = kernels.toJson();
-        decisions["kernel_config"]["margin"] = o.kernelMargin;
-        decisions["kernel_config"]["held_out_by_family"] = heldOut["kernel_config"];
-    }
-    if (forms.sites() > 0) {
-        decisions["small_m_form"] = forms.toJson();
-        decisions["small_m_form"]["margin"] = o.formMargin;
-        decisions["small_m_form"]["held_out_by_family"] = heldOut["small_m_form"];
-    }
-    decisions["trained_on"] = {
-        {"gpu", gpu}, {"families", families}, {"kernels", data.kernels.size()}, {"sites", data.sites.size()}};
-    manifest["decisions"] = decisions;
+    nlohmann::json manifest = ModelPackage::fromBytes(bytes).manifest();
+    manifest["decisions"] = t.section;
     ModelPackage::writeFile(o.out, ModelPackage::withManifest(bytes, manifest));
     say("wrote {}\n", o.out);
     return 0;

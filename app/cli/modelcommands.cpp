@@ -193,24 +193,7 @@ int runEvalDecisions(const Options &o) {
         throw InvalidInput(fmt::format("{}: the package carries no decision models (manifest \"decisions\"); "
                                        "diode train-decisions writes them",
                                        o.package));
-    DecisionData data;
-    for (const auto &path : o.decisionLines) {
-        DecisionData d = readDecisionData(path);
-        data.kernels.insert(data.kernels.end(), d.kernels.begin(), d.kernels.end());
-        data.sites.insert(data.sites.end(), d.sites.begin(), d.sites.end());
-    }
-    nlohmann::json out = nlohmann::json::object();
-    if (models.kernelConfig && !data.kernels.empty())
-        out["kernel_config"] =
-            evaluateKernelConfigs(*models.kernelConfig, data.kernels, models.kernelConfigMargin).toJson();
-    if (models.smallMForm && !data.sites.empty()) {
-        std::vector<MeasuredSite> covered;
-        for (const auto &s : data.sites)
-            if (models.smallMForm->covers(s.site.op))
-                covered.push_back(s);
-        out["small_m_form"] = evaluateForms(*models.smallMForm, covered, models.formMargin).toJson();
-        out["small_m_form"]["sites_of_ops_not_measured"] = data.sites.size() - covered.size();
-    }
+    const nlohmann::json out = evaluateDecisionLines(models, readDecisionData(o.decisionLines)).toJson();
     show("{}\n", jsonText(out, 1));
     return 0;
 }

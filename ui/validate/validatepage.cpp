@@ -11,6 +11,7 @@
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
 #include "validate/candidatemodel.h"
+#include "validate/decisionpanel.h"
 #include "validate/predictionscatter.h"
 
 #include "diode/analysis/wording.h"
@@ -109,7 +110,8 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     , m_bottomTabs(new QTabWidget(this))
     , m_curveTabs(new QTabWidget(this))
     , m_metrics(new MetricsModel(this))
-    , m_candidates(new CandidateModel(this)) {
+    , m_candidates(new CandidateModel(this))
+    , m_decisions(new DecisionPanel(this)) {
     setObjectName(QStringLiteral("validatePage"));
     m_modelA->setObjectName(QStringLiteral("modelA"));
     m_modelB->setObjectName(QStringLiteral("modelB"));
@@ -191,6 +193,9 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     m_bottomTabs->setObjectName(QStringLiteral("bottomTabs"));
     m_bottomTabs->addTab(m_metricsView, tr("Metrics"));
     m_bottomTabs->addTab(problemBox, tr("Problem"));
+    m_bottomTabs->addTab(m_decisions, tr("Decisions"));
+    m_bottomTabs->setTabToolTip(m_bottomTabs->indexOf(m_decisions),
+                                tr("How model A's kernel-config and small-M form decisions did held out"));
     placeCurves(false);
     m_split->addWidget(m_topSplit);
     m_split->addWidget(m_bottomTabs);
@@ -426,6 +431,8 @@ QString ValidatePage::nextStep() const {
 void ValidatePage::inputsChanged() {
     if (m_rebuildingSources)
         return;
+    if (packageAt(m_modelA) != m_decisions->package())
+        m_decisions->setPackage(packageAt(m_modelA));
     if (m_worker->isRunning())
         m_worker->cancel();
     m_stale = true;

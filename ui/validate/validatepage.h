@@ -5,6 +5,7 @@
 #include <QWidget>
 
 class CandidateModel;
+class DecisionPanel;
 class CurvePlot;
 class MetricsModel;
 class ModelList;
@@ -42,6 +43,7 @@ public:
     /// `announce`: the other pages select it too (WorkbenchState::selectProblem).
     void openProblem(size_t index, bool announce = true);
     CandidateModel *candidateModel() const { return m_candidates; }
+    DecisionPanel *decisionPanel() const { return m_decisions; }
     MetricsModel *metricsModel() const { return m_metrics; }
     TimingMethodBox *methodBox() const { return m_method; }
     /// What the shown numbers are measured on, and whether that includes training problems.
@@ -110,4 +112,5 @@ private:
     MetricsModel *m_metrics;
     CandidateModel *m_candidates;
     QTableView *m_metricsView, *m_candidateView;
+    DecisionPanel *m_decisions; ///< the Decisions tab: model A's decisions beside the GEMM kernel
 };

@@ -1,5 +1,7 @@
 #include "diode/analysis/decisionevaluation.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -15,25 +17,81 @@ double geomean(double logSum, int n) {
     return n ? std::exp(logSum / n) : 1.0;
 }
 
+// The fields of the figures as JSON (diode eval, train-decisions' report, a package's manifest):
+// written and read here only.
+constexpr const char *kKernels = "kernels", *kFixed = "fixed", *kWithin3 = "within_3_percent_of_fastest",
+                     *kSlowerThanDefault = "over_10_percent_slower_than_default",
+                     *kFailedChosen = "failed_configs_chosen",
+                     *kPickOverDefault = "geomean_pick_over_default",
+                     *kFastestOverDefault = "geomean_fastest_over_default";
+constexpr const char *kSites = "sites", *kDecomposed = "decomposed", *kFasterForm = "faster_form_chosen",
+                     *kSlowerThanLibrary = "over_10_percent_slower_than_library",
+                     *kPickOverLibrary = "geomean_pick_over_library",
+                     *kFasterOverLibrary = "geomean_faster_over_library";
+constexpr const char *kAllFamilies = "all"; // the pooled figures beside each family's
+constexpr const char *kNotMeasured = "sites_of_ops_not_measured";
+constexpr const char *kHeldOut = "held_out_by_family"; // in each model of the manifest's "decisions"
+
+int countField(const nlohmann::json &j, const char *key, const std::string &where) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_number_integer() || it->get<long long>() < 0)
+        throw InvalidInput(fmt::format("{}: \"{}\" must be a count", where, key));
+    return int(it->get<long long>());
+}
+
+double ratioField(const nlohmann::json &j, const char *key, const std::string &where) {
+    const auto it = j.find(key);
+    if (it == j.end() || !it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0)
+        throw InvalidInput(fmt::format("{}: \"{}\" must be a non-negative number", where, key));
+    return it->get<double>();
+}
+
 } // namespace
 
 nlohmann::json KernelConfigEvaluation::toJson() const {
-    return {{"kernels", kernels},
-            {"fixed", fixed},
-            {"within_3_percent_of_fastest", kernels ? double(withinThreePercent) / kernels : 0.0},
-            {"over_10_percent_slower_than_default", slowerThanDefault},
-            {"failed_configs_chosen", failedChosen},
-            {"geomean_pick_over_default", geomeanPickOverDefault},
-            {"geomean_fastest_over_default", geomeanBestOverDefault}};
+    return {{kKernels, kernels},
+            {kFixed, fixed},
+            {kWithin3, kernels ? double(withinThreePercent) / kernels : 0.0},
+            {kSlowerThanDefault, slowerThanDefault},
+            {kFailedChosen, failedChosen},
+            {kPickOverDefault, geomeanPickOverDefault},
+            {kFastestOverDefault, geomeanBestOverDefault}};
+}
+
+KernelConfigEvaluation KernelConfigEvaluation::fromJson(const nlohmann::json &j, const std::string &where) {
+    if (!j.is_object())
+        throw InvalidInput(fmt::format("{}: must be an object", where));
+    KernelConfigEvaluation e;
+    e.kernels = countField(j, kKernels, where);
+    e.fixed = countField(j, kFixed, where);
+    e.withinThreePercent = int(std::lround(ratioField(j, kWithin3, where) * e.kernels));
+    e.slowerThanDefault = countField(j, kSlowerThanDefault, where);
+    e.failedChosen = countField(j, kFailedChosen, where);
+    e.geomeanPickOverDefault = ratioField(j, kPickOverDefault, where);
+    e.geomeanBestOverDefault = ratioField(j, kFastestOverDefault, where);
+    return e;
 }
 
 nlohmann::json FormEvaluation::toJson() const {
-    return {{"sites", sites},
-            {"decomposed", decomposed},
-            {"faster_form_chosen", sites ? double(faster) / sites : 0.0},
-            {"over_10_percent_slower_than_library", slowerThanLibrary},
-            {"geomean_pick_over_library", geomeanPickOverLibrary},
-            {"geomean_faster_over_library", geomeanBestOverLibrary}};
+    return {{kSites, sites},
+            {kDecomposed, decomposed},
+            {kFasterForm, sites ? double(faster) / sites : 0.0},
+            {kSlowerThanLibrary, slowerThanLibrary},
+            {kPickOverLibrary, geomeanPickOverLibrary},
+            {kFasterOverLibrary, geomeanBestOverLibrary}};
+}
+
+FormEvaluation FormEvaluation::fromJson(const nlohmann::json &j, const std::string &where) {
+    if (!j.is_object())
+        throw InvalidInput(fmt::format("{}: must be an object", where));
+    FormEvaluation e;
+    e.sites = countField(j, kSites, where);
+    e.decomposed = countField(j, kDecomposed, where);
+    e.faster = int(std::lround(ratioField(j, kFasterForm, where) * e.sites));
+    e.slowerThanLibrary = countField(j, kSlowerThanLibrary, where);
+    e.geomeanPickOverLibrary = ratioField(j, kPickOverLibrary, where);
+    e.geomeanBestOverLibrary = ratioField(j, kFasterOverLibrary, where);
+    return e;
 }
 
 KernelConfigEvaluation evaluateKernelConfigs(const KernelConfigModel &model,
@@ -132,9 +190,125 @@ nlohmann::json evaluateByFamily(const DecisionData &data, double kernelMargin, d
     pooledK.geomeanBestOverDefault = geomean(kBest, pooledK.kernels);
     pooledF.geomeanPickOverLibrary = geomean(fPick, pooledF.sites);
     pooledF.geomeanBestOverLibrary = geomean(fBest, pooledF.sites);
-    kernels["all"] = pooledK.toJson();
-    forms["all"] = pooledF.toJson();
-    return {{"kernel_config", kernels}, {"small_m_form", forms}};
+    kernels[kAllFamilies] = pooledK.toJson();
+    forms[kAllFamilies] = pooledF.toJson();
+    return {{std::string(toString(DecisionKind::KernelConfig)), kernels},
+            {std::string(toString(DecisionKind::SmallMForm)), forms}};
+}
+
+TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, double formMargin,
+                                const std::vector<std::string> &formOps) {
+    TrainedDecisions t{KernelConfigModel::build(data.kernels), SmallMFormModel::build(data.sites, 4, formOps),
+                       evaluateByFamily(data, kernelMargin, formMargin, formOps)};
+    const std::string kernelKey(toString(DecisionKind::KernelConfig)),
+        formKey(toString(DecisionKind::SmallMForm));
+    t.kernelConfigHeldOut = KernelConfigEvaluation::fromJson(t.heldOut[kernelKey][kAllFamilies], "held out");
+    t.smallMFormHeldOut = FormEvaluation::fromJson(t.heldOut[formKey][kAllFamilies], "held out");
+    t.section = nlohmann::json::object();
+    if (t.kernelConfig.kernels() > 0) {
+        auto &k = t.section[kernelKey] = t.kernelConfig.toJson();
+        k["margin"] = kernelMargin;
+        k[kHeldOut] = t.heldOut[kernelKey];
+    }
+    if (t.smallMForm.sites() > 0) {
+        auto &f = t.section[formKey] = t.smallMForm.toJson();
+        f["margin"] = formMargin;
+        f[kHeldOut] = t.heldOut[formKey];
+    }
+    std::set<std::string> families;
+    for (const auto &m : data.kernels)
+        families.insert(m.family);
+    for (const auto &m : data.sites)
+        families.insert(m.family);
+    const std::string gpu = !data.kernels.empty() ? data.kernels[0].gpu
+                            : !data.sites.empty() ? data.sites[0].gpu
+                                                  : "";
+    t.section["trained_on"] = {
+        {"gpu", gpu}, {"families", families}, {"kernels", data.kernels.size()}, {"sites", data.sites.size()}};
+    return t;
+}
+
+nlohmann::json DecisionLinesEvaluation::toJson() const {
+    nlohmann::json out = nlohmann::json::object();
+    if (kernelConfig)
+        out[std::string(toString(DecisionKind::KernelConfig))] = kernelConfig->toJson();
+    if (smallMForm) {
+        auto &f = out[std::string(toString(DecisionKind::SmallMForm))] = smallMForm->toJson();
+        f[kNotMeasured] = sitesOfOpsNotMeasured;
+    }
+    return out;
+}
+
+DecisionLinesEvaluation evaluateDecisionLines(const DecisionModels &models, const DecisionData &data) {
+    DecisionLinesEvaluation out;
+    if (models.kernelConfig && !data.kernels.empty())
+        out.kernelConfig =
+            evaluateKernelConfigs(*models.kernelConfig, data.kernels, models.kernelConfigMargin);
+    if (models.smallMForm && !data.sites.empty()) {
+        std::vector<MeasuredSite> covered;
+        for (const auto &s : data.sites)
+            if (models.smallMForm->covers(s.site.op))
+                covered.push_back(s);
+        out.sitesOfOpsNotMeasured = data.sites.size() - covered.size();
+        out.smallMForm = evaluateForms(*models.smallMForm, covered, models.formMargin);
+    }
+    return out;
+}
+
+DecisionFigures figuresOf(const KernelConfigEvaluation &e, std::string scope) {
+    DecisionFigures f;
+    f.kind = DecisionKind::KernelConfig;
+    f.scope = std::move(scope);
+    f.judged = e.kernels;
+    f.changed = e.fixed;
+    f.goodShare = e.kernels ? double(e.withinThreePercent) / e.kernels : 0.0;
+    f.muchSlower = e.slowerThanDefault;
+    f.failedChosen = e.failedChosen;
+    f.pickOverDefault = e.geomeanPickOverDefault;
+    f.bestOverDefault = e.geomeanBestOverDefault;
+    return f;
+}
+
+DecisionFigures figuresOf(const FormEvaluation &e, std::string scope) {
+    DecisionFigures f;
+    f.kind = DecisionKind::SmallMForm;
+    f.scope = std::move(scope);
+    f.judged = e.sites;
+    f.changed = e.decomposed;
+    f.goodShare = e.sites ? double(e.faster) / e.sites : 0.0;
+    f.muchSlower = e.slowerThanLibrary;
+    f.pickOverDefault = e.geomeanPickOverLibrary;
+    f.bestOverDefault = e.geomeanBestOverLibrary;
+    return f;
+}
+
+std::vector<DecisionFigures> heldOutFigures(const nlohmann::json &manifest) {
+    std::vector<DecisionFigures> out;
+    const auto d = manifest.find("decisions");
+    if (d == manifest.end())
+        return out;
+    // Families in the manifest's (alphabetical) order, the pooled figures last.
+    auto add = [&](DecisionKind kind, auto read) {
+        const std::string name(toString(kind));
+        const auto model = d->find(name);
+        if (model == d->end())
+            return;
+        const auto held = model->find(kHeldOut);
+        if (held == model->end())
+            return;
+        const std::string where = fmt::format("manifest decisions.{}.{}", name, kHeldOut);
+        if (!held->is_object())
+            throw InvalidInput(fmt::format("{}: must be an object", where));
+        for (const auto &[family, figures] : held->items())
+            if (family != kAllFamilies)
+                out.push_back(figuresOf(read(figures, where + "." + family), family));
+        if (held->contains(kAllFamilies))
+            out.push_back(figuresOf(read(held->at(kAllFamilies), where + "." + kAllFamilies),
+                                    std::string("all families")));
+    };
+    add(DecisionKind::KernelConfig, KernelConfigEvaluation::fromJson);
+    add(DecisionKind::SmallMForm, FormEvaluation::fromJson);
+    return out;
 }
 
 } // namespace diode

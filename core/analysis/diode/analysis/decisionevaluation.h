@@ -1,9 +1,11 @@
 #pragma once
 
+#include "diode/infer/decision.h"
 #include "diode/infer/decisionmodel.h"
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,8 @@ struct KernelConfigEvaluation {
     double geomeanPickOverDefault = 1;
     double geomeanBestOverDefault = 1;
     nlohmann::json toJson() const;
+    /// Reads toJson()'s object back; throws InvalidInput naming `where` and the field.
+    static KernelConfigEvaluation fromJson(const nlohmann::json &j, const std::string &where);
 };
 
 /// How the small-M form decision did on measured sites it was not built from.
@@ -32,6 +36,7 @@ struct FormEvaluation {
     double geomeanPickOverLibrary = 1;
     double geomeanBestOverLibrary = 1;
     nlohmann::json toJson() const;
+    static FormEvaluation fromJson(const nlohmann::json &j, const std::string &where);
 };
 
 KernelConfigEvaluation evaluateKernelConfigs(const KernelConfigModel &model,
@@ -44,5 +49,50 @@ FormEvaluation evaluateForms(const SmallMFormModel &model, const std::vector<Mea
 /// `formOps`: the ops the form model is built from (empty: all); sites of other ops are not judged.
 nlohmann::json evaluateByFamily(const DecisionData &data, double kernelMargin, double formMargin,
                                 const std::vector<std::string> &formOps = {});
+
+/// The decision models built from measured kernel and site lines, with their figures held out by
+/// family and the manifest section that carries them (manifest "decisions", docs/PACKAGE.md).
+struct TrainedDecisions {
+    KernelConfigModel kernelConfig;
+    SmallMFormModel smallMForm;
+    nlohmann::json heldOut;                     ///< evaluateByFamily's
+    KernelConfigEvaluation kernelConfigHeldOut; ///< all families pooled
+    FormEvaluation smallMFormHeldOut;
+    nlohmann::json section; ///< a kind without data is absent from it
+};
+TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, double formMargin,
+                                const std::vector<std::string> &formOps);
+
+/// A package's decisions beside the GEMM kernel judged on measured kernel and site lines, with the
+/// package's own margins: what `diode eval --decision-lines` prints and the Validate page's
+/// Decisions tab shows. A kind is absent when the package has no model of it or the lines no
+/// measurement for it; sites of ops the form model was not measured for keep the library kernel
+/// in the plugin and are counted apart, not judged.
+struct DecisionLinesEvaluation {
+    std::optional<KernelConfigEvaluation> kernelConfig;
+    std::optional<FormEvaluation> smallMForm;
+    size_t sitesOfOpsNotMeasured = 0;
+    nlohmann::json toJson() const;
+};
+DecisionLinesEvaluation evaluateDecisionLines(const DecisionModels &models, const DecisionData &data);
+
+/// One decision kind's figures on one scope, as a table shows them side by side for both kinds.
+struct DecisionFigures {
+    DecisionKind kind = DecisionKind::KernelConfig;
+    std::string scope; ///< the model family held out, "all families", or the lines judged
+    int judged = 0;    ///< kernels or sites
+    int changed = 0;   ///< given a configuration / decomposed
+    /// Kernel configs: the pick within 3 % of the fastest measured; forms: the faster form picked.
+    double goodShare = 0;
+    int muchSlower = 0;   ///< the pick more than 10 % slower than Inductor's default / the library kernel
+    int failedChosen = 0; ///< kernel configs only
+    double pickOverDefault = 1, bestOverDefault = 1; ///< geometric means; forms: over the library kernel
+};
+DecisionFigures figuresOf(const KernelConfigEvaluation &e, std::string scope);
+DecisionFigures figuresOf(const FormEvaluation &e, std::string scope);
+/// The figures a package was trained with, each family held out in turn and then all of them
+/// pooled (its manifest's "decisions", as `diode train-decisions` writes them); empty when the
+/// package has no decision models. Throws InvalidInput naming the field of a malformed section.
+std::vector<DecisionFigures> heldOutFigures(const nlohmann::json &manifest);
 
 } // namespace diode

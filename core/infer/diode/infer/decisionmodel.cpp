@@ -178,6 +178,16 @@ DecisionData readDecisionData(const std::string &path) {
     return data;
 }
 
+DecisionData readDecisionData(const std::vector<std::string> &paths) {
+    DecisionData data;
+    for (const auto &path : paths) {
+        DecisionData d = readDecisionData(path);
+        data.kernels.insert(data.kernels.end(), d.kernels.begin(), d.kernels.end());
+        data.sites.insert(data.sites.end(), d.sites.begin(), d.sites.end());
+    }
+    return data;
+}
+
 KernelConfigModel KernelConfigModel::build(const std::vector<MeasuredKernel> &kernels, int k) {
     KernelConfigModel m;
     m.m_neighbours = k;

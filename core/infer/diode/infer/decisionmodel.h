@@ -42,6 +42,8 @@ struct DecisionData {
     std::vector<MeasuredSite> sites;
 };
 DecisionData readDecisionData(const std::string &path);
+/// The lines of several files, in order; the first bad line throws, naming its file and line.
+DecisionData readDecisionData(const std::vector<std::string> &paths);
 
 /// Predicts a configuration's time relative to Inductor's default launch of the same kernel from
 /// the nearest measured (kernel, configuration) rows: a row's distance is its kernel's (kernel

@@ -1,0 +1,209 @@
+#include "validate/decisionpanel.h"
+
+#include "common/messagelabel.h"
+#include "common/sortabletable.h"
+
+#include "diode/infer/decision.h"
+#include "diode/infer/modelpackage.h"
+
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace {
+
+enum Column { Kind, Scope, Judged, Changed, Good, MuchSlower, FailedChosen, Pick, Fastest, Columns };
+
+QString kindText(diode::DecisionKind kind) {
+    switch (kind) {
+    case diode::DecisionKind::KernelConfig:
+        return DecisionPanel::tr("Kernel config");
+    case diode::DecisionKind::SmallMForm:
+        return DecisionPanel::tr("Small-M form");
+    case diode::DecisionKind::GemmKernel:
+        break;
+    }
+    return DecisionPanel::tr("GEMM kernel");
+}
+
+QStandardItem *cell(const QString &text, const QVariant &sortKey, const QString &tip = {}) {
+    auto *item = new QStandardItem(text);
+    item->setData(sortKey, Qt::UserRole);
+    item->setEditable(false);
+    if (!tip.isEmpty())
+        item->setToolTip(tip);
+    if (sortKey.typeId() != QMetaType::QString)
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return item;
+}
+
+QList<QStandardItem *> rowOf(const diode::DecisionFigures &f) {
+    const bool kernels = f.kind == diode::DecisionKind::KernelConfig;
+    const QString baseline =
+        kernels ? DecisionPanel::tr("Inductor's default") : DecisionPanel::tr("the library kernel");
+    QList<QStandardItem *> row;
+    row << cell(kindText(f.kind), kindText(f.kind))
+        << cell(QString::fromStdString(f.scope), QString::fromStdString(f.scope))
+        << cell(QString::number(f.judged), f.judged)
+        << cell(QString::number(f.changed), f.changed,
+                kernels ? DecisionPanel::tr("kernels given a configuration rather than Inductor's default")
+                        : DecisionPanel::tr(
+                              "sites given the multiply-and-sum form rather than the library kernel"))
+        << cell(QStringLiteral("%1 %").arg(100.0 * f.goodShare, 0, 'f', 1), f.goodShare,
+                kernels ? DecisionPanel::tr("the pick within 3 % of the fastest configuration measured")
+                        : DecisionPanel::tr("the faster of the two measured forms picked"))
+        << cell(QString::number(f.muchSlower), f.muchSlower,
+                DecisionPanel::tr("picks more than 10 % slower than %1").arg(baseline))
+        << cell(kernels ? QString::number(f.failedChosen) : QStringLiteral("–"), f.failedChosen,
+                DecisionPanel::tr(
+                    "configurations chosen that had failed to compile, run or match the default's output"))
+        << cell(QStringLiteral("%1×").arg(f.pickOverDefault, 0, 'f', 3), f.pickOverDefault,
+                DecisionPanel::tr("the picks' time over %1's, geometric mean").arg(baseline))
+        << cell(
+               QStringLiteral("%1×").arg(f.bestOverDefault, 0, 'f', 3), f.bestOverDefault,
+               DecisionPanel::tr("the fastest measured over %1's, geometric mean: the best any pick could do")
+                   .arg(baseline));
+    return row;
+}
+
+} // namespace
+
+DecisionPanel::DecisionPanel(QWidget *parent)
+    : QWidget(parent)
+    , m_about(new QLabel(this))
+    , m_judge(new QPushButton(tr("Judge on measured lines…"), this))
+    , m_message(new MessageLabel(this))
+    , m_model(new QStandardItemModel(0, Columns, this)) {
+    setObjectName(QStringLiteral("decisionPanel"));
+    m_about->setWordWrap(true);
+    m_about->setObjectName(QStringLiteral("decisionAbout"));
+    m_judge->setObjectName(QStringLiteral("judgeDecisionLines"));
+    m_judge->setToolTip(
+        tr("Judge the package's decisions on kernel and site lines that `diode sweep-kernels` "
+           "measured (JSON lines), as `diode eval --decision-lines` does"));
+    m_model->setHorizontalHeaderLabels({tr("Decision"), tr("Held out / lines"), tr("Judged"), tr("Changed"),
+                                        tr("Good pick"), tr("> 10 % slower"), tr("Failed chosen"),
+                                        tr("Pick / default"), tr("Fastest / default")});
+    m_view = makeSortableTable(m_model, QStringLiteral("decisionTable"), this);
+    m_view->sortByColumn(-1, Qt::AscendingOrder); // as added: families, all pooled, then lines judged
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_about, 1);
+    top->addWidget(m_judge, 0, Qt::AlignTop);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(m_message);
+    layout->addWidget(m_view, 1);
+    connect(m_judge, &QPushButton::clicked, this, &DecisionPanel::chooseLines);
+    setPackage({});
+}
+
+void DecisionPanel::setPackage(const QString &path) {
+    m_package = path;
+    m_model->removeRows(0, m_model->rowCount());
+    m_message->showMessage({}, false);
+    m_judge->setEnabled(false);
+    if (path.isEmpty()) {
+        m_about->setText(tr("Choose a model to see its decisions beside the GEMM kernel."));
+        m_jobs.cancel();
+        emit shown();
+        return;
+    }
+    m_about->setText(tr("Reading %1…").arg(QFileInfo(path).fileName()));
+    m_jobs.start([this, path](const AsyncJobs::Job &job) {
+        std::vector<diode::DecisionFigures> rows;
+        QString error;
+        bool any = false;
+        try {
+            const auto manifest = diode::ModelPackage::load(path.toStdString()).manifest();
+            const auto models = diode::DecisionModels::fromManifest(manifest);
+            any = models.kernelConfig || models.smallMForm;
+            rows = diode::heldOutFigures(manifest);
+        } catch (const std::exception &e) {
+            error = QString::fromStdString(e.what());
+        }
+        job.post([this, path, rows, error, any] {
+            const QString name = QFileInfo(path).fileName();
+            if (!error.isEmpty()) {
+                m_about->setText(tr("%1: its decisions cannot be shown.").arg(name));
+                m_message->showMessage(error, true);
+            } else if (!any) {
+                m_about->setText(
+                    tr("%1 carries no decision models beside the GEMM kernel: with it the plugin "
+                       "leaves kernel configurations and small-M forms to Inductor. "
+                       "`diode train-decisions` adds them from measured kernel and site lines.")
+                        .arg(name));
+            } else {
+                m_about->setText(
+                    tr("%1: each model family held out in turn (the models built from the other "
+                       "families, judged on it), then all pooled, as recorded when the decisions "
+                       "were trained. A kernel config is good within 3 % of the fastest measured; "
+                       "a form is good when it is the faster of the two.")
+                        .arg(name));
+                m_judge->setEnabled(true);
+                addRows(rows);
+            }
+            emit shown();
+        });
+    });
+}
+
+void DecisionPanel::chooseLines() {
+    const QStringList paths = QFileDialog::getOpenFileNames(
+        this, tr("Measured kernel and site lines"), {}, tr("Kernel and site lines (*.jsonl);;All files (*)"));
+    if (!paths.isEmpty())
+        judgeLines(paths);
+}
+
+void DecisionPanel::judgeLines(const QStringList &paths) {
+    if (m_package.isEmpty())
+        return;
+    m_message->showMessage(tr("Judging on %n file(s)…", nullptr, int(paths.size())), false);
+    const QString package = m_package;
+    m_jobs.start([this, package, paths](const AsyncJobs::Job &job) {
+        std::vector<diode::DecisionFigures> rows;
+        QString error, note;
+        try {
+            std::vector<std::string> files;
+            QStringList names;
+            for (const auto &p : paths) {
+                files.push_back(p.toStdString());
+                names << QFileInfo(p).fileName();
+            }
+            const auto models = diode::DecisionModels::fromManifest(
+                diode::ModelPackage::load(package.toStdString()).manifest());
+            const auto e = diode::evaluateDecisionLines(models, diode::readDecisionData(files));
+            const std::string scope = names.join(QStringLiteral(", ")).toStdString();
+            if (e.kernelConfig)
+                rows.push_back(diode::figuresOf(*e.kernelConfig, scope));
+            if (e.smallMForm)
+                rows.push_back(diode::figuresOf(*e.smallMForm, scope));
+            if (rows.empty())
+                note = tr("%1 holds no kernel or site this package has a model of.").arg(names.join(", "));
+            else if (e.sitesOfOpsNotMeasured)
+                note = tr("%n site(s) of ops the form model was not measured for are not judged: the plugin "
+                          "keeps the library kernel there.",
+                          nullptr, int(e.sitesOfOpsNotMeasured));
+        } catch (const std::exception &e) {
+            error = QString::fromStdString(e.what());
+        }
+        job.post([this, rows, error, note] {
+            if (!error.isEmpty())
+                m_message->showMessage(error, true);
+            else
+                m_message->showMessage(note, false);
+            addRows(rows);
+            emit shown();
+        });
+    });
+}
+
+void DecisionPanel::addRows(const std::vector<diode::DecisionFigures> &rows) {
+    for (const auto &f : rows)
+        m_model->appendRow(rowOf(f));
+}

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "common/asyncjobs.h"
+
+#include "diode/analysis/decisionevaluation.h"
+
+#include <QStringList>
+#include <QWidget>
+
+class MessageLabel;
+class QLabel;
+class QPushButton;
+class QStandardItemModel;
+class QTableView;
+
+/// The Validate page's Decisions tab: how a package's decisions beside the GEMM kernel (each
+/// pointwise or reduction kernel's launch configuration, and the form of a small-M GEMM or of
+/// attention at one query token) did on kernels and sites of model families they were not built
+/// from, as the package recorded it when it was trained, and, on demand, on measured kernel and
+/// site lines the user opens, judged as `diode eval --decision-lines` judges them.
+class DecisionPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit DecisionPanel(QWidget *parent = nullptr);
+
+    /// Shows the held-out figures of the package at `path` (none: an empty table and why).
+    void setPackage(const QString &path);
+    /// Judges the package on the kernel and site lines of `paths` and adds their rows.
+    void judgeLines(const QStringList &paths);
+    const QString &package() const { return m_package; }
+    QStandardItemModel *model() const { return m_model; }
+    /// Waits for the reading or judging under way (tests).
+    void waitForDone() { m_jobs.waitForDone(); }
+
+signals:
+    /// The table holds what was asked for, or the error under it says why not.
+    void shown();
+
+private:
+    void chooseLines();
+    void addRows(const std::vector<diode::DecisionFigures> &rows);
+
+    QString m_package;
+    QLabel *m_about;
+    QPushButton *m_judge;
+    MessageLabel *m_message;
+    QStandardItemModel *m_model;
+    QTableView *m_view;
+    AsyncJobs m_jobs{this};
+};
