@@ -4,6 +4,8 @@
 
 #include <QWidget>
 
+#include <memory>
+
 class CandidateModel;
 class CurvePlot;
 class MetricsModel;
@@ -18,6 +20,10 @@ class QTabWidget;
 class QTableView;
 class TimingMethodBox;
 class WorkbenchState;
+
+namespace Ui {
+class ValidatePage;
+}
 
 /// Validate: predicted against measured for every candidate (log-log, coloured by op or dtype,
 /// hover names the problem and config, a click opens the problem with its candidates ranked by
@@ -91,6 +97,7 @@ private:
     WorkbenchState *m_state;
     ModelList *m_models;
     ValidationWorker *m_worker;
+    std::unique_ptr<Ui::ValidatePage> m_ui; ///< the page's widgets (validatepage.ui)
     ValidationResult m_result;
     std::vector<uint32_t> m_problemOf; ///< candidate -> problem of m_result
     bool m_stale = true;
