@@ -9,6 +9,7 @@
 #include "sweep/planform.h"
 #include "sweep/slurmjobs.h"
 #include "sweep/throughputplot.h"
+#include "ui_sweeprunpanel.h"
 
 #include "diode/analysis/wording.h"
 #include "diode/config.h"
@@ -24,9 +25,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
-#include <QGridLayout>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -73,6 +72,7 @@ SweepPage::SweepPage(WorkbenchState *state, QWidget *parent)
     , m_estimator(new PlanEstimator(this))
     , m_failed(new FailedProblemsModel(this))
     , m_form(new PlanForm(this))
+    , m_runUi(std::make_unique<Ui::SweepRunPanel>())
     , m_slurmJobs(new SlurmJobs(this))
     , m_estimateDelay(new QTimer(this))
     , m_runsLoader(new AnalysisLoader(this)) {
@@ -241,38 +241,31 @@ QWidget *SweepPage::planEditor() {
 
 QWidget *SweepPage::runPanel() {
     auto *box = new QWidget(this);
-    m_error = new QLabel(box);
-    m_error->setObjectName(QStringLiteral("sweepError"));
-    m_error->setWordWrap(true);
-    m_error->setStyleSheet(QStringLiteral("QLabel { color: #c0392b; font-weight: bold; }"));
-    // A long error (a path, a worker's last words) wraps: it must not push the page past the window.
-    m_error->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_runUi->setupUi(box);
+    // The rest of the page names the panel's widgets by these members.
+    m_error = m_runUi->sweepError;
+    m_backend = m_runUi->backend;
+    m_python = m_runUi->python;
+    m_workers = m_runUi->workersPerGpu;
+    m_gpus = m_runUi->gpus;
+    m_onSlurm = m_runUi->slurmSubmit;
+    m_shards = m_runUi->slurmShards;
+    m_partition = m_runUi->slurmPartition;
+    m_timeLimit = m_runUi->slurmTime;
+    m_slurmState = m_runUi->slurmState;
+    m_databaseLabel = m_runUi->targetDatabase;
+    m_run = m_runUi->runSweep;
+    m_resume = m_runUi->resumeSweep;
+    m_cancel = m_runUi->cancelSweep;
+    m_progress = m_runUi->sweepProgress;
+    m_status = m_runUi->sweepStatus;
+    m_results = m_runUi->results;
+    m_plot = m_runUi->throughputPlot;
+    m_compare = m_runUi->compareRun;
+
     m_error->hide();
-    m_backend = new QComboBox(box);
-    m_backend->setObjectName(QStringLiteral("backend"));
-    m_backend->addItems({"cpu", "inductor"});
-    m_backend->setToolTip(
-        tr("cpu: the reference tiled GEMM timed in-process; inductor: max-autotune on this machine's GPU"));
-    m_python = new QLineEdit(box);
-    m_python->setPlaceholderText(tr("python3 ($DIODE_PYTHON)"));
-    m_python->setToolTip(tr("The interpreter with torch and Triton, for the inductor backend"));
-    m_workers = new QSpinBox(box);
-    m_workers->setObjectName(QStringLiteral("workersPerGpu"));
     m_workers->setRange(diode::SweepSession::kAutoWorkers, diode::SweepSession::kMaxWorkersPerGpu);
-    m_workers->setSuffix(tr(" a GPU"));
-    m_workers->setSpecialValueText(tr("auto"));
-    m_workers->setToolTip(tr("Workers on each GPU compile in parallel and take turns timing; their times are "
-                             "those of one worker alone. Auto: 6 on a 16-core host with one GPU, fewer with "
-                             "fewer cores"));
-    m_gpus = new QLineEdit(box);
-    m_gpus->setObjectName(QStringLiteral("gpus"));
-    m_gpus->setPlaceholderText(tr("the environment's"));
-    m_gpus->setToolTip(tr("'all', or GPUs as CUDA_VISIBLE_DEVICES names them (0,1,3); each gets the workers "
-                          "above. They must all be one GPU model."));
-    // Slurm: what `diode sweep --slurm` does, offered where sbatch is on the PATH.
     const QString sbatch = SlurmJobs::sbatch();
-    m_onSlurm = new QCheckBox(tr("on Slurm"), box);
-    m_onSlurm->setObjectName(QStringLiteral("slurmSubmit"));
     m_onSlurm->setEnabled(!sbatch.isEmpty());
     m_onSlurm->setToolTip(
         sbatch.isEmpty() ? tr("sbatch is not on the PATH: this machine cannot submit to Slurm")
@@ -280,107 +273,9 @@ QWidget *SweepPage::runPanel() {
                               "task one GPU, and a merge job after it into the database; Resume submits "
                               "the unfinished shards again")
                                .arg(sbatch));
-    m_shards = new QSpinBox(box);
-    m_shards->setObjectName(QStringLiteral("slurmShards"));
-    m_shards->setRange(1, 100000);
-    m_shards->setSuffix(tr(" shards"));
-    m_partition = new QLineEdit(box);
-    m_partition->setObjectName(QStringLiteral("slurmPartition"));
-    m_partition->setPlaceholderText(tr("the default"));
-    m_timeLimit = new QLineEdit(box);
-    m_timeLimit->setObjectName(QStringLiteral("slurmTime"));
-    m_timeLimit->setPlaceholderText(tr("the partition's"));
-    m_timeLimit->setToolTip(tr("sbatch --time for each task, e.g. 02:00:00"));
-    m_slurmState = new QPlainTextEdit(box);
-    m_slurmState->setObjectName(QStringLiteral("slurmState"));
-    m_slurmState->setReadOnly(true);
-    m_slurmState->setPlaceholderText(
-        tr("A sweep submitted to Slurm shows its shards here: each store's progress "
-           "and the job's state (squeue, sacct), then the merge."));
-    m_databaseLabel = new QLabel(box);
-    m_databaseLabel->setObjectName(QStringLiteral("targetDatabase"));
-    auto *chooseDb = new QPushButton(tr("Database…"), box);
-    m_run = new QPushButton(tr("&Run"), box);
-    m_run->setObjectName(QStringLiteral("runSweep"));
-    m_run->setToolTip(tr("Ctrl+R"));
-    m_resume = new QPushButton(tr("Resume"), box);
-    m_resume->setToolTip(tr("Continue the newest unfinished run of the database (Ctrl+Shift+R)"));
-    m_cancel = new QPushButton(tr("Cancel"), box);
-    m_cancel->setToolTip(tr("Esc; the run stays resumable"));
-    m_cancel->setEnabled(false);
-    m_progress = new QProgressBar(box);
-    m_progress->setObjectName(QStringLiteral("sweepProgress"));
-    m_progress->setFormat(tr("%v / %m problems"));
-    m_progress->setRange(0, 1); // the plan's size once it is counted (showEstimate)
-    m_progress->setValue(0);
-    m_progress->setTextVisible(false);
-    m_status = new QLabel(tr("No sweep running."), box);
-    m_status->setObjectName(QStringLiteral("sweepStatus"));
-    m_status->setWordWrap(true);
-    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    m_plot = new ThroughputPlot(box);
-    m_plot->setObjectName(QStringLiteral("throughputPlot"));
-    auto *failedView = new QTableView(box);
-    failedView->setObjectName(QStringLiteral("failedView"));
-    failedView->setModel(m_failed);
-    failedView->horizontalHeader()->setStretchLastSection(true);
-    failedView->setWordWrap(false);
-    addTableExport(failedView, QStringLiteral("failed-problems"));
-    // Another run of the database under the live points (Nsight's and TensorBoard's overlay of runs).
-    m_compare = new QComboBox(box);
-    m_compare->setObjectName(QStringLiteral("compareRun"));
-    m_compare->setToolTip(tr("A run of the open database drawn under this sweep's points, as grey rings"));
-    m_compare->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_compare->setMinimumContentsLength(20);
-    auto *throughput = new QWidget(box);
-    auto *tl = new QVBoxLayout(throughput);
-    tl->setContentsMargins(0, 0, 0, 0);
-    auto *compareRow = new QHBoxLayout;
-    compareRow->addWidget(new QLabel(tr("Compare with"), box));
-    compareRow->addWidget(m_compare, 1);
-    tl->addLayout(compareRow);
-    tl->addWidget(m_plot, 1);
+    m_runUi->failedView->setModel(m_failed);
+    addTableExport(m_runUi->failedView, QStringLiteral("failed-problems"));
     connect(m_compare, &QComboBox::currentIndexChanged, this, &SweepPage::drawOverlay);
-    m_results = new QTabWidget(box);
-    m_results->addTab(throughput, tr("Throughput"));
-    m_results->addTab(failedView, tr("Failed problems (0)"));
-    m_results->addTab(m_slurmState, tr("Slurm"));
-
-    // A grid of labelled fields: in one row at 1280 px their placeholders were cut ("p…", "GPUs: th…").
-    auto *settings = new QGridLayout;
-    settings->addWidget(new QLabel(tr("Backend"), box), 0, 0);
-    settings->addWidget(m_backend, 0, 1);
-    settings->addWidget(new QLabel(tr("Python"), box), 0, 2);
-    settings->addWidget(m_python, 0, 3);
-    settings->addWidget(new QLabel(tr("Workers"), box), 1, 0);
-    settings->addWidget(m_workers, 1, 1);
-    settings->addWidget(new QLabel(tr("GPUs"), box), 1, 2);
-    settings->addWidget(m_gpus, 1, 3);
-    auto *databaseRow = new QHBoxLayout;
-    databaseRow->addWidget(m_databaseLabel, 1);
-    databaseRow->addWidget(chooseDb);
-    settings->addLayout(databaseRow, 2, 0, 1, 4);
-    settings->addWidget(m_onSlurm, 3, 0);
-    settings->addWidget(m_shards, 3, 1);
-    auto *slurm = new QHBoxLayout;
-    slurm->addWidget(new QLabel(tr("Partition"), box));
-    slurm->addWidget(m_partition, 1);
-    slurm->addWidget(new QLabel(tr("Time a task"), box));
-    slurm->addWidget(m_timeLimit, 1);
-    settings->addLayout(slurm, 3, 2, 1, 2);
-    settings->setColumnStretch(3, 1);
-    auto *buttons = new QHBoxLayout;
-    buttons->addWidget(m_run);
-    buttons->addWidget(m_resume);
-    buttons->addWidget(m_cancel);
-    buttons->addWidget(m_progress, 1);
-    auto *layout = new QVBoxLayout(box);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_error);
-    layout->addLayout(settings);
-    layout->addLayout(buttons);
-    layout->addWidget(m_status);
-    layout->addWidget(m_results, 1);
 
     // The interpreter, workers and GPUs are the inductor backend's (the cpu backend has none);
     // Slurm's fields matter only when it is on, and there the GPUs are the ones Slurm gives.
@@ -410,7 +305,7 @@ QWidget *SweepPage::runPanel() {
         sweepEnded(tr("Slurm sweep not followed any further."));
     });
     connect(m_slurmJobs, &SlurmJobs::states, this, &SweepPage::showSlurmStates);
-    connect(chooseDb, &QPushButton::clicked, this, [this] {
+    connect(m_runUi->chooseDatabase, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Database for sweeps"), m_database,
                                                           tr("Diode databases (*.db)"), nullptr,
                                                           QFileDialog::DontConfirmOverwrite);

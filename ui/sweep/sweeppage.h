@@ -6,6 +6,8 @@
 
 #include <QWidget>
 
+#include <memory>
+
 class FailedProblemsModel;
 class PlanForm;
 class QCheckBox;
@@ -20,6 +22,10 @@ class QTabWidget;
 class QTimer;
 class ThroughputPlot;
 class WorkbenchState;
+
+namespace Ui {
+class SweepRunPanel;
+}
 
 /// Designs, runs, cancels and resumes sweeps: a plan form and the plan's JSON, the problem
 /// count and estimated duration, then progress, rate, ETA, a live TFLOP/s plot and the failed
@@ -92,6 +98,7 @@ private:
     PlanEstimator *m_estimator;
     FailedProblemsModel *m_failed;
     PlanForm *m_form;
+    std::unique_ptr<Ui::SweepRunPanel> m_runUi; ///< the run panel's widgets (sweeprunpanel.ui)
     QPlainTextEdit *m_plan;
     QString m_planPath;
     QString m_planDir;

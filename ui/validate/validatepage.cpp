@@ -10,6 +10,7 @@
 #include "common/seriescolours.h"
 #include "common/timingmethodbox.h"
 #include "common/workbenchstate.h"
+#include "ui_validatepage.h"
 #include "validate/candidatemodel.h"
 #include "validate/decisionpanel.h"
 #include "validate/predictionscatter.h"
@@ -22,7 +23,6 @@
 #include <QDateTime>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QProgressBar>
@@ -34,7 +34,6 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolTip>
-#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -86,129 +85,56 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     , m_state(state)
     , m_models(ModelList::of(state))
     , m_worker(new ValidationWorker(this))
-    , m_modelA(new QComboBox(this))
-    , m_modelB(new QComboBox(this))
-    , m_problems(new QComboBox(this))
-    , m_colourBy(new QComboBox(this))
-    , m_method(new TimingMethodBox(this))
-    , m_run(new QPushButton(tr("&Validate"), this))
-    , m_cancel(new QPushButton(tr("Cancel"), this))
-    , m_progress(new QProgressBar(this))
-    , m_status(new QLabel(this))
-    , m_error(new QLabel(this))
-    , m_problemTitle(new QLabel(tr("Click a point to open its problem."), this))
-    , m_scope(new QLabel(this))
-    , m_split(new QSplitter(Qt::Vertical, this))
-    , m_topSplit(new QSplitter(Qt::Horizontal, this))
-    , m_scatterA(new PredictionScatter(this))
-    , m_scatterB(new PredictionScatter(this))
+    , m_ui(std::make_unique<Ui::ValidatePage>())
     , m_histogram(new CurvePlot(tr("ln(predicted / measured)"), tr("candidates"), this))
     , m_cdf(new CurvePlot(
           tr("% slower than the best candidate (time of the pick / best time − 1; ≤ %1 %: a hit)")
               .arg(kSlowerFloor),
           tr("share of problems ≤ x"), this))
-    , m_bottomTabs(new QTabWidget(this))
-    , m_curveTabs(new QTabWidget(this))
     , m_metrics(new MetricsModel(this))
-    , m_candidates(new CandidateModel(this))
-    , m_decisions(new DecisionPanel(this)) {
-    setObjectName(QStringLiteral("validatePage"));
-    m_modelA->setObjectName(QStringLiteral("modelA"));
-    m_modelB->setObjectName(QStringLiteral("modelB"));
-    m_modelA->setToolTip(tr("The model to validate"));
-    m_modelB->setToolTip(tr("A second model to show side by side"));
-    m_colourBy->addItems({tr("op"), tr("dtype")});
-    // Long model and file names elide instead of widening the window (two models side by side).
-    for (QComboBox *box : {m_modelA, m_modelB, m_problems}) {
-        box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        box->setMinimumContentsLength(box == m_problems ? 24 : 30);
-    }
-    m_problems->setObjectName(QStringLiteral("problemSource"));
-    m_problemTitle->setObjectName(QStringLiteral("validateProblemTitle"));
-    m_problems->setToolTip(
-        tr("Problems to validate on: those of the open database the model never trained on, all of "
-           "them, or problem JSON lines with timings"));
+    , m_candidates(new CandidateModel(this)) {
+    m_ui->setupUi(this);
+    // The rest of the page names its widgets by these members.
+    m_modelA = m_ui->modelA;
+    m_modelB = m_ui->modelB;
+    m_problems = m_ui->problemSource;
+    m_colourBy = m_ui->colourBy;
+    m_method = m_ui->timingMethod;
+    m_run = m_ui->runValidation;
+    m_cancel = m_ui->cancelValidation;
+    m_progress = m_ui->validateProgress;
+    m_status = m_ui->validateStatus;
+    m_error = m_ui->validateError;
+    m_problemTitle = m_ui->validateProblemTitle;
+    m_scope = m_ui->validateScope;
+    m_split = m_ui->validateSplit;
+    m_topSplit = m_ui->validateTopSplit;
+    m_scatterA = m_ui->scatterA;
+    m_scatterB = m_ui->scatterB;
+    m_bottomTabs = m_ui->bottomTabs;
+    m_curveTabs = m_ui->curveTabs;
+
+    m_error->hide();
+    m_scatterB->hide();
     m_cdf->setFixedYRange(0, 1.02); // a share of problems
     m_cdf->setLogX();               // its legend is below the axes, as every curve plot's (CurvePlot)
     m_cdf->setObjectName(QStringLiteral("efficiencyCdf"));
     m_histogram->setObjectName(QStringLiteral("residualHistogram"));
     // The end bins hold everything beyond ±2 (clamped): a margin keeps them off the border (F8).
     m_histogram->setFixedXRange(-2.4, 2.4);
-    m_scatterA->setObjectName(QStringLiteral("scatterA"));
-    m_scatterB->setObjectName(QStringLiteral("scatterB"));
-    auto *browse = new QPushButton(tr("Package…"), this);
-    auto *problemsFile = new QPushButton(tr("Problems…"), this);
-
-    // Two rows: the models compared, each a half of the width (a model's label, name · GPU · times,
-    // was cut at 1280 px beside the problems); then on what, how, and the buttons.
-    auto *models = new QHBoxLayout;
-    models->addWidget(new QLabel(tr("Model"), this));
-    models->addWidget(m_modelA, 1);
-    models->addWidget(new QLabel(tr("vs"), this));
-    models->addWidget(m_modelB, 1);
-    models->addWidget(browse);
-    auto *bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("on"), this));
-    bar->addWidget(m_problems, 1);
-    bar->addWidget(problemsFile);
-    bar->addWidget(new QLabel(tr("Times"), this));
-    bar->addWidget(m_method);
-    bar->addWidget(new QLabel(tr("colour by"), this));
-    bar->addWidget(m_colourBy);
-    bar->addWidget(m_run);
-    bar->addWidget(m_cancel);
-    auto *statusRow = new QHBoxLayout;
-    m_progress->setMaximumWidth(200);
-    m_progress->setTextVisible(false);
-    statusRow->addWidget(m_progress);
-    statusRow->addWidget(m_status, 1);
-    // A long status (two models and where their predictions came from) wraps; it must not widen
-    // the window.
-    m_status->setWordWrap(true);
-    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    m_scope->setObjectName(QStringLiteral("validateScope"));
-    m_scope->setWordWrap(true);
-    m_scope->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    m_error->setStyleSheet(QStringLiteral("color: #d62728; font-weight: bold"));
-    m_error->setWordWrap(true);
-    m_error->setObjectName(QStringLiteral("validateError"));
-    m_error->hide();
-
-    m_curveTabs->setObjectName(QStringLiteral("curveTabs"));
-    m_topSplit->addWidget(m_scatterA);
-    m_topSplit->addWidget(m_scatterB);
-    m_topSplit->addWidget(m_curveTabs);
-    m_scatterB->hide();
-    // Two models side by side share the width; a plot's title must not make the window wider
-    // than the screen.
-    for (QWidget *plot : std::initializer_list<QWidget *>{m_scatterA, m_scatterB, m_curveTabs})
-        plot->setMinimumSize(240, 200);
+    // The two tables (makeSortableTable, as every sortable table of the workbench) are made after the
+    // .ui's widgets, so that Tab reaches them last, after the tabs and the Package… and Problems… buttons.
     m_metricsView = makeSortableTable(m_metrics, QStringLiteral("validationMetrics"), this);
     m_candidateView = makeSortableTable(m_candidates, QStringLiteral("problemCandidates"), this);
-    auto *problemBox = new QWidget(this);
-    auto *pl = new QVBoxLayout(problemBox);
-    pl->setContentsMargins(0, 0, 0, 0);
-    pl->addWidget(m_problemTitle);
-    pl->addWidget(m_candidateView);
-    m_bottomTabs->setObjectName(QStringLiteral("bottomTabs"));
-    m_bottomTabs->addTab(m_metricsView, tr("Metrics"));
-    m_bottomTabs->addTab(problemBox, tr("Problem"));
+    m_bottomTabs->insertTab(0, m_metricsView, tr("Metrics"));
+    m_ui->problemLayout->addWidget(m_candidateView);
+    m_decisions = new DecisionPanel(this);
     m_bottomTabs->addTab(m_decisions, tr("Decisions"));
     m_bottomTabs->setTabToolTip(m_bottomTabs->indexOf(m_decisions),
                                 tr("How model A's kernel-config and small-M form decisions did held out"));
     placeCurves(false);
-    m_split->addWidget(m_topSplit);
-    m_split->addWidget(m_bottomTabs);
     m_split->setStretchFactor(0, 3);
     m_split->setStretchFactor(1, 1);
-
-    auto *layout = new QVBoxLayout(this);
-    layout->addLayout(models);
-    layout->addLayout(bar);
-    layout->addLayout(statusRow);
-    layout->addWidget(m_scope);
-    layout->addWidget(m_error);
-    layout->addWidget(m_split, 1);
     addPlotExport(m_scatterA, QStringLiteral("predicted-vs-measured"));
     addPlotExport(m_scatterB, QStringLiteral("predicted-vs-measured-b"));
     addPlotExport(m_histogram, QStringLiteral("residuals"));
@@ -222,15 +148,12 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     cancelAction->setShortcut(Qt::Key_Escape);
     cancelAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     addAction(cancelAction);
-    m_run->setToolTip(tr("Validate (F5)"));
-    m_cancel->setToolTip(tr("Cancel (Esc)"));
-    m_cancel->setEnabled(false);
     connect(runAction, &QAction::triggered, this, &ValidatePage::validate);
     connect(cancelAction, &QAction::triggered, this, &ValidatePage::cancel);
     connect(m_run, &QPushButton::clicked, this, &ValidatePage::validate);
     connect(m_cancel, &QPushButton::clicked, this, &ValidatePage::cancel);
-    connect(browse, &QPushButton::clicked, this, &ValidatePage::addPackage);
-    connect(problemsFile, &QPushButton::clicked, this, &ValidatePage::chooseProblemsFile);
+    connect(m_ui->browsePackage, &QPushButton::clicked, this, &ValidatePage::addPackage);
+    connect(m_ui->browseProblems, &QPushButton::clicked, this, &ValidatePage::chooseProblemsFile);
     connect(m_colourBy, &QComboBox::currentIndexChanged, this, &ValidatePage::drawScatters);
     // The measured times on screen would be another method's, the predictions another model's.
     for (QComboBox *box : {static_cast<QComboBox *>(m_method), m_modelA, m_modelB, m_problems})

@@ -4,6 +4,8 @@
 
 #include <QWidget>
 
+#include <memory>
+
 class CandidateModel;
 class DecisionPanel;
 class CurvePlot;
@@ -19,6 +21,10 @@ class QTabWidget;
 class QTableView;
 class TimingMethodBox;
 class WorkbenchState;
+
+namespace Ui {
+class ValidatePage;
+}
 
 /// Validate: predicted against measured for every candidate (log-log, coloured by op or dtype,
 /// hover names the problem and config, a click opens the problem with its candidates ranked by
@@ -93,6 +99,7 @@ private:
     WorkbenchState *m_state;
     ModelList *m_models;
     ValidationWorker *m_worker;
+    std::unique_ptr<Ui::ValidatePage> m_ui; ///< the page's widgets (validatepage.ui)
     ValidationResult m_result;
     std::vector<uint32_t> m_problemOf; ///< candidate -> problem of m_result
     bool m_stale = true;
