@@ -380,6 +380,26 @@ private slots:
         }
     }
 
+    // A line the sweep could not measure (it carries the sweep's "error") is refused for that
+    // reason, not as a line its writer forgot to give candidates: held-out files keep such lines.
+    void rankSaysALineWasNotMeasured() {
+        const QString pkg = m_dir.filePath("tiny.diode"), in = m_dir.filePath("rank-failed.jsonl");
+        ModelPackage::save(pkg.toStdString(), {}, {tinyWeights()});
+        writeFile(in, QByteArray(R"({"op":"mm","dtype":"bf16","M":8,"N":512,"K":512,"candidates":[],)"
+                                 R"("error":"worker timed out"})") +
+                          "\n" + kGoodLine + "\n");
+        QString out, err;
+        QCOMPARE(testutil::runCli({"rank", "--package", pkg, "--input", in}, &out, &err), 2);
+        const auto lines = out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        const auto j = nlohmann::json::parse(lines[0].toStdString());
+        QCOMPARE(
+            QString::fromStdString(j.value("error", "")),
+            QString("line 1: the problem was not measured (the sweep's error: worker timed out); it has no "
+                    "candidates to rank"));
+        QVERIFY(lines[1].contains("predicted_ms")); // the next line is still ranked
+    }
+
     // `diode inspect --help` says either the argument or --package is enough, not that both are
     // REQUIRED.
     void inspectHelpSaysOneOfItsTwoNamesIsNeeded() {

@@ -28,6 +28,10 @@ nlohmann::json rankProblemLine(const ModelPackage &package, const std::string &l
         return {{"error", e.what()}};
     }
     // An empty ranking looks like an answer; a line with nothing to rank is one the caller got wrong.
+    if (rec.candidates.empty() && !rec.error.empty()) // a problem the sweep failed to measure
+        return {{"error", fmt::format("{}: the problem was not measured (the sweep's error: {}); it has no "
+                                      "candidates to rank",
+                                      where, rec.error)}};
     if (rec.candidates.empty())
         return {
             {"error", fmt::format("{}: the problem has no candidates to rank; give it a 'candidates' list "
