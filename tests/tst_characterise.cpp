@@ -266,6 +266,16 @@ private slots:
         QVERIFY2(err.contains("was trained on graph_warm times; the cpu backend measures cpu times"),
                  qPrintable(err));
         QVERIFY(!QFile::exists(dir.filePath("x.db")));
+        // A budget that cannot leave training its 20 problems is refused before the sweep, not after it.
+        QCOMPARE(diode({"characterise", "--backend", "cpu", "--package", "start.diode", "--pool", "pool.json",
+                        "--db", "x.db", "--out", "x.diode", "--count", "20"},
+                       &out, &err),
+                 2);
+        QVERIFY2(
+            err.contains("--count 20: a characterisation needs at least 25 problems (20 % of them kept aside "
+                         "as held out), so that training has its 20; nothing was swept"),
+            qPrintable(err));
+        QVERIFY(!QFile::exists(dir.filePath("x.db")));
 
         const QStringList run{"characterise", "--backend", "cpu",     "--package", "start.diode", "--pool",
                               "pool.json",    "--db",      "char.db", "--out",     "new.diode",   "--count",
@@ -303,7 +313,9 @@ private slots:
                  qPrintable(out));
         const QRegularExpression verdict(
             "^new package: new (better|worse|no better) than the transferred one \\(mean "
-            "[+-][0-9]+\\.[0-9] points, P10 [+-][0-9]+\\.[0-9]\\); (kept as new.diode|dropped)",
+            "[+-][0-9]+\\.[0-9] points, P10 [+-][0-9]+\\.[0-9]\\) \\(warning: only 6 held-out problems: "
+            "below 30, "
+            "[^)]*\\); (kept as new.diode|dropped)",
             QRegularExpression::MultilineOption);
         const auto m = verdict.match(out);
         QVERIFY2(m.hasMatch(), qPrintable(out));

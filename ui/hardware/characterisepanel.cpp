@@ -9,7 +9,6 @@
 #include "diode/sweep/sweepsession.h"
 #if DIODE_HAVE_TORCH
 #include "diode/train/characterisejob.h"
-#include "diode/train/trainer.h" // kMinTrainingProblems
 #endif
 
 #include <QCheckBox>
@@ -71,12 +70,7 @@ QString withoutFlag(QString why) {
 
 int CharacterisePanel::minimumCount() {
 #if DIODE_HAVE_TORCH
-    // The chosen problems less the held-out share (CharacteriseRequest::heldoutFraction, as the job
-    // rounds it) must leave the trainer its minimum.
-    const double f = diode::CharacteriseRequest().heldoutFraction;
-    for (int n = diode::kMinTrainingProblems;; ++n)
-        if (n - std::max(1, int(std::lround(f * n))) >= diode::kMinTrainingProblems)
-            return n;
+    return int(diode::minimumCharacteriseCount(diode::CharacteriseRequest().heldoutFraction, false));
 #else
     return 10;
 #endif
@@ -430,7 +424,6 @@ void CharacterisePanel::showOutcome(const CharacteriseOutcome &o) {
             m_table->setItem(i, c, new QTableWidgetItem(cells[c]));
     }
     m_table->resizeColumnsToContents();
-    const qint64 held = o.table.isEmpty() ? 0 : o.table.front().problems;
     // What became of it, in the terms of this window (the CLI's line names its --force).
     QString verdict =
         o.verdict + (o.kept.isEmpty() ? tr("; dropped: not better than the package it started from")
@@ -439,8 +432,5 @@ void CharacterisePanel::showOutcome(const CharacteriseOutcome &o) {
         verdict += tr(", installed for the plugin as %1").arg(o.installed);
     else if (m_install->isChecked() && !o.kept.isEmpty())
         verdict += tr(", not installed");
-    // Four held-out problems do not make a verdict: the line says how few there were.
-    if (const auto few = diode::fewProblemsWarning(size_t(held)); !few.empty() && !o.table.isEmpty())
-        verdict += tr(" (warning: %1)").arg(QString::fromStdString(few));
     m_verdict->setText(verdict);
 }

@@ -3,6 +3,7 @@
 #include "diode/analysis/bias.h"
 #include "diode/analysis/datasplit.h"
 #include "diode/analysis/predictiontable.h"
+#include "diode/analysis/wording.h"
 #include "diode/infer/atomicfile.h"
 #include "diode/infer/modelinstall.h"
 #include "diode/infer/problemjson.h"
@@ -138,6 +139,14 @@ void CharacteriseJob::cancel() {
         s->cancel();
 }
 
+size_t minimumCharacteriseCount(double heldoutFraction, bool heldOutGiven) {
+    if (heldOutGiven)
+        return size_t(kMinTrainingProblems);
+    for (int n = kMinTrainingProblems;; ++n)
+        if (n - std::max(1, int(std::lround(heldoutFraction * n))) >= kMinTrainingProblems)
+            return size_t(n);
+}
+
 CharacteriseResult CharacteriseJob::run() {
     const auto &r = m_request;
     auto say = [&](const std::string &s) {
@@ -152,6 +161,16 @@ CharacteriseResult CharacteriseJob::run() {
         throw InvalidInput("characterise needs --pool, --db and --out");
     if (!(r.heldoutFraction > 0 && r.heldoutFraction < 1))
         throw InvalidInput(fmt::format("--heldout-fraction {} must lie between 0 and 1", r.heldoutFraction));
+    if (const size_t least = minimumCharacteriseCount(r.heldoutFraction, !r.heldout.empty());
+        r.selection.count < least)
+        throw InvalidInput(fmt::format(
+            "--count {}: a characterisation needs at least {} problems{}, so that training has its {}; "
+            "nothing was swept",
+            r.selection.count, least,
+            r.heldout.empty()
+                ? fmt::format(" ({:g} % of them kept aside as held out)", 100 * r.heldoutFraction)
+                : std::string(),
+            kMinTrainingProblems));
     shipped::refuseWritingShipped(r.out, "package");
     if (r.install && r.backend == "cpu")
         throw InvalidInput("--install: the cpu backend makes a cpu model, which the Inductor plugin never "
@@ -326,6 +345,10 @@ CharacteriseResult CharacteriseJob::run() {
                       : fmt::format("new package: {} not compared: no held-out problem has {} times "
                                     "(the sweep stopped first? run the same command again)",
                                     name, toString(method));
+    // Four held-out problems do not make a verdict: the line says how few there were.
+    if (const auto few = fewProblemsWarning(res.table.empty() ? 0 : size_t(res.table.front().problems));
+        res.compared && !few.empty())
+        res.verdict += fmt::format(" (warning: {})", few);
     if (res.better || r.force) {
         fs::rename(job.out, r.out);
         res.kept = r.out;

@@ -45,6 +45,11 @@ struct CharacteriseRequest {
     std::string installDir;        ///< "": pluginModelDirectory()
 };
 
+/// The fewest problems a characterisation may choose: with `heldoutFraction` of them kept aside
+/// (as the job rounds it; none when a held-out set is given), the rest must leave the trainer its
+/// minimum (kMinTrainingProblems). Checked before the sweep, not after it.
+size_t minimumCharacteriseCount(double heldoutFraction, bool heldOutGiven);
+
 /// One row of the held-out table: top-1 efficiency (the fastest candidate's time over the
 /// chosen kernel's) over the held-out problems where the selector has a time.
 struct HeldOutRow {
