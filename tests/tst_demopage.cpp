@@ -79,6 +79,18 @@ private slots:
                      out.contains("speed-up against max-autotune (higher is better)"),
                  qPrintable(out));
         QVERIFY2(!out.contains("ratio"), qPrintable(out));
+        // Whatever order a result lists its modes in (the shipped model steps: default, plugin,
+        // max-autotune), the CLI prints plain torch.compile first and max-autotune second.
+        QCOMPARE(
+            testutil::runCli(
+                {"demo", "--show", testutil::sourcePath("trained_models/h200/h200-model-steps.json")}, &out),
+            0);
+        const QString header = out.section('\n', 1, 1);
+        QVERIFY2(header.indexOf("plain torch.compile") > 0 &&
+                     header.indexOf("plain torch.compile") < header.indexOf("max-autotune") &&
+                     header.indexOf("max-autotune") < header.indexOf("plugin"),
+                 qPrintable(header));
+        QVERIFY2(out.contains("speed-up against plain torch.compile"), qPrintable(out));
 
         page.resize(1130, 760);
         page.show();

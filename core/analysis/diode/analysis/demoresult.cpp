@@ -276,19 +276,21 @@ std::string DemoResult::table() const {
     std::string out = fmt::format("{} (torch {}), {}\n", gpu, torch, createdAt);
     if (const auto note = timerNote(); !note.empty())
         out += fmt::format("note: {}\n", note);
+    // Every view's order: plain torch.compile, max-autotune, then the others (modesBaselinesFirst).
+    const std::vector<std::string> shown = modesBaselinesFirst();
     out += fmt::format("{:<44}", "case: compile s / kernel µs");
-    for (const auto &m : modes)
-        out += fmt::format(" {:>18}", m);
+    for (const auto &m : shown)
+        out += fmt::format(" {:>19}", modeTitle(m));
     out += '\n';
     for (const auto &c : cases) {
         out += fmt::format("{:<44}", c.name.substr(0, 44));
-        for (const auto &m : modes) {
+        for (const auto &m : shown) {
             const auto it = c.results.find(m);
             if (it == c.results.end() || !it->second.error.empty() || !it->second.compileS ||
                 !it->second.kernelMs)
-                out += fmt::format(" {:>18}", it == c.results.end() ? "-" : "error");
+                out += fmt::format(" {:>19}", it == c.results.end() ? "-" : "error");
             else
-                out += fmt::format(" {:>18}", fmt::format("{:.2f} / {:.1f}", *it->second.compileS,
+                out += fmt::format(" {:>19}", fmt::format("{:.2f} / {:.1f}", *it->second.compileS,
                                                           *it->second.kernelMs * 1000));
         }
         out += '\n';
@@ -303,8 +305,8 @@ std::string DemoResult::table() const {
             out +=
                 fmt::format("\n{} {} cases: speed-up against {} (higher is better): compile (median), kernel "
                             "(geomean, worst){}\n",
-                            n, kind, ref, cold ? "; kernel with L2 flushed (geomean, worst)" : "");
-            for (const auto &m : modes) {
+                            n, kind, modeTitle(ref), cold ? "; kernel with L2 flushed (geomean, worst)" : "");
+            for (const auto &m : shown) {
                 if (m == ref)
                     continue;
                 const DemoModeSummary s = summaryOf(m, ref, kind);
@@ -312,7 +314,7 @@ std::string DemoResult::table() const {
                     continue;
                 // The words and digits of the Demo page (wording.h): 0.012×, never 0.0×.
                 out +=
-                    fmt::format("  {:<24} compile {:>6}×  kernel {}×  worst {}×", m,
+                    fmt::format("  {:<24} compile {:>6}×  kernel {}×  worst {}×", modeTitle(m),
                                 speedupText(s.compileSpeedupMedian, 1),
                                 speedupText(s.kernelSpeedupGeomean, 3), speedupText(s.kernelSpeedupWorst, 3));
                 if (cold) {
