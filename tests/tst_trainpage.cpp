@@ -145,6 +145,8 @@ private slots:
     void cancelStopsAfterTheCurrentEpochAndKeepsTheBest() {
         WorkbenchState state;
         state.setDatabase(kDataset, true);
+        const QString before = testutil::sourcePath("trained_models/h200/h200-gemm-mlp-v2.diode");
+        state.setPackage(before);
         TrainPage page(&state);
         page.setEpochs(5000);
         QSignalSpy epochs(page.worker(), &TrainWorker::progress);
@@ -160,6 +162,8 @@ private slots:
         QVERIFY(o.cancelled);
         QVERIFY2(o.epochsRun < 50, qPrintable(QString::number(o.epochsRun)));
         QVERIFY(QFileInfo::exists(o.package)); // the best network so far is written
+        // ... but a stopped run does not become the model the other pages judge.
+        QCOMPARE(state.packagePath(), before);
         qInfo("GUI thread worst stall during a cancelled training run: %.1f ms", probe.worstMs());
     }
 

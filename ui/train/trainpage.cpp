@@ -440,29 +440,34 @@ void TrainPage::showOutcome(const TrainOutcome &o) {
                               : tr("%1 epochs run").arg(o.epochsRun));
     // The test split is counted in problem lines, as the trainer splits them (wording.h).
     const QString few = QString::fromStdString(diode::fewProblemsWarning(size_t(o.testProblems)));
-    m_status->setText(tr("%1 %2: %3 network(s), %4 epochs in all, on %5 problem lines (%6) in %7 s. Test "
-                         "split of %8 problem "
-                         "lines: top-1 %9 (%10: %11), top-3 %12.%13%14")
-                          .arg(o.cancelled ? tr("Cancelled; wrote the best network so far to") : tr("Wrote"))
-                          .arg(QFileInfo(o.package).fileName())
-                          .arg(o.members)
-                          .arg(o.epochsRun)
-                          .arg(o.problems)
-                          .arg(o.method)
-                          .arg(o.seconds, 0, 'f', 1)
-                          .arg(o.testProblems)
-                          .arg(o.testTop1, 0, 'f', 4)
-                          .arg(baselineTitle("aten", o.cpuData))
-                          .arg(o.atenTop1, 0, 'f', 4)
-                          .arg(o.testTop3, 0, 'f', 4)
-                          .arg(o.modelId ? tr(" Predictions stored as model %1.").arg(o.modelId) : QString())
-                          .arg(few.isEmpty() ? QString() : tr(" Warning: %1.").arg(few)));
+    m_status->setText(
+        tr("%1 %2: %3 network(s), %4 epochs in all, on %5 problem lines (%6) in %7 s. Test "
+           "split of %8 problem "
+           "lines: top-1 %9 (%10: %11), top-3 %12.%13%14")
+            .arg(o.cancelled ? tr("Cancelled; wrote the best network so far to") : tr("Wrote"))
+            .arg(QFileInfo(o.package).fileName())
+            .arg(o.members)
+            .arg(o.epochsRun)
+            .arg(o.problems)
+            .arg(o.method)
+            .arg(o.seconds, 0, 'f', 1)
+            .arg(o.testProblems)
+            .arg(o.testTop1, 0, 'f', 4)
+            .arg(baselineTitle("aten", o.cpuData))
+            .arg(o.atenTop1, 0, 'f', 4)
+            .arg(o.testTop3, 0, 'f', 4)
+            .arg(o.modelId ? tr(" Predictions stored as model %1.").arg(o.modelId) : QString())
+            .arg(few.isEmpty() ? QString() : tr(" Warning: %1.").arg(few)) +
+        (o.cancelled ? tr(" It stays out of the other pages until you choose it in the list.") : QString()));
     m_runs.append(
         {tr("%1 on %2")
              .arg(QFileInfo(o.package).completeBaseName(), QFileInfo(m_state->databasePath()).fileName()),
          m_epochLog});
     m_compare->addItem(m_runs.last().name);
-    m_state->setPackage(o.package);
+    // A finished run's package becomes the one every page shows; a cancelled run's is written and
+    // listed, but a run the user stopped does not replace the model the other pages judge.
+    if (!o.cancelled)
+        m_state->setPackage(o.package);
     if (o.modelId)
         m_state->notifyDataChanged();
     emit trained();
