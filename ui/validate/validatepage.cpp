@@ -359,8 +359,11 @@ void ValidatePage::inputsChanged() {
     if (m_worker->isRunning())
         m_worker->cancel();
     m_stale = true;
-    clearViews(tr("Out of date: the model, problems or times changed. %1").arg(nextStep()));
-    m_scope->setText(tr("Out of date."));
+    // "Out of date" only where a result was on screen: with nothing shown yet, nothing changed.
+    const bool shown = bool(m_result.table);
+    clearViews(shown ? tr("Out of date: the model, problems or times changed. %1").arg(nextStep())
+                     : nextStep());
+    m_scope->setText(shown ? tr("Out of date.") : QString());
     if (isVisible() && !packageAt(m_modelA).isEmpty() && !m_state->databasePath().isEmpty())
         validate();
 }
