@@ -248,6 +248,13 @@ private slots:
         QVERIFY2(validated.contains(firstTile) && !validated.contains("plain torch.compile") &&
                      !validated.contains("Inductor's first config"),
                  qPrintable(validated));
+        // Nor an ATen guard: on cpu data the policy is the arg-min, no row of its own, here or in diode eval.
+        QVERIFY2(!validated.contains("policy"), qPrintable(validated));
+        QString evalOut;
+        QCOMPARE(testutil::runCli({"eval", "--package", pkg, "--db", db}, &evalOut), 0);
+        QVERIFY2(!evalOut.contains("ATen unless") && !evalOut.contains("\nmodel policy ") &&
+                     evalOut.contains("model policy: the arg-min (cpu data has no ATen kernel to keep)"),
+                 qPrintable(evalOut));
         // No GPU model is offered on cpu times, and one asked for by file is refused
         // with the reason; the summary names the baseline as the legend does; four held-out
         // problems carry the warning that they are too few to judge by (F5).

@@ -93,7 +93,7 @@ void printTable(const nlohmann::json &cmp, bool cpuData, const std::string &show
              m["spearman"].get<double>());
     };
     row("model", cmp["model"]["all"]);
-    if (cmp.contains("policy"))
+    if (cmp.contains("policy") && !cpuData) // cpu data: no ATen kernel to keep, the policy is the arg-min
         row("model policy", cmp["policy"]);
     const auto all = cmp["model"]["all"].value("problems", nlohmann::json());
     forEachBaseline(cmp["baselines"], [&](const std::string &k, const nlohmann::json &v) {
@@ -243,8 +243,11 @@ int runEval(const Options &o) {
     // "model" is the arg-min (the candidate predicted fastest); "model policy" what a compile with the
     // package runs (core/infer/diode/infer/selectionpolicy.h): the same rule as the plugin and the Validate
     // page.
-    show("model policy: ATen unless another kernel is predicted faster by more than {:.2f} (margin {})\n",
-         model.policy.margin, o.margin() ? "from --margin" : "of the package for its regime");
+    if (res.method.method == TimingMethod::Cpu)
+        show("model policy: the arg-min (cpu data has no ATen kernel to keep)\n");
+    else
+        show("model policy: ATen unless another kernel is predicted faster by more than {:.2f} (margin {})\n",
+             model.policy.margin, o.margin() ? "from --margin" : "of the package for its regime");
     if (res.storedModelId)
         say("predictions stored in {} as model {}\n", o.db, res.storedModelId);
     else if (!o.db.empty() && shipped::isShippedPath(o.db))

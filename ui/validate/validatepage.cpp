@@ -564,6 +564,7 @@ void ValidatePage::drawCurves() {
     }
     QVector<Curve> curves;
     QVector<MetricsRow> rows;
+    const bool cpuData = m_result.method.method == diode::TimingMethod::Cpu;
     for (size_t k = 0; k < m_result.models.size(); ++k) {
         const auto &m = m_result.models[k];
         // The arg-min (the candidate predicted fastest) and the plugin's decision with the package's
@@ -571,13 +572,16 @@ void ValidatePage::drawCurves() {
         const QString policy = tr("%1 policy (margin %2)").arg(m.name).arg(m.policyMargin, 0, 'f', 2);
         // A model and its policy in the model's colour (the histogram's too), the policy lighter; the
         // baselines in their colours on every page: a second model moves none of them.
-        curves << cdf(m.name, m.top1, Qt::SolidLine, modelColour(int(k)))
-               << cdf(policy, m.policyTop1, Qt::SolidLine, modelColour(int(k)).lighter(150));
-        rows << MetricsRow{m.name, m.metrics, true} << MetricsRow{policy, m.policyMetrics, false};
+        curves << cdf(m.name, m.top1, Qt::SolidLine, modelColour(int(k)));
+        rows << MetricsRow{m.name, m.metrics, true};
+        // cpu data has no ATen kernel to keep: the policy is the arg-min, and no row of its own.
+        if (!cpuData) {
+            curves << cdf(policy, m.policyTop1, Qt::SolidLine, modelColour(int(k)).lighter(150));
+            rows << MetricsRow{policy, m.policyMetrics, false};
+        }
     }
     // The baselines a user has, in the order every page lists them: plain torch.compile, then
     // max-autotune (on the problems where Inductor's benchmark ran), then Inductor's first config.
-    const bool cpuData = m_result.method.method == diode::TimingMethod::Cpu;
     if (baselineShown("aten", cpuData)) {
         curves << cdf(baselineTitle("aten"), m_result.atenTop1, Qt::DashLine,
                       selectorColour(baselineTitle("aten")));
