@@ -125,6 +125,8 @@ private slots:
         QCOMPARE(bar->value(), bar->maximum());
         QCOMPARE(bar->text(), QString("%1 epochs run of at most 800 (early stopping)").arg(o.epochsRun));
         QVERIFY(status->text().contains(QString("%1 epochs in all").arg(o.epochsRun)));
+        // What the run says is in sight at this size, not below the form's fold.
+        QVERIFY(!status->visibleRegion().isEmpty() && !bar->visibleRegion().isEmpty());
         auto *curves = page.findChild<TrainingCurves *>();
         QCOMPARE(curves->networks(), 2);
         // Another database: the page is about it, not the run before.

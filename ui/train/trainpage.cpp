@@ -165,12 +165,9 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     ll->addWidget(data);
     ll->addWidget(hp);
     ll->addWidget(outBox);
-    ll->addLayout(buttons);
-    ll->addWidget(m_progress);
-    ll->addWidget(m_status);
-    ll->addWidget(m_error);
     ll->addStretch(1);
-    // The form scrolls rather than push the window past 800 px high (twelve hyper-parameters).
+    // The form scrolls rather than push the window past 800 px high (twelve hyper-parameters); the
+    // buttons, the progress and what the run says stay below it, always in sight.
     auto *leftScroll = new QScrollArea(this);
     leftScroll->setWidget(left);
     leftScroll->setWidgetResizable(true);
@@ -179,6 +176,15 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     leftScroll->setMinimumWidth(left->minimumSizeHint().width() +
                                 leftScroll->verticalScrollBar()->sizeHint().width());
     leftScroll->setMaximumWidth(400);
+    auto *leftColumn = new QWidget(this);
+    auto *lc = new QVBoxLayout(leftColumn);
+    lc->setContentsMargins(0, 0, 0, 0);
+    lc->addWidget(leftScroll, 1);
+    lc->addLayout(buttons);
+    lc->addWidget(m_progress);
+    lc->addWidget(m_status);
+    lc->addWidget(m_error);
+    leftColumn->setMaximumWidth(400);
 
     m_modelView->setModel(m_models);
     m_modelView->setObjectName(QStringLiteral("modelList"));
@@ -214,7 +220,7 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 1);
     auto *layout = new QHBoxLayout(this);
-    layout->addWidget(leftScroll);
+    layout->addWidget(leftColumn);
     layout->addWidget(right, 1);
 
     auto *trainAction = new QAction(tr("Train"), this);
@@ -390,7 +396,8 @@ void TrainPage::showProgress(const diode::EpochReport &e) {
                        .arg(e.loss, 0, 'f', 5)
                        .arg(e.valTop1, 0, 'f', 4);
     const double elapsed = (QDateTime::currentMSecsSinceEpoch() - m_startedMs) / 1000.0;
-    if (e.step > 0 && elapsed > 0.5 && m_stepsPlanned > e.step)
+    // From the second epoch on: one epoch's time (start-up included) is too rough to extrapolate.
+    if (e.step >= 2 && elapsed > 0 && m_stepsPlanned > e.step)
         text += tr("; at most %1 left (early stopping may end it sooner)")
                     .arg(QString::fromStdString(
                         diode::durationText(elapsed / e.step * double(m_stepsPlanned - e.step))));
