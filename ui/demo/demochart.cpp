@@ -100,6 +100,8 @@ void DemoChart::setBars(const QString &title, const QString &yLabel, const QStri
             text->position->setCoords(x, hasSpread ? std::max(v, spread.second) : v);
             text->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
             text->setRotation(-90); // reads upwards from the top of its bar
+            // Clear of the whisker's cap, which would otherwise read as a leading "1" ("10.073×").
+            text->setPadding(QMargins(6, 0, 0, 0));
             text->setText(label);
             text->setColor(fg);
             text->setClipToAxisRect(true);
