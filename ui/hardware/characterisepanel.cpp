@@ -146,6 +146,7 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_table->setHorizontalHeaderLabels(
         {tr("selector"), tr("held-out problems"), tr("top-1 mean"), tr("top-1 P10"), tr("note")});
     m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->resizeColumnsToContents(); // the headers whole before any row is there
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_progress->setObjectName(QStringLiteral("characteriseProgress"));
     m_progress->setRange(0, 1);
