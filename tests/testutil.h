@@ -92,12 +92,19 @@ inline std::string integrityCheck(const QString &path) {
     return result;
 }
 
+/// The first column of the first row, or -1 when there is none (an error's reason on the test's log). Like
+/// any reader of a store the application may still be writing, it waits for a writer's lock instead of
+/// failing.
 inline int64_t scalar(const QString &path, const char *sql) {
     sqlite3 *db = nullptr;
     sqlite3_open_v2(path.toStdString().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_busy_timeout(db, 10000);
     sqlite3_stmt *s = nullptr;
     sqlite3_prepare_v2(db, sql, -1, &s, nullptr);
-    int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    const int rc = sqlite3_step(s);
+    const int64_t v = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        qWarning("scalar(%s, %s): %s", qPrintable(path), sql, sqlite3_errmsg(db));
     sqlite3_finalize(s);
     sqlite3_close(db);
     return v;
@@ -108,6 +115,7 @@ inline int64_t scalar(const QString &path, const char *sql) {
 inline QStringList rows(const QString &path, const char *sql) {
     sqlite3 *db = nullptr;
     sqlite3_open_v2(path.toStdString().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_busy_timeout(db, 10000);
     sqlite3_stmt *s = nullptr;
     QStringList out;
     if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) {
