@@ -73,25 +73,33 @@ class DecisionStats:
         return out
 
 
-class Decisions:
-    """The two decision kinds, made by the library's selector of the installed package."""
+class LogOnce:
+    """A warning said once per key for the life of the installed selector: a hook that fails on
+    every kernel says so once, not once per kernel. Thread-safe (Inductor compiles in threads)."""
 
-    def __init__(self, selector, kernel_configs: bool = True, small_m: bool = True):
-        self.selector = selector
-        self.model = selector.model
-        self.enabled = {"kernel_config": bool(kernel_configs), "small_m_form": bool(small_m)}
-        self.stats = DecisionStats()
-        self._grids: dict = {}
+    def __init__(self):
         self._lock = threading.Lock()
         self._logged: set = set()
-        self.recorders: list = []
 
-    def _log_once(self, key: str, msg: str, *args):
+    def __call__(self, key: str, msg: str, *args) -> None:
         with self._lock:
             if key in self._logged:
                 return
             self._logged.add(key)
         log.warning(msg, *args)
+
+
+class Decisions:
+    """The two decision kinds, made by the library's selector of the installed package."""
+
+    def __init__(self, selector, kernel_configs: bool = True, small_m: bool = True, log_once: LogOnce = None):
+        self.selector = selector
+        self.model = selector.model
+        self.enabled = {"kernel_config": bool(kernel_configs), "small_m_form": bool(small_m)}
+        self.stats = DecisionStats()
+        self._grids: dict = {}
+        self._log_once = log_once or LogOnce()  # the installed selector's, shared with its GEMM hook
+        self.recorders: list = []
 
     def _grid(self, key: str, shape: dict) -> list:
         grid = self._grids.get(key)

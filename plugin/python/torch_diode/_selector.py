@@ -310,12 +310,11 @@ class Runtime:
         self.margin, self.regime = resolved["margin"], resolved["regime"]
         self.stats = Stats()
         self.recorders: list = []
-        self._logged: set = set()
-        self._lock = threading.Lock()
-        from ._decisions import Decisions
+        from ._decisions import Decisions, LogOnce
 
+        self.log_once = LogOnce()
         # The decisions beside the GEMM kernel: small-M forms and pointwise/reduction configs.
-        self.decisions = Decisions(self.selector, options.kernel_configs, options.small_m_forms)
+        self.decisions = Decisions(self.selector, options.kernel_configs, options.small_m_forms, self.log_once)
 
     def snapshot(self) -> dict:
         stats = self.stats.snapshot(self.selector.counters())
@@ -326,13 +325,6 @@ class Runtime:
         self.stats.reset()
         self.decisions.stats.reset()
         self.selector.reset_counters()
-
-    def log_once(self, key: str, msg: str, *args):
-        with self._lock:
-            if key in self._logged:
-                return
-            self._logged.add(key)
-        log.warning(msg, *args)
 
     def select(self, ktcs: list, keys: list, kernel_inputs, op_name: str) -> Optional[list]:
         """One GEMM lowering decided by the library: the candidates to hand back, or None for
