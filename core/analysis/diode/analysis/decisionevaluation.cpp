@@ -46,6 +46,25 @@ double ratioField(const nlohmann::json &j, const char *key, const std::string &w
     return it->get<double>();
 }
 
+// The model families the lines come from, kernels' and sites' together.
+std::set<std::string> familiesOf(const DecisionData &data) {
+    std::set<std::string> families;
+    for (const auto &k : data.kernels)
+        families.insert(k.family);
+    for (const auto &s : data.sites)
+        families.insert(s.family);
+    return families;
+}
+
+// Each family held out in turn, as JSON (family -> figures, "all" -> pooled) and the pooled figures.
+struct HeldOut {
+    nlohmann::json json;
+    KernelConfigEvaluation kernels;
+    FormEvaluation forms;
+};
+HeldOut heldOutByFamily(const DecisionData &data, double kernelMargin, double formMargin,
+                        const std::vector<std::string> &formOps);
+
 } // namespace
 
 nlohmann::json KernelConfigEvaluation::toJson() const {
@@ -148,19 +167,16 @@ FormEvaluation evaluateForms(const SmallMFormModel &model, const std::vector<Mea
     return e;
 }
 
-nlohmann::json evaluateByFamily(const DecisionData &data, double kernelMargin, double formMargin,
-                                const std::vector<std::string> &formOps) {
-    std::set<std::string> families;
-    for (const auto &k : data.kernels)
-        families.insert(k.family);
-    for (const auto &s : data.sites)
-        families.insert(s.family);
+namespace {
+
+HeldOut heldOutByFamily(const DecisionData &data, double kernelMargin, double formMargin,
+                        const std::vector<std::string> &formOps) {
     nlohmann::json kernels = nlohmann::json::object(), forms = nlohmann::json::object();
     // Pooled over families: each kernel judged by the model that did not see its family.
     KernelConfigEvaluation pooledK;
     FormEvaluation pooledF;
     double kPick = 0, kBest = 0, fPick = 0, fBest = 0;
-    for (const auto &family : families) {
+    for (const auto &family : familiesOf(data)) {
         std::vector<MeasuredKernel> trainK, heldK;
         for (const auto &k : data.kernels)
             (k.family == family ? heldK : trainK).push_back(k);
@@ -178,7 +194,8 @@ nlohmann::json evaluateByFamily(const DecisionData &data, double kernelMargin, d
             kBest += std::log(e.geomeanBestOverDefault) * e.kernels;
         }
         if (!heldS.empty() && !trainS.empty()) {
-            const auto e = evaluateForms(SmallMFormModel::build(trainS, 4, formOps), heldS, formMargin);
+            const auto e = evaluateForms(
+                SmallMFormModel::build(trainS, SmallMFormModel::kNeighbours, formOps), heldS, formMargin);
             forms[family] = e.toJson();
             pooledF.sites += e.sites, pooledF.decomposed += e.decomposed, pooledF.faster += e.faster;
             pooledF.slowerThanLibrary += e.slowerThanLibrary;
@@ -192,18 +209,27 @@ nlohmann::json evaluateByFamily(const DecisionData &data, double kernelMargin, d
     pooledF.geomeanBestOverLibrary = geomean(fBest, pooledF.sites);
     kernels[kAllFamilies] = pooledK.toJson();
     forms[kAllFamilies] = pooledF.toJson();
-    return {{std::string(toString(DecisionKind::KernelConfig)), kernels},
-            {std::string(toString(DecisionKind::SmallMForm)), forms}};
+    return {{{std::string(toString(DecisionKind::KernelConfig)), kernels},
+             {std::string(toString(DecisionKind::SmallMForm)), forms}},
+            pooledK,
+            pooledF};
+}
+
+} // namespace
+
+nlohmann::json evaluateByFamily(const DecisionData &data, double kernelMargin, double formMargin,
+                                const std::vector<std::string> &formOps) {
+    return heldOutByFamily(data, kernelMargin, formMargin, formOps).json;
 }
 
 TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, double formMargin,
                                 const std::vector<std::string> &formOps) {
-    TrainedDecisions t{KernelConfigModel::build(data.kernels), SmallMFormModel::build(data.sites, 4, formOps),
-                       evaluateByFamily(data, kernelMargin, formMargin, formOps)};
+    HeldOut held = heldOutByFamily(data, kernelMargin, formMargin, formOps);
+    TrainedDecisions t{KernelConfigModel::build(data.kernels),
+                       SmallMFormModel::build(data.sites, SmallMFormModel::kNeighbours, formOps),
+                       std::move(held.json), held.kernels, held.forms};
     const std::string kernelKey(toString(DecisionKind::KernelConfig)),
         formKey(toString(DecisionKind::SmallMForm));
-    t.kernelConfigHeldOut = KernelConfigEvaluation::fromJson(t.heldOut[kernelKey][kAllFamilies], "held out");
-    t.smallMFormHeldOut = FormEvaluation::fromJson(t.heldOut[formKey][kAllFamilies], "held out");
     t.section = nlohmann::json::object();
     if (t.kernelConfig.kernels() > 0) {
         auto &k = t.section[kernelKey] = t.kernelConfig.toJson();
@@ -215,11 +241,7 @@ TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, d
         f["margin"] = formMargin;
         f[kHeldOut] = t.heldOut[formKey];
     }
-    std::set<std::string> families;
-    for (const auto &m : data.kernels)
-        families.insert(m.family);
-    for (const auto &m : data.sites)
-        families.insert(m.family);
+    const std::set<std::string> families = familiesOf(data);
     const std::string gpu = !data.kernels.empty() ? data.kernels[0].gpu
                             : !data.sites.empty() ? data.sites[0].gpu
                                                   : "";

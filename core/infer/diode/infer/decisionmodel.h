@@ -86,8 +86,9 @@ private:
 class SmallMFormModel {
 public:
     static constexpr int kVersion = 1;
+    static constexpr int kNeighbours = 4; ///< the shipped models' and their held-out figures'
     /// `ops`: the ops of the sites to build from (empty: every op measured).
-    static SmallMFormModel build(const std::vector<MeasuredSite> &sites, int neighbours = 4,
+    static SmallMFormModel build(const std::vector<MeasuredSite> &sites, int neighbours = kNeighbours,
                                  const std::vector<std::string> &ops = {});
     static SmallMFormModel fromJson(const nlohmann::json &j);
     nlohmann::json toJson() const;
