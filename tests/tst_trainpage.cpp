@@ -2,6 +2,7 @@
 
 #include "common/eventloopprobe.h"
 #include "common/modellist.h"
+#include "common/trainingavailable.h"
 #include "common/workbenchstate.h"
 #include "train/trainingcurves.h"
 #include "train/trainpage.h"
@@ -38,7 +39,7 @@ class TestTrainPage : public QObject {
 private slots:
     void initTestCase() {
         testutil::freshSettings("tst_trainpage");
-        QVERIFY(TrainWorker::available());
+        QVERIFY(trainingAvailable());
     }
 
     void shortRunLandsInTheModelList() {

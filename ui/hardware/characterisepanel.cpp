@@ -1,6 +1,7 @@
 #include "hardware/characterisepanel.h"
 
 #include "common/shippedfile.h"
+#include "common/trainingavailable.h"
 
 #include "diode/analysis/characterise.h"
 #include "diode/analysis/wording.h"
@@ -293,7 +294,7 @@ void CharacterisePanel::backendChanged() {
 bool CharacterisePanel::canRun(QString *why) const {
     QString reason;
     const bool inductor = m_backend->currentText() == QLatin1String("inductor");
-    if (!CharacteriseWorker::available(&reason)) {
+    if (!trainingAvailable(&reason)) { // characterising trains a package
     } else if (m_worker->isRunning()) {
         reason = tr("A characterisation is running.");
     } else if (inductor && m_gpuKnown && m_gpu.isEmpty()) {

@@ -19,10 +19,6 @@ CharacteriseWorker::~CharacteriseWorker() {
 #endif
 }
 
-bool CharacteriseWorker::available(QString *why) {
-    return trainingAvailable(why); // characterising trains a package
-}
-
 void CharacteriseWorker::cancel() {
 #if DIODE_HAVE_TORCH
     if (!m_running || !m_job)
@@ -34,7 +30,7 @@ void CharacteriseWorker::cancel() {
 
 void CharacteriseWorker::start(const diode::CharacteriseRequest &request) {
     QString why;
-    if (!available(&why) || m_running) {
+    if (!trainingAvailable(&why) || m_running) { // characterising trains a package
         emit failed(m_running ? tr("A characterisation is already running.") : why);
         emit finished();
         return;

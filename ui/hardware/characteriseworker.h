@@ -41,8 +41,6 @@ public:
     explicit CharacteriseWorker(QObject *parent = nullptr);
     ~CharacteriseWorker() override;
 
-    /// False, with the reason, when this build has no LibTorch (characterising trains a package).
-    static bool available(QString *why = nullptr);
     void start(const diode::CharacteriseRequest &request);
     void cancel();
     bool isRunning() const { return m_running; }

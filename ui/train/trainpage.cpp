@@ -5,6 +5,7 @@
 #include "common/modellist.h"
 #include "common/schemanames.h"
 #include "common/timingmethodbox.h"
+#include "common/trainingavailable.h"
 #include "common/workbenchstate.h"
 #include "diode/analysis/wording.h"
 #include "train/trainingcurves.h"
@@ -255,7 +256,7 @@ TrainPage::TrainPage(WorkbenchState *state, QWidget *parent)
     updateDatabase();
 
     QString why;
-    if (!TrainWorker::available(&why)) {
+    if (!trainingAvailable(&why)) {
         m_train->setEnabled(false);
         trainAction->setEnabled(false);
         m_error->setText(why);

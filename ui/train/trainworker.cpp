@@ -20,10 +20,6 @@ TrainWorker::~TrainWorker() {
         m_stop->store(true); // then m_jobs waits, one epoch at most
 }
 
-bool TrainWorker::available(QString *why) {
-    return trainingAvailable(why);
-}
-
 void TrainWorker::cancel() {
     if (!m_running)
         return;
@@ -35,7 +31,7 @@ void TrainWorker::cancel() {
 
 void TrainWorker::start(const TrainRequest &request) {
     QString why;
-    if (!available(&why)) {
+    if (!trainingAvailable(&why)) {
         emit failed(why);
         emit finished();
         return;

@@ -48,8 +48,6 @@ public:
     explicit TrainWorker(QObject *parent = nullptr);
     ~TrainWorker() override;
 
-    /// False, with the reason, when this build has no LibTorch.
-    static bool available(QString *why = nullptr);
     void start(const TrainRequest &request);
     void cancel();
     bool isRunning() const { return m_running; }
