@@ -28,8 +28,9 @@ KINDS = ("small_m_form", "kernel_config")
 
 class DecisionStats:
     """What Python alone sees of the decisions beside the GEMM kernel, by kind: kernels and sites the
-    translator could not describe, errors, and the time spent; the decisions themselves are counted
-    by the library (diode_selector_counters). Under one lock."""
+    translator could not describe, errors, the decisions applied, and the time spent; the library
+    counts what it decided (diode_selector_counters), which Inductor may still refuse. Under one
+    lock."""
 
     def __init__(self):
         self._lock = threading.Lock()
@@ -39,11 +40,14 @@ class DecisionStats:
         with self._lock:
             self.undescribed: dict = {k: Counter() for k in KINDS}
             self.errors: dict = {k: Counter() for k in KINDS}
+            self.applied: Counter = Counter()
             self.seconds: Counter = Counter()
 
-    def add(self, kind: str, seconds: float, undescribed: str = "", error: str = ""):
+    def add(self, kind: str, seconds: float, undescribed: str = "", error: str = "", applied: bool = False):
+        """`error`: "read_..." for one met before the library was asked, else after its answer."""
         with self._lock:
             self.seconds[kind] += seconds
+            self.applied[kind] += bool(applied)
             if undescribed:
                 self.undescribed[kind][undescribed] += 1
             if error:
@@ -52,8 +56,9 @@ class DecisionStats:
     def merged(self, library: dict) -> dict:
         """get_stats()["decisions"]: the library's counters of every kind, and for these two kinds:
         "seen" (every kernel or site met), "decided" (a site decomposed, a kernel given a fixed
-        configuration), "kept_default" ({reason: n}: the library kept Inductor's behaviour, or an
-        error did), "not_described" ({reason: n}), "errors" and "time_s"."""
+        configuration, and Inductor took it), "kept_default" ({reason: n}: the library kept
+        Inductor's behaviour, or an error did), "not_described" ({reason: n}), "errors" and
+        "time_s"."""
         out = dict(library)
         with self._lock:
             for kind in KINDS:
@@ -61,10 +66,11 @@ class DecisionStats:
                 kept = Counter(lib.get("not_selected", {}))
                 kept.update(self.errors[kind])
                 errors = sum(self.errors[kind].values())
+                unread = sum(n for why, n in self.errors[kind].items() if why.startswith("read_"))
                 undescribed = sum(self.undescribed[kind].values())
                 out[kind] = {
-                    "seen": lib.get("decisions", 0) + undescribed + errors,
-                    "decided": lib.get("selected", 0),
+                    "seen": lib.get("decisions", 0) + undescribed + unread,
+                    "decided": self.applied[kind],
                     "kept_default": dict(kept),
                     "not_described": dict(self.undescribed[kind]),
                     "errors": errors,
@@ -152,7 +158,7 @@ class Decisions:
             )
             self.stats.add("kernel_config", time.perf_counter() - t0, error=f"refused_{type(e).__name__}")
             return kwargs
-        self.stats.add("kernel_config", time.perf_counter() - t0)
+        self.stats.add("kernel_config", time.perf_counter() - t0, applied=True)
         return fixed
 
     # ---- small_m_form --------------------------------------------------------------------------
@@ -179,7 +185,8 @@ class Decisions:
                 answer = self.selector.decide_json("small_m_form", {"site": site.site})
                 if self.recorders:
                     self._record("small_m_form", {"site": site.site}, answer)
-                if answer.get("decompose"):
+                applied = bool(answer.get("decompose"))
+                if applied:
                     _forms.rewrite(graph, site)
             except Exception as e:  # the site keeps its library kernel
                 self._log_once(
@@ -190,7 +197,7 @@ class Decisions:
                 )
                 self.stats.add("small_m_form", time.perf_counter() - t1, error=f"rewrite_{type(e).__name__}")
                 continue
-            self.stats.add("small_m_form", time.perf_counter() - t1)
+            self.stats.add("small_m_form", time.perf_counter() - t1, applied=applied)
         graph.lint()
 
 
