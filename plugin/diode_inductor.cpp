@@ -429,7 +429,7 @@ char *diode_kernel_candidates(const char *request_json) {
         const auto shape =
             diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
         nlohmann::json out{{"configs", nlohmann::json::array()}};
-        for (const auto &c : diode::candidateConfigs(shape))
+        for (const auto &c : diode::portfolioConfigs(shape))
             out["configs"].push_back(c.toJson());
         return strdup(out.dump().c_str());
     } catch (const std::exception &e) {

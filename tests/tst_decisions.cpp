@@ -64,6 +64,7 @@ private slots:
     void persistentConfigsNeverDropTheXDimension();
     void aReductionThatCannotBePersistentIsOfferedNoPersistentConfig();
     void badShapesAndConfigsAreRefusedByField();
+    void thePortfolioIsPartOfTheGridAndTheSameForTheSameGrid();
     void aConfigThatFailedOnAKernelIsNeverChosenForIt();
     void theDefaultStaysUnlessPredictedFasterByTheMargin();
     void formModelKeepsTheLibraryForAnOpItNeverMeasured();
@@ -143,13 +144,41 @@ void TestDecisions::badShapesAndConfigsAreRefusedByField() {
     }
 }
 
+void TestDecisions::thePortfolioIsPartOfTheGridAndTheSameForTheSameGrid() {
+    const auto shape = reduction(14336, 4096, ReductionHint::Inner);
+    const auto grid = candidateConfigs(shape), portfolio = portfolioConfigs(shape);
+    QVERIFY(grid.size() > 2 * kPortfolioSize);
+    QCOMPARE(portfolio.size(), kPortfolioSize);
+    for (const auto &c : portfolio)
+        QVERIFY(std::find(grid.begin(), grid.end(), c) != grid.end());
+    // Other numels rounding to the same powers of two, other loads and hints: the same configurations,
+    // so kernels near each other hold measured times of the same ones.
+    auto other = reduction(12288, 4000, ReductionHint::Default);
+    other.loads = 5;
+    QVERIFY(candidateConfigs(other) == grid);
+    QVERIFY(portfolioConfigs(other) == portfolio);
+    // A grid no larger than the portfolio is the portfolio; a small kernel's grid differs.
+    TritonKernelShape tiny;
+    tiny.x = 64;
+    QVERIFY(portfolioConfigs(tiny) == candidateConfigs(tiny));
+    QVERIFY(portfolioConfigs(reduction(8, 4096, ReductionHint::Inner)) != portfolio);
+    // The decision gives only a configuration of the portfolio, however good another is measured.
+    std::vector<std::pair<TritonConfig, std::optional<double>>> times;
+    for (const auto &c : grid)
+        times.push_back({c, std::find(portfolio.begin(), portfolio.end(), c) == portfolio.end() ? 0.2 : 0.8});
+    const auto d = decideKernelConfig(KernelConfigModel::build({measured("a", shape, times)}), shape, 0.05);
+    QVERIFY(d.fixed);
+    QVERIFY(std::find(portfolio.begin(), portfolio.end(), d.config) != portfolio.end());
+    QCOMPARE(d.candidates, int(kPortfolioSize));
+}
+
 void TestDecisions::aConfigThatFailedOnAKernelIsNeverChosenForIt() {
     const auto shape = reduction(32768, 1024, ReductionHint::Default);
-    const auto grid = candidateConfigs(shape);
+    const auto grid = portfolioConfigs(shape);
     // Every configuration 2x faster than the default, except one that failed: the model must avoid it
     // although it would otherwise look best.
     std::vector<std::pair<TritonConfig, std::optional<double>>> times;
-    for (size_t i = 0; i < grid.size(); i += 7)
+    for (size_t i = 0; i < grid.size(); i += 5)
         times.push_back({grid[i], 0.5});
     const TritonConfig failed = grid[3];
     times.push_back({failed, std::nullopt});
@@ -253,7 +282,7 @@ void TestDecisions::shippedPackagesCarryBothModelsAndDecideAsDocumented() {
         site.op = "mm"; // the shipped form model was built from attention sites only
         QCOMPARE(selector.decideSmallMForm(site).reason, std::string("op_not_measured"));
         const auto k = selector.decideKernelConfig(reduction(32768, 1025, ReductionHint::Default));
-        QVERIFY(k.candidates > 100);
+        QCOMPARE(k.candidates, int(kPortfolioSize));
         const auto counters = selector.counters().toJson();
         QCOMPARE(counters["small_m_form"]["decisions"].get<int>(), 2);
         QCOMPARE(counters["small_m_form"]["selected"].get<int>(), 1);

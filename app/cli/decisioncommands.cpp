@@ -26,9 +26,9 @@ namespace {
 
 struct DecisionOptions {
     std::vector<std::string> inputs, formOps;
-    std::string package, out, report, python, families, kinds = "kernel,site", configsFrom;
+    std::string package, out, report, python, families, kinds = "kernel,site", configsFrom, match;
     double kernelMargin = kDefaultKernelConfigMargin, formMargin = kDefaultFormMargin;
-    int workers = 4, configs = 16, limit = 0;
+    int workers = 4, limit = 0;
     double deadline = 0;
 };
 
@@ -44,13 +44,13 @@ int runSweepKernels(const DecisionOptions &o) {
                                      "--kinds",
                                      o.kinds,
                                      "--workers",
-                                     std::to_string(o.workers),
-                                     "--configs-per-kernel",
-                                     std::to_string(o.configs)};
+                                     std::to_string(o.workers)};
     if (!o.families.empty())
         args.insert(args.end(), {"--families", o.families});
     if (o.limit)
         args.insert(args.end(), {"--limit", std::to_string(o.limit)});
+    if (!o.match.empty())
+        args.insert(args.end(), {"--match", o.match});
     if (o.deadline > 0)
         args.insert(args.end(), {"--deadline-s", fmt::format("{}", o.deadline)});
     if (!o.configsFrom.empty())
@@ -121,9 +121,8 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
     sweep->add_option("--workers", o->workers, "processes sharing the GPU")
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
-    sweep->add_option("--configs-per-kernel", o->configs, "configurations sampled from each kernel's grid")
-        ->check(CLI::Range(2, 512))
-        ->capture_default_str();
+    sweep->add_option("--match", o->match,
+                      "only the cases whose name (FAMILY/CASE) this regular expression finds");
     sweep->add_option("--limit", o->limit, "only the first N cases still to measure")
         ->check(CLI::NonNegativeNumber);
     sweep->add_option("--deadline", o->deadline, "start no new case after this many seconds")

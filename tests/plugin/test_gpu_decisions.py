@@ -209,6 +209,26 @@ class DecisionsTest(unittest.TestCase):
         st = torch_diode.get_stats()["decisions"]["kernel_config"]
         self.assertEqual(st["errors"], 0, st)
 
+    def test_the_kernel_sweep_measures_every_candidate_of_a_kernel_and_both_forms_of_a_site(self):
+        from torch_diode import _native
+        from torch_diode.tools import kernel_sweep
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "lines.jsonl")
+            case = r"qwen2-0.5b/(gemv-n896-k896|mm-m1-n896-k896)$"
+            self.assertEqual(kernel_sweep.main(["--out", out, "--match", case, "--workers", "1"]), 0)
+            lines = {json.loads(t)["kind"]: json.loads(t) for t in open(out)}
+        kernel, site = lines["kernel"], lines["site"]
+        self.assertNotIn("skipped", kernel)
+        self.assertNotIn("skipped", site)
+        # Every configuration the decision may give this kernel was measured, or failed and says so.
+        candidates = _native.kernel_candidates(kernel["shape"])
+        self.assertEqual([c["config"] for c in kernel["configs"]], candidates)
+        self.assertTrue(all(("time_ms" in c) != ("error" in c) for c in kernel["configs"]), kernel["configs"])
+        self.assertEqual(site["site"]["op"], "mm")
+        for key in ("library_ms", "decomposed_default_ms", "decomposed_tuned_ms", "decomposed_ms"):
+            self.assertGreater(site[key], 0, key)
+
     def test_install_options_turn_each_kind_off(self):
         import torch_diode
 

@@ -392,7 +392,7 @@ SmallMFormModel SmallMFormModel::fromJson(const nlohmann::json &j) {
 KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const TritonKernelShape &shape,
                                         double margin) {
     KernelConfigDecision d;
-    const std::vector<TritonConfig> configs = candidateConfigs(shape);
+    const std::vector<TritonConfig> configs = portfolioConfigs(shape);
     d.candidates = int(configs.size());
     if (configs.empty()) {
         d.reason = "no_candidates";

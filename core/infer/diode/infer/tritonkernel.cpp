@@ -1,6 +1,7 @@
 #include "diode/infer/tritonkernel.h"
 
 #include "diode/infer/gemmproblem.h"
+#include "diode/infer/stablehash.h"
 
 #include <fmt/format.h>
 
@@ -255,6 +256,24 @@ std::vector<TritonConfig> candidateConfigs(const TritonKernelShape &s) {
                 continue; // the persistent kernel of the same tile does the same work without the loop
             add(TritonConfig{false, int(xb), 0, int(rb), 4, 1}, xb * rb);
         }
+    return out;
+}
+
+std::vector<TritonConfig> portfolioConfigs(const TritonKernelShape &s) {
+    std::vector<TritonConfig> grid = candidateConfigs(s);
+    if (grid.size() <= kPortfolioSize)
+        return grid;
+    std::vector<std::pair<uint64_t, size_t>> order;
+    order.reserve(grid.size());
+    for (size_t i = 0; i < grid.size(); ++i)
+        order.emplace_back(fnv1a64(grid[i].toJson().dump()), i);
+    std::partial_sort(order.begin(), order.begin() + kPortfolioSize, order.end());
+    order.resize(kPortfolioSize);
+    std::sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.second < b.second; });
+    std::vector<TritonConfig> out;
+    out.reserve(kPortfolioSize);
+    for (const auto &[hash, i] : order)
+        out.push_back(grid[i]);
     return out;
 }
 

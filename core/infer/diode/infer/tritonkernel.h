@@ -60,9 +60,19 @@ struct TritonConfig {
 /// The configurations a kernel may be given: powers of two for the blocks and warps within
 /// Inductor's block limits, at most kMaxElementsPerThread elements of each tile per thread (more
 /// spill registers) and no idle threads, persistent only where the whole reduction fits one
-/// tile. The one grid the sweep samples from and the decision scores.
+/// tile. Tens to hundreds of configurations: portfolioConfigs takes from it what is measured and
+/// chosen among.
 std::vector<TritonConfig> candidateConfigs(const TritonKernelShape &shape);
 inline constexpr int kMaxElementsPerThread = 64;
+
+/// The configurations a kernel-config decision chooses among and the kernel sweep measures on every
+/// kernel: at most kPortfolioSize of candidateConfigs, those first in the order of a stable hash of
+/// the configuration. Kernels with the same grid get the same portfolio, so a kernel's nearest
+/// measured kernels hold measured times of the very configurations it may be given, and a measured
+/// kernel holds every configuration the decision could pick for it: what the held-out figures
+/// judge is what the plugin runs.
+std::vector<TritonConfig> portfolioConfigs(const TritonKernelShape &shape);
+inline constexpr size_t kPortfolioSize = 24;
 
 /// Names of the kernel features and of the configuration features (kernelFeatures and
 /// configFeatures write them in this order).

@@ -4,17 +4,17 @@ are trained on, in CUDA graphs (torch_diode.tools.ingraph, warm), as kernel and 
 
 - kernel lines: one pointwise or reduction kernel of a model family's layers (a norm, a softmax,
   attention's reductions at one query token, a decomposed GEMV, an activation, a transpose),
-  compiled alone by Inductor with its own heuristics (`default_ms`) and with each of a sample of
-  the library's candidate configurations (diode_decide "kernel_candidates") fixed through
-  InductorChoices.triton_kernel_kwargs. A configuration whose output differs from the default's
-  is recorded as an error and never chosen.
+  compiled alone by Inductor with its own heuristics (`default_ms`) and with each configuration
+  the library may give it (diode_kernel_candidates, core's portfolio: the same configurations a
+  decision chooses among) fixed through InductorChoices.triton_kernel_kwargs. A configuration whose
+  output differs from the default's is recorded as an error and never chosen.
 - site lines: a small-M GEMM or one-token attention, compiled whole as the library path (plain
   torch.compile) and decomposed into Inductor's multiply-and-sum (torch_diode._forms), with
   Inductor's own configs and under coordinate descent; `decomposed_ms` is the faster decomposed
   time, the form a well-chosen config reaches.
 
   python3 -m torch_diode.tools.kernel_sweep --out LINES.jsonl [--workers N] [--families a,b]
-      [--kinds kernel,site] [--configs-per-kernel N] [--deadline-s S]
+      [--kinds kernel,site] [--match REGEX] [--deadline-s S]
 
 Cases already in --out are skipped, so a run cut short continues where it stopped.
 """
@@ -22,10 +22,9 @@ Cases already in --out are skipped, so a run cut short continues where it stoppe
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import random
+import re
 import subprocess
 import sys
 import time
@@ -58,6 +57,8 @@ def _kernel_cases(family: str, f: dict) -> list:
     """(name, builder) of the single-kernel cases of one family. A builder returns (fn, args)."""
     import torch
     import torch.nn.functional as F
+
+    from .. import _forms
 
     bf16, dev = torch.bfloat16, "cuda"
     cases = []
@@ -124,6 +125,23 @@ def _kernel_cases(family: str, f: dict) -> list:
         x, w = rand(1, k), rand(n, k)
         return (lambda x, w: (x.float() * w.float()).sum(-1).to(x.dtype)), (x, w)
 
+    def gemv_after_norm(n, k):
+        # A projection after the norm at batch 1 as the small-M form pass leaves it: the norm's
+        # scale (a reduction of its own) given, its weight fused into the GEMV's loads.
+        x, scale, g, w = rand(1, k), rand(1, 1, dtype=torch.float32), rand(k), rand(n, k)
+
+        def fn(x, scale, g, w):
+            return _forms._mm((x.float() * scale).to(x.dtype) * g, w.t())
+
+        return fn, (x, scale, g, w)
+
+    def gemv_after_activation(n, k):
+        # The MLP's down projection at batch 1: the activation (SwiGLU's gate, or GELU) fused in.
+        a, b, w = rand(1, k), rand(1, k), rand(n, k)
+        if f["act"] == "silu":
+            return (lambda a, b, w: _forms._mm(F.silu(a) * b, w.t())), (a, b, w)
+        return (lambda a, w: _forms._mm(F.gelu(a, approximate="tanh"), w.t())), (a, w)
+
     d, ff = f["d"], f["ff"]
     decoder = family != "vit-l16"
     if decoder:
@@ -140,6 +158,9 @@ def _kernel_cases(family: str, f: dict) -> list:
         for n in sorted({d, ff, 3 * d}):
             cases.append((f"gemv-n{n}-k{d}", lambda n=n: gemv(n, d)))
         cases.append((f"gemv-n{d}-k{ff}", lambda: gemv(d, ff)))
+        for n in sorted({ff, 3 * d}):
+            cases.append((f"gemv-norm-n{n}-k{d}", lambda n=n: gemv_after_norm(n, d)))
+        cases.append((f"gemv-act-n{d}-k{ff}", lambda: gemv_after_activation(d, ff)))
         tokens = PREFILL_TOKENS
     else:
         tokens = tuple(197 * b for b in (1, 8, 32))
@@ -287,14 +308,7 @@ def _out_of_memory(e) -> bool:
     return isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower()
 
 
-def _sample(configs, n, seed):
-    rng = random.Random(seed)
-    if len(configs) <= n:
-        return list(configs)
-    return rng.sample(configs, n)
-
-
-def measure_kernel(name, family, build, timer, n_configs, gpu):
+def measure_kernel(name, family, build, timer, gpu):
     from .. import _native
 
     fn, args = build()
@@ -307,10 +321,9 @@ def measure_kernel(name, family, build, timer, n_configs, gpu):
     shape = rec.shapes[0]
     line["shape"] = shape
     line["default_ms"] = _time(compiled, args, timer)
-    grid = _native.kernel_candidates(shape)
-    seed = int(hashlib.sha1(name.encode()).hexdigest()[:8], 16)
+    candidates = _native.kernel_candidates(shape)
     results = []
-    for cfg in _sample(grid, n_configs, seed):
+    for cfg in candidates:
         entry = {"config": cfg}
         try:
             compiled_c, out = _compile(fn, args, _Recorder(fix=cfg))
@@ -324,7 +337,7 @@ def measure_kernel(name, family, build, timer, n_configs, gpu):
             entry["error"] = f"{type(e).__name__}: {str(e)[:200]}"
         results.append(entry)
     line["configs"] = results
-    line["grid"] = len(grid)
+    line["grid"] = len(candidates)
     return line
 
 
@@ -346,13 +359,16 @@ def _Configured(package):
 
 
 def measure_site(name, family, build, timer, gpu, package=None):
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
     from .. import _forms
-    from .._decisions import pass_class
 
     fn, args = build()
     seen = []
 
-    class Always:
+    class Always(CustomGraphPass):
+        """Decomposes every site: the form whose time the line records beside the library's."""
+
         def __call__(self, graph):
             for site in _forms.find_sites(graph):
                 seen.append(site.site)
@@ -361,7 +377,7 @@ def measure_site(name, family, build, timer, gpu, package=None):
         def uuid(self):
             return "torch_diode.kernel_sweep.decompose_all"
 
-    always = pass_class()(Always(), "sweep")
+    always = Always()
     line = {"kind": "site", "name": name, "family": family, **gpu}
     compiled, ref = _compile(fn, args)
     line["library_ms"] = _time(compiled, args, timer)
@@ -408,7 +424,7 @@ def _release():
     torch.cuda.empty_cache()
 
 
-def run_shard(cases, out_path, n_configs, deadline, workers=1, package_path=""):
+def run_shard(cases, out_path, deadline, workers=1, package_path=""):
     import torch
 
     from .._native import Model
@@ -428,7 +444,7 @@ def run_shard(cases, out_path, n_configs, deadline, workers=1, package_path=""):
         t0 = time.monotonic()
         try:
             if kind == "kernel":
-                line = measure_kernel(name, family, build, timer, n_configs, gpu)
+                line = measure_kernel(name, family, build, timer, gpu)
             else:
                 line = measure_site(name, family, build, timer, gpu, package)
         except Exception as e:  # one case failing must not end the sweep
@@ -466,12 +482,12 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="kernel and site lines are appended here")
     ap.add_argument("--kinds", default="kernel,site", help="kernel, site or both (default)")
     ap.add_argument("--families", default=",".join(FAMILIES), help=f"from {', '.join(FAMILIES)}")
-    ap.add_argument("--configs-per-kernel", type=int, default=16)
     ap.add_argument("--workers", type=int, default=1, help="processes sharing the GPU (they compile in parallel)")
     ap.add_argument("--shard", default="", help=argparse.SUPPRESS)
     ap.add_argument("--done-from", default="", help=argparse.SUPPRESS)
     ap.add_argument("--deadline-s", type=float, default=0, help="start no new case after this many seconds")
     ap.add_argument("--limit", type=int, default=0, help="only the first N cases still to measure")
+    ap.add_argument("--match", default="", help="only the cases whose name (family/case) this regular expression finds")
     ap.add_argument(
         "--package",
         default="",
@@ -485,7 +501,11 @@ def main(argv=None):
     bad = [f for f in families if f not in FAMILIES] + [k for k in kinds if k not in ("kernel", "site")]
     if bad:
         ap.error(f"unknown families or kinds: {bad}")
-    cases = all_cases(kinds, families)
+    try:
+        pattern = re.compile(a.match)
+    except re.error as e:
+        ap.error(f"--match {a.match!r} is not a regular expression: {e}")
+    cases = [c for c in all_cases(kinds, families) if pattern.search(c[1])]
     done = _done(a.out) | _done(a.done_from)
     todo = [c for c in cases if c[1] not in done]
     if a.limit:
@@ -496,7 +516,7 @@ def main(argv=None):
         return 0
     if a.shard:
         i, n = (int(x) for x in a.shard.split("/"))
-        run_shard(todo[i::n], a.out, a.configs_per_kernel, a.deadline_s, n, a.package)
+        run_shard(todo[i::n], a.out, a.deadline_s, n, a.package)
         return 0
     from .worker import environment_problem
 
@@ -520,8 +540,6 @@ def main(argv=None):
             a.kinds,
             "--families",
             a.families,
-            "--configs-per-kernel",
-            str(a.configs_per_kernel),
             "--shard",
             f"{w}/{a.workers}",
             "--deadline-s",
@@ -530,6 +548,8 @@ def main(argv=None):
             a.out,
             "--limit",
             str(a.limit),
+            "--match",
+            a.match,
             "--package",
             a.package,
         ]
