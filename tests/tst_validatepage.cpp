@@ -42,7 +42,7 @@ const QString kHeldOut = testutil::sourcePath("trained_models/h200/h200-heldout.
 // one without them.
 const QString kDecisionPackage = testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode");
 const QString kKernelLines = testutil::sourcePath("trained_models/h200/h200-kernels.jsonl");
-const QString kNoDecisions = testutil::sourcePath("trained_models/h100/h100-ingraph-warm.diode");
+const QString kNoDecisions = kModel;
 
 // Shows `package` (and then judges `lines`, if any) in `panel`, to what it shows.
 bool shownIn(DecisionPanel &panel, const QString &package, const QStringList &lines = {}) {
