@@ -191,6 +191,31 @@ class NativeTest(unittest.TestCase):
             self.assertEqual(kept, answer["order"])
             self.assertEqual(set(excluded), {""})
 
+    def test_a_kernel_is_given_only_a_configuration_the_shipped_lines_measured_on_it(self):
+        # The H100 kernel lines hold each kernel's whole portfolio, the library's candidates for it; the
+        # package built from them fixes, on each kernel, one of those or none.
+        from torch_diode._native import Model, Selector, kernel_candidates
+
+        package = os.path.join(ROOT, "trained_models", "h100", "h100-ingraph-warm.diode")
+        selector = Selector(Model(package), {})
+        fixed = whole = 0
+        with open(os.path.join(ROOT, "trained_models", "h100", "h100-kernels.jsonl")) as f:
+            lines = [json.loads(t) for t in f if t.strip()]
+        measured = [k for k in lines if "skipped" not in k]
+        self.assertGreater(len(measured), 200)
+        for k in measured:
+            candidates = kernel_candidates(k["shape"])
+            tried = [c["config"] for c in k["configs"]]
+            # A configuration the GPU's memory stopped (workers share it) is left out of the line.
+            self.assertEqual(tried, [c for c in candidates if c in tried], k["name"])
+            whole += tried == candidates
+            answer = selector.decide_json("kernel_config", {"shape": k["shape"]})
+            if answer["fixed"]:
+                fixed += 1
+                self.assertIn(answer["config"], candidates, k["name"])
+        self.assertGreater(fixed, 50)
+        self.assertGreaterEqual(whole, len(measured) - 3)
+
     def test_candidate_key_is_the_librarys_row(self):
         # The key Python builds is the library's packed row, field for field,
         # as diode_vocabulary names them; a problem-JSON candidate survives the round trip.
