@@ -82,6 +82,10 @@ int runTrainDecisions(const DecisionOptions &o) {
         "(faster {:.3f}x)\n",
         100.0 * k.goodShare, k.judged, k.muchSlower, k.pickOverDefault, k.bestOverDefault,
         100.0 * f.goodShare, f.judged, f.pickOverDefault, f.bestOverDefault);
+    if (k.notMeasured)
+        say("{} kernels left out: the configuration picked for each has no time in its line (a sample of the "
+            "grid was measured, or the GPU's memory stopped that configuration)\n",
+            k.notMeasured);
     if (!o.report.empty()) {
         writeFileAtomically<InvalidInput>(o.report,
                                           [&](std::ostream &os) { os << t.heldOut.dump(1) << '\n'; });

@@ -49,7 +49,14 @@ QList<QStandardItem *> rowOf(const diode::DecisionFigures &f) {
     QList<QStandardItem *> row;
     row << cell(kindText(f.kind), kindText(f.kind))
         << cell(QString::fromStdString(f.scope), QString::fromStdString(f.scope))
-        << cell(QString::number(f.judged), f.judged)
+        << cell(f.notMeasured ? DecisionPanel::tr("%1 (+%2 unmeasured)").arg(f.judged).arg(f.notMeasured)
+                              : QString::number(f.judged),
+                f.judged,
+                f.notMeasured
+                    ? DecisionPanel::tr("%1 kernels left out: the configuration picked for each has no "
+                                        "time in its line")
+                          .arg(f.notMeasured)
+                    : QString())
         << cell(QString::number(f.changed), f.changed,
                 kernels ? DecisionPanel::tr("kernels given a configuration rather than Inductor's default")
                         : DecisionPanel::tr(

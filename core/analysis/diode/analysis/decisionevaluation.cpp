@@ -21,7 +21,7 @@ double geomean(double logSum, int n) {
 // written and read here only.
 constexpr const char *kKernels = "kernels", *kFixed = "fixed", *kWithin3 = "within_3_percent_of_fastest",
                      *kSlowerThanDefault = "over_10_percent_slower_than_default",
-                     *kFailedChosen = "failed_configs_chosen",
+                     *kFailedChosen = "failed_configs_chosen", *kNotMeasuredPicks = "picks_not_measured",
                      *kPickOverDefault = "geomean_pick_over_default",
                      *kFastestOverDefault = "geomean_fastest_over_default";
 constexpr const char *kSites = "sites", *kDecomposed = "decomposed", *kFasterForm = "faster_form_chosen",
@@ -73,6 +73,7 @@ nlohmann::json KernelConfigEvaluation::toJson() const {
             {kWithin3, kernels ? double(withinThreePercent) / kernels : 0.0},
             {kSlowerThanDefault, slowerThanDefault},
             {kFailedChosen, failedChosen},
+            {kNotMeasuredPicks, notMeasured},
             {kPickOverDefault, geomeanPickOverDefault},
             {kFastestOverDefault, geomeanBestOverDefault}};
 }
@@ -86,6 +87,7 @@ KernelConfigEvaluation KernelConfigEvaluation::fromJson(const nlohmann::json &j,
     e.withinThreePercent = int(std::lround(ratioField(j, kWithin3, where) * e.kernels));
     e.slowerThanDefault = countField(j, kSlowerThanDefault, where);
     e.failedChosen = countField(j, kFailedChosen, where);
+    e.notMeasured = j.contains(kNotMeasuredPicks) ? countField(j, kNotMeasuredPicks, where) : 0;
     e.geomeanPickOverDefault = ratioField(j, kPickOverDefault, where);
     e.geomeanBestOverDefault = ratioField(j, kFastestOverDefault, where);
     return e;
@@ -120,20 +122,25 @@ KernelConfigEvaluation evaluateKernelConfigs(const KernelConfigModel &model,
     for (const auto &k : kernels) {
         if (k.defaultMs <= 0 || k.configs.empty())
             continue;
-        const std::vector<double> pred = model.predictLog2Ratio(k.shape, k.configs);
-        const size_t at = size_t(std::min_element(pred.begin(), pred.end()) - pred.begin());
+        // The plugin's decision, among the kernel's portfolio, judged by the line's time of its pick.
+        const KernelConfigDecision d = decideKernelConfig(model, k.shape, margin);
+        double pick = k.defaultMs;
+        if (d.fixed) {
+            const auto at = std::find(k.configs.begin(), k.configs.end(), d.config);
+            if (at == k.configs.end()) {
+                ++e.notMeasured;
+                continue;
+            }
+            ++e.fixed;
+            if (const auto &t = k.timesMs[size_t(at - k.configs.begin())])
+                pick = *t;
+            else
+                ++e.failedChosen; // counted as the default's time: Inductor would have refused it
+        }
         double best = k.defaultMs;
         for (const auto &t : k.timesMs)
             if (t)
                 best = std::min(best, *t);
-        double pick = k.defaultMs;
-        if (std::exp2(pred[at]) * (1.0 + margin) < 1.0) {
-            ++e.fixed;
-            if (k.timesMs[at])
-                pick = *k.timesMs[at];
-            else
-                ++e.failedChosen; // counted as the default's time: Inductor would have refused it
-        }
         ++e.kernels;
         e.withinThreePercent += pick <= best * kWithin;
         e.slowerThanDefault += pick > k.defaultMs * kSlower;
@@ -190,6 +197,7 @@ HeldOut heldOutByFamily(const DecisionData &data, double kernelMargin, double fo
             pooledK.kernels += e.kernels, pooledK.fixed += e.fixed,
                 pooledK.withinThreePercent += e.withinThreePercent;
             pooledK.slowerThanDefault += e.slowerThanDefault, pooledK.failedChosen += e.failedChosen;
+            pooledK.notMeasured += e.notMeasured;
             kPick += std::log(e.geomeanPickOverDefault) * e.kernels;
             kBest += std::log(e.geomeanBestOverDefault) * e.kernels;
         }
@@ -286,6 +294,7 @@ DecisionFigures figuresOf(const KernelConfigEvaluation &e, std::string scope) {
     f.goodShare = e.kernels ? double(e.withinThreePercent) / e.kernels : 0.0;
     f.muchSlower = e.slowerThanDefault;
     f.failedChosen = e.failedChosen;
+    f.notMeasured = e.notMeasured;
     f.pickOverDefault = e.geomeanPickOverDefault;
     f.bestOverDefault = e.geomeanBestOverDefault;
     return f;

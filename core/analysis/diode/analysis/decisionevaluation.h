@@ -20,6 +20,9 @@ struct KernelConfigEvaluation {
     int withinThreePercent = 0; ///< the pick within 3 % of the fastest measured (default included)
     int slowerThanDefault = 0;  ///< the pick more than 10 % slower than the default
     int failedChosen = 0;       ///< a pick that failed to compile, run or match the default's output
+    /// Kernels left out of the figures: the decision fixed a configuration the line has no time of (a
+    /// line holding a sample of the grid, not the portfolio the decision chooses among).
+    int notMeasured = 0;
     double geomeanPickOverDefault = 1;
     double geomeanBestOverDefault = 1;
     nlohmann::json toJson() const;
@@ -86,6 +89,7 @@ struct DecisionFigures {
     double goodShare = 0;
     int muchSlower = 0;   ///< the pick more than 10 % slower than Inductor's default / the library kernel
     int failedChosen = 0; ///< kernel configs only
+    int notMeasured = 0;  ///< kernel configs only: picks the lines hold no time of, left out of `judged`
     double pickOverDefault = 1, bestOverDefault = 1; ///< geometric means; forms: over the library kernel
 };
 DecisionFigures figuresOf(const KernelConfigEvaluation &e, std::string scope);
