@@ -170,6 +170,17 @@ void TestDecisions::thePortfolioIsPartOfTheGridAndTheSameForTheSameGrid() {
     QVERIFY(d.fixed);
     QVERIFY(std::find(portfolio.begin(), portfolio.end(), d.config) != portfolio.end());
     QCOMPARE(d.candidates, int(kPortfolioSize));
+
+    // Measured only with configurations outside the portfolio, however fast: no configuration the
+    // decision may give was tried on a similar kernel, so none is given on a guess.
+    std::vector<std::pair<TritonConfig, std::optional<double>>> elsewhere;
+    for (const auto &c : grid)
+        if (std::find(portfolio.begin(), portfolio.end(), c) == portfolio.end())
+            elsewhere.push_back({c, 0.2});
+    const auto none =
+        decideKernelConfig(KernelConfigModel::build({measured("a", shape, elsewhere)}), shape, 0.05);
+    QVERIFY(!none.fixed);
+    QCOMPARE(none.reason, std::string("none_tried_nearby"));
 }
 
 void TestDecisions::aConfigThatFailedOnAKernelIsNeverChosenForIt() {

@@ -217,8 +217,11 @@ KernelConfigModel KernelConfigModel::build(const std::vector<MeasuredKernel> &ke
 }
 
 std::vector<double> KernelConfigModel::predictLog2Ratio(const TritonKernelShape &shape,
-                                                        const std::vector<TritonConfig> &configs) const {
+                                                        const std::vector<TritonConfig> &configs,
+                                                        std::vector<bool> *triedNearby) const {
     std::vector<double> out(configs.size(), 0.0);
+    if (triedNearby)
+        triedNearby->assign(configs.size(), false);
     if (m_kernels.empty())
         return out;
     const std::vector<float> q = kernelRow(shape);
@@ -239,6 +242,8 @@ std::vector<double> KernelConfigModel::predictLog2Ratio(const TritonKernelShape 
                 double dc = 0;
                 for (size_t f = 0; f < kConfigMatchFeatures; ++f)
                     dc += (double(cf[f]) - k.configs[j][f]) * (double(cf[f]) - k.configs[j][f]);
+                if (triedNearby && dc == 0)
+                    (*triedNearby)[c] = true;
                 dist.emplace_back(std::sqrt(dk * dk + dc), k.log2Ratio[j]);
             }
         }
@@ -398,8 +403,18 @@ KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const Tr
         d.reason = "no_candidates";
         return d;
     }
-    const std::vector<double> pred = model.predictLog2Ratio(shape, configs);
-    const size_t best = size_t(std::min_element(pred.begin(), pred.end()) - pred.begin());
+    // Only a configuration a similar kernel was measured with: the prediction of any other is a guess
+    // between measured neighbours, and the arg-min of guesses over a grid finds the worst of them.
+    std::vector<bool> tried;
+    const std::vector<double> pred = model.predictLog2Ratio(shape, configs, &tried);
+    size_t best = configs.size();
+    for (size_t c = 0; c < configs.size(); ++c)
+        if (tried[c] && (best == configs.size() || pred[c] < pred[best]))
+            best = c;
+    if (best == configs.size()) {
+        d.reason = "none_tried_nearby";
+        return d;
+    }
     d.predictedRatio = std::exp2(pred[best]);
     if (d.predictedRatio * (1.0 + margin) < 1.0) {
         d.fixed = true;

@@ -50,8 +50,8 @@ DecisionData readDecisionData(const std::vector<std::string> &paths);
 /// features, each scaled by its spread in the data) and its configuration's (log2 blocks, warps,
 /// stages) together, and the k nearest are averaged by inverse distance with a prior of "as fast
 /// as the default". A nearest-neighbour table rather than a network: a few hundred kernels
-/// measured over samples of the same grid, and a prediction that can be traced to the kernels
-/// it came from.
+/// measured on the configurations a decision chooses among, and a prediction that can be traced to
+/// the kernels it came from.
 class KernelConfigModel {
 public:
     static constexpr int kVersion = 1;
@@ -62,9 +62,11 @@ public:
     static KernelConfigModel fromJson(const nlohmann::json &j);
     nlohmann::json toJson() const;
 
-    /// log2(time / default time) predicted for each configuration of `shape`.
+    /// log2(time / default time) predicted for each configuration of `shape`. With `triedNearby`, also
+    /// whether one of the kernels the prediction looks among was measured with that very configuration.
     std::vector<double> predictLog2Ratio(const TritonKernelShape &shape,
-                                         const std::vector<TritonConfig> &configs) const;
+                                         const std::vector<TritonConfig> &configs,
+                                         std::vector<bool> *triedNearby = nullptr) const;
     int kernels() const { return int(m_kernels.size()); }
     int smCount() const { return m_smCount; }
 
@@ -116,7 +118,8 @@ struct KernelConfigDecision {
     TritonConfig config;
     double predictedRatio = 1; ///< the chosen configuration's time over the default's
     int candidates = 0;
-    std::string reason; ///< "predicted_faster", "default_predicted_best", "no_candidates"
+    std::string
+        reason; ///< "predicted_faster", "default_predicted_best", "no_candidates", "none_tried_nearby"
 };
 KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const TritonKernelShape &shape,
                                         double margin = kDefaultKernelConfigMargin);
