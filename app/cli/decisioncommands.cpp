@@ -67,9 +67,7 @@ int runTrainDecisions(const DecisionOptions &o) {
         throw InvalidInput("train-decisions needs kernel and site lines: files, or a store given by --db");
     // The files' lines, then the stores', in the order given.
     DecisionData data = readDecisionData(o.inputs);
-    const DecisionData stored = storedDecisionData(o.dbs);
-    data.kernels.insert(data.kernels.end(), stored.kernels.begin(), stored.kernels.end());
-    data.sites.insert(data.sites.end(), stored.sites.begin(), stored.sites.end());
+    data.append(storedDecisionData(o.dbs));
     if (data.kernels.empty() && data.sites.empty())
         throw InvalidInput("train-decisions: the inputs hold no kernel or site lines");
     std::vector<std::string> inputs = o.inputs;

@@ -292,14 +292,19 @@ nlohmann::json toJson(const SkippedCase &c) {
     return j;
 }
 
+void DecisionData::append(DecisionData &&more) {
+    kernels.insert(kernels.end(), std::make_move_iterator(more.kernels.begin()),
+                   std::make_move_iterator(more.kernels.end()));
+    sites.insert(sites.end(), std::make_move_iterator(more.sites.begin()),
+                 std::make_move_iterator(more.sites.end()));
+    skipped.insert(skipped.end(), std::make_move_iterator(more.skipped.begin()),
+                   std::make_move_iterator(more.skipped.end()));
+}
+
 DecisionData readDecisionData(const std::vector<std::string> &paths) {
     DecisionData data;
-    for (const auto &path : paths) {
-        DecisionData d = readDecisionData(path);
-        data.kernels.insert(data.kernels.end(), d.kernels.begin(), d.kernels.end());
-        data.sites.insert(data.sites.end(), d.sites.begin(), d.sites.end());
-        data.skipped.insert(data.skipped.end(), d.skipped.begin(), d.skipped.end());
-    }
+    for (const auto &path : paths)
+        data.append(readDecisionData(path));
     return data;
 }
 

@@ -60,6 +60,8 @@ struct DecisionData {
     std::vector<MeasuredKernel> kernels;
     std::vector<MeasuredSite> sites;
     std::vector<SkippedCase> skipped; ///< not trained on
+    /// `more`'s lines after these.
+    void append(DecisionData &&more);
 };
 DecisionData readDecisionData(const std::string &path);
 /// The lines of several files, in order; the first bad line throws, naming its file and line.

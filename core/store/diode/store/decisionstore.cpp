@@ -235,10 +235,7 @@ DecisionData storedDecisionData(const std::vector<std::string> &paths) {
     DecisionData data;
     for (const auto &path : paths) {
         Store store(path, Store::Mode::ReadOnly);
-        DecisionData d = storedDecisionData(store);
-        data.kernels.insert(data.kernels.end(), d.kernels.begin(), d.kernels.end());
-        data.sites.insert(data.sites.end(), d.sites.begin(), d.sites.end());
-        data.skipped.insert(data.skipped.end(), d.skipped.begin(), d.skipped.end());
+        data.append(storedDecisionData(store));
     }
     return data;
 }
