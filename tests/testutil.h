@@ -92,6 +92,16 @@ inline std::string integrityCheck(const QString &path) {
     return result;
 }
 
+/// Runs `sql` on the database `path` (creating it), as another program would: no diode connection.
+inline void execSql(const QString &path, const QByteArray &sql) {
+    sqlite3 *db = nullptr;
+    QCOMPARE(sqlite3_open(path.toUtf8().constData(), &db), SQLITE_OK);
+    char *err = nullptr;
+    const int rc = sqlite3_exec(db, sql.constData(), nullptr, nullptr, &err);
+    QVERIFY2(rc == SQLITE_OK, err);
+    sqlite3_close(db);
+}
+
 /// The first column of the first row, or -1 when there is none (an error's reason on the test's log). Like
 /// any reader of a store the application may still be writing, it waits for a writer's lock instead of
 /// failing.

@@ -10,6 +10,7 @@
 #include "diode/infer/modelpackage.h"
 #include "diode/infer/outputpath.h"
 #include "diode/infer/shippeddata.h"
+#include "diode/store/decisionstore.h"
 #include "diode/sweep/childprocess.h"
 #include "diode/sweep/inductorbackend.h"
 
@@ -25,7 +26,7 @@ namespace diode::cli {
 namespace {
 
 struct DecisionOptions {
-    std::vector<std::string> inputs, formOps;
+    std::vector<std::string> inputs, dbs, formOps;
     std::string package, out, report, python, families, kinds = "kernel,site", configsFrom, match;
     double kernelMargin = kDefaultKernelConfigMargin, formMargin = kDefaultFormMargin;
     int workers = 4, limit = 0;
@@ -62,10 +63,15 @@ int runSweepKernels(const DecisionOptions &o) {
 }
 
 int runTrainDecisions(const DecisionOptions &o) {
-    const DecisionData data = readDecisionData(o.inputs);
+    if (o.inputs.empty() && o.dbs.empty())
+        throw InvalidInput("train-decisions needs kernel and site lines: files, or a store given by --db");
+    // The files' lines, then the stores', in the order given.
+    DecisionData data = readDecisionData(o.inputs);
+    data.append(storedDecisionData(o.dbs));
     if (data.kernels.empty() && data.sites.empty())
         throw InvalidInput("train-decisions: the inputs hold no kernel or site lines");
     std::vector<std::string> inputs = o.inputs;
+    inputs.insert(inputs.end(), o.dbs.begin(), o.dbs.end());
     if (!o.package.empty())
         inputs.push_back(o.package);
     if (!o.out.empty())
@@ -144,7 +150,11 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
         "Build the kernel-config and small-M form models from kernel and site lines, judge them with each "
         "model family held out, and write them into a package");
     train->add_option("inputs", o->inputs, "kernel and site lines (diode sweep-kernels)")
-        ->required()
+        ->check(CLI::ExistingFile);
+    train
+        ->add_option(
+            "--db", o->dbs,
+            "a store holding kernel and site lines (diode import); repeatable, beside or instead of files")
         ->check(CLI::ExistingFile);
     train->add_option("--package", o->package, "the .diode package the decisions join")
         ->check(CLI::ExistingFile);

@@ -232,8 +232,13 @@ int runImport(const std::vector<std::string> &files, const std::string &db, bool
         store.emplace(db, Store::Mode::ReadWrite, foreignPolicy(adoptForeign));
         for (const auto &f : files) {
             const auto r = importFile(*store, f, again, allowMixedData);
-            show("{}: {} ({} runs, {} problems, {} measurements)\n", f, r.format, r.runs, r.problems,
-                 r.measurements);
+            if (r.format == "kernel-site-lines")
+                show("{}: {} ({} kernels, {} sites, {} skipped cases: {} added, {} replaced, {} unchanged)\n",
+                     f, r.format, r.lines.kernels, r.lines.sites, r.lines.skipped, r.lines.added,
+                     r.lines.replaced, r.lines.unchanged);
+            else
+                show("{}: {} ({} runs, {} problems, {} measurements)\n", f, r.format, r.runs, r.problems,
+                     r.measurements);
         }
     } catch (...) {
         store.reset();
@@ -269,7 +274,7 @@ int runExport(const std::string &db, std::string format, const std::string &outP
     const std::string named = toFile ? formatOfName(outPath) : std::string();
     if (format.empty())
         format = named.empty() ? "jsonl" : named;
-    else if (!named.empty() && named != format)
+    else if (!named.empty() && named != format && !(format == "kernel-site" && named == "jsonl"))
         throw InvalidInput(fmt::format("--format {} does not match --out '{}', whose name says {}; give "
                                        "--format {}, or name the file .{}",
                                        format, outPath, named, named, format));
@@ -277,7 +282,9 @@ int runExport(const std::string &db, std::string format, const std::string &outP
         refuseOutputPath(outPath, {db}, "--out"); // before the store is opened
     Store store(db, Store::Mode::ReadOnly);
     auto write = [&](std::ostream &os) {
-        return format == "csv" ? exportCsv(store, os) : exportJsonl(store, os);
+        return format == "csv"           ? exportCsv(store, os)
+               : format == "kernel-site" ? exportDecisionLines(store, os)
+                                         : exportJsonl(store, os);
     };
     if (!toFile) {
         write(std::cout);
@@ -657,13 +664,15 @@ int main(int argc, char **argv) {
     cmdImport->add_flag("--adopt-foreign-db", importAdopt, adoptHelp);
 
     std::string exportDb, exportFormat, exportOut;
-    auto *cmdExport = app.add_subcommand("export", "Write every measurement as problem JSON lines or CSV");
+    auto *cmdExport = app.add_subcommand(
+        "export", "Write every measurement as problem JSON lines or CSV, or the kernel and site lines");
     cmdExport->add_option("--db", exportDb, "SQLite database")->required()->check(CLI::ExistingFile);
     cmdExport
-        ->add_option("--format", exportFormat,
-                     "jsonl or csv (default: what --out's name says, .csv or .jsonl; else jsonl); one its "
-                     "name contradicts is refused")
-        ->check(CLI::IsMember({"jsonl", "csv"}));
+        ->add_option(
+            "--format", exportFormat,
+            "jsonl or csv (default: what --out's name says, .csv or .jsonl; else jsonl); one its "
+            "name contradicts is refused. kernel-site: the kernel and site lines (diode sweep-kernels)")
+        ->check(CLI::IsMember({"jsonl", "csv", "kernel-site"}));
     cmdExport->add_option("--out", exportOut, "output file (default: standard output)");
 
     std::string statsDb;

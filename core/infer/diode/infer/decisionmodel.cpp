@@ -128,7 +128,111 @@ std::vector<float> siteRow(const SmallMSite &s) {
     return f;
 }
 
+std::string textField(const nlohmann::json &j, const char *key, const std::string &where) {
+    const auto it = j.find(key);
+    if (it == j.end())
+        return {};
+    if (!it->is_string())
+        throw InvalidInput(fmt::format("{}: \"{}\" must be a string", where, key));
+    return it->get<std::string>();
+}
+
+int smCountField(const nlohmann::json &j, const std::string &where) {
+    const auto it = j.find("sm_count");
+    if (it == j.end())
+        return 0;
+    if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > (1 << 20))
+        throw InvalidInput(fmt::format("{}: \"sm_count\" must be a count of multiprocessors", where));
+    return it->get<int>();
+}
+
+double secondsField(const nlohmann::json &j, const std::string &where) {
+    const auto it = j.find("seconds");
+    if (it == j.end())
+        return 0;
+    if (!it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>()))
+        throw InvalidInput(fmt::format("{}: \"seconds\" must be a number >= 0", where));
+    return it->get<double>();
+}
+
+std::optional<double> optionalMs(const nlohmann::json &j, const char *key, const std::string &where) {
+    if (!j.contains(key))
+        return std::nullopt;
+    return number(j, key, where);
+}
+
+void readDecisionLine(const std::string &line, const std::string &where, DecisionData &data) {
+    const nlohmann::json j = parseJsonBounded(line, where, kProblemJsonLimits);
+    if (!j.is_object())
+        throw InvalidInput(fmt::format("{}: a line must be a JSON object", where));
+    const std::string kind = textField(j, "kind", where);
+    if (!isDecisionLine(j))
+        throw InvalidInput(fmt::format("{}: \"kind\" must be \"kernel\" or \"site\", got '{}'", where, kind));
+    const std::string family = textField(j, "family", where), name = textField(j, "name", where);
+    const std::string gpu = textField(j, "gpu", where);
+    const int sms = smCountField(j, where);
+    const double seconds = secondsField(j, where);
+    if (j.contains("skipped")) { // a case the sweep could not measure, with its reason
+        data.skipped.push_back({kind, family, name, gpu, sms, textField(j, "skipped", where), seconds});
+        return;
+    }
+    if (kind == "kernel") {
+        MeasuredKernel k;
+        k.family = family, k.name = name, k.gpu = gpu, k.smCount = sms, k.seconds = seconds;
+        k.shape = TritonKernelShape::fromJson(j.value("shape", nlohmann::json()), where + ": shape");
+        k.defaultMs = number(j, "default_ms", where);
+        if (j.contains("grid")) {
+            if (!j["grid"].is_number_integer() || j["grid"].get<int64_t>() < 0 ||
+                j["grid"].get<int64_t>() > 1 << 20)
+                throw InvalidInput(fmt::format("{}: \"grid\" must be a count of configurations", where));
+            k.grid = j["grid"].get<int>();
+        }
+        const auto &configs = j.value("configs", nlohmann::json::array());
+        if (!configs.is_array())
+            throw InvalidInput(fmt::format("{}: \"configs\" must be an array", where));
+        for (size_t c = 0; c < configs.size(); ++c) {
+            const std::string at = fmt::format("{}: configs[{}]", where, c);
+            if (!configs[c].is_object())
+                throw InvalidInput(fmt::format("{}: must be an object with \"config\"", at));
+            k.configs.push_back(TritonConfig::fromJson(configs[c].value("config", nlohmann::json()), at));
+            if (configs[c].contains("time_ms") && configs[c]["time_ms"].is_number())
+                k.timesMs.push_back(number(configs[c], "time_ms", at));
+            else
+                k.timesMs.push_back(std::nullopt);
+            k.errors.push_back(textField(configs[c], "error", at));
+        }
+        data.kernels.push_back(std::move(k));
+    } else {
+        MeasuredSite s;
+        s.family = family, s.name = name, s.gpu = gpu, s.smCount = sms, s.seconds = seconds;
+        s.site = SmallMSite::fromJson(j.value("site", nlohmann::json()), where + ": site");
+        s.libraryMs = number(j, "library_ms", where);
+        s.decomposedMs = number(j, "decomposed_ms", where);
+        s.decomposedDefaultMs = optionalMs(j, "decomposed_default_ms", where);
+        s.decomposedTunedMs = optionalMs(j, "decomposed_tuned_ms", where);
+        s.configsFrom = textField(j, "configs_from", where);
+        data.sites.push_back(std::move(s));
+    }
+}
+
+// The fields every line has; gpu and sm_count only where the sweep knew them.
+nlohmann::json lineHead(const std::string &kind, const std::string &name, const std::string &family,
+                        const std::string &gpu, int smCount, double seconds) {
+    nlohmann::json j{{"kind", kind}, {"name", name}, {"family", family}};
+    if (!gpu.empty())
+        j["gpu"] = gpu;
+    if (smCount)
+        j["sm_count"] = smCount;
+    j["seconds"] = seconds;
+    return j;
+}
+
 } // namespace
+
+bool isDecisionLine(const nlohmann::json &j) {
+    const auto it = j.is_object() ? j.find("kind") : j.end();
+    return it != j.end() && it->is_string() && (*it == "kernel" || *it == "site");
+}
 
 DecisionData readDecisionData(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
@@ -136,55 +240,71 @@ DecisionData readDecisionData(const std::string &path) {
         throw InvalidInput(fmt::format("{}: cannot be read", path));
     DecisionData data;
     forEachDataLine(in, path, [&](int n, const std::string &line) {
-        const std::string where = fmt::format("{}:{}", path, n);
-        const nlohmann::json j = parseJsonBounded(line, where, kProblemJsonLimits);
-        if (!j.is_object())
-            throw InvalidInput(fmt::format("{}: a line must be a JSON object", where));
-        if (j.contains("skipped")) // a case the sweep could not measure, with its reason
-            return;
-        const std::string kind = j.value("kind", std::string());
-        const std::string family = j.value("family", std::string());
-        const std::string gpu = j.value("gpu", std::string());
-        const int sms = j.value("sm_count", 0);
-        if (kind == "kernel") {
-            MeasuredKernel k;
-            k.family = family, k.name = j.value("name", std::string()), k.gpu = gpu, k.smCount = sms;
-            k.shape = TritonKernelShape::fromJson(j.value("shape", nlohmann::json()), where + ": shape");
-            k.defaultMs = number(j, "default_ms", where);
-            const auto &configs = j.value("configs", nlohmann::json::array());
-            if (!configs.is_array())
-                throw InvalidInput(fmt::format("{}: \"configs\" must be an array", where));
-            for (size_t c = 0; c < configs.size(); ++c) {
-                const std::string at = fmt::format("{}: configs[{}]", where, c);
-                k.configs.push_back(TritonConfig::fromJson(configs[c].value("config", nlohmann::json()), at));
-                if (configs[c].contains("time_ms") && configs[c]["time_ms"].is_number())
-                    k.timesMs.push_back(number(configs[c], "time_ms", at));
-                else
-                    k.timesMs.push_back(std::nullopt);
-            }
-            data.kernels.push_back(std::move(k));
-        } else if (kind == "site") {
-            MeasuredSite s;
-            s.family = family, s.name = j.value("name", std::string()), s.gpu = gpu, s.smCount = sms;
-            s.site = SmallMSite::fromJson(j.value("site", nlohmann::json()), where + ": site");
-            s.libraryMs = number(j, "library_ms", where);
-            s.decomposedMs = number(j, "decomposed_ms", where);
-            data.sites.push_back(std::move(s));
-        } else {
-            throw InvalidInput(
-                fmt::format("{}: \"kind\" must be \"kernel\" or \"site\", got '{}'", where, kind));
-        }
+        readDecisionLine(line, fmt::format("{}:{}", path, n), data);
     });
     return data;
 }
 
+DecisionData readDecisionLines(std::string_view text, const std::string &source) {
+    DecisionData data;
+    forEachDataLine(text, source, [&](int n, const std::string &line) {
+        readDecisionLine(line, fmt::format("{}:{}", source, n), data);
+    });
+    return data;
+}
+
+nlohmann::json toJson(const MeasuredKernel &k) {
+    nlohmann::json j = lineHead("kernel", k.name, k.family, k.gpu, k.smCount, k.seconds);
+    j["shape"] = k.shape.toJson();
+    j["default_ms"] = k.defaultMs;
+    nlohmann::json configs = nlohmann::json::array();
+    for (size_t c = 0; c < k.configs.size(); ++c) {
+        nlohmann::json e{{"config", k.configs[c].toJson()}};
+        if (k.timesMs[c])
+            e["time_ms"] = *k.timesMs[c];
+        if (c < k.errors.size() && !k.errors[c].empty())
+            e["error"] = k.errors[c];
+        configs.push_back(std::move(e));
+    }
+    j["configs"] = std::move(configs);
+    if (k.grid)
+        j["grid"] = k.grid;
+    return j;
+}
+
+nlohmann::json toJson(const MeasuredSite &s) {
+    nlohmann::json j = lineHead("site", s.name, s.family, s.gpu, s.smCount, s.seconds);
+    j["site"] = s.site.toJson();
+    j["library_ms"] = s.libraryMs;
+    if (s.decomposedDefaultMs)
+        j["decomposed_default_ms"] = *s.decomposedDefaultMs;
+    if (s.decomposedTunedMs)
+        j["decomposed_tuned_ms"] = *s.decomposedTunedMs;
+    j["decomposed_ms"] = s.decomposedMs;
+    if (!s.configsFrom.empty())
+        j["configs_from"] = s.configsFrom;
+    return j;
+}
+
+nlohmann::json toJson(const SkippedCase &c) {
+    nlohmann::json j = lineHead(c.kind, c.name, c.family, c.gpu, c.smCount, c.seconds);
+    j["skipped"] = c.reason;
+    return j;
+}
+
+void DecisionData::append(DecisionData &&more) {
+    kernels.insert(kernels.end(), std::make_move_iterator(more.kernels.begin()),
+                   std::make_move_iterator(more.kernels.end()));
+    sites.insert(sites.end(), std::make_move_iterator(more.sites.begin()),
+                 std::make_move_iterator(more.sites.end()));
+    skipped.insert(skipped.end(), std::make_move_iterator(more.skipped.begin()),
+                   std::make_move_iterator(more.skipped.end()));
+}
+
 DecisionData readDecisionData(const std::vector<std::string> &paths) {
     DecisionData data;
-    for (const auto &path : paths) {
-        DecisionData d = readDecisionData(path);
-        data.kernels.insert(data.kernels.end(), d.kernels.begin(), d.kernels.end());
-        data.sites.insert(data.sites.end(), d.sites.begin(), d.sites.end());
-    }
+    for (const auto &path : paths)
+        data.append(readDecisionData(path));
     return data;
 }
 

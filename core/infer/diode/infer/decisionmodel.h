@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace diode {
@@ -19,8 +20,11 @@ struct MeasuredKernel {
     double defaultMs = 0;
     std::vector<TritonConfig> configs;
     std::vector<std::optional<double>> timesMs; ///< nullopt: failed to compile or run
+    std::vector<std::string> errors;            ///< per configuration: why it has no time ("" if timed)
+    int grid = 0;                               ///< configurations the kernel may be given (0: not given)
     std::string gpu;
     int smCount = 0;
+    double seconds = 0; ///< what measuring it took
 };
 
 /// One small-M site as the sweep measured it: the library path (cuBLAS, cuDNN or flash attention,
@@ -31,8 +35,23 @@ struct MeasuredSite {
     SmallMSite site;
     double libraryMs = 0;
     double decomposedMs = 0;
+    std::optional<double> decomposedDefaultMs; ///< with Inductor's own configs
+    std::optional<double> decomposedTunedMs;   ///< with coordinate descent's
+    std::string configsFrom;                   ///< the package whose configs timed it ("": none)
     std::string gpu;
     int smCount = 0;
+    double seconds = 0;
+};
+
+/// A case the sweep could not measure, with its reason: kept so that a store says what was tried.
+struct SkippedCase {
+    std::string kind; ///< "kernel" or "site"
+    std::string family;
+    std::string name;
+    std::string gpu;
+    int smCount = 0;
+    std::string reason;
+    double seconds = 0;
 };
 
 /// Reads the sweep's JSON lines (docs/FORMATS.md, "Kernel and site lines"): a line of kind
@@ -40,10 +59,21 @@ struct MeasuredSite {
 struct DecisionData {
     std::vector<MeasuredKernel> kernels;
     std::vector<MeasuredSite> sites;
+    std::vector<SkippedCase> skipped; ///< not trained on
+    /// `more`'s lines after these.
+    void append(DecisionData &&more);
 };
 DecisionData readDecisionData(const std::string &path);
 /// The lines of several files, in order; the first bad line throws, naming its file and line.
 DecisionData readDecisionData(const std::vector<std::string> &paths);
+/// The lines of `text` (a file read whole), named `source` in messages.
+DecisionData readDecisionLines(std::string_view text, const std::string &source);
+/// Whether a JSON value is a kernel or site line (its "kind"): how import tells these lines from others.
+bool isDecisionLine(const nlohmann::json &j);
+/// Each as the line readDecisionData reads back to the same struct.
+nlohmann::json toJson(const MeasuredKernel &k);
+nlohmann::json toJson(const MeasuredSite &s);
+nlohmann::json toJson(const SkippedCase &c);
 
 /// Predicts a configuration's time relative to Inductor's default launch of the same kernel from
 /// the nearest measured (kernel, configuration) rows: a row's distance is its kernel's (kernel

@@ -1,6 +1,7 @@
 #include "exporter.h"
 
 #include "diode/infer/problemjson.h"
+#include "diode/store/decisionstore.h"
 
 #include <fmt/format.h>
 
@@ -22,6 +23,17 @@ int64_t exportJsonl(Store &store, std::ostream &out) {
         ++n;
     });
     return n;
+}
+
+int64_t exportDecisionLines(Store &store, std::ostream &out) {
+    const DecisionData data = storedDecisionData(store);
+    for (const auto &k : data.kernels)
+        out << toJson(k).dump() << '\n';
+    for (const auto &s : data.sites)
+        out << toJson(s).dump() << '\n';
+    for (const auto &c : data.skipped)
+        out << toJson(c).dump() << '\n';
+    return int64_t(data.kernels.size() + data.sites.size() + data.skipped.size());
 }
 
 namespace {

@@ -122,6 +122,22 @@ void dropRepeatedMeasurements(ProblemRecord &r, const std::string &where) {
     r.candidates = std::move(kept);
 }
 
+// Told by the first line's "kind", as the reader of these lines tells them; a first line that is not
+// JSON is left to the problem JSON reader, which names what is wrong with it.
+bool holdsDecisionLines(const std::string &data) {
+    const size_t first = data.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || data[first] != '{')
+        return false;
+    const size_t end = data.find('\n', first);
+    try {
+        return isDecisionLine(parseJsonBounded(
+            std::string_view(data).substr(first, end == std::string::npos ? end : end - first), "line 1",
+            kProblemJsonLimits));
+    } catch (const InvalidInput &) {
+        return false;
+    }
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, std::vector<ProblemRecord>>>
@@ -306,6 +322,12 @@ ImportResult importFile(Store &store, const std::string &path, bool again, bool 
 ImportResult importFileInTransaction(Store &store, const std::string &path, bool again, bool skipImported,
                                      bool allowMixedData) {
     const std::string data = readDataFile(path, "import");
+    if (holdsDecisionLines(data)) {
+        ImportResult res;
+        res.format = "kernel-site-lines";
+        res.lines = storeDecisionData(store, readDecisionLines(data, path), path);
+        return res;
+    }
     const std::string fingerprint = fmt::format("{:016x}", fnv1a64(data));
     auto parsed = parseImportData(data, path);
     auto &groups = parsed.groups;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "diode/store/decisionstore.h"
 #include "diode/store/store.h"
 
 #include <string>
@@ -7,7 +8,8 @@
 namespace diode {
 
 struct ImportResult {
-    std::string format; ///< "problem-jsonl", "torch-diode-json", "torch-diode-msgpack"
+    std::string format;   ///< "problem-jsonl", "torch-diode-json", "torch-diode-msgpack", "kernel-site-lines"
+    DecisionImport lines; ///< kernel-site-lines: what storing them did
     int64_t runs = 0;
     int64_t problems = 0;
     int64_t measurements = 0;
@@ -28,6 +30,9 @@ ParsedImport parseImportData(const std::string &data, const std::string &path);
 /// Imports problem JSON lines (the worker's output), a torch-diode dataset (JSON) or its
 /// msgpack variant into `store`, in one transaction: on any error (InvalidInput naming the file
 /// and where in it, or StoreError) the database is exactly as before.
+/// A file whose first line is a kernel or site line (its "kind") is read whole by readDecisionLines
+/// and stored by storeDecisionData: such lines are stored once per case, so the same file again changes
+/// nothing and is not refused; `again` and `allowMixedData` do not apply to them.
 /// A file whose content was imported before (same bytes, any name) is refused naming the earlier
 /// run, unless `again`: importing twice would silently double its measurements.
 /// A file whose GPUs or timing methods the database does not hold yet, where it holds data, is

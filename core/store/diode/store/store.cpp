@@ -141,6 +141,34 @@ INSERT INTO problems_v4(id, op, dtype, b, m, n, k, a_transposed, b_transposed)
 DROP TABLE problems;
 ALTER TABLE problems_v4 RENAME TO problems;
 )sql",
+    // 4 -> 5: the kernel sweep's kernel and site lines (decisionstore.h), one row a case and GPU; a
+    // skipped case has its reason and no figures.
+    R"sql(
+CREATE TABLE measured_kernels(
+  id INTEGER PRIMARY KEY,
+  gpu TEXT NOT NULL, name TEXT NOT NULL, family TEXT NOT NULL, sm_count INTEGER NOT NULL,
+  shape_json TEXT, default_ms REAL, grid INTEGER NOT NULL DEFAULT 0,
+  skipped TEXT, seconds REAL NOT NULL DEFAULT 0,
+  source TEXT NOT NULL, imported_at TEXT NOT NULL,
+  CHECK((skipped IS NULL) = (shape_json IS NOT NULL AND default_ms IS NOT NULL)),
+  UNIQUE(gpu, name));
+CREATE TABLE measured_kernel_configs(
+  kernel_id INTEGER NOT NULL REFERENCES measured_kernels(id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,
+  config_json TEXT NOT NULL,
+  time_ms REAL,
+  error TEXT,
+  PRIMARY KEY(kernel_id, position)) WITHOUT ROWID;
+CREATE TABLE measured_sites(
+  id INTEGER PRIMARY KEY,
+  gpu TEXT NOT NULL, name TEXT NOT NULL, configs_from TEXT NOT NULL DEFAULT '', family TEXT NOT NULL,
+  sm_count INTEGER NOT NULL,
+  site_json TEXT, library_ms REAL, decomposed_default_ms REAL, decomposed_tuned_ms REAL, decomposed_ms REAL,
+  skipped TEXT, seconds REAL NOT NULL DEFAULT 0,
+  source TEXT NOT NULL, imported_at TEXT NOT NULL,
+  CHECK((skipped IS NULL) = (site_json IS NOT NULL AND library_ms IS NOT NULL AND decomposed_ms IS NOT NULL)),
+  UNIQUE(gpu, name, configs_from));
+)sql",
 };
 
 // A read-only connection cannot migrate an older database (the shipped dataset is opened so):
@@ -167,6 +195,16 @@ CREATE TEMP TABLE problem_baselines(run_id INTEGER, problem_id INTEGER, baseline
   compile_s REAL, pick_config_id INTEGER, PRIMARY KEY(run_id, problem_id, baseline, method));
 )sql", // 3: problems whose CHECK lacks 'baddbmm': the same rows to read.
     "",
+    // 4: no kernel or site lines yet.
+    R"sql(
+CREATE TEMP TABLE measured_kernels(id INTEGER PRIMARY KEY, gpu TEXT, name TEXT, family TEXT, sm_count INTEGER,
+  shape_json TEXT, default_ms REAL, grid INTEGER, skipped TEXT, seconds REAL, source TEXT, imported_at TEXT);
+CREATE TEMP TABLE measured_kernel_configs(kernel_id INTEGER, position INTEGER, config_json TEXT, time_ms REAL,
+  error TEXT);
+CREATE TEMP TABLE measured_sites(id INTEGER PRIMARY KEY, gpu TEXT, name TEXT, configs_from TEXT, family TEXT,
+  sm_count INTEGER, site_json TEXT, library_ms REAL, decomposed_default_ms REAL, decomposed_tuned_ms REAL,
+  decomposed_ms REAL, skipped TEXT, seconds REAL, source TEXT, imported_at TEXT);
+)sql",
 };
 
 void bindNullIfZero(SqlStatement &s, int i, int v) {
@@ -231,7 +269,7 @@ std::string readFileHead(const std::string &path, int n) {
 }
 
 /// Tables and indexes of the current schema, which an adopted database must not hold already.
-constexpr std::array<const char *, 13> kOurNames{"runs",
+constexpr std::array<const char *, 16> kOurNames{"runs",
                                                  "problems",
                                                  "kernel_configs",
                                                  "measurements",
@@ -243,7 +281,10 @@ constexpr std::array<const char *, 13> kOurNames{"runs",
                                                  "measurements_by_config",
                                                  "run_problems_by_problem",
                                                  "telemetry_by_run",
-                                                 "predictions_by_problem"};
+                                                 "predictions_by_problem",
+                                                 "measured_kernels",
+                                                 "measured_kernel_configs",
+                                                 "measured_sites"};
 
 /// `path` as an SQLite URI file name (RFC 3986 percent-encoding of what a URI reserves).
 std::string uriPath(const std::string &path) {
@@ -341,7 +382,10 @@ void removeEmptyDatabase(const std::string &path) {
     bool empty = false;
     try {
         Store s(path);
-        empty = s.runs().empty();
+        SqlStatement held(s, "SELECT (SELECT count(*) FROM runs) + (SELECT count(*) FROM measured_kernels) + "
+                             "(SELECT count(*) FROM measured_sites)");
+        held.stepRow("cannot count what it holds");
+        empty = held.integer(0) == 0;
     } catch (...) {
         return;
     }

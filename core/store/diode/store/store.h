@@ -87,7 +87,7 @@ struct StoreStats {
 /// through StoreWriter, which owns its own Store on a thread.
 class Store : public SqlConnection {
 public:
-    static constexpr int kSchemaVersion = 4;
+    static constexpr int kSchemaVersion = 5;
     enum class Mode { ReadWrite, ReadOnly };
     /// A database that is neither empty nor diode's (another program's tables): Refuse leaves
     /// it untouched (no WAL, no tables) and throws StoreError naming what it holds; Adopt adds
@@ -182,9 +182,9 @@ private:
 std::string utcNow();
 
 /// For a command that made the database `path` and then failed (a refused import or merge): removes it
-/// when it holds no run and this process had the last connection to it (SQLite removed its -wal as
-/// that one closed), so that a refusal leaves no empty database behind; another process writing it
-/// keeps it. Never throws.
+/// when it holds no run and no kernel or site line and this process had the last connection to it (SQLite
+/// removed its -wal as that one closed), so that a refusal leaves no empty database behind; another process
+/// writing it keeps it. Never throws.
 void removeEmptyDatabase(const std::string &path);
 
 } // namespace diode
