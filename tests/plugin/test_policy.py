@@ -52,6 +52,30 @@ def decide(**options):
 
 
 class OptionsReachTheLibraryTest(unittest.TestCase):
+    def test_decision_stats_count_each_kernel_once_and_decided_only_what_inductor_took(self):
+        from torch_diode._decisions import DecisionStats
+
+        st = DecisionStats()
+        st.add("kernel_config", 0.001, applied=True)  # fixed by the library, taken by Inductor
+        st.add("kernel_config", 0.001, error="refused_ValueError")  # fixed by the library, refused after
+        st.add("kernel_config", 0.001)  # the library kept the default
+        st.add("kernel_config", 0.001, undescribed="tiling")  # never asked
+        st.add("kernel_config", 0.001, error="read_KeyError")  # the translator failed: never asked
+        st.add("kernel_config", 0.001, error="ask_NativeError")  # the library refused the request
+        library = {"kernel_config": {"decisions": 3, "selected": 2, "not_selected": {"default_predicted_best": 1}}}
+        m = st.merged(library)["kernel_config"]
+        self.assertEqual(m["seen"], 6)
+        self.assertEqual(m["decided"], 1)
+        self.assertEqual(
+            m["kept_default"],
+            {"default_predicted_best": 1, "refused_ValueError": 1, "read_KeyError": 1, "ask_NativeError": 1},
+        )
+        self.assertEqual(m["not_described"], {"tiling": 1})
+        self.assertEqual(m["errors"], 3)
+        # Every kernel met is decided, kept at the default or not described: once.
+        self.assertEqual(m["seen"], m["decided"] + sum(m["kept_default"].values()) + sum(m["not_described"].values()))
+        self.assertAlmostEqual(m["time_s"], 0.006)
+
     def test_top_k_and_threshold(self):
         _d, kept, predicted = decide(top_k=1, margin=0)
         self.assertEqual(kept, [min(range(len(KEYS)), key=predicted.__getitem__)])  # margin 0: the arg-min

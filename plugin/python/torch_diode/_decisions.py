@@ -44,7 +44,8 @@ class DecisionStats:
             self.seconds: Counter = Counter()
 
     def add(self, kind: str, seconds: float, undescribed: str = "", error: str = "", applied: bool = False):
-        """`error`: "read_..." for one met before the library was asked, else after its answer."""
+        """`error`: "read_..." (the translator failed) or "ask_..." (the library refused the request) for
+        one the library did not count, else one met after its answer."""
         with self._lock:
             self.seconds[kind] += seconds
             self.applied[kind] += bool(applied)
@@ -66,10 +67,10 @@ class DecisionStats:
                 kept = Counter(lib.get("not_selected", {}))
                 kept.update(self.errors[kind])
                 errors = sum(self.errors[kind].values())
-                unread = sum(n for why, n in self.errors[kind].items() if why.startswith("read_"))
+                uncounted = sum(n for why, n in self.errors[kind].items() if why.startswith(("read_", "ask_")))
                 undescribed = sum(self.undescribed[kind].values())
                 out[kind] = {
-                    "seen": lib.get("decisions", 0) + undescribed + unread,
+                    "seen": lib.get("decisions", 0) + undescribed + uncounted,
                     "decided": self.applied[kind],
                     "kept_default": dict(kept),
                     "not_described": dict(self.undescribed[kind]),
@@ -103,17 +104,17 @@ class Decisions:
         self.model = selector.model
         self.enabled = {"kernel_config": bool(kernel_configs), "small_m_form": bool(small_m)}
         self.stats = DecisionStats()
-        self._grids: dict = {}
+        self._portfolios: dict = {}
         self._log_once = log_once or LogOnce()  # the installed selector's, shared with its GEMM hook
         self.recorders: list = []
 
-    def _grid(self, key: str, shape: dict) -> list:
-        grid = self._grids.get(key)
-        if grid is None:
-            if len(self._grids) > 4096:
-                self._grids.clear()
-            grid = self._grids[key] = _native.kernel_candidates(shape)
-        return grid
+    def _candidates(self, key: str, shape: dict) -> list:
+        candidates = self._portfolios.get(key)
+        if candidates is None:
+            if len(self._portfolios) > 4096:
+                self._portfolios.clear()
+            candidates = self._portfolios[key] = _native.kernel_candidates(shape)
+        return candidates
 
     def _record(self, kind: str, subject: dict, answer: dict):
         for r in list(self.recorders):
@@ -141,14 +142,21 @@ class Decisions:
             return kwargs
         try:
             answer = self.selector.decide_json("kernel_config", {"shape": shape})
+        except Exception as e:  # the library refused the request (and counted nothing)
+            self._log_once(
+                f"kask_{type(e).__name__}", "kernel config: the library refused a kernel (%s: %s)", type(e).__name__, e
+            )
+            self.stats.add("kernel_config", time.perf_counter() - t0, error=f"ask_{type(e).__name__}")
+            return kwargs
+        try:
             if self.recorders:
                 self._record("kernel_config", {"shape": shape}, answer)
             if not answer.get("fixed"):
                 self.stats.add("kernel_config", time.perf_counter() - t0)
                 return kwargs
-            # Only a configuration of the kernel's own grid is ever applied (the library's answer is
+            # Only a configuration of the kernel's portfolio is ever applied (the library's answer is
             # one; anything else, from a mismatched library or a bug, keeps Inductor's default).
-            if answer.get("config") not in self._grid(json.dumps(shape, sort_keys=True), shape):
+            if answer.get("config") not in self._candidates(json.dumps(shape, sort_keys=True), shape):
                 raise ValueError(f"config {answer.get('config')} is not one of the kernel's candidates")
             fixed = _kernels.fixed_kwargs(kwargs, shape, answer["config"])
             _kernels.accepted(kernel_cls, groups, fixed)
@@ -183,6 +191,13 @@ class Decisions:
             t1 = time.perf_counter()
             try:
                 answer = self.selector.decide_json("small_m_form", {"site": site.site})
+            except Exception as e:  # the library refused the request (and counted nothing)
+                self._log_once(
+                    f"fask_{type(e).__name__}", "small-M form: the library refused a site (%s: %s)", type(e).__name__, e
+                )
+                self.stats.add("small_m_form", time.perf_counter() - t1, error=f"ask_{type(e).__name__}")
+                continue
+            try:
                 if self.recorders:
                     self._record("small_m_form", {"site": site.site}, answer)
                 applied = bool(answer.get("decompose"))
@@ -198,7 +213,13 @@ class Decisions:
                 self.stats.add("small_m_form", time.perf_counter() - t1, error=f"rewrite_{type(e).__name__}")
                 continue
             self.stats.add("small_m_form", time.perf_counter() - t1, applied=applied)
-        graph.lint()
+        try:
+            graph.lint()
+        except Exception as e:  # a rewrite swaps a node's uses in one step; say so, but never fail the compile
+            self._log_once(
+                f"lint_{type(e).__name__}", "small-M form: the graph fails its check (%s: %s)", type(e).__name__, e
+            )
+            self.stats.add("small_m_form", 0.0, error=f"lint_{type(e).__name__}")
 
 
 _pass_class = None

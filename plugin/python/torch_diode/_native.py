@@ -349,8 +349,8 @@ def _taken_json(lib, ptr):
 
 
 def kernel_candidates(shape: dict) -> list:
-    """The configurations a pointwise or reduction kernel may be given (diode_kernel_candidates): the
-    grid the kernel-config decision scores and the kernel sweep samples."""
+    """The configurations a pointwise or reduction kernel may be given (diode_kernel_candidates): its
+    portfolio, which the kernel-config decision chooses among and the kernel sweep measures whole."""
     lib = load_library()
     return _taken_json(lib, lib.diode_kernel_candidates(json.dumps({"shape": shape}).encode()))["configs"]
 
