@@ -28,6 +28,7 @@ namespace {
 struct DecisionOptions {
     std::vector<std::string> inputs, dbs, formOps;
     std::string package, out, report, python, families, kinds = "kernel,site", configsFrom, match;
+    bool list = false;
     double kernelMargin = kDefaultKernelConfigMargin, formMargin = kDefaultFormMargin;
     int workers = 4, limit = 0;
     double deadline = 0;
@@ -52,6 +53,8 @@ int runSweepKernels(const DecisionOptions &o) {
         args.insert(args.end(), {"--limit", std::to_string(o.limit)});
     if (!o.match.empty())
         args.insert(args.end(), {"--match", o.match});
+    if (o.list)
+        args.push_back("--list");
     if (o.deadline > 0)
         args.insert(args.end(), {"--deadline-s", fmt::format("{}", o.deadline)});
     if (!o.configsFrom.empty())
@@ -89,9 +92,7 @@ int runTrainDecisions(const DecisionOptions &o) {
         100.0 * k.goodShare, k.judged, k.muchSlower, k.pickOverDefault, k.bestOverDefault,
         100.0 * f.goodShare, f.judged, f.pickOverDefault, f.bestOverDefault);
     if (k.notMeasured)
-        say("{} kernels left out: the configuration picked for each has no time in its line (a sample of the "
-            "grid was measured, or the GPU's memory stopped that configuration)\n",
-            k.notMeasured);
+        say("{}\n", notMeasuredNote(k.notMeasured));
     if (!o.report.empty()) {
         writeFileAtomically<InvalidInput>(o.report,
                                           [&](std::ostream &os) { os << t.heldOut.dump(1) << '\n'; });
@@ -133,6 +134,7 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
         ->capture_default_str();
     sweep->add_option("--match", o->match,
                       "only the cases whose name (FAMILY/CASE) this regular expression finds");
+    sweep->add_flag("--list", o->list, "print the cases still to measure (FAMILY/CASE) and measure nothing");
     sweep->add_option("--limit", o->limit, "only the first N cases still to measure")
         ->check(CLI::NonNegativeNumber);
     sweep->add_option("--deadline", o->deadline, "start no new case after this many seconds")

@@ -198,7 +198,7 @@ class NativeTest(unittest.TestCase):
 
         package = os.path.join(ROOT, "trained_models", "h100", "h100-ingraph-warm.diode")
         selector = Selector(Model(package), {})
-        fixed = whole = 0
+        fixed = whole = unmeasured = 0
         with open(os.path.join(ROOT, "trained_models", "h100", "h100-kernels.jsonl")) as f:
             lines = [json.loads(t) for t in f if t.strip()]
         measured = [k for k in lines if "skipped" not in k]
@@ -213,8 +213,12 @@ class NativeTest(unittest.TestCase):
             if answer["fixed"]:
                 fixed += 1
                 self.assertIn(answer["config"], candidates, k["name"])
+                unmeasured += answer["config"] not in tried
         self.assertGreater(fixed, 50)
+        # The three lines the GPU's memory cut short (a 12-worker sweep), and at most one pick among
+        # what they lack.
         self.assertGreaterEqual(whole, len(measured) - 3)
+        self.assertLessEqual(unmeasured, 1)
 
     def test_candidate_key_is_the_librarys_row(self):
         # The key Python builds is the library's packed row, field for field,

@@ -51,12 +51,7 @@ QList<QStandardItem *> rowOf(const diode::DecisionFigures &f) {
         << cell(QString::fromStdString(f.scope), QString::fromStdString(f.scope))
         << cell(f.notMeasured ? DecisionPanel::tr("%1 (+%2 unmeasured)").arg(f.judged).arg(f.notMeasured)
                               : QString::number(f.judged),
-                f.judged,
-                f.notMeasured
-                    ? DecisionPanel::tr("%1 kernels left out: the configuration picked for each has no "
-                                        "time in its line")
-                          .arg(f.notMeasured)
-                    : QString())
+                f.judged, QString::fromStdString(diode::notMeasuredNote(f.notMeasured)))
         << cell(QString::number(f.changed), f.changed,
                 kernels ? DecisionPanel::tr("kernels given a configuration rather than Inductor's default")
                         : DecisionPanel::tr(

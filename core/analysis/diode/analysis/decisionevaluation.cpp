@@ -300,6 +300,15 @@ DecisionFigures figuresOf(const KernelConfigEvaluation &e, std::string scope) {
     return f;
 }
 
+std::string notMeasuredNote(int notMeasured) {
+    if (notMeasured <= 0)
+        return {};
+    return fmt::format(
+        "{} kernel{} left out: the configuration picked for {} has no time in its line (a sample "
+        "of the grid was measured, or the GPU's memory stopped that configuration)",
+        notMeasured, notMeasured == 1 ? "" : "s", notMeasured == 1 ? "it" : "each");
+}
+
 DecisionFigures figuresOf(const FormEvaluation &e, std::string scope) {
     DecisionFigures f;
     f.kind = DecisionKind::SmallMForm;

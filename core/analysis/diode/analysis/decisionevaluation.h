@@ -93,6 +93,9 @@ struct DecisionFigures {
     double pickOverDefault = 1, bestOverDefault = 1; ///< geometric means; forms: over the library kernel
 };
 DecisionFigures figuresOf(const KernelConfigEvaluation &e, std::string scope);
+/// What `notMeasured` kernels left out of kernel-config figures means, in the words the CLI and the
+/// workbench show ("" for none).
+std::string notMeasuredNote(int notMeasured);
 DecisionFigures figuresOf(const FormEvaluation &e, std::string scope);
 /// The figures a package was trained with, each family held out in turn and then all of them
 /// pooled (its manifest's "decisions", as `diode train-decisions` writes them); empty when the

@@ -373,7 +373,7 @@ def merge_processes(parts: list, modes: list) -> dict:
                 continue
             ok.sort(key=lambda r: r["kernel_ms"])
             merged = dict(ok[len(ok) // 2])
-            for key in ("kernel_ms", "kernel_cold_ms", "compile_s"):
+            for key in ("kernel_ms", "kernel_cold_ms", "compile_s", "selector_s"):
                 vals = [r[key] for r in ok if r.get(key) is not None]
                 if vals:
                     merged[key] = statistics.median(vals)
