@@ -21,7 +21,7 @@ struct KernelConfigEvaluation {
     int slowerThanDefault = 0;  ///< the pick more than 10 % slower than the default
     int failedChosen = 0;       ///< a pick that failed to compile, run or match the default's output
     /// Kernels left out of the figures: the decision fixed a configuration the line has no time of (a
-    /// line holding a sample of the grid, not the portfolio the decision chooses among).
+    /// line holding a sample of the grid rather than the portfolio, or one the GPU's memory stopped).
     int notMeasured = 0;
     double geomeanPickOverDefault = 1;
     double geomeanBestOverDefault = 1;
