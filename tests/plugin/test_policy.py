@@ -76,6 +76,43 @@ class OptionsReachTheLibraryTest(unittest.TestCase):
         self.assertEqual(m["seen"], m["decided"] + sum(m["kept_default"].values()) + sum(m["not_described"].values()))
         self.assertAlmostEqual(m["time_s"], 0.006)
 
+    def test_an_error_at_any_step_of_a_kernel_config_keeps_inductors_kwargs_and_is_counted_once(self):
+        # Without torch: the translator, the library and the last step (which needs Inductor's
+        # FixedTritonConfig) each fail in turn; the kwargs come back as given, each error is counted under
+        # its step and said once per step and type.
+        import json as _json
+
+        from torch_diode import _kernels
+        from torch_diode._decisions import Decisions
+
+        h100 = os.path.join(ROOT, "trained_models", "h100")
+        with open(os.path.join(h100, "h100-kernels.jsonl")) as f:
+            shapes = [_json.loads(t)["shape"] for t in f if '"shape"' in t]
+        decisions = Decisions(_native.Selector(_native.Model(os.path.join(h100, "h100-ingraph-warm.diode")), {}))
+        fixed_shape = next(
+            sh for sh in shapes if decisions.selector.decide_json("kernel_config", {"shape": sh})["fixed"]
+        )
+        real = _kernels.kernel_shape
+        kwargs = {"mutated_args": set()}
+
+        def broken(*a):
+            raise RuntimeError("planted")
+
+        try:
+            with self.assertLogs("torch_diode", level="WARNING") as logs:
+                for answer in (broken, lambda *a: {"reduction": "yes"}, lambda *a: fixed_shape):
+                    _kernels.kernel_shape = answer
+                    for _ in range(2):
+                        self.assertIs(decisions.kernel_kwargs(object, None, (), kwargs), kwargs)
+        finally:
+            _kernels.kernel_shape = real
+        errors = decisions.stats.errors["kernel_config"]
+        self.assertEqual(errors["read_RuntimeError"], 2)
+        self.assertEqual(sum(n for why, n in errors.items() if why.startswith("ask_")), 2)
+        self.assertEqual(sum(n for why, n in errors.items() if why.startswith("refused_")), 2)
+        self.assertEqual(decisions.stats.applied["kernel_config"], 0)
+        self.assertEqual(len(logs.output), 3, logs.output)  # once per step
+
     def test_top_k_and_threshold(self):
         _d, kept, predicted = decide(top_k=1, margin=0)
         self.assertEqual(kept, [min(range(len(KEYS)), key=predicted.__getitem__)])  # margin 0: the arg-min

@@ -116,6 +116,13 @@ class Decisions:
             candidates = self._portfolios[key] = _native.kernel_candidates(shape)
         return candidates
 
+    def _kept(self, kind: str, stage: str, what: str, e: Exception, seconds: float) -> None:
+        """An error at `stage` ("read", "ask", "refused", "rewrite", "lint") keeps Inductor's own
+        behaviour: said once per kind, stage and exception type, and counted as "<stage>_<type>"."""
+        name = type(e).__name__
+        self._log_once(f"{kind}_{stage}_{name}", "%s (%s: %s)", what, name, e)
+        self.stats.add(kind, seconds, error=f"{stage}_{name}")
+
     def _record(self, kind: str, subject: dict, answer: dict):
         for r in list(self.recorders):
             r.append({"kind": kind, **subject, "decision": answer})
@@ -135,18 +142,14 @@ class Decisions:
             self.stats.add("kernel_config", time.perf_counter() - t0, undescribed=e.reason)
             return kwargs
         except Exception as e:  # a kernel the reader trips on keeps Inductor's default
-            self._log_once(
-                f"kshape_{type(e).__name__}", "kernel config: cannot read a kernel (%s: %s)", type(e).__name__, e
-            )
-            self.stats.add("kernel_config", time.perf_counter() - t0, error=f"read_{type(e).__name__}")
+            self._kept("kernel_config", "read", "kernel config: cannot read a kernel", e, time.perf_counter() - t0)
             return kwargs
         try:
             answer = self.selector.decide_json("kernel_config", {"shape": shape})
         except Exception as e:  # the library refused the request (and counted nothing)
-            self._log_once(
-                f"kask_{type(e).__name__}", "kernel config: the library refused a kernel (%s: %s)", type(e).__name__, e
+            self._kept(
+                "kernel_config", "ask", "kernel config: the library refused a kernel", e, time.perf_counter() - t0
             )
-            self.stats.add("kernel_config", time.perf_counter() - t0, error=f"ask_{type(e).__name__}")
             return kwargs
         try:
             if self.recorders:
@@ -161,10 +164,9 @@ class Decisions:
             fixed = _kernels.fixed_kwargs(kwargs, shape, answer["config"])
             _kernels.accepted(kernel_cls, groups, fixed)
         except Exception as e:  # refused by Inductor or the library: Inductor's default
-            self._log_once(
-                f"kcfg_{type(e).__name__}", "kernel config: keeping Inductor's default (%s: %s)", type(e).__name__, e
+            self._kept(
+                "kernel_config", "refused", "kernel config: keeping Inductor's default", e, time.perf_counter() - t0
             )
-            self.stats.add("kernel_config", time.perf_counter() - t0, error=f"refused_{type(e).__name__}")
             return kwargs
         self.stats.add("kernel_config", time.perf_counter() - t0, applied=True)
         return fixed
@@ -181,10 +183,7 @@ class Decisions:
         try:
             sites = _forms.find_sites(graph)
         except Exception as e:
-            self._log_once(
-                f"sites_{type(e).__name__}", "small-M form: cannot read the graph (%s: %s)", type(e).__name__, e
-            )
-            self.stats.add("small_m_form", time.perf_counter() - t0, error=f"read_{type(e).__name__}")
+            self._kept("small_m_form", "read", "small-M form: cannot read the graph", e, time.perf_counter() - t0)
             return
         self.stats.add("small_m_form", time.perf_counter() - t0)
         for site in sites:
@@ -192,10 +191,9 @@ class Decisions:
             try:
                 answer = self.selector.decide_json("small_m_form", {"site": site.site})
             except Exception as e:  # the library refused the request (and counted nothing)
-                self._log_once(
-                    f"fask_{type(e).__name__}", "small-M form: the library refused a site (%s: %s)", type(e).__name__, e
+                self._kept(
+                    "small_m_form", "ask", "small-M form: the library refused a site", e, time.perf_counter() - t1
                 )
-                self.stats.add("small_m_form", time.perf_counter() - t1, error=f"ask_{type(e).__name__}")
                 continue
             try:
                 if self.recorders:
@@ -204,22 +202,15 @@ class Decisions:
                 if applied:
                     _forms.rewrite(graph, site)
             except Exception as e:  # the site keeps its library kernel
-                self._log_once(
-                    f"form_{type(e).__name__}",
-                    "small-M form: keeping the library kernel (%s: %s)",
-                    type(e).__name__,
-                    e,
+                self._kept(
+                    "small_m_form", "rewrite", "small-M form: keeping the library kernel", e, time.perf_counter() - t1
                 )
-                self.stats.add("small_m_form", time.perf_counter() - t1, error=f"rewrite_{type(e).__name__}")
                 continue
             self.stats.add("small_m_form", time.perf_counter() - t1, applied=applied)
         try:
             graph.lint()
         except Exception as e:  # a rewrite swaps a node's uses in one step; say so, but never fail the compile
-            self._log_once(
-                f"lint_{type(e).__name__}", "small-M form: the graph fails its check (%s: %s)", type(e).__name__, e
-            )
-            self.stats.add("small_m_form", 0.0, error=f"lint_{type(e).__name__}")
+            self._kept("small_m_form", "lint", "small-M form: the graph fails its check", e, 0.0)
 
 
 _pass_class = None
