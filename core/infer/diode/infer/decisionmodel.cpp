@@ -137,12 +137,13 @@ std::string textField(const nlohmann::json &j, const char *key, const std::strin
     return it->get<std::string>();
 }
 
-int smCountField(const nlohmann::json &j, const std::string &where) {
-    const auto it = j.find("sm_count");
+// An optional count (0 when absent); `what` names what is counted in the message.
+int countField(const nlohmann::json &j, const char *key, const char *what, const std::string &where) {
+    const auto it = j.find(key);
     if (it == j.end())
         return 0;
     if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > (1 << 20))
-        throw InvalidInput(fmt::format("{}: \"sm_count\" must be a count of multiprocessors", where));
+        throw InvalidInput(fmt::format("{}: \"{}\" must be a count of {}", where, key, what));
     return it->get<int>();
 }
 
@@ -170,7 +171,7 @@ void readDecisionLine(const std::string &line, const std::string &where, Decisio
         throw InvalidInput(fmt::format("{}: \"kind\" must be \"kernel\" or \"site\", got '{}'", where, kind));
     const std::string family = textField(j, "family", where), name = textField(j, "name", where);
     const std::string gpu = textField(j, "gpu", where);
-    const int sms = smCountField(j, where);
+    const int sms = countField(j, "sm_count", "multiprocessors", where);
     const double seconds = secondsField(j, where);
     if (j.contains("skipped")) { // a case the sweep could not measure, with its reason
         data.skipped.push_back({kind, family, name, gpu, sms, textField(j, "skipped", where), seconds});
@@ -181,12 +182,7 @@ void readDecisionLine(const std::string &line, const std::string &where, Decisio
         k.family = family, k.name = name, k.gpu = gpu, k.smCount = sms, k.seconds = seconds;
         k.shape = TritonKernelShape::fromJson(j.value("shape", nlohmann::json()), where + ": shape");
         k.defaultMs = number(j, "default_ms", where);
-        if (j.contains("grid")) {
-            if (!j["grid"].is_number_integer() || j["grid"].get<int64_t>() < 0 ||
-                j["grid"].get<int64_t>() > 1 << 20)
-                throw InvalidInput(fmt::format("{}: \"grid\" must be a count of configurations", where));
-            k.grid = j["grid"].get<int>();
-        }
+        k.grid = countField(j, "grid", "configurations", where);
         const auto &configs = j.value("configs", nlohmann::json::array());
         if (!configs.is_array())
             throw InvalidInput(fmt::format("{}: \"configs\" must be an array", where));
