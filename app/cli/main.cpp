@@ -267,6 +267,12 @@ std::string formatOfName(const std::string &path) {
     return {};
 }
 
+// The kind of file a format writes, as formatOfName tells it from a name: CSV, or JSON lines (problem
+// lines and kernel and site lines alike).
+std::string fileKindOf(const std::string &format) {
+    return format == "csv" ? "csv" : "jsonl";
+}
+
 // Without --format the file's name decides (jsonl for standard output and other names); a
 // --format its name contradicts (JSON lines in x.csv) is refused before anything is written.
 int runExport(const std::string &db, std::string format, const std::string &outPath) {
@@ -274,10 +280,10 @@ int runExport(const std::string &db, std::string format, const std::string &outP
     const std::string named = toFile ? formatOfName(outPath) : std::string();
     if (format.empty())
         format = named.empty() ? "jsonl" : named;
-    else if (!named.empty() && named != format && !(format == "kernel-site" && named == "jsonl"))
+    else if (!named.empty() && named != fileKindOf(format))
         throw InvalidInput(fmt::format("--format {} does not match --out '{}', whose name says {}; give "
                                        "--format {}, or name the file .{}",
-                                       format, outPath, named, named, format));
+                                       format, outPath, named, named, fileKindOf(format)));
     if (toFile)
         refuseOutputPath(outPath, {db}, "--out"); // before the store is opened
     Store store(db, Store::Mode::ReadOnly);
