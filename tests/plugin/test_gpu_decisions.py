@@ -229,6 +229,45 @@ class DecisionsTest(unittest.TestCase):
         for key in ("library_ms", "decomposed_default_ms", "decomposed_tuned_ms", "decomposed_ms"):
             self.assertGreater(site[key], 0, key)
 
+    def test_layers_of_one_shape_trace_their_form_once_and_keep_their_own_values(self):
+        """Two attention layers of one shape: the decomposed form is traced once, each layer's copy of it
+        gets fake values of its own operands (no value shared between nodes), and the result is eager's."""
+        import torch._inductor.pattern_matcher as pm
+        import torch_diode
+        from torch._inductor import config
+
+        self.assertTrue(torch_diode.install(PACKAGE))
+        first, args1 = decode_step()
+        _, args2 = decode_step()
+
+        def two_layers(*args):
+            return first(*args[:5]) + first(*args[5:])
+
+        traced, shared = [], []
+        real = pm.fwd_only
+
+        def counting(*a, **kw):
+            traced.append(1)
+            return real(*a, **kw)
+
+        def after(graph):  # Inductor's post-grad post-pass runs after the small-M pass
+            vals = [n.meta["val"] for n in graph.nodes if isinstance(n.meta.get("val"), torch.Tensor)]
+            shared.append(len(vals) - len({id(v) for v in vals}))
+
+        args = args1 + args2
+        pm.fwd_only = counting
+        try:
+            with config.patch(post_grad_custom_post_pass=after):
+                out, _ = self.compile_code(two_layers, args)
+        finally:
+            pm.fwd_only = real
+        st = torch_diode.get_stats()["decisions"]["small_m_form"]
+        self.assertEqual(st["decided"], 2, st)
+        self.assertEqual(len(traced), 1)
+        self.assertEqual(shared, [0])
+        ref = two_layers(*args).float()
+        self.assertLess(float((out.float() - ref).abs().max() / ref.abs().max()), 2e-2)
+
     def test_install_options_turn_each_kind_off(self):
         import torch_diode
 

@@ -186,6 +186,7 @@ class Decisions:
             self._kept("small_m_form", "read", "small-M form: cannot read the graph", e, time.perf_counter() - t0)
             return
         self.stats.add("small_m_form", time.perf_counter() - t0)
+        traces = {}  # each decomposed form traced once per operand metadata
         for site in sites:
             t1 = time.perf_counter()
             try:
@@ -200,7 +201,7 @@ class Decisions:
                     self._record("small_m_form", {"site": site.site}, answer)
                 applied = bool(answer.get("decompose"))
                 if applied:
-                    _forms.rewrite(graph, site)
+                    _forms.rewrite(graph, site, traces)
             except Exception as e:  # the site keeps its library kernel
                 self._kept(
                     "small_m_form", "rewrite", "small-M form: keeping the library kernel", e, time.perf_counter() - t1

@@ -240,8 +240,29 @@ def find_sites(graph) -> list:
     return sites
 
 
-def rewrite(graph, site: Site) -> None:
-    """Replaces the site by its decomposed form, traced with Inductor's decompositions."""
+def _trace_key(site: Site, vals: list):
+    """What a traced replacement depends on: the function and its operands' metadata. None when an
+    operand's sizes are symbolic (reading them as integers would add a guard): traced anew then."""
+    fn = site.replacement
+    if isinstance(fn, functools.partial):
+        fn_key = (fn.func, fn.args, tuple(sorted(fn.keywords.items())))
+    else:
+        fn_key = fn
+    metas = []
+    for v in vals:
+        if v is None:
+            return None
+        shape, stride = tuple(v.shape), tuple(v.stride())
+        if not all(type(d) is int for d in shape + stride):
+            return None
+        metas.append((shape, stride, v.dtype, str(v.device), bool(v.requires_grad)))
+    return fn_key, tuple(metas)
+
+
+def rewrite(graph, site: Site, traces: Optional[dict] = None) -> None:
+    """Replaces the site by its decomposed form, traced with Inductor's decompositions. `traces`, kept
+    by the caller across the sites of one graph, holds each form traced once per operand metadata:
+    a decode step repeats a few shapes across its layers, and tracing is most of the pass's time."""
     import torch
     from torch._inductor.pattern_matcher import fwd_only
     from torch._subclasses.fake_tensor import FakeTensor
@@ -249,8 +270,14 @@ def rewrite(graph, site: Site) -> None:
     vals = [_val(t) for t in site.tensors]
     fake = next((v.fake_mode for v in vals if isinstance(v, FakeTensor)), None)
     context = fake if fake is not None else torch.no_grad()
-    with context:
-        gm = fwd_only(site.replacement, vals)
+    trace_key = _trace_key(site, vals) if traces is not None else None
+    gm = traces.get(trace_key) if trace_key is not None else None
+    retraced = gm is None
+    if retraced:
+        with context:
+            gm = fwd_only(site.replacement, vals)
+        if trace_key is not None:
+            traces[trace_key] = gm
     env = {}
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for p, t in zip(placeholders, site.tensors):
@@ -266,6 +293,8 @@ def rewrite(graph, site: Site) -> None:
                 result = env[result]
                 continue
             env[n] = graph.node_copy(n, lambda x: env[x])
+            if not retraced:  # the copy's value is of this site's operands, not of the traced ones
+                _propagate(env[n], context)
             # Inductor names a kernel after the original ops of its nodes (original_aten): the
             # decomposed form keeps the name of what it replaced ("bmm", "scaled_dot_product...").
             for key in ("original_aten", "stack_trace", "nn_module_stack", "source_fn_stack"):
@@ -278,3 +307,15 @@ def rewrite(graph, site: Site) -> None:
             graph.erase_node(user)
     if not site.node.users:
         graph.erase_node(site.node)
+
+
+def _propagate(node, context) -> None:
+    """Sets `node`'s fake value by running its op on its arguments' values: a view then aliases its
+    own operand, as Inductor's later passes (reinplacing) assume."""
+    from torch.fx.node import map_arg
+
+    def value(a):
+        return a.meta["val"]
+
+    with context:
+        node.meta["val"] = node.target(*map_arg(node.args, value), **map_arg(node.kwargs, value))
