@@ -23,8 +23,10 @@ namespace {
 struct DemoOptions {
     std::string problems, package, modes, json, casesOut, decisionsOut, python, show, blockCases, models;
     int limit = 0;
+    int processes = 1;
     bool mlp = false;
     bool blocks = false;
+    bool breakdown = false;
 };
 
 int runPython(const std::vector<std::string> &args) {
@@ -67,6 +69,10 @@ int runDemo(const DemoOptions &o) {
         args.insert(args.end(), {"--cases-out", o.casesOut});
     if (!o.decisionsOut.empty())
         args.insert(args.end(), {"--decisions-out", o.decisionsOut});
+    if (o.processes > 1)
+        args.insert(args.end(), {"--processes", std::to_string(o.processes)});
+    if (o.breakdown)
+        args.push_back("--breakdown");
     if (o.problems.empty() && !o.mlp && !o.blocks && o.blockCases.empty() && o.models.empty())
         throw InvalidInput(
             "demo: give --problems FILE, --blocks, --block-cases, --models, --mlp, or several");
@@ -89,6 +95,12 @@ std::function<int()> addDemoCommand(CLI::App &app) {
                      "problem JSON lines to compile (e.g. resources/demo/h200-heldout-gemms.jsonl)")
         ->check(CLI::ExistingFile);
     demo->add_option("--limit", o->limit, "only the first N problems");
+    demo->add_option("--processes", o->processes,
+                     "repeat the run in this many processes, one after another, each starting at another "
+                     "mode; the result keeps each mode's median over them and its spread")
+        ->check(CLI::Range(1, 100));
+    demo->add_flag("--breakdown", o->breakdown,
+                   "model scenarios: also each mode's kernels (torch.profiler) by name and category");
     demo->add_flag("--mlp", o->mlp, "also a bf16 transformer MLP block built from nn.Linear");
     demo->add_flag(
         "--blocks", o->blocks,
