@@ -644,6 +644,29 @@ class NativeTest(unittest.TestCase):
         self.assertNotIn(("triton::mm", 128, 128, 128, 4), on_gpu)
         self.assertEqual(rt.snapshot()["candidates_excluded"], {"shared_memory": 1})
 
+    def test_record_decisions_keeps_the_kernel_config_decisions_too(self):
+        # The runtime's recorders reach the hooks beside the GEMM one: a kernel's shape and the
+        # library's answer are recorded (record_decisions' list), whatever Inductor then does with it.
+        from torch_diode import _kernels
+        from torch_diode._native import Model
+        from torch_diode._selector import Options, Runtime
+
+        h100 = os.path.join(ROOT, "trained_models", "h100")
+        with open(os.path.join(h100, "h100-kernels.jsonl")) as f:
+            shape = json.loads(next(t for t in f if '"shape"' in t))["shape"]
+        rt = Runtime(Model(os.path.join(h100, "h100-ingraph-warm.diode")), Options())
+        real = _kernels.kernel_shape
+        _kernels.kernel_shape = lambda *a: shape
+        try:
+            with rt_recording(rt) as decisions:
+                self.assertEqual(rt.decisions.kernel_kwargs(object, None, (), {}), {})
+        finally:
+            _kernels.kernel_shape = real
+        self.assertEqual(len(decisions), 1, decisions)
+        self.assertEqual(decisions[0]["kind"], "kernel_config")
+        self.assertEqual(decisions[0]["shape"], shape)
+        self.assertEqual(decisions[0]["decision"], rt.selector.decide_json("kernel_config", {"shape": shape}))
+
     def test_collected_failures_are_inductors_benchmarks(self):
         # collect()'s lines: a choice Inductor's benchmark could not time is an inductor_autotune
         # failure in the store, not an in-graph one (version 2 files an error without a null time

@@ -421,9 +421,11 @@ def register_model(name_or_path, **install_options) -> bool:
 
 @contextlib.contextmanager
 def record_decisions(path: Optional[str] = None):
-    """Keeps every decision made inside the block: the problem, each candidate with its
-    predicted time and whether it was kept. Yields the list; with `path`, also writes it as
-    problem JSON lines (diode import and the workbench read them)."""
+    """Keeps every decision made inside the block: for a GEMM the problem, each candidate with its
+    predicted time and whether it was kept; for a pointwise/reduction kernel or a small-M site
+    {"kind": "kernel_config" or "small_m_form", its "shape" or "site", the library's "decision"}.
+    Yields the list; with `path`, also writes its GEMM decisions as problem JSON lines (diode
+    import and the workbench read them)."""
     decisions: list = []
     with _lock:
         runtime = _runtime
@@ -437,9 +439,12 @@ def record_decisions(path: Optional[str] = None):
         if runtime is not None:
             runtime.recorders.remove(decisions)
         if path:
+            from ._decisions import KINDS
+
             with open(path, "w") as f:
                 for d in decisions:
-                    f.write(json.dumps(d, separators=(",", ":")) + "\n")
+                    if d.get("kind") not in KINDS:
+                        f.write(json.dumps(d, separators=(",", ":")) + "\n")
 
 
 def _autoregister() -> None:

@@ -18,6 +18,7 @@ import os
 import threading
 import time
 from collections import Counter
+from typing import Optional
 
 from . import _native
 
@@ -99,14 +100,22 @@ class LogOnce:
 class Decisions:
     """The two decision kinds, made by the library's selector of the installed package."""
 
-    def __init__(self, selector, kernel_configs: bool = True, small_m: bool = True, log_once: LogOnce = None):
+    def __init__(
+        self,
+        selector,
+        kernel_configs: bool = True,
+        small_m: bool = True,
+        log_once: LogOnce = None,
+        recorders: Optional[list] = None,
+    ):
         self.selector = selector
         self.model = selector.model
         self.enabled = {"kernel_config": bool(kernel_configs), "small_m_form": bool(small_m)}
         self.stats = DecisionStats()
         self._portfolios: dict = {}
         self._log_once = log_once or LogOnce()  # the installed selector's, shared with its GEMM hook
-        self.recorders: list = []
+        # The installed selector's recorders (torch_diode.record_decisions), shared with its GEMM hook.
+        self.recorders: list = recorders if recorders is not None else []
 
     def _candidates(self, key: str, shape: dict) -> list:
         candidates = self._portfolios.get(key)

@@ -314,7 +314,9 @@ class Runtime:
 
         self.log_once = LogOnce()
         # The decisions beside the GEMM kernel: small-M forms and pointwise/reduction configs.
-        self.decisions = Decisions(self.selector, options.kernel_configs, options.small_m_forms, self.log_once)
+        self.decisions = Decisions(
+            self.selector, options.kernel_configs, options.small_m_forms, self.log_once, self.recorders
+        )
 
     def snapshot(self) -> dict:
         stats = self.stats.snapshot(self.selector.counters())
