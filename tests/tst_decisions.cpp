@@ -73,6 +73,7 @@ private slots:
     void shippedPackagesCarryBothModelsAndDecideAsDocumented();
     void trainDecisionsReproducesTheShippedHeldOutFigures();
     void heldOutFiguresReadBackWhatTrainingWrote();
+    void linesOfTwoGpusAreNotTrainedIntoOneModel();
 };
 
 void TestDecisions::gridKeepsInductorsLimitsAndNoIdleThreads() {
@@ -335,6 +336,28 @@ void TestDecisions::trainDecisionsReproducesTheShippedHeldOutFigures() {
     projection.n = 11008;
     projection.k = 4096;
     QVERIFY(h100.decideSmallMForm(projection).reason != "op_not_measured");
+}
+
+void TestDecisions::linesOfTwoGpusAreNotTrainedIntoOneModel() {
+    // The H100's and the H200's kernel lines together would give one model two SM counts: refused,
+    // naming both GPUs. Kernels of one GPU beside another's sites is how the H100 packages are made.
+    const std::string h100Kernels =
+        testutil::sourcePath("trained_models/h100/h100-kernels.jsonl").toStdString();
+    const DecisionData both =
+        readDecisionData(std::vector<std::string>{h100Kernels, shipped("h200-kernels.jsonl")});
+    try {
+        trainDecisions(both, kDefaultKernelConfigMargin, kDefaultFormMargin, {});
+        QFAIL("kernel lines of two GPUs were trained into one model");
+    } catch (const InvalidInput &e) {
+        const std::string what = e.what();
+        QVERIFY2(what.find("kernel lines of two GPUs") != std::string::npos, e.what());
+        QVERIFY2(what.find("H100") != std::string::npos && what.find("H200") != std::string::npos, e.what());
+    }
+    const DecisionData borrowed =
+        readDecisionData(std::vector<std::string>{h100Kernels, shipped("h200-sites.jsonl")});
+    const auto trained = trainDecisions(borrowed, kDefaultKernelConfigMargin, kDefaultFormMargin, {});
+    QCOMPARE(trained.section["trained_on"]["gpu"].get<std::string>(), borrowed.kernels.front().gpu);
+    QCOMPARE(trained.section["trained_on"]["sites_gpu"].get<std::string>(), borrowed.sites.front().gpu);
 }
 
 void TestDecisions::heldOutFiguresReadBackWhatTrainingWrote() {

@@ -230,15 +230,42 @@ nlohmann::json evaluateByFamily(const DecisionData &data, double kernelMargin, d
     return heldOutByFamily(data, kernelMargin, formMargin, formOps).json;
 }
 
+namespace {
+
+// The one GPU a kind of line was measured on: a kernel-config model reads its configurations' waves
+// with one SM count, and a form model's ratios are of one GPU's kernels. Lines that say no GPU count
+// as any; two GPUs are refused, naming a line of each.
+template <typename Line> std::string oneGpu(const std::vector<Line> &lines, const char *what) {
+    const Line *first = nullptr;
+    for (const Line &l : lines) {
+        if (l.gpu.empty() && l.smCount == 0)
+            continue;
+        if (!first) {
+            first = &l;
+        } else if (l.gpu != first->gpu || l.smCount != first->smCount) {
+            throw InvalidInput(fmt::format("{} lines of two GPUs: {} ({} SMs, '{}') and {} ({} SMs, '{}'); a "
+                                           "model is of one GPU: train each GPU's lines apart",
+                                           what, first->gpu, first->smCount, first->name, l.gpu, l.smCount,
+                                           l.name));
+        }
+    }
+    return first ? first->gpu : std::string();
+}
+
+} // namespace
+
 TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, double formMargin,
                                 const std::vector<std::string> &formOps) {
+    const std::string kernelGpu = oneGpu(data.kernels, "kernel"), siteGpu = oneGpu(data.sites, "site");
     HeldOut held = heldOutByFamily(data, kernelMargin, formMargin, formOps);
     TrainedDecisions t{KernelConfigModel::build(data.kernels),
                        SmallMFormModel::build(data.sites, SmallMFormModel::kNeighbours, formOps),
-                       std::move(held.json), held.kernels, held.forms};
+                       std::move(held.json),
+                       held.kernels,
+                       held.forms,
+                       nlohmann::json::object()};
     const std::string kernelKey(toString(DecisionKind::KernelConfig)),
         formKey(toString(DecisionKind::SmallMForm));
-    t.section = nlohmann::json::object();
     if (t.kernelConfig.kernels() > 0) {
         auto &k = t.section[kernelKey] = t.kernelConfig.toJson();
         k["margin"] = kernelMargin;
@@ -250,11 +277,12 @@ TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, d
         f[kHeldOut] = t.heldOut[formKey];
     }
     const std::set<std::string> families = familiesOf(data);
-    const std::string gpu = !data.kernels.empty() ? data.kernels[0].gpu
-                            : !data.sites.empty() ? data.sites[0].gpu
-                                                  : "";
-    t.section["trained_on"] = {
-        {"gpu", gpu}, {"families", families}, {"kernels", data.kernels.size()}, {"sites", data.sites.size()}};
+    t.section["trained_on"] = {{"gpu", kernelGpu.empty() ? siteGpu : kernelGpu},
+                               {"families", families},
+                               {"kernels", data.kernels.size()},
+                               {"sites", data.sites.size()}};
+    if (!kernelGpu.empty() && !siteGpu.empty() && siteGpu != kernelGpu)
+        t.section["trained_on"]["sites_gpu"] = siteGpu;
     return t;
 }
 

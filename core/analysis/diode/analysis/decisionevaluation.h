@@ -63,6 +63,8 @@ struct TrainedDecisions {
     FormEvaluation smallMFormHeldOut;
     nlohmann::json section; ///< a kind without data is absent from it
 };
+/// Kernel lines must come from one GPU, and site lines from one (it may be another: a form model
+/// can be borrowed); lines of two are refused, naming one of each (InvalidInput).
 TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, double formMargin,
                                 const std::vector<std::string> &formOps);
 
