@@ -102,6 +102,38 @@ private slots:
         compareData(readDecisionData(out.toStdString()), read);
     }
 
+    // diode merge of two stores holding kernel and site lines (the sweeps of two machines) keeps every
+    // line, as import does; merging them again adds nothing. A JSON lines input is imported alike.
+    void mergeKeepsTheKernelAndSiteLinesOfItsStores() {
+        const QString kernels = path("merge-kernels.db"), sites = path("merge-sites.db"),
+                      out = path("merged.db");
+        {
+            Store a(kernels.toStdString()), b(sites.toStdString());
+            importFile(a, shipped("h200-kernels.jsonl"));
+            importFile(b, shipped("h200-sites.jsonl"));
+        }
+        QString text;
+        QCOMPARE(testutil::runCli({"merge", out, kernels, sites}, &text), 0);
+        QVERIFY2(text.contains("203 kernels, 0 sites, 24 skipped cases: 227 added"), qPrintable(text));
+        QVERIFY2(text.contains("339 kernel and site lines added"), qPrintable(text));
+        QCOMPARE(testutil::runCli({"stats", "--db", out}, &text), 0);
+        QVERIFY2(text.contains("kernel lines  227 (203 measured)\nsite lines    112 (112 measured)"),
+                 qPrintable(text));
+        const DecisionData want = readDecisionData(
+            std::vector<std::string>{shipped("h200-kernels.jsonl"), shipped("h200-sites.jsonl")});
+        {
+            Store merged(out.toStdString(), Store::Mode::ReadOnly);
+            compareData(storedDecisionData(merged), want);
+        }
+        const QString rows = tableRows(out);
+        QCOMPARE(
+            testutil::runCli(
+                {"merge", out, kernels, sites, QString::fromStdString(shipped("h200-sites.jsonl"))}, &text),
+            0);
+        QVERIFY2(text.contains("0 kernel and site lines added"), qPrintable(text));
+        QCOMPARE(tableRows(out).count('\n'), rows.count('\n'));
+    }
+
     // The same lines again store nothing new; a case measured again replaces its line (the newest
     // import wins), and a skipped line never replaces a measured case.
     void importingAgainKeepsOneLineACaseAndTheNewestMeasurement() {

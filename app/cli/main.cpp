@@ -211,8 +211,8 @@ int runMerge(const std::string &out, const std::vector<std::string> &inputs, con
     const auto r = mergeShards(out, inputs, o);
     for (const auto &in : r.inputs)
         show("{}: {}\n", in.path, in.what);
-    show("{}: {} runs, {} problems, {} measurements added\n", out, r.runsAdded, r.problemsAdded,
-         r.measurementsAdded);
+    show("{}: {} runs, {} problems, {} measurements, {} kernel and site lines added\n", out, r.runsAdded,
+         r.problemsAdded, r.measurementsAdded, r.caseLinesAdded);
     return 0;
 }
 
@@ -233,9 +233,7 @@ int runImport(const std::vector<std::string> &files, const std::string &db, bool
         for (const auto &f : files) {
             const auto r = importFile(*store, f, again, allowMixedData);
             if (r.format == "kernel-site-lines")
-                show("{}: {} ({} kernels, {} sites, {} skipped cases: {} added, {} replaced, {} unchanged)\n",
-                     f, r.format, r.lines.kernels, r.lines.sites, r.lines.skipped, r.lines.added,
-                     r.lines.replaced, r.lines.unchanged);
+                show("{}: {} ({})\n", f, r.format, describe(r.lines));
             else
                 show("{}: {} ({} runs, {} problems, {} measurements)\n", f, r.format, r.runs, r.problems,
                      r.measurements);
@@ -367,6 +365,9 @@ int runStats(const std::string &db, bool asJson, const std::vector<std::string> 
     for (const auto &[gpu, n] : st.problemsByGpu)
         show("  {:<18} {} problems\n", gpu.empty() ? "(no GPU)" : printable(gpu), n);
     show("baselines     {}\ndefault method {}\n", st.baselines, st.defaultMethod.describe());
+    if (st.kernelCases + st.siteCases > 0)
+        show("kernel lines  {} ({} measured)\nsite lines    {} ({} measured)\n", st.kernelCases,
+             st.kernelsMeasured, st.siteCases, st.sitesMeasured);
     if (const auto note = st.warmColdGlitchNote(); !note.empty())
         show("warning: {}\n", note);
     if (held) {

@@ -114,6 +114,11 @@ void putSite(Store &store, const MeasuredSite *m, const SkippedCase *skipped, co
 
 } // namespace
 
+std::string describe(const DecisionImport &d) {
+    return fmt::format("{} kernels, {} sites, {} skipped cases: {} added, {} replaced, {} unchanged",
+                       d.kernels, d.sites, d.skipped, d.added, d.replaced, d.unchanged);
+}
+
 DecisionImport storeDecisionData(Store &store, const DecisionData &data, const std::string &source) {
     // Each case's line as the store holds it, to tell the same line from a re-measurement.
     std::map<std::string, std::pair<std::string, bool>> held; // key -> (line, measured)

@@ -17,6 +17,9 @@ struct DecisionImport {
     int64_t added = 0, replaced = 0, unchanged = 0;
 };
 
+/// "N kernels, M sites, K skipped cases: A added, R replaced, U unchanged": how import and merge say it.
+std::string describe(const DecisionImport &d);
+
 /// Stores the lines `data` read from `source` (schema v5 tables measured_kernels,
 /// measured_kernel_configs, measured_sites), inside the caller's transaction.
 DecisionImport storeDecisionData(Store &store, const DecisionData &data, const std::string &source);

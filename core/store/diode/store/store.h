@@ -74,6 +74,8 @@ struct StoreStats {
     std::map<std::string, int64_t> failedByMethod;
     std::map<std::string, int64_t> problemsByGpu; ///< distinct problems measured per GPU name
     int64_t baselines = 0;                        ///< rows of problem_baselines
+    /// Kernel and site lines (diode sweep-kernels, docs/FORMATS.md): cases, and those measured (not skipped).
+    int64_t kernelCases = 0, kernelsMeasured = 0, siteCases = 0, sitesMeasured = 0;
     /// Candidates of a run whose warm time is implausibly above their cold one (warmColdGlitch).
     int64_t warmColdGlitches = 0;
     MethodChoice defaultMethod; ///< what train and eval read unless told otherwise

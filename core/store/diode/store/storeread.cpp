@@ -78,6 +78,10 @@ StoreStats Store::stats() {
         counts("SELECT coalesce(r.gpu_name, ''), count(DISTINCT rp.problem_id) FROM run_problems rp "
                "JOIN runs r ON r.id = rp.run_id GROUP BY 1");
     st.baselines = scalar("SELECT count(*) FROM problem_baselines");
+    st.kernelCases = scalar("SELECT count(*) FROM measured_kernels");
+    st.kernelsMeasured = scalar("SELECT count(*) FROM measured_kernels WHERE skipped IS NULL");
+    st.siteCases = scalar("SELECT count(*) FROM measured_sites");
+    st.sitesMeasured = scalar("SELECT count(*) FROM measured_sites WHERE skipped IS NULL");
     {
         SqlStatement s(
             *this,
@@ -134,6 +138,8 @@ nlohmann::json StoreStats::toJson() const {
         {"failed_measurements_by_method", failedByMethod},
         {"problems_by_gpu", problemsByGpu},
         {"baselines", baselines},
+        {"kernel_lines", {{"cases", kernelCases}, {"measured", kernelsMeasured}}},
+        {"site_lines", {{"cases", siteCases}, {"measured", sitesMeasured}}},
         {"warm_cold_glitches", warmColdGlitches},
         {"default_method", {{"method", toString(defaultMethod.method)}, {"reason", defaultMethod.reason}}}};
 }

@@ -3,6 +3,7 @@
 #include "diode/infer/datafile.h"
 #include "diode/infer/printable.h"
 #include "diode/infer/problemjson.h"
+#include "diode/store/decisionstore.h"
 #include "diode/store/importer.h"
 #include "diode/store/sqlstatement.h"
 #include "diode/store/store.h"
@@ -400,20 +401,38 @@ MergeResult mergeShards(const std::string &outPath, const std::vector<std::strin
             result.measurementsAdded += m.measurementsAdded;
             result.inputs.push_back(std::move(m));
         }
-        for (const auto &s : stores)
-            if (std::none_of(inRuns.begin(), inRuns.end(), [&](const SourceRun &r) { return r.file == s; }))
-                result.inputs.push_back({s, "holds no runs", 0, 0, 0});
+        // Kernel and site lines (diode sweep-kernels) come along, as import keeps them: the same line
+        // again changes nothing, a case measured again is replaced by the later input's line.
+        for (size_t i = 0; i < stores.size(); ++i) {
+            const DecisionData lines = storedDecisionData(*opened[i]);
+            const bool hasRuns = std::any_of(inRuns.begin(), inRuns.end(),
+                                             [&](const SourceRun &r) { return r.file == stores[i]; });
+            if (lines.kernels.empty() && lines.sites.empty() && lines.skipped.empty()) {
+                if (!hasRuns)
+                    result.inputs.push_back({stores[i], "holds no runs", 0, 0, 0});
+                continue;
+            }
+            const DecisionImport d = storeDecisionData(out, lines, stores[i]);
+            MergedInput m{stores[i], {}, 0, 0, 0};
+            m.caseLinesAdded = d.added + d.replaced;
+            m.what = "kernel and site lines: " + describe(d);
+            result.caseLinesAdded += m.caseLinesAdded;
+            result.inputs.push_back(std::move(m));
+        }
         for (const auto &path : lines) {
             const auto r = importFileInTransaction(out, path, false, true,
                                                    /*allowMixedData=*/true); // merge's own rule checked them
             MergedInput m{path, {}, r.runs, r.problems, r.measurements};
-            m.what = r.alreadyImportedRun
+            m.caseLinesAdded = r.lines.added + r.lines.replaced;
+            m.what = r.format == "kernel-site-lines" ? fmt::format("{}: {}", r.format, describe(r.lines))
+                     : r.alreadyImportedRun
                          ? fmt::format("imported before (run {}); nothing new", r.alreadyImportedRun)
                          : fmt::format("{}: {} runs, {} problems, {} measurements", r.format, r.runs,
                                        r.problems, r.measurements);
             result.runsAdded += m.runsAdded;
             result.problemsAdded += m.problemsAdded;
             result.measurementsAdded += m.measurementsAdded;
+            result.caseLinesAdded += m.caseLinesAdded;
             result.inputs.push_back(std::move(m));
         }
         tx.commit();

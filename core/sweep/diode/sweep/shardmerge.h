@@ -21,6 +21,7 @@ struct MergedInput {
     int64_t runsAdded = 0;
     int64_t problemsAdded = 0;
     int64_t measurementsAdded = 0;
+    int64_t caseLinesAdded = 0; ///< kernel and site lines added or replacing a case's older line
 };
 
 struct MergeResult {
@@ -28,11 +29,13 @@ struct MergeResult {
     int64_t runsAdded = 0;
     int64_t problemsAdded = 0;
     int64_t measurementsAdded = 0;
+    int64_t caseLinesAdded = 0;
 };
 
 /// `diode merge OUT SHARD...`: copies shard stores (each run with its record, problems done,
-/// measurements failed ones included, baselines and telemetry) and problem JSON lines (imported as
-/// `diode import` does) into the store `out`, in one transaction.
+/// measurements failed ones included, baselines and telemetry, and the kernel and site lines the
+/// store holds, as storeDecisionData keeps them) and problem JSON lines (imported as `diode import`
+/// does) into the store `out`, in one transaction.
 ///
 /// Idempotent: a run is known by its creation time, host, backend and frozen plan, so a run
 /// merged before only adds what it has done since (a resumed shard), and a file of JSON lines
