@@ -96,6 +96,10 @@ private slots:
         QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan",
                                    testutil::sourcePath("resources/plans/cpu-smoke.json"), "--db", db}),
                  0);
+        // Kernel lines beside the sweep's runs: counted on their own row, as `diode stats` counts them.
+        QCOMPARE(testutil::runCli(
+                     {"import", testutil::sourcePath("trained_models/h200/h200-kernels.jsonl"), "--db", db}),
+                 0);
         MainWindow w;
         w.show();
         QSignalSpy shown(&w, &MainWindow::databaseShown);
@@ -121,6 +125,11 @@ private slots:
         QVERIFY(counts->text().contains("addmm, bmm, mm"));
         QVERIFY2(counts->text().contains("<b>Timing glitches</b></td><td>— (no in-graph warm and cold times"),
                  qPrintable(counts->text()));
+        QVERIFY2(counts->text().contains(
+                     "<b>Kernel and site lines</b></td><td>227 kernels (203 measured), 0 sites (0 measured)"),
+                 qPrintable(counts->text()));
+        QVERIFY2(stats.contains("kernel and site lines 227 kernels (203 measured), 0 sites (0 measured)"),
+                 qPrintable(stats));
         auto *runs = w.findChild<QTableWidget *>("runsTable");
         QCOMPARE(runs->rowCount(), 1);
         QCOMPARE(runs->item(0, 1)->text(), QString("cpu"));

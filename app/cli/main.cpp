@@ -365,9 +365,8 @@ int runStats(const std::string &db, bool asJson, const std::vector<std::string> 
     for (const auto &[gpu, n] : st.problemsByGpu)
         show("  {:<18} {} problems\n", gpu.empty() ? "(no GPU)" : printable(gpu), n);
     show("baselines     {}\ndefault method {}\n", st.baselines, st.defaultMethod.describe());
-    if (st.kernelCases + st.siteCases > 0)
-        show("kernel lines  {} ({} measured)\nsite lines    {} ({} measured)\n", st.kernelCases,
-             st.kernelsMeasured, st.siteCases, st.sitesMeasured);
+    if (const auto note = st.caseLinesNote(); !note.empty())
+        show("kernel and site lines {}\n", note);
     if (const auto note = st.warmColdGlitchNote(); !note.empty())
         show("warning: {}\n", note);
     if (held) {

@@ -79,7 +79,8 @@ void SummaryPage::setSummary(const DatasetSummary &s) {
            "<tr><td><b>Dtypes</b></td><td>%9</td></tr>"
            "<tr><td><b>Timing methods</b></td><td>%10</td></tr>"
            "<tr><td><b>Default method</b></td><td>%11</td></tr>"
-           "<tr><td><b>Timing glitches</b></td><td>%12</td></tr></table>")
+           "<tr><td><b>Timing glitches</b></td><td>%12</td></tr>"
+           "<tr><td><b>Kernel and site lines</b></td><td>%13</td></tr></table>")
             .arg(st.runs)
             .arg(QString::fromStdString(diode::problemCount(size_t(st.problems), size_t(st.problemLines))))
             .arg(st.failedProblems)
@@ -87,7 +88,10 @@ void SummaryPage::setSummary(const DatasetSummary &s) {
             .arg(st.failedMeasurements)
             .arg(st.configs)
             .arg(join(st.gpus), join(st.ops), join(st.dtypes), methods.join(QStringLiteral(", ")),
-                 QString::fromStdString(st.defaultMethod.describe()), glitches(st)));
+                 QString::fromStdString(st.defaultMethod.describe()), glitches(st))
+            .arg(st.caseLinesNote().empty()
+                     ? tr("— (diode sweep-kernels measures them, diode import stores them)")
+                     : QString::fromStdString(st.caseLinesNote())));
     m_runs->setRowCount(int(s.runs.size()));
     for (int i = 0; i < int(s.runs.size()); ++i) {
         const auto &r = s.runs[size_t(i)];

@@ -144,6 +144,13 @@ nlohmann::json StoreStats::toJson() const {
         {"default_method", {{"method", toString(defaultMethod.method)}, {"reason", defaultMethod.reason}}}};
 }
 
+std::string StoreStats::caseLinesNote() const {
+    if (kernelCases + siteCases == 0)
+        return {};
+    return fmt::format("{} kernels ({} measured), {} sites ({} measured)", kernelCases, kernelsMeasured,
+                       siteCases, sitesMeasured);
+}
+
 std::string StoreStats::warmColdGlitchNote() const {
     if (warmColdGlitches == 0)
         return {};
