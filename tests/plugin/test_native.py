@@ -666,6 +666,11 @@ class NativeTest(unittest.TestCase):
         self.assertEqual(decisions[0]["kind"], "kernel_config")
         self.assertEqual(decisions[0]["shape"], shape)
         self.assertEqual(decisions[0]["decision"], rt.selector.decide_json("kernel_config", {"shape": shape}))
+        # What a decisions file gets (record_decisions' path, diode demo --decisions-out): the GEMM ones,
+        # problem lines that import reads; this one is not.
+        from torch_diode._decisions import gemm_decisions
+
+        self.assertEqual(gemm_decisions(decisions + [{"op": "mm"}]), [{"op": "mm"}])
 
     def test_collected_failures_are_inductors_benchmarks(self):
         # collect()'s lines: a choice Inductor's benchmark could not time is an inductor_autotune

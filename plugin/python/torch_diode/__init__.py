@@ -439,12 +439,11 @@ def record_decisions(path: Optional[str] = None):
         if runtime is not None:
             runtime.recorders.remove(decisions)
         if path:
-            from ._decisions import KINDS
+            from ._decisions import gemm_decisions
 
             with open(path, "w") as f:
-                for d in decisions:
-                    if d.get("kind") not in KINDS:
-                        f.write(json.dumps(d, separators=(",", ":")) + "\n")
+                for d in gemm_decisions(decisions):
+                    f.write(json.dumps(d, separators=(",", ":")) + "\n")
 
 
 def _autoregister() -> None:

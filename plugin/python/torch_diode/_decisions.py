@@ -27,6 +27,12 @@ log = logging.getLogger("torch_diode")
 KINDS = ("small_m_form", "kernel_config")
 
 
+def gemm_decisions(records: list) -> list:
+    """The GEMM decisions among what torch_diode.record_decisions kept: the problem JSON lines that
+    diode import, diode demo --problems and diode lookup-table read (the other kinds are not)."""
+    return [r for r in records if r.get("kind") not in KINDS]
+
+
 class DecisionStats:
     """What Python alone sees of the decisions beside the GEMM kernel, by kind: kernels and sites the
     translator could not describe, errors, the decisions applied, and the time spent; the library

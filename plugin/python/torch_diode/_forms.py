@@ -283,24 +283,31 @@ def rewrite(graph, site: Site, traces: Optional[dict] = None) -> None:
     for p, t in zip(placeholders, site.tensors):
         env[p] = t
     result = None
-    with graph.inserting_before(site.node):
-        for n in gm.graph.nodes:
-            if n.op == "placeholder":
-                continue
-            if n.op == "output":
-                out = n.args[0]
-                result = out[0] if isinstance(out, (tuple, list)) else out
-                result = env[result]
-                continue
-            env[n] = graph.node_copy(n, lambda x: env[x])
-            if not retraced:  # the copy's value is of this site's operands, not of the traced ones
-                _propagate(env[n], context)
-            # Inductor names a kernel after the original ops of its nodes (original_aten): the
-            # decomposed form keeps the name of what it replaced ("bmm", "scaled_dot_product...").
-            for key in ("original_aten", "stack_trace", "nn_module_stack", "source_fn_stack"):
-                if key in site.node.meta:
-                    env[n].meta[key] = site.node.meta[key]
-            env[n].meta.setdefault("original_aten", site.node.target)
+    inserted = []
+    try:
+        with graph.inserting_before(site.node):
+            for n in gm.graph.nodes:
+                if n.op == "placeholder":
+                    continue
+                if n.op == "output":
+                    out = n.args[0]
+                    result = out[0] if isinstance(out, (tuple, list)) else out
+                    result = env[result]
+                    continue
+                env[n] = graph.node_copy(n, lambda x: env[x])
+                inserted.append(env[n])
+                if not retraced and n.op == "call_function":  # its value is of this site's operands
+                    _propagate(env[n], context)
+                # Inductor names a kernel after the original ops of its nodes (original_aten): the
+                # decomposed form keeps the name of what it replaced ("bmm", "scaled_dot_product...").
+                for key in ("original_aten", "stack_trace", "nn_module_stack", "source_fn_stack"):
+                    if key in site.node.meta:
+                        env[n].meta[key] = site.node.meta[key]
+                env[n].meta.setdefault("original_aten", site.node.target)
+    except Exception:  # the graph is left as it was: the site keeps its library kernel
+        for node in reversed(inserted):
+            graph.erase_node(node)
+        raise
     for user in site.users:
         user.replace_all_uses_with(result)
         if user is not site.node:

@@ -211,7 +211,9 @@ def run_mode(mode, case, package, timer, decisions=None, breakdown=False):
             torch.cuda.synchronize()
             result["compile_s"] = time.perf_counter() - t0
         if decisions is not None:
-            decisions.extend(dict(d, mode=mode) for d in made)
+            from .._decisions import gemm_decisions
+
+            decisions.extend(dict(d, mode=mode) for d in gemm_decisions(made))
         result["kernel_ms"], result["kernel_cold_ms"] = case.times(compiled, timer)
         if hasattr(case, "check"):
             result["max_rel_error"] = case.check(compiled)
