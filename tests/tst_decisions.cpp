@@ -353,6 +353,13 @@ void TestDecisions::linesOfTwoGpusAreNotTrainedIntoOneModel() {
         QVERIFY2(what.find("kernel lines of two GPUs") != std::string::npos, e.what());
         QVERIFY2(what.find("H100") != std::string::npos && what.find("H200") != std::string::npos, e.what());
     }
+    // A line that does not say its SM count (or its GPU) is of any GPU: only what both lines say is compared.
+    DecisionData unsaid = readDecisionData(h100Kernels);
+    unsaid.kernels[1].smCount = 0;
+    unsaid.kernels[2].gpu.clear();
+    QCOMPARE(
+        trainDecisions(unsaid, kDefaultKernelConfigMargin, kDefaultFormMargin, {}).kernelConfig.kernels(),
+        unsaid.kernels.size());
     const DecisionData borrowed =
         readDecisionData(std::vector<std::string>{h100Kernels, shipped("h200-sites.jsonl")});
     const auto trained = trainDecisions(borrowed, kDefaultKernelConfigMargin, kDefaultFormMargin, {});

@@ -9,6 +9,8 @@
 #include "diode/store/exporter.h"
 #include "diode/store/importer.h"
 
+#include <QFileInfo>
+
 #include <fstream>
 #include <sstream>
 
@@ -117,7 +119,8 @@ private slots:
         QVERIFY2(text.contains("203 kernels, 0 sites, 24 skipped cases: 227 added"), qPrintable(text));
         QVERIFY2(text.contains("339 kernel and site lines added"), qPrintable(text));
         QCOMPARE(testutil::runCli({"stats", "--db", out}, &text), 0);
-        QVERIFY2(text.contains("kernel and site lines 227 kernels (203 measured), 112 sites (112 measured)"),
+        QVERIFY2(text.contains(
+                     "kernel and site lines 227 kernel cases (203 measured), 112 site cases (112 measured)"),
                  qPrintable(text));
         const DecisionData want = readDecisionData(
             std::vector<std::string>{shipped("h200-kernels.jsonl"), shipped("h200-sites.jsonl")});
@@ -132,6 +135,32 @@ private slots:
             0);
         QVERIFY2(text.contains("0 kernel and site lines added"), qPrintable(text));
         QCOMPARE(tableRows(out).count('\n'), rows.count('\n'));
+    }
+
+    // Two stores measuring one case differently: which is meant is not known, so nothing is merged
+    // (merging A then B, and again, would flip the case between them).
+    void mergeRefusesTwoStoresMeasuringOneCaseDifferently() {
+        std::ifstream in(shipped("h200-sites.jsonl"));
+        std::string first;
+        std::getline(in, first);
+        auto other = nlohmann::json::parse(first);
+        other["library_ms"] = other["library_ms"].get<double>() * 2;
+        const QString lines = path("remeasured.jsonl");
+        std::ofstream(lines.toStdString()) << other.dump() << "\n";
+        const QString a = path("conflict-a.db"), b = path("conflict-b.db"), out = path("conflict-out.db");
+        {
+            Store sa(a.toStdString()), sb(b.toStdString());
+            importFile(sa, shipped("h200-sites.jsonl"));
+            importFile(sb, lines.toStdString());
+        }
+        QString text, err;
+        QCOMPARE(testutil::runCli({"merge", out, a, b}, &text, &err), 2);
+        QVERIFY2(err.contains("hold different measurements of the site '" +
+                              QString::fromStdString(other["name"].get<std::string>()) + "' of " +
+                              QString::fromStdString(other["gpu"].get<std::string>())),
+                 qPrintable(err));
+        QVERIFY2(err.contains(a) && err.contains(b), qPrintable(err));
+        QVERIFY(!QFileInfo::exists(out));
     }
 
     // The same lines again store nothing new; a case measured again replaces its line (the newest

@@ -233,23 +233,26 @@ nlohmann::json evaluateByFamily(const DecisionData &data, double kernelMargin, d
 namespace {
 
 // The one GPU a kind of line was measured on: a kernel-config model reads its configurations' waves
-// with one SM count, and a form model's ratios are of one GPU's kernels. Lines that say no GPU count
-// as any; two GPUs are refused, naming a line of each.
+// with one SM count, and a form model's ratios are of one GPU's kernels. A line's GPU name and SM
+// count are each compared where both lines have them; two GPUs are refused, naming a line of each.
 template <typename Line> std::string oneGpu(const std::vector<Line> &lines, const char *what) {
-    const Line *first = nullptr;
+    const Line *named = nullptr, *counted = nullptr;
     for (const Line &l : lines) {
-        if (l.gpu.empty() && l.smCount == 0)
-            continue;
-        if (!first) {
-            first = &l;
-        } else if (l.gpu != first->gpu || l.smCount != first->smCount) {
-            throw InvalidInput(fmt::format("{} lines of two GPUs: {} ({} SMs, '{}') and {} ({} SMs, '{}'); a "
-                                           "model is of one GPU: train each GPU's lines apart",
-                                           what, first->gpu, first->smCount, first->name, l.gpu, l.smCount,
-                                           l.name));
-        }
+        const Line *other = !l.gpu.empty() && named && l.gpu != named->gpu              ? named
+                            : l.smCount > 0 && counted && l.smCount != counted->smCount ? counted
+                                                                                        : nullptr;
+        if (other)
+            throw InvalidInput(fmt::format(
+                "{} lines of two GPUs: {} ({} SMs, '{}') and {} ({} SMs, '{}'); a model is of one GPU: train "
+                "each GPU's lines apart (from their own files, or stores each GPU's lines were imported "
+                "into)",
+                what, other->gpu, other->smCount, other->name, l.gpu, l.smCount, l.name));
+        if (!named && !l.gpu.empty())
+            named = &l;
+        if (!counted && l.smCount > 0)
+            counted = &l;
     }
-    return first ? first->gpu : std::string();
+    return named ? named->gpu : std::string();
 }
 
 } // namespace

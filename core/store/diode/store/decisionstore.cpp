@@ -114,6 +114,41 @@ void putSite(Store &store, const MeasuredSite *m, const SkippedCase *skipped, co
 
 } // namespace
 
+namespace {
+
+// Each measured case's line, by case: what storing compares a line with.
+std::map<std::string, std::string> measuredLines(const DecisionData &d) {
+    std::map<std::string, std::string> out;
+    for (const auto &k : d.kernels)
+        out[kernelKey(k.gpu, k.name)] = toJson(k).dump();
+    for (const auto &s : d.sites)
+        out[siteKey(s.gpu, s.name, s.configsFrom)] = toJson(s).dump();
+    return out;
+}
+
+std::string caseName(const std::string &key) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (size_t at; (at = key.find('\x1f', start)) != std::string::npos; start = at + 1)
+        parts.push_back(key.substr(start, at - start));
+    parts.push_back(key.substr(start));
+    std::string name =
+        fmt::format("{} '{}' of {}", parts[0], parts[2], parts[1].empty() ? "no GPU" : parts[1]);
+    if (parts.size() > 3 && !parts[3].empty())
+        name += fmt::format(" (configs from {})", parts[3]);
+    return name;
+}
+
+} // namespace
+
+std::string differentMeasurement(const DecisionData &a, const DecisionData &b) {
+    const auto first = measuredLines(a);
+    for (const auto &[key, line] : measuredLines(b))
+        if (const auto it = first.find(key); it != first.end() && it->second != line)
+            return caseName(key);
+    return {};
+}
+
 std::string describe(const DecisionImport &d) {
     return fmt::format("{} kernels, {} sites, {} skipped cases: {} added, {} replaced, {} unchanged",
                        d.kernels, d.sites, d.skipped, d.added, d.replaced, d.unchanged);

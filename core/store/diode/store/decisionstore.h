@@ -20,6 +20,10 @@ struct DecisionImport {
 /// "N kernels, M sites, K skipped cases: A added, R replaced, U unchanged": how import and merge say it.
 std::string describe(const DecisionImport &d);
 
+/// A case both `a` and `b` hold measured, with other figures ("kernel 'llama2-7b/norm-t1' of
+/// NVIDIA H100 80GB HBM3"), or "" when none: which of the two is meant only the user knows.
+std::string differentMeasurement(const DecisionData &a, const DecisionData &b);
+
 /// Stores the lines `data` read from `source` (schema v5 tables measured_kernels,
 /// measured_kernel_configs, measured_sites), inside the caller's transaction.
 DecisionImport storeDecisionData(Store &store, const DecisionData &data, const std::string &source);

@@ -80,8 +80,8 @@ struct StoreStats {
     int64_t warmColdGlitches = 0;
     MethodChoice defaultMethod; ///< what train and eval read unless told otherwise
     nlohmann::json toJson() const;
-    /// "N kernels (M measured), S sites (T measured)": the kernel and site lines, for `diode stats` and
-    /// the Summary page; empty when the store holds none.
+    /// "N kernel cases (M measured), S site cases (T measured)": the kernel and site lines, for `diode stats`
+    /// and the Summary page; empty when the store holds none.
     std::string caseLinesNote() const;
     /// One sentence on the warm-cold glitches, for `diode stats` and the Summary page; empty when none.
     std::string warmColdGlitchNote() const;

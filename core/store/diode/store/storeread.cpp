@@ -147,8 +147,8 @@ nlohmann::json StoreStats::toJson() const {
 std::string StoreStats::caseLinesNote() const {
     if (kernelCases + siteCases == 0)
         return {};
-    return fmt::format("{} kernels ({} measured), {} sites ({} measured)", kernelCases, kernelsMeasured,
-                       siteCases, sitesMeasured);
+    return fmt::format("{} kernel cases ({} measured), {} site cases ({} measured)", kernelCases,
+                       kernelsMeasured, siteCases, sitesMeasured);
 }
 
 std::string StoreStats::warmColdGlitchNote() const {

@@ -280,10 +280,19 @@ MergeResult mergeShards(const std::string &outPath, const std::vector<std::strin
 
     std::vector<std::unique_ptr<Store>> opened;
     std::vector<SourceRun> inRuns;
-    std::vector<size_t> runStore; // inRuns[i] is in opened[runStore[i]]
+    std::vector<size_t> runStore;          // inRuns[i] is in opened[runStore[i]]
+    std::vector<DecisionData> storedLines; // each store's kernel and site lines
     for (const auto &path : stores) {
         auto st = std::make_unique<Store>(path, Store::Mode::ReadOnly);
         checkReadable(*st, path);
+        storedLines.push_back(storedDecisionData(*st));
+        for (size_t j = 0; j + 1 < storedLines.size(); ++j)
+            if (const auto c = differentMeasurement(storedLines[j], storedLines.back()); !c.empty())
+                throw InvalidInput(fmt::format(
+                    "'{}' and '{}' hold different measurements of the {}; nothing was merged (which one "
+                    "is meant is not known: merge one of them, or diode import their lines in the order "
+                    "that should win, the later one replacing)",
+                    stores[j], path, c));
         const auto runs = st->runs();
         const auto ids = identitiesOf(runs);
         for (size_t k = 0; k < runs.size(); ++k) {
@@ -404,7 +413,7 @@ MergeResult mergeShards(const std::string &outPath, const std::vector<std::strin
         // Kernel and site lines (diode sweep-kernels) come along, as import keeps them: the same line
         // again changes nothing, a case measured again is replaced by the later input's line.
         for (size_t i = 0; i < stores.size(); ++i) {
-            const DecisionData lines = storedDecisionData(*opened[i]);
+            const DecisionData &lines = storedLines[i];
             const bool hasRuns = std::any_of(inRuns.begin(), inRuns.end(),
                                              [&](const SourceRun &r) { return r.file == stores[i]; });
             if (lines.kernels.empty() && lines.sites.empty() && lines.skipped.empty()) {

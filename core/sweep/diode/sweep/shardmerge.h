@@ -42,7 +42,9 @@ struct MergeResult {
 /// already imported is left out. Checked before anything is written, each refusal naming the
 /// file, the run and its shard (InvalidInput): an input that is missing or neither a diode store
 /// nor JSON lines, the output given as an input, runs of different plans, one plan's shards from
-/// different GPUs, backends or torch/Triton versions (unless allowMixed), shards that overlap
+/// different GPUs, backends or torch/Triton versions (unless allowMixed), two stores holding different
+/// measurements of one kernel or site case (a JSON lines file of such lines is imported as import
+/// does: it replaces the case), shards that overlap
 /// (a problem in two runs), and, unless partial, shards missing or unfinished.
 MergeResult mergeShards(const std::string &out, const std::vector<std::string> &inputs,
                         const MergeOptions &options = {});
