@@ -120,13 +120,17 @@ def _bmm(a, b):
     return (a.float().unsqueeze(-1) * b.float().unsqueeze(1)).sum(2).to(a.dtype)
 
 
+def _mm_sum(a, b):
+    """a @ b as a float32 multiply-and-sum."""
+    return (a.float().unsqueeze(2) * b.float().unsqueeze(0)).sum(1)
+
+
 def _mm(a, b):
-    return (a.float().unsqueeze(2) * b.float().unsqueeze(0)).sum(1).to(a.dtype)
+    return _mm_sum(a, b).to(a.dtype)
 
 
 def _addmm(bias, a, b, beta=1, alpha=1):
-    out = (a.float().unsqueeze(2) * b.float().unsqueeze(0)).sum(1)
-    return (alpha * out + beta * bias.float()).to(a.dtype)
+    return (alpha * _mm_sum(a, b) + beta * bias.float()).to(a.dtype)
 
 
 def _attention_targets():

@@ -126,6 +126,12 @@ def _kernel_cases(family: str, f: dict) -> list:
         x, w = rand(1, k), rand(n, k)
         return (lambda x, w: _forms._mm(x, w.t())), (x, w)
 
+    def gemv_float_out(n, k):
+        # A projection whose float32 sum the next kernel reads (a residual add fuses the conversion
+        # to bf16 there): the attention output's projection in a batch-1 decode step.
+        x, w = rand(1, k), rand(n, k)
+        return (lambda x, w: _forms._mm_sum(x, w.t())), (x, w)
+
     def gemv_after_norm(n, k):
         # A projection after the norm at batch 1 as the small-M form pass leaves it: the norm's
         # scale (a reduction of its own) given, its weight fused into the GEMV's loads.
@@ -159,6 +165,7 @@ def _kernel_cases(family: str, f: dict) -> list:
         for n in sorted({d, ff, 3 * d}):
             cases.append((f"gemv-n{n}-k{d}", lambda n=n: gemv(n, d)))
         cases.append((f"gemv-n{d}-k{ff}", lambda: gemv(d, ff)))
+        cases.append((f"gemv-f32out-n{d}-k{d}", lambda: gemv_float_out(d, d)))
         for n in sorted({ff, 3 * d}):
             cases.append((f"gemv-norm-n{n}-k{d}", lambda n=n: gemv_after_norm(n, d)))
         cases.append((f"gemv-act-n{d}-k{ff}", lambda: gemv_after_activation(d, ff)))
