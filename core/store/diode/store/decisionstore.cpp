@@ -114,39 +114,16 @@ void putSite(Store &store, const MeasuredSite *m, const SkippedCase *skipped, co
 
 } // namespace
 
-namespace {
-
-// Each measured case's line, by case: what storing compares a line with.
-std::map<std::string, std::string> measuredLines(const DecisionData &d) {
-    std::map<std::string, std::string> out;
+std::map<std::string, MeasuredCase> measuredCases(const DecisionData &d) {
+    std::map<std::string, MeasuredCase> out;
     for (const auto &k : d.kernels)
-        out[kernelKey(k.gpu, k.name)] = toJson(k).dump();
-    for (const auto &s : d.sites)
-        out[siteKey(s.gpu, s.name, s.configsFrom)] = toJson(s).dump();
+        out[kernelKey(k.gpu, k.name)] = {toJson(k).dump(), fmt::format("kernel '{}' of {}", k.name, k.gpu)};
+    for (const auto &m : d.sites)
+        out[siteKey(m.gpu, m.name, m.configsFrom)] = {
+            toJson(m).dump(),
+            fmt::format("site '{}' of {}{}", m.name, m.gpu,
+                        m.configsFrom.empty() ? "" : fmt::format(" (configs from {})", m.configsFrom))};
     return out;
-}
-
-std::string caseName(const std::string &key) {
-    std::vector<std::string> parts;
-    size_t start = 0;
-    for (size_t at; (at = key.find('\x1f', start)) != std::string::npos; start = at + 1)
-        parts.push_back(key.substr(start, at - start));
-    parts.push_back(key.substr(start));
-    std::string name =
-        fmt::format("{} '{}' of {}", parts[0], parts[2], parts[1].empty() ? "no GPU" : parts[1]);
-    if (parts.size() > 3 && !parts[3].empty())
-        name += fmt::format(" (configs from {})", parts[3]);
-    return name;
-}
-
-} // namespace
-
-std::string differentMeasurement(const DecisionData &a, const DecisionData &b) {
-    const auto first = measuredLines(a);
-    for (const auto &[key, line] : measuredLines(b))
-        if (const auto it = first.find(key); it != first.end() && it->second != line)
-            return caseName(key);
-    return {};
 }
 
 std::string describe(const DecisionImport &d) {
@@ -159,10 +136,8 @@ DecisionImport storeDecisionData(Store &store, const DecisionData &data, const s
     std::map<std::string, std::pair<std::string, bool>> held; // key -> (line, measured)
     {
         const DecisionData had = storedDecisionData(store);
-        for (const auto &k : had.kernels)
-            held[kernelKey(k.gpu, k.name)] = {toJson(k).dump(), true};
-        for (const auto &s : had.sites)
-            held[siteKey(s.gpu, s.name, s.configsFrom)] = {toJson(s).dump(), true};
+        for (auto &[key, c] : measuredCases(had))
+            held[key] = {std::move(c.line), true};
         for (const auto &c : had.skipped)
             held[keyOf(c)] = {toJson(c).dump(), false};
     }

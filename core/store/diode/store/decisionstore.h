@@ -4,6 +4,7 @@
 #include "diode/store/store.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace diode {
@@ -20,9 +21,14 @@ struct DecisionImport {
 /// "N kernels, M sites, K skipped cases: A added, R replaced, U unchanged": how import and merge say it.
 std::string describe(const DecisionImport &d);
 
-/// A case both `a` and `b` hold measured, with other figures ("kernel 'llama2-7b/norm-t1' of
-/// NVIDIA H100 80GB HBM3"), or "" when none: which of the two is meant only the user knows.
-std::string differentMeasurement(const DecisionData &a, const DecisionData &b);
+/// A measured case's line as storing compares it, and the case in words ("kernel
+/// 'llama2-7b/norm-t1' of NVIDIA H100 80GB HBM3").
+struct MeasuredCase {
+    std::string line, what;
+};
+/// The measured (not skipped) cases of `d` by case: a kernel is its GPU and name, a site its GPU,
+/// name and the package its configs came from. The same key with another line is a re-measurement.
+std::map<std::string, MeasuredCase> measuredCases(const DecisionData &d);
 
 /// Stores the lines `data` read from `source` (schema v5 tables measured_kernels,
 /// measured_kernel_configs, measured_sites), inside the caller's transaction.

@@ -280,19 +280,22 @@ MergeResult mergeShards(const std::string &outPath, const std::vector<std::strin
 
     std::vector<std::unique_ptr<Store>> opened;
     std::vector<SourceRun> inRuns;
-    std::vector<size_t> runStore;          // inRuns[i] is in opened[runStore[i]]
-    std::vector<DecisionData> storedLines; // each store's kernel and site lines
+    std::vector<size_t> runStore;                                   // inRuns[i] is in opened[runStore[i]]
+    std::vector<DecisionData> storedLines;                          // each store's kernel and site lines
+    std::map<std::string, std::pair<std::string, size_t>> measured; // case -> (its line, first store)
     for (const auto &path : stores) {
         auto st = std::make_unique<Store>(path, Store::Mode::ReadOnly);
         checkReadable(*st, path);
         storedLines.push_back(storedDecisionData(*st));
-        for (size_t j = 0; j + 1 < storedLines.size(); ++j)
-            if (const auto c = differentMeasurement(storedLines[j], storedLines.back()); !c.empty())
+        for (auto &[key, c] : measuredCases(storedLines.back())) {
+            const auto [it, fresh] = measured.try_emplace(key, std::move(c.line), opened.size());
+            if (!fresh && it->second.first != c.line)
                 throw InvalidInput(fmt::format(
                     "'{}' and '{}' hold different measurements of the {}; nothing was merged (which one "
                     "is meant is not known: merge one of them, or diode import their lines in the order "
                     "that should win, the later one replacing)",
-                    stores[j], path, c));
+                    stores[it->second.second], path, c.what));
+        }
         const auto runs = st->runs();
         const auto ids = identitiesOf(runs);
         for (size_t k = 0; k < runs.size(); ++k) {
