@@ -672,6 +672,34 @@ class NativeTest(unittest.TestCase):
 
         self.assertEqual(gemm_decisions(decisions + [{"op": "mm"}]), [{"op": "mm"}])
 
+    def test_measured_elsewhere_names_the_steps_another_mode_ran_faster_beyond_both_spreads(self):
+        # get_integration_status()["measured_elsewhere"] reads the model steps shipped beside the package.
+        import tempfile
+
+        import torch_diode
+
+        for gpu in ("h100", "h200"):
+            folder = os.path.join(ROOT, "trained_models", gpu)
+            with open(os.path.join(folder, f"{gpu}-model-steps.json")) as f:
+                steps = {c["name"]: c["results"] for c in json.load(f)["cases"]}
+            said = torch_diode._measured_elsewhere(os.path.join(folder, f"{gpu}-ingraph-warm.diode"))
+            for name, results in steps.items():
+                plugin = results["plugin"]
+                for mode, r in results.items():
+                    beyond = max(r["kernel_ms_spread"]) < min(plugin["kernel_ms_spread"])
+                    entry = [e for e in said if e["scenario"] == name and e["mode"] == mode]
+                    self.assertEqual(len(entry), int(mode != "plugin" and beyond), (gpu, name, mode, said))
+                    if entry:
+                        self.assertEqual(entry[0]["speedup"], round(plugin["kernel_ms"] / r["kernel_ms"], 3))
+            if gpu == "h200":  # the H200 packages keep cuBLAS for batch 1's projections; max-autotune does not
+                b1 = [e for e in said if e["scenario"].startswith("llama-decode-cat-b1")]
+                self.assertEqual([e["mode"] for e in b1], ["max-autotune"], said)
+                self.assertGreater(b1[0]["speedup"], 1.05)
+        with tempfile.TemporaryDirectory() as d:  # a result that cannot be read gives no advice, no error
+            with open(os.path.join(d, "x-model-steps.json"), "w") as f:
+                f.write('{"cases": [{"name": "s", "results": {"plugin": {"kernel_ms": "fast"}}}]')
+            self.assertEqual(torch_diode._measured_elsewhere(os.path.join(d, "x.diode")), [])
+
     def test_collected_failures_are_inductors_benchmarks(self):
         # collect()'s lines: a choice Inductor's benchmark could not time is an inductor_autotune
         # failure in the store, not an in-graph one (version 2 files an error without a null time
