@@ -11,8 +11,7 @@
 #include "diode/infer/outputpath.h"
 #include "diode/infer/shippeddata.h"
 #include "diode/store/decisionstore.h"
-#include "diode/sweep/childprocess.h"
-#include "diode/sweep/inductorbackend.h"
+#include "diode/sweep/kernelsweep.h"
 
 #include <fmt/format.h>
 
@@ -38,31 +37,8 @@ int runSweepKernels(const DecisionOptions &o) {
     if (o.out.empty())
         throw InvalidInput("sweep-kernels needs --out FILE.jsonl");
     shipped::refuseWritingShipped(o.out, "kernel lines");
-    std::vector<std::string> args = {o.python.empty() ? "python3" : o.python,
-                                     "-m",
-                                     "torch_diode.tools.kernel_sweep",
-                                     "--out",
-                                     o.out,
-                                     "--kinds",
-                                     o.kinds,
-                                     "--workers",
-                                     std::to_string(o.workers)};
-    if (!o.families.empty())
-        args.insert(args.end(), {"--families", o.families});
-    if (o.limit)
-        args.insert(args.end(), {"--limit", std::to_string(o.limit)});
-    if (!o.match.empty())
-        args.insert(args.end(), {"--match", o.match});
-    if (o.list)
-        args.push_back("--list");
-    if (o.deadline > 0)
-        args.insert(args.end(), {"--deadline-s", fmt::format("{}", o.deadline)});
-    if (!o.configsFrom.empty())
-        args.insert(args.end(), {"--package", o.configsFrom});
-    const std::string pp = pluginPythonDir();
-    const char *old = std::getenv("PYTHONPATH");
-    return waitChild(startChild(
-        args, {"PYTHONPATH=" + (old && *old ? pp + ":" + old : pp), "TORCH_DIODE_AUTOREGISTER=0"}));
+    return runKernelSweep({o.python, o.out, o.kinds, o.workers, o.families, o.match, o.configsFrom, o.limit,
+                           o.list, o.deadline});
 }
 
 int runTrainDecisions(const DecisionOptions &o) {
@@ -84,13 +60,8 @@ int runTrainDecisions(const DecisionOptions &o) {
     const TrainedDecisions t = trainDecisions(data, o.kernelMargin, o.formMargin, o.formOps);
     say("{} measured kernels ({} in the table), {} small-M sites ({} in the table)\n", data.kernels.size(),
         t.kernelConfig.kernels(), data.sites.size(), t.smallMForm.sites());
-    const DecisionFigures k = figuresOf(t.kernelConfigHeldOut, ""), f = figuresOf(t.smallMFormHeldOut, "");
-    say("held out by family: kernel configs within 3 % of the fastest measured on {:.1f} % of {} kernels, "
-        "{} over 10 % slower than Inductor's default, pick {:.3f}x the default's time (fastest {:.3f}x); "
-        "small-M forms: the faster form on {:.1f} % of {} sites, pick {:.3f}x the library's time "
-        "(faster {:.3f}x)\n",
-        100.0 * k.goodShare, k.judged, k.muchSlower, k.pickOverDefault, k.bestOverDefault,
-        100.0 * f.goodShare, f.judged, f.pickOverDefault, f.bestOverDefault);
+    say("{}\n", heldOutLine(t));
+    const DecisionFigures k = figuresOf(t.kernelConfigHeldOut, "");
     if (k.notMeasured)
         say("{}\n", notMeasuredNote(k.notMeasured));
     if (!o.report.empty()) {
@@ -139,7 +110,8 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
         ->check(CLI::NonNegativeNumber);
     sweep->add_option("--deadline", o->deadline, "start no new case after this many seconds")
         ->check(CLI::NonNegativeNumber);
-    sweep->add_option("--python", o->python, "the Python with torch and the plugin (default: python3)");
+    sweep->add_option("--python", o->python,
+                      "the Python with torch and the plugin (default $DIODE_PYTHON or python3)");
     sweep
         ->add_option(
             "--configs-from", o->configsFrom,

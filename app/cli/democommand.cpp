@@ -30,11 +30,7 @@ struct DemoOptions {
 };
 
 int runPython(const std::vector<std::string> &args) {
-    const std::string pp = pluginPythonDir();
-    const char *old = std::getenv("PYTHONPATH");
-    return waitChild(
-        startChild(args, {"PYTHONPATH=" + (old && *old ? pp + ":" + old : pp),
-                          "TORCH_DIODE_AUTOREGISTER=0"})); // the demo installs the selector per mode
+    return waitChild(startChild(args, pluginToolEnv())); // the demo installs the selector per mode
 }
 
 int runDemo(const DemoOptions &o) {
@@ -42,11 +38,7 @@ int runDemo(const DemoOptions &o) {
         show("{}", DemoResult::load(o.show).table());
         return 0;
     }
-    std::string python = o.python;
-    if (python.empty()) {
-        const char *env = std::getenv("DIODE_PYTHON");
-        python = env && *env ? env : "python3";
-    }
+    const std::string python = pluginPython(o.python);
     const std::string json = o.json.empty() ? "diode-demo.json" : o.json;
     std::vector<std::string> args{python, "-u", "-m", "torch_diode.tools.demo", "--json", json};
     if (!o.problems.empty())

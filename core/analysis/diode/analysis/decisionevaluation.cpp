@@ -289,6 +289,17 @@ TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, d
     return t;
 }
 
+std::string heldOutLine(const TrainedDecisions &t) {
+    const DecisionFigures k = figuresOf(t.kernelConfigHeldOut, ""), f = figuresOf(t.smallMFormHeldOut, "");
+    return fmt::format(
+        "held out by family: kernel configs within 3 % of the fastest measured on {:.1f} % of {} "
+        "kernels, {} over 10 % slower than Inductor's default, pick {:.3f}x the default's time "
+        "(fastest {:.3f}x); small-M forms: the faster form on {:.1f} % of {} sites, pick {:.3f}x "
+        "the library's time (faster {:.3f}x)",
+        100.0 * k.goodShare, k.judged, k.muchSlower, k.pickOverDefault, k.bestOverDefault,
+        100.0 * f.goodShare, f.judged, f.pickOverDefault, f.bestOverDefault);
+}
+
 nlohmann::json DecisionLinesEvaluation::toJson() const {
     nlohmann::json out = nlohmann::json::object();
     if (kernelConfig)

@@ -68,6 +68,10 @@ struct TrainedDecisions {
 TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, double formMargin,
                                 const std::vector<std::string> &formOps);
 
+/// Both models' figures with each family held out, in one line ("held out by family: kernel configs
+/// within 3 % ..."): what train-decisions and characterise print.
+std::string heldOutLine(const TrainedDecisions &t);
+
 /// A package's decisions beside the GEMM kernel judged on measured kernel and site lines, with the
 /// package's own margins: what `diode eval --decision-lines` prints and the Validate page's
 /// Decisions tab shows. A kind is absent when the package has no model of it or the lines no

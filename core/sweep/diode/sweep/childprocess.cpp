@@ -4,9 +4,11 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -102,12 +104,35 @@ void forgetChildGroup(pid_t pid) {
     }
 }
 
+namespace {
+int exitCodeOf(int status) {
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+} // namespace
+
 int waitChild(pid_t pid) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return exitCodeOf(status);
+}
+
+int waitChildGroup(pid_t pid, const std::atomic<bool> &stop) {
+    bool stopped = false;
+    for (;;) {
+        int status = 0;
+        const pid_t got = waitpid(pid, &status, WNOHANG);
+        if (got == pid || (got < 0 && errno != EINTR)) {
+            forgetChildGroup(pid);
+            return got == pid ? exitCodeOf(status) : -1;
+        }
+        if (!stopped && stop.load()) {
+            kill(-pid, SIGTERM);
+            stopped = true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
 }
 
 void makePipes(int *fds, int count, const std::string &what) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ void forgetChildGroup(pid_t pid);
 
 /// Waits for `pid` to end: its exit code, or 128 + the signal that ended it.
 int waitChild(pid_t pid);
+/// The same for a child started with `ownGroup`, checking `stop` every 100 ms: once it is true the
+/// child's process group is sent SIGTERM (once). Forgets the group when the child is reaped.
+int waitChildGroup(pid_t pid, const std::atomic<bool> &stop);
 
 /// What a command printed, and how it ended (exit code; 127: it could not be started).
 struct ChildOutput {

@@ -58,6 +58,20 @@ std::string pluginPythonDir() {
     return (fs::path(DIODE_SOURCE_DIR) / "plugin/python").string();
 }
 
+std::string pluginPython(const std::string &python) {
+    if (!python.empty())
+        return python;
+    const char *env = std::getenv("DIODE_PYTHON");
+    return env && *env ? env : "python3";
+}
+
+std::vector<std::string> pluginToolEnv() {
+    std::string path = pluginPythonDir();
+    if (const char *pp = std::getenv("PYTHONPATH"); pp && *pp)
+        path += std::string(":") + pp;
+    return {"PYTHONPATH=" + path, "TORCH_DIODE_AUTOREGISTER=0"};
+}
+
 std::string gpuLockPath(const std::string &gpu) {
     std::string id = gpu;
     if (id.empty()) { // the first GPU the environment gives
@@ -69,15 +83,10 @@ std::string gpuLockPath(const std::string &gpu) {
 }
 
 InductorBackend::InductorBackend(std::string python, std::string logPath, WorkerSlot slot, int workers)
-    : m_python(std::move(python))
+    : m_python(pluginPython(python))
     , m_logPath(std::move(logPath))
     , m_slot(std::move(slot))
-    , m_workers(workers) {
-    if (m_python.empty()) {
-        const char *env = std::getenv("DIODE_PYTHON");
-        m_python = env && *env ? env : "python3";
-    }
-}
+    , m_workers(workers) {}
 
 InductorBackend::~InductorBackend() {
     if (m_worker && m_worker->running())
@@ -172,9 +181,6 @@ std::string InductorBackend::workerName() const {
 
 bool InductorBackend::spawn(const std::atomic<bool> &cancel) {
     const double timeoutS = helloTimeoutS();
-    std::string pythonPath = pluginPythonDir();
-    if (const char *pp = std::getenv("PYTHONPATH"); pp && *pp)
-        pythonPath += std::string(":") + pp;
     // One cache folder a worker for its whole life, set before Inductor's compile pool starts,
     // with the FX-graph and autotune caches off (TORCH_DIODE_WORKER_CACHE): every compile is a
     // user's first, yet the pool's kernels are found where the main process looks. A fresh folder
@@ -184,12 +190,10 @@ bool InductorBackend::spawn(const std::atomic<bool> &cancel) {
         m_cacheDir = (std::filesystem::temp_directory_path() /
                       fmt::format("diode-sweep-{}-w{}", ::getpid(), m_slot.index))
                          .string();
-    std::vector<std::string> env{"PYTHONPATH=" + pythonPath,
-                                 "TORCH_DIODE_AUTOREGISTER=0", // the sweep measures Inductor alone
-                                 "TORCH_DIODE_WORKER_CACHE=1",
-                                 "TORCHINDUCTOR_CACHE_DIR=" + m_cacheDir,
-                                 "TRITON_CACHE_DIR=" + m_cacheDir + "/triton",
-                                 "TORCH_DIODE_GPU_LOCK=" + gpuLockPath(m_slot.gpu)};
+    std::vector<std::string> env = pluginToolEnv(); // the sweep measures Inductor alone
+    env.insert(env.end(), {"TORCH_DIODE_WORKER_CACHE=1", "TORCHINDUCTOR_CACHE_DIR=" + m_cacheDir,
+                           "TRITON_CACHE_DIR=" + m_cacheDir + "/triton",
+                           "TORCH_DIODE_GPU_LOCK=" + gpuLockPath(m_slot.gpu)});
     if (!m_slot.gpu.empty())
         env.push_back("CUDA_VISIBLE_DEVICES=" + m_slot.gpu);
     if (m_slot.compileThreads > 0)

@@ -89,4 +89,12 @@ std::string gpuLockPath(const std::string &gpu);
 /// plugin/python, or the installed copy.
 std::string pluginPythonDir();
 
+/// The interpreter the plugin's Python tools run in (the worker, the demo, the kernel sweep):
+/// `python`, else $DIODE_PYTHON, else python3.
+std::string pluginPython(const std::string &python);
+
+/// What a plugin tool's process gets beside our environment: PYTHONPATH led by pluginPythonDir(),
+/// and TORCH_DIODE_AUTOREGISTER=0 (a tool installs the selector itself where it means to).
+std::vector<std::string> pluginToolEnv();
+
 } // namespace diode

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace diode {
+
+/// The kernel sweep: the plugin's own tool (`python3 -m torch_diode.tools.kernel_sweep`) measures
+/// this GPU's pointwise and reduction kernels under fixed configurations, and small-M GEMMs and
+/// one-token attention in both forms, as kernel and site lines (docs/FORMATS.md). Cases already in
+/// `out` are skipped, so a run stopped part way continues. What `diode sweep-kernels` runs, and
+/// `diode characterise` after its GEMM sweep.
+struct KernelSweepRequest {
+    std::string python; ///< the interpreter ("" = $DIODE_PYTHON or python3)
+    std::string out;    ///< the lines file, appended to
+    std::string kinds = "kernel,site";
+    int workers = 4;         ///< cases compiled and timed at once (they share the GPU by its lock)
+    std::string families;    ///< comma-separated model families ("": all)
+    std::string match;       ///< a regular expression the case names must match ("": all)
+    std::string configsFrom; ///< a package whose kernel-config model gives the decomposed forms' configs
+    int limit = 0;           ///< at most this many cases (0: all)
+    bool list = false;       ///< list the cases, measure nothing
+    double deadlineS = 0;    ///< start no case after this many seconds (0: never)
+};
+
+/// The tool's command line for `r`.
+std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r);
+
+/// Runs the tool to its end, its output on ours: its exit code (127: the interpreter could not be
+/// started). When `cancel` turns true the tool's process group is sent SIGTERM; the lines written
+/// so far stay, and the same request again continues.
+int runKernelSweep(const KernelSweepRequest &r, const std::atomic<bool> *cancel = nullptr);
+
+} // namespace diode
