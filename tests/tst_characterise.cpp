@@ -1,13 +1,21 @@
 #include "testutil.h"
 
 #include "diode/analysis/characterise.h"
+#include "diode/infer/decisionmodel.h"
 #include "diode/infer/features.h"
 #include "diode/infer/modelpackage.h"
+#include "diode/sweep/kernelsweep.h"
 #include "diode/train/characterisejob.h"
 
+#include <QElapsedTimer>
+
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <map>
+#include <thread>
 
 using namespace diode;
 
@@ -336,6 +344,52 @@ private slots:
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), int64_t(30 * 8));
         QVERIFY2(out.contains("kept as new.diode"), qPrintable(out));
         QVERIFY(QFile::exists(dir.filePath("new.diode")));
+        // The cpu backend measures no kernel lines; a start package without decision models gives none.
+        QVERIFY2(out.contains("no decision models beside the GEMM kernel (no kernel or site lines in "
+                              "char.db.kernels.jsonl or char.db; the start package has none)"),
+                 qPrintable(out));
+        auto decisionsOf = [&](const char *name) {
+            return ModelPackage::load(dir.filePath(name).toStdString())
+                .manifest()
+                .value("decisions", nlohmann::json());
+        };
+        QVERIFY(decisionsOf("new.diode").is_null());
+
+        // A start package with decision models (another GPU's lines, as a transferred package has
+        // them): the new package keeps them when this GPU has no lines, and says whose they are.
+        const QString h100Kernels = testutil::sourcePath("trained_models/h100/h100-kernels.jsonl");
+        QCOMPARE(
+            diode({"train-decisions", h100Kernels, "--package", "start.diode", "--out", "start-dec.diode"},
+                  &out, &err),
+            0);
+        QStringList withDecisions = run;
+        withDecisions[withDecisions.indexOf("start.diode")] = "start-dec.diode";
+        QCOMPARE(diode(withDecisions + QStringList{"--force"}, &out, &err), 0);
+        QVERIFY2(out.contains("the start package's decision models, measured on NVIDIA H100 80GB HBM3"),
+                 qPrintable(out));
+        QCOMPARE(decisionsOf("new.diode"), decisionsOf("start-dec.diode"));
+
+        // Kernel lines of this GPU (here given, as the inductor backend's kernel sweep writes them):
+        // imported into the sweep's store and trained on, as train-decisions would.
+        QVERIFY(QFile::copy(h100Kernels, dir.filePath("mine.jsonl")));
+        QCOMPARE(diode(withDecisions + QStringList{"--force", "--kernel-lines", "mine.jsonl"}, &out, &err),
+                 0);
+        QVERIFY2(
+            out.contains(QRegularExpression("decision models trained on 219 kernel and 0 site lines of "
+                                            "NVIDIA H100 80GB HBM3 \\(in char.db\\); held out by family: "
+                                            "kernel configs within 3 % of the fastest measured on [0-9.]+ % "
+                                            "of 218 kernels")),
+            qPrintable(out));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measured_kernels"), int64_t(243));
+        QCOMPARE(
+            diode({"train-decisions", "--db", "char.db", "--package", "start.diode", "--out", "same.diode"},
+                  &out, &err),
+            0);
+        QCOMPARE(decisionsOf("new.diode"), decisionsOf("same.diode"));
+        // Lines that are not kernel or site lines stop the run before anything is measured, naming them.
+        QCOMPARE(diode(withDecisions + QStringList{"--kernel-lines", "char.db.chosen.jsonl"}, &out, &err), 2);
+        QVERIFY2(err.contains("char.db.chosen.jsonl:1"), qPrintable(err));
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM runs"), int64_t(1));
 
         // The core API a workbench page would drive: progress callbacks, and a cancel that leaves
         // the run resumable and keeps nothing.
@@ -371,6 +425,46 @@ private slots:
         QCOMPARE(res.trainingProblems, 24);
         QCOMPARE(testutil::scalar(api, "SELECT count(*) FROM measurements"), int64_t(30 * 8));
         QCOMPARE(QFile::exists(dir.filePath("api.diode")), res.better);
+    }
+
+    // The kernel sweep is the plugin's tool in a child process (here its stand-in,
+    // tests/data/fakeworker): given what was asked, its lines appended; a cancel stops it with
+    // SIGTERM and keeps what it wrote.
+    void kernelSweepRunsThePluginsToolAndACancelStopsIt() {
+        QTemporaryDir dir;
+        const QString lines = testutil::sourcePath("trained_models/h100/h100-kernels.jsonl");
+        qputenv("DIODE_PLUGIN_PYTHON", testutil::dataPath("fakeworker").toUtf8());
+        qputenv("FAKE_KERNEL_SWEEP_LINES", lines.toUtf8());
+        qputenv("FAKE_KERNEL_SWEEP_TRACE", dir.filePath("trace.jsonl").toUtf8());
+        KernelSweepRequest r;
+        r.python = PYTHON3;
+        r.out = dir.filePath("out.jsonl").toStdString();
+        r.workers = 3;
+        r.families = "qwen2-0.5b";
+        r.deadlineS = 90;
+        QCOMPARE(runKernelSweep(r), 0);
+        QCOMPARE(readDecisionData(r.out).kernels.size(), size_t(219));
+        QCOMPARE(nlohmann::json::parse(testutil::fileBytes(dir.filePath("trace.jsonl")).toStdString()),
+                 nlohmann::json({"--out", r.out, "--kinds", "kernel,site", "--workers", "3", "--families",
+                                 "qwen2-0.5b", "--deadline-s", "90"}));
+
+        qputenv("FAKE_KERNEL_SWEEP_HANG", "1");
+        std::atomic<bool> cancel{false};
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+            cancel = true;
+        });
+        QElapsedTimer timer;
+        timer.start();
+        const int rc = runKernelSweep(r, &cancel);
+        canceller.join();
+        qunsetenv("FAKE_KERNEL_SWEEP_HANG");
+        qunsetenv("FAKE_KERNEL_SWEEP_LINES");
+        qunsetenv("FAKE_KERNEL_SWEEP_TRACE");
+        qunsetenv("DIODE_PLUGIN_PYTHON");
+        QCOMPARE(rc, 128 + SIGTERM);
+        QVERIFY2(timer.elapsed() < 10000, qPrintable(QString::number(timer.elapsed())));
+        QCOMPARE(readDecisionData(r.out).kernels.size(), size_t(2 * 219)); // the second run's lines stay
     }
 };
 

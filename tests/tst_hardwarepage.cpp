@@ -11,6 +11,7 @@
 #include "hardware/telemetryplot.h"
 
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialog>
 #include <QFile>
@@ -126,6 +127,9 @@ private slots:
         QCOMPARE(backend->currentText(), QString("cpu"));
         auto *items = qobject_cast<QStandardItemModel *>(backend->model());
         QVERIFY(!items->item(backend->findText("inductor"))->isEnabled());
+        // The kernel sweep is asked for by default, and has nothing to measure on the cpu backend.
+        auto *kernelSweep = panel->findChild<QCheckBox *>("characteriseKernelSweep");
+        QVERIFY(kernelSweep->isChecked() && !kernelSweep->isEnabled());
         QVERIFY2(panel->findChild<QLineEdit *>("characterisePool")
                      ->text()
                      .endsWith("resources/plans/cpu-smoke.json"),
@@ -245,8 +249,11 @@ private slots:
         panel->run();
         QVERIFY(ended.wait(280000));
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measurements"), measured);
-        QVERIFY2(panel->findChild<QLabel *>("characteriseStatus")->text().contains("Sweep measured before"),
-                 qPrintable(panel->findChild<QLabel *>("characteriseStatus")->text()));
+        const QString status2 = panel->findChild<QLabel *>("characteriseStatus")->text();
+        QVERIFY2(status2.contains("Sweep measured before") &&
+                     status2.contains("no decision models beside the GEMM kernel") &&
+                     !status2.contains("Kernel sweep"),
+                 qPrintable(status2));
         auto *again = panel->findChild<QLabel *>("characteriseVerdict");
         QVERIFY2(again->text().contains("than the transferred one") && again->isVisible(),
                  qPrintable(again->text()));

@@ -29,14 +29,15 @@ namespace diode::cli {
 namespace {
 
 struct Options {
-    std::string package, pool, backend = "inductor", python, db, out, chosen, heldout, installDir;
+    std::string package, pool, backend = "inductor", python, db, out, chosen, heldout, installDir,
+                               kernelLines;
     double heldoutFraction = 0.2, deadlineS = 0;
     cli::WorkerOptions workers;
     size_t count = 200;
     uint64_t seed = 1;
-    bool retrain = false, force = false, install = false, explain = false;
+    bool retrain = false, force = false, install = false, explain = false, noKernelSweep = false;
     std::optional<double> lr;
-    int epochs = 400, threads = 0, members = 6;
+    int epochs = 400, threads = 0, members = 6, kernelWorkers = 4;
 };
 
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN
@@ -62,6 +63,9 @@ int run(const Options &o) {
     const std::vector<std::string> inputs{o.package, o.pool, o.db, o.heldout};
     refuseOutputPath(o.out, inputs, "--out");
     refuseOutputPath(o.chosen.empty() ? o.db + ".chosen.jsonl" : o.chosen, inputs, "--chosen");
+    if (o.backend == "inductor" && !o.noKernelSweep) // the kernel sweep appends to it
+        refuseOutputPath(o.kernelLines.empty() ? o.db + ".kernels.jsonl" : o.kernelLines, inputs,
+                         "--kernel-lines");
     CharacteriseRequest r;
     r.package = o.package;
     if (r.package.empty()) {
@@ -99,6 +103,9 @@ int run(const Options &o) {
     r.train.members = o.members;
     // Fine-tuning starts from a trained network: a smaller step than training from scratch.
     r.train.learningRate = o.lr.value_or(o.retrain ? TrainOptions{}.learningRate : 3e-4);
+    r.kernelLines = o.kernelLines;
+    r.kernelSweep = !o.noKernelSweep;
+    r.kernelWorkers = o.kernelWorkers;
     r.force = o.force;
     r.install = o.install;
     r.installDir = o.installDir;
@@ -150,6 +157,9 @@ int run(const Options &o) {
         say("deadline of {} s reached: trained on what was measured; the same command again "
             "measures the rest\n",
             o.deadlineS);
+    if (!res.kernelSweepStatus.empty())
+        say("kernel sweep: {}\n", res.kernelSweepStatus);
+    show("{}\n", res.decisions);
     // Lines, as the trainer counts them: a problem measured in two runs of the store is two (wording.h).
     show("trained on {} problem lines measured here; held out: {}\n", res.trainingProblems,
          res.heldOutSource);
@@ -193,9 +203,12 @@ std::function<int()> addCharacteriseCommand(CLI::App &app) {
         "     --count best, with every op/dtype of the pool represented (--explain lists why each);\n"
         "  3. measure them into --db (progress and ETA on stderr; Ctrl-C, or --deadline, stops it and the\n"
         "     same command again continues, measuring nothing twice);\n"
-        "  4. fine-tune the package on what was measured (--retrain: train from scratch), keeping\n"
-        "     --heldout-fraction of the chosen problems aside, or using --heldout;\n"
-        "  5. print the transferred package, the new one, plain torch.compile and the best ATen kernel\n"
+        "  4. with the inductor backend, measure this GPU's pointwise and reduction kernels and small-M\n"
+        "     sites into --kernel-lines (diode sweep-kernels; within what is left of --deadline);\n"
+        "  5. fine-tune the package on what was measured (--retrain: train from scratch), keeping\n"
+        "     --heldout-fraction of the chosen problems aside, or using --heldout; train its decision\n"
+        "     models beside the GEMM kernel on the kernel and site lines (else keep the start's);\n"
+        "  6. print the transferred package, the new one, plain torch.compile and the best ATen kernel\n"
         "     on the held-out problems (top-1 efficiency: the fastest candidate's time over the pick's),\n"
         "     and one line saying whether the new package is better; keep it as --out only if it is\n"
         "     (higher mean; P10 breaks a tie), and --install it for the plugin.\n"
@@ -260,6 +273,14 @@ std::function<int()> addCharacteriseCommand(CLI::App &app) {
                 "~/.local/share/torch_diode/models)");
     c->add_option("--install-dir", o->installDir, "with --install: install into this folder instead")
         ->needs("--install");
+    c->add_option("--kernel-lines", o->kernelLines,
+                  "kernel and site lines of this GPU the new package's kernel-config and small-M form models "
+                  "are trained on; the kernel sweep appends to it (default: DB.kernels.jsonl)");
+    c->add_flag("--no-kernel-sweep", o->noKernelSweep,
+                "measure no kernel or site lines (lines already in --kernel-lines are still trained on)");
+    c->add_option("--kernel-workers", o->kernelWorkers, "the kernel sweep's cases compiled and timed at once")
+        ->check(integerIn(1, 64))
+        ->capture_default_str();
     c->add_flag("--force", o->force, "keep (and install) the new package even when it is not better");
     return [=]() -> int { return *c ? run(*o) : -1; };
 }

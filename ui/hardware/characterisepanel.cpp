@@ -90,6 +90,9 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     , m_deadline(new QSpinBox(this))
     , m_workers(new QSpinBox(this))
     , m_epochs(new QSpinBox(this))
+    , m_kernelSweep(new QCheckBox(tr("measure this GPU's pointwise, reduction and small-M kernels too "
+                                     "(their decision models; about 5 minutes)"),
+                                  this))
     , m_install(new QCheckBox(tr("install a better package for the plugin"), this))
     , m_run(new QPushButton(tr("Characterise"), this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
@@ -170,6 +173,9 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     effort->addWidget(m_epochs);
     form->addRow(tr("Budget"), budget);
     form->addRow(QString(), effort);
+    m_kernelSweep->setObjectName(QStringLiteral("characteriseKernelSweep"));
+    m_kernelSweep->setChecked(true);
+    form->addRow(QString(), m_kernelSweep);
     form->addRow(QString(), m_install);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_run);
@@ -264,6 +270,7 @@ void CharacterisePanel::backendChanged() {
     const bool inductor = backend == QLatin1String("inductor");
     m_python->setEnabled(inductor);
     m_workers->setEnabled(inductor);
+    m_kernelSweep->setEnabled(inductor); // the cpu backend has no GPU kernels to measure
     m_package->setPlaceholderText(inductor ? tr("the plugin's package for this GPU, else the nearest")
                                            : tr("a cpu model (Train on a cpu sweep)"));
     // What the user has not typed follows the backend: the other backend's pool, or its package,
@@ -374,6 +381,7 @@ void CharacterisePanel::run() {
     if (m_epochs->value() > 0)
         r.train.epochs = m_epochs->value();
     r.train.learningRate = 3e-4; // fine-tuning starts from a trained network, as diode characterise does
+    r.kernelSweep = m_kernelSweep->isChecked();
     r.install = m_install->isChecked();
     setRunning(true);
     m_status->setText(tr("Choosing the problems…"));
@@ -411,12 +419,15 @@ void CharacterisePanel::showOutcome(const CharacteriseOutcome &o) {
     m_start->setText(tr("Start: %1").arg(o.startWhy));
     // The trainer reads every run of the sweep database: a problem measured in two runs (an earlier
     // characterisation with other settings) is two lines, so the count can pass the pool's size.
-    m_status->setText(tr("Sweep %1; trained on %2 problem lines of %3 (a problem once per run that measured "
-                         "it); held out: %4.")
-                          .arg(o.sweepStatus)
-                          .arg(o.trainingProblems)
-                          .arg(QFileInfo(m_database->text()).fileName())
-                          .arg(o.heldOutSource));
+    m_status->setText(
+        tr("Sweep %1; trained on %2 problem lines of %3 (a problem once per run that measured "
+           "it); held out: %4.")
+            .arg(o.sweepStatus)
+            .arg(o.trainingProblems)
+            .arg(QFileInfo(m_database->text()).fileName())
+            .arg(o.heldOutSource) +
+        (o.kernelSweepStatus.isEmpty() ? QString() : tr(" Kernel sweep: %1.").arg(o.kernelSweepStatus)) +
+        QLatin1Char(' ') + o.decisions + QLatin1Char('.'));
     m_table->setRowCount(int(o.table.size()));
     for (int i = 0; i < o.table.size(); ++i) {
         const auto &row = o.table[i];

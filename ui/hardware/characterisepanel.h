@@ -66,6 +66,7 @@ private:
     QComboBox *m_backend;
     QLineEdit *m_package, *m_pool, *m_database, *m_out, *m_python;
     QSpinBox *m_count, *m_deadline, *m_workers, *m_epochs;
+    QCheckBox *m_kernelSweep; ///< inductor: the kernel sweep after the GEMM sweep
     QCheckBox *m_install;
     QPushButton *m_run, *m_cancel;
     QProgressBar *m_progress;

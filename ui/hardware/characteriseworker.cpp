@@ -61,6 +61,8 @@ void CharacteriseWorker::start(const diode::CharacteriseRequest &request) {
             out.cancelled = r.cancelled;
             out.startWhy = QString::fromStdString(r.startWhy);
             out.sweepStatus = QString::fromStdString(r.sweepStatus);
+            out.kernelSweepStatus = QString::fromStdString(r.kernelSweepStatus);
+            out.decisions = QString::fromStdString(r.decisions);
             out.heldOutSource = QString::fromStdString(r.heldOutSource);
             out.verdict = QString::fromStdString(r.verdict);
             out.kept = QString::fromStdString(r.kept);

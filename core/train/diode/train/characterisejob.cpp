@@ -2,6 +2,7 @@
 
 #include "diode/analysis/bias.h"
 #include "diode/analysis/datasplit.h"
+#include "diode/analysis/decisionevaluation.h"
 #include "diode/analysis/predictiontable.h"
 #include "diode/analysis/wording.h"
 #include "diode/infer/atomicfile.h"
@@ -9,13 +10,16 @@
 #include "diode/infer/problemjson.h"
 #include "diode/infer/removetree.h"
 #include "diode/infer/shippeddata.h"
+#include "diode/store/decisionstore.h"
 #include "diode/store/store.h"
+#include "diode/sweep/kernelsweep.h"
 #include "diode/sweep/sweepsession.h"
 #include "diode/train/trainingjob.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -103,6 +107,48 @@ void writeChosen(const std::string &path, const CharacteriseResult &res, const S
             os << j.dump() << '\n';
         }
     });
+}
+
+// The decision models beside the GEMM kernel that the new package `path` carries: trained on the
+// kernel and site lines in `lines` (imported into the store first, as `diode import` would, so the
+// store holds what the package was built from) and every such line the store held before; else the
+// start package's. One line says which.
+std::string addDecisions(const std::string &path, const std::string &lines, const std::string &db,
+                         const ModelPackage &start) {
+    std::string why;
+    if (fs::exists(lines)) {
+        Store store(db);
+        storeDecisionData(store, readDecisionData(lines), lines);
+    }
+    const DecisionData data = storedDecisionData(std::vector<std::string>{db});
+    std::ifstream file(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    nlohmann::json manifest = ModelPackage::fromBytes(bytes).manifest();
+    if (!data.kernels.empty() || !data.sites.empty()) {
+        try {
+            const TrainedDecisions t =
+                trainDecisions(data, kDefaultKernelConfigMargin, kDefaultFormMargin, {});
+            manifest["decisions"] = t.section;
+            ModelPackage::writeFile(path, ModelPackage::withManifest(bytes, manifest));
+            return fmt::format("decision models trained on {} kernel and {} site lines of {} (in {}); {}",
+                               data.kernels.size(), data.sites.size(),
+                               t.section["trained_on"].value("gpu", std::string("one GPU")), db,
+                               heldOutLine(t));
+        } catch (const InvalidInput &e) {
+            why = e.what();
+        }
+    } else {
+        why = fmt::format("no kernel or site lines in {} or {}", lines, db);
+    }
+    const auto &startManifest = start.manifest();
+    const auto carried = startManifest.find("decisions");
+    if (carried == startManifest.end() || carried->empty())
+        return fmt::format("no decision models beside the GEMM kernel ({}; the start package has none)", why);
+    manifest["decisions"] = *carried;
+    ModelPackage::writeFile(path, ModelPackage::withManifest(bytes, manifest));
+    return fmt::format(
+        "the start package's decision models, measured on {} ({})",
+        carried->value(nlohmann::json::json_pointer("/trained_on/gpu"), std::string("another GPU")), why);
 }
 
 // Read-write, as the sweep was: SQLite removes the -wal and -shm files when the last connection
@@ -196,6 +242,15 @@ CharacteriseResult CharacteriseJob::run() {
             givenLabels.insert(p.problem.label());
     }
 
+    // Kernel and site lines already there are read now: a file that holds none stops the run before
+    // anything is measured. The kernel sweep appends to it; shipped lines are never written.
+    const std::string kernelLines = r.kernelLines.empty() ? r.db + ".kernels.jsonl" : r.kernelLines;
+    const bool kernelSweep = r.backend == "inductor" && r.kernelSweep;
+    if (kernelSweep)
+        shipped::refuseWritingShipped(kernelLines, "kernel lines");
+    if (fs::exists(kernelLines))
+        readDecisionData(kernelLines);
+
     say(fmt::format("Reading the pool {}…", r.pool));
     res.pool = loadPool(r.pool);
     std::erase_if(res.pool.problems,
@@ -224,6 +279,7 @@ CharacteriseResult CharacteriseJob::run() {
         return res.cancelled = true, res;
 
     const CloseReadWrite closing{r.db};
+    const auto sweepStart = std::chrono::steady_clock::now();
     // One sweep, as `diode sweep` runs it, in a scope of its own: its workers (each holding a CUDA
     // context on the GPU the trainer is about to use) and telemetry end before training starts.
     {
@@ -266,6 +322,33 @@ CharacteriseResult CharacteriseJob::run() {
         }
     }
 
+    // The kernel sweep, after the GEMM sweep's workers are gone: within what is left of the deadline.
+    if (kernelSweep) {
+        const double spent =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
+        if (r.deadlineS > 0 && spent >= r.deadlineS) {
+            res.kernelSweepStatus = "not run: the deadline was reached in the GEMM sweep (the same command "
+                                    "again runs it)";
+        } else {
+            say(fmt::format("Measuring this GPU's pointwise and reduction kernels and small-M sites into {}…",
+                            kernelLines));
+            KernelSweepRequest k;
+            k.python = r.python;
+            k.out = kernelLines;
+            k.workers = r.kernelWorkers;
+            k.deadlineS = r.deadlineS > 0 ? r.deadlineS - spent : 0;
+            const int rc = runKernelSweep(k, &m_cancel);
+            if (m_cancel)
+                return res.cancelled = true, res;
+            res.kernelSweepStatus =
+                rc == 0
+                    ? std::string("finished")
+                    : fmt::format("stopped (exit code {}): trained on the lines written before it; the same "
+                                  "command again continues it",
+                                  rc);
+        }
+    }
+
     ScratchFolder scratch{fs::path(r.out + ".training")};
     fs::create_directories(scratch.dir);
     TrainingJob job;
@@ -299,6 +382,8 @@ CharacteriseResult CharacteriseJob::run() {
     }
     if (trained.train.cancelled)
         return res.cancelled = true, res;
+
+    res.decisions = addDecisions(job.out, kernelLines, r.db, start);
 
     say("Measuring both packages on the held-out problems…");
     HeldOutData held;

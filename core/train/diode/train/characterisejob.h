@@ -40,9 +40,17 @@ struct CharacteriseRequest {
     std::vector<std::string> gpus; ///< the sweep's GPUs ("": the one the environment gives)
     bool retrain = false;          ///< train from random weights instead of fine-tuning the start package
     TrainOptions train;            ///< fine-tuning keeps the start package's member count
-    bool force = false;            ///< keep (and install) the new package even when it is not better
-    bool install = false;          ///< install a kept package for the plugin (modelinstall.h)
-    std::string installDir;        ///< "": pluginModelDirectory()
+    /// Kernel and site lines of this GPU (docs/FORMATS.md) that the new package's decision models
+    /// beside the GEMM kernel are trained on ("": <db>.kernels.jsonl). With the inductor backend
+    /// and `kernelSweep`, the kernel sweep measures into it after the GEMM sweep, continuing a file
+    /// already there; otherwise a file there is read as it is. Without lines the new package
+    /// keeps the start package's decision models.
+    std::string kernelLines;
+    bool kernelSweep = true; ///< inductor: run the kernel sweep (kernelsweep.h)
+    int kernelWorkers = 4;   ///< the kernel sweep's cases compiled and timed at once
+    bool force = false;      ///< keep (and install) the new package even when it is not better
+    bool install = false;    ///< install a kept package for the plugin (modelinstall.h)
+    std::string installDir;  ///< "": pluginModelDirectory()
 };
 
 /// The fewest problems a characterisation may choose: with `heldoutFraction` of them kept aside
@@ -68,6 +76,11 @@ struct CharacteriseResult {
     int64_t runId = 0;
     bool resumed = false;
     bool cancelled = false; ///< stopped by cancel(): nothing trained or kept; run again to continue
+    /// "finished", "stopped (exit code N): ...", "not run: ..."; "" when not asked for.
+    std::string kernelSweepStatus;
+    /// Where the new package's decision models beside the GEMM kernel come from, with their
+    /// figures held out by family when trained here.
+    std::string decisions;
     int trainingProblems = 0;
     std::string heldOutSource;
     std::vector<HeldOutRow> table; ///< transferred, new, plain torch.compile, best ATen

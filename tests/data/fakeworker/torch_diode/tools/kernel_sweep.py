@@ -1,0 +1,28 @@
+"""A stand-in for the kernel sweep (the real one needs a GPU), for the process tests only: it
+appends to --out the lines of $FAKE_KERNEL_SWEEP_LINES, and its own command line as one JSON
+line to $FAKE_KERNEL_SWEEP_TRACE when set; with FAKE_KERNEL_SWEEP_HANG=1 it then waits to be
+killed, as a long sweep would be when cancelled.
+"""
+import json
+import os
+import sys
+import time
+
+
+def main():
+    argv = sys.argv[1:]
+    out = argv[argv.index("--out") + 1]
+    trace = os.environ.get("FAKE_KERNEL_SWEEP_TRACE")
+    if trace:
+        with open(trace, "a") as f:
+            f.write(json.dumps(argv) + "\n")
+    with open(os.environ["FAKE_KERNEL_SWEEP_LINES"]) as src, open(out, "a") as dst:
+        dst.write(src.read())
+    if os.environ.get("FAKE_KERNEL_SWEEP_HANG"):
+        while True:
+            time.sleep(1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
