@@ -16,6 +16,7 @@
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QHeaderView>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
@@ -391,6 +392,72 @@ private slots:
         QCOMPARE(measurements.headerData(rate, Qt::Horizontal).toString(), QString("TFLOP/s"));
         QCOMPARE(problems.headerData(column(problems, "Best TFLOP/s"), Qt::Horizontal).toString(),
                  QString("Best TFLOP/s"));
+    }
+
+    // The kernel and site lines imported into a store (diode import) are tables of their own: one
+    // row a case, skipped ones with their reason, times in µs, the text filter finding a family.
+    void kernelAndSiteLinesHaveTheirTables() {
+        const QString db = m_dir.filePath("lines.db");
+        for (const char *f : {"h200-kernels.jsonl", "h200-sites.jsonl"})
+            QCOMPARE(
+                testutil::runCli(
+                    {"import", testutil::sourcePath(QStringLiteral("trained_models/h200/") + f), "--db", db}),
+                0);
+        WorkbenchState state;
+        DataPage page(&state);
+        page.resize(1130, 760);
+        page.show();
+        QSignalSpy ready(&page, &DataPage::ready);
+        state.setDatabase(db, true);
+        QVERIFY(ready.wait(30000));
+        const StoreTableModel &kernels = *page.kernelsModel(), &sites = *page.sitesModel();
+        QCOMPARE(kernels.totalRows(), qint64(243));
+        QCOMPARE(sites.totalRows(), qint64(112));
+        QAbstractItemModelTester kernelsTester(page.kernelsModel());
+        const auto &cols = diode::columns(diode::DataTable::Kernels);
+        auto column = [&](const char *key) {
+            return int(std::find(cols.begin(), cols.end(), key) - cols.begin());
+        };
+        QCOMPARE(kernels.headerData(column("Default ms"), Qt::Horizontal).toString(),
+                 QString("Default (µs)"));
+        int measured = 0, skipped = 0;
+        for (int r = 0; r < kernels.rowCount(); ++r) {
+            const double defaultMs = kernels.index(r, column("Default ms")).data(Qt::EditRole).toDouble();
+            const double fastestMs =
+                kernels.index(r, column("Fastest config ms")).data(Qt::EditRole).toDouble();
+            if (kernels.index(r, column("Skipped")).data().toString().isEmpty()) {
+                ++measured;
+                QCOMPARE(kernels.index(r, column("Default ms")).data().toString(),
+                         QLocale().toString(defaultMs * 1000, 'f', 1));
+                QVERIFY(fastestMs > 0);
+                QCOMPARE(kernels.index(r, column("Fastest / default")).data(Qt::EditRole).toDouble(),
+                         fastestMs / defaultMs);
+            } else {
+                ++skipped;
+                QCOMPARE(kernels.index(r, column("Default ms")).data().toString(), QString("n/a"));
+            }
+        }
+        QCOMPARE(measured, 219);
+        QCOMPARE(skipped, 24);
+        // The text filter finds a family; the GEMM filters do not empty these tables.
+        auto *text = page.findChild<QLineEdit *>("textFilter");
+        text->setText("qwen2-0.5b");
+        QTRY_COMPARE(kernels.totalRows(), qint64(57)); // qwen2-0.5b's cases, skipped ones too
+        QTRY_VERIFY(sites.totalRows() > 0 && sites.totalRows() < 112);
+        for (int r = 0; r < kernels.rowCount(); ++r)
+            QCOMPARE(kernels.index(r, column("Family")).data().toString(), QString("qwen2-0.5b"));
+        text->clear();
+        auto *op = page.findChild<QComboBox *>("opFilter");
+        op->setCurrentText("bmm");
+        QTRY_COMPARE(kernels.totalRows(), qint64(243));
+        auto *tabs = page.findChild<QTabWidget *>();
+        tabs->setCurrentIndex(tabs->count() - 2);
+        QCOMPARE(tabs->tabText(tabs->currentIndex()), QString("&Kernel lines"));
+        QVERIFY(!op->isEnabled() && page.findChild<QLineEdit *>("textFilter")->isEnabled());
+        tabs->setCurrentIndex(0);
+        QVERIFY(op->isEnabled());
+        tabs->setCurrentIndex(tabs->count() - 2);
+        pagecheck::checkRendered(&page, "data-kernel-lines", 20);
     }
 
     // On the cpu pipeline's data the heatmap opened on mm bf16, which has one problem

@@ -51,6 +51,8 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
     , m_runs(new StoreTableModel(diode::DataTable::Runs, this))
     , m_problems(new StoreTableModel(diode::DataTable::Problems, this))
     , m_measurements(new StoreTableModel(diode::DataTable::Measurements, this))
+    , m_kernels(new StoreTableModel(diode::DataTable::Kernels, this))
+    , m_sites(new StoreTableModel(diode::DataTable::Sites, this))
     , m_loader(new AnalysisLoader(this))
     , m_error(new QLabel(this))
     , m_run(choiceBox({tr("All runs")}, QStringLiteral("runFilter"), this))
@@ -108,6 +110,17 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
     m_tabs->addTab(tablePage(m_measurements, QStringLiteral("measurements"), &view), tr("&Measurements"));
     m_tabs->addTab(heatmapPage(), tr("&Heatmap"));
     m_tabs->addTab(rooflinePage(), tr("R&oofline"));
+    // The kernel and site lines (diode sweep-kernels, imported): what the decisions beside the
+    // GEMM kernel are trained on. Only the text filter applies to them.
+    m_tabs->addTab(tablePage(m_kernels, QStringLiteral("kernels"), &view), tr("&Kernel lines"));
+    m_tabs->addTab(tablePage(m_sites, QStringLiteral("sites"), &view), tr("&Site lines"));
+    // The GEMM filters say nothing of kernel and site lines: off while one of theirs is shown.
+    const int firstLinesTab = m_tabs->count() - 2;
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this, firstLinesTab](int index) {
+        const bool lines = index >= firstLinesTab;
+        for (QWidget *w : std::initializer_list<QWidget *>{m_run, m_op, m_dtype, m_status, m_method})
+            w->setEnabled(!lines);
+    });
 
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_error);
@@ -148,7 +161,7 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
 
     connect(m_loader, &AnalysisLoader::loaded, this, &DataPage::showAnalysis);
     connect(m_loader, &AnalysisLoader::failed, this, &DataPage::showError);
-    for (StoreTableModel *m : {m_runs, m_problems, m_measurements}) {
+    for (StoreTableModel *m : tables()) {
         connect(m, &StoreTableModel::failed, this, &DataPage::showError);
         connect(m, &StoreTableModel::pageLoaded, this, &DataPage::emitReadyWhenLoaded);
     }
@@ -316,8 +329,9 @@ QWidget *DataPage::rooflinePage() {
 }
 
 void DataPage::emitReadyWhenLoaded() {
-    if (!m_analysis.path.isEmpty() && m_analysisLoaded && !m_runs->isLoading() && !m_problems->isLoading() &&
-        !m_measurements->isLoading())
+    const auto tablesLoading = tables();
+    if (!m_analysis.path.isEmpty() && m_analysisLoaded &&
+        std::none_of(tablesLoading.begin(), tablesLoading.end(), [](auto *m) { return m->isLoading(); }))
         emit ready();
 }
 
@@ -343,7 +357,7 @@ void DataPage::openDatabase(const QString &path) {
         m_method->setCurrentText(m_state->dataMethod());
     }
     applyFilter();
-    for (StoreTableModel *m : {m_runs, m_problems, m_measurements})
+    for (StoreTableModel *m : tables())
         m->setDatabase(path);
     if (!path.isEmpty())
         m_loader->load(path, selectedRun());
@@ -355,7 +369,7 @@ void DataPage::refresh() {
         return;
     }
     m_error->hide();
-    for (StoreTableModel *m : {m_runs, m_problems, m_measurements})
+    for (StoreTableModel *m : tables())
         m->reload();
     if (!m_analysis.path.isEmpty())
         m_loader->load(m_analysis.path, selectedRun());
@@ -383,6 +397,10 @@ void DataPage::applyFilter() {
     m_runs->setFilter(runsFilter);
     m_problems->setFilter(f);
     m_measurements->setFilter(f);
+    diode::DataFilter linesFilter;
+    linesFilter.text = f.text;
+    m_kernels->setFilter(linesFilter);
+    m_sites->setFilter(linesFilter);
 }
 
 void DataPage::showAnalysis(const DataAnalysis &analysis) {

@@ -5,6 +5,8 @@
 
 #include <QWidget>
 
+#include <array>
+
 class HeatmapView;
 class QComboBox;
 class QDoubleSpinBox;
@@ -17,8 +19,9 @@ class RooflineView;
 class StoreTableModel;
 class WorkbenchState;
 
-/// Runs, problems and measurements of the open database in paged tables (sorted and filtered
-/// in SQL), a heatmap of the best FLOP rate over (M, N) and a roofline. Queries run off the GUI thread.
+/// Runs, problems and measurements of the open database, and its kernel and site lines, in paged
+/// tables (sorted and filtered in SQL), a heatmap of the best FLOP rate over (M, N) and a roofline. Queries
+/// run off the GUI thread.
 class DataPage : public QWidget {
     Q_OBJECT
 public:
@@ -28,6 +31,8 @@ public:
     StoreTableModel *runsModel() const { return m_runs; }
     StoreTableModel *problemsModel() const { return m_problems; }
     StoreTableModel *measurementsModel() const { return m_measurements; }
+    StoreTableModel *kernelsModel() const { return m_kernels; }
+    StoreTableModel *sitesModel() const { return m_sites; }
     const DataAnalysis &analysis() const { return m_analysis; }
 
 signals:
@@ -70,6 +75,11 @@ private:
     StoreTableModel *m_runs;
     StoreTableModel *m_problems;
     StoreTableModel *m_measurements;
+    StoreTableModel *m_kernels;
+    StoreTableModel *m_sites;
+    std::array<StoreTableModel *, 5> tables() const {
+        return {m_runs, m_problems, m_measurements, m_kernels, m_sites};
+    }
     AnalysisLoader *m_loader;
     DataAnalysis m_analysis;
     diode::GpuPeaks m_peaks;

@@ -15,8 +15,12 @@ namespace {
 // one decimal everywhere, so a 5 µs kernel and a 2 s cpu GEMM compare at a glance.
 enum class Shown { Plain, TimeMs, Tflops, Seconds };
 
+bool endsInMs(const std::string &header) {
+    return header.size() > 3 && header.ends_with(" ms");
+}
+
 Shown shownAs(const std::string &header) {
-    if (header == "Time ms" || header == "Best ms")
+    if (endsInMs(header))
         return Shown::TimeMs;
     if (header == "TFLOP/s" || header == "Best TFLOP/s")
         return Shown::Tflops;
@@ -36,6 +40,8 @@ QString headerText(const std::string &header, const FlopUnit &unit) {
         return QObject::tr("Best (µs, one method)");
     if (header == "Seconds")
         return QObject::tr("Seconds (sweep)");
+    if (endsInMs(header)) // the kernel and site lines' times
+        return QObject::tr("%1 (µs)").arg(QString::fromStdString(header.substr(0, header.size() - 3)));
     // A cpu run's "GPU" is its CPU and its "SMs" that CPU's cores: cpu data in its own terms.
     if (header == "GPU")
         return QObject::tr("Hardware");

@@ -13,9 +13,9 @@ class TablePageLoader;
 struct TablePageResult;
 struct TablePageRequest;
 
-/// One table of the store (runs, problems or measurements) paged in as the view scrolls: rows
-/// arrive in pages from a query thread with its own read-only connection, sorted and filtered
-/// in SQL, so a million rows never load at once and the GUI thread never waits on SQLite.
+/// One table of the store (runs, problems, measurements, kernel or site lines) paged in as the view scrolls:
+/// rows arrive in pages from a query thread with its own read-only connection, sorted and filtered in SQL, so
+/// a million rows never load at once and the GUI thread never waits on SQLite.
 class StoreTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:

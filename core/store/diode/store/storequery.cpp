@@ -97,15 +97,51 @@ const TableSpec &spec(DataTable table) {
             t.columns.push_back(std::move(c));
         return t;
     }();
+    // Kernel and site lines: one row a case, skipped ones with their reason and no times.
+    static const std::string kBestConfig =
+        "(SELECT MIN(x.time_ms) FROM measured_kernel_configs x WHERE x.kernel_id = k.id)";
+    static const TableSpec kernels{"measured_kernels k",
+                                   "k.gpu, k.name",
+                                   {{"GPU", "k.gpu"},
+                                    {"Family", "k.family"},
+                                    {"Kernel case", "k.name"},
+                                    {"Default ms", "k.default_ms"},
+                                    {"Fastest config ms", kBestConfig},
+                                    {"Fastest / default", fmt::format("{} / k.default_ms", kBestConfig)},
+                                    {"Configs timed", "(SELECT count(*) FROM measured_kernel_configs x WHERE "
+                                                      "x.kernel_id = k.id AND x.time_ms IS NOT NULL)"},
+                                    {"Configs failed", "(SELECT count(*) FROM measured_kernel_configs x "
+                                                       "WHERE x.kernel_id = k.id AND x.error IS NOT NULL)"},
+                                    {"Skipped", "k.skipped"},
+                                    {"Source", "k.source"}}};
+    static const TableSpec sites{"measured_sites s",
+                                 "s.gpu, s.name, s.configs_from",
+                                 {{"GPU", "s.gpu"},
+                                  {"Family", "s.family"},
+                                  {"Site case", "s.name"},
+                                  {"Configs from", "s.configs_from"},
+                                  {"Library ms", "s.library_ms"},
+                                  {"Decomposed ms", "s.decomposed_ms"},
+                                  {"Decomposed / library", "s.decomposed_ms / s.library_ms"},
+                                  {"Skipped", "s.skipped"},
+                                  {"Source", "s.source"}}};
     switch (table) {
     case DataTable::Runs:
         return runs;
     case DataTable::Problems:
         return problems;
+    case DataTable::Kernels:
+        return kernels;
+    case DataTable::Sites:
+        return sites;
     case DataTable::Measurements:
         break;
     }
     return measurements;
+}
+
+bool isLinesTable(DataTable table) {
+    return table == DataTable::Kernels || table == DataTable::Sites;
 }
 
 std::string likePattern(const std::string &text) {
@@ -132,6 +168,18 @@ struct Where {
 
 Where whereOf(DataTable table, const DataFilter &f) {
     Where w;
+    if (isLinesTable(table)) { // no run, problem or status: the text finds a case, family or GPU
+        const char *t = table == DataTable::Kernels ? "k" : "s";
+        if (!f.text.empty()) {
+            const Cell like = likePattern(f.text);
+            w.add(
+                fmt::format("({0}.name LIKE ? ESCAPE '\\' OR {0}.family LIKE ? ESCAPE '\\' OR {0}.gpu LIKE ? "
+                            "ESCAPE '\\')",
+                            t),
+                {like, like, like});
+        }
+        return w;
+    }
     const char *run = table == DataTable::Runs       ? "r.id"
                       : table == DataTable::Problems ? "rp.run_id"
                                                      : "m.run_id";
@@ -169,6 +217,9 @@ Where whereOf(DataTable table, const DataFilter &f) {
             break;
         case DataTable::Measurements:
             w.add("(c.config_key LIKE ? ESCAPE '\\' OR m.error LIKE ? ESCAPE '\\')", {like, like});
+            break;
+        case DataTable::Kernels:
+        case DataTable::Sites:
             break;
         }
     }
@@ -208,7 +259,7 @@ Cell cellOf(const SqlStatement &s, int col) {
 const std::vector<std::string> &columns(DataTable table) {
     static const auto headers = [] {
         std::map<DataTable, std::vector<std::string>> out;
-        for (auto t : {DataTable::Runs, DataTable::Problems, DataTable::Measurements})
+        for (auto t : kDataTables)
             for (const auto &c : spec(t).columns)
                 out[t].push_back(c.header);
         return out;

@@ -17,18 +17,22 @@ namespace diode {
 /// One value of a query result: SQL NULL, an integer, a real or text.
 using Cell = std::variant<std::monostate, int64_t, double, std::string>;
 
-/// The tables the workbench's Data page (and the CLI, later) browse.
-enum class DataTable { Runs, Problems, Measurements };
+/// The tables the workbench's Data page browses: a sweep's runs, problems and measurements, and
+/// the kernel and site lines (`diode sweep-kernels`, imported) beside them.
+enum class DataTable { Runs, Problems, Measurements, Kernels, Sites };
+inline constexpr DataTable kDataTables[] = {DataTable::Runs, DataTable::Problems, DataTable::Measurements,
+                                            DataTable::Kernels, DataTable::Sites};
 
 /// Row filter; empty fields match everything. Values are bound as SQL parameters, never
 /// spliced into the statement text.
 struct DataFilter {
     std::optional<int64_t> runId;
-    std::string op;                     ///< mm, addmm, bmm
-    std::string dtype;                  ///< bf16, fp16, fp32
-    std::string status;                 ///< ok, failed, timeout (runs: running, finished, ...)
-    std::string method;                 ///< measurements: graph_warm, graph_cold, inductor_autotune, cpu
-    std::string text;                   ///< substring of the config key or error text (runs: plan, GPU)
+    std::string op;     ///< mm, addmm, bmm
+    std::string dtype;  ///< bf16, fp16, fp32
+    std::string status; ///< ok, failed, timeout (runs: running, finished, ...)
+    std::string method; ///< measurements: graph_warm, graph_cold, inductor_autotune, cpu
+    std::string
+        text; ///< substring of the config key or error text (runs: plan, GPU; lines: name, family, GPU)
     std::optional<GemmProblem> problem; ///< problems and measurements of this one problem (every run)
 };
 
