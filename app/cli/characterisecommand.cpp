@@ -12,6 +12,7 @@
 #include "diode/infer/shippeddata.h"
 #include "diode/sweep/backend.h"
 #include "diode/sweep/hardware.h"
+#include "diode/sweep/kernelsweep.h"
 #include "diode/train/trainoptions.h"
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN // `diode` hands characterise to diode-train
 #include "diode/train/characterisejob.h"
@@ -37,7 +38,7 @@ struct Options {
     uint64_t seed = 1;
     bool retrain = false, force = false, install = false, explain = false, noKernelSweep = false;
     std::optional<double> lr;
-    int epochs = 400, threads = 0, members = 6, kernelWorkers = 4;
+    int epochs = 400, threads = 0, members = 6, kernelWorkers = KernelSweepRequest{}.workers;
 };
 
 #if DIODE_HAVE_TORCH && !DIODE_CLI_EXECS_TRAIN
@@ -63,9 +64,6 @@ int run(const Options &o) {
     const std::vector<std::string> inputs{o.package, o.pool, o.db, o.heldout};
     refuseOutputPath(o.out, inputs, "--out");
     refuseOutputPath(o.chosen.empty() ? o.db + ".chosen.jsonl" : o.chosen, inputs, "--chosen");
-    if (o.backend == "inductor" && !o.noKernelSweep) // the kernel sweep appends to it
-        refuseOutputPath(o.kernelLines.empty() ? o.db + ".kernels.jsonl" : o.kernelLines, inputs,
-                         "--kernel-lines");
     CharacteriseRequest r;
     r.package = o.package;
     if (r.package.empty()) {

@@ -26,10 +26,11 @@ namespace {
 
 struct DecisionOptions {
     std::vector<std::string> inputs, dbs, formOps;
-    std::string package, out, report, python, families, kinds = "kernel,site", configsFrom, match;
+    std::string package, out, report, python, families, kinds = KernelSweepRequest{}.kinds, configsFrom,
+                                                        match;
     bool list = false;
     double kernelMargin = kDefaultKernelConfigMargin, formMargin = kDefaultFormMargin;
-    int workers = 4, limit = 0;
+    int workers = KernelSweepRequest{}.workers, limit = 0;
     double deadline = 0;
 };
 
@@ -37,8 +38,16 @@ int runSweepKernels(const DecisionOptions &o) {
     if (o.out.empty())
         throw InvalidInput("sweep-kernels needs --out FILE.jsonl");
     shipped::refuseWritingShipped(o.out, "kernel lines");
-    return runKernelSweep({o.python, o.out, o.kinds, o.workers, o.families, o.match, o.configsFrom, o.limit,
-                           o.list, o.deadline});
+    return runKernelSweep({.python = o.python,
+                           .out = o.out,
+                           .kinds = o.kinds,
+                           .workers = o.workers,
+                           .families = o.families,
+                           .match = o.match,
+                           .configsFrom = o.configsFrom,
+                           .limit = o.limit,
+                           .list = o.list,
+                           .deadlineS = o.deadline});
 }
 
 int runTrainDecisions(const DecisionOptions &o) {
@@ -79,9 +88,7 @@ int runTrainDecisions(const DecisionOptions &o) {
     if (!file)
         throw InvalidInput(fmt::format("{}: cannot be read", o.package));
     const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    nlohmann::json manifest = ModelPackage::fromBytes(bytes).manifest();
-    manifest["decisions"] = t.section;
-    ModelPackage::writeFile(o.out, ModelPackage::withManifest(bytes, manifest));
+    ModelPackage::writeFile(o.out, withDecisions(bytes, t.section));
     say("wrote {}\n", o.out);
     return 0;
 }

@@ -691,14 +691,51 @@ class NativeTest(unittest.TestCase):
                     self.assertEqual(len(entry), int(mode != "plugin" and beyond), (gpu, name, mode, said))
                     if entry:
                         self.assertEqual(entry[0]["speedup"], round(plugin["kernel_ms"] / r["kernel_ms"], 3))
-            if gpu == "h200":  # the H200 packages keep cuBLAS for batch 1's projections; max-autotune does not
-                b1 = [e for e in said if e["scenario"].startswith("llama-decode-cat-b1")]
-                self.assertEqual([e["mode"] for e in b1], ["max-autotune"], said)
-                self.assertGreater(b1[0]["speedup"], 1.05)
+            named = sorted((e["scenario"], e["mode"]) for e in said)
+            if gpu == "h200":  # its packages keep cuBLAS for batch 1's projections; max-autotune does not
+                self.assertEqual(
+                    named,
+                    [
+                        ("llama-decode-cat-b1-s512 bf16", "max-autotune"),
+                        ("llama-decode-cat-b8-s1024 bf16", "max-autotune"),
+                    ],
+                )
+                b1 = next(e for e in said if e["scenario"].startswith("llama-decode-cat-b1"))
+                self.assertGreater(b1["speedup"], 1.05)
+            else:  # the H100's decode steps: no other mode beyond both spreads
+                self.assertEqual(named, [])
         with tempfile.TemporaryDirectory() as d:  # a result that cannot be read gives no advice, no error
             with open(os.path.join(d, "x-model-steps.json"), "w") as f:
-                f.write('{"cases": [{"name": "s", "results": {"plugin": {"kernel_ms": "fast"}}}]')
+                f.write(
+                    '{"cases": [{"name": "s", "results": {"plugin": {"kernel_ms": "fast"}, '
+                    '"default": {"kernel_ms": 0.1}}}]}'
+                )
+            with open(os.path.join(d, "y-model-steps.json"), "w") as f:
+                f.write("not JSON")
             self.assertEqual(torch_diode._measured_elsewhere(os.path.join(d, "x.diode")), [])
+
+    def test_the_kernel_sweep_gathers_its_workers_lines_once(self):
+        # What a stopped run's workers wrote reaches --out (at a cancel, or at the next run for a
+        # run killed outright): each case once, a line a killed worker left half written dropped.
+        import tempfile
+
+        from torch_diode.tools import kernel_sweep
+
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "lines.jsonl")
+            line = lambda name: json.dumps({"kind": "kernel", "name": name}) + "\n"  # noqa: E731
+            with open(out, "w") as f:
+                f.write(line("a"))
+            with open(out + ".part0", "w") as f:
+                f.write(line("a") + line("b"))
+            with open(out + ".part1", "w") as f:
+                f.write(line("c") + '{"kind": "kernel", "na')
+            parts = kernel_sweep._parts(out)
+            self.assertEqual(parts, [out + ".part0", out + ".part1"])
+            kernel_sweep._gather(out, parts, kernel_sweep._done(out))
+            with open(out) as f:
+                self.assertEqual([json.loads(t)["name"] for t in f], ["a", "b", "c"])
+            self.assertEqual(kernel_sweep._parts(out), [])
 
     def test_collected_failures_are_inductors_benchmarks(self):
         # collect()'s lines: a choice Inductor's benchmark could not time is an inductor_autotune

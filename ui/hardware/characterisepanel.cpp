@@ -90,8 +90,8 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     , m_deadline(new QSpinBox(this))
     , m_workers(new QSpinBox(this))
     , m_epochs(new QSpinBox(this))
-    , m_kernelSweep(new QCheckBox(tr("measure this GPU's pointwise, reduction and small-M kernels too "
-                                     "(their decision models; about 5 minutes)"),
+    , m_kernelSweep(new QCheckBox(tr("measure this GPU's pointwise, reduction and small-M kernels too, for "
+                                     "their decision models (several minutes more)"),
                                   this))
     , m_install(new QCheckBox(tr("install a better package for the plugin"), this))
     , m_run(new QPushButton(tr("Characterise"), this))

@@ -1,5 +1,7 @@
 #include "diode/analysis/decisionevaluation.h"
 
+#include "diode/infer/modelpackage.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -287,6 +289,12 @@ TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, d
     if (!kernelGpu.empty() && !siteGpu.empty() && siteGpu != kernelGpu)
         t.section["trained_on"]["sites_gpu"] = siteGpu;
     return t;
+}
+
+std::string withDecisions(const std::string &packageBytes, const nlohmann::json &section) {
+    nlohmann::json manifest = ModelPackage::fromBytes(packageBytes).manifest();
+    manifest["decisions"] = section;
+    return ModelPackage::withManifest(packageBytes, manifest);
 }
 
 std::string heldOutLine(const TrainedDecisions &t) {

@@ -68,6 +68,10 @@ struct TrainedDecisions {
 TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, double formMargin,
                                 const std::vector<std::string> &formOps);
 
+/// A package's bytes with `section` as its manifest's "decisions" (what train-decisions and
+/// characterise write); throws PackageError when `packageBytes` is no package.
+std::string withDecisions(const std::string &packageBytes, const nlohmann::json &section);
+
 /// Both models' figures with each family held out, in one line ("held out by family: kernel configs
 /// within 3 % ..."): what train-decisions and characterise print.
 std::string heldOutLine(const TrainedDecisions &t);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -118,18 +119,24 @@ int waitChild(pid_t pid) {
     return exitCodeOf(status);
 }
 
-int waitChildGroup(pid_t pid, const std::atomic<bool> &stop) {
-    bool stopped = false;
+int waitChildGroup(pid_t pid, const std::atomic<bool> &stop, double graceS) {
+    using Clock = std::chrono::steady_clock;
+    std::optional<Clock::time_point> termSent;
+    bool killed = false;
     for (;;) {
         int status = 0;
         const pid_t got = waitpid(pid, &status, WNOHANG);
         if (got == pid || (got < 0 && errno != EINTR)) {
+            kill(-pid, SIGKILL); // what the child started and left behind
             forgetChildGroup(pid);
             return got == pid ? exitCodeOf(status) : -1;
         }
-        if (!stopped && stop.load()) {
+        if (!termSent && stop.load()) {
             kill(-pid, SIGTERM);
-            stopped = true;
+            termSent = Clock::now();
+        } else if (termSent && !killed && Clock::now() - *termSent > std::chrono::duration<double>(graceS)) {
+            kill(-pid, SIGKILL);
+            killed = true;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -145,7 +152,7 @@ void makePipes(int *fds, int count, const std::string &what) {
         }
 }
 
-ChildOutput runCaptured(const std::vector<std::string> &argv) {
+ChildOutput runCaptured(const std::vector<std::string> &argv, const std::vector<std::string> &extraEnv) {
     if (argv.empty())
         throw std::runtime_error("runCaptured: no program to run");
     int pipes[4];
@@ -153,7 +160,7 @@ ChildOutput runCaptured(const std::vector<std::string> &argv) {
     int *outPipe = pipes, *errPipe = pipes + 2;
     pid_t pid = -1;
     try {
-        pid = startChild(argv, {}, {-1, outPipe[1], errPipe[1]});
+        pid = startChild(argv, extraEnv, {-1, outPipe[1], errPipe[1]});
     } catch (...) {
         for (int fd : {outPipe[0], outPipe[1], errPipe[0], errPipe[1]})
             close(fd);

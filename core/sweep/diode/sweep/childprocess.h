@@ -35,8 +35,10 @@ void forgetChildGroup(pid_t pid);
 /// Waits for `pid` to end: its exit code, or 128 + the signal that ended it.
 int waitChild(pid_t pid);
 /// The same for a child started with `ownGroup`, checking `stop` every 100 ms: once it is true the
-/// child's process group is sent SIGTERM (once). Forgets the group when the child is reaped.
-int waitChildGroup(pid_t pid, const std::atomic<bool> &stop);
+/// child's process group is sent SIGTERM, and SIGKILL `graceS` seconds later if the child is still
+/// there. Once the child is reaped, whatever is left of its group is killed and the group forgotten:
+/// nothing it started outlives it.
+int waitChildGroup(pid_t pid, const std::atomic<bool> &stop, double graceS = 10);
 
 /// What a command printed, and how it ended (exit code; 127: it could not be started).
 struct ChildOutput {
@@ -44,7 +46,8 @@ struct ChildOutput {
     std::string out, err;
 };
 
-/// Runs `argv` to its end with its stdout and stderr captured (no shell: nothing is quoted).
-ChildOutput runCaptured(const std::vector<std::string> &argv);
+/// Runs `argv` to its end with its stdout and stderr captured (no shell: nothing is quoted), with
+/// our environment plus `extraEnv` as startChild gives it.
+ChildOutput runCaptured(const std::vector<std::string> &argv, const std::vector<std::string> &extraEnv = {});
 
 } // namespace diode

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace diode {
 
 std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r) {
@@ -32,11 +34,49 @@ std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r) {
     return args;
 }
 
+namespace {
+
+std::vector<std::string> environmentOf(const KernelSweepRequest &r) {
+    std::vector<std::string> env = pluginToolEnv();
+    if (!r.gpu.empty())
+        env.insert(env.end(),
+                   {"CUDA_VISIBLE_DEVICES=" + r.gpu, "TORCH_DIODE_GPU_LOCK=" + gpuLockPath(r.gpu)});
+    return env;
+}
+
+} // namespace
+
 int runKernelSweep(const KernelSweepRequest &r, const std::atomic<bool> *cancel) {
     if (!cancel)
-        return waitChild(startChild(kernelSweepCommand(r), pluginToolEnv()));
+        return waitChild(startChild(kernelSweepCommand(r), environmentOf(r)));
     // In a group of its own, so that a cancel reaches the compile workers it started too.
-    return waitChildGroup(startChild(kernelSweepCommand(r), pluginToolEnv(), {}, true), *cancel);
+    return waitChildGroup(startChild(kernelSweepCommand(r), environmentOf(r), {}, true), *cancel);
+}
+
+std::optional<size_t> kernelSweepCasesLeft(const KernelSweepRequest &r) {
+    KernelSweepRequest list = r;
+    list.list = true;
+    const ChildOutput o = runCaptured(kernelSweepCommand(list), environmentOf(r));
+    if (o.rc != 0)
+        return std::nullopt;
+    return size_t(std::count(o.out.begin(), o.out.end(), '\n'));
+}
+
+std::string describeKernelSweep(int exitCode, std::optional<size_t> casesLeft) {
+    const std::string left =
+        casesLeft ? fmt::format("{} case{} still to measure", *casesLeft, *casesLeft == 1 ? "" : "s")
+                  : std::string("the cases left unknown");
+    if (exitCode == 0)
+        return casesLeft && *casesLeft == 0
+                   ? std::string("finished")
+                   : fmt::format("stopped at its deadline, {} (the same command again measures them)", left);
+    if (exitCode == 3)
+        return "not run: the plugin's Python found no GPU with torch and Triton (its message above says why)";
+    if (exitCode == 127)
+        return "not run: its Python interpreter could not be started";
+    return fmt::format("stopped with exit code {}, {} (its output above says why; the same command again "
+                       "continues it)",
+                       exitCode, left);
 }
 
 } // namespace diode

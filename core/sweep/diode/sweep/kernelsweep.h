@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ namespace diode {
 /// `diode characterise` after its GEMM sweep.
 struct KernelSweepRequest {
     std::string python; ///< the interpreter ("" = $DIODE_PYTHON or python3)
+    std::string gpu;    ///< the GPU it measures on, as CUDA_VISIBLE_DEVICES names it ("": the environment's)
     std::string out;    ///< the lines file, appended to
     std::string kinds = "kernel,site";
     int workers = 4;         ///< cases compiled and timed at once (they share the GPU by its lock)
@@ -27,9 +29,16 @@ struct KernelSweepRequest {
 /// The tool's command line for `r`.
 std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r);
 
-/// Runs the tool to its end, its output on ours: its exit code (127: the interpreter could not be
-/// started). When `cancel` turns true the tool's process group is sent SIGTERM; the lines written
-/// so far stay, and the same request again continues.
+/// Runs the tool to its end, its output on ours: its exit code (3: no GPU with torch and Triton;
+/// 127: the interpreter could not be started). When `cancel` turns true the tool's process group
+/// is sent SIGTERM (the tool then gathers what its workers wrote into `out`); the same request
+/// again continues.
 int runKernelSweep(const KernelSweepRequest &r, const std::atomic<bool> *cancel = nullptr);
+
+/// The cases of `r` not yet in its `out` (the tool's --list); none when it cannot say.
+std::optional<size_t> kernelSweepCasesLeft(const KernelSweepRequest &r);
+
+/// How a run ended, in one phrase: "finished", or why not and what the same command again does.
+std::string describeKernelSweep(int exitCode, std::optional<size_t> casesLeft);
 
 } // namespace diode

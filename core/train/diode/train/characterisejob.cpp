@@ -7,6 +7,7 @@
 #include "diode/analysis/wording.h"
 #include "diode/infer/atomicfile.h"
 #include "diode/infer/modelinstall.h"
+#include "diode/infer/outputpath.h"
 #include "diode/infer/problemjson.h"
 #include "diode/infer/removetree.h"
 #include "diode/infer/shippeddata.h"
@@ -116,20 +117,22 @@ void writeChosen(const std::string &path, const CharacteriseResult &res, const S
 std::string addDecisions(const std::string &path, const std::string &lines, const std::string &db,
                          const ModelPackage &start) {
     std::string why;
-    if (fs::exists(lines)) {
-        Store store(db);
-        storeDecisionData(store, readDecisionData(lines), lines);
+    try {
+        if (fs::exists(lines)) {
+            Store store(db);
+            storeDecisionData(store, readDecisionData(lines), lines);
+        }
+    } catch (const std::exception &e) { // read before the sweeps, changed since: the store keeps what it had
+        why = e.what();
     }
     const DecisionData data = storedDecisionData(std::vector<std::string>{db});
     std::ifstream file(path, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    nlohmann::json manifest = ModelPackage::fromBytes(bytes).manifest();
     if (!data.kernels.empty() || !data.sites.empty()) {
         try {
             const TrainedDecisions t =
                 trainDecisions(data, kDefaultKernelConfigMargin, kDefaultFormMargin, {});
-            manifest["decisions"] = t.section;
-            ModelPackage::writeFile(path, ModelPackage::withManifest(bytes, manifest));
+            ModelPackage::writeFile(path, withDecisions(bytes, t.section));
             return fmt::format("decision models trained on {} kernel and {} site lines of {} (in {}); {}",
                                data.kernels.size(), data.sites.size(),
                                t.section["trained_on"].value("gpu", std::string("one GPU")), db,
@@ -137,15 +140,14 @@ std::string addDecisions(const std::string &path, const std::string &lines, cons
         } catch (const InvalidInput &e) {
             why = e.what();
         }
-    } else {
+    } else if (why.empty()) {
         why = fmt::format("no kernel or site lines in {} or {}", lines, db);
     }
     const auto &startManifest = start.manifest();
     const auto carried = startManifest.find("decisions");
     if (carried == startManifest.end() || carried->empty())
         return fmt::format("no decision models beside the GEMM kernel ({}; the start package has none)", why);
-    manifest["decisions"] = *carried;
-    ModelPackage::writeFile(path, ModelPackage::withManifest(bytes, manifest));
+    ModelPackage::writeFile(path, withDecisions(bytes, *carried));
     return fmt::format(
         "the start package's decision models, measured on {} ({})",
         carried->value(nlohmann::json::json_pointer("/trained_on/gpu"), std::string("another GPU")), why);
@@ -183,6 +185,14 @@ void CharacteriseJob::cancel() {
     m_cancel = true;
     if (auto *s = m_session.load())
         s->cancel();
+}
+
+std::string kernelLinesPath(const CharacteriseRequest &r) {
+    return r.kernelLines.empty() ? r.db + ".kernels.jsonl" : r.kernelLines;
+}
+
+bool runsKernelSweep(const CharacteriseRequest &r) {
+    return r.backend == "inductor" && r.kernelSweep;
 }
 
 size_t minimumCharacteriseCount(double heldoutFraction, bool heldOutGiven) {
@@ -244,10 +254,15 @@ CharacteriseResult CharacteriseJob::run() {
 
     // Kernel and site lines already there are read now: a file that holds none stops the run before
     // anything is measured. The kernel sweep appends to it; shipped lines are never written.
-    const std::string kernelLines = r.kernelLines.empty() ? r.db + ".kernels.jsonl" : r.kernelLines;
-    const bool kernelSweep = r.backend == "inductor" && r.kernelSweep;
-    if (kernelSweep)
-        shipped::refuseWritingShipped(kernelLines, "kernel lines");
+    const std::string kernelLines = kernelLinesPath(r);
+    const bool kernelSweep = runsKernelSweep(r);
+    const std::string chosenPath = r.chosen.empty() ? r.db + ".chosen.jsonl" : r.chosen;
+    if (kernelSweep) // written: none of the inputs or outputs
+        refuseOutputPath(kernelLines, {r.package, r.pool, r.db, r.out, chosenPath, r.heldout},
+                         "--kernel-lines");
+    else // read: not overwritten by an output
+        for (const auto &[output, what] : {std::pair{r.out, "--out"}, std::pair{chosenPath, "--chosen"}})
+            refuseOutputPath(output, {kernelLines}, what);
     if (fs::exists(kernelLines))
         readDecisionData(kernelLines);
 
@@ -272,7 +287,7 @@ CharacteriseResult CharacteriseJob::run() {
             res.heldOutLabels.insert(res.pool.problems[res.chosen[i].scored.pool].problem.label());
     }
     const SweepPlan plan = characterisePlan(res.pool, res.chosen, r.backend);
-    writeChosen(r.chosen.empty() ? r.db + ".chosen.jsonl" : r.chosen, res, plan);
+    writeChosen(chosenPath, res, plan);
     if (selected)
         selected(res);
     if (m_cancel)
@@ -326,26 +341,23 @@ CharacteriseResult CharacteriseJob::run() {
     if (kernelSweep) {
         const double spent =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
-        if (r.deadlineS > 0 && spent >= r.deadlineS) {
-            res.kernelSweepStatus = "not run: the deadline was reached in the GEMM sweep (the same command "
-                                    "again runs it)";
+        // Less than a minute left starts the tool and its workers for no case.
+        if (r.deadlineS > 0 && r.deadlineS - spent < 60) {
+            res.kernelSweepStatus = "not run: less than a minute of --deadline was left after the GEMM sweep "
+                                    "(the same command again runs it)";
         } else {
             say(fmt::format("Measuring this GPU's pointwise and reduction kernels and small-M sites into {}…",
                             kernelLines));
             KernelSweepRequest k;
             k.python = r.python;
+            k.gpu = r.gpus.empty() ? std::string() : r.gpus.front();
             k.out = kernelLines;
             k.workers = r.kernelWorkers;
             k.deadlineS = r.deadlineS > 0 ? r.deadlineS - spent : 0;
             const int rc = runKernelSweep(k, &m_cancel);
             if (m_cancel)
                 return res.cancelled = true, res;
-            res.kernelSweepStatus =
-                rc == 0
-                    ? std::string("finished")
-                    : fmt::format("stopped (exit code {}): trained on the lines written before it; the same "
-                                  "command again continues it",
-                                  rc);
+            res.kernelSweepStatus = describeKernelSweep(rc, kernelSweepCasesLeft(k));
         }
     }
 

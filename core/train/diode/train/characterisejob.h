@@ -1,6 +1,7 @@
 #pragma once
 
 #include "diode/analysis/characterise.h"
+#include "diode/sweep/kernelsweep.h"
 #include "diode/sweep/sweeprunner.h"
 #include "diode/sweep/sweepsession.h"
 #include "diode/train/trainoptions.h"
@@ -46,12 +47,18 @@ struct CharacteriseRequest {
     /// already there; otherwise a file there is read as it is. Without lines the new package
     /// keeps the start package's decision models.
     std::string kernelLines;
-    bool kernelSweep = true; ///< inductor: run the kernel sweep (kernelsweep.h)
-    int kernelWorkers = 4;   ///< the kernel sweep's cases compiled and timed at once
-    bool force = false;      ///< keep (and install) the new package even when it is not better
-    bool install = false;    ///< install a kept package for the plugin (modelinstall.h)
-    std::string installDir;  ///< "": pluginModelDirectory()
+    bool kernelSweep = true;                          ///< inductor: run the kernel sweep (kernelsweep.h)
+    int kernelWorkers = KernelSweepRequest{}.workers; ///< the kernel sweep's cases compiled and timed at once
+    bool force = false;     ///< keep (and install) the new package even when it is not better
+    bool install = false;   ///< install a kept package for the plugin (modelinstall.h)
+    std::string installDir; ///< "": pluginModelDirectory()
 };
+
+/// The kernel and site lines `r` trains the decision models on (its kernelLines, else <db>.kernels.jsonl).
+std::string kernelLinesPath(const CharacteriseRequest &r);
+/// Whether `r` runs the kernel sweep (the inductor backend, unless switched off): the lines file is
+/// then written, so it may be none of the request's inputs.
+bool runsKernelSweep(const CharacteriseRequest &r);
 
 /// The fewest problems a characterisation may choose: with `heldoutFraction` of them kept aside
 /// (as the job rounds it; none when a held-out set is given), the rest must leave the trainer its

@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -465,6 +466,39 @@ def run_shard(cases, out_path, deadline, workers=1, package_path=""):
         log(f"{name}: {line.get('skipped') or 'done'} in {line['seconds']} s")
 
 
+def _parts(out):
+    """Worker files a run stopped before it gathered them (a SIGKILL, a crash)."""
+    import glob
+
+    return sorted(glob.glob(glob.escape(out) + ".part*"))
+
+
+def _gather(out, parts, done):
+    """Appends the workers' lines to `out` (a case once; a line a killed worker left half written is
+    dropped, its case measured again) and removes their files."""
+    with open(out, "a") as dst:
+        for part in parts:
+            with open(part) as f:
+                for line in f:
+                    try:
+                        name = json.loads(line).get("name")
+                    except ValueError:
+                        log(f"{part}: an unfinished line dropped")
+                        continue
+                    if name not in done:
+                        dst.write(line if line.endswith("\n") else line + "\n")
+                        done.add(name)
+            os.remove(part)
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _stop(signum, frame):
+    raise _Stopped()
+
+
 def _done(path):
     names = set()
     if path and os.path.exists(path):
@@ -514,7 +548,10 @@ def main(argv=None):
     except re.error as e:
         ap.error(f"--match {a.match!r} is not a regular expression: {e}")
     cases = [c for c in all_cases(kinds, families) if pattern.search(c[1])]
+    leftover = [] if a.shard else _parts(a.out)
     done = _done(a.out) | _done(a.done_from)
+    for part in leftover:
+        done |= _done(part)
     todo = [c for c in cases if c[1] not in done]
     if a.limit:
         todo = todo[: a.limit]
@@ -532,6 +569,7 @@ def main(argv=None):
     if why:
         print(f"error: the kernel sweep needs a GPU with torch and Triton: {why}", file=sys.stderr)
         return 3
+    _gather(a.out, leftover, _done(a.out))
     log(f"{len(todo)} of {len(cases)} cases to measure, {a.workers} workers")
     env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
     env.setdefault("TORCH_DIODE_GPU_LOCK", f"/tmp/torch_diode_kernel_sweep_{os.getpid()}.lock")
@@ -562,16 +600,24 @@ def main(argv=None):
             a.package,
         ]
         procs.append((subprocess.Popen(cmd, env=env), part))
-    for p, _ in procs:
-        p.wait()
-    with open(a.out, "a") as out:
-        for _, part in procs:
-            if os.path.exists(part):
-                with open(part) as f:
-                    for line in f:
-                        if line.strip() and json.loads(line).get("name") not in done:
-                            out.write(line)
-                os.remove(part)
+    # SIGTERM (a cancel) stops the workers; what they wrote is gathered into --out either way.
+    signal.signal(signal.SIGTERM, _stop)
+    stopped = False
+    try:
+        for p, _ in procs:
+            p.wait()
+    except (_Stopped, KeyboardInterrupt):
+        stopped = True
+        for p, _ in procs:
+            p.terminate()
+        for p, _ in procs:
+            p.wait()
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _gather(a.out, [part for _, part in procs if os.path.exists(part)], done)
+    if stopped:
+        log("stopped: the lines measured so far are in " + a.out)
+        return 128 + signal.SIGTERM
     return 0
 
 

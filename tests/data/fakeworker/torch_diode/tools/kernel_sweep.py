@@ -1,7 +1,8 @@
 """A stand-in for the kernel sweep (the real one needs a GPU), for the process tests only: it
 appends to --out the lines of $FAKE_KERNEL_SWEEP_LINES, and its own command line as one JSON
 line to $FAKE_KERNEL_SWEEP_TRACE when set; with FAKE_KERNEL_SWEEP_HANG=1 it then waits to be
-killed, as a long sweep would be when cancelled.
+killed, as a long sweep would be when cancelled. With --list it prints $FAKE_KERNEL_SWEEP_LEFT
+cases (default none) and writes nothing.
 """
 import json
 import os
@@ -11,6 +12,10 @@ import time
 
 def main():
     argv = sys.argv[1:]
+    if "--list" in argv:
+        for i in range(int(os.environ.get("FAKE_KERNEL_SWEEP_LEFT", "0"))):
+            print("kernel", f"family/case-{i}")
+        return 0
     out = argv[argv.index("--out") + 1]
     trace = os.environ.get("FAKE_KERNEL_SWEEP_TRACE")
     if trace:
