@@ -60,6 +60,21 @@ COMMIT;
     QVERIFY2(rc == SQLITE_OK, qPrintable(msg));
 }
 
+// Shows the Data page on `db` and waits until its tables and plots are on screen.
+bool showOn(DataPage &page, WorkbenchState &state, const QString &db) {
+    page.resize(1130, 760);
+    page.show();
+    QSignalSpy ready(&page, &DataPage::ready);
+    state.setDatabase(db, true);
+    return ready.wait(30000);
+}
+
+// A table's column by its header key (diode::columns), as its model numbers it.
+int columnOf(diode::DataTable table, const char *key) {
+    const auto &cols = diode::columns(table);
+    return int(std::find(cols.begin(), cols.end(), key) - cols.begin());
+}
+
 } // namespace
 
 class TestDataPage : public QObject {
@@ -234,8 +249,7 @@ private slots:
         // Columns as wide as their content: the kernel names are not cut ("extern_kern…").
         auto *view = page.findChild<QTableView *>("measurementsView");
         tabs->setCurrentIndex(2);
-        const auto &cols = diode::columns(DataTable::Measurements);
-        const int kernel = int(std::find(cols.begin(), cols.end(), "Kernel") - cols.begin());
+        const int kernel = columnOf(DataTable::Measurements, "Kernel");
         int widest = 0;
         for (int r = 0; r < page.measurementsModel()->rowCount(); ++r)
             widest = std::max(widest, view->fontMetrics().horizontalAdvance(
@@ -243,7 +257,7 @@ private slots:
         QVERIFY2(view->columnWidth(kernel) >= widest,
                  qPrintable(QString("%1 < %2").arg(view->columnWidth(kernel)).arg(widest)));
         // Time and TFLOP/s come right after the run, not behind the problem's columns.
-        const int time = int(std::find(cols.begin(), cols.end(), "Time ms") - cols.begin());
+        const int time = columnOf(DataTable::Measurements, "Time ms");
         QCOMPARE(view->horizontalHeader()->visualIndex(time), 1);
     }
 
@@ -274,8 +288,7 @@ private slots:
         QVERIFY(waitForPage(measurements, 30000));
         QCOMPARE(measurements.totalRows(), qint64(counts.at("graph_warm")));
         auto *view = page.findChild<QTableView *>("measurementsView");
-        const auto &cols = diode::columns(DataTable::Measurements);
-        const int methodColumn = int(std::find(cols.begin(), cols.end(), "Method") - cols.begin());
+        const int methodColumn = columnOf(DataTable::Measurements, "Method");
         QCOMPARE(view->horizontalHeader()->visualIndex(methodColumn), 2); // beside the time
         const auto &problemCols = diode::columns(DataTable::Problems);
         const int best =
@@ -357,14 +370,9 @@ private slots:
         QCOMPARE(testutil::runCli({"sweep", "--backend", "cpu", "--plan", plan, "--db", db}, &out, &err), 0);
         WorkbenchState state;
         DataPage page(&state);
-        page.resize(1130, 760);
-        page.show();
-        QSignalSpy ready(&page, &DataPage::ready);
-        state.setDatabase(db, true);
-        QVERIFY(ready.wait(30000));
+        QVERIFY(showOn(page, state, db));
         auto column = [](const StoreTableModel &model, const char *key) {
-            const auto &cols = diode::columns(model.table());
-            return int(std::find(cols.begin(), cols.end(), key) - cols.begin());
+            return columnOf(model.table(), key);
         };
         const StoreTableModel &problems = *page.problemsModel(), &measurements = *page.measurementsModel();
         QCOMPARE(problems.headerData(column(problems, "Best TFLOP/s"), Qt::Horizontal).toString(),
@@ -405,19 +413,12 @@ private slots:
                 0);
         WorkbenchState state;
         DataPage page(&state);
-        page.resize(1130, 760);
-        page.show();
-        QSignalSpy ready(&page, &DataPage::ready);
-        state.setDatabase(db, true);
-        QVERIFY(ready.wait(30000));
+        QVERIFY(showOn(page, state, db));
         const StoreTableModel &kernels = *page.kernelsModel(), &sites = *page.sitesModel();
         QCOMPARE(kernels.totalRows(), qint64(243));
         QCOMPARE(sites.totalRows(), qint64(112));
         QAbstractItemModelTester kernelsTester(page.kernelsModel());
-        const auto &cols = diode::columns(diode::DataTable::Kernels);
-        auto column = [&](const char *key) {
-            return int(std::find(cols.begin(), cols.end(), key) - cols.begin());
-        };
+        auto column = [](const char *key) { return columnOf(diode::DataTable::Kernels, key); };
         QCOMPARE(kernels.headerData(column("Default ms"), Qt::Horizontal).toString(),
                  QString("Default (µs)"));
         int measured = 0, skipped = 0;
