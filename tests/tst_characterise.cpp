@@ -8,6 +8,7 @@
 #include "diode/train/characterisejob.h"
 
 #include <QElapsedTimer>
+#include <QFileInfo>
 
 #include <atomic>
 #include <chrono>
@@ -431,6 +432,93 @@ private slots:
         QCOMPARE(res.trainingProblems, 24);
         QCOMPARE(testutil::scalar(api, "SELECT count(*) FROM measurements"), int64_t(30 * 8));
         QCOMPARE(QFile::exists(dir.filePath("api.diode")), res.better);
+    }
+
+    // The inductor backend end to end with the stand-ins of the GPU's worker and kernel sweep
+    // (tests/data/fakeworker): the GEMM sweep, then the kernel sweep into DB.kernels.jsonl, whose
+    // lines the new package's decision models are trained on; a deadline that leaves under a minute
+    // skips the kernel sweep, and a cancel during it keeps nothing.
+    void characterisesOnTheInductorBackendWithItsKernelSweep() {
+        QTemporaryDir dir;
+        struct Environment {
+            explicit Environment(const QString &trace) {
+                qputenv("DIODE_PLUGIN_PYTHON", testutil::dataPath("fakeworker").toUtf8());
+                qputenv("FAKE_WORKER_INGRAPH", "1");
+                qputenv("FAKE_KERNEL_SWEEP_LINES",
+                        testutil::sourcePath("trained_models/h200/h200-kernels.jsonl").toUtf8());
+                qputenv("FAKE_KERNEL_SWEEP_TRACE", trace.toUtf8());
+            }
+            ~Environment() {
+                for (const char *name :
+                     {"DIODE_PLUGIN_PYTHON", "FAKE_WORKER_INGRAPH", "FAKE_KERNEL_SWEEP_LINES",
+                      "FAKE_KERNEL_SWEEP_TRACE", "FAKE_KERNEL_SWEEP_HANG"})
+                    qunsetenv(name);
+            }
+        } environment(dir.filePath("trace.jsonl"));
+        { // the pool: the H200's held-out mm problems, with their candidates
+            std::ifstream in(
+                testutil::sourcePath("trained_models/h200/h200-ingraph-heldout.jsonl").toStdString());
+            std::ofstream out(dir.filePath("pool.jsonl").toStdString());
+            std::string line;
+            for (int kept = 0; kept < 120 && std::getline(in, line);)
+                if (nlohmann::json::parse(line).value("op", "") == "mm")
+                    out << line << '\n', ++kept;
+        }
+        const QString start = testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode");
+        const QStringList run{"characterise", "--backend", "inductor",  "--python",         PYTHON3,
+                              "--package",    start,       "--pool",    "pool.jsonl",       "--db",
+                              "ind.db",       "--out",     "ind.diode", "--count",          "25",
+                              "--epochs",     "3",         "--force",   "--kernel-workers", "2"};
+        QString out, err;
+        QCOMPARE(testutil::runCli(run, &out, &err, 280000, dir.path()), 0);
+        QVERIFY2(err.contains("kernel sweep: finished"), qPrintable(err));
+        QVERIFY2(
+            out.contains("decision models trained on 219 kernel and 0 site lines of NVIDIA H200 (in ind.db)"),
+            qPrintable(out));
+        QCOMPARE(
+            nlohmann::json::parse(testutil::fileBytes(dir.filePath("trace.jsonl")).toStdString()),
+            nlohmann::json({"--out", "ind.db.kernels.jsonl", "--kinds", "kernel,site", "--workers", "2"}));
+        const auto decisions =
+            ModelPackage::load(dir.filePath("ind.diode").toStdString()).manifest()["decisions"];
+        QCOMPARE(decisions["trained_on"]["gpu"].get<std::string>(), std::string("NVIDIA H200"));
+        QCOMPARE(decisions["trained_on"]["kernels"].get<int>(), 219);
+        QCOMPARE(testutil::scalar(dir.filePath("ind.db"), "SELECT count(*) FROM measured_kernels"),
+                 int64_t(243));
+
+        // Measured before, with under a minute of deadline: the kernel sweep is not started.
+        QCOMPARE(testutil::runCli(run + QStringList{"--deadline", "30"}, &out, &err, 280000, dir.path()), 0);
+        QVERIFY2(err.contains("kernel sweep: not run: less than a minute of --deadline was left"),
+                 qPrintable(err));
+
+        // Cancelled while the kernel sweep runs: nothing trained or kept; its lines stay for the next run.
+        qputenv("FAKE_KERNEL_SWEEP_HANG", "1");
+        CharacteriseRequest req;
+        req.package = start.toStdString();
+        req.pool = dir.filePath("pool.jsonl").toStdString();
+        req.backend = "inductor";
+        req.python = PYTHON3;
+        req.db = dir.filePath("ind.db").toStdString();
+        req.out = dir.filePath("cancelled.diode").toStdString();
+        req.kernelLines = dir.filePath("more.jsonl").toStdString();
+        req.selection.count = 25;
+        req.train.epochs = 3;
+        CharacteriseJob job(req);
+        std::thread canceller;
+        job.status = [&](const std::string &s) {
+            if (s.starts_with("Measuring this GPU's") && !canceller.joinable())
+                canceller = std::thread([&] {
+                    for (int i = 0; i < 600 && !QFileInfo(QString::fromStdString(req.kernelLines)).size();
+                         ++i)
+                        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                    job.cancel();
+                });
+        };
+        const auto res = job.run();
+        if (canceller.joinable())
+            canceller.join();
+        QVERIFY(res.cancelled);
+        QVERIFY(!QFile::exists(dir.filePath("cancelled.diode")));
+        QVERIFY(readDecisionData(req.kernelLines).kernels.size() > 0);
     }
 
     // The kernel sweep is the plugin's tool in a child process (here its stand-in,

@@ -3,6 +3,7 @@
 #include "diode/infer/modelpackage.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -299,13 +300,21 @@ std::string withDecisions(const std::string &packageBytes, const nlohmann::json 
 
 std::string heldOutLine(const TrainedDecisions &t) {
     const DecisionFigures k = figuresOf(t.kernelConfigHeldOut, ""), f = figuresOf(t.smallMFormHeldOut, "");
-    return fmt::format(
-        "held out by family: kernel configs within 3 % of the fastest measured on {:.1f} % of {} "
-        "kernels, {} over 10 % slower than Inductor's default, pick {:.3f}x the default's time "
-        "(fastest {:.3f}x); small-M forms: the faster form on {:.1f} % of {} sites, pick {:.3f}x "
-        "the library's time (faster {:.3f}x)",
-        100.0 * k.goodShare, k.judged, k.muchSlower, k.pickOverDefault, k.bestOverDefault,
-        100.0 * f.goodShare, f.judged, f.pickOverDefault, f.bestOverDefault);
+    std::vector<std::string> parts; // a kind without lines says nothing
+    if (k.judged || k.notMeasured)
+        parts.push_back(
+            fmt::format("kernel configs within 3 % of the fastest measured on {:.1f} % of {} kernels, {} "
+                        "over 10 % slower than Inductor's default, pick {:.3f}x the default's time "
+                        "(fastest {:.3f}x)",
+                        100.0 * k.goodShare, k.judged, k.muchSlower, k.pickOverDefault, k.bestOverDefault));
+    if (f.judged)
+        parts.push_back(
+            fmt::format("small-M forms: the faster form on {:.1f} % of {} sites, pick {:.3f}x the "
+                        "library's time (faster {:.3f}x)",
+                        100.0 * f.goodShare, f.judged, f.pickOverDefault, f.bestOverDefault));
+    return parts.empty()
+               ? std::string("held out by family: nothing to judge (one family, or no measured line)")
+               : fmt::format("held out by family: {}", fmt::join(parts, "; "));
 }
 
 nlohmann::json DecisionLinesEvaluation::toJson() const {

@@ -6,6 +6,8 @@ needs a GPU). It speaks the same JSON-lines protocol and misbehaves on purpose, 
   M == 24  answers problem JSON version 2, as the in-graph worker does: times per method, a
            candidate that failed its in-graph timing, and both baselines
   other    answers two candidates with times derived from the sizes (version 1: time_ms)
+FAKE_WORKER_INGRAPH=1 answers every problem as the in-graph worker does (version 2, both candidates
+timed warm and cold in CUDA graphs, both baselines), data a graph_warm package can be trained on.
 FAKE_WORKER_HELLO_FAIL=1 makes the hello report a missing GPU; FAKE_WORKER_TORCH=V reports torch V;
 FAKE_WORKER_GPU_FROM_ENV=1 names the
 GPU after CUDA_VISIBLE_DEVICES (so two GPUs look like two models). With FAKE_WORKER_TRACE=FILE each
@@ -85,6 +87,32 @@ def main():
             emit({"id": req["id"], "ok": False, "error": "out of GPU memory: tried to allocate 300 GiB"})
             continue
         t = 1e-6 * p["M"] * p["N"] * p["K"] / 1000.0
+        if os.environ.get("FAKE_WORKER_INGRAPH"):
+            p["version"] = 2
+            tiled = t * (0.4 + 0.2 * (p["N"] % 3))  # the template wins on some shapes, ATen on others
+            p["candidates"] = [
+                {"kind": "aten", "name": "extern_kernels.mm", "times": {"graph_warm": t * 0.5, "graph_cold": t * 0.6}},
+                {
+                    "kind": "triton",
+                    "template": "mm",
+                    "BLOCK_M": 64,
+                    "BLOCK_N": 64,
+                    "BLOCK_K": 32,
+                    "GROUP_M": 8,
+                    "num_stages": 3,
+                    "num_warps": 4,
+                    "times": {"graph_warm": tiled, "graph_cold": tiled * 1.2},
+                },
+            ]
+            if req.get("inductor_benchmark"):  # Inductor's own number, on the problems the sweep asks it for
+                for c in p["candidates"]:
+                    c["times"]["inductor_autotune"] = c["times"]["graph_warm"] * 1.5
+            p["baselines"] = {
+                "default": {"graph_warm": t * 0.55, "graph_cold": t * 0.65, "compile_s": 0.4},
+                "max_autotune": {"graph_warm": t * 0.5, "graph_cold": t * 0.6, "compile_s": 2.5, "pick": 0},
+            }
+            emit({"id": req["id"], "ok": True, "problem": p, "compile_s": 0.5})
+            continue
         if p["M"] == 24:
             p["version"] = 2
             p["candidates"] = [
