@@ -22,6 +22,25 @@ using namespace diode;
 
 namespace {
 
+// Environment variables set for one test and unset whatever its outcome (the stand-ins' settings).
+struct ScopedEnv {
+    explicit ScopedEnv(std::initializer_list<std::pair<const char *, QByteArray>> vars) {
+        for (const auto &[name, value] : vars) {
+            qputenv(name, value);
+            names.push_back(name);
+        }
+    }
+    void set(const char *name, const QByteArray &value) {
+        qputenv(name, value);
+        names.push_back(name);
+    }
+    ~ScopedEnv() {
+        for (const char *name : names)
+            qunsetenv(name);
+    }
+    std::vector<const char *> names;
+};
+
 KernelConfig cpuTile(int bm, int bn, int bk) {
     KernelConfig c;
     c.kind = "cpu";
@@ -440,21 +459,11 @@ private slots:
     // skips the kernel sweep, and a cancel during it keeps nothing.
     void characterisesOnTheInductorBackendWithItsKernelSweep() {
         QTemporaryDir dir;
-        struct Environment {
-            explicit Environment(const QString &trace) {
-                qputenv("DIODE_PLUGIN_PYTHON", testutil::dataPath("fakeworker").toUtf8());
-                qputenv("FAKE_WORKER_INGRAPH", "1");
-                qputenv("FAKE_KERNEL_SWEEP_LINES",
-                        testutil::sourcePath("trained_models/h200/h200-kernels.jsonl").toUtf8());
-                qputenv("FAKE_KERNEL_SWEEP_TRACE", trace.toUtf8());
-            }
-            ~Environment() {
-                for (const char *name :
-                     {"DIODE_PLUGIN_PYTHON", "FAKE_WORKER_INGRAPH", "FAKE_KERNEL_SWEEP_LINES",
-                      "FAKE_KERNEL_SWEEP_TRACE", "FAKE_KERNEL_SWEEP_HANG"})
-                    qunsetenv(name);
-            }
-        } environment(dir.filePath("trace.jsonl"));
+        ScopedEnv environment{{"DIODE_PLUGIN_PYTHON", testutil::dataPath("fakeworker").toUtf8()},
+                              {"FAKE_WORKER_INGRAPH", "1"},
+                              {"FAKE_KERNEL_SWEEP_LINES",
+                               testutil::sourcePath("trained_models/h200/h200-kernels.jsonl").toUtf8()},
+                              {"FAKE_KERNEL_SWEEP_TRACE", dir.filePath("trace.jsonl").toUtf8()}};
         { // the pool: the H200's held-out mm problems, with their candidates
             std::ifstream in(
                 testutil::sourcePath("trained_models/h200/h200-ingraph-heldout.jsonl").toStdString());
@@ -491,7 +500,7 @@ private slots:
                  qPrintable(err));
 
         // Cancelled while the kernel sweep runs: nothing trained or kept; its lines stay for the next run.
-        qputenv("FAKE_KERNEL_SWEEP_HANG", "1");
+        environment.set("FAKE_KERNEL_SWEEP_HANG", "1");
         CharacteriseRequest req;
         req.package = start.toStdString();
         req.pool = dir.filePath("pool.jsonl").toStdString();
@@ -527,19 +536,9 @@ private slots:
     void kernelSweepRunsThePluginsToolAndACancelStopsIt() {
         QTemporaryDir dir;
         const QString lines = testutil::sourcePath("trained_models/h100/h100-kernels.jsonl");
-        struct Environment { // the stand-in's settings, gone whatever the test's outcome
-            Environment(const QString &lines, const QString &trace) {
-                qputenv("DIODE_PLUGIN_PYTHON", testutil::dataPath("fakeworker").toUtf8());
-                qputenv("FAKE_KERNEL_SWEEP_LINES", lines.toUtf8());
-                qputenv("FAKE_KERNEL_SWEEP_TRACE", trace.toUtf8());
-            }
-            ~Environment() {
-                for (const char *name :
-                     {"DIODE_PLUGIN_PYTHON", "FAKE_KERNEL_SWEEP_LINES", "FAKE_KERNEL_SWEEP_TRACE",
-                      "FAKE_KERNEL_SWEEP_HANG", "FAKE_KERNEL_SWEEP_LEFT"})
-                    qunsetenv(name);
-            }
-        } environment(lines, dir.filePath("trace.jsonl"));
+        ScopedEnv environment{{"DIODE_PLUGIN_PYTHON", testutil::dataPath("fakeworker").toUtf8()},
+                              {"FAKE_KERNEL_SWEEP_LINES", lines.toUtf8()},
+                              {"FAKE_KERNEL_SWEEP_TRACE", dir.filePath("trace.jsonl").toUtf8()}};
         KernelSweepRequest r;
         r.python = PYTHON3;
         r.out = dir.filePath("out.jsonl").toStdString();
@@ -553,14 +552,14 @@ private slots:
                                  "qwen2-0.5b", "--deadline-s", "90"}));
         // How it ended, from its exit code and the cases --list still names.
         QCOMPARE(describeKernelSweep(0, kernelSweepCasesLeft(r)), std::string("finished"));
-        qputenv("FAKE_KERNEL_SWEEP_LEFT", "3");
+        environment.set("FAKE_KERNEL_SWEEP_LEFT", "3");
         QCOMPARE(describeKernelSweep(0, kernelSweepCasesLeft(r)),
                  std::string("stopped at its deadline, 3 cases still to measure (the same command again "
                              "measures them)"));
         QVERIFY(describeKernelSweep(3, 3).starts_with("not run: the plugin's Python found no GPU"));
 
         // A cancel, once the run has written its lines: SIGTERM to its group, and what it wrote stays.
-        qputenv("FAKE_KERNEL_SWEEP_HANG", "1");
+        environment.set("FAKE_KERNEL_SWEEP_HANG", "1");
         std::atomic<bool> cancel{false};
         std::thread canceller([&] {
             for (int i = 0; i < 600 && readDecisionData(r.out).kernels.size() < 2 * 219; ++i)

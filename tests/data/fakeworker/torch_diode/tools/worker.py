@@ -20,6 +20,21 @@ import sys
 import time
 
 
+def template(**timing):
+    """The one Triton candidate the stand-in answers, with its timing fields."""
+    return dict(
+        kind="triton", template="mm", BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_stages=3, num_warps=4, **timing
+    )
+
+
+def baselines(t):
+    """Plain torch.compile's and max-autotune's times, as the in-graph worker gives them."""
+    return {
+        "default": {"graph_warm": t * 0.55, "graph_cold": t * 0.65, "compile_s": 0.4},
+        "max_autotune": {"graph_warm": t * 0.5, "graph_cold": t * 0.6, "compile_s": 2.5, "pick": 0},
+    }
+
+
 def emit(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
@@ -92,25 +107,12 @@ def main():
             tiled = t * (0.4 + 0.2 * (p["N"] % 3))  # the template wins on some shapes, ATen on others
             p["candidates"] = [
                 {"kind": "aten", "name": "extern_kernels.mm", "times": {"graph_warm": t * 0.5, "graph_cold": t * 0.6}},
-                {
-                    "kind": "triton",
-                    "template": "mm",
-                    "BLOCK_M": 64,
-                    "BLOCK_N": 64,
-                    "BLOCK_K": 32,
-                    "GROUP_M": 8,
-                    "num_stages": 3,
-                    "num_warps": 4,
-                    "times": {"graph_warm": tiled, "graph_cold": tiled * 1.2},
-                },
+                template(times={"graph_warm": tiled, "graph_cold": tiled * 1.2}),
             ]
             if req.get("inductor_benchmark"):  # Inductor's own number, on the problems the sweep asks it for
                 for c in p["candidates"]:
                     c["times"]["inductor_autotune"] = c["times"]["graph_warm"] * 1.5
-            p["baselines"] = {
-                "default": {"graph_warm": t * 0.55, "graph_cold": t * 0.65, "compile_s": 0.4},
-                "max_autotune": {"graph_warm": t * 0.5, "graph_cold": t * 0.6, "compile_s": 2.5, "pick": 0},
-            }
+            p["baselines"] = baselines(t)
             emit({"id": req["id"], "ok": True, "problem": p, "compile_s": 0.5})
             continue
         if p["M"] == 24:
@@ -121,39 +123,15 @@ def main():
                     "name": "extern_kernels.mm",
                     "times": {"graph_warm": t * 0.5, "graph_cold": t * 0.6, "inductor_autotune": t},
                 },
-                {
-                    "kind": "triton",
-                    "template": "mm",
-                    "BLOCK_M": 64,
-                    "BLOCK_N": 64,
-                    "BLOCK_K": 32,
-                    "GROUP_M": 8,
-                    "num_stages": 3,
-                    "num_warps": 4,
-                    "times": {"inductor_autotune": t * 0.9},
-                    "error": "wrong result: max error 0.5 of the largest ATen value (tolerance 0.03)",
-                },
+                template(
+                    times={"inductor_autotune": t * 0.9},
+                    error="wrong result: max error 0.5 of the largest ATen value (tolerance 0.03)",
+                ),
             ]
-            p["baselines"] = {
-                "default": {"graph_warm": t * 0.55, "graph_cold": t * 0.65, "compile_s": 0.4},
-                "max_autotune": {"graph_warm": t * 0.5, "graph_cold": t * 0.6, "compile_s": 2.5, "pick": 0},
-            }
+            p["baselines"] = baselines(t)
             emit({"id": req["id"], "ok": True, "problem": p, "compile_s": 2.9})
             continue
-        p["candidates"] = [
-            {"kind": "aten", "name": "extern_kernels.mm", "time_ms": t},
-            {
-                "kind": "triton",
-                "template": "mm",
-                "BLOCK_M": 64,
-                "BLOCK_N": 64,
-                "BLOCK_K": 32,
-                "GROUP_M": 8,
-                "num_stages": 3,
-                "num_warps": 4,
-                "time_ms": t * 0.9,
-            },
-        ]
+        p["candidates"] = [{"kind": "aten", "name": "extern_kernels.mm", "time_ms": t}, template(time_ms=t * 0.9)]
         emit({"id": req["id"], "ok": True, "problem": p, "compile_s": 0.01})
     return 0
 
