@@ -4,6 +4,7 @@
 #include "diode/infer/decisionmodel.h"
 #include "diode/infer/features.h"
 #include "diode/infer/modelpackage.h"
+#include "diode/sweep/inductorbackend.h"
 #include "diode/sweep/kernelsweep.h"
 #include "diode/train/characterisejob.h"
 
@@ -485,7 +486,7 @@ private slots:
             out.contains("decision models trained on 219 kernel and 0 site lines of NVIDIA H200 (in ind.db)"),
             qPrintable(out));
         QCOMPARE(
-            nlohmann::json::parse(testutil::fileBytes(dir.filePath("trace.jsonl")).toStdString()),
+            nlohmann::json::parse(testutil::fileBytes(dir.filePath("trace.jsonl")).toStdString())["argv"],
             nlohmann::json({"--out", "ind.db.kernels.jsonl", "--kinds", "kernel,site", "--workers", "2"}));
         const auto decisions =
             ModelPackage::load(dir.filePath("ind.diode").toStdString()).manifest()["decisions"];
@@ -545,11 +546,16 @@ private slots:
         r.workers = 3;
         r.families = "qwen2-0.5b";
         r.deadlineS = 90;
+        r.gpu = "7";
         QCOMPARE(runKernelSweep(r), 0);
         QCOMPARE(readDecisionData(r.out).kernels.size(), size_t(219));
-        QCOMPARE(nlohmann::json::parse(testutil::fileBytes(dir.filePath("trace.jsonl")).toStdString()),
-                 nlohmann::json({"--out", r.out, "--kinds", "kernel,site", "--workers", "3", "--families",
-                                 "qwen2-0.5b", "--deadline-s", "90"}));
+        const auto trace =
+            nlohmann::json::parse(testutil::fileBytes(dir.filePath("trace.jsonl")).toStdString());
+        QCOMPARE(trace["argv"], nlohmann::json({"--out", r.out, "--kinds", "kernel,site", "--workers", "3",
+                                                "--families", "qwen2-0.5b", "--deadline-s", "90"}));
+        // On the GPU it was given, sharing that GPU's lock with the GEMM sweep's workers.
+        QCOMPARE(trace["env"],
+                 nlohmann::json({{"CUDA_VISIBLE_DEVICES", "7"}, {"TORCH_DIODE_GPU_LOCK", gpuLockPath("7")}}));
         // How it ended, from its exit code and the cases --list still names.
         QCOMPARE(describeKernelSweep(0, kernelSweepCasesLeft(r)), std::string("finished"));
         environment.set("FAKE_KERNEL_SWEEP_LEFT", "3");

@@ -26,8 +26,8 @@ namespace {
 
 struct DecisionOptions {
     std::vector<std::string> inputs, dbs, formOps;
-    std::string package, out, report, python, families, kinds = KernelSweepRequest{}.kinds, configsFrom,
-                                                        match;
+    std::string package, out, report, python, gpu, families, configsFrom, match;
+    std::string kinds = KernelSweepRequest{}.kinds;
     bool list = false;
     double kernelMargin = kDefaultKernelConfigMargin, formMargin = kDefaultFormMargin;
     int workers = KernelSweepRequest{}.workers, limit = 0;
@@ -39,6 +39,7 @@ int runSweepKernels(const DecisionOptions &o) {
         throw InvalidInput("sweep-kernels needs --out FILE.jsonl");
     shipped::refuseWritingShipped(o.out, "kernel lines");
     return runKernelSweep({.python = o.python,
+                           .gpu = o.gpu,
                            .out = o.out,
                            .kinds = o.kinds,
                            .workers = o.workers,
@@ -107,6 +108,9 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
         ->required();
     sweep->add_option("--kinds", o->kinds, "kernel, site, or both")->capture_default_str();
     sweep->add_option("--families", o->families, "model families (default: all the sweep knows)");
+    sweep->add_option("--gpu", o->gpu,
+                      "the GPU to measure on, as CUDA_VISIBLE_DEVICES names it (default: the "
+                      "first the environment gives)");
     sweep->add_option("--workers", o->workers, "processes sharing the GPU")
         ->check(CLI::Range(1, 64))
         ->capture_default_str();

@@ -716,26 +716,36 @@ class NativeTest(unittest.TestCase):
 
     def test_the_kernel_sweep_gathers_its_workers_lines_once(self):
         # What a stopped run's workers wrote reaches --out (at a cancel, or at the next run for a
-        # run killed outright): each case once, a line a killed worker left half written dropped.
+        # run killed outright): a case of a GPU once, a line a killed worker left half written
+        # dropped. Another GPU's lines count as measured for that GPU only.
         import tempfile
 
         from torch_diode.tools import kernel_sweep
 
+        def line(name, gpu="GPU A"):
+            return json.dumps({"kind": "kernel", "name": name, "gpu": gpu}) + "\n"
+
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "lines.jsonl")
-            line = lambda name: json.dumps({"kind": "kernel", "name": name}) + "\n"  # noqa: E731
             with open(out, "w") as f:
-                f.write(line("a"))
+                f.write(line("a") + line("b", "GPU B"))
             with open(out + ".part0", "w") as f:
                 f.write(line("a") + line("b"))
             with open(out + ".part1", "w") as f:
                 f.write(line("c") + '{"kind": "kernel", "na')
             parts = kernel_sweep._parts(out)
             self.assertEqual(parts, [out + ".part0", out + ".part1"])
-            kernel_sweep._gather(out, parts, kernel_sweep._done(out))
+            kernel_sweep._gather(out, parts)
             with open(out) as f:
-                self.assertEqual([json.loads(t)["name"] for t in f], ["a", "b", "c"])
+                got = [(e["gpu"], e["name"]) for e in map(json.loads, f)]
+            self.assertEqual(got, [("GPU A", "a"), ("GPU B", "b"), ("GPU A", "b"), ("GPU A", "c")])
             self.assertEqual(kernel_sweep._parts(out), [])
+            with open(out, "a") as f:
+                f.write(json.dumps({"kind": "kernel", "name": "d", "family": "x", "skipped": "two kernels"}) + "\n")
+                f.write(line("e", "GPU B"))
+            self.assertEqual(kernel_sweep._done(out, "GPU A"), {"a", "b", "c", "d"})
+            self.assertEqual(kernel_sweep._done(out, "GPU B"), {"b", "d", "e"})
+            self.assertEqual(kernel_sweep._done(out), {"a", "b", "c", "d", "e"})
 
     def test_collected_failures_are_inductors_benchmarks(self):
         # collect()'s lines: a choice Inductor's benchmark could not time is an inductor_autotune

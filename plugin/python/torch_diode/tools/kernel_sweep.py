@@ -473,21 +473,37 @@ def _parts(out):
     return sorted(glob.glob(glob.escape(out) + ".part*"))
 
 
-def _gather(out, parts, done):
-    """Appends the workers' lines to `out` (a case once; a line a killed worker left half written is
-    dropped, its case measured again) and removes their files."""
+def _cases_of(path):
+    """(GPU, case) of each line `path` holds."""
+    keys = set()
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                keys.add((entry.get("gpu"), entry.get("name")))
+    return keys
+
+
+def _gather(out, parts):
+    """Appends the workers' lines to `out`, a case of a GPU once (a line a killed worker left half
+    written is dropped, its case measured again), and removes their files."""
+    done = _cases_of(out)
     with open(out, "a") as dst:
         for part in parts:
             with open(part) as f:
                 for line in f:
                     try:
-                        name = json.loads(line).get("name")
+                        entry = json.loads(line)
                     except ValueError:
                         log(f"{part}: an unfinished line dropped")
                         continue
-                    if name not in done:
+                    key = (entry.get("gpu"), entry.get("name"))
+                    if key not in done:
                         dst.write(line if line.endswith("\n") else line + "\n")
-                        done.add(name)
+                        done.add(key)
             os.remove(part)
 
 
@@ -499,7 +515,9 @@ def _stop(signum, frame):
     raise _Stopped()
 
 
-def _done(path):
+def _done(path, gpu=None):
+    """The cases `path` holds lines of (of `gpu` only, when given: another GPU's lines measure
+    nothing here; a skipped case, which names no GPU, counts for every GPU)."""
     names = set()
     if path and os.path.exists(path):
         with open(path) as f:
@@ -510,6 +528,8 @@ def _done(path):
                     except ValueError:
                         continue
                     # A case the GPU's memory stopped is measured again.
+                    if gpu and entry.get("gpu", gpu) != gpu:
+                        continue
                     if "out of memory" not in str(entry.get("skipped", "")).lower() and "name" in entry:
                         names.add(entry["name"])
     return names
@@ -549,7 +569,10 @@ def main(argv=None):
         ap.error(f"--match {a.match!r} is not a regular expression: {e}")
     cases = [c for c in all_cases(kinds, families) if pattern.search(c[1])]
     leftover = [] if a.shard else _parts(a.out)
-    done = _done(a.out) | _done(a.done_from)
+    # A worker knows its GPU, and measures what --out lacks of it; the parent and --list count by
+    # case name alone (they start no CUDA context).
+    gpu = _gpu()["gpu"] if a.shard else None
+    done = _done(a.out, gpu) | _done(a.done_from, gpu)
     for part in leftover:
         done |= _done(part)
     todo = [c for c in cases if c[1] not in done]
@@ -569,7 +592,7 @@ def main(argv=None):
     if why:
         print(f"error: the kernel sweep needs a GPU with torch and Triton: {why}", file=sys.stderr)
         return 3
-    _gather(a.out, leftover, _done(a.out))
+    _gather(a.out, leftover)
     log(f"{len(todo)} of {len(cases)} cases to measure, {a.workers} workers")
     env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
     env.setdefault("TORCH_DIODE_GPU_LOCK", f"/tmp/torch_diode_kernel_sweep_{os.getpid()}.lock")
@@ -614,7 +637,7 @@ def main(argv=None):
             p.wait()
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        _gather(a.out, [part for _, part in procs if os.path.exists(part)], done)
+        _gather(a.out, [part for _, part in procs if os.path.exists(part)])
     if stopped:
         log("stopped: the lines measured so far are in " + a.out)
         return 128 + signal.SIGTERM

@@ -1,8 +1,8 @@
 """A stand-in for the kernel sweep (the real one needs a GPU), for the process tests only: it
-appends to --out the lines of $FAKE_KERNEL_SWEEP_LINES, and its own command line as one JSON
-line to $FAKE_KERNEL_SWEEP_TRACE when set; with FAKE_KERNEL_SWEEP_HANG=1 it then waits to be
-killed, as a long sweep would be when cancelled. With --list it prints $FAKE_KERNEL_SWEEP_LEFT
-cases (default none) and writes nothing.
+appends to --out the lines of $FAKE_KERNEL_SWEEP_LINES, and its command line and the GPU it was
+given (CUDA_VISIBLE_DEVICES, TORCH_DIODE_GPU_LOCK) as one JSON line to $FAKE_KERNEL_SWEEP_TRACE
+when set; with FAKE_KERNEL_SWEEP_HANG=1 it then waits to be killed, as a long sweep would be when
+cancelled. With --list it prints $FAKE_KERNEL_SWEEP_LEFT cases (default none) and writes nothing.
 """
 import json
 import os
@@ -20,7 +20,8 @@ def main():
     trace = os.environ.get("FAKE_KERNEL_SWEEP_TRACE")
     if trace:
         with open(trace, "a") as f:
-            f.write(json.dumps(argv) + "\n")
+            gpu = {k: os.environ[k] for k in ("CUDA_VISIBLE_DEVICES", "TORCH_DIODE_GPU_LOCK") if k in os.environ}
+            f.write(json.dumps({"argv": argv, "env": gpu}) + "\n")
     with open(os.environ["FAKE_KERNEL_SWEEP_LINES"]) as src, open(out, "a") as dst:
         dst.write(src.read())
     if os.environ.get("FAKE_KERNEL_SWEEP_HANG"):
