@@ -16,7 +16,8 @@ are trained on, in CUDA graphs (torch_diode.tools.ingraph, warm), as kernel and 
   python3 -m torch_diode.tools.kernel_sweep --out LINES.jsonl [--workers N] [--families a,b]
       [--kinds kernel,site] [--match REGEX] [--deadline-s S]
 
-Cases already in --out are skipped, so a run cut short continues where it stopped.
+Cases already in --out for this GPU are skipped, so a run cut short continues where it stopped; a
+run stopped by SIGTERM or Ctrl-C gathers what its workers measured into --out first.
 """
 
 from __future__ import annotations
