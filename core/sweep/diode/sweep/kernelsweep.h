@@ -9,7 +9,7 @@ namespace diode {
 
 /// The kernel sweep: the plugin's own tool (`python3 -m torch_diode.tools.kernel_sweep`) measures
 /// this GPU's pointwise and reduction kernels under fixed configurations, and small-M GEMMs and
-/// one-token attention in both forms, as kernel and site lines (docs/FORMATS.md). Cases already in
+/// one-token attention in both forms, as kernel and site lines (docs/FORMATS.md). Cases of this GPU in
 /// `out` are skipped, so a run stopped part way continues. What `diode sweep-kernels` runs, and
 /// `diode characterise` after its GEMM sweep.
 struct KernelSweepRequest {
