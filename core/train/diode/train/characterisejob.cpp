@@ -117,15 +117,17 @@ void writeChosen(const std::string &path, const CharacteriseResult &res, const S
 std::string addDecisions(const std::string &path, const std::string &lines, const std::string &db,
                          const ModelPackage &start) {
     std::string why;
+    Store store(db);
     try {
-        if (fs::exists(lines)) {
-            Store store(db);
+        if (fs::exists(lines)) { // in one transaction, as diode import stores them
+            Store::Transaction tx(store);
             storeDecisionData(store, readDecisionData(lines), lines);
+            tx.commit();
         }
     } catch (const std::exception &e) { // read before the sweeps, changed since: the store keeps what it had
         why = e.what();
     }
-    const DecisionData data = storedDecisionData(std::vector<std::string>{db});
+    const DecisionData data = storedDecisionData(store);
     std::ifstream file(path, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     if (!data.kernels.empty() || !data.sites.empty()) {
@@ -187,14 +189,6 @@ void CharacteriseJob::cancel() {
         s->cancel();
 }
 
-std::string kernelLinesPath(const CharacteriseRequest &r) {
-    return r.kernelLines.empty() ? r.db + ".kernels.jsonl" : r.kernelLines;
-}
-
-bool runsKernelSweep(const CharacteriseRequest &r) {
-    return r.backend == "inductor" && r.kernelSweep;
-}
-
 size_t minimumCharacteriseCount(double heldoutFraction, bool heldOutGiven) {
     if (heldOutGiven)
         return size_t(kMinTrainingProblems);
@@ -254,8 +248,8 @@ CharacteriseResult CharacteriseJob::run() {
 
     // Kernel and site lines already there are read now: a file that holds none stops the run before
     // anything is measured. The kernel sweep appends to it; shipped lines are never written.
-    const std::string kernelLines = kernelLinesPath(r);
-    const bool kernelSweep = runsKernelSweep(r);
+    const std::string kernelLines = r.kernelLines.empty() ? r.db + ".kernels.jsonl" : r.kernelLines;
+    const bool kernelSweep = r.backend == "inductor" && r.kernelSweep; // the lines file is then written
     const std::string chosenPath = r.chosen.empty() ? r.db + ".chosen.jsonl" : r.chosen;
     if (kernelSweep) // written: none of the inputs or outputs
         refuseOutputPath(kernelLines, {r.package, r.pool, r.db, r.out, chosenPath, r.heldout},

@@ -54,12 +54,6 @@ struct CharacteriseRequest {
     std::string installDir; ///< "": pluginModelDirectory()
 };
 
-/// The kernel and site lines `r` trains the decision models on (its kernelLines, else <db>.kernels.jsonl).
-std::string kernelLinesPath(const CharacteriseRequest &r);
-/// Whether `r` runs the kernel sweep (the inductor backend, unless switched off): the lines file is
-/// then written, so it may be none of the request's inputs.
-bool runsKernelSweep(const CharacteriseRequest &r);
-
 /// The fewest problems a characterisation may choose: with `heldoutFraction` of them kept aside
 /// (as the job rounds it; none when a held-out set is given), the rest must leave the trainer its
 /// minimum (kMinTrainingProblems). Checked before the sweep, not after it.
