@@ -474,37 +474,34 @@ def _parts(out):
     return sorted(glob.glob(glob.escape(out) + ".part*"))
 
 
-def _cases_of(path):
-    """(GPU, case) of each line `path` holds."""
-    keys = set()
-    if os.path.exists(path):
+def _lines(path):
+    """(text, entry) of each line `path` holds, blank ones left out; entry is None for a line that
+    is no JSON (a worker killed while writing it)."""
+    if path and os.path.exists(path):
         with open(path) as f:
-            for line in f:
-                try:
-                    entry = json.loads(line)
-                except ValueError:
+            for text in f:
+                if not text.strip():
                     continue
-                keys.add((entry.get("gpu"), entry.get("name")))
-    return keys
+                try:
+                    yield text, json.loads(text)
+                except ValueError:
+                    yield text, None
 
 
 def _gather(out, parts):
     """Appends the workers' lines to `out`, a case of a GPU once (a line a killed worker left half
     written is dropped, its case measured again), and removes their files."""
-    done = _cases_of(out)
+    done = {(e.get("gpu"), e.get("name")) for _, e in _lines(out) if e is not None}
     with open(out, "a") as dst:
         for part in parts:
-            with open(part) as f:
-                for line in f:
-                    try:
-                        entry = json.loads(line)
-                    except ValueError:
-                        log(f"{part}: an unfinished line dropped")
-                        continue
-                    key = (entry.get("gpu"), entry.get("name"))
-                    if key not in done:
-                        dst.write(line if line.endswith("\n") else line + "\n")
-                        done.add(key)
+            for text, entry in _lines(part):
+                if entry is None:
+                    log(f"{part}: an unfinished line dropped")
+                    continue
+                key = (entry.get("gpu"), entry.get("name"))
+                if key not in done:
+                    dst.write(text if text.endswith("\n") else text + "\n")
+                    done.add(key)
             os.remove(part)
 
 
@@ -520,19 +517,12 @@ def _done(path, gpu=None):
     """The cases `path` holds lines of (of `gpu` only, when given: another GPU's lines measure
     nothing here; a skipped case, which names no GPU, counts for every GPU)."""
     names = set()
-    if path and os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                if line.strip():
-                    try:
-                        entry = json.loads(line)
-                    except ValueError:
-                        continue
-                    # A case the GPU's memory stopped is measured again.
-                    if gpu and entry.get("gpu", gpu) != gpu:
-                        continue
-                    if "out of memory" not in str(entry.get("skipped", "")).lower() and "name" in entry:
-                        names.add(entry["name"])
+    for _, entry in _lines(path):
+        if entry is None or "name" not in entry or (gpu and entry.get("gpu", gpu) != gpu):
+            continue
+        # A case the GPU's memory stopped is measured again.
+        if "out of memory" not in str(entry.get("skipped", "")).lower():
+            names.add(entry["name"])
     return names
 
 
