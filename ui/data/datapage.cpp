@@ -329,9 +329,9 @@ QWidget *DataPage::rooflinePage() {
 }
 
 void DataPage::emitReadyWhenLoaded() {
-    const auto tablesLoading = tables();
+    const auto all = tables();
     if (!m_analysis.path.isEmpty() && m_analysisLoaded &&
-        std::none_of(tablesLoading.begin(), tablesLoading.end(), [](auto *m) { return m->isLoading(); }))
+        std::none_of(all.begin(), all.end(), [](auto *m) { return m->isLoading(); }))
         emit ready();
 }
 
