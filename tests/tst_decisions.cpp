@@ -291,27 +291,33 @@ void TestDecisions::shippedPackagesCarryBothModelsAndDecideAsDocumented() {
         site.k = 128;
         site.concat = true;
         QVERIFY(selector.decideSmallMForm(site).decompose);
-        site.op = "mm"; // the shipped form model was built from attention sites only
+        // A batch-1 step's gate projection (M = 1): decomposed, as the measured batch-1 steps run it.
+        SmallMSite projection;
+        projection.op = "mm";
+        projection.m = 1;
+        projection.n = 11008;
+        projection.k = 4096;
+        QVERIFY(selector.decideSmallMForm(projection).decompose);
+        site.op = "bmm"; // no bmm site was measured: the library kernel
         QCOMPARE(selector.decideSmallMForm(site).reason, std::string("op_not_measured"));
         const auto k = selector.decideKernelConfig(reduction(32768, 1025, ReductionHint::Default));
         QCOMPARE(k.candidates, int(kPortfolioSize));
         const auto counters = selector.counters().toJson();
-        QCOMPARE(counters["small_m_form"]["decisions"].get<int>(), 2);
-        QCOMPARE(counters["small_m_form"]["selected"].get<int>(), 1);
+        QCOMPARE(counters["small_m_form"]["decisions"].get<int>(), 3);
+        QCOMPARE(counters["small_m_form"]["selected"].get<int>(), 2);
         QCOMPARE(counters["kernel_config"]["decisions"].get<int>(), 1);
     }
 }
 
 void TestDecisions::trainDecisionsReproducesTheShippedHeldOutFigures() {
     // The figures docs/MODELS.md gives are the ones the shipped data gives again: the H200 packages'
-    // (attention sites only) and the H100 packages' (the H100 kernels, the H200 sites of every op).
+    // and the H100 packages' (the H100 kernels; both the H200 sites of every op).
     const std::string h100Kernels =
         testutil::sourcePath("trained_models/h100/h100-kernels.jsonl").toStdString();
     const std::vector<std::pair<std::string, QStringList>> cases = {
         {shipped("h200-ingraph-warm.diode"),
          {QString::fromStdString(shipped("h200-kernels.jsonl")),
-          QString::fromStdString(shipped("h200-sites.jsonl")), QStringLiteral("--form-ops"),
-          QStringLiteral("attention")}},
+          QString::fromStdString(shipped("h200-sites.jsonl"))}},
         {testutil::sourcePath("trained_models/h100/h100-ingraph-warm.diode").toStdString(),
          {QString::fromStdString(h100Kernels), QString::fromStdString(shipped("h200-sites.jsonl"))}},
     };

@@ -691,19 +691,33 @@ class NativeTest(unittest.TestCase):
                     self.assertEqual(len(entry), int(mode != "plugin" and beyond), (gpu, name, mode, said))
                     if entry:
                         self.assertEqual(entry[0]["speedup"], round(plugin["kernel_ms"] / r["kernel_ms"], 3))
-            named = sorted((e["scenario"], e["mode"]) for e in said)
-            if gpu == "h200":  # its packages keep cuBLAS for batch 1's projections; max-autotune does not
-                self.assertEqual(
-                    named,
-                    [
-                        ("llama-decode-cat-b1-s512 bf16", "max-autotune"),
-                        ("llama-decode-cat-b8-s1024 bf16", "max-autotune"),
-                    ],
+            # The decode steps of both GPUs' packages: no other mode beyond both spreads.
+            self.assertEqual(sorted((e["scenario"], e["mode"]) for e in said), [], gpu)
+        with tempfile.TemporaryDirectory() as d:  # a mode beyond both spreads is named, one inside them is not
+
+            def step(ms, spread):
+                return {"kernel_ms": ms, "kernel_ms_spread": spread}
+
+            with open(os.path.join(d, "g-model-steps.json"), "w") as f:
+                json.dump(
+                    {
+                        "cases": [
+                            {
+                                "name": "beyond",
+                                "results": {
+                                    "plugin": step(0.30, [0.29, 0.31]),
+                                    "max-autotune": step(0.25, [0.24, 0.26]),
+                                    "default": step(0.305, [0.28, 0.33]),
+                                },
+                            }
+                        ]
+                    },
+                    f,
                 )
-                b1 = next(e for e in said if e["scenario"].startswith("llama-decode-cat-b1"))
-                self.assertGreater(b1["speedup"], 1.05)
-            else:  # the H100's decode steps: no other mode beyond both spreads
-                self.assertEqual(named, [])
+            said = torch_diode._measured_elsewhere(os.path.join(d, "g.diode"))
+            self.assertEqual(
+                [(e["scenario"], e["mode"], e["speedup"]) for e in said], [("beyond", "max-autotune", 1.2)]
+            )
         with tempfile.TemporaryDirectory() as d:  # a result that cannot be read gives no advice, no error
             with open(os.path.join(d, "x-model-steps.json"), "w") as f:
                 f.write(
