@@ -429,6 +429,24 @@ private slots:
         req.selection.count = 30;
         req.train.epochs = 5;
         req.train.threads = 1;
+        // A request no command line made (the Hardware page's) is held to the same checks: an output
+        // that is an input is refused, naming both, before anything is written.
+        const QByteArray poolBytes = testutil::fileBytes(dir.filePath("pool.json"));
+        for (const auto &[field, what] : {std::pair{&CharacteriseRequest::out, "--out"},
+                                          std::pair{&CharacteriseRequest::chosen, "--chosen"}}) {
+            CharacteriseRequest bad = req;
+            bad.*field = req.pool;
+            try {
+                CharacteriseJob(bad).run();
+                QFAIL(qPrintable(QStringLiteral("%1 onto the pool was accepted").arg(what)));
+            } catch (const InvalidInput &e) {
+                QVERIFY2(QString(e.what()).contains(what) && QString(e.what()).contains("pool.json"),
+                         e.what());
+            }
+        }
+        QCOMPARE(testutil::fileBytes(dir.filePath("pool.json")), poolBytes);
+        QVERIFY(!QFile::exists(dir.filePath("api.db")) &&
+                !QFile::exists(dir.filePath("api.db.chosen.jsonl")));
         {
             CharacteriseJob job(req);
             job.sweepProgress = [&](const SweepProgress &p) {

@@ -8,8 +8,6 @@
 
 #include "diode/analysis/characterise.h"
 #include "diode/config.h"
-#include "diode/infer/outputpath.h"
-#include "diode/infer/shippeddata.h"
 #include "diode/sweep/backend.h"
 #include "diode/sweep/hardware.h"
 #include "diode/sweep/kernelsweep.h"
@@ -58,12 +56,6 @@ std::string efficiency(const std::optional<double> &v) {
 }
 
 int run(const Options &o) {
-    // Before the start package is looked for or a problem chosen: nothing is written onto an input,
-    // a special file or shipped data (the chosen problems were written before the database was checked).
-    shipped::refuseWritingShipped(o.db, "database");
-    const std::vector<std::string> inputs{o.package, o.pool, o.db, o.heldout};
-    refuseOutputPath(o.out, inputs, "--out");
-    refuseOutputPath(o.chosen.empty() ? o.db + ".chosen.jsonl" : o.chosen, inputs, "--chosen");
     CharacteriseRequest r;
     r.package = o.package;
     if (r.package.empty()) {
@@ -114,8 +106,7 @@ int run(const Options &o) {
     job.selected = [&](const CharacteriseResult &res) {
         say("start package {}\n", res.startWhy);
         say("{} of {} pool problems chosen ({} held out); problem lines in {}\n", res.chosen.size(),
-            res.pool.problems.size(), res.heldOutLabels.size(),
-            r.chosen.empty() ? r.db + ".chosen.jsonl" : r.chosen);
+            res.pool.problems.size(), res.heldOutLabels.size(), r.chosenPath());
         if (!o.explain)
             return;
         show("{:>4}  {:<34} {}\n", "rank", "problem", "why chosen");

@@ -209,6 +209,23 @@ CharacteriseResult CharacteriseJob::run() {
         throw InvalidInput("characterise needs a start package (--package)");
     if (r.db.empty() || r.out.empty() || r.pool.empty())
         throw InvalidInput("characterise needs --pool, --db and --out");
+    // Nothing is written onto an input, a special file or shipped data, whichever face asked: every
+    // output against every input, before the start package is read or a problem chosen. The kernel
+    // lines are an output when the kernel sweep appends to them, else an input.
+    shipped::refuseWritingShipped(r.out, "package");
+    shipped::refuseWritingShipped(r.db, "database");
+    const std::string kernelLines = r.kernelLines.empty() ? r.db + ".kernels.jsonl" : r.kernelLines;
+    const bool kernelSweep = r.backend == "inductor" && r.kernelSweep;
+    const std::string chosenPath = r.chosenPath();
+    std::vector<std::string> inputs{r.package, r.pool, r.db, r.heldout};
+    if (!kernelSweep)
+        inputs.push_back(kernelLines);
+    refuseOutputPath(r.out, inputs, "--out");
+    refuseOutputPath(chosenPath, inputs, "--chosen");
+    if (kernelSweep) {
+        inputs.insert(inputs.end(), {r.out, chosenPath});
+        refuseOutputPath(kernelLines, inputs, "--kernel-lines");
+    }
     if (!(r.heldoutFraction > 0 && r.heldoutFraction < 1))
         throw InvalidInput(fmt::format("--heldout-fraction {} must lie between 0 and 1", r.heldoutFraction));
     if (const size_t least = minimumCharacteriseCount(r.heldoutFraction, !r.heldout.empty());
@@ -221,7 +238,6 @@ CharacteriseResult CharacteriseJob::run() {
                 ? fmt::format(" ({:g} % of them kept aside as held out)", 100 * r.heldoutFraction)
                 : std::string(),
             kMinTrainingProblems));
-    shipped::refuseWritingShipped(r.out, "package");
     if (r.install && r.backend == "cpu")
         throw InvalidInput("--install: the cpu backend makes a cpu model, which the Inductor plugin never "
                            "loads; install packages made with the inductor backend");
@@ -248,15 +264,6 @@ CharacteriseResult CharacteriseJob::run() {
 
     // Kernel and site lines already there are read now: a file that holds none stops the run before
     // anything is measured. The kernel sweep appends to it; shipped lines are never written.
-    const std::string kernelLines = r.kernelLines.empty() ? r.db + ".kernels.jsonl" : r.kernelLines;
-    const bool kernelSweep = r.backend == "inductor" && r.kernelSweep; // the lines file is then written
-    const std::string chosenPath = r.chosen.empty() ? r.db + ".chosen.jsonl" : r.chosen;
-    if (kernelSweep) // written: none of the inputs or outputs
-        refuseOutputPath(kernelLines, {r.package, r.pool, r.db, r.out, chosenPath, r.heldout},
-                         "--kernel-lines");
-    else // read: not overwritten by an output
-        for (const auto &[output, what] : {std::pair{r.out, "--out"}, std::pair{chosenPath, "--chosen"}})
-            refuseOutputPath(output, {kernelLines}, what);
     if (fs::exists(kernelLines))
         readDecisionData(kernelLines);
 

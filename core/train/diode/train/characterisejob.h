@@ -52,6 +52,9 @@ struct CharacteriseRequest {
     bool force = false;     ///< keep (and install) the new package even when it is not better
     bool install = false;   ///< install a kept package for the plugin (modelinstall.h)
     std::string installDir; ///< "": pluginModelDirectory()
+
+    /// Where the chosen problems are written: `chosen`, else beside the store.
+    std::string chosenPath() const { return chosen.empty() ? db + ".chosen.jsonl" : chosen; }
 };
 
 /// The fewest problems a characterisation may choose: with `heldoutFraction` of them kept aside
