@@ -73,6 +73,7 @@ private slots:
     void shippedPackagesCarryBothModelsAndDecideAsDocumented();
     void trainDecisionsReproducesTheShippedHeldOutFigures();
     void heldOutFiguresReadBackWhatTrainingWrote();
+    void inspectSummarisesTheDecisionModels();
     void linesOfTwoGpusAreNotTrainedIntoOneModel();
 };
 
@@ -408,6 +409,41 @@ void TestDecisions::heldOutFiguresReadBackWhatTrainingWrote() {
         QVERIFY2(msg.contains("small_m_form.held_out_by_family.all") && msg.contains("\"sites\""), e.what());
     }
     QVERIFY(heldOutFigures(nlohmann::json::object()).empty()); // a package without decisions
+}
+
+void TestDecisions::inspectSummarisesTheDecisionModels() {
+    // `diode inspect` shows what each decision model was built from and its held-out rows, the
+    // manifest's own figures; a package without decision models says what the plugin does instead.
+    const std::string pkg = shipped("h200-ingraph-warm.diode");
+    const auto manifest = ModelPackage::load(pkg).manifest();
+    QProcess p;
+    p.start(QStringLiteral(DIODE_CLI), {QStringLiteral("inspect"), QString::fromStdString(pkg)});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    const auto &d = manifest["decisions"];
+    QVERIFY2(
+        out.contains(QStringLiteral("kernel configs  %1 measured kernels; a prediction of the %2 nearest")
+                         .arg(d["kernel_config"]["kernels"].size())
+                         .arg(d["kernel_config"]["neighbours"].get<int>())),
+        qPrintable(out));
+    QVERIFY2(out.contains(QStringLiteral("small-M forms   %1 measured sites of attention, mm")
+                              .arg(d["small_m_form"]["sites"].size())),
+             qPrintable(out));
+    for (const auto &f : heldOutFigures(manifest)) {
+        const QString row = QStringLiteral("%1 %2 %3 %4%")
+                                .arg(QString::fromStdString(f.scope), -13)
+                                .arg(f.judged, 6)
+                                .arg(f.changed, 7)
+                                .arg(100.0 * f.goodShare, 5, 'f', 1);
+        QVERIFY2(out.contains(row), qPrintable(row + "\n" + out));
+    }
+    p.start(QStringLiteral(DIODE_CLI),
+            {QStringLiteral("inspect"),
+             testutil::sourcePath("tests/data/packages/h200-ingraph-warm-schema2.diode")});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY(QString::fromUtf8(p.readAllStandardOutput()).contains("No decisions beside the GEMM kernel"));
 }
 
 QTEST_GUILESS_MAIN(TestDecisions)

@@ -426,6 +426,48 @@ void printServes(const ModelPackage &pkg, const std::vector<std::string> &named,
 
 // What a person asks of a package: what it is for, what it learnt from, and how well it ranks
 // the problems it never saw against the baselines. --json prints the manifest itself.
+// The decisions beside the GEMM kernel (the manifest's "decisions", docs/PACKAGE.md): what each model
+// was built from, and its figures with each model family held out, as train-decisions judged them.
+void printDecisions(const nlohmann::json &m) {
+    using P = nlohmann::json::json_pointer;
+    if (!m.contains("decisions")) {
+        show("\nNo decisions beside the GEMM kernel: the plugin keeps Inductor's kernel configurations and "
+             "GEMM forms (diode train-decisions adds them).\n");
+        return;
+    }
+    const auto &d = m.at("decisions");
+    // The models' tables: a row a measured kernel or site.
+    auto rows = [&](const char *kind, const char *table) {
+        const P at = P("/" + std::string(kind) + "/" + table);
+        return d.contains(at) && d.at(at).is_array() ? fmt::format("{}", d.at(at).size())
+                                                     : std::string("n/a");
+    };
+    show("\nDecisions beside the GEMM kernel, from lines of {} (model families {}):\n",
+         field(d, P("/trained_on/gpu")), field(d, P("/trained_on/families")));
+    if (d.contains("kernel_config"))
+        show("  kernel configs  {} measured kernels; a prediction of the {} nearest measured rows, margin "
+             "{}\n",
+             rows("kernel_config", "kernels"), field(d, P("/kernel_config/neighbours")),
+             field(d, P("/kernel_config/margin")));
+    if (d.contains("small_m_form"))
+        show("  small-M forms   {} measured sites of {}; a prediction of the {} nearest, margin {}\n",
+             rows("small_m_form", "sites"), field(d, P("/small_m_form/ops")),
+             field(d, P("/small_m_form/neighbours")), field(d, P("/small_m_form/margin")));
+    const auto figures = heldOutFigures(m);
+    if (figures.empty())
+        return;
+    show("Held out by model family (each judged by the models built from the other families' lines):\n");
+    show("  {:<15} {:<13} {:>6} {:>7} {:>6} {:>11} {:>9} {:>9}\n", "decision", "held out", "judged",
+         "changed", "good", ">10% slower", "pick/base", "best/base");
+    for (const auto &f : figures)
+        show("  {:<15} {:<13} {:>6} {:>7} {:>5.1f}% {:>11} {:>8.3f}x {:>8.3f}x\n",
+             f.kind == DecisionKind::KernelConfig ? "kernel config" : "small-M form", f.scope, f.judged,
+             f.changed, 100.0 * f.goodShare, f.muchSlower, f.pickOverDefault, f.bestOverDefault);
+    show(
+        "  good: a kernel config within 3 % of the fastest measured, the faster of a site's two forms; base: "
+        "Inductor's default config, the library kernel\n");
+}
+
 int runInspect(const Options &o) {
     const auto pkg = ModelPackage::load(o.package);
     nlohmann::json m = pkg.manifest();
@@ -482,7 +524,9 @@ int runInspect(const Options &o) {
          field(m, P("/architecture/combine")), field(m, P("/feature_schema_version")));
     const P test("/metrics/test_split");
     if (!m.contains(test / "model" / "all")) {
-        show("No test-split metrics recorded (--json shows the whole manifest).\n");
+        show("No test-split metrics recorded.\n");
+        printDecisions(m);
+        show("--json prints the whole manifest.\n");
         return 0;
     }
     const auto &t = m.at(test);
@@ -504,6 +548,7 @@ int runInspect(const Options &o) {
     if (all.is_number_integer())
         if (const auto few = fewProblemsWarning(all.get<size_t>()); !few.empty())
             show("warning: {}\n", few);
+    printDecisions(m);
     show("--json prints the whole manifest.\n");
     return 0;
 }
