@@ -72,6 +72,7 @@ private slots:
     void readerNamesTheFileLineAndField();
     void shippedPackagesCarryBothModelsAndDecideAsDocumented();
     void trainDecisionsReproducesTheShippedHeldOutFigures();
+    void kernelNeighboursAreATrainingChoiceTheModelKeeps();
     void heldOutFiguresReadBackWhatTrainingWrote();
     void inspectSummarisesTheDecisionModels();
     void linesOfTwoGpusAreNotTrainedIntoOneModel();
@@ -310,6 +311,32 @@ void TestDecisions::shippedPackagesCarryBothModelsAndDecideAsDocumented() {
     }
 }
 
+void TestDecisions::kernelNeighboursAreATrainingChoiceTheModelKeeps() {
+    // --kernel-neighbours N: the model averages N measured rows, says so in the package, and its
+    // held-out figures are those of the same choice made through the core.
+    QTemporaryDir dir;
+    const QString kernels = QString::fromStdString(shipped("h200-kernels.jsonl"));
+    const QString out = dir.filePath("k1.diode"), report = dir.filePath("k1.json");
+    QCOMPARE(testutil::runCli({"train-decisions", kernels, "--kernel-neighbours", "1", "--package",
+                               QString::fromStdString(shipped("h200-ingraph-warm.diode")), "--out", out,
+                               "--report", report}),
+             0);
+    const auto section = ModelPackage::load(out.toStdString()).manifest()["decisions"]["kernel_config"];
+    QCOMPARE(section["neighbours"].get<int>(), 1);
+    DecisionTrainOptions one;
+    one.kernelNeighbours = 1;
+    const auto viaCore = trainDecisions(readDecisionData(shipped("h200-kernels.jsonl")), one);
+    QCOMPARE(section["held_out_by_family"].dump(), viaCore.heldOut["kernel_config"].dump());
+    std::ifstream written(report.toStdString());
+    QCOMPARE(nlohmann::json::parse(written)["kernel_config"].dump(), viaCore.heldOut["kernel_config"].dump());
+    // The default's figures differ: the choice reaches the held-out judgement, not only the file.
+    QVERIFY(viaCore.heldOut["kernel_config"]["all"] !=
+            trainDecisions(readDecisionData(shipped("h200-kernels.jsonl"))).heldOut["kernel_config"]["all"]);
+    QString err;
+    QCOMPARE(testutil::runCli({"train-decisions", kernels, "--kernel-neighbours", "0"}, nullptr, &err), 2);
+    QVERIFY2(err.contains("--kernel-neighbours"), qPrintable(err));
+}
+
 void TestDecisions::trainDecisionsReproducesTheShippedHeldOutFigures() {
     // The figures docs/MODELS.md gives are the ones the shipped data gives again: the H200 packages'
     // and the H100 packages' (the H100 kernels; both the H200 sites of every op).
@@ -353,7 +380,7 @@ void TestDecisions::linesOfTwoGpusAreNotTrainedIntoOneModel() {
     const DecisionData both =
         readDecisionData(std::vector<std::string>{h100Kernels, shipped("h200-kernels.jsonl")});
     try {
-        trainDecisions(both, kDefaultKernelConfigMargin, kDefaultFormMargin, {});
+        trainDecisions(both);
         QFAIL("kernel lines of two GPUs were trained into one model");
     } catch (const InvalidInput &e) {
         const std::string what = e.what();
@@ -364,12 +391,10 @@ void TestDecisions::linesOfTwoGpusAreNotTrainedIntoOneModel() {
     DecisionData unsaid = readDecisionData(h100Kernels);
     unsaid.kernels[1].smCount = 0;
     unsaid.kernels[2].gpu.clear();
-    QCOMPARE(
-        trainDecisions(unsaid, kDefaultKernelConfigMargin, kDefaultFormMargin, {}).kernelConfig.kernels(),
-        unsaid.kernels.size());
+    QCOMPARE(trainDecisions(unsaid).kernelConfig.kernels(), unsaid.kernels.size());
     const DecisionData borrowed =
         readDecisionData(std::vector<std::string>{h100Kernels, shipped("h200-sites.jsonl")});
-    const auto trained = trainDecisions(borrowed, kDefaultKernelConfigMargin, kDefaultFormMargin, {});
+    const auto trained = trainDecisions(borrowed);
     QCOMPARE(trained.section["trained_on"]["gpu"].get<std::string>(), borrowed.kernels.front().gpu);
     QCOMPARE(trained.section["trained_on"]["sites_gpu"].get<std::string>(), borrowed.sites.front().gpu);
 }

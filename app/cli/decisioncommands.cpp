@@ -25,11 +25,11 @@ namespace diode::cli {
 namespace {
 
 struct DecisionOptions {
-    std::vector<std::string> inputs, dbs, formOps;
+    std::vector<std::string> inputs, dbs;
     std::string package, out, report, python, gpu, families, configsFrom, match;
     std::string kinds = KernelSweepRequest{}.kinds;
     bool list = false;
-    double kernelMargin = kDefaultKernelConfigMargin, formMargin = kDefaultFormMargin;
+    DecisionTrainOptions train;
     int workers = KernelSweepRequest{}.workers, limit = 0;
     double deadline = 0;
 };
@@ -67,7 +67,7 @@ int runTrainDecisions(const DecisionOptions &o) {
         refuseOutputPath(o.out, inputs, "--out");
     if (!o.report.empty())
         refuseOutputPath(o.report, inputs, "--report");
-    const TrainedDecisions t = trainDecisions(data, o.kernelMargin, o.formMargin, o.formOps);
+    const TrainedDecisions t = trainDecisions(data, o.train);
     say("{} measured kernels ({} in the table), {} small-M sites ({} in the table)\n", data.kernels.size(),
         t.kernelConfig.kernels(), data.sites.size(), t.smallMForm.sites());
     say("{}\n", heldOutLine(t));
@@ -147,19 +147,26 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
     train->add_option("--report", o->report, "write the held-out evaluation (JSON) here");
     train
         ->add_option(
-            "--form-ops", o->formOps,
+            "--form-ops", o->train.formOps,
             "the ops whose sites the form model is built from (repeatable; default: every op measured); "
             "sites of other ops keep their library kernel")
         ->check(CLI::IsMember(smallMOps()));
     train
-        ->add_option("--kernel-margin", o->kernelMargin,
+        ->add_option("--kernel-margin", o->train.kernelMargin,
                      "a config departs from Inductor's default only when predicted faster by this share")
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
     train
-        ->add_option("--form-margin", o->formMargin,
+        ->add_option("--form-margin", o->train.formMargin,
                      "a site is decomposed only when predicted faster than its library kernel by this share")
         ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    train
+        ->add_option(
+            "--kernel-neighbours", o->train.kernelNeighbours,
+            "a config's predicted time: the weighted mean over this many of the nearest measured rows "
+            "(docs/MODELS.md compares 1, 2, 4 and 8)")
+        ->check(CLI::Range(1, 64))
         ->capture_default_str();
     return [=]() -> int {
         if (*sweep)

@@ -65,8 +65,7 @@ struct HeldOut {
     KernelConfigEvaluation kernels;
     FormEvaluation forms;
 };
-HeldOut heldOutByFamily(const DecisionData &data, double kernelMargin, double formMargin,
-                        const std::vector<std::string> &formOps);
+HeldOut heldOutByFamily(const DecisionData &data, const DecisionTrainOptions &o);
 
 } // namespace
 
@@ -179,8 +178,8 @@ FormEvaluation evaluateForms(const SmallMFormModel &model, const std::vector<Mea
 
 namespace {
 
-HeldOut heldOutByFamily(const DecisionData &data, double kernelMargin, double formMargin,
-                        const std::vector<std::string> &formOps) {
+HeldOut heldOutByFamily(const DecisionData &data, const DecisionTrainOptions &o) {
+    const auto &formOps = o.formOps;
     nlohmann::json kernels = nlohmann::json::object(), forms = nlohmann::json::object();
     // Pooled over families: each kernel judged by the model that did not see its family.
     KernelConfigEvaluation pooledK;
@@ -195,7 +194,8 @@ HeldOut heldOutByFamily(const DecisionData &data, double kernelMargin, double fo
             if (formOps.empty() || std::find(formOps.begin(), formOps.end(), s.site.op) != formOps.end())
                 (s.family == family ? heldS : trainS).push_back(s);
         if (!heldK.empty() && !trainK.empty()) {
-            const auto e = evaluateKernelConfigs(KernelConfigModel::build(trainK), heldK, kernelMargin);
+            const auto e = evaluateKernelConfigs(KernelConfigModel::build(trainK, o.kernelNeighbours), heldK,
+                                                 o.kernelMargin);
             kernels[family] = e.toJson();
             pooledK.kernels += e.kernels, pooledK.fixed += e.fixed,
                 pooledK.withinThreePercent += e.withinThreePercent;
@@ -206,7 +206,7 @@ HeldOut heldOutByFamily(const DecisionData &data, double kernelMargin, double fo
         }
         if (!heldS.empty() && !trainS.empty()) {
             const auto e = evaluateForms(
-                SmallMFormModel::build(trainS, SmallMFormModel::kNeighbours, formOps), heldS, formMargin);
+                SmallMFormModel::build(trainS, SmallMFormModel::kNeighbours, formOps), heldS, o.formMargin);
             forms[family] = e.toJson();
             pooledF.sites += e.sites, pooledF.decomposed += e.decomposed, pooledF.faster += e.faster;
             pooledF.slowerThanLibrary += e.slowerThanLibrary;
@@ -227,11 +227,6 @@ HeldOut heldOutByFamily(const DecisionData &data, double kernelMargin, double fo
 }
 
 } // namespace
-
-nlohmann::json evaluateByFamily(const DecisionData &data, double kernelMargin, double formMargin,
-                                const std::vector<std::string> &formOps) {
-    return heldOutByFamily(data, kernelMargin, formMargin, formOps).json;
-}
 
 namespace {
 
@@ -260,12 +255,11 @@ template <typename Line> std::string oneGpu(const std::vector<Line> &lines, cons
 
 } // namespace
 
-TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, double formMargin,
-                                const std::vector<std::string> &formOps) {
+TrainedDecisions trainDecisions(const DecisionData &data, const DecisionTrainOptions &o) {
     const std::string kernelGpu = oneGpu(data.kernels, "kernel"), siteGpu = oneGpu(data.sites, "site");
-    HeldOut held = heldOutByFamily(data, kernelMargin, formMargin, formOps);
-    TrainedDecisions t{KernelConfigModel::build(data.kernels),
-                       SmallMFormModel::build(data.sites, SmallMFormModel::kNeighbours, formOps),
+    HeldOut held = heldOutByFamily(data, o);
+    TrainedDecisions t{KernelConfigModel::build(data.kernels, o.kernelNeighbours),
+                       SmallMFormModel::build(data.sites, SmallMFormModel::kNeighbours, o.formOps),
                        std::move(held.json),
                        held.kernels,
                        held.forms,
@@ -274,12 +268,12 @@ TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, d
         formKey(toString(DecisionKind::SmallMForm));
     if (t.kernelConfig.kernels() > 0) {
         auto &k = t.section[kernelKey] = t.kernelConfig.toJson();
-        k["margin"] = kernelMargin;
+        k["margin"] = o.kernelMargin;
         k[kHeldOut] = t.heldOut[kernelKey];
     }
     if (t.smallMForm.sites() > 0) {
         auto &f = t.section[formKey] = t.smallMForm.toJson();
-        f["margin"] = formMargin;
+        f["margin"] = o.formMargin;
         f[kHeldOut] = t.heldOut[formKey];
     }
     const std::set<std::string> families = familiesOf(data);

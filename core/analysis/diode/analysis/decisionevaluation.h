@@ -47,26 +47,31 @@ KernelConfigEvaluation evaluateKernelConfigs(const KernelConfigModel &model,
 FormEvaluation evaluateForms(const SmallMFormModel &model, const std::vector<MeasuredSite> &sites,
                              double margin);
 
-/// Each family held out in turn: models built from the other families' lines, judged on its own.
-/// {"kernel_config": {family: KernelConfigEvaluation, ..., "all": pooled}, "small_m_form": {...}}.
-/// `formOps`: the ops the form model is built from (empty: all); sites of other ops are not judged.
-nlohmann::json evaluateByFamily(const DecisionData &data, double kernelMargin, double formMargin,
-                                const std::vector<std::string> &formOps = {});
+/// How the decision models are built from lines and judged: train-decisions' options, the
+/// defaults characterise uses.
+struct DecisionTrainOptions {
+    double kernelMargin = kDefaultKernelConfigMargin;
+    double formMargin = kDefaultFormMargin;
+    int kernelNeighbours = KernelConfigModel::kNeighbours; ///< KernelConfigModel::build's
+    /// The ops the form model is built from (empty: all); sites of other ops are not judged.
+    std::vector<std::string> formOps;
+};
 
 /// The decision models built from measured kernel and site lines, with their figures held out by
 /// family and the manifest section that carries them (manifest "decisions", docs/PACKAGE.md).
 struct TrainedDecisions {
     KernelConfigModel kernelConfig;
     SmallMFormModel smallMForm;
-    nlohmann::json heldOut;                     ///< evaluateByFamily's
+    /// Each family held out in turn, models built from the other families' lines: {"kernel_config":
+    /// {family: KernelConfigEvaluation, ..., "all": pooled}, "small_m_form": {...}}.
+    nlohmann::json heldOut;
     KernelConfigEvaluation kernelConfigHeldOut; ///< all families pooled
     FormEvaluation smallMFormHeldOut;
     nlohmann::json section; ///< a kind without data is absent from it
 };
 /// Kernel lines must come from one GPU, and site lines from one (it may be another: a form model
 /// can be borrowed); lines of two are refused, naming one of each (InvalidInput).
-TrainedDecisions trainDecisions(const DecisionData &data, double kernelMargin, double formMargin,
-                                const std::vector<std::string> &formOps);
+TrainedDecisions trainDecisions(const DecisionData &data, const DecisionTrainOptions &options = {});
 
 /// A package's bytes with `section` as its manifest's "decisions" (what train-decisions and
 /// characterise write); throws PackageError when `packageBytes` is no package.

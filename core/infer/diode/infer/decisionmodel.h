@@ -85,9 +85,10 @@ nlohmann::json toJson(const SkippedCase &c);
 class KernelConfigModel {
 public:
     static constexpr int kVersion = 1;
+    static constexpr int kNeighbours = 8; ///< the shipped models' and their held-out figures'
     /// Builds the table from measured kernels; kernels without a default time or with fewer than
-    /// two timed configurations are skipped.
-    static KernelConfigModel build(const std::vector<MeasuredKernel> &kernels, int neighbours = 8);
+    /// two timed configurations are skipped. `neighbours`: the measured rows a prediction averages.
+    static KernelConfigModel build(const std::vector<MeasuredKernel> &kernels, int neighbours = kNeighbours);
     /// Reads a package's "decisions.kernel_config" section; throws InvalidInput naming the field.
     static KernelConfigModel fromJson(const nlohmann::json &j);
     nlohmann::json toJson() const;

@@ -132,8 +132,7 @@ std::string addDecisions(const std::string &path, const std::string &lines, cons
     const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     if (!data.kernels.empty() || !data.sites.empty()) {
         try {
-            const TrainedDecisions t =
-                trainDecisions(data, kDefaultKernelConfigMargin, kDefaultFormMargin, {});
+            const TrainedDecisions t = trainDecisions(data);
             ModelPackage::writeFile(path, withDecisions(bytes, t.section));
             return fmt::format("decision models trained on {} kernel and {} site lines of {} (in {}); {}",
                                data.kernels.size(), data.sites.size(),
