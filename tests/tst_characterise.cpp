@@ -574,13 +574,22 @@ private slots:
         // On the GPU it was given, sharing that GPU's lock with the GEMM sweep's workers.
         QCOMPARE(trace["env"],
                  nlohmann::json({{"CUDA_VISIBLE_DEVICES", "7"}, {"TORCH_DIODE_GPU_LOCK", gpuLockPath("7")}}));
-        // How it ended, from its exit code and the cases --list still names.
-        QCOMPARE(describeKernelSweep(0, kernelSweepCasesLeft(r)), std::string("finished"));
+        // How it ended, from its exit code and the cases --list still names; where the tool could not
+        // run (no GPU, no interpreter) --list is not asked either.
+        const QString listed = dir.filePath("listed");
+        environment.set("FAKE_KERNEL_SWEEP_LISTED", listed.toUtf8());
+        QVERIFY(describeKernelSweep(r, 3).starts_with("not run: the plugin's Python found no GPU"));
+        QVERIFY(describeKernelSweep(r, 127).starts_with("not run: its Python interpreter"));
+        QVERIFY(!QFile::exists(listed));
+        QCOMPARE(describeKernelSweep(r, 0), std::string("finished"));
+        QVERIFY(QFile::exists(listed));
         environment.set("FAKE_KERNEL_SWEEP_LEFT", "3");
-        QCOMPARE(describeKernelSweep(0, kernelSweepCasesLeft(r)),
+        QCOMPARE(describeKernelSweep(r, 0),
                  std::string("stopped at its deadline, 3 cases still to measure (the same command again "
                              "measures them)"));
-        QVERIFY(describeKernelSweep(3, 3).starts_with("not run: the plugin's Python found no GPU"));
+        QCOMPARE(describeKernelSweep(r, 1),
+                 std::string("stopped with exit code 1, 3 cases still to measure (its output above says why; "
+                             "the same command again continues it)"));
 
         // A cancel, once the run has written its lines: SIGTERM to its group, and what it wrote stays.
         environment.set("FAKE_KERNEL_SWEEP_HANG", "1");

@@ -53,16 +53,16 @@ int runKernelSweep(const KernelSweepRequest &r, const std::atomic<bool> *cancel)
     return waitChildGroup(startChild(kernelSweepCommand(r), environmentOf(r), {}, true), *cancel);
 }
 
-std::optional<size_t> kernelSweepCasesLeft(const KernelSweepRequest &r) {
-    KernelSweepRequest list = r;
+std::string describeKernelSweep(const KernelSweepRequest &r, int exitCode) {
+    if (exitCode == 3)
+        return "not run: the plugin's Python found no GPU with torch and Triton (its message above says why)";
+    if (exitCode == 127)
+        return "not run: its Python interpreter could not be started";
+    KernelSweepRequest list = r; // the cases not yet in `out`, one a line; none when it cannot say
     list.list = true;
     const ChildOutput o = runCaptured(kernelSweepCommand(list), environmentOf(r));
-    if (o.rc != 0)
-        return std::nullopt;
-    return size_t(std::count(o.out.begin(), o.out.end(), '\n'));
-}
-
-std::string describeKernelSweep(int exitCode, std::optional<size_t> casesLeft) {
+    const std::optional<size_t> casesLeft =
+        o.rc == 0 ? std::optional(size_t(std::count(o.out.begin(), o.out.end(), '\n'))) : std::nullopt;
     const std::string left =
         casesLeft ? fmt::format("{} case{} still to measure", *casesLeft, *casesLeft == 1 ? "" : "s")
                   : std::string("the cases left unknown");
@@ -70,10 +70,6 @@ std::string describeKernelSweep(int exitCode, std::optional<size_t> casesLeft) {
         return casesLeft && *casesLeft == 0
                    ? std::string("finished")
                    : fmt::format("stopped at its deadline, {} (the same command again measures them)", left);
-    if (exitCode == 3)
-        return "not run: the plugin's Python found no GPU with torch and Triton (its message above says why)";
-    if (exitCode == 127)
-        return "not run: its Python interpreter could not be started";
     return fmt::format("stopped with exit code {}, {} (its output above says why; the same command again "
                        "continues it)",
                        exitCode, left);

@@ -35,10 +35,9 @@ std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r);
 /// again continues.
 int runKernelSweep(const KernelSweepRequest &r, const std::atomic<bool> *cancel = nullptr);
 
-/// The cases of `r` not yet in its `out` (the tool's --list); none when it cannot say.
-std::optional<size_t> kernelSweepCasesLeft(const KernelSweepRequest &r);
-
-/// How a run ended, in one phrase: "finished", or why not and what the same command again does.
-std::string describeKernelSweep(int exitCode, std::optional<size_t> casesLeft);
+/// How a run of `r` that exited with `exitCode` ended, in one phrase: "finished", or why not and
+/// what the same command again does. Where the tool ran, the cases of `r` still missing from its
+/// `out` decide between finished and stopped (the tool's --list, run here).
+std::string describeKernelSweep(const KernelSweepRequest &r, int exitCode);
 
 } // namespace diode

@@ -357,7 +357,7 @@ CharacteriseResult CharacteriseJob::run() {
             const int rc = runKernelSweep(k, &m_cancel);
             if (m_cancel)
                 return res.cancelled = true, res;
-            res.kernelSweepStatus = describeKernelSweep(rc, kernelSweepCasesLeft(k));
+            res.kernelSweepStatus = describeKernelSweep(k, rc);
         }
     }
 

@@ -2,7 +2,8 @@
 appends to --out the lines of $FAKE_KERNEL_SWEEP_LINES, and its command line and the GPU it was
 given (CUDA_VISIBLE_DEVICES, TORCH_DIODE_GPU_LOCK) as one JSON line to $FAKE_KERNEL_SWEEP_TRACE
 when set; with FAKE_KERNEL_SWEEP_HANG=1 it then waits to be killed, as a long sweep would be when
-cancelled. With --list it prints $FAKE_KERNEL_SWEEP_LEFT cases (default none) and writes nothing.
+cancelled. With --list it prints $FAKE_KERNEL_SWEEP_LEFT cases (default none), writes no lines and
+appends a line to $FAKE_KERNEL_SWEEP_LISTED when set.
 """
 import json
 import os
@@ -13,6 +14,10 @@ import time
 def main():
     argv = sys.argv[1:]
     if "--list" in argv:
+        listed = os.environ.get("FAKE_KERNEL_SWEEP_LISTED")
+        if listed:
+            with open(listed, "a") as f:
+                f.write("listed\n")
         for i in range(int(os.environ.get("FAKE_KERNEL_SWEEP_LEFT", "0"))):
             print("kernel", f"family/case-{i}")
         return 0
