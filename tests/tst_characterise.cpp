@@ -433,7 +433,8 @@ private slots:
         // that is an input is refused, naming both, before anything is written.
         const QByteArray poolBytes = testutil::fileBytes(dir.filePath("pool.json"));
         for (const auto &[field, what] : {std::pair{&CharacteriseRequest::out, "--out"},
-                                          std::pair{&CharacteriseRequest::chosen, "--chosen"}}) {
+                                          std::pair{&CharacteriseRequest::chosen, "--chosen"},
+                                          std::pair{&CharacteriseRequest::db, "--db"}}) {
             CharacteriseRequest bad = req;
             bad.*field = req.pool;
             try {

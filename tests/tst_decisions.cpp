@@ -335,6 +335,17 @@ void TestDecisions::kernelNeighboursAreATrainingChoiceTheModelKeeps() {
     QString err;
     QCOMPARE(testutil::runCli({"train-decisions", kernels, "--kernel-neighbours", "0"}, nullptr, &err), 2);
     QVERIFY2(err.contains("--kernel-neighbours"), qPrintable(err));
+    // The core refuses what a package could not hold ("neighbours" 1 to kMaxNeighbours), whoever asks.
+    for (int k : {0, kMaxNeighbours + 1}) {
+        DecisionTrainOptions bad;
+        bad.kernelNeighbours = k;
+        QVERIFY_THROWS_EXCEPTION(InvalidInput,
+                                 trainDecisions(readDecisionData(shipped("h200-kernels.jsonl")), bad));
+    }
+    one.kernelNeighbours = kMaxNeighbours;
+    QCOMPARE(trainDecisions(readDecisionData(shipped("h200-kernels.jsonl")), one)
+                 .kernelConfig.toJson()["neighbours"],
+             kMaxNeighbours);
 }
 
 void TestDecisions::trainDecisionsReproducesTheShippedHeldOutFigures() {
@@ -452,6 +463,7 @@ void TestDecisions::inspectSummarisesTheDecisionModels() {
                          .arg(d["kernel_config"]["kernels"].size())
                          .arg(d["kernel_config"]["neighbours"].get<int>())),
         qPrintable(out));
+    QVERIFY2(out.contains("from lines of NVIDIA H200 (model families"), qPrintable(out));
     QVERIFY2(out.contains(QStringLiteral("small-M forms   %1 measured sites of attention, mm")
                               .arg(d["small_m_form"]["sites"].size())),
              qPrintable(out));
@@ -463,6 +475,12 @@ void TestDecisions::inspectSummarisesTheDecisionModels() {
                                 .arg(100.0 * f.goodShare, 5, 'f', 1);
         QVERIFY2(out.contains(row), qPrintable(row + "\n" + out));
     }
+    // The H100 packages' form model is the H200's sites': both GPUs named.
+    p.start(QStringLiteral(DIODE_CLI),
+            {QStringLiteral("inspect"), testutil::sourcePath("trained_models/h100/h100-ingraph-warm.diode")});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY(QString::fromUtf8(p.readAllStandardOutput())
+                .contains("from lines of NVIDIA H100 80GB HBM3, sites of NVIDIA H200 (model families"));
     p.start(QStringLiteral(DIODE_CLI),
             {QStringLiteral("inspect"),
              testutil::sourcePath("tests/data/packages/h200-ingraph-warm-schema2.diode")});

@@ -112,7 +112,7 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
                       "the GPU to measure on, as CUDA_VISIBLE_DEVICES names it (default: the "
                       "first the environment gives)");
     sweep->add_option("--workers", o->workers, "processes sharing the GPU")
-        ->check(CLI::Range(1, 64))
+        ->check(CLI::Range(1, kMaxNeighbours))
         ->capture_default_str();
     sweep->add_option("--match", o->match,
                       "only the cases whose name (FAMILY/CASE) this regular expression finds");

@@ -442,8 +442,13 @@ void printDecisions(const nlohmann::json &m) {
         return d.contains(at) && d.at(at).is_array() ? fmt::format("{}", d.at(at).size())
                                                      : std::string("n/a");
     };
-    show("\nDecisions beside the GEMM kernel, from lines of {} (model families {}):\n",
-         field(d, P("/trained_on/gpu")), field(d, P("/trained_on/families")));
+    // The sites may be another GPU's than the kernels (a borrowed form model): both named then.
+    show("\nDecisions beside the GEMM kernel, from lines of {}{} (model families {}):\n",
+         field(d, P("/trained_on/gpu")),
+         d.contains(P("/trained_on/sites_gpu"))
+             ? fmt::format(", sites of {}", field(d, P("/trained_on/sites_gpu")))
+             : std::string(),
+         field(d, P("/trained_on/families")));
     if (d.contains("kernel_config"))
         show("  kernel configs  {} measured kernels; a prediction of the {} nearest measured rows, margin "
              "{}\n",

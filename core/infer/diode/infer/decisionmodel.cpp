@@ -105,8 +105,9 @@ void checkNames(const nlohmann::json &j, const std::vector<std::string> &names, 
 
 int neighbours(const nlohmann::json &j, const std::string &where) {
     const auto &k = j.value("neighbours", nlohmann::json());
-    if (!k.is_number_integer() || k.get<int>() < 1 || k.get<int>() > 64)
-        throw InvalidInput(fmt::format("{}: \"neighbours\" must be an integer from 1 to 64", where));
+    if (!k.is_number_integer() || k.get<int>() < 1 || k.get<int>() > kMaxNeighbours)
+        throw InvalidInput(
+            fmt::format("{}: \"neighbours\" must be an integer from 1 to {}", where, kMaxNeighbours));
     return k.get<int>();
 }
 
@@ -305,6 +306,9 @@ DecisionData readDecisionData(const std::vector<std::string> &paths) {
 }
 
 KernelConfigModel KernelConfigModel::build(const std::vector<MeasuredKernel> &kernels, int k) {
+    if (k < 1 || k > kMaxNeighbours)
+        throw InvalidInput(
+            fmt::format("a kernel-config model averages 1 to {} measured rows, not {}", kMaxNeighbours, k));
     KernelConfigModel m;
     m.m_neighbours = k;
     for (const auto &mk : kernels)

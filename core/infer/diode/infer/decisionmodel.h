@@ -82,12 +82,17 @@ nlohmann::json toJson(const SkippedCase &c);
 /// as the default". A nearest-neighbour table rather than a network: a few hundred kernels
 /// measured on the configurations a decision chooses among, and a prediction that can be traced to
 /// the kernels it came from.
+/// The most measured rows or sites a decision model's prediction may average (a package's
+/// "neighbours" field, train-decisions' --kernel-neighbours).
+inline constexpr int kMaxNeighbours = 64;
+
 class KernelConfigModel {
 public:
     static constexpr int kVersion = 1;
     static constexpr int kNeighbours = 8; ///< the shipped models' and their held-out figures'
     /// Builds the table from measured kernels; kernels without a default time or with fewer than
-    /// two timed configurations are skipped. `neighbours`: the measured rows a prediction averages.
+    /// two timed configurations are skipped. `neighbours`: the measured rows a prediction averages,
+    /// 1 to kMaxNeighbours (else InvalidInput).
     static KernelConfigModel build(const std::vector<MeasuredKernel> &kernels, int neighbours = kNeighbours);
     /// Reads a package's "decisions.kernel_config" section; throws InvalidInput naming the field.
     static KernelConfigModel fromJson(const nlohmann::json &j);
@@ -109,7 +114,7 @@ private:
     };
     std::vector<Kernel> m_kernels;
     std::vector<float> m_scale; ///< per kernel feature: 1 / spread (0 for a constant feature)
-    int m_neighbours = 8;
+    int m_neighbours = kNeighbours;
     int m_smCount = 132;
 };
 
