@@ -552,7 +552,16 @@ int Store::schemaVersion() {
 void Store::checkOwnership(Mode mode, Foreign foreign) {
     std::vector<std::string> tables, ours;
     int64_t objects = 0;
+    int version = 0;
     {
+        // The tables and the schema version as of one moment: another process making a new file's
+        // schema commits both at once, and read apart they were seen half made (no table yet, then
+        // its version), the file taken for another program's.
+        exec("BEGIN");
+        struct EndRead {
+            sqlite3 *db;
+            ~EndRead() { sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr); }
+        } endRead{m_db};
         SqlStatement s(*this,
                        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY rowid",
                        SqlStatement::Cached{});
@@ -565,8 +574,8 @@ void Store::checkOwnership(Mode mode, Foreign foreign) {
             else if (s.text(0) == "table")
                 tables.push_back(name);
         }
+        version = schemaVersion();
     }
-    const int version = schemaVersion();
     const bool hasRuns = std::find(ours.begin(), ours.end(), "runs") != ours.end();
     if (objects == 0 && version == 0 && mode == Mode::ReadOnly)
         throw EmptyDatabase(
