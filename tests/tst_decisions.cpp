@@ -75,6 +75,7 @@ private slots:
     void kernelNeighboursAreATrainingChoiceTheModelKeeps();
     void heldOutFiguresReadBackWhatTrainingWrote();
     void inspectSummarisesTheDecisionModels();
+    void figuresOnLinesSayWhatTheyAreNot();
     void linesOfTwoGpusAreNotTrainedIntoOneModel();
 };
 
@@ -459,12 +460,12 @@ void TestDecisions::inspectSummarisesTheDecisionModels() {
     const QString out = QString::fromUtf8(p.readAllStandardOutput());
     const auto &d = manifest["decisions"];
     QVERIFY2(
-        out.contains(QStringLiteral("kernel configs  %1 measured kernels; a prediction of the %2 nearest")
+        out.contains(QStringLiteral("kernel configs: %1 measured kernels; a prediction of the %2 nearest")
                          .arg(d["kernel_config"]["kernels"].size())
                          .arg(d["kernel_config"]["neighbours"].get<int>())),
         qPrintable(out));
     QVERIFY2(out.contains("from lines of NVIDIA H200 (model families"), qPrintable(out));
-    QVERIFY2(out.contains(QStringLiteral("small-M forms   %1 measured sites of attention, mm")
+    QVERIFY2(out.contains(QStringLiteral("small-M forms: %1 measured sites of attention, mm")
                               .arg(d["small_m_form"]["sites"].size())),
              qPrintable(out));
     for (const auto &f : heldOutFigures(manifest)) {
@@ -487,6 +488,48 @@ void TestDecisions::inspectSummarisesTheDecisionModels() {
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 0);
     QVERIFY(QString::fromUtf8(p.readAllStandardOutput()).contains("No decisions beside the GEMM kernel"));
+}
+
+void TestDecisions::figuresOnLinesSayWhatTheyAreNot() {
+    // Judged on another GPU's lines, or on the families the model was built from, the figures say so
+    // before they are read; on lines that are neither they say nothing.
+    const auto manifest = ModelPackage::load(shipped("h200-ingraph-warm.diode")).manifest();
+    const std::string h100Kernels =
+        testutil::sourcePath("trained_models/h100/h100-kernels.jsonl").toStdString();
+    const auto other = decisionLinesCaveats(manifest, readDecisionData(h100Kernels));
+    QCOMPARE(other.size(), size_t(1));
+    QVERIFY2(
+        other[0].find("of NVIDIA H100 80GB HBM3; this package's kernel-config model is of NVIDIA H200") !=
+            std::string::npos,
+        other[0].c_str());
+    DecisionData own = readDecisionData(shipped("h200-kernels.jsonl"));
+    const auto inSample = decisionLinesCaveats(manifest, own);
+    QCOMPARE(inSample.size(), size_t(1));
+    QVERIFY2(inSample[0].find("not held out") != std::string::npos &&
+                 inSample[0].find("llama2-7b") != std::string::npos,
+             inSample[0].c_str());
+    for (auto &k : own.kernels)
+        k.family = "mistral-7b";
+    QVERIFY(decisionLinesCaveats(manifest, own).empty());
+    QVERIFY(decisionLinesCaveats(nlohmann::json::object(), own).empty()); // a package without decisions
+    // diode eval --decision-lines says it on stderr, its JSON unchanged.
+    QString out, err;
+    QCOMPARE(
+        testutil::runCli({"eval", "--package", QString::fromStdString(shipped("h200-ingraph-warm.diode")),
+                          "--decision-lines", QString::fromStdString(h100Kernels)},
+                         &out, &err),
+        0);
+    QVERIFY2(err.contains("note: the kernel lines are of NVIDIA H100 80GB HBM3"), qPrintable(err));
+    QVERIFY(nlohmann::json::parse(out.toStdString()).contains("kernel_config"));
+    // Lines of another kind are named as such, with where kernel and site lines come from.
+    try {
+        readDecisionLines(R"({"op": "mm", "M": 8, "N": 8, "K": 8})", "problems.jsonl");
+        QFAIL("a problem line was read as a kernel line");
+    } catch (const InvalidInput &e) {
+        QVERIFY2(QString(e.what()).contains("problems.jsonl:1: not a kernel or site line") &&
+                     QString(e.what()).contains("diode sweep-kernels"),
+                 e.what());
+    }
 }
 
 QTEST_GUILESS_MAIN(TestDecisions)

@@ -666,6 +666,14 @@ private slots:
         const double pick = model->index(last, 7).data(Qt::UserRole).toDouble();
         QVERIFY2(pick > 0 && pick < 1.0, qPrintable(cellText(model, last, 7)));
         QCOMPARE(cellText(model, last, 6), QString("0")); // a failed configuration is never chosen
+        // What these figures are not, said beside them; what the models were built from, above them.
+        bool said = false, built = false;
+        for (const auto *label : panel.findChildren<QLabel *>()) {
+            said = said || label->text().contains("not held out");
+            built = built || label->text().contains("a prediction of the 8 nearest measured rows");
+        }
+        QVERIFY2(said, "judged on its own families' lines, the tab says the figures are not held out");
+        QVERIFY2(built, "the tab says what the models were built from");
     }
 
     void decisionsTabSaysWhenAPackageHasNone() {

@@ -193,8 +193,10 @@ int runEvalDecisions(const Options &o) {
         throw InvalidInput(fmt::format("{}: the package carries no decision models (manifest \"decisions\"); "
                                        "diode train-decisions writes them",
                                        o.package));
-    const nlohmann::json out = evaluateDecisionLines(models, readDecisionData(o.decisionLines)).toJson();
-    show("{}\n", jsonText(out, 1));
+    const DecisionData data = readDecisionData(o.decisionLines);
+    for (const auto &caveat : decisionLinesCaveats(pkg.manifest(), data))
+        say("note: {}\n", caveat);
+    show("{}\n", jsonText(evaluateDecisionLines(models, data).toJson(), 1));
     return 0;
 }
 
@@ -429,35 +431,15 @@ void printServes(const ModelPackage &pkg, const std::vector<std::string> &named,
 // The decisions beside the GEMM kernel (the manifest's "decisions", docs/PACKAGE.md): what each model
 // was built from, and its figures with each model family held out, as train-decisions judged them.
 void printDecisions(const nlohmann::json &m) {
-    using P = nlohmann::json::json_pointer;
-    if (!m.contains("decisions")) {
+    const auto summary = decisionModelsSummary(m);
+    if (summary.empty()) {
         show("\nNo decisions beside the GEMM kernel: the plugin keeps Inductor's kernel configurations and "
              "GEMM forms (diode train-decisions adds them).\n");
         return;
     }
-    const auto &d = m.at("decisions");
-    // The models' tables: a row a measured kernel or site.
-    auto rows = [&](const char *kind, const char *table) {
-        const P at = P("/" + std::string(kind) + "/" + table);
-        return d.contains(at) && d.at(at).is_array() ? fmt::format("{}", d.at(at).size())
-                                                     : std::string("n/a");
-    };
-    // The sites may be another GPU's than the kernels (a borrowed form model): both named then.
-    show("\nDecisions beside the GEMM kernel, from lines of {}{} (model families {}):\n",
-         field(d, P("/trained_on/gpu")),
-         d.contains(P("/trained_on/sites_gpu"))
-             ? fmt::format(", sites of {}", field(d, P("/trained_on/sites_gpu")))
-             : std::string(),
-         field(d, P("/trained_on/families")));
-    if (d.contains("kernel_config"))
-        show("  kernel configs  {} measured kernels; a prediction of the {} nearest measured rows, margin "
-             "{}\n",
-             rows("kernel_config", "kernels"), field(d, P("/kernel_config/neighbours")),
-             field(d, P("/kernel_config/margin")));
-    if (d.contains("small_m_form"))
-        show("  small-M forms   {} measured sites of {}; a prediction of the {} nearest, margin {}\n",
-             rows("small_m_form", "sites"), field(d, P("/small_m_form/ops")),
-             field(d, P("/small_m_form/neighbours")), field(d, P("/small_m_form/margin")));
+    show("\nDecisions beside the GEMM kernel, {}:\n", printable(summary.at(0)));
+    for (size_t i = 1; i < summary.size(); ++i)
+        show("  {}\n", printable(summary[i]));
     const auto figures = heldOutFigures(m);
     if (figures.empty())
         return;

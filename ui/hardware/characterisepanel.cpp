@@ -91,7 +91,8 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     , m_workers(new QSpinBox(this))
     , m_epochs(new QSpinBox(this))
     , m_kernelSweep(new QCheckBox(tr("measure this GPU's pointwise, reduction and small-M kernels too, for "
-                                     "their decision models (several minutes more)"),
+                                     "their decision models, in what is left of the deadline (not run with "
+                                     "under a minute left)"),
                                   this))
     , m_install(new QCheckBox(tr("install a better package for the plugin"), this))
     , m_run(new QPushButton(tr("Characterise"), this))

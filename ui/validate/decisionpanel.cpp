@@ -90,7 +90,14 @@ DecisionPanel::DecisionPanel(QWidget *parent)
            "measured (JSON lines), as `diode eval --decision-lines` does"));
     m_model->setHorizontalHeaderLabels({tr("Decision"), tr("Held out / lines"), tr("Judged"), tr("Changed"),
                                         tr("Good pick"), tr("> 10 % slower"), tr("Failed chosen"),
-                                        tr("Pick / default"), tr("Fastest / default")});
+                                        tr("Pick time / baseline"), tr("Fastest / baseline")});
+    // The ratios are times (lower is better) over Inductor's default config for kernel configs and
+    // over the library kernel for forms: the headers say so where the columns' cells do not.
+    const QString baselines =
+        tr("baseline: Inductor's default config for a kernel config, the library kernel "
+           "for a small-M form; a time ratio, lower is better");
+    for (int c : {Pick, Fastest})
+        m_model->horizontalHeaderItem(c)->setToolTip(baselines);
     m_view = makeSortableTable(m_model, QStringLiteral("decisionTable"), this);
     m_view->sortByColumn(-1, Qt::AscendingOrder); // as added: families, all pooled, then lines judged
 
@@ -119,17 +126,21 @@ void DecisionPanel::setPackage(const QString &path) {
     m_about->setText(tr("Reading %1…").arg(QFileInfo(path).fileName()));
     m_jobs.start([this, path](const AsyncJobs::Job &job) {
         std::vector<diode::DecisionFigures> rows;
-        QString error;
+        QString error, built;
         bool any = false;
         try {
             const auto manifest = diode::ModelPackage::load(path.toStdString()).manifest();
             const auto models = diode::DecisionModels::fromManifest(manifest);
             any = models.kernelConfig || models.smallMForm;
             rows = diode::heldOutFigures(manifest);
+            QStringList summary;
+            for (const auto &line : diode::decisionModelsSummary(manifest))
+                summary << QString::fromStdString(line);
+            built = summary.join(QStringLiteral("; "));
         } catch (const std::exception &e) {
             error = QString::fromStdString(e.what());
         }
-        job.post([this, path, rows, error, any] {
+        job.post([this, path, rows, error, any, built] {
             const QString name = QFileInfo(path).fileName();
             if (!error.isEmpty()) {
                 m_about->setText(tr("%1: its decisions cannot be shown.").arg(name));
@@ -142,11 +153,11 @@ void DecisionPanel::setPackage(const QString &path) {
                         .arg(name));
             } else {
                 m_about->setText(
-                    tr("%1: each model family held out in turn (the models built from the other "
-                       "families, judged on it), then all pooled, as recorded when the decisions "
+                    tr("%1, decisions %2. Each model family held out in turn (the models built from the "
+                       "other families, judged on it), then all pooled, as recorded when the decisions "
                        "were trained. A kernel config is good within 3 % of the fastest measured; "
                        "a form is good when it is the faster of the two.")
-                        .arg(name));
+                        .arg(name, built));
                 m_judge->setEnabled(true);
                 addRows(rows);
             }
@@ -177,9 +188,13 @@ void DecisionPanel::judgeLines(const QStringList &paths) {
                 files.push_back(p.toStdString());
                 names << QFileInfo(p).fileName();
             }
-            const auto models = diode::DecisionModels::fromManifest(
-                diode::ModelPackage::load(package.toStdString()).manifest());
-            const auto e = diode::evaluateDecisionLines(models, diode::readDecisionData(files));
+            const auto manifest = diode::ModelPackage::load(package.toStdString()).manifest();
+            const auto models = diode::DecisionModels::fromManifest(manifest);
+            const auto data = diode::readDecisionData(files);
+            const auto e = diode::evaluateDecisionLines(models, data);
+            QStringList caveats; // what these figures are not, before they are read
+            for (const auto &c : diode::decisionLinesCaveats(manifest, data))
+                caveats << QString::fromStdString(c);
             const std::string scope = names.join(QStringLiteral(", ")).toStdString();
             if (e.kernelConfig)
                 rows.push_back(diode::figuresOf(*e.kernelConfig, scope));
@@ -188,9 +203,12 @@ void DecisionPanel::judgeLines(const QStringList &paths) {
             if (rows.empty())
                 note = tr("%1 holds no kernel or site this package has a model of.").arg(names.join(", "));
             else if (e.sitesOfOpsNotMeasured)
-                note = tr("%n site(s) of ops the form model was not measured for are not judged: the plugin "
-                          "keeps the library kernel there.",
-                          nullptr, int(e.sitesOfOpsNotMeasured));
+                caveats << tr(
+                    "%n site(s) of ops the form model was not measured for are not judged: the plugin "
+                    "keeps the library kernel there.",
+                    nullptr, int(e.sitesOfOpsNotMeasured));
+            if (!rows.empty() && !caveats.isEmpty())
+                note = tr("Note: %1.").arg(caveats.join(QStringLiteral("; ")));
         } catch (const std::exception &e) {
             error = QString::fromStdString(e.what());
         }

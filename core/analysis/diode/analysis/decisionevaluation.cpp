@@ -292,6 +292,84 @@ std::string withDecisions(const std::string &packageBytes, const nlohmann::json 
     return ModelPackage::withManifest(packageBytes, manifest);
 }
 
+std::vector<std::string> decisionModelsSummary(const nlohmann::json &manifest) {
+    if (!manifest.is_object() || !manifest.contains("decisions") || !manifest.at("decisions").is_object())
+        return {};
+    const auto &d = manifest.at("decisions");
+    // A manifest field as text: "n/a" where it is missing; a list joined.
+    auto text = [&](const char *pointer) {
+        const nlohmann::json::json_pointer at(pointer);
+        if (!d.contains(at))
+            return std::string("n/a");
+        const auto &v = d.at(at);
+        if (v.is_string())
+            return v.get<std::string>();
+        if (v.is_array()) {
+            std::vector<std::string> parts;
+            for (const auto &e : v)
+                parts.push_back(e.is_string() ? e.get<std::string>() : e.dump());
+            return fmt::format("{}", fmt::join(parts, ", "));
+        }
+        return v.dump();
+    };
+    auto rows = [&](const char *pointer) { // a model's table: a row a measured kernel or site
+        const nlohmann::json::json_pointer at(pointer);
+        return d.contains(at) && d.at(at).is_array() ? std::to_string(d.at(at).size()) : std::string("n/a");
+    };
+    std::vector<std::string> lines;
+    lines.push_back(fmt::format("from lines of {}{} (model families {})", text("/trained_on/gpu"),
+                                d.contains(nlohmann::json::json_pointer("/trained_on/sites_gpu"))
+                                    ? ", sites of " + text("/trained_on/sites_gpu")
+                                    : std::string(),
+                                text("/trained_on/families")));
+    if (d.contains("kernel_config"))
+        lines.push_back(fmt::format("kernel configs: {} measured kernels; a prediction of the {} nearest "
+                                    "measured rows, margin {}",
+                                    rows("/kernel_config/kernels"), text("/kernel_config/neighbours"),
+                                    text("/kernel_config/margin")));
+    if (d.contains("small_m_form"))
+        lines.push_back(fmt::format("small-M forms: {} measured sites of {}; a prediction of the {} nearest, "
+                                    "margin {}",
+                                    rows("/small_m_form/sites"), text("/small_m_form/ops"),
+                                    text("/small_m_form/neighbours"), text("/small_m_form/margin")));
+    return lines;
+}
+
+std::vector<std::string> decisionLinesCaveats(const nlohmann::json &manifest, const DecisionData &data) {
+    std::vector<std::string> caveats;
+    if (!manifest.is_object() || !manifest.contains("decisions"))
+        return caveats;
+    const auto trainedOn = manifest.at("decisions").value("trained_on", nlohmann::json::object());
+    if (!trainedOn.is_object())
+        return caveats;
+    const std::string modelGpu = trainedOn.value("gpu", std::string());
+    std::set<std::string> gpus, trainedFamilies, shared;
+    for (const auto &k : data.kernels)
+        if (!k.gpu.empty())
+            gpus.insert(k.gpu);
+    if (trainedOn.contains("families") && trainedOn.at("families").is_array())
+        for (const auto &f : trainedOn.at("families"))
+            if (f.is_string())
+                trainedFamilies.insert(f.get<std::string>());
+    for (const auto &k : data.kernels)
+        if (trainedFamilies.count(k.family))
+            shared.insert(k.family);
+    const bool otherGpu =
+        !modelGpu.empty() && !gpus.empty() && (gpus.size() > 1 || *gpus.begin() != modelGpu);
+    if (otherGpu)
+        caveats.push_back(
+            fmt::format("the kernel lines are of {}; this package's kernel-config model is of {}: "
+                        "the figures judge its picks on another GPU",
+                        fmt::join(gpus, ", "), modelGpu));
+    else if (!shared.empty())
+        caveats.push_back(
+            fmt::format("the kernel lines are of model families the kernel-config model was built "
+                        "from ({}): its figures on them are not held out (diode inspect shows "
+                        "each family held out)",
+                        fmt::join(shared, ", ")));
+    return caveats;
+}
+
 std::string heldOutLine(const TrainedDecisions &t) {
     const DecisionFigures k = figuresOf(t.kernelConfigHeldOut, ""), f = figuresOf(t.smallMFormHeldOut, "");
     std::vector<std::string> parts; // a kind without lines says nothing

@@ -94,6 +94,17 @@ struct DecisionLinesEvaluation {
 };
 DecisionLinesEvaluation evaluateDecisionLines(const DecisionModels &models, const DecisionData &data);
 
+/// What a package's decision models were built from, a line each ("from lines of NVIDIA H200
+/// (model families ...)", "kernel configs: 219 measured kernels; ...", "small-M forms: ..."):
+/// what `diode inspect` prints and the Validate page's Decisions tab shows. Empty when the package
+/// has none.
+std::vector<std::string> decisionModelsSummary(const nlohmann::json &manifest);
+
+/// What figures on `data` are not, said before they are read: lines of another GPU than the
+/// models', or of model families the models were trained on (on the same GPU: in-sample, not held
+/// out). Empty when neither holds; `diode eval --decision-lines` and the Decisions tab say them.
+std::vector<std::string> decisionLinesCaveats(const nlohmann::json &manifest, const DecisionData &data);
+
 /// One decision kind's figures on one scope, as a table shows them side by side for both kinds.
 struct DecisionFigures {
     DecisionKind kind = DecisionKind::KernelConfig;

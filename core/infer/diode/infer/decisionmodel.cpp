@@ -168,6 +168,11 @@ void readDecisionLine(const std::string &line, const std::string &where, Decisio
     if (!j.is_object())
         throw InvalidInput(fmt::format("{}: a line must be a JSON object", where));
     const std::string kind = textField(j, "kind", where);
+    if (!j.contains("kind"))
+        throw InvalidInput(
+            fmt::format("{}: not a kernel or site line: it has no \"kind\" (GEMM problem lines have "
+                        "none); diode sweep-kernels writes kernel and site lines",
+                        where));
     if (!isDecisionLine(j))
         throw InvalidInput(fmt::format("{}: \"kind\" must be \"kernel\" or \"site\", got '{}'", where, kind));
     const std::string family = textField(j, "family", where), name = textField(j, "name", where);
