@@ -417,6 +417,7 @@ private slots:
         const StoreTableModel &kernels = *page.kernelsModel(), &sites = *page.sitesModel();
         QCOMPARE(kernels.totalRows(), qint64(243));
         QCOMPARE(sites.totalRows(), qint64(112));
+        QTRY_COMPARE(page.findChild<QLabel *>("kernelsCount")->text(), QString("243 rows"));
         QAbstractItemModelTester kernelsTester(page.kernelsModel());
         auto column = [](const char *key) { return columnOf(diode::DataTable::Kernels, key); };
         QCOMPARE(kernels.headerData(column("Default ms"), Qt::Horizontal).toString(),
@@ -459,6 +460,14 @@ private slots:
         QVERIFY(op->isEnabled());
         tabs->setCurrentIndex(tabs->count() - 2);
         pagecheck::checkRendered(&page, "data-kernel-lines", 20);
+
+        // A store without lines (the shipped one) says where they come from, not only "0 rows".
+        WorkbenchState shipped;
+        DataPage none(&shipped);
+        QVERIFY(showOn(none, shipped, kShipped));
+        QCOMPARE(none.kernelsModel()->totalRows(), qint64(0));
+        for (const char *name : {"kernelsCount", "sitesCount"})
+            QTRY_VERIFY2(none.findChild<QLabel *>(name)->text().contains("diode sweep-kernels"), name);
     }
 
     // On the cpu pipeline's data the heatmap opened on mm bf16, which has one problem

@@ -112,8 +112,13 @@ DataPage::DataPage(WorkbenchState *state, QWidget *parent)
     m_tabs->addTab(rooflinePage(), tr("R&oofline"));
     // The kernel and site lines (diode sweep-kernels, imported): what the decisions beside the
     // GEMM kernel are trained on. Only the text filter applies to them.
-    m_tabs->addTab(tablePage(m_kernels, QStringLiteral("kernels"), &view), tr("&Kernel lines"));
-    m_tabs->addTab(tablePage(m_sites, QStringLiteral("sites"), &view), tr("&Site lines"));
+    const QString linesFrom =
+        tr("Kernel and site lines come from `diode sweep-kernels` on a GPU; `diode import LINES.jsonl --db "
+           "STORE` adds a file of them to a store (the shipped ones are "
+           "trained_models/<gpu>/<gpu>-kernels.jsonl "
+           "and -sites.jsonl).");
+    m_tabs->addTab(tablePage(m_kernels, QStringLiteral("kernels"), &view, linesFrom), tr("&Kernel lines"));
+    m_tabs->addTab(tablePage(m_sites, QStringLiteral("sites"), &view, linesFrom), tr("&Site lines"));
     // The GEMM filters say nothing of kernel and site lines: off while one of theirs is shown.
     const int firstLinesTab = m_tabs->count() - 2;
     connect(m_tabs, &QTabWidget::currentChanged, this, [this, firstLinesTab](int index) {
@@ -187,7 +192,8 @@ DataPage::~DataPage() {
     settings.setValue(QStringLiteral("data/rooflineDtype"), m_roofDtype->currentText());
 }
 
-QWidget *DataPage::tablePage(StoreTableModel *model, const QString &name, QTableView **viewOut) {
+QWidget *DataPage::tablePage(StoreTableModel *model, const QString &name, QTableView **viewOut,
+                             const QString &emptyHint) {
     auto *page = new QWidget(this);
     auto *view = new QTableView(page);
     view->setObjectName(name + QStringLiteral("View"));
@@ -239,9 +245,13 @@ QWidget *DataPage::tablePage(StoreTableModel *model, const QString &name, QTable
             });
     auto *count = new QLabel(page);
     count->setObjectName(name + QStringLiteral("Count"));
-    connect(model, &StoreTableModel::pageLoaded, count, [count](qint64 loaded, qint64 total) {
-        count->setText(loaded < total ? tr("%L1 of %L2 rows loaded; scroll for more").arg(loaded).arg(total)
-                                      : tr("%L1 rows").arg(total));
+    connect(model, &StoreTableModel::pageLoaded, count, [count, emptyHint](qint64 loaded, qint64 total) {
+        if (total == 0 && !emptyHint.isEmpty())
+            count->setText(tr("0 rows. %1").arg(emptyHint));
+        else
+            count->setText(loaded < total
+                               ? tr("%L1 of %L2 rows loaded; scroll for more").arg(loaded).arg(total)
+                               : tr("%L1 rows").arg(total));
     });
     connect(model, &QAbstractItemModel::modelReset, count, [count] { count->setText(tr("Loading…")); });
     auto *layout = new QVBoxLayout(page);

@@ -51,7 +51,9 @@ public:
 
 private:
     void emitReadyWhenLoaded();
-    QWidget *tablePage(StoreTableModel *model, const QString &name, QTableView **viewOut);
+    /// `emptyHint`: said beside "0 rows", where the rows of that table come from.
+    QWidget *tablePage(StoreTableModel *model, const QString &name, QTableView **viewOut,
+                       const QString &emptyHint = {});
     QWidget *heatmapPage();
     QWidget *rooflinePage();
     void openDatabase(const QString &path);

@@ -7,6 +7,7 @@
 #include "diode/analysis/wording.h"
 #include "diode/config.h"
 #include "diode/infer/shippeddata.h"
+#include "diode/sweep/sweepplan.h"
 #include "diode/sweep/sweepsession.h"
 #if DIODE_HAVE_TORCH
 #include "diode/train/characterisejob.h"
@@ -116,7 +117,7 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_out->setObjectName(QStringLiteral("characteriseOut"));
     m_python->setPlaceholderText(tr("python3 ($DIODE_PYTHON)"));
     m_count->setObjectName(QStringLiteral("characteriseCount"));
-    m_count->setRange(minimumCount(), 100000);
+    m_count->setRange(minimumCount(), int(diode::planlimits::kMaxProblems)); // as --count
     m_count->setToolTip(tr("Problems to choose and measure; at least %1, so that %2 are left to train on "
                            "after a fifth is held out to compare on")
                             .arg(minimumCount())
@@ -272,6 +273,11 @@ void CharacterisePanel::backendChanged() {
     m_python->setEnabled(inductor);
     m_workers->setEnabled(inductor);
     m_kernelSweep->setEnabled(inductor); // the cpu backend has no GPU kernels to measure
+    m_kernelSweep->setToolTip(inductor
+                                  ? QString()
+                                  : tr("The cpu backend has no GPU kernels to measure: the kernel sweep "
+                                       "runs with the inductor backend only, and the new cpu model keeps "
+                                       "the start package's decision models."));
     m_package->setPlaceholderText(inductor ? tr("the plugin's package for this GPU, else the nearest")
                                            : tr("a cpu model (Train on a cpu sweep)"));
     // What the user has not typed follows the backend: the other backend's pool, or its package,
