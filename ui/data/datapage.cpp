@@ -245,6 +245,7 @@ QWidget *DataPage::tablePage(StoreTableModel *model, const QString &name, QTable
             });
     auto *count = new QLabel(page);
     count->setObjectName(name + QStringLiteral("Count"));
+    count->setWordWrap(true); // an empty table's hint is a sentence: it wraps rather than widen the window
     connect(model, &StoreTableModel::pageLoaded, count, [count, emptyHint](qint64 loaded, qint64 total) {
         if (total == 0 && !emptyHint.isEmpty())
             count->setText(tr("0 rows. %1").arg(emptyHint));
