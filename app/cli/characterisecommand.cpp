@@ -268,7 +268,7 @@ std::function<int()> addCharacteriseCommand(CLI::App &app) {
     c->add_flag("--no-kernel-sweep", o->noKernelSweep,
                 "measure no kernel or site lines (lines already in --kernel-lines are still trained on)");
     c->add_option("--kernel-workers", o->kernelWorkers, "the kernel sweep's cases compiled and timed at once")
-        ->check(integerIn(1, 64))
+        ->check(integerIn(1, KernelSweepRequest::kMaxWorkers))
         ->capture_default_str();
     c->add_flag("--force", o->force, "keep (and install) the new package even when it is not better");
     return [=]() -> int { return *c ? run(*o) : -1; };

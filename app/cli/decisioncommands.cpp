@@ -112,7 +112,7 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
                       "the GPU to measure on, as CUDA_VISIBLE_DEVICES names it (default: the "
                       "first the environment gives)");
     sweep->add_option("--workers", o->workers, "processes sharing the GPU")
-        ->check(CLI::Range(1, kMaxNeighbours))
+        ->check(CLI::Range(1, KernelSweepRequest::kMaxWorkers))
         ->capture_default_str();
     sweep->add_option("--match", o->match,
                       "only the cases whose name (FAMILY/CASE) this regular expression finds");
@@ -166,7 +166,7 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
             "--kernel-neighbours", o->train.kernelNeighbours,
             "a config's predicted time: the weighted mean over this many of the nearest measured rows "
             "(docs/MODELS.md compares 1, 2, 4 and 8)")
-        ->check(CLI::Range(1, 64))
+        ->check(CLI::Range(1, kMaxNeighbours))
         ->capture_default_str();
     return [=]() -> int {
         if (*sweep)

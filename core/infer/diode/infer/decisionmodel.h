@@ -75,6 +75,10 @@ nlohmann::json toJson(const MeasuredKernel &k);
 nlohmann::json toJson(const MeasuredSite &s);
 nlohmann::json toJson(const SkippedCase &c);
 
+/// The most measured rows or sites a decision model's prediction may average (a package's
+/// "neighbours" field, train-decisions' --kernel-neighbours).
+inline constexpr int kMaxNeighbours = 64;
+
 /// Predicts a configuration's time relative to Inductor's default launch of the same kernel from
 /// the nearest measured (kernel, configuration) rows: a row's distance is its kernel's (kernel
 /// features, each scaled by its spread in the data) and its configuration's (log2 blocks, warps,
@@ -82,10 +86,6 @@ nlohmann::json toJson(const SkippedCase &c);
 /// as the default". A nearest-neighbour table rather than a network: a few hundred kernels
 /// measured on the configurations a decision chooses among, and a prediction that can be traced to
 /// the kernels it came from.
-/// The most measured rows or sites a decision model's prediction may average (a package's
-/// "neighbours" field, train-decisions' --kernel-neighbours).
-inline constexpr int kMaxNeighbours = 64;
-
 class KernelConfigModel {
 public:
     static constexpr int kVersion = 1;

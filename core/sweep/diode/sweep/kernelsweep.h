@@ -1,7 +1,6 @@
 #pragma once
 
 #include <atomic>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +16,8 @@ struct KernelSweepRequest {
     std::string gpu;    ///< the GPU it measures on, as CUDA_VISIBLE_DEVICES names it ("": the environment's)
     std::string out;    ///< the lines file, appended to
     std::string kinds = "kernel,site";
-    int workers = 4;         ///< cases compiled and timed at once (they share the GPU by its lock)
+    static constexpr int kMaxWorkers = 64;
+    int workers = 4; ///< cases compiled and timed at once (they share the GPU by its lock), 1 to kMaxWorkers
     std::string families;    ///< comma-separated model families ("": all)
     std::string match;       ///< a regular expression the case names must match ("": all)
     std::string configsFrom; ///< a package whose kernel-config model gives the decomposed forms' configs
