@@ -119,23 +119,6 @@ void printMethod(const char *doing, const MethodChoice &m) {
         m.byDefault ? m.describe() : fmt::format("{} times (--method)", toString(m.method)));
 }
 
-// A manifest field as text for the summary: strings escaped, "n/a" where it is missing.
-std::string field(const nlohmann::json &m, const nlohmann::json::json_pointer &at) {
-    if (!m.contains(at) || m.at(at).is_null())
-        return "n/a";
-    // A package is a file from anywhere: its text fields are printed escaped, one line each.
-    const auto &v = m.at(at);
-    if (v.is_string())
-        return printable(v.get<std::string>());
-    if (v.is_array()) {
-        std::vector<std::string> parts;
-        for (const auto &e : v)
-            parts.push_back(e.is_string() ? printable(e.get<std::string>()) : jsonText(e, -1));
-        return fmt::format("{}", fmt::join(parts, !v.empty() && v[0].is_number() ? "-" : ", "));
-    }
-    return jsonText(v, -1);
-}
-
 // Without --out the package is named after the database, in the current directory (never
 // beside the database: the shipped data's folder is not the user's).
 [[maybe_unused]] std::string packagePathFor(const Options &o) {
@@ -316,7 +299,7 @@ int runCalibrate(const Options &o) {
     const Calibration c = calibrate(pkg, data);
     say("{} ({} regime): margin {:.2f}, chosen on {} validation and test problems; the redrawn "
         "test split's arg-min top-1 {:.4f} (the trainer recorded {:.4f})\n",
-        field(pkg.manifest(), nlohmann::json::json_pointer("/name")), toString(c.regime), c.margin,
+        manifestText(pkg.manifest(), nlohmann::json::json_pointer("/name")), toString(c.regime), c.margin,
         c.problems, c.testTop1Redrawn, c.testTop1Trainer);
     std::cout << jsonText(c.toJson(), 1) << '\n';
     if (o.out.empty()) {
@@ -437,9 +420,9 @@ void printDecisions(const nlohmann::json &m) {
              "GEMM forms (diode train-decisions adds them).\n");
         return;
     }
-    show("\nDecisions beside the GEMM kernel, {}:\n", printable(summary.at(0)));
+    show("\nDecisions beside the GEMM kernel, {}:\n", summary.at(0)); // its fields escaped
     for (size_t i = 1; i < summary.size(); ++i)
-        show("  {}\n", printable(summary[i]));
+        show("  {}\n", summary[i]);
     const auto figures = heldOutFigures(m);
     if (figures.empty())
         return;
@@ -468,7 +451,7 @@ int runInspect(const Options &o) {
     const TimingMethod method = pkg.timingMethod();
     const bool cpuModel = method == TimingMethod::Cpu;
     // Called by its file, as the workbench lists it (wording.h); the manifest's own name beside it.
-    const std::string manifestName = field(m, P("/name"));
+    const std::string manifestName = manifestText(m, P("/name"));
     show("{}{}{}\n", packageName(o.package), cpuModel ? " (cpu model)" : "",
          manifestName != "n/a" && manifestName != packageName(o.package)
              ? fmt::format(" (its manifest calls it \"{}\")", manifestName)
@@ -476,16 +459,16 @@ int runInspect(const Options &o) {
     show("  file          {} ({} bytes)\n", o.package, std::filesystem::file_size(o.package));
     // A cpu model was measured on a CPU: it has no SMs, whatever its feature inputs say.
     if (cpuModel)
-        show("  hardware      {} (a CPU: the cpu backend's tiles)\n", field(m, P("/hardware/gpu")));
+        show("  hardware      {} (a CPU: the cpu backend's tiles)\n", manifestText(m, P("/hardware/gpu")));
     else
-        show("  GPU           {} ({} SMs)\n", field(m, P("/hardware/gpu")),
-             field(m, P("/hardware/sm_count")));
+        show("  GPU           {} ({} SMs)\n", manifestText(m, P("/hardware/gpu")),
+             manifestText(m, P("/hardware/sm_count")));
     printServes(pkg, o.gpus, cpuModel);
     show("  timing method {}{}\n", toString(method),
          !m.contains("timing_method") ? " (not recorded: packages before timing methods)"
          : cpuModel ? " (ranks the cpu backend's tiles, not GPU kernels: never used by the plugin)"
                     : "");
-    show("  ops / dtypes  {} / {}\n", field(m, P("/ops")), field(m, P("/dtypes")));
+    show("  ops / dtypes  {} / {}\n", manifestText(m, P("/ops")), manifestText(m, P("/dtypes")));
     // The ATen guard the plugin, diode eval and Validate use with this package (selectionpolicy.h);
     // cpu data has no ATen kernel to guard.
     if (cpuModel)
@@ -496,19 +479,22 @@ int runInspect(const Options &o) {
              m.contains(kSelectionPolicyKey)
                  ? "calibrated by diode calibrate for its regime, else the default"
                  : "the defaults: no calibrated margin");
-    show("  created       {} by diode {}\n", field(m, P("/created_at")), field(m, P("/tool_version")));
+    show("  created       {} by diode {}\n", manifestText(m, P("/created_at")),
+         manifestText(m, P("/tool_version")));
     // The trainer counts problem lines: a problem measured in two runs of the store is two lines
     // (loadDataset); eval and the workbench count distinct problems.
-    show("  training data {} problem lines ({} rows) from {}\n", field(m, P("/training_data/problems")),
-         field(m, P("/training_data/rows")), field(m, P("/training_data/source")));
+    show("  training data {} problem lines ({} rows) from {}\n",
+         manifestText(m, P("/training_data/problems")), manifestText(m, P("/training_data/rows")),
+         manifestText(m, P("/training_data/source")));
     show("  split         {} train, {} validation, {} test problem lines (a problem measured in n runs is n "
          "lines)\n",
-         field(m, P("/training_data/split/train")), field(m, P("/training_data/split/validation")),
-         field(m, P("/training_data/split/test")));
+         manifestText(m, P("/training_data/split/train")),
+         manifestText(m, P("/training_data/split/validation")),
+         manifestText(m, P("/training_data/split/test")));
     show("  architecture  {} {} ({}), {} member(s), {}; feature schema {}\n",
-         field(m, P("/architecture/type")), field(m, P("/architecture/layers")),
-         field(m, P("/architecture/activation")), field(m, P("/architecture/members")),
-         field(m, P("/architecture/combine")), field(m, P("/feature_schema_version")));
+         manifestText(m, P("/architecture/type")), manifestText(m, P("/architecture/layers")),
+         manifestText(m, P("/architecture/activation")), manifestText(m, P("/architecture/members")),
+         manifestText(m, P("/architecture/combine")), manifestText(m, P("/feature_schema_version")));
     const P test("/metrics/test_split");
     if (!m.contains(test / "model" / "all")) {
         show("No test-split metrics recorded.\n");
@@ -518,20 +504,20 @@ int runInspect(const Options &o) {
     }
     const auto &t = m.at(test);
     show("\nOn the test split ({} problem lines it never trained on), top-k efficiency:\n",
-         field(t, P("/model/all/problems")));
+         manifestText(t, P("/model/all/problems")));
     show("  {:<28} {:>9} {:>9} {:>9}\n", "selector", "top1 mean", "top1 p10", "top3 mean");
     printInspectRow("model", t.at(P("/model/all")));
     // Baselines in the pages' order and words (wording.h); one computed on fewer problems
     // (max-autotune where Inductor's benchmark ran) says on how many.
     const auto all = t.at(P("/model/all")).value("problems", nlohmann::json());
-    forEachBaseline(
-        t.value("baselines", nlohmann::json::object()), [&](const std::string &k, const nlohmann::json &v) {
-            if (!baselineShown(k, cpuModel))
-                return;
-            printInspectRow(baselineName(k, cpuModel), v);
-            if (v.is_object() && v.contains("problems") && v["problems"] != all)
-                show("  {:<28} (on the {} test problems where it ran)\n", "", field(v, P("/problems")));
-        });
+    forEachBaseline(t.value("baselines", nlohmann::json::object()), [&](const std::string &k,
+                                                                        const nlohmann::json &v) {
+        if (!baselineShown(k, cpuModel))
+            return;
+        printInspectRow(baselineName(k, cpuModel), v);
+        if (v.is_object() && v.contains("problems") && v["problems"] != all)
+            show("  {:<28} (on the {} test problems where it ran)\n", "", manifestText(v, P("/problems")));
+    });
     if (all.is_number_integer())
         if (const auto few = fewProblemsWarning(all.get<size_t>()); !few.empty())
             show("warning: {}\n", few);

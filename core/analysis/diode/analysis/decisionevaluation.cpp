@@ -296,22 +296,7 @@ std::vector<std::string> decisionModelsSummary(const nlohmann::json &manifest) {
     if (!manifest.is_object() || !manifest.contains("decisions") || !manifest.at("decisions").is_object())
         return {};
     const auto &d = manifest.at("decisions");
-    // A manifest field as text: "n/a" where it is missing; a list joined.
-    auto text = [&](const char *pointer) {
-        const nlohmann::json::json_pointer at(pointer);
-        if (!d.contains(at))
-            return std::string("n/a");
-        const auto &v = d.at(at);
-        if (v.is_string())
-            return v.get<std::string>();
-        if (v.is_array()) {
-            std::vector<std::string> parts;
-            for (const auto &e : v)
-                parts.push_back(e.is_string() ? e.get<std::string>() : e.dump());
-            return fmt::format("{}", fmt::join(parts, ", "));
-        }
-        return v.dump();
-    };
+    auto text = [&](const char *pointer) { return manifestText(d, nlohmann::json::json_pointer(pointer)); };
     auto rows = [&](const char *pointer) { // a model's table: a row a measured kernel or site
         const nlohmann::json::json_pointer at(pointer);
         return d.contains(at) && d.at(at).is_array() ? std::to_string(d.at(at).size()) : std::string("n/a");

@@ -2,6 +2,7 @@
 
 #include "diode/infer/atomicfile.h"
 #include "diode/infer/jsonlimits.h"
+#include "diode/infer/printable.h"
 #include "diode/infer/shippeddata.h"
 
 #include <fmt/format.h>
@@ -620,6 +621,25 @@ std::vector<double> ModelPackage::predictMs(const GemmProblem &problem,
     std::vector<double> out;
     predictMs(problem, candidates, out);
     return out;
+}
+
+std::string manifestText(const nlohmann::json &manifest, const nlohmann::json::json_pointer &at) {
+    if (!manifest.contains(at) || manifest.at(at).is_null())
+        return "n/a";
+    // Bytes that are not UTF-8 in a string become U+FFFD rather than an exception.
+    auto json = [](const nlohmann::json &v) {
+        return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    };
+    const auto &v = manifest.at(at);
+    if (v.is_string())
+        return printable(v.get<std::string>());
+    if (v.is_array()) {
+        std::vector<std::string> parts;
+        for (const auto &e : v)
+            parts.push_back(e.is_string() ? printable(e.get<std::string>()) : json(e));
+        return fmt::format("{}", fmt::join(parts, !v.empty() && v[0].is_number() ? "-" : ", "));
+    }
+    return json(v);
 }
 
 } // namespace diode

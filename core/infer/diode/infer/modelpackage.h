@@ -136,4 +136,10 @@ private:
 /// trained on Inductor's autotune times. Throws PackageError for a method this build does not know.
 TimingMethod packageTimingMethod(const nlohmann::json &manifest);
 
+/// A manifest field at `at` as one line of text to show: "n/a" where it is missing or null; a string
+/// escaped (printable.h: a package is a file from anywhere); a list joined, numbers by "-" (layer
+/// sizes), else by ", "; any other value as compact JSON. What `diode inspect` and the summaries of a
+/// package's models show.
+std::string manifestText(const nlohmann::json &manifest, const nlohmann::json::json_pointer &at);
+
 } // namespace diode
