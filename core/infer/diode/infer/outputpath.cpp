@@ -21,16 +21,19 @@ void refuseOutputPath(const std::string &path, const std::vector<std::string> &i
             fmt::format("{} '{}' is {}; an output is written beside it and renamed over it, which "
                         "only a regular file may be: name a file",
                         what, path, kind));
+    refuseInputPath(path, inputs, what, "writing it would replace what it is made from; name another file");
+}
+
+void refuseInputPath(const std::string &path, const std::vector<std::string> &inputs, std::string_view what,
+                     std::string_view consequence) {
+    namespace fs = std::filesystem;
     std::error_code ec;
     if (!fs::exists(path, ec))
         return;
     for (const auto &in : inputs) {
         std::error_code e2;
         if (!in.empty() && fs::equivalent(path, in, e2) && !e2)
-            throw InvalidInput(
-                fmt::format("{} '{}' is the input '{}': writing it would replace what it is made "
-                            "from; name another file",
-                            what, path, in));
+            throw InvalidInput(fmt::format("{} '{}' is the input '{}': {}", what, path, in, consequence));
     }
 }
 

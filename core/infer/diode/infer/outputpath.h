@@ -14,4 +14,10 @@ namespace diode {
 /// before it renames.
 void refuseOutputPath(const std::string &path, const std::vector<std::string> &inputs, std::string_view what);
 
+/// Refuses `path` (`what`: "--db") when it is one of `inputs`, the same file by device and inode
+/// (InvalidInput "WHAT 'PATH' is the input 'IN': CONSEQUENCE"): refuseOutputPath's check of the
+/// inputs, for a file written in place rather than replaced (a store a sweep writes into).
+void refuseInputPath(const std::string &path, const std::vector<std::string> &inputs, std::string_view what,
+                     std::string_view consequence);
+
 } // namespace diode

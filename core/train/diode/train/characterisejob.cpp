@@ -217,11 +217,9 @@ CharacteriseResult CharacteriseJob::run() {
     const bool kernelSweep = r.backend == "inductor" && r.kernelSweep;
     const std::string chosenPath = r.chosenPath();
     std::vector<std::string> inputs{r.package, r.pool, r.heldout};
-    for (const auto &in : inputs) // the store the sweep writes into is none of what it reads either
-        if (std::error_code ec; !in.empty() && fs::equivalent(r.db, in, ec) && !ec)
-            throw InvalidInput(fmt::format("--db '{}' is the input '{}': the sweep would write its "
-                                           "measurements into it; name another store",
-                                           r.db, in));
+    // The store the sweep writes into is none of what it reads either.
+    refuseInputPath(r.db, inputs, "--db",
+                    "the sweep would write its measurements into it; name another store");
     inputs.push_back(r.db);
     if (!kernelSweep)
         inputs.push_back(kernelLines);
