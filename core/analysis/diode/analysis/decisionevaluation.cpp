@@ -328,17 +328,17 @@ std::vector<std::string> decisionLinesCaveats(const nlohmann::json &manifest, co
     if (!trainedOn.is_object())
         return caveats;
     const std::string modelGpu = trainedOn.value("gpu", std::string());
-    std::set<std::string> gpus, trainedFamilies, shared;
-    for (const auto &k : data.kernels)
-        if (!k.gpu.empty())
-            gpus.insert(k.gpu);
+    std::set<std::string> trainedFamilies, gpus, shared;
     if (trainedOn.contains("families") && trainedOn.at("families").is_array())
         for (const auto &f : trainedOn.at("families"))
             if (f.is_string())
                 trainedFamilies.insert(f.get<std::string>());
-    for (const auto &k : data.kernels)
+    for (const auto &k : data.kernels) {
+        if (!k.gpu.empty())
+            gpus.insert(k.gpu);
         if (trainedFamilies.count(k.family))
             shared.insert(k.family);
+    }
     const bool otherGpu =
         !modelGpu.empty() && !gpus.empty() && (gpus.size() > 1 || *gpus.begin() != modelGpu);
     if (otherGpu)
