@@ -404,6 +404,8 @@ char *diode_decide_json(diode_selector *selector, const char *kind, const char *
                    {"reason", d.reason}};
             if (d.fixed)
                 out["config"] = d.config.toJson();
+            if (!d.unmeasured.empty())
+                out["unmeasured"] = d.unmeasured;
         } else if (what == "small_m_form") {
             const auto site = diode::SmallMSite::fromJson(request.value("site", nlohmann::json()), "site");
             const auto d = selector->selector.decideSmallMForm(site);

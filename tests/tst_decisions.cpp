@@ -67,6 +67,7 @@ private slots:
     void thePortfolioIsPartOfTheGridAndTheSameForTheSameGrid();
     void aConfigThatFailedOnAKernelIsNeverChosenForIt();
     void theDefaultStaysUnlessPredictedFasterByTheMargin();
+    void aKernelUnlikeEveryMeasuredOneKeepsTheDefault();
     void formModelKeepsTheLibraryForAnOpItNeverMeasured();
     void modelsSurviveThePackageRoundTrip();
     void readerNamesTheFileLineAndField();
@@ -219,6 +220,39 @@ void TestDecisions::theDefaultStaysUnlessPredictedFasterByTheMargin() {
     QVERIFY(!decideKernelConfig(KernelConfigModel::build({}), shape, 0.0).fixed);
 }
 
+void TestDecisions::aKernelUnlikeEveryMeasuredOneKeepsTheDefault() {
+    // Inner reductions measured 4x faster than the default with every configuration: an outer
+    // reduction of the same sizes (a column sum of a training step) shares all their features but
+    // the layout, which never varied in the data and so weighs nothing in a distance. It is not
+    // predicted from them.
+    const auto inner = reduction(32768, 128, ReductionHint::Inner);
+    auto outer = inner;
+    outer.hint = ReductionHint::Outer;
+    std::vector<std::pair<TritonConfig, std::optional<double>>> fast;
+    for (const auto &c : portfolioConfigs(inner))
+        fast.push_back({c, 0.25});
+    auto other = reduction(262144, 128, ReductionHint::Inner);
+    const auto model = KernelConfigModel::build({measured("a", inner, fast), measured("b", other, fast)});
+    QVERIFY(decideKernelConfig(model, inner, 0.05).fixed);
+    QCOMPARE(model.unmeasuredFeature(outer), std::string("hint_outer"));
+    const auto d = decideKernelConfig(model, outer, 0.05);
+    QVERIFY(!d.fixed);
+    QCOMPARE(d.reason, std::string("feature_not_measured"));
+    QCOMPARE(d.unmeasured, std::string("hint_outer"));
+    // Once one outer reduction is measured, the layout is a feature like the others: the kernel is
+    // predicted from the nearest rows, its own kind's among them.
+    std::vector<std::pair<TritonConfig, std::optional<double>>> same;
+    for (const auto &c : portfolioConfigs(outer))
+        same.push_back({c, 1.0});
+    const auto both = KernelConfigModel::build(
+        {measured("a", inner, fast), measured("b", other, fast), measured("c", outer, same)});
+    QVERIFY(both.unmeasuredFeature(outer).empty());
+    QVERIFY(decideKernelConfig(both, outer, 0.05).reason != "feature_not_measured");
+    // The same rule survives the package (the scale stored to four decimals keeps its zeros).
+    const auto back = KernelConfigModel::fromJson(nlohmann::json::parse(model.toJson().dump()));
+    QCOMPARE(back.unmeasuredFeature(outer), std::string("hint_outer"));
+}
+
 void TestDecisions::formModelKeepsTheLibraryForAnOpItNeverMeasured() {
     std::vector<MeasuredSite> sites;
     for (int b : {32, 64, 128, 256}) {
@@ -305,10 +339,18 @@ void TestDecisions::shippedPackagesCarryBothModelsAndDecideAsDocumented() {
         QCOMPARE(selector.decideSmallMForm(site).reason, std::string("op_not_measured"));
         const auto k = selector.decideKernelConfig(reduction(32768, 1025, ReductionHint::Default));
         QCOMPARE(k.candidates, int(kPortfolioSize));
+        // No kernel the sweep measures is tiled in two dimensions: such a kernel keeps the default,
+        // counted with the feature that says why.
+        auto tiled = reduction(512, 1, ReductionHint::Default);
+        tiled.reduction = false;
+        tiled.hint = ReductionHint::None;
+        tiled.y = 8192;
+        QCOMPARE(selector.decideKernelConfig(tiled).reason, std::string("feature_not_measured"));
         const auto counters = selector.counters().toJson();
         QCOMPARE(counters["small_m_form"]["decisions"].get<int>(), 3);
         QCOMPARE(counters["small_m_form"]["selected"].get<int>(), 2);
-        QCOMPARE(counters["kernel_config"]["decisions"].get<int>(), 1);
+        QCOMPARE(counters["kernel_config"]["decisions"].get<int>(), 2);
+        QCOMPARE(counters["kernel_config"]["not_selected"]["feature_not_measured:log2_y"].get<int>(), 1);
     }
 }
 

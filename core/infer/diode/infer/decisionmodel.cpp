@@ -386,6 +386,22 @@ std::vector<double> KernelConfigModel::predictLog2Ratio(const TritonKernelShape 
     return out;
 }
 
+std::string KernelConfigModel::unmeasuredFeature(const TritonKernelShape &shape) const {
+    if (m_kernels.empty())
+        return {};
+    const std::vector<float> q = kernelRow(shape);
+    std::string differs;
+    for (size_t f = 0; f < m_scale.size(); ++f)
+        if (m_scale[f] == 0.0f && std::abs(q[f] - m_kernels.front().features[f]) > 1e-4f) {
+            // Named by what the kernel has (its layout, of a one-hot pair), not by what it lacks.
+            if (q[f] != 0.0f)
+                return kernelFeatureNames()[f];
+            if (differs.empty())
+                differs = kernelFeatureNames()[f];
+        }
+    return differs;
+}
+
 nlohmann::json KernelConfigModel::toJson() const {
     nlohmann::json kernels = nlohmann::json::array();
     for (const auto &k : m_kernels) {
@@ -526,6 +542,11 @@ KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const Tr
     d.candidates = int(configs.size());
     if (configs.empty()) {
         d.reason = "no_candidates";
+        return d;
+    }
+    d.unmeasured = model.unmeasuredFeature(shape);
+    if (!d.unmeasured.empty()) {
+        d.reason = "feature_not_measured";
         return d;
     }
     // Only a configuration a similar kernel was measured with: the prediction of any other is a guess

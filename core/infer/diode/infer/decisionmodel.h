@@ -103,6 +103,11 @@ public:
     std::vector<double> predictLog2Ratio(const TritonKernelShape &shape,
                                          const std::vector<TritonConfig> &configs,
                                          std::vector<bool> *triedNearby = nullptr) const;
+    /// The name of a kernel feature every measured kernel shares and `shape` does not (a reduction
+    /// layout or a tiling never measured), "" when there is none. Such a kernel is unlike all the
+    /// measured ones whatever its other features, and is not decided: the spread a distance is scaled
+    /// by has nothing to say about a feature that never varied.
+    std::string unmeasuredFeature(const TritonKernelShape &shape) const;
     int kernels() const { return int(m_kernels.size()); }
     int smCount() const { return m_smCount; }
 
@@ -154,8 +159,10 @@ struct KernelConfigDecision {
     TritonConfig config;
     double predictedRatio = 1; ///< the chosen configuration's time over the default's
     int candidates = 0;
-    std::string
-        reason; ///< "predicted_faster", "default_predicted_best", "no_candidates", "none_tried_nearby"
+    /// "predicted_faster", "default_predicted_best", "no_candidates", "none_tried_nearby",
+    /// "feature_not_measured" (KernelConfigModel::unmeasuredFeature; `unmeasured` names it)
+    std::string reason;
+    std::string unmeasured;
 };
 KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const TritonKernelShape &shape,
                                         double margin = kDefaultKernelConfigMargin);

@@ -161,7 +161,10 @@ KernelConfigDecision Selector::decideKernelConfig(const TritonKernelShape &shape
         k = diode::decideKernelConfig(*m_decisions.kernelConfig, shape, m_decisions.kernelConfigMargin);
     else
         k.reason = "no_model";
-    countBeside(DecisionKind::KernelConfig, k.fixed, k.reason, shape.reduction ? "reduction" : "pointwise");
+    // Counted with the feature it names, so that the stats say which kind of kernel was never measured.
+    countBeside(DecisionKind::KernelConfig, k.fixed,
+                k.unmeasured.empty() ? k.reason : k.reason + ":" + k.unmeasured,
+                shape.reduction ? "reduction" : "pointwise");
     return k;
 }
 
