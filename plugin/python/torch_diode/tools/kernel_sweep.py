@@ -3,7 +3,8 @@ are trained on, in CUDA graphs (torch_diode.tools.ingraph, warm), as kernel and 
 (docs/FORMATS.md, "Kernel and site lines"):
 
 - kernel lines: one pointwise or reduction kernel of a model family's layers (a norm, a softmax,
-  attention's reductions at one query token, a decomposed GEMV, an activation, a transpose),
+  attention's reductions at one query token, a decomposed GEMV, an activation, a transpose, a
+  training step's sums over the tokens),
   compiled alone by Inductor with its own heuristics (`default_ms`) and with each configuration
   the library may give it (diode_kernel_candidates, core's portfolio: the same configurations a
   decision chooses among) fixed through InductorChoices.triton_kernel_kwargs. A configuration whose
@@ -46,6 +47,7 @@ FAMILIES = {
 DECODE_BATCHES = (1, 8, 32)
 CONTEXTS = (512, 2048)
 PREFILL_TOKENS = (512, 4096)
+SPLIT_ROWS = 128  # the tokens of one partial sum where Inductor splits a column sum over 4,096 tokens
 
 
 def log(msg):
@@ -151,6 +153,27 @@ def _kernel_cases(family: str, f: dict) -> list:
             return (lambda a, b, w: _forms._mm(F.silu(a) * b, w.t())), (a, b, w)
         return (lambda a, w: _forms._mm(F.gelu(a, approximate="tanh"), w.t())), (a, w)
 
+    def column_sum(t, n):
+        # A bias's or a norm weight's gradient in a training step: the output gradient summed over
+        # the tokens (a reduction whose outputs are contiguous, read across rows).
+        return (lambda g: g.sum(0)), (rand(t, n),)
+
+    def column_sum_split(t, n, rows):
+        # The first of the two kernels Inductor splits a long column sum into: partial sums of
+        # `rows` tokens each (the second kernel adds the partial sums).
+        return (lambda g: g.view(t // rows, rows, n).sum(1)), (rand(t, n),)
+
+    def activation_backward_sum(t):
+        # The first MLP projection's backward: GELU's gradient, and its sum over the tokens (the
+        # bias gradient), in one kernel with two outputs.
+        g, x = rand(t, f["ff"]), rand(t, f["ff"])
+
+        def fn(g, x):
+            gx = torch.ops.aten.gelu_backward(g, x, approximate="tanh")
+            return gx, gx.sum(0)
+
+        return fn, (g, x)
+
     d, ff = f["d"], f["ff"]
     decoder = family != "vit-l16"
     if decoder:
@@ -181,6 +204,12 @@ def _kernel_cases(family: str, f: dict) -> list:
         s = min(t, 2048) if decoder else 197
         rows = f["heads"] * (t if decoder else t)
         cases.append((f"softmax-t{t}-s{s}", lambda rows=rows, s=s: softmax(rows, s)))
+        for n in sorted({d, 3 * d, ff}):
+            cases.append((f"column-sum-t{t}-n{n}", lambda t=t, n=n: column_sum(t, n)))
+            if t % SPLIT_ROWS == 0:
+                cases.append((f"column-sum-split-t{t}-n{n}", lambda t=t, n=n: column_sum_split(t, n, SPLIT_ROWS)))
+        if f["act"] == "gelu":  # the families whose projections have a bias
+            cases.append((f"act-backward-sum-t{t}", lambda t=t: activation_backward_sum(t)))
     return [(f"{family}/{name}", family, build) for name, build in cases]
 
 
@@ -307,6 +336,8 @@ def _time(compiled, args, timer):
 
 
 def _close(out, ref) -> bool:
+    if isinstance(ref, (tuple, list)):
+        return len(out) == len(ref) and all(_close(o, r) for o, r in zip(out, ref))
     a, b = out.float(), ref.float()
     scale = float(b.abs().max().clamp_min(1e-6))
     return bool(((a - b).abs().max() / scale) < 2e-2)
