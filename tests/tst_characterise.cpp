@@ -502,7 +502,7 @@ private slots:
         QCOMPARE(testutil::runCli(run, &out, &err, 280000, dir.path()), 0);
         QVERIFY2(err.contains("kernel sweep: finished"), qPrintable(err));
         QVERIFY2(
-            out.contains("decision models trained on 219 kernel and 0 site lines of NVIDIA H200 (in ind.db)"),
+            out.contains("decision models trained on 251 kernel and 0 site lines of NVIDIA H200 (in ind.db)"),
             qPrintable(out));
         QCOMPARE(
             nlohmann::json::parse(testutil::fileBytes(dir.filePath("trace.jsonl")).toStdString())["argv"],
@@ -510,9 +510,9 @@ private slots:
         const auto decisions =
             ModelPackage::load(dir.filePath("ind.diode").toStdString()).manifest()["decisions"];
         QCOMPARE(decisions["trained_on"]["gpu"].get<std::string>(), std::string("NVIDIA H200"));
-        QCOMPARE(decisions["trained_on"]["kernels"].get<int>(), 219);
+        QCOMPARE(decisions["trained_on"]["kernels"].get<int>(), 251);
         QCOMPARE(testutil::scalar(dir.filePath("ind.db"), "SELECT count(*) FROM measured_kernels"),
-                 int64_t(243));
+                 int64_t(305));
 
         // Measured before, with under a minute of deadline: the kernel sweep is not started.
         QCOMPARE(testutil::runCli(run + QStringList{"--deadline", "30"}, &out, &err, 280000, dir.path()), 0);

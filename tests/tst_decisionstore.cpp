@@ -62,7 +62,7 @@ class TestDecisionStore : public QObject {
     QString path(const char *name) const { return m_dir.filePath(QLatin1String(name)); }
 
 private slots:
-    // Every field of every line survives the store: the 24 skipped cases, configurations that
+    // Every field of every line survives the store: the 54 skipped cases, configurations that
     // failed with their errors (a shipped line with two of its configurations failed, as the sweep
     // writes one whose output differs from the default's), and the sites timed with a package's
     // configs beside those timed without (the same names: a case is GPU, name and configs_from).
@@ -83,9 +83,9 @@ private slots:
         const std::vector<std::string> files = {shipped("h200-kernels.jsonl"), shipped("h200-sites.jsonl"),
                                                 shipped("h200-sites-plugin-configs.jsonl"), failed};
         const DecisionData read = readDecisionData(files);
-        QCOMPARE(read.kernels.size(), size_t(220));
+        QCOMPARE(read.kernels.size(), size_t(252));
         QCOMPARE(read.sites.size(), size_t(224));
-        QCOMPARE(read.skipped.size(), size_t(24));
+        QCOMPARE(read.skipped.size(), size_t(54));
         int errors = 0;
         for (const auto &k : read.kernels)
             errors +=
@@ -104,7 +104,7 @@ private slots:
             }
             compareData(storedDecisionData(store), read);
         }
-        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measured_kernels"), 244);
+        QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measured_kernels"), 306);
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measured_sites"), 224);
         QCOMPARE(testutil::scalar(db, "SELECT count(*) FROM measured_kernel_configs WHERE error IS NOT NULL"),
                  2);
@@ -114,7 +114,7 @@ private slots:
         QCOMPARE(
             testutil::runCli({"export", "--db", db, "--format", "kernel-site", "--out", out}, nullptr, &err),
             0);
-        QVERIFY2(err.contains("468 rows written"), qPrintable(err));
+        QVERIFY2(err.contains("530 rows written"), qPrintable(err));
         compareData(readDecisionData(out.toStdString()), read);
     }
 
@@ -130,11 +130,11 @@ private slots:
         }
         QString text;
         QCOMPARE(testutil::runCli({"merge", out, kernels, sites}, &text), 0);
-        QVERIFY2(text.contains("219 kernels, 0 sites, 24 skipped cases: 243 added"), qPrintable(text));
-        QVERIFY2(text.contains("355 kernel and site lines added"), qPrintable(text));
+        QVERIFY2(text.contains("251 kernels, 0 sites, 54 skipped cases: 305 added"), qPrintable(text));
+        QVERIFY2(text.contains("417 kernel and site lines added"), qPrintable(text));
         QCOMPARE(testutil::runCli({"stats", "--db", out}, &text), 0);
         QVERIFY2(text.contains(
-                     "kernel and site lines 243 kernel cases (219 measured), 112 site cases (112 measured)"),
+                     "kernel and site lines 305 kernel cases (251 measured), 112 site cases (112 measured)"),
                  qPrintable(text));
         const DecisionData want = readDecisionData(
             std::vector<std::string>{shipped("h200-kernels.jsonl"), shipped("h200-sites.jsonl")});
