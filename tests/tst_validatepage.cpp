@@ -47,7 +47,7 @@ const QString kNoDecisions = kModel;
 // Shows `package` (and then judges `lines`, if any) in `panel`, to what it shows.
 bool shownIn(DecisionPanel &panel, const QString &package, const QStringList &lines = {}) {
     QSignalSpy shown(&panel, &DecisionPanel::shown);
-    panel.setPackage(package);
+    panel.setPackages({package});
     if (!shown.wait(30000))
         return false;
     if (lines.isEmpty())
@@ -636,14 +636,15 @@ private slots:
         QVERIFY2(held.size() >= 4, "both decision kinds, families held out and pooled");
         int pooled = -1;
         for (int r = 0; r < model->rowCount(); ++r)
-            if (cellText(model, r, 0) == "Kernel config" && cellText(model, r, 1) == "all families")
+            if (cellText(model, r, 1) == "Kernel config" && cellText(model, r, 2) == "all families")
                 pooled = r;
         QVERIFY2(pooled >= 0, "the pooled kernel-config row");
         const auto &all = manifest["decisions"]["kernel_config"]["held_out_by_family"]["all"];
         const int judged = all["kernels"], unmeasured = all.value("picks_not_measured", 0);
         // Kernels whose pick the lines hold no time of (a sample of the grid measured) are left out, and
         // said.
-        QCOMPARE(cellText(model, pooled, 2), unmeasured
+        QCOMPARE(cellText(model, pooled, 0), QString("h200-ingraph-warm.diode"));
+        QCOMPARE(cellText(model, pooled, 3), unmeasured
                                                  ? QString("%1 (+%2 unmeasured)").arg(judged).arg(unmeasured)
                                                  : QString::number(judged));
         QVERIFY(judged > 100);
@@ -656,16 +657,16 @@ private slots:
         QVERIFY(shown.wait(60000));
         QCOMPARE(model->rowCount(), before + 1);
         const int last = model->rowCount() - 1;
-        QCOMPARE(cellText(model, last, 1), QString("h200-kernels.jsonl"));
+        QCOMPARE(cellText(model, last, 2), QString("h200-kernels.jsonl"));
         const auto data = diode::readDecisionData(kKernelLines.toStdString());
-        const int judgedHere = model->index(last, 2).data(Qt::UserRole).toInt();
-        const QString text = cellText(model, last, 2);
+        const int judgedHere = model->index(last, 3).data(Qt::UserRole).toInt();
+        const QString text = cellText(model, last, 3);
         const int left = text.contains('+') ? text.section('+', 1).section(' ', 0, 0).toInt() : 0;
         QCOMPARE(judgedHere + left, int(data.kernels.size()));
         QVERIFY(judgedHere > 100);
-        const double pick = model->index(last, 7).data(Qt::UserRole).toDouble();
-        QVERIFY2(pick > 0 && pick < 1.0, qPrintable(cellText(model, last, 7)));
-        QCOMPARE(cellText(model, last, 6), QString("0")); // a failed configuration is never chosen
+        const double pick = model->index(last, 8).data(Qt::UserRole).toDouble();
+        QVERIFY2(pick > 0 && pick < 1.0, qPrintable(cellText(model, last, 8)));
+        QCOMPARE(cellText(model, last, 7), QString("0")); // a failed configuration is never chosen
         // What these figures are not, said beside them; what the models were built from, above them.
         bool said = false, built = false;
         for (const auto *label : panel.findChildren<QLabel *>()) {
@@ -674,6 +675,46 @@ private slots:
         }
         QVERIFY2(said, "judged on its own families' lines, the tab says the figures are not held out");
         QVERIFY2(built, "the tab says what the models were built from");
+    }
+
+    // Models A and B: the rows of each, named by package; lines judged by both; a package without
+    // decision models said so beside the other's rows.
+    void decisionsTabComparesTwoPackages() {
+        const QString h100 = testutil::sourcePath("trained_models/h100/h100-ingraph-warm.diode");
+        DecisionPanel panel;
+        QSignalSpy shown(&panel, &DecisionPanel::shown);
+        panel.setPackages({kDecisionPackage, h100});
+        QVERIFY(shown.wait(30000));
+        const auto *model = panel.model();
+        const auto rowsOf = [&](const QString &package) {
+            int n = 0;
+            for (int r = 0; r < model->rowCount(); ++r)
+                n += cellText(model, r, 0) == package;
+            return n;
+        };
+        const auto heldA =
+            diode::heldOutFigures(diode::ModelPackage::load(kDecisionPackage.toStdString()).manifest());
+        const auto heldB = diode::heldOutFigures(diode::ModelPackage::load(h100.toStdString()).manifest());
+        QCOMPARE(rowsOf("h200-ingraph-warm.diode"), int(heldA.size()));
+        QCOMPARE(rowsOf("h100-ingraph-warm.diode"), int(heldB.size()));
+        QCOMPARE(model->rowCount(), int(heldA.size() + heldB.size()));
+        panel.judgeLines({kKernelLines});
+        QVERIFY(shown.wait(60000));
+        QCOMPARE(model->rowCount(), int(heldA.size() + heldB.size()) + 2); // a kernel-config row each
+        bool another = false;
+        for (const auto *label : panel.findChildren<QLabel *>())
+            another = another || (label->text().contains("h100-ingraph-warm.diode: Note:") &&
+                                  label->text().contains("NVIDIA H200"));
+        QVERIFY2(another, "the H100 package judged on H200 lines says so, named");
+
+        panel.setPackages({kDecisionPackage, kNoDecisions});
+        QVERIFY(shown.wait(30000));
+        QCOMPARE(model->rowCount(), int(heldA.size()));
+        bool said = false;
+        for (const auto *label : panel.findChildren<QLabel *>())
+            said = said || label->text().contains("carries no decision models");
+        QVERIFY(said);
+        QVERIFY(panel.findChild<QPushButton *>("judgeDecisionLines")->isEnabled());
     }
 
     void decisionsTabSaysWhenAPackageHasNone() {
@@ -715,7 +756,19 @@ private slots:
         QVERIFY(tabs->indexOf(page.decisionPanel()) >= 0);
         auto *modelA = page.findChild<QComboBox *>("modelA");
         QVERIFY(modelA->count() > 0);
-        QCOMPARE(page.decisionPanel()->package(), modelA->currentData().toString());
+        QCOMPARE(page.decisionPanel()->packages(), QStringList{modelA->currentData().toString()});
+        // Model B chosen: its decisions beside A's; back to none, A's alone.
+        auto *modelB = page.findChild<QComboBox *>("modelB");
+        int other = -1;
+        for (int i = 1; i < modelB->count(); ++i)
+            if (modelB->itemData(i).toString() != modelA->currentData().toString())
+                other = i;
+        QVERIFY(other > 0);
+        modelB->setCurrentIndex(other);
+        QCOMPARE(page.decisionPanel()->packages(),
+                 (QStringList{modelA->currentData().toString(), modelB->itemData(other).toString()}));
+        modelB->setCurrentIndex(0);
+        QCOMPARE(page.decisionPanel()->packages(), QStringList{modelA->currentData().toString()});
     }
 
     void pageRendersTheShippedData() {

@@ -17,7 +17,7 @@
 
 namespace {
 
-enum Column { Kind, Scope, Judged, Changed, Good, MuchSlower, FailedChosen, Pick, Fastest, Columns };
+enum Column { Package, Kind, Scope, Judged, Changed, Good, MuchSlower, FailedChosen, Pick, Fastest, Columns };
 
 QString kindText(diode::DecisionKind kind) {
     switch (kind) {
@@ -42,12 +42,12 @@ QStandardItem *cell(const QString &text, const QVariant &sortKey, const QString 
     return item;
 }
 
-QList<QStandardItem *> rowOf(const diode::DecisionFigures &f) {
+QList<QStandardItem *> rowOf(const QString &package, const diode::DecisionFigures &f) {
     const bool kernels = f.kind == diode::DecisionKind::KernelConfig;
     const QString baseline =
         kernels ? DecisionPanel::tr("Inductor's default") : DecisionPanel::tr("the library kernel");
     QList<QStandardItem *> row;
-    row << cell(kindText(f.kind), kindText(f.kind))
+    row << cell(package, package) << cell(kindText(f.kind), kindText(f.kind))
         << cell(QString::fromStdString(f.scope), QString::fromStdString(f.scope))
         << cell(f.notMeasured ? DecisionPanel::tr("%1 (+%2 unmeasured)").arg(f.judged).arg(f.notMeasured)
                               : QString::number(f.judged),
@@ -73,6 +73,15 @@ QList<QStandardItem *> rowOf(const diode::DecisionFigures &f) {
     return row;
 }
 
+// One package's figures as read off its manifest, or why they cannot be.
+struct PackageFigures {
+    QString name;
+    std::vector<diode::DecisionFigures> rows;
+    QString built; ///< what its decision models were built from
+    QString error;
+    bool any = false; ///< it carries a decision model
+};
+
 } // namespace
 
 DecisionPanel::DecisionPanel(QWidget *parent)
@@ -88,9 +97,9 @@ DecisionPanel::DecisionPanel(QWidget *parent)
     m_judge->setToolTip(
         tr("Judge the package's decisions on kernel and site lines that `diode sweep-kernels` "
            "measured (JSON lines), as `diode eval --decision-lines` does"));
-    m_model->setHorizontalHeaderLabels({tr("Decision"), tr("Held out / lines"), tr("Judged"), tr("Changed"),
-                                        tr("Good pick"), tr("> 10 % slower"), tr("Failed chosen"),
-                                        tr("Pick time / baseline"), tr("Fastest / baseline")});
+    m_model->setHorizontalHeaderLabels(
+        {tr("Package"), tr("Decision"), tr("Held out / lines"), tr("Judged"), tr("Changed"), tr("Good pick"),
+         tr("> 10 % slower"), tr("Failed chosen"), tr("Pick time / baseline"), tr("Fastest / baseline")});
     // The ratios are times (lower is better) over Inductor's default config for kernel configs and
     // over the library kernel for forms: the headers say so where the columns' cells do not.
     const QString baselines =
@@ -109,58 +118,75 @@ DecisionPanel::DecisionPanel(QWidget *parent)
     layout->addWidget(m_message);
     layout->addWidget(m_view, 1);
     connect(m_judge, &QPushButton::clicked, this, &DecisionPanel::chooseLines);
-    setPackage({});
+    setPackages({});
 }
 
-void DecisionPanel::setPackage(const QString &path) {
-    m_package = path;
+void DecisionPanel::setPackages(const QStringList &paths) {
+    m_packages.clear();
+    for (const auto &p : paths)
+        if (!p.isEmpty() && !m_packages.contains(p))
+            m_packages << p;
     m_model->removeRows(0, m_model->rowCount());
     m_message->showMessage({}, false);
     m_judge->setEnabled(false);
-    if (path.isEmpty()) {
+    if (m_packages.isEmpty()) {
         m_about->setText(tr("Choose a model to see its decisions beside the GEMM kernel."));
         m_jobs.cancel();
         emit shown();
         return;
     }
-    m_about->setText(tr("Reading %1…").arg(QFileInfo(path).fileName()));
-    m_jobs.start([this, path](const AsyncJobs::Job &job) {
-        std::vector<diode::DecisionFigures> rows;
-        QString error, built;
-        bool any = false;
-        try {
-            const auto manifest = diode::ModelPackage::load(path.toStdString()).manifest();
-            const auto models = diode::DecisionModels::fromManifest(manifest);
-            any = models.kernelConfig || models.smallMForm;
-            rows = diode::heldOutFigures(manifest);
-            QStringList summary;
-            for (const auto &line : diode::decisionModelsSummary(manifest))
-                summary << QString::fromStdString(line);
-            built = summary.join(QStringLiteral("; "));
-        } catch (const std::exception &e) {
-            error = QString::fromStdString(e.what());
-        }
-        job.post([this, path, rows, error, any, built] {
-            const QString name = QFileInfo(path).fileName();
-            if (!error.isEmpty()) {
-                m_about->setText(tr("%1: its decisions cannot be shown.").arg(name));
-                m_message->showMessage(error, true);
-            } else if (!any) {
-                m_about->setText(
-                    tr("%1 carries no decision models beside the GEMM kernel: with it the plugin "
-                       "leaves kernel configurations and small-M forms to Inductor. "
-                       "`diode train-decisions` adds them from measured kernel and site lines.")
-                        .arg(name));
-            } else {
-                m_about->setText(
-                    tr("%1, decisions %2. Each model family held out in turn (the models built from the "
-                       "other families, judged on it), then all pooled, as recorded when the decisions "
-                       "were trained. A kernel config is good within 3 % of the fastest measured; "
-                       "a form is good when it is the faster of the two.")
-                        .arg(name, built));
-                m_judge->setEnabled(true);
-                addRows(rows);
+    QStringList names;
+    for (const auto &p : m_packages)
+        names << QFileInfo(p).fileName();
+    m_about->setText(tr("Reading %1…").arg(names.join(QStringLiteral(", "))));
+    m_jobs.start([this, paths = m_packages](const AsyncJobs::Job &job) {
+        std::vector<PackageFigures> read;
+        for (const auto &path : paths) {
+            PackageFigures f;
+            f.name = QFileInfo(path).fileName();
+            try {
+                const auto manifest = diode::ModelPackage::load(path.toStdString()).manifest();
+                const auto models = diode::DecisionModels::fromManifest(manifest);
+                f.any = models.kernelConfig || models.smallMForm;
+                f.rows = diode::heldOutFigures(manifest);
+                QStringList summary;
+                for (const auto &line : diode::decisionModelsSummary(manifest))
+                    summary << QString::fromStdString(line);
+                f.built = summary.join(QStringLiteral("; "));
+            } catch (const std::exception &e) {
+                f.error = QString::fromStdString(e.what());
             }
+            read.push_back(std::move(f));
+        }
+        job.post([this, read] {
+            QStringList about, errors;
+            bool any = false;
+            for (const auto &f : read) {
+                if (!f.error.isEmpty()) {
+                    about << tr("%1: its decisions cannot be shown.").arg(f.name);
+                    errors << tr("%1: %2").arg(f.name, f.error);
+                } else if (!f.any) {
+                    about << tr("%1 carries no decision models beside the GEMM kernel: with it the plugin "
+                                "leaves kernel configurations and small-M forms to Inductor. "
+                                "`diode train-decisions` adds them from measured kernel and site lines.")
+                                 .arg(f.name);
+                } else {
+                    about << tr("%1, decisions %2.").arg(f.name, f.built);
+                    any = true;
+                    for (const auto &row : f.rows)
+                        m_model->appendRow(rowOf(f.name, row));
+                }
+            }
+            if (any)
+                about << tr(
+                    "Each model family held out in turn (the models built from the other families, "
+                    "judged on it), then all pooled, as recorded when the decisions were trained. A "
+                    "kernel config is good within 3 % of the fastest measured; a form is good when it "
+                    "is the faster of the two.");
+            m_about->setText(about.join(QLatin1Char('\n')));
+            if (!errors.isEmpty())
+                m_message->showMessage(errors.join(QLatin1Char('\n')), true);
+            m_judge->setEnabled(any);
             emit shown();
         });
     });
@@ -174,13 +200,13 @@ void DecisionPanel::chooseLines() {
 }
 
 void DecisionPanel::judgeLines(const QStringList &paths) {
-    if (m_package.isEmpty())
+    if (m_packages.isEmpty())
         return;
     m_message->showMessage(tr("Judging on %n file(s)…", nullptr, int(paths.size())), false);
-    const QString package = m_package;
-    m_jobs.start([this, package, paths](const AsyncJobs::Job &job) {
-        std::vector<diode::DecisionFigures> rows;
-        QString error, note;
+    m_jobs.start([this, packages = m_packages, paths](const AsyncJobs::Job &job) {
+        std::vector<std::pair<QString, diode::DecisionFigures>> rows;
+        QStringList notes;
+        QString error;
         try {
             std::vector<std::string> files;
             QStringList names;
@@ -188,42 +214,43 @@ void DecisionPanel::judgeLines(const QStringList &paths) {
                 files.push_back(p.toStdString());
                 names << QFileInfo(p).fileName();
             }
-            const auto manifest = diode::ModelPackage::load(package.toStdString()).manifest();
-            const auto models = diode::DecisionModels::fromManifest(manifest);
             const auto data = diode::readDecisionData(files);
-            const auto e = diode::evaluateDecisionLines(models, data);
-            QStringList caveats; // what these figures are not, before they are read
-            for (const auto &c : diode::decisionLinesCaveats(manifest, data))
-                caveats << QString::fromStdString(c);
             const std::string scope = names.join(QStringLiteral(", ")).toStdString();
-            if (e.kernelConfig)
-                rows.push_back(diode::figuresOf(*e.kernelConfig, scope));
-            if (e.smallMForm)
-                rows.push_back(diode::figuresOf(*e.smallMForm, scope));
-            if (rows.empty())
-                note = tr("%1 holds no kernel or site this package has a model of.").arg(names.join(", "));
-            else if (e.sitesOfOpsNotMeasured)
-                caveats << tr(
-                    "%n site(s) of ops the form model was not measured for are not judged: the plugin "
-                    "keeps the library kernel there.",
-                    nullptr, int(e.sitesOfOpsNotMeasured));
-            if (!rows.empty() && !caveats.isEmpty())
-                note = tr("Note: %1.").arg(caveats.join(QStringLiteral("; ")));
+            for (const auto &package : packages) {
+                const QString name = QFileInfo(package).fileName();
+                const auto manifest = diode::ModelPackage::load(package.toStdString()).manifest();
+                const auto models = diode::DecisionModels::fromManifest(manifest);
+                const auto e = diode::evaluateDecisionLines(models, data);
+                QStringList caveats; // what these figures are not, before they are read
+                for (const auto &c : diode::decisionLinesCaveats(manifest, data))
+                    caveats << QString::fromStdString(c);
+                const size_t before = rows.size();
+                if (e.kernelConfig)
+                    rows.emplace_back(name, diode::figuresOf(*e.kernelConfig, scope));
+                if (e.smallMForm)
+                    rows.emplace_back(name, diode::figuresOf(*e.smallMForm, scope));
+                const QString who = packages.size() > 1 ? name + QStringLiteral(": ") : QString();
+                if (rows.size() == before)
+                    notes << who + tr("%1 holds no kernel or site this package has a model of.")
+                                       .arg(names.join(", "));
+                else if (e.sitesOfOpsNotMeasured)
+                    caveats << tr("%n site(s) of ops the form model was not measured for are not judged: "
+                                  "the plugin keeps the library kernel there.",
+                                  nullptr, int(e.sitesOfOpsNotMeasured));
+                if (rows.size() > before && !caveats.isEmpty())
+                    notes << who + tr("Note: %1.").arg(caveats.join(QStringLiteral("; ")));
+            }
         } catch (const std::exception &e) {
             error = QString::fromStdString(e.what());
         }
-        job.post([this, rows, error, note] {
+        job.post([this, rows, error, notes] {
             if (!error.isEmpty())
                 m_message->showMessage(error, true);
             else
-                m_message->showMessage(note, false);
-            addRows(rows);
+                m_message->showMessage(notes.join(QLatin1Char('\n')), false);
+            for (const auto &[package, f] : rows)
+                m_model->appendRow(rowOf(package, f));
             emit shown();
         });
     });
-}
-
-void DecisionPanel::addRows(const std::vector<diode::DecisionFigures> &rows) {
-    for (const auto &f : rows)
-        m_model->appendRow(rowOf(f));
 }

@@ -17,17 +17,19 @@ class QTableView;
 /// pointwise or reduction kernel's launch configuration, and the form of a small-M GEMM or of
 /// attention at one query token) did on kernels and sites of model families they were not built
 /// from, as the package recorded it when it was trained, and, on demand, on measured kernel and
-/// site lines the user opens, judged as `diode eval --decision-lines` judges them.
+/// site lines the user opens, judged as `diode eval --decision-lines` judges them. With two
+/// packages (models A and B), the rows of each, side by side.
 class DecisionPanel : public QWidget {
     Q_OBJECT
 public:
     explicit DecisionPanel(QWidget *parent = nullptr);
 
-    /// Shows the held-out figures of the package at `path` (none: an empty table and why).
-    void setPackage(const QString &path);
-    /// Judges the package on the kernel and site lines of `paths` and adds their rows.
+    /// Shows the held-out figures of the packages at `paths`, each row named by its package (the
+    /// Validate page's model A and, where chosen, model B); none: an empty table and why.
+    void setPackages(const QStringList &paths);
+    /// Judges each package on the kernel and site lines of `paths` and adds their rows.
     void judgeLines(const QStringList &paths);
-    const QString &package() const { return m_package; }
+    const QStringList &packages() const { return m_packages; }
     QStandardItemModel *model() const { return m_model; }
     /// Waits for the reading or judging under way (tests).
     void waitForDone() { m_jobs.waitForDone(); }
@@ -38,9 +40,8 @@ signals:
 
 private:
     void chooseLines();
-    void addRows(const std::vector<diode::DecisionFigures> &rows);
 
-    QString m_package;
+    QStringList m_packages;
     QLabel *m_about;
     QPushButton *m_judge;
     MessageLabel *m_message;

@@ -130,8 +130,9 @@ ValidatePage::ValidatePage(WorkbenchState *state, QWidget *parent)
     m_ui->problemLayout->addWidget(m_candidateView);
     m_decisions = new DecisionPanel(this);
     m_bottomTabs->addTab(m_decisions, tr("Decisions"));
-    m_bottomTabs->setTabToolTip(m_bottomTabs->indexOf(m_decisions),
-                                tr("How model A's kernel-config and small-M form decisions did held out"));
+    m_bottomTabs->setTabToolTip(
+        m_bottomTabs->indexOf(m_decisions),
+        tr("How the kernel-config and small-M form decisions of model A (and B) did held out"));
     placeCurves(false);
     m_split->setStretchFactor(0, 3);
     m_split->setStretchFactor(1, 1);
@@ -354,8 +355,12 @@ QString ValidatePage::nextStep() const {
 void ValidatePage::inputsChanged() {
     if (m_rebuildingSources)
         return;
-    if (packageAt(m_modelA) != m_decisions->package())
-        m_decisions->setPackage(packageAt(m_modelA));
+    QStringList chosen{packageAt(m_modelA)}; // the Decisions tab: model A's, then model B's where another
+    if (const QString b = packageAt(m_modelB); !chosen.contains(b))
+        chosen << b;
+    chosen.removeAll(QString());
+    if (chosen != m_decisions->packages())
+        m_decisions->setPackages(chosen);
     if (m_worker->isRunning())
         m_worker->cancel();
     m_stale = true;

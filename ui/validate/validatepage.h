@@ -119,5 +119,6 @@ private:
     MetricsModel *m_metrics;
     CandidateModel *m_candidates;
     QTableView *m_metricsView, *m_candidateView;
-    DecisionPanel *m_decisions = nullptr; ///< the Decisions tab: model A's decisions beside the GEMM kernel
+    DecisionPanel *m_decisions =
+        nullptr; ///< the Decisions tab: models A's and B's decisions beside the GEMM kernel
 };
