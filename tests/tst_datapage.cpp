@@ -11,6 +11,8 @@
 #include "data/storetablemodel.h"
 #include "diode/store/storequery.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -418,6 +420,8 @@ private slots:
         QCOMPARE(kernels.totalRows(), qint64(305));
         QCOMPARE(sites.totalRows(), qint64(112));
         QTRY_COMPARE(page.findChild<QLabel *>("kernelsCount")->text(), QString("305 rows"));
+        const QString site = sites.index(0, columnOf(diode::DataTable::Sites, "Site")).data().toString();
+        QVERIFY2(site.contains(" B ") && site.contains(" K "), qPrintable(site));
         QAbstractItemModelTester kernelsTester(page.kernelsModel());
         auto column = [](const char *key) { return columnOf(diode::DataTable::Kernels, key); };
         QCOMPARE(kernels.headerData(column("Default ms"), Qt::Horizontal).toString(),
@@ -434,6 +438,12 @@ private slots:
                 QVERIFY(fastestMs > 0);
                 QCOMPARE(kernels.index(r, column("Fastest / default")).data(Qt::EditRole).toDouble(),
                          fastestMs / defaultMs);
+                // What the kernel is and the configuration that measured fastest, beside the times.
+                const QString kernel = kernels.index(r, column("Kernel")).data().toString();
+                QVERIFY2(kernel.startsWith("x ") && kernel.contains("loads"), qPrintable(kernel));
+                const auto best = nlohmann::json::parse(
+                    kernels.index(r, column("Fastest config")).data().toString().toStdString());
+                QVERIFY2(best.contains("num_warps"), best.dump().c_str());
             } else {
                 ++skipped;
                 QCOMPARE(kernels.index(r, column("Default ms")).data().toString(), QString("n/a"));

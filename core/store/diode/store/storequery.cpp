@@ -97,33 +97,49 @@ const TableSpec &spec(DataTable table) {
             t.columns.push_back(std::move(c));
         return t;
     }();
-    // Kernel and site lines: one row a case, skipped ones with their reason and no times.
+    // Kernel and site lines: one row a case, skipped ones with their reason (beside the case's name)
+    // and no times; what the kernel or site is, and the configuration that measured fastest.
     static const std::string kBestConfig =
         "(SELECT MIN(x.time_ms) FROM measured_kernel_configs x WHERE x.kernel_id = k.id)";
-    static const TableSpec kernels{"measured_kernels k",
-                                   "k.gpu, k.name",
-                                   {{"GPU", "k.gpu"},
-                                    {"Family", "k.family"},
-                                    {"Kernel case", "k.name"},
-                                    {"Default ms", "k.default_ms"},
-                                    {"Fastest config ms", kBestConfig},
-                                    {"Fastest / default", fmt::format("{} / k.default_ms", kBestConfig)},
-                                    {"Configs timed", "(SELECT count(*) FROM measured_kernel_configs x WHERE "
-                                                      "x.kernel_id = k.id AND x.time_ms IS NOT NULL)"},
-                                    {"Configs failed", "(SELECT count(*) FROM measured_kernel_configs x "
-                                                       "WHERE x.kernel_id = k.id AND x.error IS NOT NULL)"},
-                                    {"Skipped", "k.skipped"},
-                                    {"Source", "k.source"}}};
+    static const std::string kShape =
+        "CASE WHEN k.shape_json IS NULL THEN NULL ELSE 'x ' || json_extract(k.shape_json, '$.x') || "
+        "CASE WHEN json_extract(k.shape_json, '$.y') > 1 THEN ', y ' || json_extract(k.shape_json, '$.y') "
+        "ELSE '' END || CASE WHEN json_extract(k.shape_json, '$.reduction') THEN ', r ' || "
+        "json_extract(k.shape_json, '$.r') || ', ' || json_extract(k.shape_json, '$.hint') ELSE '' END || "
+        "', loads ' || json_extract(k.shape_json, '$.loads') END";
+    static const std::string kSite =
+        "CASE WHEN s.site_json IS NULL THEN NULL ELSE json_extract(s.site_json, '$.op') || ' B ' || "
+        "json_extract(s.site_json, '$.B') || ' M ' || json_extract(s.site_json, '$.M') || ' N ' || "
+        "json_extract(s.site_json, '$.N') || ' K ' || json_extract(s.site_json, '$.K') END";
+    static const TableSpec kernels{
+        "measured_kernels k",
+        "k.gpu, k.name",
+        {{"GPU", "k.gpu"},
+         {"Family", "k.family"},
+         {"Kernel case", "k.name"},
+         {"Skipped", "k.skipped"},
+         {"Kernel", kShape},
+         {"Default ms", "k.default_ms"},
+         {"Fastest config ms", kBestConfig},
+         {"Fastest / default", fmt::format("{} / k.default_ms", kBestConfig)},
+         {"Fastest config", "(SELECT x.config_json FROM measured_kernel_configs x WHERE x.kernel_id = k.id "
+                            "AND x.time_ms IS NOT NULL ORDER BY x.time_ms, x.position LIMIT 1)"},
+         {"Configs timed", "(SELECT count(*) FROM measured_kernel_configs x WHERE "
+                           "x.kernel_id = k.id AND x.time_ms IS NOT NULL)"},
+         {"Configs failed", "(SELECT count(*) FROM measured_kernel_configs x "
+                            "WHERE x.kernel_id = k.id AND x.error IS NOT NULL)"},
+         {"Source", "k.source"}}};
     static const TableSpec sites{"measured_sites s",
                                  "s.gpu, s.name, s.configs_from",
                                  {{"GPU", "s.gpu"},
                                   {"Family", "s.family"},
                                   {"Site case", "s.name"},
+                                  {"Skipped", "s.skipped"},
+                                  {"Site", kSite},
                                   {"Configs from", "s.configs_from"},
                                   {"Library ms", "s.library_ms"},
                                   {"Decomposed ms", "s.decomposed_ms"},
                                   {"Decomposed / library", "s.decomposed_ms / s.library_ms"},
-                                  {"Skipped", "s.skipped"},
                                   {"Source", "s.source"}}};
     switch (table) {
     case DataTable::Runs:
