@@ -296,15 +296,23 @@ private slots:
                  qPrintable(err));
         QVERIFY(!QFile::exists(dir.filePath("x.db")));
         // A budget that cannot leave training its 20 problems is refused before the sweep, not after it.
+        // A refused run makes no folder for its outputs either.
         QCOMPARE(diode({"characterise", "--backend", "cpu", "--package", "start.diode", "--pool", "pool.json",
-                        "--db", "x.db", "--out", "x.diode", "--count", "20"},
+                        "--db", "runs/x.db", "--out", "x.diode", "--count", "20"},
                        &out, &err),
                  2);
         QVERIFY2(
             err.contains("--count 20: a characterisation needs at least 25 problems (20 % of them kept aside "
                          "as held out), so that training has its 20; nothing was swept"),
             qPrintable(err));
-        QVERIFY(!QFile::exists(dir.filePath("x.db")));
+        QVERIFY(!QFile::exists(dir.filePath("runs")));
+        // One that starts makes the folders its store and package go in.
+        QCOMPARE(diode({"characterise", "--backend", "cpu", "--package", "start.diode", "--pool", "pool.json",
+                        "--db", "runs/x.db", "--out", "packages/x.diode", "--deadline", "0.001"},
+                       &out, &err),
+                 2);
+        QVERIFY2(err.contains("run the same command again to measure more"), qPrintable(err));
+        QVERIFY(QFile::exists(dir.filePath("runs/x.db")) && QFileInfo(dir.filePath("packages")).isDir());
 
         const QStringList run{"characterise", "--backend", "cpu",     "--package", "start.diode", "--pool",
                               "pool.json",    "--db",      "char.db", "--out",     "new.diode",   "--count",

@@ -15,7 +15,6 @@
 
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDir>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -380,7 +379,6 @@ void CharacterisePanel::run() {
     r.python = m_python->text().trimmed().toStdString();
     if (r.pool.empty() || r.db.empty() || r.out.empty())
         return fail(tr("Name the pool, the sweep database and the new package."));
-    QDir().mkpath(QFileInfo(m_database->text()).absolutePath());
     r.selection.count = size_t(m_count->value());
     r.deadlineS = m_deadline->value() * 60.0;
     if (r.backend == "inductor")

@@ -291,6 +291,11 @@ CharacteriseResult CharacteriseJob::run() {
             res.heldOutLabels.insert(res.pool.problems[res.chosen[i].scored.pool].problem.label());
     }
     const SweepPlan plan = characterisePlan(res.pool, res.chosen, r.backend);
+    // Every check has passed: the outputs' folders are made now, for any face that asked, and not
+    // before (a refused run leaves nothing behind).
+    for (const std::string &out : {r.db, chosenPath, r.out})
+        if (const fs::path dir = fs::path(out).parent_path(); !dir.empty())
+            fs::create_directories(dir);
     writeChosen(chosenPath, res, plan);
     if (selected)
         selected(res);
