@@ -224,9 +224,17 @@ private slots:
                              nullptr, nullptr, 280000),
             0);
         const QString db = m_dir.filePath("char.db"), out = m_dir.filePath("new.diode");
+        QSignalSpy ended(panel, &CharacterisePanel::ended);
+        // The job's refusals name this window's fields, not the command line's flags.
+        panel->setPaths(start, m_dir.filePath("pool.json"), m_dir.filePath("pool.json"), out);
+        panel->run();
+        QVERIFY(ended.wait(60000));
+        QVERIFY2(error->isVisible() && error->text().startsWith("“Sweep database” '") &&
+                     error->text().contains("the sweep would write its measurements into it") &&
+                     !error->text().contains("--db"),
+                 qPrintable(error->text()));
         panel->setPaths(start, m_dir.filePath("pool.json"), db, out);
         panel->setBudget(30, 0, 15);
-        QSignalSpy ended(panel, &CharacterisePanel::ended);
         panel->run();
         QVERIFY(ended.wait(280000));
         QVERIFY2(error->isHidden(), qPrintable(error->text()));

@@ -62,6 +62,26 @@ QString defaultPool(const QString &backend) {
 }
 
 // core's reason names the CLI's flag ("name one with --package"); here the field says it.
+// A message of the characterise job in this window's terms: the CLI flags the panel has a field for
+// named by that field (the job's messages serve both faces). Flags it has no field for stay: the
+// command line has them.
+QString inPanelTerms(QString message) {
+    static const std::pair<const char *, const char *> fields[] = {
+        {"--package", QT_TRANSLATE_NOOP("CharacterisePanel", "“Start package”")},
+        {"--pool", QT_TRANSLATE_NOOP("CharacterisePanel", "“Pool”")},
+        {"--db", QT_TRANSLATE_NOOP("CharacterisePanel", "“Sweep database”")},
+        {"--out", QT_TRANSLATE_NOOP("CharacterisePanel", "“New package”")},
+        {"--python", QT_TRANSLATE_NOOP("CharacterisePanel", "“Worker Python”")},
+        {"--count", QT_TRANSLATE_NOOP("CharacterisePanel", "the problem count")},
+        {"--deadline", QT_TRANSLATE_NOOP("CharacterisePanel", "the deadline")},
+        {"--epochs", QT_TRANSLATE_NOOP("CharacterisePanel", "the epochs")},
+        {"--install", QT_TRANSLATE_NOOP("CharacterisePanel", "“install a better package”")}};
+    for (const auto &[flag, field] : fields)
+        message.replace(QRegularExpression(QStringLiteral("%1(?![-\\w])").arg(QLatin1String(flag))),
+                        CharacterisePanel::tr(field));
+    return message;
+}
+
 QString withoutFlag(QString why) {
     why.remove(QRegularExpression(QStringLiteral("[:,]? name (the start package|one) with --package")));
     return why;
@@ -229,7 +249,8 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
                                       .arg(top1, 0, 'f', 4));
             });
     connect(m_worker, &CharacteriseWorker::resultReady, this, &CharacterisePanel::showOutcome);
-    connect(m_worker, &CharacteriseWorker::failed, this, &CharacterisePanel::fail);
+    connect(m_worker, &CharacteriseWorker::failed, this,
+            [this](const QString &message) { fail(inPanelTerms(message)); });
     connect(m_worker, &CharacteriseWorker::finished, this, [this] {
         setRunning(false);
         emit ended();
