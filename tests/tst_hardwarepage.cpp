@@ -268,6 +268,23 @@ private slots:
         QTRY_VERIFY2(again->height() > 5,
                      qPrintable(QString("the verdict is %1 px high").arg(again->height())));
         pagecheck::checkRendered(panel->window(), "characterise", 20);
+
+        // The window's other options reach the job: a held-out set it cannot read stops the run,
+        // named; kept even when not better, as asked. The kernel workers are the inductor backend's.
+        QVERIFY(!panel->findChild<QSpinBox *>("characteriseKernelWorkers")->isEnabled());
+        auto *heldout = panel->findChild<QLineEdit *>("characteriseHeldout");
+        heldout->setText(m_dir.filePath("no-such-heldout.jsonl"));
+        panel->run();
+        QVERIFY(ended.wait(60000));
+        QVERIFY2(error->isVisible() && error->text().contains("no-such-heldout.jsonl"),
+                 qPrintable(error->text()));
+        heldout->clear();
+        QFile::remove(out);
+        panel->findChild<QCheckBox *>("characteriseForce")->setChecked(true);
+        panel->run();
+        QVERIFY(ended.wait(280000));
+        QVERIFY2(error->isHidden(), qPrintable(error->text()));
+        QVERIFY2(again->text().contains("kept as") && QFile::exists(out), qPrintable(again->text()));
     }
 };
 

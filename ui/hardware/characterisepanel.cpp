@@ -7,6 +7,7 @@
 #include "diode/analysis/wording.h"
 #include "diode/config.h"
 #include "diode/infer/shippeddata.h"
+#include "diode/sweep/kernelsweep.h"
 #include "diode/sweep/sweepplan.h"
 #include "diode/sweep/sweepsession.h"
 #if DIODE_HAVE_TORCH
@@ -61,7 +62,6 @@ QString defaultPool(const QString &backend) {
     return shippedFile(backend == QLatin1String("cpu") ? diode::shipped::kCpuPlan : diode::shipped::kDataset);
 }
 
-// core's reason names the CLI's flag ("name one with --package"); here the field says it.
 // A message of the characterise job in this window's terms: the CLI flags the panel has a field for
 // named by that field (the job's messages serve both faces). Flags it has no field for stay: the
 // command line has them.
@@ -75,13 +75,20 @@ QString inPanelTerms(QString message) {
         {"--count", QT_TRANSLATE_NOOP("CharacterisePanel", "the problem count")},
         {"--deadline", QT_TRANSLATE_NOOP("CharacterisePanel", "the deadline")},
         {"--epochs", QT_TRANSLATE_NOOP("CharacterisePanel", "the epochs")},
-        {"--install", QT_TRANSLATE_NOOP("CharacterisePanel", "“install a better package”")}};
+        {"--install", QT_TRANSLATE_NOOP("CharacterisePanel", "“install a better package”")},
+        {"--heldout", QT_TRANSLATE_NOOP("CharacterisePanel", "“Held-out set”")},
+        {"--kernel-lines", QT_TRANSLATE_NOOP("CharacterisePanel", "“Kernel lines”")},
+        {"--kernel-workers", QT_TRANSLATE_NOOP("CharacterisePanel", "the kernel cases at once")},
+        {"--force", QT_TRANSLATE_NOOP("CharacterisePanel", "“keep the new package even when not better”")},
+        {"--retrain",
+         QT_TRANSLATE_NOOP("CharacterisePanel", "“train from random weights, not fine-tuning”")}};
     for (const auto &[flag, field] : fields)
         message.replace(QRegularExpression(QStringLiteral("%1(?![-\\w])").arg(QLatin1String(flag))),
                         CharacterisePanel::tr(field));
     return message;
 }
 
+// core's reason names the CLI's flag ("name one with --package"); here the field says it.
 QString withoutFlag(QString why) {
     why.remove(QRegularExpression(QStringLiteral("[:,]? name (the start package|one) with --package")));
     return why;
@@ -106,15 +113,20 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     , m_database(new QLineEdit(this))
     , m_out(new QLineEdit(this))
     , m_python(new QLineEdit(this))
+    , m_heldout(new QLineEdit(this))
+    , m_kernelLines(new QLineEdit(this))
     , m_count(new QSpinBox(this))
     , m_deadline(new QSpinBox(this))
     , m_workers(new QSpinBox(this))
+    , m_kernelWorkers(new QSpinBox(this))
     , m_epochs(new QSpinBox(this))
     , m_kernelSweep(new QCheckBox(tr("measure this GPU's pointwise, reduction and small-M kernels too, for "
                                      "their decision models, in what is left of the deadline (not run with "
                                      "under a minute left)"),
                                   this))
     , m_install(new QCheckBox(tr("install a better package for the plugin"), this))
+    , m_retrain(new QCheckBox(tr("train from random weights, not fine-tuning"), this))
+    , m_force(new QCheckBox(tr("keep the new package even when not better"), this))
     , m_run(new QPushButton(tr("Characterise"), this))
     , m_cancel(new QPushButton(tr("Cancel"), this))
     , m_progress(new QProgressBar(this))
@@ -152,6 +164,25 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_workers->setValue(diode::SweepSession::kAutoWorkers);
     m_workers->setSuffix(tr(" workers a GPU"));
     m_workers->setSpecialValueText(tr("auto workers a GPU"));
+    m_heldout->setObjectName(QStringLiteral("characteriseHeldout"));
+    m_heldout->setPlaceholderText(tr("none: a fifth of the chosen problems kept aside"));
+    m_heldout->setToolTip(tr("Problems of this GPU measured before (problem lines or a store) to compare the "
+                             "packages on; none of them is chosen or trained on"));
+    m_kernelLines->setObjectName(QStringLiteral("characteriseKernelLines"));
+    m_kernelLines->setPlaceholderText(tr("beside the sweep database (.kernels.jsonl)"));
+    m_kernelLines->setToolTip(
+        tr("Kernel and site lines of this GPU the decision models beside the GEMM kernel "
+           "are trained on; the kernel sweep continues them"));
+    m_kernelWorkers->setObjectName(QStringLiteral("characteriseKernelWorkers"));
+    m_kernelWorkers->setRange(1, diode::KernelSweepRequest::kMaxWorkers);
+    m_kernelWorkers->setValue(diode::KernelSweepRequest{}.workers);
+    m_kernelWorkers->setSuffix(tr(" kernel cases at once"));
+    m_retrain->setObjectName(QStringLiteral("characteriseRetrain"));
+    m_retrain->setToolTip(tr("Train the new package from random weights instead of fine-tuning the start "
+                             "package's networks"));
+    m_force->setObjectName(QStringLiteral("characteriseForce"));
+    m_force->setToolTip(tr("Keep (and install, when asked) the new package even when it is not better than "
+                           "the package it started from on the held-out problems"));
     m_epochs->setObjectName(QStringLiteral("characteriseEpochs"));
     m_epochs->setRange(0, 100000);
     m_epochs->setSpecialValueText(tr("the trainer's"));
@@ -186,17 +217,27 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     form->addRow(tr("Sweep database"), m_database);
     form->addRow(tr("New package"), m_out);
     form->addRow(tr("Worker Python"), m_python);
+    auto *inputs = new QHBoxLayout; // the optional inputs, one row
+    inputs->addWidget(m_heldout, 1);
+    inputs->addWidget(new QLabel(tr("Kernel lines"), this));
+    inputs->addWidget(m_kernelLines, 1);
+    form->addRow(tr("Held-out set"), inputs);
     auto *budget = new QHBoxLayout;
     budget->addWidget(m_count);
     budget->addWidget(m_deadline);
     auto *effort = new QHBoxLayout;
     effort->addWidget(m_workers);
+    effort->addWidget(m_kernelWorkers);
     effort->addWidget(m_epochs);
     form->addRow(tr("Budget"), budget);
     form->addRow(QString(), effort);
     m_kernelSweep->setObjectName(QStringLiteral("characteriseKernelSweep"));
     m_kernelSweep->setChecked(true);
     form->addRow(QString(), m_kernelSweep);
+    auto *training = new QHBoxLayout;
+    training->addWidget(m_retrain);
+    training->addWidget(m_force, 1);
+    form->addRow(QString(), training);
     form->addRow(QString(), m_install);
     auto *buttons = new QHBoxLayout;
     buttons->addWidget(m_run);
@@ -215,6 +256,9 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     connect(m_backend, &QComboBox::activated, this, [this] { m_backendChosen = true; }); // by hand only
     connect(m_package, &QLineEdit::textChanged, this, &CharacterisePanel::updateRun);
     connect(m_pool, &QLineEdit::textChanged, this, &CharacterisePanel::updateRun);
+    connect(m_kernelSweep, &QCheckBox::toggled, this, [this](bool on) {
+        m_kernelWorkers->setEnabled(on && m_backend->currentText() == QLatin1String("inductor"));
+    });
     connect(m_run, &QPushButton::clicked, this, &CharacterisePanel::run);
     connect(m_cancel, &QPushButton::clicked, this, &CharacterisePanel::cancel);
     connect(m_worker, &CharacteriseWorker::status, m_status, &QLabel::setText);
@@ -293,6 +337,7 @@ void CharacterisePanel::backendChanged() {
     m_python->setEnabled(inductor);
     m_workers->setEnabled(inductor);
     m_kernelSweep->setEnabled(inductor); // the cpu backend has no GPU kernels to measure
+    m_kernelWorkers->setEnabled(inductor && m_kernelSweep->isChecked());
     m_kernelSweep->setToolTip(inductor
                                   ? QString()
                                   : tr("The cpu backend has no GPU kernels to measure: the kernel sweep "
@@ -408,6 +453,11 @@ void CharacterisePanel::run() {
         r.train.epochs = m_epochs->value();
     r.train.learningRate = 3e-4; // fine-tuning starts from a trained network, as diode characterise does
     r.kernelSweep = m_kernelSweep->isChecked();
+    r.kernelWorkers = m_kernelWorkers->value();
+    r.kernelLines = m_kernelLines->text().trimmed().toStdString();
+    r.heldout = m_heldout->text().trimmed().toStdString();
+    r.retrain = m_retrain->isChecked();
+    r.force = m_force->isChecked();
     r.install = m_install->isChecked();
     setRunning(true);
     m_status->setText(tr("Choosing the problems…"));

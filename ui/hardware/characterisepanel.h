@@ -65,9 +65,10 @@ private:
     QString m_lastBackend;
     QComboBox *m_backend;
     QLineEdit *m_package, *m_pool, *m_database, *m_out, *m_python;
-    QSpinBox *m_count, *m_deadline, *m_workers, *m_epochs;
+    QLineEdit *m_heldout, *m_kernelLines; ///< empty: the job's defaults (CharacteriseRequest)
+    QSpinBox *m_count, *m_deadline, *m_workers, *m_kernelWorkers, *m_epochs;
     QCheckBox *m_kernelSweep; ///< inductor: the kernel sweep after the GEMM sweep
-    QCheckBox *m_install;
+    QCheckBox *m_install, *m_retrain, *m_force;
     QPushButton *m_run, *m_cancel;
     QProgressBar *m_progress;
     QLabel *m_start, *m_status, *m_verdict, *m_error;
