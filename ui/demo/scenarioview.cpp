@@ -16,6 +16,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 ScenarioView::ScenarioView(QWidget *parent)
@@ -38,7 +39,11 @@ ScenarioView::ScenarioView(QWidget *parent)
     m_compile->setObjectName(QStringLiteral("scenarioCompile"));
     m_breakdown->setObjectName(QStringLiteral("scenarioBreakdown"));
     m_kernelView = makeSortableTable(m_kernels, QStringLiteral("scenarioKernels"), this);
-    m_kernelView->horizontalHeader()->setStretchLastSection(true);
+    // A kernel's name can run to hundreds of characters (a templated ATen kernel): its column takes
+    // what the others leave, the name shortened in the middle (whole in its tooltip), so that its kind
+    // and time stay in view.
+    m_kernelView->horizontalHeader()->setSectionResizeMode(DemoKernelModel::Kernel, QHeaderView::Stretch);
+    m_kernelView->setTextElideMode(Qt::ElideMiddle);
     addTableExport(m_kernelView, QStringLiteral("demo-kernels"));
     addPlotExport(m_step, QStringLiteral("demo-step-time"));
     addPlotExport(m_compile, QStringLiteral("demo-step-compile"));
@@ -79,13 +84,24 @@ void ScenarioView::setResult(const diode::DemoResult &result) {
     for (size_t i = 0; i < m_result.cases.size(); ++i)
         if (m_result.cases[i].kind == "model")
             m_cases.push_back(i);
+    // It opens on the first step that says where its time goes, where one does: a result gathered
+    // over time (the shipped one) lists older steps, measured without their kernels, first.
+    int first = m_cases.empty() ? -1 : 0;
+    for (size_t k = 0; k < m_cases.size(); ++k) {
+        const auto &results = m_result.cases[m_cases[k]].results;
+        if (std::any_of(results.begin(), results.end(),
+                        [](const auto &r) { return !r.second.breakdown.empty(); })) {
+            first = int(k);
+            break;
+        }
+    }
     {
         const QSignalBlocker quiet(m_scenario);
         m_scenario->clear();
         m_scenario->addItems(scenarios());
-        m_scenario->setCurrentIndex(m_cases.empty() ? -1 : 0);
+        m_scenario->setCurrentIndex(first);
     }
-    showScenario(m_cases.empty() ? -1 : 0);
+    showScenario(first);
 }
 
 namespace {
@@ -117,6 +133,9 @@ void ScenarioView::showScenario(int index) {
     QVector<QVector<double>> step(1), compile(1);
     QVector<QVector<QString>> stepLabel(1), compileLabel(1);
     QVector<QVector<QPair<double, double>>> stepSpread(1), compileSpread(1);
+    // The breakdown has a bar for each mode this step was measured in, not for every mode of the
+    // result (a scenario measured in two of six modes would be two bars among six labels).
+    QStringList measured;
     std::vector<std::vector<std::pair<std::string, double>>> breakdown;
     int processes = 0;
     bool spreads = false;
@@ -136,8 +155,10 @@ void ScenarioView::showScenario(int index) {
         compileSpread[0] << (t.compileSSpread ? QPair<double, double>(*t.compileSSpread) : none);
         spreads = spreads || t.kernelMsSpread || t.compileSSpread;
         processes = std::max(processes, ok ? t.processes : 0);
-        breakdown.push_back(ok ? diode::DemoResult::timeByCategory(t)
-                               : std::vector<std::pair<std::string, double>>{});
+        if (ok) {
+            measured << titles.back();
+            breakdown.push_back(diode::DemoResult::timeByCategory(t));
+        }
     }
     const QStringList name{QString::fromStdString(c.name)};
     const QString against = QString::fromStdString(diode::DemoResult::modeTitle(ref));
@@ -150,7 +171,7 @@ void ScenarioView::showScenario(int index) {
     m_compile->setBars(tr("Compile time, %1\n%2").arg(median, marks), tr("compile (s)"), name, titles,
                        compile, compileLabel, false, spreads ? compileSpread : decltype(compileSpread){});
     m_breakdown->setBreakdown(
-        tr("Where the step's time goes, by kind of kernel"), titles, breakdown,
+        tr("Where the step's time goes, by kind of kernel"), measured, breakdown,
         tr("No kernel breakdown in this result: diode-demo/3 results record each step's "
            "kernels (%1 is %2).")
             .arg(QString::fromStdString(c.name), QString::fromStdString(m_result.schema)));
