@@ -91,8 +91,7 @@ int run(const Options &o) {
     r.train.epochs = o.epochs;
     r.train.threads = o.threads;
     r.train.members = o.members;
-    // Fine-tuning starts from a trained network: a smaller step than training from scratch.
-    r.train.learningRate = o.lr.value_or(o.retrain ? TrainOptions{}.learningRate : 3e-4);
+    r.train.learningRate = o.lr.value_or(CharacteriseRequest::defaultLearningRate(o.retrain));
     r.kernelLines = o.kernelLines;
     r.kernelSweep = !o.noKernelSweep;
     r.kernelWorkers = o.kernelWorkers;

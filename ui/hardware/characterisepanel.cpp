@@ -32,6 +32,8 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <string_view>
+#include <vector>
 
 namespace {
 
@@ -62,30 +64,25 @@ QString defaultPool(const QString &backend) {
     return shippedFile(backend == QLatin1String("cpu") ? diode::shipped::kCpuPlan : diode::shipped::kDataset);
 }
 
-// A message of the characterise job in this window's terms: the CLI flags the panel has a field for
-// named by that field (the job's messages serve both faces). Flags it has no field for stay: the
-// command line has them.
-QString inPanelTerms(QString message) {
-    static const std::pair<const char *, const char *> fields[] = {
-        {"--package", QT_TRANSLATE_NOOP("CharacterisePanel", "“Start package”")},
-        {"--pool", QT_TRANSLATE_NOOP("CharacterisePanel", "“Pool”")},
-        {"--db", QT_TRANSLATE_NOOP("CharacterisePanel", "“Sweep database”")},
-        {"--out", QT_TRANSLATE_NOOP("CharacterisePanel", "“New package”")},
-        {"--python", QT_TRANSLATE_NOOP("CharacterisePanel", "“Worker Python”")},
-        {"--count", QT_TRANSLATE_NOOP("CharacterisePanel", "the problem count")},
-        {"--deadline", QT_TRANSLATE_NOOP("CharacterisePanel", "the deadline")},
-        {"--epochs", QT_TRANSLATE_NOOP("CharacterisePanel", "the epochs")},
-        {"--install", QT_TRANSLATE_NOOP("CharacterisePanel", "“install a better package”")},
-        {"--heldout", QT_TRANSLATE_NOOP("CharacterisePanel", "“Held-out set”")},
-        {"--kernel-lines", QT_TRANSLATE_NOOP("CharacterisePanel", "“Kernel lines”")},
-        {"--kernel-workers", QT_TRANSLATE_NOOP("CharacterisePanel", "the kernel cases at once")},
-        {"--force", QT_TRANSLATE_NOOP("CharacterisePanel", "“keep the new package even when not better”")},
-        {"--retrain",
-         QT_TRANSLATE_NOOP("CharacterisePanel", "“train from random weights, not fine-tuning”")}};
-    for (const auto &[flag, field] : fields)
-        message.replace(QRegularExpression(QStringLiteral("%1(?![-\\w])").arg(QLatin1String(flag))),
-                        CharacterisePanel::tr(field));
-    return message;
+// The window's labelled fields and the flags of `diode characterise` they stand for: one list for
+// the form's labels and for the job's messages shown here.
+struct Field {
+    const char *flag;
+    const char *label;
+};
+constexpr Field kFields[] = {{"--package", QT_TRANSLATE_NOOP("CharacterisePanel", "Start package")},
+                             {"--pool", QT_TRANSLATE_NOOP("CharacterisePanel", "Pool")},
+                             {"--db", QT_TRANSLATE_NOOP("CharacterisePanel", "Sweep database")},
+                             {"--out", QT_TRANSLATE_NOOP("CharacterisePanel", "New package")},
+                             {"--python", QT_TRANSLATE_NOOP("CharacterisePanel", "Worker Python")},
+                             {"--heldout", QT_TRANSLATE_NOOP("CharacterisePanel", "Held-out set")},
+                             {"--kernel-lines", QT_TRANSLATE_NOOP("CharacterisePanel", "Kernel lines")}};
+
+QString fieldLabel(std::string_view flag) {
+    for (const auto &f : kFields)
+        if (flag == f.flag)
+            return CharacterisePanel::tr(f.label);
+    return QString::fromUtf8(flag.data(), qsizetype(flag.size()));
 }
 
 // core's reason names the CLI's flag ("name one with --package"); here the field says it.
@@ -95,6 +92,27 @@ QString withoutFlag(QString why) {
 }
 
 } // namespace
+
+// A message of the characterise job in this window's terms: each flag the window has a field or a
+// box for, named by it (the job's messages serve both faces); flags it has none for stay, as the
+// command line has them.
+QString CharacterisePanel::inPanelTerms(QString message) const {
+    const auto quoted = [](const QString &text) { return QStringLiteral("“%1”").arg(text); };
+    std::vector<std::pair<QString, QString>> names;
+    for (const auto &f : kFields)
+        names.emplace_back(QLatin1String(f.flag), quoted(tr(f.label)));
+    names.insert(names.end(), {{QStringLiteral("--count"), tr("the problem count")},
+                               {QStringLiteral("--deadline"), tr("the deadline")},
+                               {QStringLiteral("--epochs"), tr("the epochs")},
+                               {QStringLiteral("--kernel-workers"), tr("the kernel cases at once")},
+                               {QStringLiteral("--install"), quoted(m_install->text())},
+                               {QStringLiteral("--force"), quoted(m_force->text())},
+                               {QStringLiteral("--retrain"), quoted(m_retrain->text())}});
+    for (const auto &[flag, name] : names)
+        message.replace(QRegularExpression(QRegularExpression::escape(flag) + QStringLiteral("(?![-\\w])")),
+                        name);
+    return message;
+}
 
 int CharacterisePanel::minimumCount() {
 #if DIODE_HAVE_TORCH
@@ -212,16 +230,16 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
 
     auto *form = new QFormLayout;
     form->addRow(tr("Backend"), m_backend);
-    form->addRow(tr("Start package"), m_package);
-    form->addRow(tr("Pool"), m_pool);
-    form->addRow(tr("Sweep database"), m_database);
-    form->addRow(tr("New package"), m_out);
-    form->addRow(tr("Worker Python"), m_python);
+    form->addRow(fieldLabel("--package"), m_package);
+    form->addRow(fieldLabel("--pool"), m_pool);
+    form->addRow(fieldLabel("--db"), m_database);
+    form->addRow(fieldLabel("--out"), m_out);
+    form->addRow(fieldLabel("--python"), m_python);
     auto *inputs = new QHBoxLayout; // the optional inputs, one row
     inputs->addWidget(m_heldout, 1);
-    inputs->addWidget(new QLabel(tr("Kernel lines"), this));
+    inputs->addWidget(new QLabel(fieldLabel("--kernel-lines"), this));
     inputs->addWidget(m_kernelLines, 1);
-    form->addRow(tr("Held-out set"), inputs);
+    form->addRow(fieldLabel("--heldout"), inputs);
     auto *budget = new QHBoxLayout;
     budget->addWidget(m_count);
     budget->addWidget(m_deadline);
@@ -451,12 +469,12 @@ void CharacterisePanel::run() {
         r.workersPerGpu = m_workers->value();
     if (m_epochs->value() > 0)
         r.train.epochs = m_epochs->value();
-    r.train.learningRate = 3e-4; // fine-tuning starts from a trained network, as diode characterise does
     r.kernelSweep = m_kernelSweep->isChecked();
     r.kernelWorkers = m_kernelWorkers->value();
     r.kernelLines = m_kernelLines->text().trimmed().toStdString();
     r.heldout = m_heldout->text().trimmed().toStdString();
     r.retrain = m_retrain->isChecked();
+    r.train.learningRate = diode::CharacteriseRequest::defaultLearningRate(r.retrain);
     r.force = m_force->isChecked();
     r.install = m_install->isChecked();
     setRunning(true);
@@ -495,15 +513,16 @@ void CharacterisePanel::showOutcome(const CharacteriseOutcome &o) {
     m_start->setText(tr("Start: %1").arg(o.startWhy));
     // The trainer reads every run of the sweep database: a problem measured in two runs (an earlier
     // characterisation with other settings) is two lines, so the count can pass the pool's size.
-    m_status->setText(
-        tr("Sweep %1; trained on %2 problem lines of %3 (a problem once per run that measured "
-           "it); held out: %4.")
-            .arg(o.sweepStatus)
-            .arg(o.trainingProblems)
-            .arg(QFileInfo(m_database->text()).fileName())
-            .arg(o.heldOutSource) +
-        (o.kernelSweepStatus.isEmpty() ? QString() : tr(" Kernel sweep: %1.").arg(o.kernelSweepStatus)) +
-        QLatin1Char(' ') + o.decisions + QLatin1Char('.'));
+    m_status->setText(tr("Sweep %1; trained on %2 problem lines of %3 (a problem once per run that measured "
+                         "it); held out: %4.")
+                          .arg(o.sweepStatus)
+                          .arg(o.trainingProblems)
+                          .arg(QFileInfo(m_database->text()).fileName())
+                          .arg(o.heldOutSource) +
+                      (o.kernelSweepStatus.isEmpty()
+                           ? QString()
+                           : tr(" Kernel sweep: %1.").arg(inPanelTerms(o.kernelSweepStatus))) +
+                      QLatin1Char(' ') + o.decisions + QLatin1Char('.'));
     m_table->setRowCount(int(o.table.size()));
     for (int i = 0; i < o.table.size(); ++i) {
         const auto &row = o.table[i];

@@ -50,6 +50,7 @@ signals:
 private:
     void showOutcome(const CharacteriseOutcome &o);
     void fail(const QString &message);
+    QString inPanelTerms(QString message) const;
     void setRunning(bool running);
     /// The backend's defaults for what the user has not typed (pool, package), then Run's state.
     void backendChanged();

@@ -293,7 +293,7 @@ CharacteriseResult CharacteriseJob::run() {
     const SweepPlan plan = characterisePlan(res.pool, res.chosen, r.backend);
     // Every check has passed: the outputs' folders are made now, for any face that asked, and not
     // before (a refused run leaves nothing behind).
-    for (const std::string &out : {r.db, chosenPath, r.out})
+    for (const std::string &out : {r.db, chosenPath, r.out, kernelSweep ? kernelLines : std::string()})
         if (const fs::path dir = fs::path(out).parent_path(); !dir.empty())
             fs::create_directories(dir);
     writeChosen(chosenPath, res, plan);

@@ -55,6 +55,9 @@ struct CharacteriseRequest {
 
     /// Where the chosen problems are written: `chosen`, else beside the store.
     std::string chosenPath() const { return chosen.empty() ? db + ".chosen.jsonl" : chosen; }
+    /// The learning rate unless one is asked for: fine-tuning starts from a trained network, a
+    /// smaller step than training from random weights (`retrain`).
+    static double defaultLearningRate(bool retrain) { return retrain ? TrainOptions{}.learningRate : 3e-4; }
 };
 
 /// The fewest problems a characterisation may choose: with `heldoutFraction` of them kept aside
