@@ -707,6 +707,25 @@ private slots:
                                   label->text().contains("NVIDIA H200"));
         QVERIFY2(another, "the H100 package judged on H200 lines says so, named");
 
+        // A model B that cannot be read: said, named; A's rows shown and judged as before.
+        const QString broken = m_dir.filePath("broken.diode");
+        {
+            QFile f(broken);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("not a package");
+        }
+        panel.setPackages({kDecisionPackage, broken});
+        QVERIFY(shown.wait(30000));
+        QCOMPARE(model->rowCount(), int(heldA.size()));
+        bool named = false;
+        for (const auto *label : panel.findChildren<QLabel *>())
+            named = named || label->text().startsWith("broken.diode: ");
+        QVERIFY2(named, "the package that cannot be read is named with why");
+        panel.judgeLines({kKernelLines});
+        QVERIFY(shown.wait(60000));
+        QCOMPARE(model->rowCount(), int(heldA.size()) + 1);
+        QCOMPARE(cellText(model, model->rowCount() - 1, 0), QString("h200-ingraph-warm.diode"));
+
         panel.setPackages({kDecisionPackage, kNoDecisions});
         QVERIFY(shown.wait(30000));
         QCOMPARE(model->rowCount(), int(heldA.size()));

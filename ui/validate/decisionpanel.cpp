@@ -6,6 +6,7 @@
 #include "diode/infer/decision.h"
 #include "diode/infer/modelpackage.h"
 
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -42,12 +43,14 @@ QStandardItem *cell(const QString &text, const QVariant &sortKey, const QString 
     return item;
 }
 
-QList<QStandardItem *> rowOf(const QString &package, const diode::DecisionFigures &f) {
+QList<QStandardItem *> rowOf(const QString &packagePath, const diode::DecisionFigures &f) {
+    const QString package = QFileInfo(packagePath).fileName();
     const bool kernels = f.kind == diode::DecisionKind::KernelConfig;
     const QString baseline =
         kernels ? DecisionPanel::tr("Inductor's default") : DecisionPanel::tr("the library kernel");
     QList<QStandardItem *> row;
-    row << cell(package, package) << cell(kindText(f.kind), kindText(f.kind))
+    row << cell(package, package, QDir::toNativeSeparators(packagePath))
+        << cell(kindText(f.kind), kindText(f.kind))
         << cell(QString::fromStdString(f.scope), QString::fromStdString(f.scope))
         << cell(f.notMeasured ? DecisionPanel::tr("%1 (+%2 unmeasured)").arg(f.judged).arg(f.notMeasured)
                               : QString::number(f.judged),
@@ -75,7 +78,7 @@ QList<QStandardItem *> rowOf(const QString &package, const diode::DecisionFigure
 
 // One package's figures as read off its manifest, or why they cannot be.
 struct PackageFigures {
-    QString name;
+    QString path, name;
     std::vector<diode::DecisionFigures> rows;
     QString built; ///< what its decision models were built from
     QString error;
@@ -129,6 +132,7 @@ void DecisionPanel::setPackages(const QStringList &paths) {
     m_model->removeRows(0, m_model->rowCount());
     m_message->showMessage({}, false);
     m_judge->setEnabled(false);
+    m_judgeable.clear();
     if (m_packages.isEmpty()) {
         m_about->setText(tr("Choose a model to see its decisions beside the GEMM kernel."));
         m_jobs.cancel();
@@ -143,6 +147,7 @@ void DecisionPanel::setPackages(const QStringList &paths) {
         std::vector<PackageFigures> read;
         for (const auto &path : paths) {
             PackageFigures f;
+            f.path = path;
             f.name = QFileInfo(path).fileName();
             try {
                 const auto manifest = diode::ModelPackage::load(path.toStdString()).manifest();
@@ -161,6 +166,7 @@ void DecisionPanel::setPackages(const QStringList &paths) {
         job.post([this, read] {
             QStringList about, errors;
             bool any = false;
+            m_judgeable.clear();
             for (const auto &f : read) {
                 if (!f.error.isEmpty()) {
                     about << tr("%1: its decisions cannot be shown.").arg(f.name);
@@ -173,8 +179,9 @@ void DecisionPanel::setPackages(const QStringList &paths) {
                 } else {
                     about << tr("%1, decisions %2.").arg(f.name, f.built);
                     any = true;
+                    m_judgeable << f.path;
                     for (const auto &row : f.rows)
-                        m_model->appendRow(rowOf(f.name, row));
+                        m_model->appendRow(rowOf(f.path, row));
                 }
             }
             if (any)
@@ -200,10 +207,12 @@ void DecisionPanel::chooseLines() {
 }
 
 void DecisionPanel::judgeLines(const QStringList &paths) {
-    if (m_packages.isEmpty())
+    if (m_judgeable.isEmpty())
         return;
     m_message->showMessage(tr("Judging on %n file(s)…", nullptr, int(paths.size())), false);
-    m_jobs.start([this, packages = m_packages, paths](const AsyncJobs::Job &job) {
+    // Only the packages shown with decision models: one that failed to load, or has none, said so
+    // already and would only repeat it.
+    m_jobs.start([this, packages = m_judgeable, paths](const AsyncJobs::Job &job) {
         std::vector<std::pair<QString, diode::DecisionFigures>> rows;
         QStringList notes;
         QString error;
@@ -217,35 +226,41 @@ void DecisionPanel::judgeLines(const QStringList &paths) {
             const auto data = diode::readDecisionData(files);
             const std::string scope = names.join(QStringLiteral(", ")).toStdString();
             for (const auto &package : packages) {
-                const QString name = QFileInfo(package).fileName();
-                const auto manifest = diode::ModelPackage::load(package.toStdString()).manifest();
-                const auto models = diode::DecisionModels::fromManifest(manifest);
-                const auto e = diode::evaluateDecisionLines(models, data);
-                QStringList caveats; // what these figures are not, before they are read
-                for (const auto &c : diode::decisionLinesCaveats(manifest, data))
-                    caveats << QString::fromStdString(c);
-                const size_t before = rows.size();
-                if (e.kernelConfig)
-                    rows.emplace_back(name, diode::figuresOf(*e.kernelConfig, scope));
-                if (e.smallMForm)
-                    rows.emplace_back(name, diode::figuresOf(*e.smallMForm, scope));
-                const QString who = packages.size() > 1 ? name + QStringLiteral(": ") : QString();
-                if (rows.size() == before)
-                    notes << who + tr("%1 holds no kernel or site this package has a model of.")
-                                       .arg(names.join(", "));
-                else if (e.sitesOfOpsNotMeasured)
-                    caveats << tr("%n site(s) of ops the form model was not measured for are not judged: "
-                                  "the plugin keeps the library kernel there.",
-                                  nullptr, int(e.sitesOfOpsNotMeasured));
-                if (rows.size() > before && !caveats.isEmpty())
-                    notes << who + tr("Note: %1.").arg(caveats.join(QStringLiteral("; ")));
+                try {
+                    const QString name = QFileInfo(package).fileName();
+                    const auto manifest = diode::ModelPackage::load(package.toStdString()).manifest();
+                    const auto models = diode::DecisionModels::fromManifest(manifest);
+                    const auto e = diode::evaluateDecisionLines(models, data);
+                    QStringList caveats; // what these figures are not, before they are read
+                    for (const auto &c : diode::decisionLinesCaveats(manifest, data))
+                        caveats << QString::fromStdString(c);
+                    const size_t before = rows.size();
+                    if (e.kernelConfig)
+                        rows.emplace_back(package, diode::figuresOf(*e.kernelConfig, scope));
+                    if (e.smallMForm)
+                        rows.emplace_back(package, diode::figuresOf(*e.smallMForm, scope));
+                    const QString who = packages.size() > 1 ? name + QStringLiteral(": ") : QString();
+                    if (rows.size() == before)
+                        notes << who + tr("%1 holds no kernel or site this package has a model of.")
+                                           .arg(names.join(", "));
+                    else if (e.sitesOfOpsNotMeasured)
+                        caveats << tr("%n site(s) of ops the form model was not measured for are not judged: "
+                                      "the plugin keeps the library kernel there.",
+                                      nullptr, int(e.sitesOfOpsNotMeasured));
+                    if (rows.size() > before && !caveats.isEmpty())
+                        notes << who + tr("Note: %1.").arg(caveats.join(QStringLiteral("; ")));
+                } catch (const std::exception &e) { // this package's rows are missing; the others' stay
+                    error += QFileInfo(package).fileName() + QStringLiteral(": ") +
+                             QString::fromStdString(e.what());
+                }
             }
         } catch (const std::exception &e) {
             error = QString::fromStdString(e.what());
         }
         job.post([this, rows, error, notes] {
             if (!error.isEmpty())
-                m_message->showMessage(error, true);
+                m_message->showMessage(notes.isEmpty() ? error : error + QLatin1Char('\n') + notes.join('\n'),
+                                       true);
             else
                 m_message->showMessage(notes.join(QLatin1Char('\n')), false);
             for (const auto &[package, f] : rows)

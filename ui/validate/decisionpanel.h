@@ -42,6 +42,7 @@ private:
     void chooseLines();
 
     QStringList m_packages;
+    QStringList m_judgeable; ///< of m_packages, those shown with decision models
     QLabel *m_about;
     QPushButton *m_judge;
     MessageLabel *m_message;

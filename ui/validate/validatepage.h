@@ -120,5 +120,5 @@ private:
     CandidateModel *m_candidates;
     QTableView *m_metricsView, *m_candidateView;
     DecisionPanel *m_decisions =
-        nullptr; ///< the Decisions tab: models A's and B's decisions beside the GEMM kernel
+        nullptr; ///< the Decisions tab: model A's and model B's decisions beside the GEMM kernel
 };
