@@ -339,6 +339,7 @@ void TestDecisions::shippedPackagesCarryBothModelsAndDecideAsDocumented() {
         QCOMPARE(selector.decideSmallMForm(site).reason, std::string("op_not_measured"));
         const auto k = selector.decideKernelConfig(reduction(32768, 1025, ReductionHint::Default));
         QCOMPARE(k.candidates, int(kPortfolioSize));
+        QVERIFY2(k.reason == "predicted_faster" || k.reason == "default_predicted_best", k.reason.c_str());
         // No kernel the sweep measures is tiled in two dimensions: such a kernel keeps the default,
         // counted with the feature that says why.
         auto tiled = reduction(512, 1, ReductionHint::Default);

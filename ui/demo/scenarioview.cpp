@@ -133,8 +133,8 @@ void ScenarioView::showScenario(int index) {
     QVector<QVector<double>> step(1), compile(1);
     QVector<QVector<QString>> stepLabel(1), compileLabel(1);
     QVector<QVector<QPair<double, double>>> stepSpread(1), compileSpread(1);
-    // The breakdown has a bar for each mode this step was measured in, not for every mode of the
-    // result (a scenario measured in two of six modes would be two bars among six labels).
+    // The breakdown has a bar for each mode whose kernels this step recorded, not for every mode of
+    // the result (a scenario measured in two of six modes would be two bars among six labels).
     QStringList measured;
     std::vector<std::vector<std::pair<std::string, double>>> breakdown;
     int processes = 0;
@@ -155,9 +155,10 @@ void ScenarioView::showScenario(int index) {
         compileSpread[0] << (t.compileSSpread ? QPair<double, double>(*t.compileSSpread) : none);
         spreads = spreads || t.kernelMsSpread || t.compileSSpread;
         processes = std::max(processes, ok ? t.processes : 0);
-        if (ok) {
+        if (auto kinds = ok ? diode::DemoResult::timeByCategory(t) : decltype(breakdown)::value_type{};
+            !kinds.empty()) {
             measured << titles.back();
-            breakdown.push_back(diode::DemoResult::timeByCategory(t));
+            breakdown.push_back(std::move(kinds));
         }
     }
     const QStringList name{QString::fromStdString(c.name)};
