@@ -274,9 +274,7 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     connect(m_backend, &QComboBox::activated, this, [this] { m_backendChosen = true; }); // by hand only
     connect(m_package, &QLineEdit::textChanged, this, &CharacterisePanel::updateRun);
     connect(m_pool, &QLineEdit::textChanged, this, &CharacterisePanel::updateRun);
-    connect(m_kernelSweep, &QCheckBox::toggled, this, [this](bool on) {
-        m_kernelWorkers->setEnabled(on && m_backend->currentText() == QLatin1String("inductor"));
-    });
+    connect(m_kernelSweep, &QCheckBox::toggled, this, &CharacterisePanel::updateKernelWorkers);
     connect(m_run, &QPushButton::clicked, this, &CharacterisePanel::run);
     connect(m_cancel, &QPushButton::clicked, this, &CharacterisePanel::cancel);
     connect(m_worker, &CharacteriseWorker::status, m_status, &QLabel::setText);
@@ -355,7 +353,7 @@ void CharacterisePanel::backendChanged() {
     m_python->setEnabled(inductor);
     m_workers->setEnabled(inductor);
     m_kernelSweep->setEnabled(inductor); // the cpu backend has no GPU kernels to measure
-    m_kernelWorkers->setEnabled(inductor && m_kernelSweep->isChecked());
+    updateKernelWorkers();
     m_kernelSweep->setToolTip(inductor
                                   ? QString()
                                   : tr("The cpu backend has no GPU kernels to measure: the kernel sweep "
@@ -386,6 +384,11 @@ void CharacterisePanel::backendChanged() {
                "cpu plan's tiles."));
     }
     updateRun();
+}
+
+void CharacterisePanel::updateKernelWorkers() {
+    m_kernelWorkers->setEnabled(m_backend->currentText() == QLatin1String("inductor") &&
+                                m_kernelSweep->isChecked());
 }
 
 bool CharacterisePanel::canRun(QString *why) const {

@@ -54,6 +54,8 @@ private:
     void setRunning(bool running);
     /// The backend's defaults for what the user has not typed (pool, package), then Run's state.
     void backendChanged();
+    /// The kernel workers count only where the kernel sweep runs (inductor backend, box ticked).
+    void updateKernelWorkers();
     void updateRun();
 
     CharacteriseWorker *m_worker;

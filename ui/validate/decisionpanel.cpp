@@ -124,11 +124,16 @@ DecisionPanel::DecisionPanel(QWidget *parent)
     setPackages({});
 }
 
-void DecisionPanel::setPackages(const QStringList &paths) {
-    m_packages.clear();
+QStringList DecisionPanel::distinctPackages(const QStringList &paths) {
+    QStringList out;
     for (const auto &p : paths)
-        if (!p.isEmpty() && !m_packages.contains(p))
-            m_packages << p;
+        if (!p.isEmpty() && !out.contains(p))
+            out << p;
+    return out;
+}
+
+void DecisionPanel::setPackages(const QStringList &paths) {
+    m_packages = distinctPackages(paths);
     m_model->removeRows(0, m_model->rowCount());
     m_message->showMessage({}, false);
     m_judge->setEnabled(false);
@@ -214,8 +219,7 @@ void DecisionPanel::judgeLines(const QStringList &paths) {
     // already and would only repeat it.
     m_jobs.start([this, packages = m_judgeable, paths](const AsyncJobs::Job &job) {
         std::vector<std::pair<QString, diode::DecisionFigures>> rows;
-        QStringList notes;
-        QString error;
+        QStringList notes, errors;
         try {
             std::vector<std::string> files;
             QStringList names;
@@ -250,17 +254,16 @@ void DecisionPanel::judgeLines(const QStringList &paths) {
                     if (rows.size() > before && !caveats.isEmpty())
                         notes << who + tr("Note: %1.").arg(caveats.join(QStringLiteral("; ")));
                 } catch (const std::exception &e) { // this package's rows are missing; the others' stay
-                    error += QFileInfo(package).fileName() + QStringLiteral(": ") +
-                             QString::fromStdString(e.what());
+                    errors << QFileInfo(package).fileName() + QStringLiteral(": ") +
+                                  QString::fromStdString(e.what());
                 }
             }
-        } catch (const std::exception &e) {
-            error = QString::fromStdString(e.what());
+        } catch (const std::exception &e) { // the lines themselves
+            errors = {QString::fromStdString(e.what())};
         }
-        job.post([this, rows, error, notes] {
-            if (!error.isEmpty())
-                m_message->showMessage(notes.isEmpty() ? error : error + QLatin1Char('\n') + notes.join('\n'),
-                                       true);
+        job.post([this, rows, errors, notes] {
+            if (!errors.isEmpty())
+                m_message->showMessage((errors + notes).join(QLatin1Char('\n')), true);
             else
                 m_message->showMessage(notes.join(QLatin1Char('\n')), false);
             for (const auto &[package, f] : rows)

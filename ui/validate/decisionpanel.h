@@ -27,6 +27,8 @@ public:
     /// Shows the held-out figures of the packages at `paths`, each row named by its package (the
     /// Validate page's model A and, where chosen, model B); none: an empty table and why.
     void setPackages(const QStringList &paths);
+    /// The packages `paths` names, each once, none empty, in order: what setPackages shows.
+    static QStringList distinctPackages(const QStringList &paths);
     /// Judges each package on the kernel and site lines of `paths` and adds their rows.
     void judgeLines(const QStringList &paths);
     const QStringList &packages() const { return m_packages; }

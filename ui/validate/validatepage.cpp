@@ -355,11 +355,9 @@ QString ValidatePage::nextStep() const {
 void ValidatePage::inputsChanged() {
     if (m_rebuildingSources)
         return;
-    QStringList chosen{packageAt(m_modelA)}; // the Decisions tab: model A's, then model B's where another
-    if (const QString b = packageAt(m_modelB); !chosen.contains(b))
-        chosen << b;
-    chosen.removeAll(QString());
-    if (chosen != m_decisions->packages())
+    // The Decisions tab: model A's, then model B's where another.
+    if (const auto chosen = DecisionPanel::distinctPackages({packageAt(m_modelA), packageAt(m_modelB)});
+        chosen != m_decisions->packages())
         m_decisions->setPackages(chosen);
     if (m_worker->isRunning())
         m_worker->cancel();
