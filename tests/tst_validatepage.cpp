@@ -33,6 +33,9 @@
 #include <QStandardItemModel>
 #include <QTabWidget>
 
+#include <algorithm>
+#include <functional>
+
 namespace {
 
 const QString kDataset = testutil::sourcePath("trained_models/h200/h200-dataset.db");
@@ -58,6 +61,15 @@ bool shownIn(DecisionPanel &panel, const QString &package, const QStringList &li
 
 QString cellText(const QStandardItemModel *model, int row, int column) {
     return model->index(row, column).data().toString();
+}
+
+// Whether one of the labels of `w` says what `says` looks for (by default: contains `text`).
+bool aLabelSays(const QWidget &w, const std::function<bool(const QString &)> &says) {
+    const auto labels = w.findChildren<QLabel *>();
+    return std::any_of(labels.begin(), labels.end(), [&](const QLabel *l) { return says(l->text()); });
+}
+bool aLabelSays(const QWidget &w, const QString &text) {
+    return aLabelSays(w, [&](const QString &t) { return t.contains(text); });
 }
 
 int distinctColours(const QImage &image) {
@@ -668,13 +680,10 @@ private slots:
         QVERIFY2(pick > 0 && pick < 1.0, qPrintable(cellText(model, last, 8)));
         QCOMPARE(cellText(model, last, 7), QString("0")); // a failed configuration is never chosen
         // What these figures are not, said beside them; what the models were built from, above them.
-        bool said = false, built = false;
-        for (const auto *label : panel.findChildren<QLabel *>()) {
-            said = said || label->text().contains("not held out");
-            built = built || label->text().contains("a prediction of the 8 nearest measured rows");
-        }
-        QVERIFY2(said, "judged on its own families' lines, the tab says the figures are not held out");
-        QVERIFY2(built, "the tab says what the models were built from");
+        QVERIFY2(aLabelSays(panel, "not held out"),
+                 "judged on its own families' lines, the tab says the figures are not held out");
+        QVERIFY2(aLabelSays(panel, "a prediction of the 8 nearest measured rows"),
+                 "the tab says what the models were built from");
     }
 
     // Models A and B: the rows of each, named by package; lines judged by both; a package without
@@ -701,11 +710,12 @@ private slots:
         panel.judgeLines({kKernelLines});
         QVERIFY(shown.wait(60000));
         QCOMPARE(model->rowCount(), int(heldA.size() + heldB.size()) + 2); // a kernel-config row each
-        bool another = false;
-        for (const auto *label : panel.findChildren<QLabel *>())
-            another = another || (label->text().contains("h100-ingraph-warm.diode: Note:") &&
-                                  label->text().contains("NVIDIA H200"));
-        QVERIFY2(another, "the H100 package judged on H200 lines says so, named");
+        QVERIFY2(aLabelSays(panel,
+                            [](const QString &t) {
+                                return t.contains("h100-ingraph-warm.diode: Note:") &&
+                                       t.contains("NVIDIA H200");
+                            }),
+                 "the H100 package judged on H200 lines says so, named");
 
         // A model B that cannot be read: said, named; A's rows shown and judged as before.
         const QString broken = m_dir.filePath("broken.diode");
@@ -717,10 +727,8 @@ private slots:
         panel.setPackages({kDecisionPackage, broken});
         QVERIFY(shown.wait(30000));
         QCOMPARE(model->rowCount(), int(heldA.size()));
-        bool named = false;
-        for (const auto *label : panel.findChildren<QLabel *>())
-            named = named || label->text().startsWith("broken.diode: ");
-        QVERIFY2(named, "the package that cannot be read is named with why");
+        QVERIFY2(aLabelSays(panel, [](const QString &t) { return t.startsWith("broken.diode: "); }),
+                 "the package that cannot be read is named with why");
         panel.judgeLines({kKernelLines});
         QVERIFY(shown.wait(60000));
         QCOMPARE(model->rowCount(), int(heldA.size()) + 1);
@@ -729,10 +737,7 @@ private slots:
         panel.setPackages({kDecisionPackage, kNoDecisions});
         QVERIFY(shown.wait(30000));
         QCOMPARE(model->rowCount(), int(heldA.size()));
-        bool said = false;
-        for (const auto *label : panel.findChildren<QLabel *>())
-            said = said || label->text().contains("carries no decision models");
-        QVERIFY(said);
+        QVERIFY(aLabelSays(panel, "carries no decision models"));
         QVERIFY(panel.findChild<QPushButton *>("judgeDecisionLines")->isEnabled());
     }
 
@@ -740,10 +745,8 @@ private slots:
         DecisionPanel panel;
         QVERIFY(shownIn(panel, kNoDecisions));
         QCOMPARE(panel.model()->rowCount(), 0);
-        bool said = false;
-        for (const auto *label : panel.findChildren<QLabel *>())
-            said = said || label->text().contains("carries no decision models");
-        QVERIFY2(said, "the tab says the package has none and how to add them");
+        QVERIFY2(aLabelSays(panel, "carries no decision models"),
+                 "the tab says the package has none and how to add them");
         QVERIFY(!panel.findChild<QPushButton *>("judgeDecisionLines")->isEnabled());
     }
 
@@ -758,11 +761,11 @@ private slots:
         DecisionPanel panel;
         QVERIFY(shownIn(panel, kDecisionPackage, {bad}));
         QVERIFY(panel.model()->rowCount() > 0);
-        bool named = false;
-        for (const auto *label : panel.findChildren<QLabel *>())
-            named =
-                named || (label->text().contains("bad-kernels.jsonl:1") && label->text().contains("kernel"));
-        QVERIFY2(named, "the error names the file and the line");
+        QVERIFY2(aLabelSays(panel,
+                            [](const QString &t) {
+                                return t.contains("bad-kernels.jsonl:1") && t.contains("kernel");
+                            }),
+                 "the error names the file and the line");
     }
 
     void pageShowsModelAsDecisions() {
@@ -810,11 +813,8 @@ private slots:
         QCOMPARE(page.metricsModel()->index(4, 0).data().toString(), QString("Inductor's first config"));
         QVERIFY(!page.methodBox()->method()); // the data's default, said in the status line
         QVERIFY(page.result().method.method == diode::TimingMethod::InductorAutotune);
-        bool said = false;
-        for (const auto *label : page.findChildren<QLabel *>())
-            said = said || label->text().contains(
-                               "inductor_autotune times (default: the data has no in-graph times)");
-        QVERIFY2(said, "the status line names the timing method");
+        QVERIFY2(aLabelSays(page, "inductor_autotune times (default: the data has no in-graph times)"),
+                 "the status line names the timing method");
         page.openProblem(0);
         QVERIFY(page.candidateModel()->rowCount() > 1);
         QTest::qWait(100);
