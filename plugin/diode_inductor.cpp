@@ -431,7 +431,11 @@ char *diode_kernel_candidates(const char *request_json) {
         const auto shape =
             diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
         nlohmann::json out{{"configs", nlohmann::json::array()}};
-        for (const auto &c : diode::portfolioConfigs(shape))
+        const auto configs =
+            request.contains("near")
+                ? diode::neighbourConfigs(shape, diode::TritonConfig::fromJson(request.at("near"), "near"))
+                : diode::portfolioConfigs(shape);
+        for (const auto &c : configs)
             out["configs"].push_back(c.toJson());
         return strdup(out.dump().c_str());
     } catch (const std::exception &e) {

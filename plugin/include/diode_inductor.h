@@ -189,9 +189,10 @@ DIODE_API char *diode_read_problem_lines(const char *path);
  * The margins are the package's (decisions.<kind>.margin). */
 DIODE_API char *diode_decide_json(diode_selector *selector, const char *kind, const char *request_json);
 
-/* The configurations a kernel may be given (core's portfolioConfigs: what the kernel sweep measures
- * on every kernel and the decision chooses among), for {"shape": ...}: {"configs": [{"persistent", "XBLOCK",
- * ...}, ...]}, malloc'ed (diode_free); NULL on error (diode_last_error). */
+/* The configurations the kernel sweep measures on a kernel, for {"shape": ...}: its portfolio (core's
+ * portfolioConfigs: what the decision chooses among); with "near": a config, that config's neighbours
+ * in the kernel's grid (core's neighbourConfigs). {"configs": [{"persistent", "XBLOCK", ...}, ...]},
+ * malloc'ed (diode_free); NULL on error (diode_last_error). */
 DIODE_API char *diode_kernel_candidates(const char *request_json);
 
 DIODE_API void diode_free(void *p);

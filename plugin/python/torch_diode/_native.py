@@ -348,11 +348,13 @@ def _taken_json(lib, ptr):
         lib.diode_free(ptr)
 
 
-def kernel_candidates(shape: dict) -> list:
-    """The configurations a pointwise or reduction kernel may be given (diode_kernel_candidates): its
-    portfolio, which the kernel-config decision chooses among and the kernel sweep measures whole."""
+def kernel_candidates(shape: dict, near: Optional[dict] = None) -> list:
+    """The configurations the kernel sweep measures on a pointwise or reduction kernel
+    (diode_kernel_candidates): its portfolio, which the kernel-config decision chooses among; with
+    `near` (a config), that config's neighbours in the kernel's grid."""
     lib = load_library()
-    return _taken_json(lib, lib.diode_kernel_candidates(json.dumps({"shape": shape}).encode()))["configs"]
+    request = {"shape": shape} if near is None else {"shape": shape, "near": near}
+    return _taken_json(lib, lib.diode_kernel_candidates(json.dumps(request).encode()))["configs"]
 
 
 def _cstr(text: str, cache: dict) -> bytes:

@@ -277,6 +277,20 @@ std::vector<TritonConfig> portfolioConfigs(const TritonKernelShape &s) {
     return out;
 }
 
+std::vector<TritonConfig> neighbourConfigs(const TritonKernelShape &s, const TritonConfig &c) {
+    const std::vector<TritonConfig> grid = candidateConfigs(s);
+    std::vector<TritonConfig> out;
+    for (int TritonConfig::*field :
+         {&TritonConfig::xBlock, &TritonConfig::yBlock, &TritonConfig::rBlock, &TritonConfig::numWarps})
+        for (bool up : {false, true}) {
+            TritonConfig n = c;
+            n.*field = up ? n.*field * 2 : n.*field / 2;
+            if (n.*field != c.*field && std::find(grid.begin(), grid.end(), n) != grid.end())
+                out.push_back(n);
+        }
+    return out;
+}
+
 const std::vector<std::string> &kernelFeatureNames() {
     static const std::vector<std::string> names = {"is_reduction",    "log2_x",          "log2_y",
                                                    "log2_r",          "hint_inner",      "hint_outer",

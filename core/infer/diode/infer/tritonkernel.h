@@ -74,6 +74,13 @@ inline constexpr int kMaxElementsPerThread = 64;
 std::vector<TritonConfig> portfolioConfigs(const TritonKernelShape &shape);
 inline constexpr size_t kPortfolioSize = 24;
 
+/// The configurations of `shape`'s grid one step from `config`: one of its blocks or its warps doubled
+/// or halved, the neighbourhood Inductor's coordinate descent searches. The kernel sweep measures
+/// the neighbours of a kernel's fastest configuration until none is faster, so that a line's fastest
+/// configuration is near the best the grid holds, not only the portfolio's best; the decision still
+/// chooses among the portfolio.
+std::vector<TritonConfig> neighbourConfigs(const TritonKernelShape &shape, const TritonConfig &config);
+
 /// Names of the kernel features and of the configuration features (kernelFeatures and
 /// configFeatures write them in this order).
 const std::vector<std::string> &kernelFeatureNames();
