@@ -221,9 +221,17 @@ class DecisionsTest(unittest.TestCase):
         kernel, site = lines["kernel"], lines["site"]
         self.assertNotIn("skipped", kernel)
         self.assertNotIn("skipped", site)
-        # Every configuration the decision may give this kernel was measured, or failed and says so.
+        # Every configuration the decision may give this kernel was measured, or failed and says so;
+        # then the descent: each configuration after the portfolio one step from one measured before it.
         candidates = _native.kernel_candidates(kernel["shape"])
-        self.assertEqual([c["config"] for c in kernel["configs"]], candidates)
+        configs = [c["config"] for c in kernel["configs"]]
+        self.assertEqual(configs[: len(candidates)], candidates)
+        self.assertTrue(all("found_by" not in c for c in kernel["configs"][: len(candidates)]))
+        for i, c in enumerate(kernel["configs"][len(candidates) :], len(candidates)):
+            self.assertEqual(c["found_by"], "neighbourhood")
+            near = [n for before in configs[:i] for n in _native.kernel_candidates(kernel["shape"], near=before)]
+            self.assertIn(c["config"], near)
+        self.assertEqual(kernel["grid"], len(configs))
         self.assertTrue(all(("time_ms" in c) != ("error" in c) for c in kernel["configs"]), kernel["configs"])
         self.assertEqual(site["site"]["op"], "mm")
         for key in ("library_ms", "decomposed_default_ms", "decomposed_tuned_ms", "decomposed_ms"):

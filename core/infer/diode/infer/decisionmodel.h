@@ -21,7 +21,7 @@ struct MeasuredKernel {
     std::vector<TritonConfig> configs;
     std::vector<std::optional<double>> timesMs; ///< nullopt: failed to compile or run
     std::vector<std::string> errors;            ///< per configuration: why it has no time ("" if timed)
-    int grid = 0;                               ///< configurations the kernel may be given (0: not given)
+    int grid = 0; ///< configurations tried: the portfolio, then the descent's (0: not given)
     std::string gpu;
     int smCount = 0;
     double seconds = 0; ///< what measuring it took

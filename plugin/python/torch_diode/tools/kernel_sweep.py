@@ -7,8 +7,11 @@ are trained on, in CUDA graphs (torch_diode.tools.ingraph, warm), as kernel and 
   training step's sums over the tokens),
   compiled alone by Inductor with its own heuristics (`default_ms`) and with each configuration
   the library may give it (diode_kernel_candidates, core's portfolio: the same configurations a
-  decision chooses among) fixed through InductorChoices.triton_kernel_kwargs. A configuration whose
-  output differs from the default's is recorded as an error and never chosen.
+  decision chooses among) fixed through InductorChoices.triton_kernel_kwargs; then with the
+  neighbours of the fastest so far in the kernel's grid (`"found_by": "neighbourhood"`) until none
+  is faster, the coordinate descent max-autotune runs, timed in CUDA graphs, so that a line's
+  fastest configuration is near the best the grid holds. A configuration whose output differs from
+  the default's is recorded as an error and never chosen.
 - site lines: a small-M GEMM or one-token attention, compiled whole as the library path (plain
   torch.compile) and decomposed into Inductor's multiply-and-sum (torch_diode._forms), with
   Inductor's own configs and under coordinate descent; `decomposed_ms` is the faster decomposed
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import signal
@@ -47,6 +51,8 @@ FAMILIES = {
 DECODE_BATCHES = (1, 8, 32)
 CONTEXTS = (512, 2048)
 PREFILL_TOKENS = (512, 4096)
+# Steps of the descent from the fastest portfolio configuration through its neighbours.
+REFINE_STEPS = 4
 # The tokens of one partial sum: Inductor splits a column sum over 4,096 tokens into 32 of these; the split cases
 # use the same at every token count that is a multiple of it (not ViT's 197 a image).
 SPLIT_ROWS = 128
@@ -127,6 +133,25 @@ def _kernel_cases(family: str, f: dict) -> list:
 
         return fn, (p, cache, new)
 
+    def pv_softmax(b, s, concat):
+        """The value product as Inductor fuses it into decomposed attention: the softmax's
+        normalisation (exp(score - max) / sum, from the row reductions before it) recomputed in the
+        reduction over the cache."""
+        h, kv, hd = f["heads"], f["kv"], f["hd"]
+        scores = rand(b, h, s, dtype=torch.float32)
+        amax = scores.amax(-1, keepdim=True)
+        denom = (scores - amax).exp().sum(-1, keepdim=True)
+        cache = rand(b, kv, s - 1 if concat else s, hd)
+        new = rand(b, kv, 1, hd)
+
+        def fn(scores, amax, denom, cache, new):
+            v = torch.cat([cache, new], 2) if concat else cache
+            v = v[:, :, None].expand(b, kv, h // kv, v.shape[2], hd).reshape(b, h, v.shape[2], hd)
+            p = (scores - amax).exp() / denom
+            return (p.unsqueeze(-1) * v.float()).sum(-2).to(v.dtype)
+
+        return fn, (scores, amax, denom, cache, new)
+
     def gemv(n, k):
         # A projection at batch 1 written as the small-M form pass writes it (torch_diode._forms).
         x, w = rand(1, k), rand(n, k)
@@ -165,18 +190,6 @@ def _kernel_cases(family: str, f: dict) -> list:
         # `rows` tokens each (the second kernel adds the partial sums).
         return (lambda g: g.view(t // rows, rows, n).sum(1)), (rand(t, n),)
 
-    def activation_backward_sum(t, rows):
-        # The first MLP projection's backward: GELU's gradient, and its partial sums over `rows`
-        # tokens each (the first kernel of the bias gradient, split as above), one kernel with two
-        # outputs as a training step fuses them. (Summed whole, Inductor makes three kernels.)
-        g, x = rand(t, f["ff"]), rand(t, f["ff"])
-
-        def fn(g, x):
-            gx = torch.ops.aten.gelu_backward(g, x, approximate="tanh")
-            return gx, gx.view(t // rows, rows, f["ff"]).sum(1)
-
-        return fn, (g, x)
-
     d, ff = f["d"], f["ff"]
     decoder = family != "vit-l16"
     if decoder:
@@ -189,6 +202,7 @@ def _kernel_cases(family: str, f: dict) -> list:
                     tag = f"b{b}-s{s}" + ("-cat" if concat else "")
                     cases.append((f"attn-qk-{tag}", lambda b=b, s=s, c=concat: qk(b, s, c)))
                     cases.append((f"attn-pv-{tag}", lambda b=b, s=s, c=concat: pv(b, s, c)))
+                    cases.append((f"attn-pv-softmax-{tag}", lambda b=b, s=s, c=concat: pv_softmax(b, s, c)))
                 cases.append((f"softmax-decode-b{b}-s{s}", lambda b=b, s=s: softmax(b * f["heads"], s)))
         for n in sorted({d, ff, 3 * d}):
             cases.append((f"gemv-n{n}-k{d}", lambda n=n: gemv(n, d)))
@@ -211,8 +225,6 @@ def _kernel_cases(family: str, f: dict) -> list:
             cases.append((f"column-sum-t{t}-n{n}", lambda t=t, n=n: column_sum(t, n)))
             if t % SPLIT_ROWS == 0:
                 cases.append((f"column-sum-split-t{t}-n{n}", lambda t=t, n=n: column_sum_split(t, n, SPLIT_ROWS)))
-        if f["act"] == "gelu" and t % SPLIT_ROWS == 0:  # the families whose projections have a bias
-            cases.append((f"act-backward-sum-split-t{t}", lambda t=t: activation_backward_sum(t, SPLIT_ROWS)))
     return [(f"{family}/{name}", family, build) for name, build in cases]
 
 
@@ -365,9 +377,9 @@ def measure_kernel(name, family, build, timer, gpu):
     shape = rec.shapes[0]
     line["shape"] = shape
     line["default_ms"] = _time(compiled, args, timer)
-    candidates = _native.kernel_candidates(shape)
     results = []
-    for cfg in candidates:
+
+    def measure(cfg):
         entry = {"config": cfg}
         try:
             compiled_c, out = _compile(fn, args, _Recorder(fix=cfg))
@@ -377,11 +389,30 @@ def measure_kernel(name, family, build, timer, gpu):
                 entry["time_ms"] = _time(compiled_c, args, timer)
         except Exception as e:  # a configuration that does not compile or run is recorded as such
             if _out_of_memory(e):  # the GPU's memory, not the configuration: not measured
-                continue
+                return None
             entry["error"] = f"{type(e).__name__}: {str(e)[:200]}"
         results.append(entry)
+        return entry
+
+    seen = _native.kernel_candidates(shape)
+    for cfg in seen:
+        measure(cfg)
+    # Then the neighbourhood of the fastest so far, until no neighbour is faster: coordinate descent
+    # over the grid, timed as every configuration is.
+    for _ in range(REFINE_STEPS):
+        timed = [e for e in results if "time_ms" in e]
+        if not timed:
+            break
+        best = min(timed, key=lambda e: e["time_ms"])
+        fresh = [c for c in _native.kernel_candidates(shape, near=best["config"]) if c not in seen]
+        seen += fresh
+        got = [e for e in (measure(c) for c in fresh) if e is not None]
+        for e in got:
+            e["found_by"] = "neighbourhood"
+        if not any(e.get("time_ms", math.inf) < best["time_ms"] for e in got):
+            break
     line["configs"] = results
-    line["grid"] = len(candidates)
+    line["grid"] = len(seen)
     return line
 
 
