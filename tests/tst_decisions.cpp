@@ -61,6 +61,8 @@ class TestDecisions : public QObject {
     Q_OBJECT
 private slots:
     void gridKeepsInductorsLimitsAndNoIdleThreads();
+    void neighboursAreOneStepAwayInTheGrid();
+    void descentLinesHoldThePortfolioThenItsNeighbourhood();
     void persistentConfigsNeverDropTheXDimension();
     void aReductionThatCannotBePersistentIsOfferedNoPersistentConfig();
     void badShapesAndConfigsAreRefusedByField();
@@ -101,6 +103,59 @@ void TestDecisions::gridKeepsInductorsLimitsAndNoIdleThreads() {
         QCOMPARE(c.rBlock, 0);
         QVERIFY(c.xBlock >= 32 && c.xBlock <= 4096);
     }
+}
+
+void TestDecisions::neighboursAreOneStepAwayInTheGrid() {
+    const auto shape = reduction(32768, 1025, ReductionHint::Default);
+    const auto grid = candidateConfigs(shape);
+    const TritonConfig c{false, 32, 0, 128, 4, 1};
+    QVERIFY(std::find(grid.begin(), grid.end(), c) != grid.end());
+    const auto n = neighbourConfigs(shape, c);
+    // XBLOCK, R0_BLOCK and the warps each halved and doubled; this kernel is not tiled in y.
+    QCOMPARE(n.size(), size_t(6));
+    for (const auto &m : n) {
+        QVERIFY(std::find(grid.begin(), grid.end(), m) != grid.end());
+        QCOMPARE((m.xBlock != c.xBlock) + (m.rBlock != c.rBlock) + (m.numWarps != c.numWarps), 1);
+    }
+    // At the grid's edge only what the grid holds: no reduction block beyond the reduction's power of
+    // two (2,048), no more than 16 warps.
+    const TritonConfig edge{false, 1, 0, 2048, 16, 1};
+    QVERIFY(std::find(grid.begin(), grid.end(), edge) != grid.end());
+    const auto e = neighbourConfigs(shape, edge);
+    QVERIFY(!e.empty());
+    for (const auto &m : e)
+        QVERIFY(m.rBlock <= 2048 && m.numWarps <= 16 && std::find(grid.begin(), grid.end(), m) != grid.end());
+}
+
+void TestDecisions::descentLinesHoldThePortfolioThenItsNeighbourhood() {
+    // The shipped descent lines: on each kernel its portfolio first, then configurations of its grid
+    // each one step from one measured before it; what the portfolio's best leaves is what docs/MODELS.md
+    // gives (the decision among the portfolio judged against the fastest the descent found).
+    const auto data = readDecisionData(shipped("h200-kernels-descent.jsonl"));
+    QVERIFY(data.kernels.size() > 250);
+    int beyond = 0;
+    for (const auto &k : data.kernels) {
+        const auto portfolio = portfolioConfigs(k.shape), grid = candidateConfigs(k.shape);
+        size_t first = 0;
+        while (first < k.configs.size() &&
+               std::find(portfolio.begin(), portfolio.end(), k.configs[first]) != portfolio.end())
+            ++first;
+        for (size_t i = first; i < k.configs.size(); ++i) {
+            QVERIFY2(std::find(grid.begin(), grid.end(), k.configs[i]) != grid.end(), k.name.c_str());
+            bool step = false;
+            for (size_t j = 0; j < i && !step; ++j) {
+                const auto n = neighbourConfigs(k.shape, k.configs[j]);
+                step = std::find(n.begin(), n.end(), k.configs[i]) != n.end();
+            }
+            QVERIFY2(step, k.name.c_str());
+            ++beyond;
+        }
+    }
+    QVERIFY(beyond > 1000);
+    const auto e = trainDecisions(data).heldOut["kernel_config"]["all"];
+    QCOMPARE(e["kernels"].get<int>(), 275);
+    QCOMPARE(e["picks_not_measured"].get<int>(), 0);
+    QCOMPARE(qRound(e["within_3_percent_of_fastest"].get<double>() * 1000), 393);
 }
 
 void TestDecisions::persistentConfigsNeverDropTheXDimension() {
