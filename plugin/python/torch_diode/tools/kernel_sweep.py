@@ -8,7 +8,7 @@ are trained on, in CUDA graphs (torch_diode.tools.ingraph, warm), as kernel and 
   compiled alone by Inductor with its own heuristics (`default_ms`) and with each configuration
   the library may give it (diode_kernel_candidates, core's portfolio: the same configurations a
   decision chooses among) fixed through InductorChoices.triton_kernel_kwargs; then with the
-  neighbours of the fastest so far in the kernel's grid (`"found_by": "neighbourhood"`) until none
+  neighbours of the fastest so far in the kernel's grid (listed after the portfolio) until none
   is faster, the coordinate descent max-autotune runs, timed in CUDA graphs, so that a line's
   fastest configuration is near the best the grid holds. A configuration whose output differs from
   the default's is recorded as an error and never chosen.
@@ -407,8 +407,6 @@ def measure_kernel(name, family, build, timer, gpu):
         fresh = [c for c in _native.kernel_candidates(shape, near=best["config"]) if c not in seen]
         seen += fresh
         got = [e for e in (measure(c) for c in fresh) if e is not None]
-        for e in got:
-            e["found_by"] = "neighbourhood"
         if not any(e.get("time_ms", math.inf) < best["time_ms"] for e in got):
             break
     line["configs"] = results
