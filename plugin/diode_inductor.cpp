@@ -431,10 +431,16 @@ char *diode_kernel_candidates(const char *request_json) {
         const auto shape =
             diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
         nlohmann::json out{{"configs", nlohmann::json::array()}};
+        std::vector<diode::TritonConfig> extra;
+        const auto &given = request.value("extra", nlohmann::json::array());
+        if (!given.is_array())
+            throw diode::InvalidInput("\"extra\": must be an array of kernel configs");
+        for (size_t i = 0; i < given.size(); ++i)
+            extra.push_back(diode::TritonConfig::fromJson(given[i], fmt::format("extra[{}]", i)));
         const auto configs =
             request.contains("near")
                 ? diode::neighbourConfigs(shape, diode::TritonConfig::fromJson(request.at("near"), "near"))
-                : diode::portfolioConfigs(shape);
+                : diode::decisionCandidates(shape, extra);
         for (const auto &c : configs)
             out["configs"].push_back(c.toJson());
         return strdup(out.dump().c_str());
@@ -442,6 +448,30 @@ char *diode_kernel_candidates(const char *request_json) {
         setError(e.what());
     } catch (...) {
         setError("diode_kernel_candidates: unknown error");
+    }
+    return nullptr;
+}
+
+char *diode_fastest_beyond_portfolio(const char *request_json) {
+    try {
+        const nlohmann::json request = decisionRequest("diode_fastest_beyond_portfolio", request_json);
+        const auto &lines = request.value("lines", nlohmann::json());
+        if (!lines.is_array() || lines.empty())
+            throw diode::InvalidInput("\"lines\": must be a non-empty array of kernel line files");
+        std::vector<std::string> paths;
+        for (const auto &p : lines) {
+            if (!p.is_string())
+                throw diode::InvalidInput("\"lines\": must hold file paths");
+            paths.push_back(p.get<std::string>());
+        }
+        nlohmann::json out{{"configs", nlohmann::json::array()}};
+        for (const auto &c : diode::fastestBeyondPortfolio(diode::readDecisionData(paths).kernels))
+            out["configs"].push_back(c.toJson());
+        return strdup(out.dump().c_str());
+    } catch (const std::exception &e) {
+        setError(e.what());
+    } catch (...) {
+        setError("diode_fastest_beyond_portfolio: unknown error");
     }
     return nullptr;
 }

@@ -574,12 +574,14 @@ private slots:
         r.families = "qwen2-0.5b";
         r.deadlineS = 90;
         r.gpu = "7";
+        r.extraConfigsFrom = "first.jsonl,descent.jsonl";
         QCOMPARE(runKernelSweep(r), 0);
         QCOMPARE(readDecisionData(r.out).kernels.size(), size_t(219));
         const auto trace =
             nlohmann::json::parse(testutil::fileBytes(dir.filePath("trace.jsonl")).toStdString());
         QCOMPARE(trace["argv"], nlohmann::json({"--out", r.out, "--kinds", "kernel,site", "--workers", "3",
-                                                "--families", "qwen2-0.5b", "--deadline-s", "90"}));
+                                                "--families", "qwen2-0.5b", "--deadline-s", "90",
+                                                "--extra-configs-from", "first.jsonl,descent.jsonl"}));
         // On the GPU it was given, sharing that GPU's lock with the GEMM sweep's workers.
         QCOMPARE(trace["env"],
                  nlohmann::json({{"CUDA_VISIBLE_DEVICES", "7"}, {"TORCH_DIODE_GPU_LOCK", gpuLockPath("7")}}));

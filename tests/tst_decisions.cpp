@@ -63,6 +63,7 @@ private slots:
     void gridKeepsInductorsLimitsAndNoIdleThreads();
     void neighboursAreOneStepAwayInTheGrid();
     void descentLinesHoldThePortfolioThenItsNeighbourhood();
+    void configsMeasuredOnEveryKernelJoinThePortfolio();
     void persistentConfigsNeverDropTheXDimension();
     void aReductionThatCannotBePersistentIsOfferedNoPersistentConfig();
     void badShapesAndConfigsAreRefusedByField();
@@ -156,6 +157,62 @@ void TestDecisions::descentLinesHoldThePortfolioThenItsNeighbourhood() {
     QCOMPARE(e["kernels"].get<int>(), 275);
     QCOMPARE(e["picks_not_measured"].get<int>(), 0);
     QCOMPARE(qRound(e["within_3_percent_of_fastest"].get<double>() * 1000), 393);
+}
+
+void TestDecisions::configsMeasuredOnEveryKernelJoinThePortfolio() {
+    // Six kernels of one grid, each measured on the portfolio, the first also with a configuration
+    // beyond it (as the descent leaves one): it is not offered, and the fastest beyond the portfolio is.
+    std::vector<TritonKernelShape> shapes;
+    for (int64_t x : {12288, 14336, 11008, 16384, 9000, 10000})
+        shapes.push_back(reduction(x, 4096, ReductionHint::Inner));
+    const auto portfolio = portfolioConfigs(shapes[0]), grid = candidateConfigs(shapes[0]);
+    const TritonConfig beyond = *std::find_if(grid.begin(), grid.end(), [&](const TritonConfig &c) {
+        return std::find(portfolio.begin(), portfolio.end(), c) == portfolio.end();
+    });
+    auto lines = [&](size_t measuredBeyond) {
+        std::vector<MeasuredKernel> out;
+        for (size_t i = 0; i < shapes.size(); ++i) {
+            std::vector<std::pair<TritonConfig, std::optional<double>>> times;
+            for (const auto &c : portfolio)
+                times.push_back({c, 0.9});
+            if (i < measuredBeyond)
+                times.push_back({beyond, 0.3});
+            out.push_back(measured("a", shapes[i], times));
+        }
+        return out;
+    };
+    const auto once = lines(1);
+    QVERIFY(fastestBeyondPortfolio(once) == std::vector<TritonConfig>{beyond});
+    const auto few = KernelConfigModel::build(once);
+    QVERIFY(few.extraConfigs().empty());
+    auto d = decideKernelConfig(few, shapes[1], 0.05);
+    QCOMPARE(d.candidates, int(kPortfolioSize));
+    QVERIFY(!(d.config == beyond));
+
+    // Measured on every kernel whose grid holds it: offered beside the portfolio, chosen when fastest,
+    // and kept by the package.
+    const auto everywhere = KernelConfigModel::build(lines(shapes.size()));
+    QVERIFY(everywhere.extraConfigs() == std::vector<TritonConfig>{beyond});
+    d = decideKernelConfig(everywhere, shapes[1], 0.05);
+    QCOMPARE(d.candidates, int(kPortfolioSize) + 1);
+    QVERIFY(d.fixed);
+    QVERIFY(d.config == beyond);
+    const auto back = KernelConfigModel::fromJson(nlohmann::json::parse(everywhere.toJson().dump()));
+    QVERIFY(back.extraConfigs() == everywhere.extraConfigs());
+    QVERIFY(decisionCandidates(shapes[1], back.extraConfigs()).back() == beyond);
+    // A kernel whose grid does not hold it is not offered it; a package without them writes none.
+    const auto small = reduction(2, 8, ReductionHint::Inner);
+    const auto smallGrid = candidateConfigs(small);
+    QVERIFY(std::find(smallGrid.begin(), smallGrid.end(), beyond) == smallGrid.end());
+    QVERIFY(decisionCandidates(small, {beyond}) == portfolioConfigs(small));
+    QVERIFY(!KernelConfigModel::build(once).toJson().contains("extra_configs"));
+    auto bad = everywhere.toJson();
+    bad["extra_configs"][0]["XBLOCK"] = 3;
+    QVERIFY_THROWS_EXCEPTION(InvalidInput, KernelConfigModel::fromJson(bad));
+    // On the shipped descent lines no configuration beyond the portfolios was measured everywhere.
+    QVERIFY(KernelConfigModel::build(readDecisionData(shipped("h200-kernels-descent.jsonl")).kernels)
+                .extraConfigs()
+                .empty());
 }
 
 void TestDecisions::persistentConfigsNeverDropTheXDimension() {

@@ -26,7 +26,7 @@ namespace {
 
 struct DecisionOptions {
     std::vector<std::string> inputs, dbs;
-    std::string package, out, report, python, gpu, families, configsFrom, match;
+    std::string package, out, report, python, gpu, families, configsFrom, extraConfigsFrom, match;
     std::string kinds = KernelSweepRequest{}.kinds;
     bool list = false;
     DecisionTrainOptions train;
@@ -46,6 +46,7 @@ int runSweepKernels(const DecisionOptions &o) {
                            .families = o.families,
                            .match = o.match,
                            .configsFrom = o.configsFrom,
+                           .extraConfigsFrom = o.extraConfigsFrom,
                            .limit = o.limit,
                            .list = o.list,
                            .deadlineS = o.deadline});
@@ -129,6 +130,11 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
             "sites: time the decomposed form with this package's kernel configurations, as the plugin "
             "runs it (default: the faster of Inductor's own and coordinate descent's)")
         ->check(CLI::ExistingFile);
+    sweep->add_option(
+        "--extra-configs-from", o->extraConfigsFrom,
+        "kernels: also measure on every kernel the fastest configuration beyond its portfolio of "
+        "each kernel of these kernel lines (comma-separated files), which a package trained on "
+        "the result then offers its decisions");
 
     auto *train = app.add_subcommand(
         "train-decisions",

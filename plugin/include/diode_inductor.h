@@ -189,11 +189,17 @@ DIODE_API char *diode_read_problem_lines(const char *path);
  * The margins are the package's (decisions.<kind>.margin). */
 DIODE_API char *diode_decide_json(diode_selector *selector, const char *kind, const char *request_json);
 
-/* The configurations the kernel sweep measures on a kernel, for {"shape": ...}: its portfolio (core's
- * portfolioConfigs: what the decision chooses among); with "near": a config, that config's neighbours
- * in the kernel's grid (core's neighbourConfigs). {"configs": [{"persistent", "XBLOCK", ...}, ...]},
- * malloc'ed (diode_free); NULL on error (diode_last_error). */
+/* The configurations the kernel sweep measures on a kernel, for {"shape": ...}: what a decision
+ * chooses among (core's decisionCandidates: the portfolio, then those of "extra": [configs] that the
+ * kernel's grid holds); with "near": a config, that config's neighbours in the kernel's grid (core's
+ * neighbourConfigs). {"configs": [{"persistent", "XBLOCK", ...}, ...]}, malloc'ed (diode_free); NULL
+ * on error (diode_last_error). */
 DIODE_API char *diode_kernel_candidates(const char *request_json);
+
+/* For {"lines": [kernel line files]}: the distinct fastest configuration of each measured kernel beyond
+ * its portfolio (core's fastestBeyondPortfolio), {"configs": [...]}: the "extra" a second sweep
+ * measures on every kernel. malloc'ed (diode_free); NULL on error (diode_last_error). */
+DIODE_API char *diode_fastest_beyond_portfolio(const char *request_json);
 
 DIODE_API void diode_free(void *p);
 

@@ -191,6 +191,31 @@ class NativeTest(unittest.TestCase):
             self.assertEqual(kept, answer["order"])
             self.assertEqual(set(excluded), {""})
 
+    def test_a_second_sweep_measures_the_fastest_beyond_the_portfolios_where_the_grid_holds_them(self):
+        from torch_diode._native import NativeError, fastest_beyond_portfolio, kernel_candidates
+
+        descent = os.path.join(ROOT, "trained_models", "h200", "h200-kernels-descent.jsonl")
+        extra = fastest_beyond_portfolio([descent])
+        self.assertGreater(len(extra), 20)
+        self.assertEqual(len({json.dumps(c, sort_keys=True) for c in extra}), len(extra))
+        with open(descent) as f:
+            kernels = [json.loads(t) for t in f if t.strip() and "skipped" not in t]
+        offered = 0
+        for k in kernels:
+            portfolio = kernel_candidates(k["shape"])
+            with_extra = kernel_candidates(k["shape"], extra=extra)
+            self.assertEqual(with_extra[: len(portfolio)], portfolio, k["name"])
+            grid_extra = with_extra[len(portfolio) :]
+            self.assertTrue(all(c in extra and c not in portfolio for c in grid_extra), k["name"])
+            offered += len(grid_extra)
+        self.assertGreater(offered, len(kernels))
+        with self.assertRaisesRegex(NativeError, "lines"):
+            fastest_beyond_portfolio([])
+        with self.assertRaisesRegex(NativeError, "no-such-file"):
+            fastest_beyond_portfolio(["/no-such-file.jsonl"])
+        with self.assertRaisesRegex(NativeError, r"extra\[0\].*XBLOCK"):
+            kernel_candidates(kernels[0]["shape"], extra=[{"XBLOCK": 3, "num_warps": 4, "persistent": False}])
+
     def test_a_kernel_is_given_only_a_configuration_the_shipped_lines_measured_on_it(self):
         # The H100 kernel lines hold each kernel's whole portfolio, the library's candidates for it; the
         # package built from them fixes, on each kernel, one of those or none.

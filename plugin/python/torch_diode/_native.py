@@ -199,6 +199,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     lib.diode_decide_json.restype = ctypes.c_void_p  # freed with diode_free
     lib.diode_kernel_candidates.argtypes = [ctypes.c_char_p]
     lib.diode_kernel_candidates.restype = ctypes.c_void_p  # freed with diode_free
+    lib.diode_fastest_beyond_portfolio.argtypes = [ctypes.c_char_p]
+    lib.diode_fastest_beyond_portfolio.restype = ctypes.c_void_p  # freed with diode_free
 
 
 _vocabulary: Optional[dict] = None
@@ -348,13 +350,26 @@ def _taken_json(lib, ptr):
         lib.diode_free(ptr)
 
 
-def kernel_candidates(shape: dict, near: Optional[dict] = None) -> list:
+def kernel_candidates(shape: dict, near: Optional[dict] = None, extra: Sequence[dict] = ()) -> list:
     """The configurations the kernel sweep measures on a pointwise or reduction kernel
-    (diode_kernel_candidates): its portfolio, which the kernel-config decision chooses among; with
-    `near` (a config), that config's neighbours in the kernel's grid."""
+    (diode_kernel_candidates): what the kernel-config decision chooses among (its portfolio, then the
+    configurations of `extra` its grid holds); with `near` (a config), that config's neighbours in
+    the kernel's grid."""
     lib = load_library()
-    request = {"shape": shape} if near is None else {"shape": shape, "near": near}
+    request: dict = {"shape": shape}
+    if near is not None:
+        request["near"] = near
+    if extra:
+        request["extra"] = list(extra)
     return _taken_json(lib, lib.diode_kernel_candidates(json.dumps(request).encode()))["configs"]
+
+
+def fastest_beyond_portfolio(paths: Sequence[str]) -> list:
+    """The distinct fastest configuration of each measured kernel of these kernel line files beyond its
+    portfolio (diode_fastest_beyond_portfolio): what a second sweep measures on every kernel."""
+    lib = load_library()
+    request = json.dumps({"lines": list(paths)}).encode()
+    return _taken_json(lib, lib.diode_fastest_beyond_portfolio(request))["configs"]
 
 
 def _cstr(text: str, cache: dict) -> bytes:

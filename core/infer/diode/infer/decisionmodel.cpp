@@ -310,6 +310,65 @@ DecisionData readDecisionData(const std::vector<std::string> &paths) {
     return data;
 }
 
+namespace {
+
+bool holds(const std::vector<TritonConfig> &configs, const TritonConfig &c) {
+    return std::find(configs.begin(), configs.end(), c) != configs.end();
+}
+
+bool inModel(const MeasuredKernel &k) {
+    return k.defaultMs > 0 &&
+           std::count_if(k.timesMs.begin(), k.timesMs.end(), [](auto t) { return bool(t); }) >= 2;
+}
+
+// KernelConfigModel::extraConfigs' rule over the kernels a model is built from.
+std::vector<TritonConfig> measuredEverywhere(const std::vector<MeasuredKernel> &kernels) {
+    std::vector<TritonConfig> beyond;
+    for (const auto &k : kernels)
+        if (inModel(k)) {
+            const auto portfolio = portfolioConfigs(k.shape);
+            for (const auto &c : k.configs)
+                if (!holds(portfolio, c) && !holds(beyond, c))
+                    beyond.push_back(c);
+        }
+    if (beyond.empty())
+        return {};
+    std::vector<int> on(beyond.size(), 0);
+    std::vector<bool> missed(beyond.size(), false);
+    for (const auto &k : kernels)
+        if (inModel(k)) {
+            const auto grid = candidateConfigs(k.shape);
+            for (size_t c = 0; c < beyond.size(); ++c) {
+                if (missed[c] || !holds(grid, beyond[c]))
+                    continue;
+                if (holds(k.configs, beyond[c]))
+                    ++on[c];
+                else
+                    missed[c] = true;
+            }
+        }
+    std::vector<TritonConfig> out;
+    for (size_t c = 0; c < beyond.size(); ++c)
+        if (!missed[c] && on[c] >= KernelConfigModel::kMinExtraKernels)
+            out.push_back(beyond[c]);
+    return out;
+}
+
+} // namespace
+
+std::vector<TritonConfig> fastestBeyondPortfolio(const std::vector<MeasuredKernel> &kernels) {
+    std::vector<TritonConfig> out;
+    for (const auto &k : kernels) {
+        std::optional<size_t> best;
+        for (size_t c = 0; c < k.configs.size(); ++c)
+            if (k.timesMs[c] && (!best || *k.timesMs[c] < *k.timesMs[*best]))
+                best = c;
+        if (best && !holds(portfolioConfigs(k.shape), k.configs[*best]) && !holds(out, k.configs[*best]))
+            out.push_back(k.configs[*best]);
+    }
+    return out;
+}
+
 KernelConfigModel KernelConfigModel::build(const std::vector<MeasuredKernel> &kernels, int k) {
     if (k < 1 || k > kMaxNeighbours)
         throw InvalidInput(
@@ -323,9 +382,7 @@ KernelConfigModel KernelConfigModel::build(const std::vector<MeasuredKernel> &ke
         }
     std::vector<std::vector<float>> rows;
     for (const auto &mk : kernels) {
-        const auto timed =
-            std::count_if(mk.timesMs.begin(), mk.timesMs.end(), [](auto t) { return bool(t); });
-        if (mk.defaultMs <= 0 || timed < 2)
+        if (!inModel(mk))
             continue;
         Kernel kernel;
         kernel.features = kernelRow(mk.shape);
@@ -338,6 +395,7 @@ KernelConfigModel KernelConfigModel::build(const std::vector<MeasuredKernel> &ke
         m.m_kernels.push_back(std::move(kernel));
     }
     m.m_scale = spreadScale(rows, kernelFeatureNames().size());
+    m.m_extra = measuredEverywhere(kernels);
     return m;
 }
 
@@ -413,13 +471,19 @@ nlohmann::json KernelConfigModel::toJson() const {
         }
         kernels.push_back({{"features", floats(k.features)}, {"configs", configs}});
     }
-    return {{"version", kVersion},
-            {"features", kernelFeatureNames()},
-            {"config_features", configFeatureNames()},
-            {"neighbours", m_neighbours},
-            {"sm_count", m_smCount},
-            {"scale", floats(m_scale)},
-            {"kernels", kernels}};
+    nlohmann::json j{{"version", kVersion},
+                     {"features", kernelFeatureNames()},
+                     {"config_features", configFeatureNames()},
+                     {"neighbours", m_neighbours},
+                     {"sm_count", m_smCount},
+                     {"scale", floats(m_scale)},
+                     {"kernels", kernels}};
+    if (!m_extra.empty()) {
+        j["extra_configs"] = nlohmann::json::array();
+        for (const auto &c : m_extra)
+            j["extra_configs"].push_back(c.toJson());
+    }
+    return j;
 }
 
 KernelConfigModel KernelConfigModel::fromJson(const nlohmann::json &j) {
@@ -455,6 +519,11 @@ KernelConfigModel KernelConfigModel::fromJson(const nlohmann::json &j) {
         }
         m.m_kernels.push_back(std::move(k));
     }
+    const auto &extra = j.value("extra_configs", nlohmann::json::array());
+    if (!extra.is_array())
+        throw InvalidInput(fmt::format("{}: \"extra_configs\" must be an array of kernel configs", where));
+    for (size_t i = 0; i < extra.size(); ++i)
+        m.m_extra.push_back(TritonConfig::fromJson(extra[i], fmt::format("{}.extra_configs[{}]", where, i)));
     return m;
 }
 
@@ -538,7 +607,7 @@ SmallMFormModel SmallMFormModel::fromJson(const nlohmann::json &j) {
 KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const TritonKernelShape &shape,
                                         double margin) {
     KernelConfigDecision d;
-    const std::vector<TritonConfig> configs = portfolioConfigs(shape);
+    const std::vector<TritonConfig> configs = decisionCandidates(shape, model.extraConfigs());
     d.candidates = int(configs.size());
     if (configs.empty()) {
         d.reason = "no_candidates";

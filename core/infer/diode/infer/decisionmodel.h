@@ -110,6 +110,13 @@ public:
     std::string unmeasuredFeature(const TritonKernelShape &shape) const;
     int kernels() const { return int(m_kernels.size()); }
     int smCount() const { return m_smCount; }
+    /// Configurations beyond the portfolios that every measured kernel whose grid holds them was
+    /// measured with, on at least kMinExtraKernels: a decision offers them beside a kernel's portfolio
+    /// (decisionCandidates), predicted from kernels that all measured them. A configuration measured on
+    /// a few kernels only (the sweep's descent) is not one: predicted for another kernel from those few,
+    /// it is given where it is slow.
+    const std::vector<TritonConfig> &extraConfigs() const { return m_extra; }
+    static constexpr int kMinExtraKernels = 4;
 
 private:
     struct Kernel {
@@ -118,6 +125,7 @@ private:
         std::vector<float> log2Ratio;
     };
     std::vector<Kernel> m_kernels;
+    std::vector<TritonConfig> m_extra;
     std::vector<float> m_scale; ///< per kernel feature: 1 / spread (0 for a constant feature)
     int m_neighbours = kNeighbours;
     int m_smCount = 132;
@@ -164,6 +172,11 @@ struct KernelConfigDecision {
     std::string reason;
     std::string unmeasured;
 };
+/// The distinct fastest configuration of each measured kernel that lies beyond its portfolio, in
+/// the order of the kernels: what a second kernel sweep measures on every kernel (`diode
+/// sweep-kernels --extra-configs-from`), so that a package trained on it offers them (extraConfigs).
+std::vector<TritonConfig> fastestBeyondPortfolio(const std::vector<MeasuredKernel> &kernels);
+
 KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const TritonKernelShape &shape,
                                         double margin = kDefaultKernelConfigMargin);
 

@@ -277,6 +277,19 @@ std::vector<TritonConfig> portfolioConfigs(const TritonKernelShape &s) {
     return out;
 }
 
+std::vector<TritonConfig> decisionCandidates(const TritonKernelShape &s,
+                                             const std::vector<TritonConfig> &extra) {
+    std::vector<TritonConfig> out = portfolioConfigs(s);
+    if (extra.empty())
+        return out;
+    const std::vector<TritonConfig> grid = candidateConfigs(s);
+    for (const auto &c : extra)
+        if (std::find(out.begin(), out.end(), c) == out.end() &&
+            std::find(grid.begin(), grid.end(), c) != grid.end())
+            out.push_back(c);
+    return out;
+}
+
 std::vector<TritonConfig> neighbourConfigs(const TritonKernelShape &s, const TritonConfig &c) {
     const std::vector<TritonConfig> grid = candidateConfigs(s);
     std::vector<TritonConfig> out;

@@ -74,6 +74,12 @@ inline constexpr int kMaxElementsPerThread = 64;
 std::vector<TritonConfig> portfolioConfigs(const TritonKernelShape &shape);
 inline constexpr size_t kPortfolioSize = 24;
 
+/// What a kernel-config decision chooses among and the kernel sweep measures first: the portfolio,
+/// then the configurations of `extra` that `shape`'s grid holds and the portfolio does not (a
+/// package's learned ones, KernelConfigModel::extraConfigs).
+std::vector<TritonConfig> decisionCandidates(const TritonKernelShape &shape,
+                                             const std::vector<TritonConfig> &extra);
+
 /// The configurations of `shape`'s grid one step from `config`: one of its blocks or its warps doubled
 /// or halved, the neighbourhood Inductor's coordinate descent searches. The kernel sweep measures
 /// the neighbours of a kernel's fastest configuration until none is faster, so that a line's fastest

@@ -32,6 +32,8 @@ std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r) {
         args.insert(args.end(), {"--deadline-s", fmt::format("{}", r.deadlineS)});
     if (!r.configsFrom.empty())
         args.insert(args.end(), {"--package", r.configsFrom});
+    if (!r.extraConfigsFrom.empty())
+        args.insert(args.end(), {"--extra-configs-from", r.extraConfigsFrom});
     return args;
 }
 

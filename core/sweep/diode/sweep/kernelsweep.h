@@ -21,9 +21,12 @@ struct KernelSweepRequest {
     std::string families;    ///< comma-separated model families ("": all)
     std::string match;       ///< a regular expression the case names must match ("": all)
     std::string configsFrom; ///< a package whose kernel-config model gives the decomposed forms' configs
-    int limit = 0;           ///< at most this many cases (0: all)
-    bool list = false;       ///< list the cases, measure nothing
-    double deadlineS = 0;    ///< start no case after this many seconds (0: never)
+    /// kernel line files whose kernels' fastest configurations beyond their portfolio are measured on
+    /// every kernel too (fastestBeyondPortfolio), comma-separated ("": none)
+    std::string extraConfigsFrom;
+    int limit = 0;        ///< at most this many cases (0: all)
+    bool list = false;    ///< list the cases, measure nothing
+    double deadlineS = 0; ///< start no case after this many seconds (0: never)
 };
 
 /// The tool's command line for `r`.

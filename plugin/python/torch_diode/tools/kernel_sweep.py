@@ -10,15 +10,17 @@ are trained on, in CUDA graphs (torch_diode.tools.ingraph, warm), as kernel and 
   decision chooses among) fixed through InductorChoices.triton_kernel_kwargs; then with the
   neighbours of the fastest so far in the kernel's grid (listed after the portfolio) until none
   is faster, the coordinate descent max-autotune runs, timed in CUDA graphs, so that a line's
-  fastest configuration is near the best the grid holds. A configuration whose output differs from
-  the default's is recorded as an error and never chosen.
+  fastest configuration is near the best the grid holds. With --extra-configs-from, a second sweep
+  measures the fastest configurations of an earlier one's kernels on every kernel whose grid holds
+  them, so that a package trained on it may offer them (KernelConfigModel::extraConfigs). A
+  configuration whose output differs from the default's is recorded as an error and never chosen.
 - site lines: a small-M GEMM or one-token attention, compiled whole as the library path (plain
   torch.compile) and decomposed into Inductor's multiply-and-sum (torch_diode._forms), with
   Inductor's own configs and under coordinate descent; `decomposed_ms` is the faster decomposed
   time, the form a well-chosen config reaches.
 
   python3 -m torch_diode.tools.kernel_sweep --out LINES.jsonl [--workers N] [--families a,b]
-      [--kinds kernel,site] [--match REGEX] [--deadline-s S]
+      [--kinds kernel,site] [--match REGEX] [--deadline-s S] [--extra-configs-from LINES]
 
 Cases already in --out for this GPU are skipped, so a run cut short continues where it stopped; a
 run stopped by SIGTERM or Ctrl-C gathers what its workers measured into --out first.
@@ -364,7 +366,7 @@ def _out_of_memory(e) -> bool:
     return isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in str(e).lower()
 
 
-def measure_kernel(name, family, build, timer, gpu):
+def measure_kernel(name, family, build, timer, gpu, extra=()):
     from .. import _native
 
     fn, args = build()
@@ -394,7 +396,7 @@ def measure_kernel(name, family, build, timer, gpu):
         results.append(entry)
         return entry
 
-    seen = _native.kernel_candidates(shape)
+    seen = _native.kernel_candidates(shape, extra=extra)
     for cfg in seen:
         measure(cfg)
     # Then the neighbourhood of the fastest so far, until no neighbour is faster: coordinate descent
@@ -497,7 +499,7 @@ def _release():
     torch.cuda.empty_cache()
 
 
-def run_shard(cases, out_path, deadline, workers=1, package_path=""):
+def run_shard(cases, out_path, deadline, workers=1, package_path="", extra=()):
     import torch
 
     from .._native import Model
@@ -517,7 +519,7 @@ def run_shard(cases, out_path, deadline, workers=1, package_path=""):
         t0 = time.monotonic()
         try:
             if kind == "kernel":
-                line = measure_kernel(name, family, build, timer, gpu)
+                line = measure_kernel(name, family, build, timer, gpu, extra)
             else:
                 line = measure_site(name, family, build, timer, gpu, package)
         except Exception as e:  # one case failing must not end the sweep
@@ -610,6 +612,13 @@ def main(argv=None):
         help="sites: time the decomposed form with this package's kernel configurations, as the plugin runs it "
         "(default: Inductor's own and coordinate descent's, the faster)",
     )
+    ap.add_argument(
+        "--extra-configs-from",
+        default="",
+        help="kernels: also measure, on every kernel whose grid holds it, the fastest configuration beyond its "
+        "portfolio of each kernel of these comma-separated kernel line files (a package trained on the result "
+        "offers them to its decisions)",
+    )
     ap.add_argument("--list", action="store_true", help="print the cases and exit")
     a = ap.parse_args(argv)
     kinds = [k for k in a.kinds.split(",") if k]
@@ -621,6 +630,14 @@ def main(argv=None):
         pattern = re.compile(a.match)
     except re.error as e:
         ap.error(f"--match {a.match!r} is not a regular expression: {e}")
+    extra = []
+    if a.extra_configs_from:
+        from .._native import fastest_beyond_portfolio
+
+        try:
+            extra = fastest_beyond_portfolio([p for p in a.extra_configs_from.split(",") if p])
+        except Exception as e:  # the library names the file, line and field
+            ap.error(f"--extra-configs-from: {e}")
     cases = [c for c in all_cases(kinds, families) if pattern.search(c[1])]
     leftover = [] if a.shard else _parts(a.out)
     # A worker knows its GPU, and measures what --out lacks of it; the parent and --list count by
@@ -638,7 +655,7 @@ def main(argv=None):
         return 0
     if a.shard:
         i, n = (int(x) for x in a.shard.split("/"))
-        run_shard(todo[i::n], a.out, a.deadline_s, n, a.package)
+        run_shard(todo[i::n], a.out, a.deadline_s, n, a.package, extra)
         return 0
     from .worker import environment_problem
 
@@ -675,6 +692,8 @@ def main(argv=None):
             a.match,
             "--package",
             a.package,
+            "--extra-configs-from",
+            a.extra_configs_from,
         ]
         procs.append((subprocess.Popen(cmd, env=env), part))
     # SIGTERM (a cancel) stops the workers; what they wrote is gathered into --out either way.
