@@ -440,7 +440,8 @@ char *diode_kernel_candidates(const char *request_json) {
         const auto configs =
             request.contains("near")
                 ? diode::neighbourConfigs(shape, diode::TritonConfig::fromJson(request.at("near"), "near"))
-                : diode::decisionCandidates(shape, extra);
+            : request.value("grid", false) ? diode::candidateConfigs(shape)
+                                           : diode::decisionCandidates(shape, extra);
         for (const auto &c : configs)
             out["configs"].push_back(c.toJson());
         return strdup(out.dump().c_str());

@@ -192,8 +192,9 @@ DIODE_API char *diode_decide_json(diode_selector *selector, const char *kind, co
 /* The configurations the kernel sweep measures on a kernel, for {"shape": ...}: what a decision
  * chooses among (core's decisionCandidates: the portfolio, then those of "extra": [configs] that the
  * kernel's grid holds); with "near": a config, that config's neighbours in the kernel's grid (core's
- * neighbourConfigs). {"configs": [{"persistent", "XBLOCK", ...}, ...]}, malloc'ed (diode_free); NULL
- * on error (diode_last_error). */
+ * neighbourConfigs); with "grid": true, the whole grid (core's candidateConfigs), which holds every
+ * configuration a decision may give the kernel. {"configs": [{"persistent", "XBLOCK", ...}, ...]},
+ * malloc'ed (diode_free); NULL on error (diode_last_error). */
 DIODE_API char *diode_kernel_candidates(const char *request_json);
 
 /* For {"lines": [kernel line files]}: the distinct fastest configuration of each measured kernel beyond

@@ -207,6 +207,9 @@ class NativeTest(unittest.TestCase):
             self.assertEqual(with_extra[: len(portfolio)], portfolio, k["name"])
             grid_extra = with_extra[len(portfolio) :]
             self.assertTrue(all(c in extra and c not in portfolio for c in grid_extra), k["name"])
+            # The plugin applies only a configuration of the kernel's grid: every candidate is one.
+            grid = kernel_candidates(k["shape"], grid=True)
+            self.assertTrue(all(c in grid for c in with_extra), k["name"])
             offered += len(grid_extra)
         self.assertGreater(offered, len(kernels))
         with self.assertRaisesRegex(NativeError, "lines"):

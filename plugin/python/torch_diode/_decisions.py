@@ -118,18 +118,18 @@ class Decisions:
         self.model = selector.model
         self.enabled = {"kernel_config": bool(kernel_configs), "small_m_form": bool(small_m)}
         self.stats = DecisionStats()
-        self._portfolios: dict = {}
+        self._grids: dict = {}
         self._log_once = log_once or LogOnce()  # the installed selector's, shared with its GEMM hook
         # The installed selector's recorders (torch_diode.record_decisions), shared with its GEMM hook.
         self.recorders: list = recorders if recorders is not None else []
 
-    def _candidates(self, key: str, shape: dict) -> list:
-        candidates = self._portfolios.get(key)
-        if candidates is None:
-            if len(self._portfolios) > 4096:
-                self._portfolios.clear()
-            candidates = self._portfolios[key] = _native.kernel_candidates(shape)
-        return candidates
+    def _grid(self, key: str, shape: dict) -> list:
+        grid = self._grids.get(key)
+        if grid is None:
+            if len(self._grids) > 4096:
+                self._grids.clear()
+            grid = self._grids[key] = _native.kernel_candidates(shape, grid=True)
+        return grid
 
     def _kept(self, kind: str, stage: str, what: str, e: Exception, seconds: float) -> None:
         """An error at `stage` ("read", "ask", "refused", "rewrite", "lint") keeps Inductor's own
@@ -172,10 +172,11 @@ class Decisions:
             if not answer.get("fixed"):
                 self.stats.add("kernel_config", time.perf_counter() - t0)
                 return kwargs
-            # Only a configuration of the kernel's portfolio is ever applied (the library's answer is
-            # one; anything else, from a mismatched library or a bug, keeps Inductor's default).
-            if answer.get("config") not in self._candidates(json.dumps(shape, sort_keys=True), shape):
-                raise ValueError(f"config {answer.get('config')} is not one of the kernel's candidates")
+            # Only a configuration of the kernel's grid is ever applied (the library's answer is one,
+            # from its portfolio or the package's extra configurations; anything else, from a
+            # mismatched library or a bug, keeps Inductor's default).
+            if answer.get("config") not in self._grid(json.dumps(shape, sort_keys=True), shape):
+                raise ValueError(f"config {answer.get('config')} is not in the kernel's grid")
             fixed = _kernels.fixed_kwargs(kwargs, shape, answer["config"])
             _kernels.accepted(kernel_cls, groups, fixed)
         except Exception as e:  # refused by Inductor or the library: Inductor's default

@@ -350,17 +350,19 @@ def _taken_json(lib, ptr):
         lib.diode_free(ptr)
 
 
-def kernel_candidates(shape: dict, near: Optional[dict] = None, extra: Sequence[dict] = ()) -> list:
+def kernel_candidates(shape: dict, near: Optional[dict] = None, extra: Sequence[dict] = (), grid: bool = False) -> list:
     """The configurations the kernel sweep measures on a pointwise or reduction kernel
     (diode_kernel_candidates): what the kernel-config decision chooses among (its portfolio, then the
     configurations of `extra` its grid holds); with `near` (a config), that config's neighbours in
-    the kernel's grid."""
+    the kernel's grid; with `grid`, the whole grid (every configuration a decision may give it)."""
     lib = load_library()
     request: dict = {"shape": shape}
     if near is not None:
         request["near"] = near
     if extra:
         request["extra"] = list(extra)
+    if grid:
+        request["grid"] = True
     return _taken_json(lib, lib.diode_kernel_candidates(json.dumps(request).encode()))["configs"]
 
 
