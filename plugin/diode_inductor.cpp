@@ -431,6 +431,11 @@ char *diode_kernel_candidates(const char *request_json) {
         const auto shape =
             diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
         nlohmann::json out{{"configs", nlohmann::json::array()}};
+        if (int(request.contains("near")) + int(request.contains("grid")) + int(request.contains("extra")) >
+            1)
+            throw diode::InvalidInput("ask for one of \"near\", \"grid\" and \"extra\", not several");
+        if (request.contains("grid") && !request.at("grid").is_boolean())
+            throw diode::InvalidInput("\"grid\": must be true or false");
         std::vector<diode::TritonConfig> extra;
         const auto &given = request.value("extra", nlohmann::json::array());
         if (!given.is_array())

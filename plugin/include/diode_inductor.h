@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define DIODE_ABI_VERSION 12
+#define DIODE_ABI_VERSION 13
 
 #if defined(__GNUC__)
 #define DIODE_API __attribute__((visibility("default")))

@@ -229,7 +229,7 @@ class DecisionsTest(unittest.TestCase):
         for i, c in enumerate(kernel["configs"][len(candidates) :], len(candidates)):
             near = [n for before in configs[:i] for n in _native.kernel_candidates(kernel["shape"], near=before)]
             self.assertIn(c["config"], near)
-        self.assertEqual(kernel["grid"], len(configs))
+        self.assertGreaterEqual(kernel["grid"], len(configs))  # what the GPU's memory stopped is left out
         self.assertTrue(all(("time_ms" in c) != ("error" in c) for c in kernel["configs"]), kernel["configs"])
         self.assertEqual(site["site"]["op"], "mm")
         for key in ("library_ms", "decomposed_default_ms", "decomposed_tuned_ms", "decomposed_ms"):

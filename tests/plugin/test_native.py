@@ -216,6 +216,8 @@ class NativeTest(unittest.TestCase):
             fastest_beyond_portfolio([])
         with self.assertRaisesRegex(NativeError, "no-such-file"):
             fastest_beyond_portfolio(["/no-such-file.jsonl"])
+        with self.assertRaisesRegex(NativeError, "one of"):
+            kernel_candidates(kernels[0]["shape"], near=extra[0], grid=True)
         with self.assertRaisesRegex(NativeError, r"extra\[0\].*XBLOCK"):
             kernel_candidates(kernels[0]["shape"], extra=[{"XBLOCK": 3, "num_warps": 4, "persistent": False}])
 

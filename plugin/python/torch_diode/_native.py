@@ -17,7 +17,7 @@ from array import array
 from itertools import chain
 from typing import Optional, Sequence
 
-ABI_VERSION = 12
+ABI_VERSION = 13
 _LIB_NAME = "libdiode_inductor.so"
 
 
@@ -362,7 +362,7 @@ def kernel_candidates(shape: dict, near: Optional[dict] = None, extra: Sequence[
     if extra:
         request["extra"] = list(extra)
     if grid:
-        request["grid"] = True
+        request["grid"] = True  # the library refuses more than one of these
     return _taken_json(lib, lib.diode_kernel_candidates(json.dumps(request).encode()))["configs"]
 
 

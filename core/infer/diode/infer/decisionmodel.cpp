@@ -321,6 +321,12 @@ bool inModel(const MeasuredKernel &k) {
            std::count_if(k.timesMs.begin(), k.timesMs.end(), [](auto t) { return bool(t); }) >= 2;
 }
 
+// Whether a line holds every configuration its sweep tried: the GPU's memory stops some configurations of
+// the largest kernels when workers share it, and those are left out of the line, not measured slow.
+bool complete(const MeasuredKernel &k) {
+    return k.grid == 0 || int(k.configs.size()) >= k.grid;
+}
+
 // KernelConfigModel::extraConfigs' rule over the kernels a model is built from.
 std::vector<TritonConfig> measuredEverywhere(const std::vector<MeasuredKernel> &kernels) {
     std::vector<TritonConfig> beyond;
@@ -343,7 +349,7 @@ std::vector<TritonConfig> measuredEverywhere(const std::vector<MeasuredKernel> &
                     continue;
                 if (holds(k.configs, beyond[c]))
                     ++on[c];
-                else
+                else if (complete(k))
                     missed[c] = true;
             }
         }
@@ -359,6 +365,8 @@ std::vector<TritonConfig> measuredEverywhere(const std::vector<MeasuredKernel> &
 std::vector<TritonConfig> fastestBeyondPortfolio(const std::vector<MeasuredKernel> &kernels) {
     std::vector<TritonConfig> out;
     for (const auto &k : kernels) {
+        if (!inModel(k))
+            continue;
         std::optional<size_t> best;
         for (size_t c = 0; c < k.configs.size(); ++c)
             if (k.timesMs[c] && (!best || *k.timesMs[c] < *k.timesMs[*best]))

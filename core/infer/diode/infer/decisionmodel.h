@@ -111,7 +111,8 @@ public:
     int kernels() const { return int(m_kernels.size()); }
     int smCount() const { return m_smCount; }
     /// Configurations beyond the portfolios that every measured kernel whose grid holds them was
-    /// measured with, on at least kMinExtraKernels: a decision offers them beside a kernel's portfolio
+    /// measured with (a line the GPU's memory cut short, fewer configurations than its `grid`, does not
+    /// count against one), on at least kMinExtraKernels: a decision offers them beside a kernel's portfolio
     /// (decisionCandidates), predicted from kernels that all measured them. A configuration measured on
     /// a few kernels only (the sweep's descent) is not one: predicted for another kernel from those few,
     /// it is given where it is slow.

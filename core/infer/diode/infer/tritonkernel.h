@@ -82,9 +82,8 @@ std::vector<TritonConfig> decisionCandidates(const TritonKernelShape &shape,
 
 /// The configurations of `shape`'s grid one step from `config`: one of its blocks or its warps doubled
 /// or halved, the neighbourhood Inductor's coordinate descent searches. The kernel sweep measures
-/// the neighbours of a kernel's fastest configuration until none is faster, so that a line's fastest
-/// configuration is near the best the grid holds, not only the portfolio's best; the decision still
-/// chooses among the portfolio.
+/// the neighbours of a kernel's fastest configuration while one is faster (at most four steps), so
+/// that a line's fastest configuration is near the best the grid holds, not only the portfolio's.
 std::vector<TritonConfig> neighbourConfigs(const TritonKernelShape &shape, const TritonConfig &config);
 
 /// Names of the kernel features and of the configuration features (kernelFeatures and

@@ -8,9 +8,9 @@ are trained on, in CUDA graphs (torch_diode.tools.ingraph, warm), as kernel and 
   compiled alone by Inductor with its own heuristics (`default_ms`) and with each configuration
   the library may give it (diode_kernel_candidates, core's portfolio: the same configurations a
   decision chooses among) fixed through InductorChoices.triton_kernel_kwargs; then with the
-  neighbours of the fastest so far in the kernel's grid (listed after the portfolio) until none
-  is faster, the coordinate descent max-autotune runs, timed in CUDA graphs, so that a line's
-  fastest configuration is near the best the grid holds. With --extra-configs-from, a second sweep
+  neighbours of the fastest so far in the kernel's grid while one is faster (REFINE_STEPS steps at
+  most), the coordinate descent max-autotune runs, timed in CUDA graphs, so that a line's fastest
+  configuration is near the best the grid holds. With --extra-configs-from, a second sweep
   measures the fastest configurations of an earlier one's kernels on every kernel whose grid holds
   them, so that a package trained on it may offer them (KernelConfigModel::extraConfigs). A
   configuration whose output differs from the default's is recorded as an error and never chosen.
