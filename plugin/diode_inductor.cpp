@@ -383,6 +383,14 @@ nlohmann::json decisionRequest(const char *what, const char *request_json) {
     return request;
 }
 
+// {"configs": [...]}: what diode_kernel_candidates and diode_fastest_beyond_portfolio answer.
+nlohmann::json configsJson(const std::vector<diode::TritonConfig> &configs) {
+    nlohmann::json out{{"configs", nlohmann::json::array()}};
+    for (const auto &c : configs)
+        out["configs"].push_back(c.toJson());
+    return out;
+}
+
 } // namespace
 
 extern "C" {
@@ -426,11 +434,10 @@ char *diode_decide_json(diode_selector *selector, const char *kind, const char *
 }
 
 char *diode_kernel_candidates(const char *request_json) {
-    try {
+    return guarded("diode_kernel_candidates", static_cast<char *>(nullptr), [&] {
         const nlohmann::json request = decisionRequest("diode_kernel_candidates", request_json);
         const auto shape =
             diode::TritonKernelShape::fromJson(request.value("shape", nlohmann::json()), "shape");
-        nlohmann::json out{{"configs", nlohmann::json::array()}};
         if (int(request.contains("near")) + int(request.contains("grid")) + int(request.contains("extra")) >
             1)
             throw diode::InvalidInput("ask for one of \"near\", \"grid\" and \"extra\", not several");
@@ -442,24 +449,16 @@ char *diode_kernel_candidates(const char *request_json) {
             throw diode::InvalidInput("\"extra\": must be an array of kernel configs");
         for (size_t i = 0; i < given.size(); ++i)
             extra.push_back(diode::TritonConfig::fromJson(given[i], fmt::format("extra[{}]", i)));
-        const auto configs =
+        return jsonCopy(configsJson(
             request.contains("near")
                 ? diode::neighbourConfigs(shape, diode::TritonConfig::fromJson(request.at("near"), "near"))
             : request.value("grid", false) ? diode::candidateConfigs(shape)
-                                           : diode::decisionCandidates(shape, extra);
-        for (const auto &c : configs)
-            out["configs"].push_back(c.toJson());
-        return strdup(out.dump().c_str());
-    } catch (const std::exception &e) {
-        setError(e.what());
-    } catch (...) {
-        setError("diode_kernel_candidates: unknown error");
-    }
-    return nullptr;
+                                           : diode::decisionCandidates(shape, extra)));
+    });
 }
 
 char *diode_fastest_beyond_portfolio(const char *request_json) {
-    try {
+    return guarded("diode_fastest_beyond_portfolio", static_cast<char *>(nullptr), [&] {
         const nlohmann::json request = decisionRequest("diode_fastest_beyond_portfolio", request_json);
         const auto &lines = request.value("lines", nlohmann::json());
         if (!lines.is_array() || lines.empty())
@@ -470,16 +469,8 @@ char *diode_fastest_beyond_portfolio(const char *request_json) {
                 throw diode::InvalidInput("\"lines\": must hold file paths");
             paths.push_back(p.get<std::string>());
         }
-        nlohmann::json out{{"configs", nlohmann::json::array()}};
-        for (const auto &c : diode::fastestBeyondPortfolio(diode::readDecisionData(paths).kernels))
-            out["configs"].push_back(c.toJson());
-        return strdup(out.dump().c_str());
-    } catch (const std::exception &e) {
-        setError(e.what());
-    } catch (...) {
-        setError("diode_fastest_beyond_portfolio: unknown error");
-    }
-    return nullptr;
+        return jsonCopy(configsJson(diode::fastestBeyondPortfolio(diode::readDecisionData(paths).kernels)));
+    });
 }
 
 } // extern "C"

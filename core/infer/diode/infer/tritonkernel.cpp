@@ -259,8 +259,10 @@ std::vector<TritonConfig> candidateConfigs(const TritonKernelShape &s) {
     return out;
 }
 
-std::vector<TritonConfig> portfolioConfigs(const TritonKernelShape &s) {
-    std::vector<TritonConfig> grid = candidateConfigs(s);
+namespace {
+
+// portfolioConfigs' choice from a kernel's grid (candidateConfigs).
+std::vector<TritonConfig> portfolioOf(const std::vector<TritonConfig> &grid) {
     if (grid.size() <= kPortfolioSize)
         return grid;
     std::vector<std::pair<uint64_t, size_t>> order;
@@ -277,12 +279,16 @@ std::vector<TritonConfig> portfolioConfigs(const TritonKernelShape &s) {
     return out;
 }
 
+} // namespace
+
+std::vector<TritonConfig> portfolioConfigs(const TritonKernelShape &s) {
+    return portfolioOf(candidateConfigs(s));
+}
+
 std::vector<TritonConfig> decisionCandidates(const TritonKernelShape &s,
                                              const std::vector<TritonConfig> &extra) {
-    std::vector<TritonConfig> out = portfolioConfigs(s);
-    if (extra.empty())
-        return out;
     const std::vector<TritonConfig> grid = candidateConfigs(s);
+    std::vector<TritonConfig> out = portfolioOf(grid);
     for (const auto &c : extra)
         if (std::find(out.begin(), out.end(), c) == out.end() &&
             std::find(grid.begin(), grid.end(), c) != grid.end())
