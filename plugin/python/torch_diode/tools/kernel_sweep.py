@@ -109,50 +109,49 @@ def _kernel_cases(family: str, f: dict) -> list:
         h, hd = f["heads"], f["hd"]
         return (lambda x: x.view(1, t, h, hd).transpose(1, 2).contiguous()), (rand(t, h * hd),)
 
-    def qk(b, s, concat):
+    def kv_cache(b, s, concat):
+        """A KV cache of `s` tokens at one query token: the cached part and, with `concat`, the new token."""
+        cache = rand(b, f["kv"], s - 1 if concat else s, f["hd"])
+        return cache, rand(b, f["kv"], 1, f["hd"])
+
+    def grouped(cache, new, b, concat):
+        """The cache as attention reads it: grown by torch.cat when `concat`, each KV head expanded to
+        its query heads."""
         h, kv, hd = f["heads"], f["kv"], f["hd"]
-        q = rand(b, h, 1, hd)
-        cache = rand(b, kv, s - 1 if concat else s, hd)
-        new = rand(b, kv, 1, hd)
+        k = torch.cat([cache, new], 2) if concat else cache
+        return k[:, :, None].expand(b, kv, h // kv, k.shape[2], hd).reshape(b, h, k.shape[2], hd)
+
+    def value_sum(p, v):
+        return (p.unsqueeze(-1) * v.float()).sum(-2).to(v.dtype)
+
+    def qk(b, s, concat):
+        q = rand(b, f["heads"], 1, f["hd"])
 
         def fn(q, cache, new):
-            k = torch.cat([cache, new], 2) if concat else cache
-            k = k[:, :, None].expand(b, kv, h // kv, k.shape[2], hd).reshape(b, h, k.shape[2], hd)
-            return (q.float() * k.float()).sum(-1)
+            return (q.float() * grouped(cache, new, b, concat).float()).sum(-1)
 
-        return fn, (q, cache, new)
+        return fn, (q, *kv_cache(b, s, concat))
 
     def pv(b, s, concat):
-        h, kv, hd = f["heads"], f["kv"], f["hd"]
-        p = torch.softmax(rand(b, h, s, dtype=torch.float32), -1)
-        cache = rand(b, kv, s - 1 if concat else s, hd)
-        new = rand(b, kv, 1, hd)
+        p = torch.softmax(rand(b, f["heads"], s, dtype=torch.float32), -1)
 
         def fn(p, cache, new):
-            v = torch.cat([cache, new], 2) if concat else cache
-            v = v[:, :, None].expand(b, kv, h // kv, v.shape[2], hd).reshape(b, h, v.shape[2], hd)
-            return (p.unsqueeze(-1) * v.float()).sum(-2).to(v.dtype)
+            return value_sum(p, grouped(cache, new, b, concat))
 
-        return fn, (p, cache, new)
+        return fn, (p, *kv_cache(b, s, concat))
 
     def pv_softmax(b, s, concat):
         """The value product as Inductor fuses it into decomposed attention: the softmax's
         normalisation (exp(score - max) / sum, from the row reductions before it) recomputed in the
         reduction over the cache."""
-        h, kv, hd = f["heads"], f["kv"], f["hd"]
-        scores = rand(b, h, s, dtype=torch.float32)
+        scores = rand(b, f["heads"], s, dtype=torch.float32)
         amax = scores.amax(-1, keepdim=True)
         denom = (scores - amax).exp().sum(-1, keepdim=True)
-        cache = rand(b, kv, s - 1 if concat else s, hd)
-        new = rand(b, kv, 1, hd)
 
         def fn(scores, amax, denom, cache, new):
-            v = torch.cat([cache, new], 2) if concat else cache
-            v = v[:, :, None].expand(b, kv, h // kv, v.shape[2], hd).reshape(b, h, v.shape[2], hd)
-            p = (scores - amax).exp() / denom
-            return (p.unsqueeze(-1) * v.float()).sum(-2).to(v.dtype)
+            return value_sum((scores - amax).exp() / denom, grouped(cache, new, b, concat))
 
-        return fn, (scores, amax, denom, cache, new)
+        return fn, (scores, amax, denom, *kv_cache(b, s, concat))
 
     def gemv(n, k):
         # A projection at batch 1 written as the small-M form pass writes it (torch_diode._forms).
@@ -399,8 +398,8 @@ def measure_kernel(name, family, build, timer, gpu, extra=()):
     seen = _native.kernel_candidates(shape, extra=extra)
     for cfg in seen:
         measure(cfg)
-    # Then the neighbourhood of the fastest so far, until no neighbour is faster: coordinate descent
-    # over the grid, timed as every configuration is.
+    # Then the neighbourhood of the fastest so far, while a neighbour is faster (REFINE_STEPS steps at
+    # most): coordinate descent over the grid, timed as every configuration is.
     for _ in range(REFINE_STEPS):
         timed = [e for e in results if "time_ms" in e]
         if not timed:
