@@ -2,9 +2,9 @@
 are trained on, in CUDA graphs (torch_diode.tools.ingraph, warm), as kernel and site lines
 (docs/FORMATS.md, "Kernel and site lines"):
 
-- kernel lines: one pointwise or reduction kernel of a model family's layers (a norm, a softmax,
-  attention's reductions at one query token, a decomposed GEMV, an activation, a transpose, a
-  training step's sums over the tokens),
+- kernel lines: one pointwise or reduction kernel of a model family's layers (a norm, a softmax or
+  the row statistics a GEMM template's fused softmax reads, attention's reductions at one query
+  token, a decomposed GEMV, an activation, a transpose, a training step's sums over the tokens),
   compiled alone by Inductor with its own heuristics (`default_ms`) and with each configuration
   the library may give it (diode_kernel_candidates, core's portfolio: the same configurations a
   decision chooses among) fixed through InductorChoices.triton_kernel_kwargs; then with the
@@ -101,6 +101,21 @@ def _kernel_cases(family: str, f: dict) -> list:
 
     def softmax(rows, s):
         return (lambda x: torch.softmax(x.float(), -1).to(x.dtype)), (rand(rows, s),)
+
+    def softmax_stats(rows, s):
+        # What is left of an attention softmax when the GEMM template after it fuses the
+        # normalisation into its loads: the rows' maximum and sum of exponentials of the scaled
+        # scores, read from the score GEMM's output with its rows padded to 16 bytes as Inductor
+        # pads them (197 tokens are read with a stride of 200).
+        scale = f["hd"] ** -0.5
+        scores = rand(rows, -(-s // 8) * 8)[:, :s]
+
+        def fn(x):
+            xf = x.float() * scale
+            amax = xf.amax(-1, keepdim=True)
+            return amax, (xf - amax).exp().sum(-1, keepdim=True)
+
+        return fn, (scores,)
 
     def residual(t):
         return (lambda x, y: x + y), (rand(t, f["d"]), rand(t, f["d"]))
@@ -222,6 +237,7 @@ def _kernel_cases(family: str, f: dict) -> list:
         s = min(t, 2048) if decoder else 197
         rows = f["heads"] * (t if decoder else t)
         cases.append((f"softmax-t{t}-s{s}", lambda rows=rows, s=s: softmax(rows, s)))
+        cases.append((f"softmax-stats-t{t}-s{s}", lambda rows=rows, s=s: softmax_stats(rows, s)))
         for n in sorted({d, 3 * d, ff}):
             cases.append((f"column-sum-t{t}-n{n}", lambda t=t, n=n: column_sum(t, n)))
             if t % SPLIT_ROWS == 0:
