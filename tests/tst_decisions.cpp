@@ -63,6 +63,7 @@ private slots:
     void gridKeepsInductorsLimitsAndNoIdleThreads();
     void neighboursAreOneStepAwayInTheGrid();
     void descentLinesHoldThePortfolioThenItsNeighbourhood();
+    void secondSweepLinesMeasureEveryExtraOnEveryKernel();
     void configsMeasuredOnEveryKernelJoinThePortfolio();
     void persistentConfigsNeverDropTheXDimension();
     void aReductionThatCannotBePersistentIsOfferedNoPersistentConfig();
@@ -154,6 +155,24 @@ void TestDecisions::descentLinesHoldThePortfolioThenItsNeighbourhood() {
     QCOMPARE(e["kernels"].get<int>(), 275);
     QCOMPARE(e["picks_not_measured"].get<int>(), 0);
     QCOMPARE(qRound(e["within_3_percent_of_fastest"].get<double>() * 1000), 393);
+}
+
+void TestDecisions::secondSweepLinesMeasureEveryExtraOnEveryKernel() {
+    // The shipped second sweep (--extra-configs-from the descent lines): every configuration the descent
+    // found fastest beyond a portfolio was measured on every kernel whose grid holds it, so a model built
+    // from these lines offers all of them; its held-out figures are docs/MODELS.md's.
+    const auto data = readDecisionData(shipped("h200-kernels-extras.jsonl"));
+    const auto wanted =
+        fastestBeyondPortfolio(readDecisionData(shipped("h200-kernels-descent.jsonl")).kernels);
+    QCOMPARE(int(wanted.size()), 58);
+    const auto extra = KernelConfigModel::build(data.kernels).extraConfigs();
+    QCOMPARE(extra.size(), wanted.size());
+    for (const auto &c : wanted)
+        QVERIFY2(std::find(extra.begin(), extra.end(), c) != extra.end(), c.toJson().dump().c_str());
+    const auto e = trainDecisions(data).heldOut["kernel_config"]["all"];
+    QCOMPARE(e["kernels"].get<int>(), 282);
+    QCOMPARE(e["over_10_percent_slower_than_default"].get<int>(), 5);
+    QCOMPARE(qRound(e["within_3_percent_of_fastest"].get<double>() * 1000), 613);
 }
 
 void TestDecisions::configsMeasuredOnEveryKernelJoinThePortfolio() {
