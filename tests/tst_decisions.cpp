@@ -646,6 +646,22 @@ void TestDecisions::inspectSummarisesTheDecisionModels() {
                          .arg(d["kernel_config"]["neighbours"].get<int>())),
         qPrintable(out));
     QVERIFY2(out.contains("from lines of NVIDIA H200 (model families"), qPrintable(out));
+    QVERIFY2(!out.contains("beyond the portfolios"), qPrintable(out)); // the shipped packages offer none
+    {
+        // A package trained on the second sweep's lines says how many configurations it offers beyond them.
+        QTemporaryDir dir;
+        const QString widened = dir.filePath("extras.diode");
+        QCOMPARE(
+            testutil::runCli({"train-decisions", QString::fromStdString(shipped("h200-kernels-extras.jsonl")),
+                              "--package", QString::fromStdString(pkg), "--out", widened}),
+            0);
+        QString text;
+        QCOMPARE(testutil::runCli({"inspect", widened}, &text), 0);
+        QVERIFY2(
+            text.contains("; 58 configurations beyond the portfolios, measured on every kernel whose grid "
+                          "holds them"),
+            qPrintable(text));
+    }
     QVERIFY2(out.contains(QStringLiteral("small-M forms: %1 measured sites of attention, mm")
                               .arg(d["small_m_form"]["sites"].size())),
              qPrintable(out));

@@ -307,11 +307,18 @@ std::vector<std::string> decisionModelsSummary(const nlohmann::json &manifest) {
                                     ? ", sites of " + text("/trained_on/sites_gpu")
                                     : std::string(),
                                 text("/trained_on/families")));
-    if (d.contains("kernel_config"))
-        lines.push_back(fmt::format("kernel configs: {} measured kernels; a prediction of the {} nearest "
-                                    "measured rows, margin {}",
-                                    rows("/kernel_config/kernels"), text("/kernel_config/neighbours"),
-                                    text("/kernel_config/margin")));
+    if (d.contains("kernel_config")) {
+        const nlohmann::json::json_pointer extra("/kernel_config/extra_configs");
+        const bool widened = d.contains(extra) && d.at(extra).is_array() && !d.at(extra).empty();
+        lines.push_back(fmt::format(
+            "kernel configs: {} measured kernels; a prediction of the {} nearest "
+            "measured rows, margin {}{}",
+            rows("/kernel_config/kernels"), text("/kernel_config/neighbours"), text("/kernel_config/margin"),
+            widened ? fmt::format("; {} configurations beyond the portfolios, measured on "
+                                  "every kernel whose grid holds them",
+                                  d.at(extra).size())
+                    : std::string()));
+    }
     if (d.contains("small_m_form"))
         lines.push_back(fmt::format("small-M forms: {} measured sites of {}; a prediction of the {} nearest, "
                                     "margin {}",
