@@ -299,7 +299,7 @@ def summarize(cases, modes):
 
 
 def _model_specs(text):
-    from .models import DTYPES, SCENARIOS, TABLE_SCENARIOS
+    from .models import DTYPES, SCENARIOS, TABLE_SCENARIOS, parse_scenario
 
     if not text or text == "all":
         return [(n, DTYPES[0]) for n in SCENARIOS]
@@ -309,11 +309,12 @@ def _model_specs(text):
     for item in text.split(","):
         name, _, dtype = item.partition(":")
         dtype = dtype or DTYPES[0]
-        if name not in SCENARIOS or dtype not in DTYPES:
-            raise ValueError(
-                f"--models entry '{item}': expected SCENARIO[:DTYPE] with SCENARIO one of "
-                f"{', '.join(SCENARIOS)} and DTYPE {' or '.join(DTYPES)}"
-            )
+        try:
+            parse_scenario(name)
+        except ValueError as e:
+            raise ValueError(f"--models entry '{item}': {e}") from None
+        if dtype not in DTYPES:
+            raise ValueError(f"--models entry '{item}': DTYPE '{dtype}' is neither {' nor '.join(DTYPES)}")
         specs.append((name, dtype))
     return specs
 
@@ -415,7 +416,7 @@ def run_processes(a, argv, modes) -> int:
 
 
 def main(argv=None):
-    from .models import DTYPES, SCENARIOS
+    from .models import DTYPES, SCENARIO_GRAMMAR, SCENARIOS
 
     ap = argparse.ArgumentParser(
         prog="python3 -m torch_diode.tools.demo",
@@ -432,7 +433,8 @@ def main(argv=None):
         nargs="?",
         const="all",
         help="whole model steps (torch_diode.tools.models): all, or SCENARIO[:DTYPE],... (decode with a KV "
-        f"cache, prefill, a training step, a ViT block), SCENARIO one of {', '.join(SCENARIOS)}, DTYPE "
+        f"cache, prefill, a training step, a ViT block), SCENARIO of the form {SCENARIO_GRAMMAR} (all: "
+        f"{', '.join(SCENARIOS)}), DTYPE "
         f"{' or '.join(DTYPES)} (default {DTYPES[0]})",
     )
     ap.add_argument(

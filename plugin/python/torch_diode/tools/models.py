@@ -30,6 +30,7 @@ on an H200, more than the differences being measured.
 from __future__ import annotations
 
 import math
+import re
 
 LLAMA = dict(d=4096, heads=32, kv_heads=32, ff=11008)
 LLAMA_LAYERS = 2
@@ -38,25 +39,55 @@ GQA_LAYERS = 1
 GPT2_MEDIUM = dict(d=1024, heads=16, ff=4096)
 VIT_L = dict(d=1024, heads=16, ff=4096, tokens=197)
 
-# name -> (kind, parameters). The default scenario set of `diode demo --models`.
-SCENARIOS = {
-    "llama-decode-b1-s512": ("decode", dict(batch=1, context=512)),
-    "llama-decode-b8-s1024": ("decode", dict(batch=8, context=1024)),
-    "llama-decode-b32-s4096": ("decode", dict(batch=32, context=4096)),
-    "llama-decode-cat-b1-s512": ("decode", dict(batch=1, context=512, cache="cat")),
-    "llama-decode-cat-b8-s1024": ("decode", dict(batch=8, context=1024, cache="cat")),
-    "llama-decode-cat-b32-s4096": ("decode", dict(batch=32, context=4096, cache="cat")),
-    "llama-decode-sdpa-b8-s1024": ("decode", dict(batch=8, context=1024, cache="cat", attention="sdpa")),
-    "gqa-decode-cat-b1-s4096": ("decode", dict(model="gqa", batch=1, context=4096, cache="cat")),
-    "gqa-decode-cat-b4-s2048": ("decode", dict(model="gqa", batch=4, context=2048, cache="cat")),
-    "gqa-decode-cat-b32-s1024": ("decode", dict(model="gqa", batch=32, context=1024, cache="cat")),
-    "gqa-decode-sdpa-b4-s2048": ("decode", dict(model="gqa", batch=4, context=2048, cache="cat", attention="sdpa")),
-    "llama-prefill-b1-s1024": ("prefill", dict(batch=1, context=1024)),
-    "llama-prefill-b1-s4096": ("prefill", dict(batch=1, context=4096)),
-    "gqa-prefill-b1-s2048": ("prefill", dict(model="gqa", batch=1, context=2048)),
-    "gpt2-train-b8-s512": ("train", dict(batch=8, context=512)),
-    "vit-b8": ("vit", dict(batch=8)),
-}
+# The default scenario set of `diode demo --models`. Any name of the grammar parse_scenario reads is a
+# scenario too (another batch or context, say).
+SCENARIOS = (
+    "llama-decode-b1-s512",
+    "llama-decode-b8-s1024",
+    "llama-decode-b32-s4096",
+    "llama-decode-cat-b1-s512",
+    "llama-decode-cat-b8-s1024",
+    "llama-decode-cat-b32-s4096",
+    "llama-decode-sdpa-b8-s1024",
+    "gqa-decode-cat-b1-s4096",
+    "gqa-decode-cat-b4-s2048",
+    "gqa-decode-cat-b32-s1024",
+    "gqa-decode-sdpa-b4-s2048",
+    "llama-prefill-b1-s1024",
+    "llama-prefill-b1-s4096",
+    "gqa-prefill-b1-s2048",
+    "gpt2-train-b8-s512",
+    "vit-b8",
+)
+SCENARIO_GRAMMAR = "{llama,gqa}-decode[-cat|-sdpa]-bB-sS, {llama,gqa}-prefill-bB-sS, gpt2-train-bB-sS or vit-bB"
+_SCENARIO = re.compile(
+    r"^(?:(?P<model>llama|gqa)-(?P<kind>decode|prefill)(?:-(?P<form>cat|sdpa))?|(?P<train>gpt2-train)|(?P<vit>vit))"
+    r"-b(?P<batch>[1-9][0-9]*)(?:-s(?P<context>[1-9][0-9]*))?$"
+)
+
+
+def parse_scenario(name: str) -> tuple:
+    """(kind, parameters) of a scenario name (SCENARIO_GRAMMAR: the model, the step, how a decode keeps
+    its KV cache or computes attention, the batch and the context); ValueError naming what is wrong."""
+    m = _SCENARIO.match(name)
+    form = m and m.group("form")
+    if not m or bool(m.group("vit")) == bool(m.group("context")) or (form and m.group("kind") != "decode"):
+        raise ValueError(f"model scenario '{name}' is not of the form {SCENARIO_GRAMMAR}")
+    p = {"batch": int(m.group("batch"))}
+    if m.group("vit"):
+        return "vit", p
+    p["context"] = int(m.group("context"))
+    if m.group("train"):
+        return "train", p
+    if m.group("model") == "gqa":
+        p["model"] = "gqa"
+    if form:
+        p["cache"] = "cat"
+    if form == "sdpa":
+        p["attention"] = "sdpa"
+    return m.group("kind"), p
+
+
 # The scenarios of the model-level table (docs/BENCHMARKS.md, "Model steps"): decode with a cache grown
 # by torch.cat at batch 1 and 8, grouped-query decode, the same with scaled_dot_product_attention, and
 # a grouped-query prefill.
@@ -160,14 +191,12 @@ class Scenario:
 
 
 def scenario(name: str, dtype: str) -> Scenario:
-    """Builds one of SCENARIOS in `dtype` on the GPU, weights random (seed 0)."""
+    """Builds the scenario `name` (parse_scenario) in `dtype` on the GPU, weights random (seed 0)."""
     import torch
 
-    if name not in SCENARIOS:
-        raise ValueError(f"model scenario '{name}' is not one of {', '.join(SCENARIOS)}")
+    kind, p = parse_scenario(name)
     if dtype not in DTYPES:
         raise ValueError(f"dtype '{dtype}' is neither bf16 nor fp16")
-    kind, p = SCENARIOS[name]
     from .._selector import TORCH_DTYPE_NAMES
 
     dt = getattr(torch, TORCH_DTYPE_NAMES[dtype])
