@@ -235,6 +235,36 @@ class DecisionsTest(unittest.TestCase):
         for key in ("library_ms", "decomposed_default_ms", "decomposed_tuned_ms", "decomposed_ms"):
             self.assertGreater(site[key], 0, key)
 
+    def test_the_step_sweep_times_a_steps_own_kernels_under_each_configuration(self):
+        from torch_diode import _native
+        from torch_diode.tools import step_kernels
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "steps.jsonl")
+            argv = ["--steps", "vit-b1", "--package", PACKAGE, "--out", out, "--workers", "2", "--limit", "4"]
+            self.assertEqual(step_kernels.main(argv), 0)
+            lines = [json.loads(t) for t in open(out)]
+            # Run again: the step is in --out already, nothing is added.
+            self.assertEqual(step_kernels.main(argv), 0)
+            self.assertEqual(len(open(out).readlines()), len(lines))
+        names = {line["name"] for line in lines}
+        self.assertIn("step:vit-b1/fused_native_layer_norm", names)  # the block's first LayerNorm
+        for line in lines:
+            self.assertEqual(line["family"], "vit-l16")
+            self.assertGreater(line["default_ms"], 0)
+            self.assertEqual(line["grid"], len(_native.kernel_candidates(line["shape"])))
+            self.assertLessEqual(len(line["configs"]), 4)  # --limit: four configurations of the step at most
+            for c in line["configs"]:
+                self.assertIn(c["config"], _native.kernel_candidates(line["shape"]))
+                self.assertTrue(("time_ms" in c) != ("error" in c), c)
+        # The four configurations went to the kernels whose candidates hold them: some kernel was timed
+        # under each, in the step, at a time of its own.
+        timed = [c for line in lines for c in line["configs"] if "time_ms" in c]
+        self.assertGreaterEqual(len({json.dumps(c["config"], sort_keys=True) for c in timed}), 4)
+        self.assertTrue(
+            any(c["time_ms"] != line["default_ms"] for line in lines for c in line["configs"] if "time_ms" in c)
+        )
+
     def test_layers_of_one_shape_trace_their_form_once_and_keep_their_own_values(self):
         """Two attention layers of one shape: the decomposed form is traced once, each layer's copy of it
         gets fake values of its own operands (no value shared between nodes), and the result is eager's."""

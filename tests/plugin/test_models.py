@@ -1,15 +1,23 @@
 """The model-step scenarios' names (torch_diode.tools.models, without torch; CTest label unit): every
 name of the grammar is a scenario, the default set among them, and a name outside it is refused with
-the grammar, by `diode demo --models` too."""
+the grammar, by `diode demo --models` too. And the step sweep's part without a GPU
+(torch_diode.tools.step_kernels): how profiled kernels are matched across compiles, how the workers'
+parts become kernel lines the library reads, and what it refuses before starting."""
 
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "plugin", "python"))
 
 # E402: imported after sys.path names the checkout's package above, not an installed one.
-from torch_diode.tools import demo, models  # noqa: E402
+from torch_diode.tools import demo, models, step_kernels  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+DIODE = os.environ.get("DIODE_CLI", os.path.join(ROOT, "build", "app", "diode"))
 
 
 class ScenarioNamesTest(unittest.TestCase):
@@ -57,6 +65,76 @@ class ScenarioNamesTest(unittest.TestCase):
         with self.assertRaises(ValueError) as e:
             demo._model_specs("vit-b8:fp8")
         self.assertIn("DTYPE 'fp8'", str(e.exception))
+
+
+SHAPE = {"reduction": True, "x": 4096, "y": 1, "r": 4096, "hint": "inner", "persistent_default": False,
+         "persistent_possible": True, "loads": 2, "stores": 1, "reductions": 1, "other_ops": 4,
+         "bytes_read": 33562624.0, "bytes_written": 8192.0, "itemsize": 2, "contiguity": 1.0}  # fmt: skip
+A = {"R0_BLOCK": 2048, "XBLOCK": 4, "num_stages": 1, "num_warps": 8, "persistent": False}
+B = {"R0_BLOCK": 512, "XBLOCK": 1, "num_stages": 1, "num_warps": 4, "persistent": False}
+
+
+def part(default_ms, configs):
+    kernel = {"shape": SHAPE, "default_ms": default_ms, "grid": 3, "configs": configs}
+    return {"gpu": "NVIDIA H200", "sm_count": 132, "kernels": {"fused_mm_t_view": kernel}}
+
+
+class StepKernelsTest(unittest.TestCase):
+    def test_a_kernel_is_known_by_its_operations_whatever_its_category_and_place(self):
+        rows = [
+            {"name": "triton_red_fused_mm_t_view_12", "us": 40.0},
+            {"name": "triton_unk_fused_mm_t_view_3", "us": 2.5},  # fixed config, another place: the same kernel
+            {"name": "triton_per_fused_native_layer_norm_0", "us": 3.0},
+            {"name": "nvjet_sm90_tst_128x8_64x12_4x1_v_bz_TNT", "us": 100.0},  # not Inductor's Triton
+            {"name": "triton_tem_fused_addmm_1", "us": 9.0},  # a GEMM template: its configuration is the GEMM's
+        ]
+        times = step_kernels.kernel_times(rows)
+        self.assertEqual(times["fused_mm_t_view"], 42.5)
+        self.assertEqual(times["fused_native_layer_norm"], 3.0)
+        self.assertEqual(len(times), 3)
+
+    def test_workers_parts_become_kernel_lines_the_library_trains_on(self):
+        lines = step_kernels.lines_of(
+            "llama-decode-cat-b1-s512",
+            [part(0.044, [{"config": A, "time_ms": 0.020}]), part(0.046, [{"config": B, "error": "wrong result"}])],
+        )
+        self.assertEqual(len(lines), 1)
+        line = lines[0]
+        self.assertEqual(line["name"], "step:llama-decode-cat-b1-s512/fused_mm_t_view")
+        self.assertEqual(line["family"], "llama2-7b")  # held out with the llama2-7b kernel cases
+        self.assertAlmostEqual(line["default_ms"], 0.045)
+        self.assertEqual([e["config"] for e in line["configs"]], [A, B])
+        self.assertEqual(line["grid"], 3)
+        if not os.access(DIODE, os.X_OK):
+            self.skipTest(f"no diode binary at {DIODE}")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "step.jsonl")
+            with open(path, "w") as f:
+                f.write(json.dumps(line) + "\n")
+            r = subprocess.run([DIODE, "import", path, "--db", os.path.join(d, "s.db")], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertEqual(step_kernels._done(path, "NVIDIA H200"), {"llama-decode-cat-b1-s512"})
+            self.assertEqual(step_kernels._done(path, "NVIDIA H100 80GB HBM3"), set())
+
+    def test_a_training_step_or_a_missing_package_is_refused_before_any_gpu_work(self):
+        with self.assertRaises(ValueError) as e:
+            step_kernels.family_of("gpt2-train-b8-s512")
+        self.assertIn("training step", str(e.exception))
+        self.assertEqual(step_kernels.family_of("gqa-decode-cat-b4-s2048"), "llama3-8b")
+        self.assertEqual(step_kernels.family_of("vit-b8"), "vit-l16")
+        for argv, says in (
+            (["--steps", "gpt2-train-b8-s512", "--package", __file__], "training step"),
+            (["--steps", "llama-decode-b1", "--package", __file__], "is not of the form"),
+            (["--steps", "vit-b8", "--package", "/no/such.diode"], "no such file"),
+        ):
+            r = subprocess.run(
+                [sys.executable, "-m", "torch_diode.tools.step_kernels", "--out", "/dev/null", *argv],
+                capture_output=True,
+                text=True,
+                env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin", "python")),
+            )
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(says, r.stderr)
 
 
 if __name__ == "__main__":

@@ -122,6 +122,10 @@ class Decisions:
         self._log_once = log_once or LogOnce()  # the installed selector's, shared with its GEMM hook
         # The installed selector's recorders (torch_diode.record_decisions), shared with its GEMM hook.
         self.recorders: list = recorders if recorders is not None else []
+        # A measurement's rule in place of the library's kernel-config decision (the step sweep,
+        # torch_diode.tools.step_kernels): (shape, Inductor's kernel features) -> a config of the
+        # kernel's grid, or None for Inductor's default. Applied under the same guards.
+        self.fixed_by = None
 
     def _grid(self, key: str, shape: dict) -> list:
         grid = self._grids.get(key)
@@ -160,7 +164,11 @@ class Decisions:
             self._kept("kernel_config", "read", "kernel config: cannot read a kernel", e, time.perf_counter() - t0)
             return kwargs
         try:
-            answer = self.selector.decide_json("kernel_config", {"shape": shape})
+            if self.fixed_by is not None:
+                config = self.fixed_by(shape, features)
+                answer = {"fixed": config is not None, "config": config}
+            else:
+                answer = self.selector.decide_json("kernel_config", {"shape": shape})
         except Exception as e:  # the library refused the request (and counted nothing)
             self._kept(
                 "kernel_config", "ask", "kernel config: the library refused a kernel", e, time.perf_counter() - t0

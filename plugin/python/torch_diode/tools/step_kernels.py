@@ -1,0 +1,317 @@
+"""Kernel lines measured inside model steps: the pointwise and reduction kernels a step's compile
+really makes (the RMSNorm recomputed in a decomposed projection, two GEMVs sharing their input, the
+row statistics a GEMM template's fused softmax leaves), which single-kernel cases do not reproduce.
+
+Each step (torch_diode.tools.models, a forward: decode, prefill or a ViT block) is compiled with the
+package's GEMM and small-M decisions, once with Inductor's own kernel configurations and once for
+each configuration a kernel of it may be given (diode_kernel_candidates: its portfolio and the extra
+configurations), which is fixed on every kernel whose candidates hold it. Each kernel's time is its
+GPU time in the step under torch.profiler (summed over the step's calls of it, the mean of
+--steps steps), kernels matched across compiles by the name Inductor derives from their operations.
+A compile whose output differs from eager's marks its configuration as an error on every kernel it
+was given to. Workers compile in parallel and profile one at a time (the GPU lock of
+torch_diode.tools.ingraph).
+
+A line is a kernel line (docs/FORMATS.md, "Kernel and site lines") named
+"step:SCENARIO/KERNEL", its family the model the scenario's layers are shaped after (so that holding
+out a family holds out its steps' kernels too), `grid` the kernel's candidates (a line cut short by
+--limit or --deadline-s holds fewer).
+
+  python3 -m torch_diode.tools.step_kernels --steps NAME[,NAME...] --package P --out LINES.jsonl
+      [--extra-configs-from LINES] [--workers N] [--limit N] [--deadline-s S] [--steps-timed N]
+
+Scenarios whose lines --out already holds for this GPU are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+# The model family a scenario's layers are shaped after (torch_diode.tools.kernel_sweep's FAMILIES).
+FAMILY = {"llama": "llama2-7b", "gqa": "llama3-8b", "gpt2": "gpt2-medium", "vit": "vit-l16"}
+# Inductor's kernel names: triton_<category>_<fused operations>_<index>; a fixed configuration turns
+# the category into "unk" and the index follows the kernel's place in the graph, so neither is kept.
+_KERNEL_NAME = re.compile(r"^triton_[a-z]+_(fused_.+)_\d+$")
+
+
+def log(msg):
+    print(f"[step kernels] {msg}", file=sys.stderr, flush=True)
+
+
+def family_of(scenario: str) -> str:
+    """The model family of a scenario name; ValueError for a name outside the grammar or a step this
+    sweep cannot check (a training step: its output is the optimizer's update)."""
+    from .models import parse_scenario
+
+    kind, _ = parse_scenario(scenario)
+    if kind == "train":
+        raise ValueError(f"step '{scenario}': a training step's kernels are not measured here (no output to check)")
+    return FAMILY[scenario.split("-")[0]]
+
+
+def kernel_times(rows: list) -> dict:
+    """{fused operations: us a step} of a step's profiled kernels (torch_diode.tools.models'
+    kernel_breakdown rows); kernels that are not Inductor's Triton kernels are left out."""
+    times: dict = {}
+    for r in rows:
+        m = _KERNEL_NAME.match(r["name"])
+        if m:
+            times[m.group(1)] = times.get(m.group(1), 0.0) + r["us"]
+    return times
+
+
+def lines_of(scenario: str, parts: list) -> list:
+    """The kernel lines of one scenario from its workers' parts (each {"gpu", "sm_count", "kernels":
+    {name: {"shape", "default_ms", "grid", "configs"}}}): a kernel's default time the median of the
+    workers' (each compiled and timed it), its configurations all the workers measured."""
+    if not parts:
+        return []
+    out = []
+    for name, k in parts[0]["kernels"].items():
+        defaults = [p["kernels"][name]["default_ms"] for p in parts if name in p["kernels"]]
+        out.append(
+            {
+                "kind": "kernel",
+                "name": f"step:{scenario}/{name}",
+                "family": family_of(scenario),
+                "gpu": parts[0]["gpu"],
+                "sm_count": parts[0]["sm_count"],
+                "shape": k["shape"],
+                "default_ms": statistics.median(defaults),
+                "configs": [e for p in parts for e in p["kernels"].get(name, {}).get("configs", [])],
+                "grid": k["grid"],
+            }
+        )
+    return out
+
+
+def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps, part_path):
+    """One worker: the scenario's kernels with Inductor's configurations and with every nshard-th of
+    the configurations they may be given; its part written after each configuration."""
+    import torch
+    import torch._dynamo
+
+    import torch_diode
+
+    from .. import _inductor_compat as compat
+    from .. import _native, _selector
+    from . import models
+    from .ingraph import gpu_lock
+
+    started = time.time()
+    sc = models.scenario(scenario, "bf16")
+    with torch.no_grad():
+        eager = sc.fn(*sc.args)
+    if not torch_diode.install(model=package):
+        raise RuntimeError(f"cannot install {package}: {torch_diode.get_integration_status()['reason']}")
+    decisions = _selector.active().decisions
+    from torch._inductor import config as inductor_config
+    from torch._inductor.utils import get_fused_kernel_name
+
+    fixing = {"config": None}
+    seen: dict = {}  # fused operations -> {shape key: shape}
+    given: set = set()  # fused operations given the configuration in this compile
+
+    def fixed_by(shape, features):
+        name = get_fused_kernel_name(features.node_schedule, inductor_config.triton.descriptive_names)
+        seen.setdefault(name, {})[json.dumps(shape, sort_keys=True)] = shape
+        c = fixing["config"]
+        if c is None or c not in _native.kernel_candidates(shape, extra=extra):
+            return None
+        given.add(name)
+        return c
+
+    decisions.fixed_by = fixed_by
+
+    def refusals():
+        return sum(n for e, n in decisions.stats.errors["kernel_config"].items() if e.startswith("refused"))
+
+    def run(config):
+        fixing["config"] = config
+        given.clear()
+        refused = refusals()
+        torch._dynamo.reset()
+        with compat.config_patch({"force_disable_caches": True}):
+            compiled = models.compile_scenario(sc)
+            compiled(*sc.args)
+            torch.cuda.synchronize()
+            error = models.check_output(sc, compiled, eager)  # the no_grad call compiles here too
+            with gpu_lock():
+                rows = models.kernel_breakdown(sc, compiled, steps)
+        # A configuration the guards of torch_diode._decisions refused on a kernel left that kernel at
+        # Inductor's default; which kernel is not told, so none of this compile's times is kept.
+        applied = set() if refusals() > refused else set(given)
+        return kernel_times(rows), error, applied
+
+    default, error0, _ = run(None)
+    # Kernels measured by their fused operations: one shape under the name, timed in the step.
+    kernels = {n: next(iter(s.values())) for n, s in seen.items() if len(s) == 1 and n in default}
+    candidates = {n: _native.kernel_candidates(shape, extra=extra) for n, shape in kernels.items()}
+    configs = []
+    for cs in candidates.values():
+        configs += [c for c in cs if c not in configs]
+    if limit:
+        configs = configs[:limit]
+    results = {n: [] for n in kernels}
+    gpu = torch.cuda.get_device_properties(0)
+
+    def write():
+        part = {
+            "gpu": gpu.name,
+            "sm_count": gpu.multi_processor_count,
+            "kernels": {
+                n: {"shape": s, "default_ms": default[n] / 1000.0, "grid": len(candidates[n]), "configs": results[n]}
+                for n, s in kernels.items()
+            },
+        }
+        with open(part_path + ".tmp", "w") as f:
+            json.dump(part, f)
+        os.replace(part_path + ".tmp", part_path)
+
+    write()
+    mine = configs[shard::nshard]
+    log(f"{scenario} {shard}/{nshard}: {len(kernels)} kernels, {len(configs)} configurations, {len(mine)} here")
+    for c in mine:
+        if deadline and time.time() - started > deadline:
+            log(f"{scenario} {shard}/{nshard}: deadline reached")
+            break
+        try:
+            times, error, applied = run(c)
+        except Exception as e:  # a configuration that breaks the compile breaks it for every kernel given it
+            log(f"{scenario}: {c}: {type(e).__name__}: {str(e)[:200]}")
+            continue
+        wrong = not error <= max(4 * error0, 0.02)
+        for n in applied & set(kernels):
+            if n in times:
+                entry = {"config": c}
+                if wrong:
+                    entry["error"] = f"wrong result (max relative error {error:.4f} against {error0:.4f})"
+                else:
+                    entry["time_ms"] = times[n] / 1000.0
+                results[n].append(entry)
+        write()
+    torch_diode.uninstall()
+
+
+def _done(path: str, gpu: str = "") -> set:
+    names = set()
+    if path and os.path.exists(path):
+        with open(path) as f:
+            for text in f:
+                try:
+                    entry = json.loads(text)
+                except ValueError:
+                    continue
+                if str(entry.get("name", "")).startswith("step:") and (not gpu or entry.get("gpu") == gpu):
+                    names.add(entry["name"][5:].split("/")[0])
+    return names
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="python3 -m torch_diode.tools.step_kernels",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--steps", required=True, help="model-step scenarios (torch_diode.tools.models), comma-separated")
+    ap.add_argument(
+        "--package", required=True, help="the .diode package whose GEMM and small-M decisions shape the step"
+    )
+    ap.add_argument("--out", required=True, help="kernel lines are appended here")
+    ap.add_argument("--extra-configs-from", default="", help="as torch_diode.tools.kernel_sweep's")
+    ap.add_argument("--workers", type=int, default=1, help="processes sharing the GPU (they compile in parallel)")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N configurations of a step")
+    ap.add_argument("--deadline-s", type=float, default=0, help="start no new compile after this many seconds")
+    ap.add_argument("--steps-timed", type=int, default=10, help="steps profiled per compile")
+    ap.add_argument("--worker", default="", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    scenarios = [s for s in a.steps.split(",") if s]
+    try:
+        for s in scenarios:
+            family_of(s)
+    except ValueError as e:
+        ap.error(str(e))
+    if not os.path.exists(a.package):
+        ap.error(f"--package {a.package}: no such file")
+    extra = []
+    if a.extra_configs_from:
+        from .._native import fastest_beyond_portfolio
+
+        try:
+            extra = fastest_beyond_portfolio([p for p in a.extra_configs_from.split(",") if p])
+        except Exception as e:  # the library names the file, line and field
+            ap.error(f"--extra-configs-from: {e}")
+    if a.worker:  # SCENARIO:I:N, writing its part to --out
+        scenario, i, n = a.worker.rsplit(":", 2)
+        measure_step(scenario, a.package, extra, int(i), int(n), a.limit, a.deadline_s, a.steps_timed, a.out)
+        return 0
+    from .worker import environment_problem
+
+    why = environment_problem()
+    if why:
+        print(f"error: the step sweep needs a GPU with torch and Triton: {why}", file=sys.stderr)
+        return 3
+    from .kernel_sweep import _gpu
+
+    done = _done(a.out, _gpu()["gpu"])
+    env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
+    env.setdefault("TORCH_DIODE_GPU_LOCK", f"/tmp/torch_diode_step_kernels_{os.getpid()}.lock")
+    started = time.time()
+    for scenario in scenarios:
+        if scenario in done:
+            log(f"{scenario}: already in {a.out}")
+            continue
+        left = a.deadline_s - (time.time() - started) if a.deadline_s else 0
+        if a.deadline_s and left <= 0:
+            log("deadline reached")
+            break
+        procs = []
+        for w in range(a.workers):
+            part = f"{a.out}.{scenario}.part{w}"
+            cmd = [
+                sys.executable,
+                "-m",
+                "torch_diode.tools.step_kernels",
+                "--steps",
+                scenario,
+                "--package",
+                a.package,
+                "--out",
+                part,
+                "--extra-configs-from",
+                a.extra_configs_from,
+                "--limit",
+                str(a.limit),
+                "--deadline-s",
+                str(left),
+                "--steps-timed",
+                str(a.steps_timed),
+                "--worker",
+                f"{scenario}:{w}:{a.workers}",
+            ]
+            procs.append((subprocess.Popen(cmd, env=env), part))
+        parts = []
+        for p, part in procs:
+            p.wait()
+            if os.path.exists(part):
+                with open(part) as f:
+                    parts.append(json.load(f))
+                os.remove(part)
+        lines = lines_of(scenario, parts)
+        with open(a.out, "a") as out:
+            for line in lines:
+                out.write(json.dumps(line) + "\n")
+        measured = sum(len(line["configs"]) for line in lines)
+        log(f"{scenario}: {len(lines)} kernel lines, {measured} configurations measured, {time.time() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
