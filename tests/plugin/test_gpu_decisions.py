@@ -247,9 +247,9 @@ class DecisionsTest(unittest.TestCase):
             # Run again: the step is in --out already, nothing is added.
             self.assertEqual(step_kernels.main(argv), 0)
             self.assertEqual(len(open(out).readlines()), len(lines))
-        names = {line["name"] for line in lines}
-        self.assertIn("step:vit-b1/fused_native_layer_norm", names)  # the block's first LayerNorm
+        self.assertGreaterEqual(len(lines), 5)  # a ViT block: norms, the softmax, GELU, residual adds, copies
         for line in lines:
+            self.assertRegex(line["name"], r"^step:vit-b1/fused_\w+$")
             self.assertEqual(line["family"], "vit-l16")
             self.assertGreater(line["default_ms"], 0)
             self.assertEqual(line["grid"], len(_native.kernel_candidates(line["shape"])))
@@ -257,13 +257,11 @@ class DecisionsTest(unittest.TestCase):
             for c in line["configs"]:
                 self.assertIn(c["config"], _native.kernel_candidates(line["shape"]))
                 self.assertTrue(("time_ms" in c) != ("error" in c), c)
-        # The four configurations went to the kernels whose candidates hold them: some kernel was timed
-        # under each, in the step, at a time of its own.
-        timed = [c for line in lines for c in line["configs"] if "time_ms" in c]
-        self.assertGreaterEqual(len({json.dumps(c["config"], sort_keys=True) for c in timed}), 4)
-        self.assertTrue(
-            any(c["time_ms"] != line["default_ms"] for line in lines for c in line["configs"] if "time_ms" in c)
-        )
+        # The step's first four configurations are all of its first kernel's candidates: each was given to
+        # it (and any other kernel holding it) and timed there, or failed and says so.
+        given = {json.dumps(c["config"], sort_keys=True) for line in lines for c in line["configs"]}
+        self.assertEqual(len(given), 4)
+        self.assertTrue(any("time_ms" in c for line in lines for c in line["configs"]))
 
     def test_layers_of_one_shape_trace_their_form_once_and_keep_their_own_values(self):
         """Two attention layers of one shape: the decomposed form is traced once, each layer's copy of it

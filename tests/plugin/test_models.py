@@ -86,19 +86,25 @@ class StepKernelsTest(unittest.TestCase):
             {"name": "triton_unk_fused_mm_t_view_3", "us": 2.5},  # fixed config, another place: the same kernel
             {"name": "triton_per_fused_native_layer_norm_0", "us": 3.0},
             {"name": "nvjet_sm90_tst_128x8_64x12_4x1_v_bz_TNT", "us": 100.0},  # not Inductor's Triton
-            {"name": "triton_tem_fused_addmm_1", "us": 9.0},  # a GEMM template: its configuration is the GEMM's
+            {"name": "triton_tem_fused_mm_t_view_1", "us": 9.0},  # a GEMM template: its configuration is the GEMM's
         ]
         times = step_kernels.kernel_times(rows)
         self.assertEqual(times["fused_mm_t_view"], 42.5)
         self.assertEqual(times["fused_native_layer_norm"], 3.0)
-        self.assertEqual(len(times), 3)
+        self.assertEqual(len(times), 2)
 
     def test_workers_parts_become_kernel_lines_the_library_trains_on(self):
+        other = part(0.046, [{"config": B, "error": "wrong result"}])
+        other["kernels"]["fused_add_1"] = dict(other["kernels"]["fused_mm_t_view"], configs=[], default_ms=0.002)
         lines = step_kernels.lines_of(
-            "llama-decode-cat-b1-s512",
-            [part(0.044, [{"config": A, "time_ms": 0.020}]), part(0.046, [{"config": B, "error": "wrong result"}])],
+            "llama-decode-cat-b1-s512", [part(0.044, [{"config": A, "time_ms": 0.020}]), other]
         )
-        self.assertEqual(len(lines), 1)
+        self.assertEqual(
+            [line["name"] for line in lines],
+            ["step:llama-decode-cat-b1-s512/fused_mm_t_view", "step:llama-decode-cat-b1-s512/fused_add_1"],
+        )
+        self.assertEqual(lines[1]["default_ms"], 0.002)  # a kernel only the second worker's part holds
+        lines = lines[:1]
         line = lines[0]
         self.assertEqual(line["name"], "step:llama-decode-cat-b1-s512/fused_mm_t_view")
         self.assertEqual(line["family"], "llama2-7b")  # held out with the llama2-7b kernel cases

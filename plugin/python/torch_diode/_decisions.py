@@ -169,10 +169,8 @@ class Decisions:
                 answer = {"fixed": config is not None, "config": config}
             else:
                 answer = self.selector.decide_json("kernel_config", {"shape": shape})
-        except Exception as e:  # the library refused the request (and counted nothing)
-            self._kept(
-                "kernel_config", "ask", "kernel config: the library refused a kernel", e, time.perf_counter() - t0
-            )
+        except Exception as e:  # the library (or the rule in its place) gave no answer; nothing counted
+            self._kept("kernel_config", "ask", "kernel config: no decision for a kernel", e, time.perf_counter() - t0)
             return kwargs
         try:
             if self.recorders:

@@ -68,7 +68,9 @@ _SCENARIO = re.compile(
 
 def parse_scenario(name: str) -> tuple:
     """(kind, parameters) of a scenario name (SCENARIO_GRAMMAR: the model, the step, how a decode keeps
-    its KV cache or computes attention, the batch and the context); ValueError naming what is wrong."""
+    its KV cache or computes attention, the batch and the context); ValueError naming what is wrong.
+    A decode keeps a static cache unless named "-cat" (grown by torch.cat) or "-sdpa" (grown by
+    torch.cat, attention by F.scaled_dot_product_attention)."""
     m = _SCENARIO.match(name)
     form = m and m.group("form")
     if not m or bool(m.group("vit")) == bool(m.group("context")) or (form and m.group("kind") != "decode"):

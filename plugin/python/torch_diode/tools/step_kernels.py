@@ -7,10 +7,13 @@ package's GEMM and small-M decisions, once with Inductor's own kernel configurat
 each configuration a kernel of it may be given (diode_kernel_candidates: its portfolio and the extra
 configurations), which is fixed on every kernel whose candidates hold it. Each kernel's time is its
 GPU time in the step under torch.profiler (summed over the step's calls of it, the mean of
---steps steps), kernels matched across compiles by the name Inductor derives from their operations.
-A compile whose output differs from eager's marks its configuration as an error on every kernel it
-was given to. Workers compile in parallel and profile one at a time (the GPU lock of
-torch_diode.tools.ingraph).
+--steps-timed steps), kernels matched across compiles by their names (Inductor's, made from the
+graph's node names for the sweep, so that the kernels of one graph are told apart and named alike in
+every compile of it). A compile whose output differs from eager's by more than four times the
+default's difference (2 % of the largest value at least), that fails, or in which Inductor refused
+the configuration for a kernel records an error for it on the kernels concerned. Workers compile in
+parallel and check and profile one at a time (the GPU lock of torch_diode.tools.ingraph); a kernel's
+default time is the median of the workers'.
 
 A line is a kernel line (docs/FORMATS.md, "Kernel and site lines") named
 "step:SCENARIO/KERNEL", its family the model the scenario's layers are shaped after (so that holding
@@ -20,13 +23,15 @@ out a family holds out its steps' kernels too), `grid` the kernel's candidates (
   python3 -m torch_diode.tools.step_kernels --steps NAME[,NAME...] --package P --out LINES.jsonl
       [--extra-configs-from LINES] [--workers N] [--limit N] [--deadline-s S] [--steps-timed N]
 
-Scenarios whose lines --out already holds for this GPU are skipped.
+Scenarios whose lines --out already holds for this GPU are skipped, also one cut short by --limit or
+--deadline-s (its lines hold fewer configurations than `grid`): remove its lines to measure it again.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -38,7 +43,9 @@ import time
 FAMILY = {"llama": "llama2-7b", "gqa": "llama3-8b", "gpt2": "gpt2-medium", "vit": "vit-l16"}
 # Inductor's kernel names: triton_<category>_<fused operations>_<index>; a fixed configuration turns
 # the category into "unk" and the index follows the kernel's place in the graph, so neither is kept.
-_KERNEL_NAME = re.compile(r"^triton_[a-z]+_(fused_.+)_\d+$")
+_KERNEL_NAME = re.compile(r"^triton_(?:poi|red|per|unk)_(fused_.+)_\d+$")
+# Kernel names made from the graph's node names: unique within a graph, the same in every compile of it.
+NAMES = {"triton.descriptive_names": "inductor_node"}
 
 
 def log(msg):
@@ -58,7 +65,8 @@ def family_of(scenario: str) -> str:
 
 def kernel_times(rows: list) -> dict:
     """{fused operations: us a step} of a step's profiled kernels (torch_diode.tools.models'
-    kernel_breakdown rows); kernels that are not Inductor's Triton kernels are left out."""
+    kernel_breakdown rows); kernels that are not Inductor's pointwise or reduction kernels (cuBLAS,
+    GEMM templates) are left out."""
     times: dict = {}
     for r in rows:
         m = _KERNEL_NAME.match(r["name"])
@@ -73,8 +81,12 @@ def lines_of(scenario: str, parts: list) -> list:
     workers' (each compiled and timed it), its configurations all the workers measured."""
     if not parts:
         return []
+    kernels = {}
+    for p in parts:
+        for name, k in p["kernels"].items():
+            kernels.setdefault(name, k)
     out = []
-    for name, k in parts[0]["kernels"].items():
+    for name, k in kernels.items():
         defaults = [p["kernels"][name]["default_ms"] for p in parts if name in p["kernels"]]
         out.append(
             {
@@ -109,50 +121,62 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
     sc = models.scenario(scenario, "bf16")
     with torch.no_grad():
         eager = sc.fn(*sc.args)
-    if not torch_diode.install(model=package):
+    if not torch_diode.install(model=package, kernel_configs=True):
         raise RuntimeError(f"cannot install {package}: {torch_diode.get_integration_status()['reason']}")
     decisions = _selector.active().decisions
     from torch._inductor import config as inductor_config
     from torch._inductor.utils import get_fused_kernel_name
 
     fixing = {"config": None}
-    seen: dict = {}  # fused operations -> {shape key: shape}
-    given: set = set()  # fused operations given the configuration in this compile
+    shapes: dict = {}  # kernel -> shape
+    asked: set = set()  # kernels the configuration was asked for in this compile
+    given: set = set()  # ... and Inductor took it (the guards of torch_diode._decisions may refuse one)
+
+    def name_of(features):
+        return get_fused_kernel_name(features.node_schedule, inductor_config.triton.descriptive_names)
 
     def fixed_by(shape, features):
-        name = get_fused_kernel_name(features.node_schedule, inductor_config.triton.descriptive_names)
-        seen.setdefault(name, {})[json.dumps(shape, sort_keys=True)] = shape
+        name = name_of(features)
+        shapes[name] = shape
         c = fixing["config"]
         if c is None or c not in _native.kernel_candidates(shape, extra=extra):
             return None
-        given.add(name)
+        asked.add(name)
         return c
 
-    decisions.fixed_by = fixed_by
+    decide = decisions.kernel_kwargs
 
-    def refusals():
-        return sum(n for e, n in decisions.stats.errors["kernel_config"].items() if e.startswith("refused"))
+    def kernel_kwargs(kernel_cls, features, groups, kwargs):
+        out = decide(kernel_cls, features, groups, kwargs)
+        if out.get("fixed_config") is not None and kwargs.get("fixed_config") is None:
+            given.add(name_of(features))
+        return out
+
+    decisions.fixed_by = fixed_by
+    decisions.kernel_kwargs = kernel_kwargs
 
     def run(config):
         fixing["config"] = config
+        asked.clear()
         given.clear()
-        refused = refusals()
         torch._dynamo.reset()
-        with compat.config_patch({"force_disable_caches": True}):
+        # Every call without gradients, as the eager reference ran: one graph, checked and timed.
+        with compat.config_patch({"force_disable_caches": True, **NAMES}), torch.no_grad():
             compiled = models.compile_scenario(sc)
+            # Compiles, in parallel with the other workers, and runs Inductor's first-run autotuning of
+            # its own configurations, which another worker's timing may disturb (a kernel's default
+            # time is the median of the workers' for that reason).
             compiled(*sc.args)
             torch.cuda.synchronize()
-            error = models.check_output(sc, compiled, eager)  # the no_grad call compiles here too
             with gpu_lock():
+                error = models.check_output(sc, compiled, eager)
                 rows = models.kernel_breakdown(sc, compiled, steps)
-        # A configuration the guards of torch_diode._decisions refused on a kernel left that kernel at
-        # Inductor's default; which kernel is not told, so none of this compile's times is kept.
-        applied = set() if refusals() > refused else set(given)
-        return kernel_times(rows), error, applied
+        return kernel_times(rows), error
 
-    default, error0, _ = run(None)
-    # Kernels measured by their fused operations: one shape under the name, timed in the step.
-    kernels = {n: next(iter(s.values())) for n, s in seen.items() if len(s) == 1 and n in default}
+    default, error0 = run(None)
+    kernels = {n: shape for n, shape in shapes.items() if n in default}  # timed in the step
+    if len(kernels) < len(shapes):
+        log(f"{scenario}: {len(shapes) - len(kernels)} kernels decided but not seen in the profile")
     candidates = {n: _native.kernel_candidates(shape, extra=extra) for n, shape in kernels.items()}
     configs = []
     for cs in candidates.values():
@@ -183,20 +207,29 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
             log(f"{scenario} {shard}/{nshard}: deadline reached")
             break
         try:
-            times, error, applied = run(c)
-        except Exception as e:  # a configuration that breaks the compile breaks it for every kernel given it
-            log(f"{scenario}: {c}: {type(e).__name__}: {str(e)[:200]}")
-            continue
+            times, error = run(c)
+            failed = None
+        except Exception as e:  # the step did not compile or run with it: an error on every kernel asked
+            times, error, failed = {}, math.inf, f"{type(e).__name__}: {str(e)[:200]}"
+            log(f"{scenario}: {c}: {failed}")
         wrong = not error <= max(4 * error0, 0.02)
-        for n in applied & set(kernels):
-            if n in times:
-                entry = {"config": c}
-                if wrong:
-                    entry["error"] = f"wrong result (max relative error {error:.4f} against {error0:.4f})"
-                else:
-                    entry["time_ms"] = times[n] / 1000.0
-                results[n].append(entry)
+        for n in asked & set(kernels):
+            entry = {"config": c}
+            if failed:
+                entry["error"] = failed
+            elif n not in given:
+                entry["error"] = "refused by Inductor"
+            elif wrong:
+                entry["error"] = f"wrong result (max relative error {error:.4f} against {error0:.4f})"
+            elif n in times:
+                entry["time_ms"] = times[n] / 1000.0
+            else:
+                continue  # not in this compile's profile: neither timed nor failed
+            results[n].append(entry)
         write()
+        if failed and "CUDA" in failed:  # the context may be broken: what follows would fail for it
+            log(f"{scenario} {shard}/{nshard}: stopping after a CUDA error")
+            break
     torch_diode.uninstall()
 
 
@@ -264,6 +297,7 @@ def main(argv=None):
     env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
     env.setdefault("TORCH_DIODE_GPU_LOCK", f"/tmp/torch_diode_step_kernels_{os.getpid()}.lock")
     started = time.time()
+    failed = False
     for scenario in scenarios:
         if scenario in done:
             log(f"{scenario}: already in {a.out}")
@@ -275,6 +309,8 @@ def main(argv=None):
         procs = []
         for w in range(a.workers):
             part = f"{a.out}.{scenario}.part{w}"
+            if os.path.exists(part):  # an earlier run's, killed
+                os.remove(part)
             cmd = [
                 sys.executable,
                 "-m",
@@ -299,7 +335,9 @@ def main(argv=None):
             procs.append((subprocess.Popen(cmd, env=env), part))
         parts = []
         for p, part in procs:
-            p.wait()
+            if p.wait() != 0:
+                failed = True
+                log(f"{scenario}: a worker exited with {p.returncode}")
             if os.path.exists(part):
                 with open(part) as f:
                     parts.append(json.load(f))
@@ -310,7 +348,7 @@ def main(argv=None):
                 out.write(json.dumps(line) + "\n")
         measured = sum(len(line["configs"]) for line in lines)
         log(f"{scenario}: {len(lines)} kernel lines, {measured} configurations measured, {time.time() - started:.0f} s")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
