@@ -606,6 +606,19 @@ def _done(path, gpu=None):
     return names
 
 
+def extra_configs_from(paths: str) -> list:
+    """The configurations --extra-configs-from names (comma-separated kernel line files): the fastest
+    beyond its portfolio of each of their kernels (diode_fastest_beyond_portfolio); [] for ""."""
+    if not paths:
+        return []
+    from .._native import fastest_beyond_portfolio
+
+    try:
+        return fastest_beyond_portfolio([p for p in paths.split(",") if p])
+    except Exception as e:  # the library names the file, line and field
+        raise ValueError(f"--extra-configs-from: {e}") from None
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="python3 -m torch_diode.tools.kernel_sweep",
@@ -645,14 +658,10 @@ def main(argv=None):
         pattern = re.compile(a.match)
     except re.error as e:
         ap.error(f"--match {a.match!r} is not a regular expression: {e}")
-    extra = []
-    if a.extra_configs_from:
-        from .._native import fastest_beyond_portfolio
-
-        try:
-            extra = fastest_beyond_portfolio([p for p in a.extra_configs_from.split(",") if p])
-        except Exception as e:  # the library names the file, line and field
-            ap.error(f"--extra-configs-from: {e}")
+    try:
+        extra = extra_configs_from(a.extra_configs_from)
+    except ValueError as e:
+        ap.error(str(e))
     cases = [c for c in all_cases(kinds, families) if pattern.search(c[1])]
     leftover = [] if a.shard else _parts(a.out)
     # A worker knows its GPU, and measures what --out lacks of it; the parent and --list count by

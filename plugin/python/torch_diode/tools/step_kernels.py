@@ -234,16 +234,13 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
 
 
 def _done(path: str, gpu: str = "") -> set:
+    """The scenarios whose lines `path` holds (of `gpu` only, when given)."""
+    from .kernel_sweep import _lines
+
     names = set()
-    if path and os.path.exists(path):
-        with open(path) as f:
-            for text in f:
-                try:
-                    entry = json.loads(text)
-                except ValueError:
-                    continue
-                if str(entry.get("name", "")).startswith("step:") and (not gpu or entry.get("gpu") == gpu):
-                    names.add(entry["name"][5:].split("/")[0])
+    for _, entry in _lines(path):
+        if entry and str(entry.get("name", "")).startswith("step:") and (not gpu or entry.get("gpu") == gpu):
+            names.add(entry["name"][5:].split("/")[0])
     return names
 
 
@@ -273,14 +270,12 @@ def main(argv=None):
         ap.error(str(e))
     if not os.path.exists(a.package):
         ap.error(f"--package {a.package}: no such file")
-    extra = []
-    if a.extra_configs_from:
-        from .._native import fastest_beyond_portfolio
+    from .kernel_sweep import extra_configs_from
 
-        try:
-            extra = fastest_beyond_portfolio([p for p in a.extra_configs_from.split(",") if p])
-        except Exception as e:  # the library names the file, line and field
-            ap.error(f"--extra-configs-from: {e}")
+    try:
+        extra = extra_configs_from(a.extra_configs_from)
+    except ValueError as e:
+        ap.error(str(e))
     if a.worker:  # SCENARIO:I:N, writing its part to --out
         scenario, i, n = a.worker.rsplit(":", 2)
         measure_step(scenario, a.package, extra, int(i), int(n), a.limit, a.deadline_s, a.steps_timed, a.out)
