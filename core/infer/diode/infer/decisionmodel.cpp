@@ -312,10 +312,6 @@ DecisionData readDecisionData(const std::vector<std::string> &paths) {
 
 namespace {
 
-bool holds(const std::vector<TritonConfig> &configs, const TritonConfig &c) {
-    return std::find(configs.begin(), configs.end(), c) != configs.end();
-}
-
 bool inModel(const MeasuredKernel &k) {
     return k.defaultMs > 0 &&
            std::count_if(k.timesMs.begin(), k.timesMs.end(), [](auto t) { return bool(t); }) >= 2;
@@ -329,10 +325,14 @@ bool complete(const MeasuredKernel &k) {
 
 // KernelConfigModel::extraConfigs' rule over the kernels a model is built from.
 std::vector<TritonConfig> measuredEverywhere(const std::vector<MeasuredKernel> &kernels) {
+    std::vector<const MeasuredKernel *> measured;
+    std::vector<std::vector<TritonConfig>> grids;
     std::vector<TritonConfig> beyond;
     for (const auto &k : kernels)
         if (inModel(k)) {
-            const auto portfolio = portfolioConfigs(k.shape);
+            measured.push_back(&k);
+            grids.push_back(candidateConfigs(k.shape));
+            const auto portfolio = portfolioOf(grids.back());
             for (const auto &c : k.configs)
                 if (!holds(portfolio, c) && !holds(beyond, c))
                     beyond.push_back(c);
@@ -341,18 +341,17 @@ std::vector<TritonConfig> measuredEverywhere(const std::vector<MeasuredKernel> &
         return {};
     std::vector<int> on(beyond.size(), 0);
     std::vector<bool> missed(beyond.size(), false);
-    for (const auto &k : kernels)
-        if (inModel(k)) {
-            const auto grid = candidateConfigs(k.shape);
-            for (size_t c = 0; c < beyond.size(); ++c) {
-                if (missed[c] || !holds(grid, beyond[c]))
-                    continue;
-                if (holds(k.configs, beyond[c]))
-                    ++on[c];
-                else if (complete(k))
-                    missed[c] = true;
-            }
+    for (size_t i = 0; i < measured.size(); ++i) {
+        const MeasuredKernel &k = *measured[i];
+        for (size_t c = 0; c < beyond.size(); ++c) {
+            if (missed[c] || !holds(grids[i], beyond[c]))
+                continue;
+            if (holds(k.configs, beyond[c]))
+                ++on[c];
+            else if (complete(k))
+                missed[c] = true;
         }
+    }
     std::vector<TritonConfig> out;
     for (size_t c = 0; c < beyond.size(); ++c)
         if (!missed[c] && on[c] >= KernelConfigModel::kMinExtraKernels)

@@ -259,9 +259,6 @@ std::vector<TritonConfig> candidateConfigs(const TritonKernelShape &s) {
     return out;
 }
 
-namespace {
-
-// portfolioConfigs' choice from a kernel's grid (candidateConfigs).
 std::vector<TritonConfig> portfolioOf(const std::vector<TritonConfig> &grid) {
     if (grid.size() <= kPortfolioSize)
         return grid;
@@ -279,7 +276,9 @@ std::vector<TritonConfig> portfolioOf(const std::vector<TritonConfig> &grid) {
     return out;
 }
 
-} // namespace
+bool holds(const std::vector<TritonConfig> &configs, const TritonConfig &config) {
+    return std::find(configs.begin(), configs.end(), config) != configs.end();
+}
 
 std::vector<TritonConfig> portfolioConfigs(const TritonKernelShape &s) {
     return portfolioOf(candidateConfigs(s));
@@ -290,8 +289,7 @@ std::vector<TritonConfig> decisionCandidates(const TritonKernelShape &s,
     const std::vector<TritonConfig> grid = candidateConfigs(s);
     std::vector<TritonConfig> out = portfolioOf(grid);
     for (const auto &c : extra)
-        if (std::find(out.begin(), out.end(), c) == out.end() &&
-            std::find(grid.begin(), grid.end(), c) != grid.end())
+        if (!holds(out, c) && holds(grid, c))
             out.push_back(c);
     return out;
 }
@@ -304,7 +302,7 @@ std::vector<TritonConfig> neighbourConfigs(const TritonKernelShape &s, const Tri
         for (bool up : {false, true}) {
             TritonConfig n = c;
             n.*field = up ? n.*field * 2 : n.*field / 2;
-            if (n.*field != c.*field && std::find(grid.begin(), grid.end(), n) != grid.end())
+            if (n.*field != c.*field && holds(grid, n))
                 out.push_back(n);
         }
     return out;

@@ -73,6 +73,11 @@ inline constexpr int kMaxElementsPerThread = 64;
 /// judge is what the plugin runs.
 std::vector<TritonConfig> portfolioConfigs(const TritonKernelShape &shape);
 inline constexpr size_t kPortfolioSize = 24;
+/// portfolioConfigs of the kernel whose grid (candidateConfigs) is `grid`, for a caller that has it.
+std::vector<TritonConfig> portfolioOf(const std::vector<TritonConfig> &grid);
+
+/// Whether `configs` holds `config`.
+bool holds(const std::vector<TritonConfig> &configs, const TritonConfig &config);
 
 /// What a kernel-config decision chooses among and the kernel sweep measures first: the portfolio,
 /// then the configurations of `extra` that `shape`'s grid holds and the portfolio does not (a
