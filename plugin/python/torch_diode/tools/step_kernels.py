@@ -81,6 +81,7 @@ def lines_of(scenario: str, parts: list) -> list:
     workers' (each compiled and timed it), its configurations all the workers measured."""
     if not parts:
         return []
+    family = family_of(scenario)
     kernels = {}
     for p in parts:
         for name, k in p["kernels"].items():
@@ -92,7 +93,7 @@ def lines_of(scenario: str, parts: list) -> list:
             {
                 "kind": "kernel",
                 "name": f"step:{scenario}/{name}",
-                "family": family_of(scenario),
+                "family": family,
                 "gpu": parts[0]["gpu"],
                 "sm_count": parts[0]["sm_count"],
                 "shape": k["shape"],
