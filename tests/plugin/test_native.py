@@ -716,7 +716,10 @@ class NativeTest(unittest.TestCase):
             for name, results in steps.items():
                 plugin = results["plugin"]
                 for mode, r in results.items():
-                    beyond = max(r["kernel_ms_spread"]) < min(plugin["kernel_ms_spread"])
+                    beyond = (
+                        max(r["kernel_ms_spread"]) < min(plugin["kernel_ms_spread"])
+                        and min(r["processes"], plugin["processes"]) >= 2
+                    )
                     entry = [e for e in said if e["scenario"] == name and e["mode"] == mode]
                     self.assertEqual(len(entry), int(mode != "plugin" and beyond), (gpu, name, mode, said))
                     if entry:
@@ -725,8 +728,8 @@ class NativeTest(unittest.TestCase):
             self.assertEqual(sorted((e["scenario"], e["mode"]) for e in said), [], gpu)
         with tempfile.TemporaryDirectory() as d:  # a mode beyond both spreads is named, one inside them is not
 
-            def step(ms, spread):
-                return {"kernel_ms": ms, "kernel_ms_spread": spread}
+            def step(ms, spread, processes=3):
+                return {"kernel_ms": ms, "kernel_ms_spread": spread, "processes": processes}
 
             with open(os.path.join(d, "g-model-steps.json"), "w") as f:
                 json.dump(
@@ -739,7 +742,14 @@ class NativeTest(unittest.TestCase):
                                     "max-autotune": step(0.25, [0.24, 0.26]),
                                     "default": step(0.295, [0.28, 0.31]),  # faster, inside both spreads
                                 },
-                            }
+                            },
+                            {
+                                "name": "one process",  # no spread: a difference is not a finding
+                                "results": {
+                                    "plugin": step(0.30, [0.30, 0.30], 1),
+                                    "max-autotune": step(0.20, [0.20, 0.20], 1),
+                                },
+                            },
                         ]
                     },
                     f,

@@ -336,7 +336,8 @@ def _measured_elsewhere(package_path: str) -> list:
     """Where a model step measured on the package's GPU ran faster another way than the recommended
     one: read from the model-step results (`*-model-steps.json`, diode-demo/3) shipped beside the
     package, so the figures are the measurements themselves. One entry a scenario where another mode's
-    median step beat the plugin's beyond both spreads: {"scenario", "mode", "speedup", "result"}."""
+    median step beat the plugin's beyond both spreads: {"scenario", "mode", "speedup", "result"}. A mode
+    timed in one process has no spread, so a difference there is not a finding and says nothing."""
     folder = os.path.dirname(package_path or "")
     out = []
     for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
@@ -347,11 +348,11 @@ def _measured_elsewhere(package_path: str) -> list:
                 result = json.load(f)
             for case in result.get("cases", []):
                 plugin = case["results"].get("plugin", {})
-                if not plugin.get("kernel_ms"):
+                if not plugin.get("kernel_ms") or plugin.get("processes", 1) < 2:
                     continue
                 slowest_plugin = max(plugin.get("kernel_ms_spread") or [plugin["kernel_ms"]])
                 for mode, r in case["results"].items():
-                    if mode == "plugin" or not r.get("kernel_ms"):
+                    if mode == "plugin" or not r.get("kernel_ms") or r.get("processes", 1) < 2:
                         continue
                     if (
                         max(r.get("kernel_ms_spread") or [r["kernel_ms"]])
