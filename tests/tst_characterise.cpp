@@ -561,6 +561,32 @@ private slots:
     // The kernel sweep is the plugin's tool in a child process (here its stand-in,
     // tests/data/fakeworker): given what was asked, its lines appended; a cancel stops it with
     // SIGTERM and keeps what it wrote.
+    // With steps, the step sweep's own tool (torch_diode.tools.step_kernels, real here: its --list
+    // needs no GPU) is asked, and how a run ended counts the steps its out lacks.
+    void stepSweepIsThePluginsStepToolAndCountsStepsLeft() {
+        QTemporaryDir dir;
+        KernelSweepRequest r;
+        r.python = PYTHON3;
+        r.out = dir.filePath("steps.jsonl").toStdString();
+        r.steps = "vit-b4,llama-decode-cat-b1-s512";
+        r.package = testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode").toStdString();
+        r.workers = 14;
+        r.limit = 4;
+        r.extraConfigsFrom = "descent.jsonl";
+        const auto cmd = kernelSweepCommand(r);
+        QCOMPARE(std::vector<std::string>(cmd.begin() + 1, cmd.end()),
+                 (std::vector<std::string>{"-m", "torch_diode.tools.step_kernels", "--steps", r.steps, "--package",
+                                           r.package, "--out", r.out, "--workers", "14", "--limit", "4",
+                                           "--extra-configs-from", "descent.jsonl"}));
+        std::ofstream(r.out) << R"({"kind": "kernel", "name": "step:llama-decode-cat-b1-s512/fused_mm_t_view"})"
+                             << "\n";
+        QCOMPARE(describeKernelSweep(r, 0),
+                 std::string("stopped at its deadline, 1 step still to measure (the same command again "
+                             "measures them)"));
+        r.steps = "llama-decode-cat-b1-s512";
+        QCOMPARE(describeKernelSweep(r, 0), std::string("finished"));
+    }
+
     void kernelSweepRunsThePluginsToolAndACancelStopsIt() {
         QTemporaryDir dir;
         const QString lines = testutil::sourcePath("trained_models/h100/h100-kernels.jsonl");

@@ -2,7 +2,8 @@
 name of the grammar is a scenario, the default set among them, and a name outside it is refused with
 the grammar, by `diode demo --models` too. And the step sweep's part without a GPU
 (torch_diode.tools.step_kernels): how profiled kernels are matched across compiles, how the workers'
-parts become kernel lines the library reads, and what it refuses before starting."""
+parts become kernel lines the library reads, and what it refuses before starting, also when `diode
+sweep-kernels --steps` runs it."""
 
 import json
 import os
@@ -141,6 +142,32 @@ class StepKernelsTest(unittest.TestCase):
             )
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn(says, r.stderr)
+
+    def test_diode_sweep_kernels_steps_runs_the_step_sweep_and_lists_the_steps_left(self):
+        if not os.access(DIODE, os.X_OK):
+            self.skipTest(f"no diode binary at {DIODE}")
+        package = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "steps.jsonl")
+            with open(out, "w") as f:  # one step measured already, on whichever GPU
+                f.write(json.dumps({"kind": "kernel", "name": "step:llama-decode-cat-b1-s512/fused_mm_t_view"}) + "\n")
+
+            def sweep(*args):
+                return subprocess.run(
+                    [DIODE, "sweep-kernels", "--out", out, *args], capture_output=True, text=True, timeout=120
+                )
+
+            r = sweep("--steps", "vit-b4,llama-decode-cat-b1-s512", "--package", package, "--list")
+            self.assertEqual((r.returncode, r.stdout), (0, "vit-b4\n"), r.stderr)
+            r = sweep("--steps", "vit-b4")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("--steps needs --package", r.stderr)
+            r = sweep("--steps", "vit-b4", "--package", package, "--families", "llama2-7b")
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("excludes", r.stderr)  # the kernel cases' choices do not apply to steps
+            r = sweep("--steps", "gpt2-train-b8-s512", "--package", package, "--list")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("training step", r.stderr)  # the tool's own refusal, before any GPU work
 
 
 if __name__ == "__main__":

@@ -10,7 +10,36 @@
 
 namespace diode {
 
+namespace {
+
+std::vector<std::string> stepSweepCommand(const KernelSweepRequest &r) {
+    std::vector<std::string> args = {pluginPython(r.python),
+                                     "-m",
+                                     "torch_diode.tools.step_kernels",
+                                     "--steps",
+                                     r.steps,
+                                     "--package",
+                                     r.package,
+                                     "--out",
+                                     r.out,
+                                     "--workers",
+                                     std::to_string(r.workers)};
+    if (r.limit)
+        args.insert(args.end(), {"--limit", std::to_string(r.limit)});
+    if (r.list)
+        args.push_back("--list");
+    if (r.deadlineS > 0)
+        args.insert(args.end(), {"--deadline-s", fmt::format("{}", r.deadlineS)});
+    if (!r.extraConfigsFrom.empty())
+        args.insert(args.end(), {"--extra-configs-from", r.extraConfigsFrom});
+    return args;
+}
+
+} // namespace
+
 std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r) {
+    if (!r.steps.empty())
+        return stepSweepCommand(r);
     std::vector<std::string> args = {pluginPython(r.python),
                                      "-m",
                                      "torch_diode.tools.kernel_sweep",
@@ -66,9 +95,10 @@ std::string describeKernelSweep(const KernelSweepRequest &r, int exitCode) {
     const ChildOutput o = runCaptured(kernelSweepCommand(list), environmentOf(r));
     const std::optional<size_t> casesLeft =
         o.rc == 0 ? std::optional(size_t(std::count(o.out.begin(), o.out.end(), '\n'))) : std::nullopt;
+    const char *what = r.steps.empty() ? "case" : "step";
     const std::string left =
-        casesLeft ? fmt::format("{} case{} still to measure", *casesLeft, *casesLeft == 1 ? "" : "s")
-                  : std::string("the cases left unknown");
+        casesLeft ? fmt::format("{} {}{} still to measure", *casesLeft, what, *casesLeft == 1 ? "" : "s")
+                  : fmt::format("the {}s left unknown", what);
     if (exitCode == 0)
         return casesLeft && *casesLeft == 0
                    ? std::string("finished")

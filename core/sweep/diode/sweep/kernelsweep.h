@@ -10,7 +10,8 @@ namespace diode {
 /// this GPU's pointwise and reduction kernels under fixed configurations, and small-M GEMMs and
 /// one-token attention in both forms, as kernel and site lines (docs/FORMATS.md). Cases of this GPU in
 /// `out` are skipped, so a run stopped part way continues. What `diode sweep-kernels` runs, and
-/// `diode characterise` after its GEMM sweep.
+/// `diode characterise` after its GEMM sweep. With `steps`, the step sweep instead
+/// (`torch_diode.tools.step_kernels`): the kernels of those model steps, each timed inside its step.
 struct KernelSweepRequest {
     std::string python; ///< the interpreter ("" = $DIODE_PYTHON or python3)
     std::string gpu;    ///< the GPU it measures on, as CUDA_VISIBLE_DEVICES names it ("": the environment's)
@@ -24,7 +25,12 @@ struct KernelSweepRequest {
     /// kernel line files whose kernels' fastest configurations beyond their portfolio are measured on
     /// every kernel too (fastestBeyondPortfolio), comma-separated ("": none)
     std::string extraConfigsFrom;
-    int limit = 0;        ///< at most this many cases (0: all)
+    /// model steps whose own kernels are measured (torch_diode.tools.models' names, comma-separated;
+    /// "": the kernel and site cases). Not with kinds other than the default, families, match or
+    /// configsFrom, which choose among those cases.
+    std::string steps;
+    std::string package;  ///< with steps: the package whose GEMM and small-M form decisions shape them
+    int limit = 0;        ///< at most this many cases (0: all); with steps, configurations a step
     bool list = false;    ///< list the cases, measure nothing
     double deadlineS = 0; ///< start no case after this many seconds (0: never)
 };

@@ -21,10 +21,11 @@ out a family holds out its steps' kernels too), `grid` the kernel's candidates (
 --limit or --deadline-s holds fewer).
 
   python3 -m torch_diode.tools.step_kernels --steps NAME[,NAME...] --package P --out LINES.jsonl
-      [--extra-configs-from LINES] [--workers N] [--limit N] [--deadline-s S] [--steps-timed N]
+      [--extra-configs-from LINES] [--workers N] [--limit N] [--deadline-s S] [--steps-timed N] [--list]
 
 Scenarios whose lines --out already holds for this GPU are skipped, also one cut short by --limit or
 --deadline-s (its lines hold fewer configurations than `grid`): remove its lines to measure it again.
+--list prints the steps --out holds no line of. `diode sweep-kernels --steps NAMES --package P` runs it.
 """
 
 from __future__ import annotations
@@ -261,6 +262,7 @@ def main(argv=None):
     ap.add_argument("--limit", type=int, default=0, help="only the first N configurations of a step")
     ap.add_argument("--deadline-s", type=float, default=0, help="start no new compile after this many seconds")
     ap.add_argument("--steps-timed", type=int, default=10, help="steps profiled per compile")
+    ap.add_argument("--list", action="store_true", help="print the steps --out lacks, one a line, and exit")
     ap.add_argument("--worker", default="", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     scenarios = [s for s in a.steps.split(",") if s]
@@ -271,6 +273,12 @@ def main(argv=None):
         ap.error(str(e))
     if not os.path.exists(a.package):
         ap.error(f"--package {a.package}: no such file")
+    if a.list:  # by name alone, as the kernel sweep's --list (no CUDA context started)
+        done = _done(a.out)
+        for s in scenarios:
+            if s not in done:
+                print(s)
+        return 0
     from .kernel_sweep import extra_configs_from
 
     try:
