@@ -575,11 +575,12 @@ private slots:
         r.extraConfigsFrom = "descent.jsonl";
         const auto cmd = kernelSweepCommand(r);
         QCOMPARE(std::vector<std::string>(cmd.begin() + 1, cmd.end()),
-                 (std::vector<std::string>{"-m", "torch_diode.tools.step_kernels", "--steps", r.steps, "--package",
-                                           r.package, "--out", r.out, "--workers", "14", "--limit", "4",
-                                           "--extra-configs-from", "descent.jsonl"}));
-        std::ofstream(r.out) << R"({"kind": "kernel", "name": "step:llama-decode-cat-b1-s512/fused_mm_t_view"})"
-                             << "\n";
+                 (std::vector<std::string>{"-m", "torch_diode.tools.step_kernels", "--steps", r.steps,
+                                           "--package", r.package, "--out", r.out, "--workers", "14",
+                                           "--limit", "4", "--extra-configs-from", "descent.jsonl"}));
+        std::ofstream(r.out)
+            << R"({"kind": "kernel", "name": "step:llama-decode-cat-b1-s512/fused_mm_t_view"})"
+            << "\n";
         QCOMPARE(describeKernelSweep(r, 0),
                  std::string("stopped at its deadline, 1 step still to measure (the same command again "
                              "measures them)"));
