@@ -21,7 +21,8 @@ namespace diode::cli {
 namespace {
 
 struct DemoOptions {
-    std::string problems, package, modes, json, casesOut, decisionsOut, python, show, blockCases, models;
+    std::string problems, package, modes, json, casesOut, decisionsOut, python, show, blockCases, models,
+        gpus;
     int limit = 0;
     int processes = 1;
     bool mlp = false;
@@ -63,6 +64,8 @@ int runDemo(const DemoOptions &o) {
         args.insert(args.end(), {"--decisions-out", o.decisionsOut});
     if (o.processes != 1) // the tool refuses a count below 1
         args.insert(args.end(), {"--processes", std::to_string(o.processes)});
+    if (!o.gpus.empty())
+        args.insert(args.end(), {"--gpus", o.gpus});
     if (o.breakdown)
         args.push_back("--breakdown");
     if (o.problems.empty() && !o.mlp && !o.blocks && o.blockCases.empty() && o.models.empty())
@@ -89,6 +92,9 @@ std::function<int()> addDemoCommand(CLI::App &app) {
     demo->add_option("--limit", o->limit, "only the first N problems");
     demo->add_option("--processes", o->processes,
                      "run it in N processes, merged (`python3 -m torch_diode.tools.demo --help`)");
+    demo->add_option("--gpus", o->gpus,
+                     "with --processes: run as many at once as GPUs named here (comma-separated), each on "
+                     "its own");
     demo->add_flag("--breakdown", o->breakdown,
                    "model scenarios: each mode's kernels (`python3 -m torch_diode.tools.demo --help`)");
     demo->add_flag("--mlp", o->mlp, "also a bf16 transformer MLP block built from nn.Linear");

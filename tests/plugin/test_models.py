@@ -67,6 +67,37 @@ class ScenarioNamesTest(unittest.TestCase):
             demo._model_specs("vit-b8:fp8")
         self.assertIn("DTYPE 'fp8'", str(e.exception))
 
+    def test_demo_processes_run_in_waves_over_the_gpus_named(self):
+        self.assertEqual(demo.process_waves(3, ["0", "1"]), [[(0, "0"), (1, "1")], [(2, "0")]])
+        self.assertEqual(demo.process_waves(2, []), [[(0, None)], [(1, None)]])
+
+        def run(*args):
+            return subprocess.run(
+                [sys.executable, "-m", "torch_diode.tools.demo", *args],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugin", "python")),
+            )
+
+        with tempfile.TemporaryDirectory() as d:
+            # Real child processes, each refusing the name: started per GPU, then nothing to merge.
+            r = run(
+                "--models", "llama-decode-b1", "--processes", "3", "--gpus", "4,5", "--json", os.path.join(d, "x.json")
+            )
+            self.assertEqual(r.returncode, 1, r.stderr)
+            for said in ("process 1 of 3 on GPU 4", "process 2 of 3 on GPU 5", "process 3 of 3 on GPU 4"):
+                self.assertIn(said, r.stderr)
+            self.assertEqual(r.stderr.count("--models entry 'llama-decode-b1'"), 3)
+            self.assertIn("no process finished", r.stderr)
+            for bad, says in (
+                (["--processes", "1", "--gpus", "0"], "--gpus spreads"),
+                (["--processes", "2", "--gpus", "0,0"], "name each GPU once"),
+            ):
+                r = run("--models", "vit-b8", *bad, "--json", os.path.join(d, "y.json"))
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(says, r.stderr)
+
 
 SHAPE = {"reduction": True, "x": 4096, "y": 1, "r": 4096, "hint": "inner", "persistent_default": False,
          "persistent_possible": True, "loads": 2, "stores": 1, "reductions": 1, "other_ops": 4,

@@ -389,24 +389,43 @@ def merge_processes(parts: list, modes: list) -> dict:
     return out
 
 
+def process_waves(processes: int, gpus: list) -> list:
+    """--processes N over --gpus: waves of processes run at once, each [(process, GPU)]; one GPU a process
+    of a wave, a wave as many as there are GPUs. Without GPUs one process a wave on the environment's."""
+    if not gpus:
+        return [[(i, None)] for i in range(processes)]
+    return [
+        [(i, gpus[i % len(gpus)]) for i in range(w, min(w + len(gpus), processes))]
+        for w in range(0, processes, len(gpus))
+    ]
+
+
 def run_processes(a, argv, modes) -> int:
-    """--processes N: the same run in N child processes one after another, then merged."""
+    """--processes N: the same run in N child processes, one after another or, with --gpus, as many at
+    once as there are GPUs (each on its own), then merged."""
     import subprocess
 
-    base = _without(_without(_without(argv, "--processes"), "--json"), "--cases-out")
+    base = _without(_without(_without(_without(argv, "--processes"), "--json"), "--cases-out"), "--gpus")
+    gpus = [g for g in (a.gpus or "").split(",") if g]
     parts = []
-    for i in range(a.processes):
-        part = f"{a.json}.process{i}"
-        cmd = [sys.executable, "-m", "torch_diode.tools.demo", *base, "--json", part, "--rotation", str(i)]
-        if a.cases_out:
-            cmd += ["--cases-out", f"{a.cases_out}.process{i}"]
-        log(f"process {i + 1} of {a.processes}: modes from {modes[i % len(modes)]}")
-        rc = subprocess.call(cmd)
-        if rc != 0:
-            log(f"process {i + 1} ended with exit code {rc}")
-        if os.path.exists(part):
-            with open(part) as f:
-                parts.append(json.load(f))
+    for wave in process_waves(a.processes, gpus):
+        running = []
+        for i, gpu in wave:
+            part = f"{a.json}.process{i}"
+            cmd = [sys.executable, "-m", "torch_diode.tools.demo", *base, "--json", part, "--rotation", str(i)]
+            if a.cases_out:
+                cmd += ["--cases-out", f"{a.cases_out}.process{i}"]
+            env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu) if gpu is not None else None
+            where = f" on GPU {gpu}" if gpu is not None else ""
+            log(f"process {i + 1} of {a.processes}{where}: modes from {modes[i % len(modes)]}")
+            running.append((i, part, subprocess.Popen(cmd, env=env)))
+        for i, part, child in running:
+            rc = child.wait()
+            if rc != 0:
+                log(f"process {i + 1} ended with exit code {rc}")
+            if os.path.exists(part):
+                with open(part) as f:
+                    parts.append(json.load(f))
     if not parts:
         print("error: no process finished", file=sys.stderr)
         return 1
@@ -464,8 +483,14 @@ def main(argv=None):
         "--processes",
         type=int,
         default=1,
-        help="repeat the run in this many processes, one after another, each starting at another mode; the "
-        "result keeps each mode's median over them and its spread",
+        help="repeat the run in this many processes, one after another (several at once with --gpus), each "
+        "starting at another mode; the result keeps each mode's median over them and its spread",
+    )
+    ap.add_argument(
+        "--gpus",
+        default="",
+        help="with --processes: run as many processes at once as GPUs are named here (comma-separated, as "
+        "CUDA_VISIBLE_DEVICES names them), each on its own; they share the CPUs, which slows compiles",
     )
     ap.add_argument("--rotation", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument(
@@ -492,6 +517,11 @@ def main(argv=None):
         ap.error(f"unknown modes {bad}; choose from {', '.join(MODES)}")
     if a.processes < 1:
         ap.error("--processes must be at least 1")
+    if a.gpus and a.processes < 2:
+        ap.error("--gpus spreads the processes of --processes N (N at least 2) over GPUs")
+    named = a.gpus.split(",") if a.gpus else []
+    if any(not g.strip() for g in named) or len(set(named)) != len(named):
+        ap.error(f"--gpus {a.gpus!r}: name each GPU once, comma-separated")
     if a.processes > 1:
         return run_processes(a, argv if argv is not None else sys.argv[1:], modes)
     # Process i of a repeated run times each case's modes starting at the i-th.
