@@ -586,6 +586,8 @@ private slots:
                              "measures them)"));
         r.steps = "llama-decode-cat-b1-s512";
         QCOMPARE(describeKernelSweep(r, 0), std::string("finished"));
+        r.families = "llama2-7b"; // chooses among the kernel sweep's cases, not a step's kernels
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, kernelSweepCommand(r));
     }
 
     void kernelSweepRunsThePluginsToolAndACancelStopsIt() {

@@ -1,5 +1,6 @@
 #include "kernelsweep.h"
 
+#include "diode/infer/gemmproblem.h"
 #include "diode/sweep/childprocess.h"
 #include "diode/sweep/inductorbackend.h"
 
@@ -10,45 +11,22 @@
 
 namespace diode {
 
-namespace {
-
-std::vector<std::string> stepSweepCommand(const KernelSweepRequest &r) {
-    std::vector<std::string> args = {pluginPython(r.python),
-                                     "-m",
-                                     "torch_diode.tools.step_kernels",
-                                     "--steps",
-                                     r.steps,
-                                     "--package",
-                                     r.package,
-                                     "--out",
-                                     r.out,
-                                     "--workers",
-                                     std::to_string(r.workers)};
-    if (r.limit)
-        args.insert(args.end(), {"--limit", std::to_string(r.limit)});
-    if (r.list)
-        args.push_back("--list");
-    if (r.deadlineS > 0)
-        args.insert(args.end(), {"--deadline-s", fmt::format("{}", r.deadlineS)});
-    if (!r.extraConfigsFrom.empty())
-        args.insert(args.end(), {"--extra-configs-from", r.extraConfigsFrom});
-    return args;
-}
-
-} // namespace
-
 std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r) {
-    if (!r.steps.empty())
-        return stepSweepCommand(r);
-    std::vector<std::string> args = {pluginPython(r.python),
-                                     "-m",
-                                     "torch_diode.tools.kernel_sweep",
-                                     "--out",
-                                     r.out,
-                                     "--kinds",
-                                     r.kinds,
-                                     "--workers",
-                                     std::to_string(r.workers)};
+    // The step sweep measures the kernels of model steps; the kernel sweep its own cases, which
+    // kinds, families, match and configsFrom choose among.
+    if (!r.steps.empty() && (r.kinds != KernelSweepRequest{}.kinds || !r.families.empty() ||
+                             !r.match.empty() || !r.configsFrom.empty()))
+        throw InvalidInput(
+            "the step sweep measures the steps' own kernels: kinds, families, match and configs-from "
+            "choose among the kernel sweep's cases");
+    std::vector<std::string> args = {pluginPython(r.python), "-m"};
+    if (!r.steps.empty()) {
+        args.insert(args.end(), {"torch_diode.tools.step_kernels", "--steps", r.steps, "--package", r.package,
+                                 "--out", r.out});
+    } else {
+        args.insert(args.end(), {"torch_diode.tools.kernel_sweep", "--out", r.out, "--kinds", r.kinds});
+    }
+    args.insert(args.end(), {"--workers", std::to_string(r.workers)});
     if (!r.families.empty())
         args.insert(args.end(), {"--families", r.families});
     if (r.limit)
