@@ -522,6 +522,54 @@ private slots:
         QCOMPARE(testutil::scalar(dir.filePath("ind.db"), "SELECT count(*) FROM measured_kernels"),
                  int64_t(305));
 
+        // With --steps, the step sweep after the kernel sweep, into the same lines, with the start
+        // package's GEMM and form decisions; the decisions are trained on both.
+        environment.set("FAKE_STEP_SWEEP_LINES",
+                        testutil::sourcePath("trained_models/h200/h200-kernels-steps.jsonl").toUtf8());
+        QFile::remove(dir.filePath("trace.jsonl"));
+        QStringList withSteps = run;
+        withSteps[withSteps.indexOf("ind.diode")] = "steps.diode";
+        withSteps << "--steps"
+                  << "vit-b4"
+                  << "--kernel-lines"
+                  << "steps.jsonl";
+        QCOMPARE(testutil::runCli(withSteps, &out, &err, 280000, dir.path()), 0);
+        QVERIFY2(err.contains("kernel sweep: finished") && err.contains("step sweep: finished"),
+                 qPrintable(err));
+        QVERIFY2(out.contains("decision models trained on 373 kernel and 0 site lines of NVIDIA H200"),
+                 qPrintable(out));
+        {
+            QStringList argvs;
+            for (const QString &line : QString::fromUtf8(testutil::fileBytes(dir.filePath("trace.jsonl")))
+                                           .split('\n', Qt::SkipEmptyParts))
+                argvs << QString::fromStdString(nlohmann::json::parse(line.toStdString())["argv"].dump());
+            QCOMPARE(argvs.size(), 2);
+            QCOMPARE(argvs[1], QString::fromStdString(
+                                   nlohmann::json({"--steps", "vit-b4", "--package", start.toStdString(),
+                                                   "--out", "steps.jsonl", "--workers", "2"})
+                                       .dump()));
+        }
+
+        // Steps the step tool refuses (the real tool: its names' one grammar), or steps without the kernel
+        // sweep, stop the run before any GEMM is swept.
+        {
+            environment.set("DIODE_PLUGIN_PYTHON", testutil::sourcePath("plugin/python").toUtf8());
+            QStringList refused = run;
+            refused[refused.indexOf("ind.db")] = "refused.db";
+            QCOMPARE(testutil::runCli(refused + QStringList{"--steps", "gpt2-train-b8-s512"}, &out, &err,
+                                      60000, dir.path()),
+                     2);
+            QVERIFY2(err.contains("--steps gpt2-train-b8-s512") && err.contains("training step") &&
+                         err.contains("nothing was swept"),
+                     qPrintable(err));
+            QCOMPARE(testutil::runCli(refused + QStringList{"--steps", "vit-b4", "--no-kernel-sweep"}, &out,
+                                      &err, 60000, dir.path()),
+                     2);
+            QVERIFY2(err.contains("the step sweep runs after the kernel sweep"), qPrintable(err));
+            QVERIFY(!QFile::exists(dir.filePath("refused.db")));
+            environment.set("DIODE_PLUGIN_PYTHON", testutil::dataPath("fakeworker").toUtf8());
+        }
+
         // Measured before, with under a minute of deadline: the kernel sweep is not started.
         QCOMPARE(testutil::runCli(run + QStringList{"--deadline", "30"}, &out, &err, 280000, dir.path()), 0);
         QVERIFY2(err.contains("kernel sweep: not run: less than a minute of --deadline was left"),

@@ -29,7 +29,7 @@ namespace {
 
 struct Options {
     std::string package, pool, backend = "inductor", python, db, out, chosen, heldout, installDir,
-                               kernelLines;
+                               kernelLines, steps;
     double heldoutFraction = 0.2, deadlineS = 0;
     cli::WorkerOptions workers;
     size_t count = 200;
@@ -95,6 +95,7 @@ int run(const Options &o) {
     r.kernelLines = o.kernelLines;
     r.kernelSweep = !o.noKernelSweep;
     r.kernelWorkers = o.kernelWorkers;
+    r.steps = o.steps;
     r.force = o.force;
     r.install = o.install;
     r.installDir = o.installDir;
@@ -147,6 +148,8 @@ int run(const Options &o) {
             o.deadlineS);
     if (!res.kernelSweepStatus.empty())
         say("kernel sweep: {}\n", res.kernelSweepStatus);
+    if (!res.stepSweepStatus.empty())
+        say("step sweep: {}\n", res.stepSweepStatus);
     show("{}\n", res.decisions);
     // Lines, as the trainer counts them: a problem measured in two runs of the store is two (wording.h).
     show("trained on {} problem lines measured here; held out: {}\n", res.trainingProblems,
@@ -192,7 +195,8 @@ std::function<int()> addCharacteriseCommand(CLI::App &app) {
         "  3. measure them into --db (progress and ETA on stderr; Ctrl-C, or --deadline, stops it and the\n"
         "     same command again continues, measuring nothing twice);\n"
         "  4. with the inductor backend, measure this GPU's pointwise and reduction kernels and small-M\n"
-        "     sites into --kernel-lines (diode sweep-kernels; within what is left of --deadline);\n"
+        "     sites into --kernel-lines (diode sweep-kernels; within what is left of --deadline), then\n"
+        "     the kernels of the --steps model steps inside each step (diode sweep-kernels --steps);\n"
         "  5. fine-tune the package on what was measured (--retrain: train from scratch), keeping\n"
         "     --heldout-fraction of the chosen problems aside, or using --heldout; train its decision\n"
         "     models beside the GEMM kernel on the kernel and site lines (else keep the start's);\n"
@@ -266,6 +270,10 @@ std::function<int()> addCharacteriseCommand(CLI::App &app) {
                   "are trained on; the kernel sweep appends to it (default: DB.kernels.jsonl)");
     c->add_flag("--no-kernel-sweep", o->noKernelSweep,
                 "measure no kernel or site lines (lines already in --kernel-lines are still trained on)");
+    c->add_option(
+        "--steps", o->steps,
+        "after the kernel sweep, measure the kernels of these model steps (diode demo --models names, "
+        "comma-separated) inside each step, with the start package's GEMM and form decisions");
     c->add_option("--kernel-workers", o->kernelWorkers, "the kernel sweep's cases compiled and timed at once")
         ->check(integerIn(1, KernelSweepRequest::kMaxWorkers))
         ->capture_default_str();

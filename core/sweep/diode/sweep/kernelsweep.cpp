@@ -63,6 +63,23 @@ int runKernelSweep(const KernelSweepRequest &r, const std::atomic<bool> *cancel)
     return waitChildGroup(startChild(kernelSweepCommand(r), environmentOf(r), {}, true), *cancel);
 }
 
+std::string kernelSweepRefusal(const KernelSweepRequest &r) {
+    KernelSweepRequest list = r;
+    list.list = true;
+    const ChildOutput o = runCaptured(kernelSweepCommand(list), environmentOf(r));
+    if (o.rc == 0)
+        return {};
+    if (o.rc == 127)
+        return "its Python interpreter could not be started";
+    // The tool's last line says why (argparse's "error: ..." line).
+    std::string err = o.err;
+    while (!err.empty() && (err.back() == '\n' || err.back() == ' '))
+        err.pop_back();
+    const size_t nl = err.rfind('\n');
+    const std::string last = nl == std::string::npos ? err : err.substr(nl + 1);
+    return last.empty() ? fmt::format("the tool exited with code {}", o.rc) : last;
+}
+
 std::string describeKernelSweep(const KernelSweepRequest &r, int exitCode) {
     if (exitCode == 3)
         return "not run: the plugin's Python found no GPU with torch and Triton (its message above says why)";

@@ -44,6 +44,11 @@ std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r);
 /// again continues.
 int runKernelSweep(const KernelSweepRequest &r, const std::atomic<bool> *cancel = nullptr);
 
+/// Why the tool would refuse `r` before measuring anything (a step name outside the grammar, a
+/// training step, a package that is not there: its own message), asked through its --list, which
+/// needs no GPU; "" when it would start. What `diode characterise --steps` checks before its GEMM sweep.
+std::string kernelSweepRefusal(const KernelSweepRequest &r);
+
 /// How a run of `r` that exited with `exitCode` ended, in one phrase: "finished", or why not and
 /// what the same command again does. Where the tool ran, the cases of `r` still missing from its
 /// `out` decide between finished and stopped (the tool's --list, run here).

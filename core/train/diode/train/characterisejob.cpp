@@ -229,6 +229,20 @@ CharacteriseResult CharacteriseJob::run() {
         inputs.insert(inputs.end(), {r.out, chosenPath});
         refuseOutputPath(kernelLines, inputs, "--kernel-lines");
     }
+    if (!r.steps.empty()) {
+        if (!kernelSweep)
+            throw InvalidInput(
+                "--steps: the step sweep runs after the kernel sweep, with the inductor backend "
+                "and without --no-kernel-sweep");
+        // Before any GEMM is swept: the tool itself says whether it takes these steps.
+        KernelSweepRequest k;
+        k.python = r.python;
+        k.out = kernelLines;
+        k.steps = r.steps;
+        k.package = r.package;
+        if (const std::string why = kernelSweepRefusal(k); !why.empty())
+            throw InvalidInput(fmt::format("--steps {}: {}; nothing was swept", r.steps, why));
+    }
     if (!(r.heldoutFraction > 0 && r.heldoutFraction < 1))
         throw InvalidInput(fmt::format("--heldout-fraction {} must lie between 0 and 1", r.heldoutFraction));
     if (const size_t least = minimumCharacteriseCount(r.heldoutFraction, !r.heldout.empty());
@@ -346,29 +360,39 @@ CharacteriseResult CharacteriseJob::run() {
         }
     }
 
-    // The kernel sweep, after the GEMM sweep's workers are gone: within what is left of the deadline.
-    if (kernelSweep) {
+    // The kernel sweep, after the GEMM sweep's workers are gone, then the step sweep (the kernels of
+    // whole model steps, as the plugin meets them): each within what is left of the deadline. Less
+    // than a minute left starts the tool and its workers for nothing. False when cancelled.
+    const auto sweepKernels = [&](KernelSweepRequest k, const std::string &what, const char *after,
+                                  std::string &status) {
         const double spent =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - sweepStart).count();
-        // Less than a minute left starts the tool and its workers for no case.
         if (r.deadlineS > 0 && r.deadlineS - spent < 60) {
-            res.kernelSweepStatus = "not run: less than a minute of --deadline was left after the GEMM sweep "
-                                    "(the same command again runs it)";
-        } else {
-            say(fmt::format("Measuring this GPU's pointwise and reduction kernels and small-M sites into {}…",
-                            kernelLines));
-            KernelSweepRequest k;
-            k.python = r.python;
-            k.gpu = r.gpus.empty() ? std::string() : r.gpus.front();
-            k.out = kernelLines;
-            k.workers = r.kernelWorkers;
-            k.deadlineS = r.deadlineS > 0 ? r.deadlineS - spent : 0;
-            const int rc = runKernelSweep(k, &m_cancel);
-            if (m_cancel)
-                return res.cancelled = true, res;
-            res.kernelSweepStatus = describeKernelSweep(k, rc);
+            status = fmt::format("not run: less than a minute of --deadline was left after the {} (the same "
+                                 "command again runs it)",
+                                 after);
+            return true;
         }
-    }
+        say(fmt::format("Measuring {} into {}…", what, kernelLines));
+        k.python = r.python;
+        k.gpu = r.gpus.empty() ? std::string() : r.gpus.front();
+        k.out = kernelLines;
+        k.workers = r.kernelWorkers;
+        k.deadlineS = r.deadlineS > 0 ? r.deadlineS - spent : 0;
+        const int rc = runKernelSweep(k, &m_cancel);
+        if (m_cancel)
+            return false;
+        status = describeKernelSweep(k, rc);
+        return true;
+    };
+    if (kernelSweep && !sweepKernels({}, "this GPU's pointwise and reduction kernels and small-M sites",
+                                     "GEMM sweep", res.kernelSweepStatus))
+        return res.cancelled = true, res;
+    if (kernelSweep && !r.steps.empty() &&
+        !sweepKernels({.steps = r.steps, .package = r.package},
+                      fmt::format("the kernels of {} inside each step", r.steps), "kernel sweep",
+                      res.stepSweepStatus))
+        return res.cancelled = true, res;
 
     ScratchFolder scratch{fs::path(r.out + ".training")};
     fs::create_directories(scratch.dir);

@@ -49,6 +49,10 @@ struct CharacteriseRequest {
     std::string kernelLines;
     bool kernelSweep = true;                          ///< inductor: run the kernel sweep (kernelsweep.h)
     int kernelWorkers = KernelSweepRequest{}.workers; ///< the kernel sweep's cases compiled and timed at once
+    /// inductor, with the kernel sweep: model steps (`diode demo --models` names, comma-separated) whose
+    /// own kernels the step sweep then measures into `kernelLines`, each inside its step with the start
+    /// package's GEMM and form decisions (KernelSweepRequest::steps); "": none
+    std::string steps;
     bool force = false;     ///< keep (and install) the new package even when it is not better
     bool install = false;   ///< install a kept package for the plugin (modelinstall.h)
     std::string installDir; ///< "": pluginModelDirectory()
@@ -85,6 +89,7 @@ struct CharacteriseResult {
     bool cancelled = false; ///< stopped by cancel(): nothing trained or kept; run again to continue
     /// "finished", "stopped (exit code N): ...", "not run: ..."; "" when not asked for.
     std::string kernelSweepStatus;
+    std::string stepSweepStatus; ///< the same for the step sweep; "" when no steps were asked for
     /// Where the new package's decision models beside the GEMM kernel come from, with their
     /// figures held out by family when trained here.
     std::string decisions;
