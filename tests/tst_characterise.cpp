@@ -629,11 +629,23 @@ private slots:
         std::ofstream(r.out)
             << R"({"kind": "kernel", "name": "step:llama-decode-cat-b1-s512/fused_mm_t_view"})"
             << "\n";
+        const std::string again =
+            "the same command again measures the missing ones; remove a step's lines from " + r.out +
+            " to measure it again whole";
         QCOMPARE(describeKernelSweep(r, 0),
-                 std::string("stopped at its deadline, 1 step still to measure (the same command again "
-                             "measures them)"));
+                 "stopped at its deadline, 1 step missing or measured in part (" + again + ")");
         r.steps = "llama-decode-cat-b1-s512";
         QCOMPARE(describeKernelSweep(r, 0), std::string("finished"));
+        // A step measured in part (a line with fewer configurations than its grid: a deadline or a failed
+        // worker cut it) is not finished, and the same command does not measure it again. (Under --limit
+        // every step is cut on purpose.)
+        r.limit = 0;
+        std::ofstream(r.out, std::ios::app)
+            << R"({"kind": "kernel", "name": "step:llama-decode-cat-b1-s512/fused_add", "grid": 3, "configs": [{}]})"
+            << "\n";
+        QCOMPARE(describeKernelSweep(r, 1),
+                 "stopped with exit code 1, 1 step missing or measured in part (its output above says why; " +
+                     again + ")");
         r.families = "llama2-7b"; // chooses among the kernel sweep's cases, not a step's kernels
         QVERIFY_THROWS_EXCEPTION(InvalidInput, kernelSweepCommand(r));
     }

@@ -28,7 +28,7 @@ struct DecisionOptions {
     std::vector<std::string> inputs, dbs;
     std::string package, out, report, python, gpu, families, configsFrom, extraConfigsFrom, match, steps;
     std::string kinds = KernelSweepRequest{}.kinds;
-    bool list = false;
+    bool list = false, stepsGiven = false;
     DecisionTrainOptions train;
     int workers = KernelSweepRequest{}.workers, limit = 0;
     double deadline = 0;
@@ -38,6 +38,8 @@ int runSweepKernels(const DecisionOptions &o) {
     if (o.out.empty())
         throw InvalidInput("sweep-kernels needs --out FILE.jsonl");
     shipped::refuseWritingShipped(o.out, "kernel lines");
+    if (o.stepsGiven && o.steps.empty())
+        throw InvalidInput("sweep-kernels --steps names no step");
     if (!o.steps.empty() && o.package.empty())
         throw InvalidInput(
             "sweep-kernels --steps needs --package P.diode: the package whose GEMM and small-M "
@@ -113,17 +115,16 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
         ->add_option("--out", o->out,
                      "kernel and site lines are appended here (cases already there are skipped)")
         ->required();
-    auto *kinds = sweep->add_option("--kinds", o->kinds, "kernel, site, or both")->capture_default_str();
-    auto *families =
-        sweep->add_option("--families", o->families, "model families (default: all the sweep knows)");
+    sweep->add_option("--kinds", o->kinds, "kernel, site, or both")->capture_default_str();
+    sweep->add_option("--families", o->families, "model families (default: all the sweep knows)");
     sweep->add_option("--gpu", o->gpu,
                       "the GPU to measure on, as CUDA_VISIBLE_DEVICES names it (default: the "
                       "first the environment gives)");
     sweep->add_option("--workers", o->workers, "processes sharing the GPU")
         ->check(CLI::Range(1, KernelSweepRequest::kMaxWorkers))
         ->capture_default_str();
-    auto *match = sweep->add_option("--match", o->match,
-                                    "only the cases whose name (FAMILY/CASE) this regular expression finds");
+    sweep->add_option("--match", o->match,
+                      "only the cases whose name (FAMILY/CASE) this regular expression finds");
     sweep->add_flag("--list", o->list,
                     "print the cases (FAMILY/CASE) or steps still to measure and measure nothing");
     sweep
@@ -135,26 +136,22 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
         ->check(CLI::NonNegativeNumber);
     sweep->add_option("--python", o->python,
                       "the Python with torch and the plugin (default $DIODE_PYTHON or python3)");
-    auto *configsFrom =
-        sweep
-            ->add_option(
-                "--configs-from", o->configsFrom,
-                "sites: time the decomposed form with this package's kernel configurations, as the plugin "
-                "runs it (default: the faster of Inductor's own and coordinate descent's)")
-            ->check(CLI::ExistingFile);
     sweep
-        ->add_option("--steps", o->steps,
-                     "measure the kernels of these model steps (diode demo --models names, comma-separated) "
-                     "inside each step under each configuration they may be given, instead of the kernel "
-                     "and site cases; needs --package")
-        ->excludes(kinds)
-        ->excludes(families)
-        ->excludes(match)
-        ->excludes(configsFrom);
+        ->add_option(
+            "--configs-from", o->configsFrom,
+            "sites: time the decomposed form with this package's kernel configurations, as the plugin "
+            "runs it (default: the faster of Inductor's own and coordinate descent's)")
+        ->check(CLI::ExistingFile);
+    auto *steps = sweep->add_option(
+        "--steps", o->steps,
+        "measure the kernels of these model steps (diode demo --models names, comma-separated) inside each "
+        "step under each configuration they may be given, instead of the kernel and site cases; needs "
+        "--package");
     sweep
         ->add_option("--package", o->package,
                      "with --steps: the package whose GEMM and small-M form decisions shape the steps")
-        ->check(CLI::ExistingFile);
+        ->check(CLI::ExistingFile)
+        ->needs(steps);
     sweep->add_option(
         "--extra-configs-from", o->extraConfigsFrom,
         "kernels: also measure on every kernel the fastest configuration beyond its portfolio of "
@@ -200,8 +197,10 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
         ->check(CLI::Range(1, kMaxNeighbours))
         ->capture_default_str();
     return [=]() -> int {
-        if (*sweep)
+        if (*sweep) {
+            o->stepsGiven = steps->count() > 0; // `--steps ""` names no step; it is not the kernel cases
             return runSweepKernels(*o);
+        }
         if (*train)
             return runTrainDecisions(*o);
         return -1;

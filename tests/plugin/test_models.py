@@ -82,14 +82,22 @@ class ScenarioNamesTest(unittest.TestCase):
 
         with tempfile.TemporaryDirectory() as d:
             # Real child processes, each refusing the name: started per GPU, then nothing to merge.
+            decisions = os.path.join(d, "decisions.jsonl")
+            with open(decisions + ".process1", "w") as f:  # what a process wrote: appended, then removed
+                f.write('{"op": "mm"}\n')
+            x = os.path.join(d, "x.json")
             r = run(
-                "--models", "llama-decode-b1", "--processes", "3", "--gpus", "4,5", "--json", os.path.join(d, "x.json")
-            )
+                "--models", "llama-decode-b1", "--processes", "3", "--gpus", "4, 5", "--json", x,
+                "--decisions-out", decisions,
+            )  # fmt: skip
             self.assertEqual(r.returncode, 1, r.stderr)
             for said in ("process 1 of 3 on GPU 4", "process 2 of 3 on GPU 5", "process 3 of 3 on GPU 4"):
                 self.assertIn(said, r.stderr)
             self.assertEqual(r.stderr.count("--models entry 'llama-decode-b1'"), 3)
             self.assertIn("no process finished", r.stderr)
+            with open(decisions) as f:
+                self.assertEqual(f.read(), '{"op": "mm"}\n')
+            self.assertFalse(os.path.exists(decisions + ".process1"))
             for bad, says in (
                 (["--processes", "1", "--gpus", "0"], "--gpus spreads"),
                 (["--processes", "2", "--gpus", "0,0"], "name each GPU once"),
@@ -174,7 +182,7 @@ class StepKernelsTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertIn(says, r.stderr)
 
-    def test_diode_sweep_kernels_steps_runs_the_step_sweep_and_lists_the_steps_left(self):
+    def test_diode_sweep_kernels_steps_lists_the_steps_left_and_refuses_what_does_not_apply(self):
         if not os.access(DIODE, os.X_OK):
             self.skipTest(f"no diode binary at {DIODE}")
         package = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
@@ -194,8 +202,23 @@ class StepKernelsTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2)
             self.assertIn("--steps needs --package", r.stderr)
             r = sweep("--steps", "vit-b4", "--package", package, "--families", "llama2-7b")
-            self.assertNotEqual(r.returncode, 0)
-            self.assertIn("excludes", r.stderr)  # the kernel cases' choices do not apply to steps
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("choose among the kernel sweep's cases", r.stderr)  # not a step's kernels
+            r = sweep("--package", package)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("--package requires --steps", r.stderr)
+            for empty in ("", ","):
+                r = sweep("--steps", empty, "--package", package, "--list")
+                self.assertEqual(r.returncode, 2)
+                self.assertIn("names no step", r.stderr)
+            with open(out, "a") as f:  # a step measured in part: listed, until its lines are removed
+                f.write(
+                    json.dumps({"kind": "kernel", "name": "step:vit-b4/fused_add", "grid": 3, "configs": [{}]}) + "\n"
+                )
+            r = sweep("--steps", "vit-b4,llama-decode-cat-b1-s512", "--package", package, "--list")
+            self.assertEqual((r.returncode, r.stdout), (0, "vit-b4\n"), r.stderr)
+            r = sweep("--steps", "vit-b4,llama-decode-cat-b1-s512", "--package", package, "--list", "--limit", "1")
+            self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)  # --limit cuts steps on purpose
             r = sweep("--steps", "gpt2-train-b8-s512", "--package", package, "--list")
             self.assertEqual(r.returncode, 2)
             self.assertIn("training step", r.stderr)  # the tool's own refusal, before any GPU work

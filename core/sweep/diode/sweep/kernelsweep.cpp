@@ -90,10 +90,26 @@ std::string describeKernelSweep(const KernelSweepRequest &r, int exitCode) {
     const ChildOutput o = runCaptured(kernelSweepCommand(list), environmentOf(r));
     const std::optional<size_t> casesLeft =
         o.rc == 0 ? std::optional(size_t(std::count(o.out.begin(), o.out.end(), '\n'))) : std::nullopt;
-    const char *what = r.steps.empty() ? "case" : "step";
+    if (!r.steps.empty()) {
+        // A step cut short keeps its lines and is not measured again by the same command (the tool's
+        // --list names it with the missing ones).
+        const std::string left = casesLeft ? fmt::format("{} step{} missing or measured in part", *casesLeft,
+                                                         *casesLeft == 1 ? "" : "s")
+                                           : std::string("the steps left unknown");
+        const std::string again =
+            fmt::format("the same command again measures the missing ones; remove a step's "
+                        "lines from {} to measure it again whole",
+                        r.out);
+        if (exitCode == 0)
+            return casesLeft && *casesLeft == 0
+                       ? std::string("finished")
+                       : fmt::format("stopped at its deadline, {} ({})", left, again);
+        return fmt::format("stopped with exit code {}, {} (its output above says why; {})", exitCode, left,
+                           again);
+    }
     const std::string left =
-        casesLeft ? fmt::format("{} {}{} still to measure", *casesLeft, what, *casesLeft == 1 ? "" : "s")
-                  : fmt::format("the {}s left unknown", what);
+        casesLeft ? fmt::format("{} case{} still to measure", *casesLeft, *casesLeft == 1 ? "" : "s")
+                  : std::string("the cases left unknown");
     if (exitCode == 0)
         return casesLeft && *casesLeft == 0
                    ? std::string("finished")

@@ -400,13 +400,15 @@ def process_waves(processes: int, gpus: list) -> list:
     ]
 
 
-def run_processes(a, argv, modes) -> int:
-    """--processes N: the same run in N child processes, one after another or, with --gpus, as many at
-    once as there are GPUs (each on its own), then merged."""
+def run_processes(a, argv, modes, gpus) -> int:
+    """--processes N: the same run in N child processes, one after another or, with `gpus` (--gpus), as
+    many at once as there are GPUs (each on its own), then merged; each process's decisions go to a file
+    of its own, appended to --decisions-out in process order at the end."""
     import subprocess
 
-    base = _without(_without(_without(_without(argv, "--processes"), "--json"), "--cases-out"), "--gpus")
-    gpus = [g for g in (a.gpus or "").split(",") if g]
+    base = argv
+    for flag in ("--processes", "--json", "--cases-out", "--gpus", "--decisions-out"):
+        base = _without(base, flag)
     parts = []
     for wave in process_waves(a.processes, gpus):
         running = []
@@ -415,6 +417,8 @@ def run_processes(a, argv, modes) -> int:
             cmd = [sys.executable, "-m", "torch_diode.tools.demo", *base, "--json", part, "--rotation", str(i)]
             if a.cases_out:
                 cmd += ["--cases-out", f"{a.cases_out}.process{i}"]
+            if a.decisions_out:
+                cmd += ["--decisions-out", f"{a.decisions_out}.process{i}"]
             env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu) if gpu is not None else None
             where = f" on GPU {gpu}" if gpu is not None else ""
             log(f"process {i + 1} of {a.processes}{where}: modes from {modes[i % len(modes)]}")
@@ -426,6 +430,14 @@ def run_processes(a, argv, modes) -> int:
             if os.path.exists(part):
                 with open(part) as f:
                     parts.append(json.load(f))
+    made = [f"{a.decisions_out}.process{i}" for i in range(a.processes)] if a.decisions_out else []
+    made = [m for m in made if os.path.exists(m)]
+    if made:
+        with open(a.decisions_out, "a") as out:
+            for mine in made:
+                with open(mine) as f:
+                    out.write(f.read())
+                os.remove(mine)
     if not parts:
         print("error: no process finished", file=sys.stderr)
         return 1
@@ -519,11 +531,11 @@ def main(argv=None):
         ap.error("--processes must be at least 1")
     if a.gpus and a.processes < 2:
         ap.error("--gpus spreads the processes of --processes N (N at least 2) over GPUs")
-    named = a.gpus.split(",") if a.gpus else []
-    if any(not g.strip() for g in named) or len(set(named)) != len(named):
+    gpus = [g.strip() for g in a.gpus.split(",")] if a.gpus else []
+    if any(not g for g in gpus) or len(set(gpus)) != len(gpus):
         ap.error(f"--gpus {a.gpus!r}: name each GPU once, comma-separated")
     if a.processes > 1:
-        return run_processes(a, argv if argv is not None else sys.argv[1:], modes)
+        return run_processes(a, argv if argv is not None else sys.argv[1:], modes, gpus)
     # Process i of a repeated run times each case's modes starting at the i-th.
     order = modes[a.rotation % len(modes) :] + modes[: a.rotation % len(modes)]
     try:

@@ -25,7 +25,8 @@ out a family holds out its steps' kernels too), `grid` the kernel's candidates (
 
 Scenarios whose lines --out already holds for this GPU are skipped, also one cut short by --limit or
 --deadline-s (its lines hold fewer configurations than `grid`): remove its lines to measure it again.
---list prints the steps --out holds no line of. `diode sweep-kernels --steps NAMES --package P` runs it.
+--list prints the steps --out holds no line of and, without --limit, those it holds in part. `diode
+sweep-kernels --steps NAMES --package P` runs it.
 """
 
 from __future__ import annotations
@@ -246,6 +247,20 @@ def _done(path: str, gpu: str = "") -> set:
     return names
 
 
+def _cut(path: str) -> set:
+    """The scenarios of which `path` holds a line with fewer configurations than its grid: measured in part
+    (cut short by --limit or --deadline-s, or a worker that failed)."""
+    from .kernel_sweep import _lines
+
+    return {
+        entry["name"][5:].split("/")[0]
+        for _, entry in _lines(path)
+        if entry
+        and str(entry.get("name", "")).startswith("step:")
+        and len(entry.get("configs", [])) < entry.get("grid", 0)
+    }
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="python3 -m torch_diode.tools.step_kernels",
@@ -262,10 +277,16 @@ def main(argv=None):
     ap.add_argument("--limit", type=int, default=0, help="only the first N configurations of a step")
     ap.add_argument("--deadline-s", type=float, default=0, help="start no new compile after this many seconds")
     ap.add_argument("--steps-timed", type=int, default=10, help="steps profiled per compile")
-    ap.add_argument("--list", action="store_true", help="print the steps --out lacks, one a line, and exit")
+    ap.add_argument(
+        "--list",
+        action="store_true",
+        help="print the steps --out lacks and, without --limit, those it holds in part, one a line, and exit",
+    )
     ap.add_argument("--worker", default="", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    scenarios = [s for s in a.steps.split(",") if s]
+    scenarios = [s.strip() for s in a.steps.split(",") if s.strip()]
+    if not scenarios:
+        ap.error(f"--steps {a.steps!r} names no step")
     try:
         for s in scenarios:
             family_of(s)
@@ -274,9 +295,9 @@ def main(argv=None):
     if not os.path.exists(a.package):
         ap.error(f"--package {a.package}: no such file")
     if a.list:  # by name alone, as the kernel sweep's --list (no CUDA context started)
-        done = _done(a.out)
+        whole = _done(a.out) - (set() if a.limit else _cut(a.out))
         for s in scenarios:
-            if s not in done:
+            if s not in whole:
                 print(s)
         return 0
     from .kernel_sweep import extra_configs_from
