@@ -130,6 +130,9 @@ private slots:
         // The kernel sweep is asked for by default, and has nothing to measure on the cpu backend.
         auto *kernelSweep = panel->findChild<QCheckBox *>("characteriseKernelSweep");
         QVERIFY(kernelSweep->isChecked() && !kernelSweep->isEnabled());
+        // So has the step sweep after it (diode characterise --steps): its field is there, not editable.
+        auto *steps = panel->findChild<QLineEdit *>("characteriseSteps");
+        QVERIFY(steps && !steps->isEnabled() && steps->text().isEmpty());
         QVERIFY2(panel->findChild<QLineEdit *>("characterisePool")
                      ->text()
                      .endsWith("resources/plans/cpu-smoke.json"),

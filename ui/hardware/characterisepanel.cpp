@@ -76,7 +76,8 @@ constexpr Field kFields[] = {{"--package", QT_TRANSLATE_NOOP("CharacterisePanel"
                              {"--out", QT_TRANSLATE_NOOP("CharacterisePanel", "New package")},
                              {"--python", QT_TRANSLATE_NOOP("CharacterisePanel", "Worker Python")},
                              {"--heldout", QT_TRANSLATE_NOOP("CharacterisePanel", "Held-out set")},
-                             {"--kernel-lines", QT_TRANSLATE_NOOP("CharacterisePanel", "Kernel lines")}};
+                             {"--kernel-lines", QT_TRANSLATE_NOOP("CharacterisePanel", "Kernel lines")},
+                             {"--steps", QT_TRANSLATE_NOOP("CharacterisePanel", "Model steps")}};
 
 QString fieldLabel(std::string_view flag) {
     for (const auto &f : kFields)
@@ -133,6 +134,7 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     , m_python(new QLineEdit(this))
     , m_heldout(new QLineEdit(this))
     , m_kernelLines(new QLineEdit(this))
+    , m_steps(new QLineEdit(this))
     , m_count(new QSpinBox(this))
     , m_deadline(new QSpinBox(this))
     , m_workers(new QSpinBox(this))
@@ -191,6 +193,13 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_kernelLines->setToolTip(
         tr("Kernel and site lines of this GPU the decision models beside the GEMM kernel "
            "are trained on; the kernel sweep continues them"));
+    m_steps->setObjectName(QStringLiteral("characteriseSteps"));
+    m_steps->setPlaceholderText(tr("none, or model steps such as llama-decode-cat-b1-s2048,vit-b4"));
+    m_steps->setToolTip(
+        tr("After the kernel sweep, measure the kernels of these model steps (the names of "
+           "diode demo --models, comma-separated) inside each step, with the start package's "
+           "GEMM and form decisions: the kernels a model really runs, which single-kernel cases "
+           "do not reproduce"));
     m_kernelWorkers->setObjectName(QStringLiteral("characteriseKernelWorkers"));
     m_kernelWorkers->setRange(1, diode::KernelSweepRequest::kMaxWorkers);
     m_kernelWorkers->setValue(diode::KernelSweepRequest{}.workers);
@@ -252,6 +261,7 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_kernelSweep->setObjectName(QStringLiteral("characteriseKernelSweep"));
     m_kernelSweep->setChecked(true);
     form->addRow(QString(), m_kernelSweep);
+    form->addRow(fieldLabel("--steps"), m_steps);
     auto *training = new QHBoxLayout;
     training->addWidget(m_retrain);
     training->addWidget(m_force, 1);
@@ -387,8 +397,9 @@ void CharacterisePanel::backendChanged() {
 }
 
 void CharacterisePanel::updateKernelWorkers() {
-    m_kernelWorkers->setEnabled(m_backend->currentText() == QLatin1String("inductor") &&
-                                m_kernelSweep->isChecked());
+    const bool sweeps = m_backend->currentText() == QLatin1String("inductor") && m_kernelSweep->isChecked();
+    m_kernelWorkers->setEnabled(sweeps);
+    m_steps->setEnabled(sweeps); // the step sweep runs after the kernel sweep
 }
 
 bool CharacterisePanel::canRun(QString *why) const {
@@ -475,6 +486,8 @@ void CharacterisePanel::run() {
     r.kernelSweep = m_kernelSweep->isChecked();
     r.kernelWorkers = m_kernelWorkers->value();
     r.kernelLines = m_kernelLines->text().trimmed().toStdString();
+    if (m_steps->isEnabled())
+        r.steps = m_steps->text().trimmed().toStdString();
     r.heldout = m_heldout->text().trimmed().toStdString();
     r.retrain = m_retrain->isChecked();
     r.train.learningRate = diode::CharacteriseRequest::defaultLearningRate(r.retrain);
@@ -516,16 +529,18 @@ void CharacterisePanel::showOutcome(const CharacteriseOutcome &o) {
     m_start->setText(tr("Start: %1").arg(o.startWhy));
     // The trainer reads every run of the sweep database: a problem measured in two runs (an earlier
     // characterisation with other settings) is two lines, so the count can pass the pool's size.
-    m_status->setText(tr("Sweep %1; trained on %2 problem lines of %3 (a problem once per run that measured "
-                         "it); held out: %4.")
-                          .arg(o.sweepStatus)
-                          .arg(o.trainingProblems)
-                          .arg(QFileInfo(m_database->text()).fileName())
-                          .arg(o.heldOutSource) +
-                      (o.kernelSweepStatus.isEmpty()
-                           ? QString()
-                           : tr(" Kernel sweep: %1.").arg(inPanelTerms(o.kernelSweepStatus))) +
-                      QLatin1Char(' ') + o.decisions + QLatin1Char('.'));
+    m_status->setText(
+        tr("Sweep %1; trained on %2 problem lines of %3 (a problem once per run that measured "
+           "it); held out: %4.")
+            .arg(o.sweepStatus)
+            .arg(o.trainingProblems)
+            .arg(QFileInfo(m_database->text()).fileName())
+            .arg(o.heldOutSource) +
+        (o.kernelSweepStatus.isEmpty() ? QString()
+                                       : tr(" Kernel sweep: %1.").arg(inPanelTerms(o.kernelSweepStatus))) +
+        (o.stepSweepStatus.isEmpty() ? QString()
+                                     : tr(" Step sweep: %1.").arg(inPanelTerms(o.stepSweepStatus))) +
+        QLatin1Char(' ') + o.decisions + QLatin1Char('.'));
     m_table->setRowCount(int(o.table.size()));
     for (int i = 0; i < o.table.size(); ++i) {
         const auto &row = o.table[i];

@@ -69,6 +69,7 @@ private:
     QComboBox *m_backend;
     QLineEdit *m_package, *m_pool, *m_database, *m_out, *m_python;
     QLineEdit *m_heldout, *m_kernelLines; ///< empty: the job's defaults (CharacteriseRequest)
+    QLineEdit *m_steps;                   ///< model steps for the step sweep; empty: none
     QSpinBox *m_count, *m_deadline, *m_workers, *m_kernelWorkers, *m_epochs;
     QCheckBox *m_kernelSweep; ///< inductor: the kernel sweep after the GEMM sweep
     QCheckBox *m_install, *m_retrain, *m_force;

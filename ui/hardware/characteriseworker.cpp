@@ -62,6 +62,7 @@ void CharacteriseWorker::start(const diode::CharacteriseRequest &request) {
             out.startWhy = QString::fromStdString(r.startWhy);
             out.sweepStatus = QString::fromStdString(r.sweepStatus);
             out.kernelSweepStatus = QString::fromStdString(r.kernelSweepStatus);
+            out.stepSweepStatus = QString::fromStdString(r.stepSweepStatus);
             out.decisions = QString::fromStdString(r.decisions);
             out.heldOutSource = QString::fromStdString(r.heldOutSource);
             out.verdict = QString::fromStdString(r.verdict);

@@ -24,7 +24,8 @@ struct CharacteriseRow {
 /// A finished (or cancelled) characterisation: the one-line verdict and the held-out table.
 struct CharacteriseOutcome {
     bool cancelled = false;
-    QString startWhy, sweepStatus, kernelSweepStatus, decisions, heldOutSource, verdict, kept, installed;
+    QString startWhy, sweepStatus, kernelSweepStatus, stepSweepStatus, decisions, heldOutSource, verdict,
+        kept, installed;
     int trainingProblems = 0;
     QVector<CharacteriseRow> table;
 };
