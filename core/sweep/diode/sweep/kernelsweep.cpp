@@ -54,6 +54,13 @@ std::vector<std::string> environmentOf(const KernelSweepRequest &r) {
     return env;
 }
 
+// The tool's --list for `r` (what `out` still lacks), run here: it needs no GPU.
+ChildOutput listed(const KernelSweepRequest &r) {
+    KernelSweepRequest list = r;
+    list.list = true;
+    return runCaptured(kernelSweepCommand(list), environmentOf(r));
+}
+
 } // namespace
 
 int runKernelSweep(const KernelSweepRequest &r, const std::atomic<bool> *cancel) {
@@ -64,9 +71,7 @@ int runKernelSweep(const KernelSweepRequest &r, const std::atomic<bool> *cancel)
 }
 
 std::string kernelSweepRefusal(const KernelSweepRequest &r) {
-    KernelSweepRequest list = r;
-    list.list = true;
-    const ChildOutput o = runCaptured(kernelSweepCommand(list), environmentOf(r));
+    const ChildOutput o = listed(r);
     if (o.rc == 0)
         return {};
     if (o.rc == 127)
@@ -85,9 +90,7 @@ std::string describeKernelSweep(const KernelSweepRequest &r, int exitCode) {
         return "not run: the plugin's Python found no GPU with torch and Triton (its message above says why)";
     if (exitCode == 127)
         return "not run: its Python interpreter could not be started";
-    KernelSweepRequest list = r; // the cases not yet in `out`, one a line; none when it cannot say
-    list.list = true;
-    const ChildOutput o = runCaptured(kernelSweepCommand(list), environmentOf(r));
+    const ChildOutput o = listed(r); // the cases not yet in `out`, one a line; none when it cannot say
     const std::optional<size_t> casesLeft =
         o.rc == 0 ? std::optional(size_t(std::count(o.out.begin(), o.out.end(), '\n'))) : std::nullopt;
     if (!r.steps.empty()) {

@@ -132,6 +132,7 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
 
     fixing = {"config": None}
     shapes: dict = {}  # kernel -> shape
+    candidates: dict = {}  # kernel -> the configurations it may be given (after the default compile)
     asked: set = set()  # kernels the configuration was asked for in this compile
     given: set = set()  # ... and Inductor took it (the guards of torch_diode._decisions may refuse one)
 
@@ -142,7 +143,12 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
         name = name_of(features)
         shapes[name] = shape
         c = fixing["config"]
-        if c is None or c not in _native.kernel_candidates(shape, extra=extra):
+        if c is None:
+            return None
+        mine = candidates.get(name)
+        if mine is None:  # a kernel the default compile did not time
+            mine = _native.kernel_candidates(shape, extra=extra)
+        if c not in mine:
             return None
         asked.add(name)
         return c
@@ -180,7 +186,7 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
     kernels = {n: shape for n, shape in shapes.items() if n in default}  # timed in the step
     if len(kernels) < len(shapes):
         log(f"{scenario}: {len(shapes) - len(kernels)} kernels decided but not seen in the profile")
-    candidates = {n: _native.kernel_candidates(shape, extra=extra) for n, shape in kernels.items()}
+    candidates.update({n: _native.kernel_candidates(shape, extra=extra) for n, shape in kernels.items()})
     configs = []
     for cs in candidates.values():
         configs += [c for c in cs if c not in configs]
@@ -236,29 +242,24 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
     torch_diode.uninstall()
 
 
-def _done(path: str, gpu: str = "") -> set:
-    """The scenarios whose lines `path` holds (of `gpu` only, when given)."""
+def _step_lines(path: str):
+    """(scenario, line) of each step line `path` holds (kernel_sweep's reading of a lines file)."""
     from .kernel_sweep import _lines
 
-    names = set()
     for _, entry in _lines(path):
-        if entry and str(entry.get("name", "")).startswith("step:") and (not gpu or entry.get("gpu") == gpu):
-            names.add(entry["name"][5:].split("/")[0])
-    return names
+        if entry and str(entry.get("name", "")).startswith("step:"):
+            yield entry["name"][5:].split("/")[0], entry
+
+
+def _done(path: str, gpu: str = "") -> set:
+    """The scenarios whose lines `path` holds (of `gpu` only, when given)."""
+    return {s for s, entry in _step_lines(path) if not gpu or entry.get("gpu") == gpu}
 
 
 def _cut(path: str) -> set:
     """The scenarios of which `path` holds a line with fewer configurations than its grid: measured in part
     (cut short by --limit or --deadline-s, or a worker that failed)."""
-    from .kernel_sweep import _lines
-
-    return {
-        entry["name"][5:].split("/")[0]
-        for _, entry in _lines(path)
-        if entry
-        and str(entry.get("name", "")).startswith("step:")
-        and len(entry.get("configs", [])) < entry.get("grid", 0)
-    }
+    return {s for s, entry in _step_lines(path) if len(entry.get("configs", [])) < entry.get("grid", 0)}
 
 
 def main(argv=None):
