@@ -417,7 +417,10 @@ char *diode_decide_json(diode_selector *selector, const char *kind, const char *
         } else if (what == "small_m_form") {
             const auto site = diode::SmallMSite::fromJson(request.value("site", nlohmann::json()), "site");
             const auto d = selector->selector.decideSmallMForm(site);
-            out = {{"decompose", d.decompose}, {"predicted_ratio", d.predictedRatio}, {"reason", d.reason}};
+            out = {{"decompose", d.decompose},
+                   {"materialise_operand", d.materialiseOperand},
+                   {"predicted_ratio", d.predictedRatio},
+                   {"reason", d.reason}};
         } else {
             throw diode::InvalidInput(
                 fmt::format("diode_decide_json: kind '{}' is not one of kernel_config, small_m_form", what));

@@ -73,6 +73,7 @@ private slots:
     void theDefaultStaysUnlessPredictedFasterByTheMargin();
     void aKernelUnlikeEveryMeasuredOneKeepsTheDefault();
     void formModelKeepsTheLibraryForAnOpItNeverMeasured();
+    void decomposedProjectionsReadTheirOperandWrittenOnce();
     void modelsSurviveThePackageRoundTrip();
     void readerNamesTheFileLineAndField();
     void shippedPackagesCarryBothModelsAndDecideAsDocumented();
@@ -418,6 +419,37 @@ void TestDecisions::formModelKeepsTheLibraryForAnOpItNeverMeasured() {
     // Building from attention alone leaves an op out even when it was measured.
     sites[0].site.op = "mm";
     QVERIFY(!SmallMFormModel::build(sites, 4, {"attention"}).covers("mm"));
+}
+
+void TestDecisions::decomposedProjectionsReadTheirOperandWrittenOnce() {
+    // Every op measured 2x faster decomposed: each is decomposed, and only the projections (mm,
+    // addmm) have their operand written out; a bmm's and attention's stay fused into the sum.
+    std::vector<MeasuredSite> sites;
+    for (const char *op : {"attention", "bmm", "mm", "addmm"})
+        for (int n : {1024, 4096, 11008}) {
+            MeasuredSite s;
+            s.family = "a";
+            s.site.op = op;
+            s.site.n = n;
+            s.site.k = 4096;
+            s.libraryMs = 1.0;
+            s.decomposedMs = 0.5;
+            sites.push_back(s);
+        }
+    const auto model = SmallMFormModel::build(sites);
+    for (const auto &s : sites) {
+        const auto d = decideForm(model, s.site, 0.05);
+        QVERIFY2(d.decompose, s.site.op.c_str());
+        QCOMPARE(d.materialiseOperand, s.site.op == "mm" || s.site.op == "addmm");
+    }
+    // Kept as a library kernel, nothing is written out.
+    for (auto &s : sites)
+        s.decomposedMs = 2.0;
+    const auto slower = SmallMFormModel::build(sites);
+    const auto d = decideForm(slower, sites[6].site, 0.05);
+    QCOMPARE(sites[6].site.op, std::string("mm"));
+    QVERIFY(!d.decompose);
+    QVERIFY(!d.materialiseOperand);
 }
 
 void TestDecisions::modelsSurviveThePackageRoundTrip() {

@@ -184,8 +184,10 @@ DIODE_API char *diode_read_problem_lines(const char *path);
  *     "feature_not_measured" (with "unmeasured": the kernel feature every measured kernel shares and
  *     this one does not, e.g. "hint_outer") | "no_model"};
  *   "small_m_form": {"site": {"op": "attention"|"bmm"|"mm"|"addmm", "dtype", "B", "M", "N", "K",
- *     "kv_group", "concat"}} -> {"decompose": true|false, "predicted_ratio", "reason":
- *     "decomposed_predicted_faster" | "library_predicted_faster" | "op_not_measured" | "no_model"}.
+ *     "kv_group", "concat"}} -> {"decompose": true|false, "materialise_operand": true when a
+ *     decomposed mm or addmm reads its activation operand written out once rather than recomputing it
+ *     in each program, "predicted_ratio", "reason": "decomposed_predicted_faster" |
+ *     "library_predicted_faster" | "op_not_measured" | "no_model"}.
  * The margins are the package's (decisions.<kind>.margin). */
 DIODE_API char *diode_decide_json(diode_selector *selector, const char *kind, const char *request_json);
 

@@ -308,6 +308,40 @@ class DecisionsTest(unittest.TestCase):
         ref = two_layers(*args).float()
         self.assertLess(float((out.float() - ref).abs().max() / ref.abs().max()), 2e-2)
 
+    def test_a_decomposed_projection_reads_its_computed_input_written_once(self):
+        """A batch-1 SwiGLU MLP at Llama-7B's sizes: the package decomposes its three GEMVs, and the down
+        projection's input silu(gate) * up is written out by one kernel instead of being recomputed in
+        every program of the down projection's sum (the library's materialise_operand)."""
+        import re
+
+        import torch.nn.functional as F
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(PACKAGE), torch_diode.get_integration_status()["reason"])
+        dev, dt, d, ff = "cuda", torch.bfloat16, 4096, 11008
+        x = torch.randn(1, d, device=dev, dtype=dt)
+        wg, wu = (torch.randn(ff, d, device=dev, dtype=dt) * d**-0.5 for _ in range(2))
+        wd = torch.randn(d, ff, device=dev, dtype=dt) * ff**-0.5
+
+        def mlp(x, wg, wu, wd):
+            return F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu), wd)
+
+        args = (x, wg, wu, wd)
+        with torch_diode.record_decisions() as made:
+            out, code = self.compile_code(mlp, args)
+        down = [r for r in made if r["kind"] == "small_m_form" and r["site"]["K"] == ff]
+        self.assertEqual(len(down), 1, made)
+        self.assertTrue(down[0]["decision"]["decompose"], down)
+        self.assertTrue(down[0]["decision"]["materialise_operand"], down)
+        kernels = code.split("async_compile.triton(")[1:]
+        sums_over_ff = [k for k in kernels if re.search(rf"\br0_numel = {ff}\b", k)]
+        self.assertEqual(len(sums_over_ff), 1, "the down projection is one multiply-and-sum over ff")
+        silu = re.compile(r"\b(exp|sigmoid)\(")  # Inductor's silu: x * sigmoid(x), as exp in Triton
+        self.assertTrue(any(silu.search(k) for k in kernels), "silu is computed in some kernel")
+        self.assertIsNone(silu.search(sums_over_ff[0]), "the down projection reads silu(gate) * up")
+        ref = mlp(*args).float()
+        self.assertLess(float((out.float() - ref).abs().max() / ref.abs().max()), 2e-2)
+
     def test_install_options_turn_each_kind_off(self):
         import torch_diode
 

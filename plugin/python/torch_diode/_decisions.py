@@ -223,7 +223,7 @@ class Decisions:
                     self._record("small_m_form", {"site": site.site}, answer)
                 applied = bool(answer.get("decompose"))
                 if applied:
-                    _forms.rewrite(graph, site, traces)
+                    _forms.rewrite(graph, site, traces, materialise=bool(answer.get("materialise_operand")))
             except Exception as e:  # the site keeps its library kernel
                 self._kept(
                     "small_m_form", "rewrite", "small-M form: keeping the library kernel", e, time.perf_counter() - t1

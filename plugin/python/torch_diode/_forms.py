@@ -263,10 +263,12 @@ def _trace_key(site: Site, vals: list):
     return fn_key, tuple(metas)
 
 
-def rewrite(graph, site: Site, traces: Optional[dict] = None) -> None:
+def rewrite(graph, site: Site, traces: Optional[dict] = None, materialise: bool = False) -> None:
     """Replaces the site by its decomposed form, traced with Inductor's decompositions. `traces`, kept
     by the caller across the sites of one graph, holds each form traced once per operand metadata:
-    a decode step repeats a few shapes across its layers, and tracing is most of the pass's time."""
+    a decode step repeats a few shapes across its layers, and tracing is most of the pass's time.
+    `materialise` (the library's materialise_operand) has Inductor write a computed activation
+    operand of an mm or addmm out once, rather than inline it into every program of the sum."""
     import torch
     from torch._inductor.pattern_matcher import fwd_only
     from torch._subclasses.fake_tensor import FakeTensor
@@ -318,6 +320,20 @@ def rewrite(graph, site: Site, traces: Optional[dict] = None) -> None:
             graph.erase_node(user)
     if not site.node.users:
         graph.erase_node(site.node)
+    if materialise:
+        operand = activation_operand(site)
+        if operand is not None and operand.op == "call_function":  # a graph input is in memory already
+            from ._inductor_compat import REALIZE_META
+
+            operand.meta[REALIZE_META] = True
+
+
+def activation_operand(site: Site):
+    """The FX node of a GEMM site's activation operand (the rows of A); None for attention."""
+    op = site.site["op"]
+    if op == "attention":
+        return None
+    return site.tensors[1] if op == "addmm" else site.tensors[0]
 
 
 def _propagate(node, context) -> None:

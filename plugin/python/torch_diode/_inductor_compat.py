@@ -16,6 +16,10 @@ from . import _native
 
 # The hook the selector overrides; older torch called it `_finalize_mm_configs`.
 FINALIZE_HOOK = "_finalize_template_configs"
+# The FX node meta key that makes Inductor write a node's value out (GraphLowering.run_node realizes
+# it, torch/_inductor/graph.py) instead of inlining its computation into each kernel that reads it;
+# Inductor's own decomposition of memory-bound mm sets it on its operands.
+REALIZE_META = "inductor_realize_to_strides"
 # Inductor's feedback saver names for the GEMMs we measure, mapped to problem-JSON ops.
 SAVER_OPS = {"mm": "mm", "addmm": "addmm", "bias_addmm": "addmm", "bmm": "bmm", "baddbmm": "baddbmm"}
 

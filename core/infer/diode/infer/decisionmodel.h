@@ -184,6 +184,9 @@ KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const Tr
 /// A small-M site's form: decomposed into a multiply-and-sum, or the library kernel, and why.
 struct FormDecision {
     bool decompose = false;
+    /// A decomposed mm or addmm reads its activation operand from memory, written once, instead of
+    /// recomputing it in every program of the multiply-and-sum (decideForm says why).
+    bool materialiseOperand = false;
     double predictedRatio = 1; ///< decomposed time over library time
     std::string reason; ///< "decomposed_predicted_faster", "library_predicted_faster", "op_not_measured"
 };
