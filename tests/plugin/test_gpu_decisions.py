@@ -326,20 +326,49 @@ class DecisionsTest(unittest.TestCase):
         def mlp(x, wg, wu, wd):
             return F.linear(F.silu(F.linear(x, wg)) * F.linear(x, wu), wd)
 
-        args = (x, wg, wu, wd)
+        # A token as a (1, d) matrix, and as a model's (batch, tokens, d) activations, whose projections
+        # Inductor sees through views.
+        for x in (x, x.view(1, 1, d)):
+            torch._dynamo.reset()
+            args = (x, wg, wu, wd)
+            with torch_diode.record_decisions() as made:
+                out, code = self.compile_code(mlp, args)
+            down = [r for r in made if r["kind"] == "small_m_form" and r["site"]["K"] == ff]
+            self.assertEqual(len(down), 1, made)
+            self.assertTrue(down[0]["decision"]["decompose"], down)
+            self.assertTrue(down[0]["decision"]["materialise_operand"], down)
+            kernels = code.split("async_compile.triton(")[1:]
+            sums_over_ff = [k for k in kernels if re.search(rf"\br0_numel = {ff}\b", k)]
+            self.assertEqual(len(sums_over_ff), 1, "the down projection is one multiply-and-sum over ff")
+            silu = re.compile(r"\b(exp|sigmoid)\(")  # Inductor's silu: x * sigmoid(x), as exp in Triton
+            self.assertTrue(any(silu.search(k) for k in kernels), "silu is computed in some kernel")
+            self.assertIsNone(silu.search(sums_over_ff[0]), "the down projection reads silu(gate) * up")
+            ref = mlp(*args).float()
+            self.assertLess(float((out.float() - ref).abs().max() / ref.abs().max()), 2e-2)
+
+    def test_two_decomposed_gemms_in_a_row_compile_and_give_eagers_result(self):
+        """A low-rank adapter at batch 1: x @ A then @ B, both M = 1 sites the package decomposes; the
+        second's operand is the first's result, which the first rewrite replaced."""
+        import torch.nn.functional as F
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(PACKAGE), torch_diode.get_integration_status()["reason"])
+        dev, dt, d, rank = "cuda", torch.bfloat16, 4096, 16
+        x = torch.randn(1, d, device=dev, dtype=dt)
+        a = torch.randn(rank, d, device=dev, dtype=dt) * d**-0.5
+        b = torch.randn(d, rank, device=dev, dtype=dt) * rank**-0.5
+
+        def lora(x, a, b):
+            return F.linear(F.linear(x, a), b)
+
         with torch_diode.record_decisions() as made:
-            out, code = self.compile_code(mlp, args)
-        down = [r for r in made if r["kind"] == "small_m_form" and r["site"]["K"] == ff]
-        self.assertEqual(len(down), 1, made)
-        self.assertTrue(down[0]["decision"]["decompose"], down)
-        self.assertTrue(down[0]["decision"]["materialise_operand"], down)
-        kernels = code.split("async_compile.triton(")[1:]
-        sums_over_ff = [k for k in kernels if re.search(rf"\br0_numel = {ff}\b", k)]
-        self.assertEqual(len(sums_over_ff), 1, "the down projection is one multiply-and-sum over ff")
-        silu = re.compile(r"\b(exp|sigmoid)\(")  # Inductor's silu: x * sigmoid(x), as exp in Triton
-        self.assertTrue(any(silu.search(k) for k in kernels), "silu is computed in some kernel")
-        self.assertIsNone(silu.search(sums_over_ff[0]), "the down projection reads silu(gate) * up")
-        ref = mlp(*args).float()
+            out, _ = self.compile_code(lora, (x, a, b))
+        st = torch_diode.get_stats()["decisions"]["small_m_form"]
+        forms = [r for r in made if r["kind"] == "small_m_form"]
+        self.assertEqual(len(forms), 2, made)
+        self.assertEqual(st["errors"], 0, st)
+        self.assertEqual(st["decided"], sum(bool(r["decision"]["decompose"]) for r in forms), st)
+        ref = lora(x, a, b).float()
         self.assertLess(float((out.float() - ref).abs().max() / ref.abs().max()), 2e-2)
 
     def test_install_options_turn_each_kind_off(self):

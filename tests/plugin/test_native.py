@@ -250,6 +250,22 @@ class NativeTest(unittest.TestCase):
         self.assertGreaterEqual(whole, len(measured) - 3)
         self.assertLessEqual(unmeasured, 1)
 
+    def test_the_shipped_form_decision_writes_a_decomposed_projections_input_once(self):
+        # The library's answer for a batch-1 step's projections and its attention (the H200 package
+        # decomposes both): a projection reads its computed input written out once, attention does not.
+        from torch_diode._native import Model, Selector
+
+        package = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+        selector = Selector(Model(package), {})
+        site = {"dtype": "bf16", "B": 1, "M": 1, "kv_group": 1, "concat": False}
+        down = selector.decide_json("small_m_form", {"site": dict(site, op="mm", N=4096, K=11008)})
+        self.assertTrue(down["decompose"], down)
+        self.assertTrue(down["materialise_operand"], down)
+        attention = dict(site, op="attention", B=128, N=2048, K=128, concat=True)
+        answer = selector.decide_json("small_m_form", {"site": attention})
+        self.assertTrue(answer["decompose"], answer)
+        self.assertFalse(answer["materialise_operand"], answer)
+
     def test_candidate_key_is_the_librarys_row(self):
         # The key Python builds is the library's packed row, field for field,
         # as diode_vocabulary names them; a problem-JSON candidate survives the round trip.

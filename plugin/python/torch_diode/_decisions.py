@@ -209,6 +209,7 @@ class Decisions:
             return
         self.stats.add("small_m_form", time.perf_counter() - t0)
         traces = {}  # each decomposed form traced once per operand metadata
+        replaced = {}  # nodes earlier rewrites erased, and what stands for them
         for site in sites:
             t1 = time.perf_counter()
             try:
@@ -223,7 +224,10 @@ class Decisions:
                     self._record("small_m_form", {"site": site.site}, answer)
                 applied = bool(answer.get("decompose"))
                 if applied:
-                    _forms.rewrite(graph, site, traces, materialise=bool(answer.get("materialise_operand")))
+                    _forms.follow(site, replaced)
+                    replaced.update(
+                        _forms.rewrite(graph, site, traces, materialise=bool(answer.get("materialise_operand")))
+                    )
             except Exception as e:  # the site keeps its library kernel
                 self._kept(
                     "small_m_form", "rewrite", "small-M form: keeping the library kernel", e, time.perf_counter() - t1
@@ -262,7 +266,9 @@ def pass_class():
         def uuid(self):
             # Inductor's FX graph cache keys on this: the package and its decisions' options.
             previous = self.previous.uuid() if hasattr(self.previous, "uuid") else None
-            return ("torch_diode.small_m_form", self.identity, previous)
+            from ._forms import FORMS_VERSION
+
+            return ("torch_diode.small_m_form", FORMS_VERSION, self.identity, previous)
 
     _pass_class = SmallMFormPass
     return SmallMFormPass

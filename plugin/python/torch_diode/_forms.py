@@ -5,7 +5,9 @@ A GEMM whose M is 1 (a decode step's projections at batch 1, attention's two pro
 token) and attention at one query token can run as a library kernel (cuBLAS, cuDNN or flash
 attention, with whatever copies its layout needs: a KV cache grown by torch.cat is materialised
 first) or as a multiply-and-sum that Inductor generates and fuses with its neighbours (the
-concatenation, the expansion of grouped-query KV heads, a norm before, an activation after).
+concatenation, the expansion of grouped-query KV heads, an activation after; a projection's computed
+input, a norm's or an activation's output, is written out once rather than recomputed in each program
+of the sum, when the library says materialise_operand).
 Inductor itself decomposes bmm and mm with a dimension of 1 only under coordinate-descent tuning
 (torch/_inductor/decomposition.py, bmm and mm); this pass makes that choice per site, from the
 package's measured model (diode_decide "small_m_form"), in plain torch.compile. It runs as
@@ -24,6 +26,11 @@ import math
 from typing import Optional
 
 from . import _native
+
+# How the decomposed forms are written; Inductor's FX graph cache keys on it (the pass's uuid), so a
+# graph compiled by a torch_diode that wrote them otherwise is not served again. 2: a projection's
+# computed input written out once (materialise_operand).
+FORMS_VERSION = 2
 
 
 class Site:
@@ -263,12 +270,14 @@ def _trace_key(site: Site, vals: list):
     return fn_key, tuple(metas)
 
 
-def rewrite(graph, site: Site, traces: Optional[dict] = None, materialise: bool = False) -> None:
+def rewrite(graph, site: Site, traces: Optional[dict] = None, materialise: bool = False) -> dict:
     """Replaces the site by its decomposed form, traced with Inductor's decompositions. `traces`, kept
     by the caller across the sites of one graph, holds each form traced once per operand metadata:
     a decode step repeats a few shapes across its layers, and tracing is most of the pass's time.
     `materialise` (the library's materialise_operand) has Inductor write a computed activation
-    operand of an mm or addmm out once, rather than inline it into every program of the sum."""
+    operand of an mm or addmm out once, rather than inline it into every program of the sum.
+    Returns {node erased: the node that now stands for it}: a later site whose operand was one of them
+    (two M = 1 GEMMs in a row, a low-rank adapter's) reads the replacement instead (`follow`)."""
     import torch
     from torch._inductor.pattern_matcher import fwd_only
     from torch._subclasses.fake_tensor import FakeTensor
@@ -314,18 +323,27 @@ def rewrite(graph, site: Site, traces: Optional[dict] = None, materialise: bool 
         for node in reversed(inserted):
             graph.erase_node(node)
         raise
+    replaced = {}
     for user in site.users:
         user.replace_all_uses_with(result)
+        replaced[user] = result
         if user is not site.node:
             graph.erase_node(user)
     if not site.node.users:
         graph.erase_node(site.node)
+        replaced[site.node] = result
     if materialise:
         operand = activation_operand(site)
         if operand is not None and operand.op == "call_function":  # a graph input is in memory already
             from ._inductor_compat import REALIZE_META
 
             operand.meta[REALIZE_META] = True
+    return replaced
+
+
+def follow(site: Site, replaced: dict) -> None:
+    """Points `site`'s operands at what stands for them now, after the rewrites of earlier sites."""
+    site.tensors = [replaced.get(t, t) if isinstance(t, type(site.node)) else t for t in site.tensors]
 
 
 def activation_operand(site: Site):

@@ -660,7 +660,7 @@ FormDecision decideForm(const SmallMFormModel &model, const SmallMSite &site, do
     // A projection's input is often computed (SwiGLU's silu(gate) * up before a down projection, a
     // norm before the next): fused into the multiply-and-sum, every program of it computes the whole
     // input again. Written out once (Inductor's own decomposition of memory-bound mm does the same,
-    // fx_passes/decompose_mem_bound_mm.py), the batch-1 Llama decode step ran 1.4 % faster on an H200;
+    // fx_passes/decompose_mem_bound_mm.py), the batch-1 Llama decode step ran 1.5 % faster on an H200;
     // bmm and attention operands (scores, probabilities, a concatenated cache) stay fused, where
     // writing them out measured no faster (docs/MODELS.md, "Kernel configs and small-M forms").
     d.materialiseOperand = d.decompose && (site.op == "mm" || site.op == "addmm");

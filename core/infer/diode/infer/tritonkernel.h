@@ -103,7 +103,8 @@ void configFeatures(const TritonKernelShape &shape, const TritonConfig &config, 
 /// A GEMM whose M (query tokens, decode rows) is small, or attention at one query token: the
 /// place where Inductor can either call a library kernel or generate a multiply-and-sum that it
 /// fuses with its neighbours (the concatenated KV cache, the expanded KV heads of grouped-query
-/// attention, a norm before, an activation after).
+/// attention, an activation after; a projection reads a computed input written out once:
+/// FormDecision::materialiseOperand).
 struct SmallMSite {
     std::string op = "bmm"; ///< "attention" (softmax(q k^T) v at one query token), "bmm", "mm", "addmm"
     DType dtype = DType::BF16;

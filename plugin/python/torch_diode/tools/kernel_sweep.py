@@ -180,8 +180,10 @@ def _kernel_cases(family: str, f: dict) -> list:
         return (lambda x, w: _forms._mm_sum(x, w.t())), (x, w)
 
     def gemv_after_norm(n, k):
-        # A projection after the norm at batch 1 as the small-M form pass leaves it: the norm's
-        # scale (a reduction of its own) given, its weight fused into the GEMV's loads.
+        # A projection after the norm at batch 1 with the norm's weight fused into the GEMV's loads
+        # (the norm's scale, a reduction of its own, given): how Inductor's decomposition under
+        # coordinate descent leaves it. The plugin's form writes a computed input out once instead
+        # (materialise_operand), so this is data on GEMVs with arithmetic in their loads.
         x, scale, g, w = rand(1, k), rand(1, 1, dtype=torch.float32), rand(k), rand(n, k)
 
         def fn(x, scale, g, w):
@@ -190,7 +192,9 @@ def _kernel_cases(family: str, f: dict) -> list:
         return fn, (x, scale, g, w)
 
     def gemv_after_activation(n, k):
-        # The MLP's down projection at batch 1: the activation (SwiGLU's gate, or GELU) fused in.
+        # The MLP's down projection at batch 1 with the activation (SwiGLU's gate, or GELU) fused in,
+        # as Inductor's decomposition under coordinate descent leaves it (the plugin's form reads the
+        # activation written out once: materialise_operand).
         a, b, w = rand(1, k), rand(1, k), rand(n, k)
         if f["act"] == "silu":
             return (lambda a, b, w: _forms._mm(F.silu(a) * b, w.t())), (a, b, w)
@@ -460,9 +464,11 @@ def measure_site(name, family, build, timer, gpu, package=None):
         """Decomposes every site: the form whose time the line records beside the library's."""
 
         def __call__(self, graph):
+            replaced = {}
             for site in _forms.find_sites(graph):
                 seen.append(site.site)
-                _forms.rewrite(graph, site)
+                _forms.follow(site, replaced)
+                replaced.update(_forms.rewrite(graph, site))
 
         def uuid(self):
             return "torch_diode.kernel_sweep.decompose_all"
