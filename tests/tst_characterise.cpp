@@ -648,6 +648,9 @@ private slots:
                      again + ")");
         r.families = "llama2-7b"; // chooses among the kernel sweep's cases, not a step's kernels
         QVERIFY_THROWS_EXCEPTION(InvalidInput, kernelSweepCommand(r));
+        r.families.clear();
+        r.package.clear(); // the steps are shaped by a package's decisions: none, no command
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, kernelSweepCommand(r));
     }
 
     void kernelSweepRunsThePluginsToolAndACancelStopsIt() {

@@ -40,10 +40,6 @@ int runSweepKernels(const DecisionOptions &o) {
     shipped::refuseWritingShipped(o.out, "kernel lines");
     if (o.stepsGiven && o.steps.empty())
         throw InvalidInput("sweep-kernels --steps names no step");
-    if (!o.steps.empty() && o.package.empty())
-        throw InvalidInput(
-            "sweep-kernels --steps needs --package P.diode: the package whose GEMM and small-M "
-            "form decisions shape the steps");
     return runKernelSweep({.python = o.python,
                            .gpu = o.gpu,
                            .out = o.out,

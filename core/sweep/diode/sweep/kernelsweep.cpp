@@ -19,6 +19,10 @@ std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r) {
         throw InvalidInput(
             "the step sweep measures the steps' own kernels: kinds, families, match and configs-from "
             "choose among the kernel sweep's cases");
+    if (!r.steps.empty() && r.package.empty())
+        throw InvalidInput(
+            "--steps needs --package P.diode: the package whose GEMM and small-M form decisions "
+            "shape the steps");
     std::vector<std::string> args = {pluginPython(r.python), "-m"};
     if (!r.steps.empty()) {
         args.insert(args.end(), {"torch_diode.tools.step_kernels", "--steps", r.steps, "--package", r.package,

@@ -27,7 +27,7 @@ struct KernelSweepRequest {
     std::string extraConfigsFrom;
     /// model steps whose own kernels are measured (torch_diode.tools.models' names, comma-separated;
     /// "": the kernel and site cases). Not with kinds other than the default, families, match or
-    /// configsFrom, which choose among those cases.
+    /// configsFrom, which choose among those cases; needs `package`.
     std::string steps;
     std::string package;  ///< with steps: the package whose GEMM and small-M form decisions shape them
     int limit = 0;        ///< at most this many cases (0: all); with steps, configurations a step
