@@ -46,6 +46,8 @@ FAMILY = {"llama": "llama2-7b", "gqa": "llama3-8b", "gpt2": "gpt2-medium", "vit"
 # Inductor's kernel names: triton_<category>_<fused operations>_<index>; a fixed configuration turns
 # the category into "unk" and the index follows the kernel's place in the graph, so neither is kept.
 _KERNEL_NAME = re.compile(r"^triton_(?:poi|red|per|unk)_(fused_.+)_\d+$")
+# The name of every line measured inside a step begins so: STEP_PREFIX + "SCENARIO/KERNEL".
+STEP_PREFIX = "step:"
 # Kernel names made from the graph's node names: unique within a graph, the same in every compile of it.
 NAMES = {"triton.descriptive_names": "inductor_node"}
 
@@ -94,7 +96,7 @@ def lines_of(scenario: str, parts: list) -> list:
         out.append(
             {
                 "kind": "kernel",
-                "name": f"step:{scenario}/{name}",
+                "name": f"{STEP_PREFIX}{scenario}/{name}",
                 "family": family,
                 "gpu": parts[0]["gpu"],
                 "sm_count": parts[0]["sm_count"],
@@ -247,8 +249,8 @@ def _step_lines(path: str):
     from .kernel_sweep import _lines
 
     for _, entry in _lines(path):
-        if entry and str(entry.get("name", "")).startswith("step:"):
-            yield entry["name"][5:].split("/")[0], entry
+        if entry and str(entry.get("name", "")).startswith(STEP_PREFIX):
+            yield entry["name"][len(STEP_PREFIX) :].split("/")[0], entry
 
 
 def _done(path: str, gpu: str = "") -> set:
