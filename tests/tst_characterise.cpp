@@ -544,10 +544,11 @@ private slots:
                                            .split('\n', Qt::SkipEmptyParts))
                 argvs << QString::fromStdString(nlohmann::json::parse(line.toStdString())["argv"].dump());
             QCOMPARE(argvs.size(), 2);
-            QCOMPARE(argvs[1], QString::fromStdString(
-                                   nlohmann::json({"--steps", "vit-b4", "--package", start.toStdString(),
-                                                   "--out", "steps.jsonl", "--workers", "2"})
-                                       .dump()));
+            QCOMPARE(argvs[1],
+                     QString::fromStdString(
+                         nlohmann::json({"--steps", "vit-b4", "--package", start.toStdString(), "--out",
+                                         "steps.jsonl", "--kinds", "kernel,site", "--workers", "2"})
+                             .dump()));
         }
 
         // Steps the step tool refuses (the real tool: its names' one grammar), or steps without the kernel
@@ -618,14 +619,16 @@ private slots:
         r.out = dir.filePath("steps.jsonl").toStdString();
         r.steps = "vit-b4,llama-decode-cat-b1-s512";
         r.package = testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode").toStdString();
+        r.kinds = "kernel";
         r.workers = 14;
         r.limit = 4;
         r.extraConfigsFrom = "descent.jsonl";
         const auto cmd = kernelSweepCommand(r);
-        QCOMPARE(std::vector<std::string>(cmd.begin() + 1, cmd.end()),
-                 (std::vector<std::string>{"-m", "torch_diode.tools.step_kernels", "--steps", r.steps,
-                                           "--package", r.package, "--out", r.out, "--workers", "14",
-                                           "--limit", "4", "--extra-configs-from", "descent.jsonl"}));
+        QCOMPARE(
+            std::vector<std::string>(cmd.begin() + 1, cmd.end()),
+            (std::vector<std::string>{"-m", "torch_diode.tools.step_kernels", "--steps", r.steps, "--package",
+                                      r.package, "--out", r.out, "--kinds", "kernel", "--workers", "14",
+                                      "--limit", "4", "--extra-configs-from", "descent.jsonl"}));
         std::ofstream(r.out)
             << R"({"kind": "kernel", "name": "step:llama-decode-cat-b1-s512/fused_mm_t_view"})"
             << "\n";
@@ -646,6 +649,17 @@ private slots:
         QCOMPARE(describeKernelSweep(r, 1),
                  "stopped with exit code 1, 1 step missing or measured in part (its output above says why; " +
                      again + ")");
+        // Its sites are a kind of their own: missing until a site line of the step is there.
+        r.kinds = "kernel,site";
+        std::ofstream(r.out, std::ios::trunc)
+            << R"({"kind": "kernel", "name": "step:llama-decode-cat-b1-s512/fused_mm_t_view"})"
+            << "\n";
+        QCOMPARE(describeKernelSweep(r, 0),
+                 "stopped at its deadline, 1 step missing or measured in part (" + again + ")");
+        std::ofstream(r.out, std::ios::app)
+            << R"({"kind": "site", "name": "step:llama-decode-cat-b1-s512/attention-b32-m1-n513-k128-cat"})"
+            << "\n";
+        QCOMPARE(describeKernelSweep(r, 0), std::string("finished"));
         r.families = "llama2-7b"; // chooses among the kernel sweep's cases, not a step's kernels
         QVERIFY_THROWS_EXCEPTION(InvalidInput, kernelSweepCommand(r));
         r.families.clear();

@@ -74,6 +74,7 @@ private slots:
     void aKernelUnlikeEveryMeasuredOneKeepsTheDefault();
     void formModelKeepsTheLibraryForAnOpItNeverMeasured();
     void decomposedProjectionsReadTheirOperandWrittenOnce();
+    void aSiteMeasuredInAStepSupersedesTheSameSiteMeasuredAlone();
     void modelsSurviveThePackageRoundTrip();
     void readerNamesTheFileLineAndField();
     void shippedPackagesCarryBothModelsAndDecideAsDocumented();
@@ -442,14 +443,85 @@ void TestDecisions::decomposedProjectionsReadTheirOperandWrittenOnce() {
         QVERIFY2(d.decompose, s.site.op.c_str());
         QCOMPARE(d.materialiseOperand, s.site.op == "mm" || s.site.op == "addmm");
     }
-    // Kept as a library kernel, nothing is written out.
+    // Kept as a library kernel, the answer still says how its decomposed form reads its operand: a
+    // measurement that decomposes it anyway (the step sweep) writes it as a compile would.
     for (auto &s : sites)
         s.decomposedMs = 2.0;
     const auto slower = SmallMFormModel::build(sites);
-    const auto d = decideForm(slower, sites[6].site, 0.05);
-    QCOMPARE(sites[6].site.op, std::string("mm"));
-    QVERIFY(!d.decompose);
-    QVERIFY(!d.materialiseOperand);
+    for (const auto &s : sites) {
+        const auto d = decideForm(slower, s.site, 0.05);
+        QVERIFY2(!d.decompose, s.site.op.c_str());
+        QCOMPARE(d.materialiseOperand, s.site.op == "mm" || s.site.op == "addmm");
+    }
+}
+
+void TestDecisions::aSiteMeasuredInAStepSupersedesTheSameSiteMeasuredAlone() {
+    // Attention at one query token measured alone at four batches and two cache lengths: the library
+    // kernel is faster (decomposed 1.25x its time) on each.
+    auto site = [](int batch, int n, double decomposedMs, const std::string &name) {
+        MeasuredSite s;
+        s.family = "a";
+        s.name = name;
+        s.site.op = "attention";
+        s.site.batch = batch;
+        s.site.n = n;
+        s.site.k = 128;
+        s.site.concat = true;
+        s.libraryMs = 1.0;
+        s.decomposedMs = decomposedMs;
+        return s;
+    };
+    std::vector<MeasuredSite> sites;
+    for (int batch : {32, 128, 256, 1024})
+        for (int n : {512, 2048})
+            sites.push_back(site(batch, n, 1.25,
+                                 "llama2-7b/attention-b" + std::to_string(batch) + "-s" + std::to_string(n)));
+    SmallMSite query = sites[0].site;
+    query.n = 513; // the step's cache: 512 cached tokens and the new one
+    QVERIFY(!decideForm(SmallMFormModel::build(sites), query, 0.05).decompose);
+    // The same site inside a decode step, where the library form's copy of the cache is the step's
+    // cost: decomposed is faster there. It decides that site, and only that one.
+    QVERIFY(!sites[0].inStep());
+    sites.push_back(site(32, 513, 0.8, std::string(kStepLinePrefix) + "llama-decode-cat-b1-s512/attention"));
+    QVERIFY(sites.back().inStep());
+    const auto model = SmallMFormModel::build(sites);
+    QCOMPARE(model.sites(), 8); // the one measured alone at batch 32 over 512 tokens is superseded
+    // Measured there, the site is predicted by its measurement, not averaged with its neighbours.
+    QVERIFY(std::abs(decideForm(model, query, 0.05).predictedRatio - 0.8) < 1e-6);
+    QVERIFY(decideForm(model, query, 0.05).decompose);
+    QVERIFY(decideForm(model, sites[0].site, 0.05).decompose);
+    // Among the nearest of the same batch over 2,048 tokens, the step's site speaks for it too; far from
+    // it (batch 1024), the sites measured alone still decide: the library kernel.
+    QVERIFY(decideForm(model, sites[1].site, 0.05).decompose);
+    QVERIFY(!decideForm(model, sites[7].site, 0.05).decompose);
+    // A package keeps which of its sites were measured in a step, and refuses an index it lacks.
+    auto json = nlohmann::json::parse(model.toJson().dump());
+    const auto back = SmallMFormModel::fromJson(json);
+    QVERIFY(std::abs(decideForm(back, query, 0.05).predictedRatio - 0.8) < 1e-3); // stored rounded
+    json["in_step"] = {8};
+    QVERIFY_THROWS_EXCEPTION(InvalidInput, SmallMFormModel::fromJson(json));
+    // Another op's sites are not superseded by it.
+    sites.push_back(sites[0]);
+    sites.back().site.op = "bmm";
+    QCOMPARE(SmallMFormModel::build(sites).sites(), 9);
+    // Where sites measured in steps are among a site's nearest, they alone predict it: at batch 128 over
+    // 2,048 tokens the site measured alone there (1.25x) gives way to the steps' at 1,025 tokens (0.8x).
+    for (int batch : {64, 128, 256})
+        sites.push_back(site(batch, 1025, 0.8,
+                             std::string(kStepLinePrefix) + "llama-decode-cat-b" +
+                                 std::to_string(batch / 32) + "-s1024/attention"));
+    const auto steps = SmallMFormModel::build(sites);
+    QCOMPARE(steps.sites(), 9 + 3);
+    SmallMSite between = sites[2].site; // batch 128, 512 tokens (measured alone: 1.25x)
+    between.n = 2048;
+    QVERIFY(std::abs(decideForm(steps, between, 0.05).predictedRatio - 0.8) < 1e-3);
+    QVERIFY(!decideForm(SmallMFormModel::build(std::vector<MeasuredSite>(sites.begin(), sites.begin() + 8)),
+                        between,
+                        0.05)
+                 .decompose); // from the sites measured alone, the library kernel
+    // Another op's sites are predicted from its own: the bmm, measured alone, keeps its library kernel.
+    QVERIFY(!decideForm(steps, sites[9].site, 0.05).decompose);
+    QCOMPARE(sites[9].site.op, std::string("bmm"));
 }
 
 void TestDecisions::modelsSurviveThePackageRoundTrip() {

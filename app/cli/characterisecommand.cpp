@@ -196,7 +196,8 @@ std::function<int()> addCharacteriseCommand(CLI::App &app) {
         "     same command again continues, measuring nothing twice);\n"
         "  4. with the inductor backend, measure this GPU's pointwise and reduction kernels and small-M\n"
         "     sites into --kernel-lines (diode sweep-kernels; within what is left of --deadline), then\n"
-        "     the kernels of the --steps model steps inside each step (diode sweep-kernels --steps);\n"
+        "     the kernels and small-M sites of the --steps model steps inside each step (diode\n"
+        "     sweep-kernels --steps);\n"
         "  5. fine-tune the package on what was measured (--retrain: train from scratch), keeping\n"
         "     --heldout-fraction of the chosen problems aside, or using --heldout; train its decision\n"
         "     models beside the GEMM kernel on the kernel and site lines (else keep the start's);\n"
@@ -272,8 +273,9 @@ std::function<int()> addCharacteriseCommand(CLI::App &app) {
                 "measure no kernel or site lines (lines already in --kernel-lines are still trained on)");
     c->add_option(
         "--steps", o->steps,
-        "after the kernel sweep, measure the kernels of these model steps (diode demo --models names, "
-        "comma-separated) inside each step, with the start package's GEMM and form decisions");
+        "after the kernel sweep, measure the kernels and small-M sites of these model steps (diode demo "
+        "--models names, comma-separated) inside each step, with the start package's GEMM and form "
+        "decisions");
     c->add_option("--kernel-workers", o->kernelWorkers, "the kernel sweep's cases compiled and timed at once")
         ->check(integerIn(1, KernelSweepRequest::kMaxWorkers))
         ->capture_default_str();

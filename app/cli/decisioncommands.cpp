@@ -140,9 +140,9 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
         ->check(CLI::ExistingFile);
     auto *steps = sweep->add_option(
         "--steps", o->steps,
-        "measure the kernels of these model steps (diode demo --models names, comma-separated) inside each "
-        "step under each configuration they may be given, instead of the kernel and site cases; needs "
-        "--package");
+        "measure these model steps (diode demo --models names, comma-separated) instead of the kernel and "
+        "site cases: their kernels inside each step under each configuration they may be given, their "
+        "small-M sites in both forms inside the step (--kinds chooses); needs --package");
     sweep
         ->add_option("--package", o->package,
                      "with --steps: the package whose GEMM and small-M form decisions shape the steps")

@@ -51,7 +51,8 @@ DIODE_API int diode_feature_schema_version(void);
  * (Inductor's GROUP_M where a template sets none), "triton_templates": the Triton templates a model
  * describes, "exclusions": ["", "unscorable", "wrong_result", "shared_memory"] (diode_decide_gemm's
  * codes), "decision_kinds": ["gemm_kernel"],
- *    "search_spaces": ["DEFAULT", "EXHAUSTIVE"], "problem_line": {"max_bytes": ..., "max_depth": ...}
+ *    "search_spaces": ["DEFAULT", "EXHAUSTIVE"], "step_line_prefix": "step:" (how the name of a kernel
+ * or site line measured inside a model step begins), "problem_line": {"max_bytes": ..., "max_depth": ...}
  * (what one problem JSON line may hold), "min_torch": "2.9", "model_directory": "trained_models" (the
  * shipped packages' folder, beside the package or in a source checkout),
  *    "timing_methods": [...], "regimes": ["warm", "cold"], "default_regime": "warm",
@@ -184,10 +185,11 @@ DIODE_API char *diode_read_problem_lines(const char *path);
  *     "feature_not_measured" (with "unmeasured": the kernel feature every measured kernel shares and
  *     this one does not, e.g. "hint_outer") | "no_model"};
  *   "small_m_form": {"site": {"op": "attention"|"bmm"|"mm"|"addmm", "dtype", "B", "M", "N", "K",
- *     "kv_group", "concat"}} -> {"decompose": true|false, "materialise_operand": true when a
- *     decomposed mm or addmm reads its activation operand written out once rather than recomputing it
- *     in each program, "predicted_ratio", "reason": "decomposed_predicted_faster" |
- *     "library_predicted_faster" | "op_not_measured" | "no_model"}.
+ *     "kv_group", "concat"}} -> {"decompose": true|false, "materialise_operand": true when the
+ *     site's decomposed form (an mm or addmm), whichever form is chosen, reads its activation
+ *     operand written out once rather than recomputing it in each program, "predicted_ratio",
+ *     "reason": "decomposed_predicted_faster" | "library_predicted_faster" | "op_not_measured" |
+ *     "no_model"}.
  * The margins are the package's (decisions.<kind>.margin). */
 DIODE_API char *diode_decide_json(diode_selector *selector, const char *kind, const char *request_json);
 

@@ -242,6 +242,7 @@ class DecisionsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "steps.jsonl")
             argv = ["--steps", "vit-b1", "--package", PACKAGE, "--out", out, "--workers", "2", "--limit", "4"]
+            argv += ["--kinds", "kernel"]
             self.assertEqual(step_kernels.main(argv), 0)
             with open(out) as f:
                 lines = [json.loads(t) for t in f]
@@ -266,6 +267,37 @@ class DecisionsTest(unittest.TestCase):
         given = {json.dumps(c["config"], sort_keys=True) for line in lines for c in line["configs"]}
         self.assertEqual(len(given), 4)
         self.assertTrue(any("time_ms" in c for line in lines for c in line["configs"]))
+
+    def test_the_step_sweep_times_each_group_of_a_steps_sites_in_both_forms_inside_the_step(self):
+        from torch_diode.tools import step_kernels
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "sites.jsonl")
+            argv = ["--steps", "gqa-decode-cat-b1-s512,vit-b1", "--package", PACKAGE, "--out", out, "--kinds", "site"]
+            self.assertEqual(step_kernels.main(argv), 0)
+            with open(out) as f:
+                lines = [json.loads(t) for t in f]
+            self.assertEqual(step_kernels.main(argv), 0)  # both steps are in --out: nothing is added
+            with open(out) as f:
+                self.assertEqual(len(f.readlines()), len(lines))
+        # A ViT block has no small-M site: one line says so, and the step is not measured again.
+        vit = [line for line in lines if line["name"].startswith("step:vit-b1/")]
+        self.assertEqual(len(vit), 1)
+        self.assertIn("no small-M site", vit[0]["skipped"])
+        # The GQA layer at batch 1: its attention and its projections, alike ones in one group (k and v;
+        # q and o), each group turned to its other form and the step timed whole against the package's.
+        gqa = [line for line in lines if line["name"].startswith("step:gqa-decode-cat-b1-s512/")]
+        self.assertEqual([line for line in gqa if "skipped" in line], [])
+        self.assertEqual({line["site"]["op"] for line in gqa}, {"attention", "mm"})
+        self.assertEqual(sorted(line["sites"] for line in gqa), [1, 1, 2, 2, 2])
+        for line in gqa:
+            self.assertEqual(line["family"], "llama3-8b")
+            self.assertEqual(line["name"], "step:gqa-decode-cat-b1-s512/" + step_kernels.site_name(line["site"]))
+            self.assertEqual(line["site"]["M"], 1)
+            # library_ms: the kernels the decomposed form removes, which the flip must have changed.
+            for key in ("library_ms", "decomposed_ms", "step_library_ms", "step_decomposed_ms"):
+                self.assertGreater(line[key], 0, key)
+            self.assertLess(line["library_ms"], line["step_library_ms"])
 
     def test_layers_of_one_shape_trace_their_form_once_and_keep_their_own_values(self):
         """Two attention layers of one shape: the decomposed form is traced once, each layer's copy of it

@@ -133,6 +133,28 @@ class StepKernelsTest(unittest.TestCase):
         self.assertEqual(times["fused_native_layer_norm"], 3.0)
         self.assertEqual(len(times), 2)
 
+    def test_a_site_measured_in_a_step_gets_its_share_of_the_steps_time(self):
+        # Two alike sites: the library form runs a cuDNN kernel (10 us a step) and ATen's copy of the
+        # cache (6 us); decomposed, Inductor's kernels do the work (some renamed by the new fusion); a
+        # shared cuBLAS kernel barely changes.
+        library = {"cudnn_sdpa_kernel": 10.0, "void at::native::copy": 6.0, "triton_poi_fused_add_1": 3.0}
+        library["nvjet_gemm"] = 100.0
+        decomposed = {"triton_red_fused_bmm_cat_2": 9.0, "nvjet_gemm": 100.4, "triton_poi_fused_add_mm_3": 3.0}
+        # The step: 0.300 ms with the library form, 0.296 decomposed, round by round.
+        lib_ms, dec_ms = step_kernels.site_times(2, [0.300, 0.301, 0.299], [0.296, 0.297, 0.295], library, decomposed)
+        self.assertAlmostEqual(lib_ms, 0.008)  # (10 + 6) us / 2 sites: Inductor's renamed kernel is not the library's
+        self.assertAlmostEqual(dec_ms, 0.006)  # that, less 0.004 ms / 2 sites
+        # A step much faster decomposed than the library kernels' time: at least an eighth of it.
+        lib_ms, dec_ms = step_kernels.site_times(1, [0.300], [0.200], library, decomposed)
+        self.assertAlmostEqual(dec_ms, lib_ms / 8)
+        with self.assertRaises(ValueError) as e:  # nothing of the library form told apart
+            step_kernels.site_times(
+                1, [0.3], [0.3], {"nvjet_gemm": 100.0, "triton_poi_x_1": 5.0}, {"nvjet_gemm": 100.5}
+            )
+        self.assertIn("told apart", str(e.exception))
+        site = {"op": "attention", "dtype": "bf16", "B": 32, "M": 1, "N": 513, "K": 128, "kv_group": 4, "concat": True}
+        self.assertEqual(step_kernels.site_name(site), "attention-b32-m1-n513-k128-g4-cat")
+
     def test_workers_parts_become_kernel_lines_the_library_trains_on(self):
         other = part(0.046, [{"config": B, "error": "wrong result"}])
         other["kernels"]["fused_add_1"] = dict(other["kernels"]["fused_mm_t_view"], configs=[], default_ms=0.002)
@@ -196,8 +218,21 @@ class StepKernelsTest(unittest.TestCase):
                     [DIODE, "sweep-kernels", "--out", out, *args], capture_output=True, text=True, timeout=120
                 )
 
-            r = sweep("--steps", "vit-b4,llama-decode-cat-b1-s512", "--package", package, "--list")
+            r = sweep("--steps", "vit-b4,llama-decode-cat-b1-s512", "--package", package, "--list", "--kinds", "kernel")
             self.assertEqual((r.returncode, r.stdout), (0, "vit-b4\n"), r.stderr)
+            # Its sites are not measured yet: with them asked for too (the default), both steps are left.
+            r = sweep("--steps", "vit-b4,llama-decode-cat-b1-s512", "--package", package, "--list")
+            self.assertEqual((r.returncode, r.stdout), (0, "vit-b4\nllama-decode-cat-b1-s512\n"), r.stderr)
+            with open(out, "a") as f:  # a step's site line, or the one line that says it has none
+                f.write(
+                    json.dumps({"kind": "site", "name": "step:llama-decode-cat-b1-s512/mm-b1-m1-n4096-k4096"}) + "\n"
+                )
+                f.write(json.dumps({"kind": "site", "name": "step:vit-b4/sites", "skipped": "no small-M site"}) + "\n")
+            r = sweep("--steps", "vit-b4,llama-decode-cat-b1-s512", "--package", package, "--list", "--kinds", "site")
+            self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
+            r = sweep("--steps", "vit-b4,llama-decode-cat-b1-s512", "--package", package, "--list", "--kinds", "tile")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("give kernel, site or both", r.stderr)
             r = sweep("--steps", "vit-b4")
             self.assertEqual(r.returncode, 2)
             self.assertIn("--steps needs --package", r.stderr)

@@ -126,6 +126,10 @@ class Decisions:
         # torch_diode.tools.step_kernels): (shape, Inductor's kernel features) -> a config of the
         # kernel's grid, or None for Inductor's default. Applied under the same guards.
         self.fixed_by = None
+        # A measurement's rule over the library's small-M form (the step sweep's sites): (the site,
+        # the library's answer: decompose or not) -> the form to apply. Rewritten as the library's own
+        # answers are, the operand written once where the answer says so.
+        self.form_by = None
 
     def _grid(self, key: str, shape: dict) -> list:
         grid = self._grids.get(key)
@@ -223,6 +227,8 @@ class Decisions:
                 if self.recorders:
                     self._record("small_m_form", {"site": site.site}, answer)
                 applied = bool(answer.get("decompose"))
+                if self.form_by is not None:
+                    applied = bool(self.form_by(site.site, applied))
                 if applied:
                     _forms.follow(site, replaced)
                     replaced.update(

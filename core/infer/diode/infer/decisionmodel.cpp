@@ -547,9 +547,34 @@ SmallMFormModel SmallMFormModel::build(const std::vector<MeasuredSite> &sites, i
             m.m_ops.push_back(s.site.op);
         m.m_rows.push_back(siteRow(s.site));
         m.m_log2Ratio.push_back(float(std::log2(s.decomposedMs / s.libraryMs)));
+        m.m_inStep.push_back(s.inStep());
     }
     m.m_scale = spreadScale(m.m_rows, siteFeatureNames().size());
-    return m;
+    // The sites measured alone that a site measured inside a step describes again are left out.
+    std::vector<std::pair<std::string, std::vector<float>>> inStep;
+    for (const auto &s : sites)
+        if (s.inStep() && s.libraryMs > 0 && s.decomposedMs > 0)
+            inStep.emplace_back(s.site.op, siteRow(s.site));
+    if (inStep.empty())
+        return m;
+    SmallMFormModel kept = m;
+    kept.m_rows.clear(), kept.m_log2Ratio.clear(), kept.m_inStep.clear();
+    size_t row = 0;
+    for (const auto &s : sites) {
+        if (s.libraryMs <= 0 || s.decomposedMs <= 0 ||
+            (!ops.empty() && std::find(ops.begin(), ops.end(), s.site.op) == ops.end()))
+            continue;
+        const size_t i = row++;
+        const bool superseded = !s.inStep() && std::any_of(inStep.begin(), inStep.end(), [&](const auto &t) {
+            return t.first == s.site.op && scaledDistance(m.m_rows[i], t.second, m.m_scale) < kSameSite;
+        });
+        if (!superseded) {
+            kept.m_rows.push_back(m.m_rows[i]);
+            kept.m_log2Ratio.push_back(m.m_log2Ratio[i]);
+            kept.m_inStep.push_back(s.inStep());
+        }
+    }
+    return kept;
 }
 
 bool SmallMFormModel::covers(const std::string &op) const {
@@ -559,7 +584,26 @@ bool SmallMFormModel::covers(const std::string &op) const {
 double SmallMFormModel::predictLog2Ratio(const SmallMSite &site) const {
     if (m_rows.empty() || !covers(site.op))
         return 0.0;
-    const auto near = nearest(siteRow(site), m_rows, m_scale, m_neighbours);
+    const std::vector<float> query = siteRow(site);
+    auto near = nearest(query, m_rows, m_scale, m_neighbours);
+    // Sites of its op measured inside steps, where one is among its nearest, predict it alone (their
+    // nearest); the nearest of them, within kSameSite, is the site itself measured there.
+    const size_t opFeatures = smallMOps().size(); // the op's one-hot features lead a row
+    auto fromStep = [&](size_t i) {
+        return m_inStep[i] && std::equal(query.begin(), query.begin() + opFeatures, m_rows[i].begin());
+    };
+    if (std::any_of(near.begin(), near.end(), [&](const auto &n) { return fromStep(n.second); })) {
+        std::vector<std::vector<float>> rows;
+        std::vector<size_t> index;
+        for (size_t i = 0; i < m_rows.size(); ++i)
+            if (fromStep(i))
+                rows.push_back(m_rows[i]), index.push_back(i);
+        near = nearest(query, rows, m_scale, m_neighbours);
+        for (auto &n : near)
+            n.second = index[n.second];
+        if (near.front().first < kSameSite)
+            return m_log2Ratio[near.front().second];
+    }
     double sum = 0, weight = 0;
     for (const auto &[d, i] : near) {
         const double w = 1.0 / (0.25 + d);
@@ -576,8 +620,16 @@ nlohmann::json SmallMFormModel::toJson() const {
         r.push_back(m_log2Ratio[i]);
         rows.push_back(floats(r));
     }
-    return {{"version", kVersion}, {"features", siteFeatureNames()}, {"neighbours", m_neighbours},
-            {"ops", m_ops},        {"scale", floats(m_scale)},       {"sites", rows}};
+    nlohmann::json j{{"version", kVersion}, {"features", siteFeatureNames()}, {"neighbours", m_neighbours},
+                     {"ops", m_ops},        {"scale", floats(m_scale)},       {"sites", rows}};
+    // The rows measured inside a model step, by index (absent: none, as in packages older than them).
+    nlohmann::json inStep = nlohmann::json::array();
+    for (size_t i = 0; i < m_inStep.size(); ++i)
+        if (m_inStep[i])
+            inStep.push_back(i);
+    if (!inStep.empty())
+        j["in_step"] = inStep;
+    return j;
 }
 
 SmallMFormModel SmallMFormModel::fromJson(const nlohmann::json &j) {
@@ -607,6 +659,16 @@ SmallMFormModel SmallMFormModel::fromJson(const nlohmann::json &j) {
         m.m_log2Ratio.push_back(r.back());
         r.pop_back();
         m.m_rows.push_back(std::move(r));
+    }
+    m.m_inStep.assign(m.m_rows.size(), false);
+    const auto &inStep = j.value("in_step", nlohmann::json::array());
+    if (!inStep.is_array())
+        throw InvalidInput(fmt::format("{}: \"in_step\" must be an array of row indices", where));
+    for (const auto &i : inStep) {
+        if (!i.is_number_unsigned() || i.get<size_t>() >= m.m_rows.size())
+            throw InvalidInput(fmt::format("{}: \"in_step\" holds {}, not the index of one of its {} sites",
+                                           where, i.dump(), m.m_rows.size()));
+        m.m_inStep[i.get<size_t>()] = true;
     }
     return m;
 }
@@ -663,7 +725,7 @@ FormDecision decideForm(const SmallMFormModel &model, const SmallMSite &site, do
     // fx_passes/decompose_mem_bound_mm.py), the batch-1 Llama decode step ran 1.5 % faster on an H200;
     // bmm and attention operands (scores, probabilities, a concatenated cache) stay fused, where
     // writing them out measured no faster (docs/MODELS.md, "Kernel configs and small-M forms").
-    d.materialiseOperand = d.decompose && (site.op == "mm" || site.op == "addmm");
+    d.materialiseOperand = site.op == "mm" || site.op == "addmm";
     return d;
 }
 

@@ -27,11 +27,20 @@ struct MeasuredKernel {
     double seconds = 0; ///< what measuring it took
 };
 
+/// How the name of a line measured inside a model step begins (the step sweep's: "step:SCENARIO/...");
+/// the sweep's own cases are compiled alone.
+inline constexpr std::string_view kStepLinePrefix = "step:";
+
 /// One small-M site as the sweep measured it: the library path (cuBLAS, cuDNN or flash attention,
-/// with whatever copies it needs) and the multiply-and-sum form Inductor fuses, each timed whole.
+/// with whatever copies it needs) and the multiply-and-sum form Inductor fuses, each timed whole:
+/// compiled alone, or inside a model step (`inStep`), where its times are its share of the step's
+/// (the library kernels the decomposed form removes, and that plus the step's change per site).
 struct MeasuredSite {
     std::string family;
     std::string name;
+    bool inStep() const {
+        return std::string_view(name).substr(0, kStepLinePrefix.size()) == kStepLinePrefix;
+    }
     SmallMSite site;
     double libraryMs = 0;
     double decomposedMs = 0;
@@ -134,11 +143,18 @@ private:
 
 /// Predicts log2(decomposed time / library time) of a small-M site from the nearest measured sites
 /// of the same op. An op no measured site had is not predicted (`covers`): such a site keeps its
-/// library kernel.
+/// library kernel. A site measured inside a model step is predicted by that measurement alone, and
+/// supersedes the sites compiled alone that describe the same site (within kSameSite of it); where
+/// one measured inside a step is among a site's nearest, the nearest of those alone predict it. Alone, a site
+/// has other neighbours to fuse with than in a decoder layer (a weak proxy of the step, docs/MODELS.md), and
+/// the step's figure is the one a compile meets.
 class SmallMFormModel {
 public:
     static constexpr int kVersion = 1;
     static constexpr int kNeighbours = 4; ///< the shipped models' and their held-out figures'
+    /// The scaled feature distance within which two sites are the same site measured twice (a cache of
+    /// 512 tokens and one of 513 lie 0.003 apart; twice the batch, about 0.5).
+    static constexpr double kSameSite = 0.1;
     /// `ops`: the ops of the sites to build from (empty: every op measured).
     static SmallMFormModel build(const std::vector<MeasuredSite> &sites, int neighbours = kNeighbours,
                                  const std::vector<std::string> &ops = {});
@@ -152,6 +168,7 @@ private:
     std::vector<std::string> m_ops; ///< the ops of its sites
     std::vector<std::vector<float>> m_rows;
     std::vector<float> m_log2Ratio;
+    std::vector<bool> m_inStep; ///< per row: measured inside a model step
     std::vector<float> m_scale;
     int m_neighbours = 4;
 };
@@ -184,8 +201,9 @@ KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const Tr
 /// A small-M site's form: decomposed into a multiply-and-sum, or the library kernel, and why.
 struct FormDecision {
     bool decompose = false;
-    /// A decomposed mm or addmm reads its activation operand from memory, written once, instead of
-    /// recomputing it in every program of the multiply-and-sum (decideForm says why).
+    /// How the site's decomposed form reads its activation operand, whichever form is chosen (a
+    /// measurement may decompose a site the model would not): from memory, written once, instead of
+    /// recomputed in every program of the multiply-and-sum; true for mm and addmm (decideForm says why).
     bool materialiseOperand = false;
     double predictedRatio = 1; ///< decomposed time over library time
     std::string reason; ///< "decomposed_predicted_faster", "library_predicted_faster", "op_not_measured"

@@ -1,6 +1,7 @@
 #include "vocabulary.h"
 
 #include "diode/infer/decision.h"
+#include "diode/infer/decisionmodel.h"
 #include "diode/infer/features.h"
 #include "diode/infer/gemmproblem.h"
 #include "diode/infer/kernelconfig.h"
@@ -59,6 +60,7 @@ const nlohmann::json &vocabulary() {
             {"exclusions", exclusions},
             {"decision_kinds", kinds},
             {"search_spaces", spaces},
+            {"step_line_prefix", std::string(kStepLinePrefix)},
             {"problem_line",
              {{"max_bytes", kProblemJsonLimits.maxBytes}, {"max_depth", kProblemJsonLimits.maxDepth}}},
             {"min_torch", minTorchVersion()},

@@ -12,12 +12,11 @@
 namespace diode {
 
 std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r) {
-    // The step sweep measures the kernels of model steps; the kernel sweep its own cases, which
-    // kinds, families, match and configsFrom choose among.
-    if (!r.steps.empty() && (r.kinds != KernelSweepRequest{}.kinds || !r.families.empty() ||
-                             !r.match.empty() || !r.configsFrom.empty()))
+    // The step sweep measures the kernels and sites of model steps; the kernel sweep its own cases,
+    // which families, match and configsFrom choose among. Kinds choose in both.
+    if (!r.steps.empty() && (!r.families.empty() || !r.match.empty() || !r.configsFrom.empty()))
         throw InvalidInput(
-            "the step sweep measures the steps' own kernels: kinds, families, match and configs-from "
+            "the step sweep measures the steps' own kernels and sites: families, match and configs-from "
             "choose among the kernel sweep's cases");
     if (!r.steps.empty() && r.package.empty())
         throw InvalidInput(
@@ -26,7 +25,7 @@ std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r) {
     std::vector<std::string> args = {pluginPython(r.python), "-m"};
     if (!r.steps.empty()) {
         args.insert(args.end(), {"torch_diode.tools.step_kernels", "--steps", r.steps, "--package", r.package,
-                                 "--out", r.out});
+                                 "--out", r.out, "--kinds", r.kinds});
     } else {
         args.insert(args.end(), {"torch_diode.tools.kernel_sweep", "--out", r.out, "--kinds", r.kinds});
     }

@@ -11,7 +11,8 @@ namespace diode {
 /// one-token attention in both forms, as kernel and site lines (docs/FORMATS.md). Cases of this GPU in
 /// `out` are skipped, so a run stopped part way continues. What `diode sweep-kernels` runs, and
 /// `diode characterise` after its GEMM sweep. With `steps`, the step sweep instead
-/// (`torch_diode.tools.step_kernels`): the kernels of those model steps, each timed inside its step.
+/// (`torch_diode.tools.step_kernels`): the kernels and small-M sites of those model steps, each timed
+/// inside its step.
 struct KernelSweepRequest {
     std::string python; ///< the interpreter ("" = $DIODE_PYTHON or python3)
     std::string gpu;    ///< the GPU it measures on, as CUDA_VISIBLE_DEVICES names it ("": the environment's)
@@ -25,9 +26,9 @@ struct KernelSweepRequest {
     /// kernel line files whose kernels' fastest configurations beyond their portfolio are measured on
     /// every kernel too (fastestBeyondPortfolio), comma-separated ("": none)
     std::string extraConfigsFrom;
-    /// model steps whose own kernels are measured (torch_diode.tools.models' names, comma-separated;
-    /// "": the kernel and site cases). Not with kinds other than the default, families, match or
-    /// configsFrom, which choose among those cases; needs `package`.
+    /// model steps whose own kernels and sites (as `kinds` says) are measured (torch_diode.tools.models'
+    /// names, comma-separated; "": the kernel and site cases). Not with families, match or configsFrom,
+    /// which choose among those cases; needs `package`.
     std::string steps;
     std::string package;  ///< with steps: the package whose GEMM and small-M form decisions shape them
     int limit = 0;        ///< at most this many cases (0: all); with steps, configurations a step

@@ -390,7 +390,7 @@ CharacteriseResult CharacteriseJob::run() {
         return res.cancelled = true, res;
     if (kernelSweep && !r.steps.empty() &&
         !sweepKernels({.steps = r.steps, .package = r.package},
-                      fmt::format("the kernels of {} inside each step", r.steps), "kernel sweep",
+                      fmt::format("the kernels and sites of {} inside each step", r.steps), "kernel sweep",
                       res.stepSweepStatus))
         return res.cancelled = true, res;
 

@@ -202,6 +202,41 @@ class GraphTimer:
             return warm_calls
         return max(MIN_CALLS, min(warm_calls, int(COLD_TARGET_MS / (self.flush_ms() + rough_ms))))
 
+    def interleaved(self, launches, rounds=REPLAYS):
+        """Warm ms a call of each launch function in each of `rounds` rounds: every launch captured in a
+        graph of the same size, the graphs replayed in turn, their order rotated from round to round,
+        so that a clock change between rounds reaches them alike and a difference is best taken round
+        by round (compiles of one step that differ in one decision)."""
+        torch = self.torch
+        with self.stream_ctx():
+            self.flush()
+        calls = self._calls_for(launches[0])[0]
+        for launch in launches[1:]:
+            with self.stream_ctx():
+                launch()
+                launch()
+        graphs = [self._capture(launch, calls) for launch in launches]
+        events = []
+        with self.stream_ctx():
+            for g in graphs:
+                g.replay()  # the first replay uploads the graph
+            for r in range(rounds):
+                order = [(r + i) % len(graphs) for i in range(len(graphs))]
+                for i in order:
+                    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    start.record(self.stream)
+                    graphs[i].replay()
+                    end.record(self.stream)
+                    events.append((r, i, start, end))
+        self.stream.synchronize()
+        times = [[0.0] * rounds for _ in launches]
+        for r, i, start, end in events:
+            ms = start.elapsed_time(end)
+            TIMED_GPU_MS[0] += ms
+            times[i][r] = ms / calls
+        del graphs
+        return times
+
     def time(self, launch, cold=True):
         """(graph_warm_ms, graph_cold_ms or None) for one launch function.
 

@@ -1,6 +1,7 @@
-"""Kernel lines measured inside model steps: the pointwise and reduction kernels a step's compile
-really makes (the RMSNorm recomputed in a decomposed projection, two GEMVs sharing their input, the
-row statistics a GEMM template's fused softmax leaves), which single-kernel cases do not reproduce.
+"""Kernel and site lines measured inside model steps: the pointwise and reduction kernels a step's
+compile really makes (the RMSNorm recomputed in a decomposed projection, two GEMVs sharing their
+input, the row statistics a GEMM template's fused softmax leaves), which single-kernel cases do not
+reproduce, and its small-M sites in both forms with the neighbours the step fuses into them.
 
 Each step (torch_diode.tools.models, a forward: decode, prefill or a ViT block) is compiled with the
 package's GEMM and small-M decisions, once with Inductor's own kernel configurations and once for
@@ -20,13 +21,25 @@ A line is a kernel line (docs/FORMATS.md, "Kernel and site lines") named
 out a family holds out its steps' kernels too), `grid` the kernel's candidates (a line cut short by
 --limit or --deadline-s holds fewer).
 
-  python3 -m torch_diode.tools.step_kernels --steps NAME[,NAME...] --package P --out LINES.jsonl
-      [--extra-configs-from LINES] [--workers N] [--limit N] [--deadline-s S] [--steps-timed N] [--list]
+Sites (--kinds site): the step is compiled with the package's decisions, then once for each group of
+its small-M sites that are alike (a decoder's layers repeat them) with that group's form turned the
+other way (the decisions' own form_by hook; a decomposed projection reads its operand written once, as
+the library says a compile does). Each compile is checked against eager; the compiles stay alive
+side by side and are timed whole in CUDA graphs replayed in turn (GraphTimer.interleaved), the
+step's change the median of the round-by-round differences. A site line ("step:SCENARIO/SITE", one
+per group) gives each site of the group its share: library_ms the time of the library kernels the
+decomposed form removes (torch.profiler, per site), decomposed_ms that plus the step's change per
+site (site_times). A group that does not compile or run, or whose output is off, is a skipped line; a
+step without small-M sites gets one skipped line, so that it is not measured again.
 
-Scenarios whose lines --out already holds for this GPU are skipped, also one cut short by --limit or
---deadline-s (its lines hold fewer configurations than `grid`): remove its lines to measure it again.
---list prints the steps --out holds no line of and, without --limit, those it holds in part. `diode
-sweep-kernels --steps NAMES --package P` runs it.
+  python3 -m torch_diode.tools.step_kernels --steps NAME[,NAME...] --package P --out LINES.jsonl
+      [--kinds kernel,site] [--extra-configs-from LINES] [--workers N] [--limit N] [--deadline-s S]
+      [--steps-timed N] [--list]
+
+A step is skipped for a kind whose lines --out already holds for this GPU, a step's kernels also when
+cut short by --limit or --deadline-s (its lines hold fewer configurations than `grid`): remove its
+lines to measure it again. --list prints the steps --out lacks lines of a kind asked for and, without
+--limit, those whose kernels it holds in part. `diode sweep-kernels --steps NAMES --package P` runs it.
 """
 
 from __future__ import annotations
@@ -46,14 +59,23 @@ FAMILY = {"llama": "llama2-7b", "gqa": "llama3-8b", "gpt2": "gpt2-medium", "vit"
 # Inductor's kernel names: triton_<category>_<fused operations>_<index>; a fixed configuration turns
 # the category into "unk" and the index follows the kernel's place in the graph, so neither is kept.
 _KERNEL_NAME = re.compile(r"^triton_(?:poi|red|per|unk)_(fused_.+)_\d+$")
-# The name of every line measured inside a step begins so: STEP_PREFIX + "SCENARIO/KERNEL".
-STEP_PREFIX = "step:"
+# How the name of every kernel Inductor generates begins (its Triton kernels and GEMM templates).
+INDUCTOR_KERNEL = "triton_"
+KINDS = ("kernel", "site")
 # Kernel names made from the graph's node names: unique within a graph, the same in every compile of it.
 NAMES = {"triton.descriptive_names": "inductor_node"}
 
 
 def log(msg):
     print(f"[step kernels] {msg}", file=sys.stderr, flush=True)
+
+
+def step_prefix() -> str:
+    """How the name of every line measured inside a step begins (core's, from the library's
+    vocabulary): prefix + "SCENARIO/KERNEL" or "SCENARIO/SITE"."""
+    from .. import _native
+
+    return _native.vocabulary()["step_line_prefix"]
 
 
 def family_of(scenario: str) -> str:
@@ -96,7 +118,7 @@ def lines_of(scenario: str, parts: list) -> list:
         out.append(
             {
                 "kind": "kernel",
-                "name": f"{STEP_PREFIX}{scenario}/{name}",
+                "name": f"{step_prefix()}{scenario}/{name}",
                 "family": family,
                 "gpu": parts[0]["gpu"],
                 "sm_count": parts[0]["sm_count"],
@@ -244,24 +266,164 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
     torch_diode.uninstall()
 
 
-def _step_lines(path: str):
-    """(scenario, line) of each step line `path` holds (kernel_sweep's reading of a lines file)."""
+def _step_lines(path: str, kind: str = "kernel"):
+    """(scenario, line) of each step line of `kind` `path` holds (kernel_sweep's reading of a lines file)."""
     from .kernel_sweep import _lines
 
+    prefix = step_prefix()
     for _, entry in _lines(path):
-        if entry and str(entry.get("name", "")).startswith(STEP_PREFIX):
-            yield entry["name"][len(STEP_PREFIX) :].split("/")[0], entry
+        if entry and entry.get("kind", "kernel") == kind and str(entry.get("name", "")).startswith(prefix):
+            yield entry["name"][len(prefix) :].split("/")[0], entry
 
 
-def _done(path: str, gpu: str = "") -> set:
-    """The scenarios whose lines `path` holds (of `gpu` only, when given)."""
-    return {s for s, entry in _step_lines(path) if not gpu or entry.get("gpu") == gpu}
+def _done(path: str, gpu: str = "", kind: str = "kernel") -> set:
+    """The scenarios whose lines of `kind` `path` holds (of `gpu` only, when given)."""
+    return {s for s, entry in _step_lines(path, kind) if not gpu or entry.get("gpu") == gpu}
 
 
 def _cut(path: str) -> set:
     """The scenarios of which `path` holds a line with fewer configurations than its grid: measured in part
     (cut short by --limit or --deadline-s, or a worker that failed)."""
     return {s for s, entry in _step_lines(path) if len(entry.get("configs", [])) < entry.get("grid", 0)}
+
+
+# ---- sites ---------------------------------------------------------------------------------------
+
+
+def site_name(site: dict) -> str:
+    """A site's part of its line's name: op, sizes, grouped-query and concatenation."""
+    name = f"{site['op']}-b{site['B']}-m{site['M']}-n{site['N']}-k{site['K']}"
+    if site.get("kv_group", 1) != 1:
+        name += f"-g{site['kv_group']}"
+    return name + ("-cat" if site.get("concat") else "")
+
+
+def site_times(count, library_rounds, decomposed_rounds, library_kernels, decomposed_kernels) -> tuple:
+    """(library_ms, decomposed_ms) of one site from a group of `count` alike sites measured in a step.
+    `*_rounds`: the step's ms in each round, its sites in one form and the other (GraphTimer.interleaved);
+    `*_kernels`: {kernel name: us a step} of each compile (torch.profiler). library_ms is the time of
+    the library's kernels the decomposed form removes (cuBLAS, cuDNN, ATen's copies: every kernel
+    Inductor did not generate; a kernel's change counted past the profiler's noise, 2 % of it and 0.05
+    us at least), per site; decomposed_ms that plus the step's change (the median of the rounds'
+    differences) per site, at least an eighth of library_ms: what the site costs the step in its
+    decomposed form, its neighbours' changes included. Inductor's own kernels are left out of
+    library_ms: a fusion that changes names them anew. ValueError when no library kernel is told apart."""
+    removed = 0.0
+    for name, us in library_kernels.items():
+        less = us - decomposed_kernels.get(name, 0.0)
+        if not name.startswith(INDUCTOR_KERNEL) and less > max(0.02 * us, 0.05):
+            removed += less
+    if removed <= 0:
+        raise ValueError("no library kernel of the library form is told apart in the profile")
+    change = statistics.median(d - lib for d, lib in zip(decomposed_rounds, library_rounds))
+    library_ms = removed / 1000.0 / count
+    return library_ms, max(library_ms + change / count, library_ms / 8)
+
+
+def _variant(fn, index: int):
+    """`fn` called through a function whose code object is its own: Dynamo keeps a compile per code
+    object, so compiles of one step that differ in one decision live side by side."""
+    import types
+
+    def step(*args):
+        return fn(*args)
+
+    code = step.__code__.replace(co_name=f"diode_step_variant_{index}")
+    return types.FunctionType(code, step.__globals__, code.co_name, None, step.__closure__)
+
+
+def measure_step_sites(scenario, package, steps, part_path):
+    """The site lines of one scenario, written to `part_path` as a JSON list."""
+    import torch
+
+    import torch_diode
+
+    from .. import _inductor_compat as compat
+    from .. import _selector
+    from . import models
+    from .ingraph import GraphTimer, gpu_lock
+
+    started = time.time()
+    family = family_of(scenario)
+    sc = models.scenario(scenario, "bf16")
+    with torch.no_grad():
+        eager = sc.fn(*sc.args)
+    if not torch_diode.install(model=package, kernel_configs=True):
+        raise RuntimeError(f"cannot install {package}: {torch_diode.get_integration_status()['reason']}")
+    decisions = _selector.active().decisions
+    flip = {"key": None}
+    groups: dict = {}  # site key -> {"site", "decompose": the library's answer, "count"}
+
+    def form_by(site, decompose):
+        key = json.dumps(site, sort_keys=True)
+        if flip["key"] is None:  # the package's own compile: the step's sites, as the library decides them
+            group = groups.setdefault(key, {"site": site, "decompose": decompose, "count": 0})
+            group["count"] += 1
+        return (not decompose) if key == flip["key"] else decompose
+
+    decisions.form_by = form_by
+    timer = GraphTimer()
+
+    def build(key, index):
+        flip["key"] = key
+        variant = models.Scenario(sc.name, sc.kind, _variant(sc.fn, index), sc.args, sc.training, sc.params)
+        with compat.config_patch({"force_disable_caches": True, **NAMES}), torch.no_grad():
+            compiled = models.compile_scenario(variant)
+            compiled(*sc.args)
+            torch.cuda.synchronize()
+            with gpu_lock():
+                error = models.check_output(variant, compiled, eager)
+                kernels = {r["name"]: r["us"] for r in models.kernel_breakdown(variant, compiled, steps)}
+        return compiled, error, kernels
+
+    gpu = torch.cuda.get_device_properties(0)
+    head = {"family": family, "gpu": gpu.name, "sm_count": gpu.multi_processor_count}
+    lines = []
+    base, error0, base_kernels = build(None, 0)
+    if not groups:
+        lines.append(
+            {
+                "kind": "site",
+                "name": f"{step_prefix()}{scenario}/sites",
+                **head,
+                "skipped": "no small-M site in the step",
+                "seconds": round(time.time() - started, 2),
+            }
+        )
+    for index, (key, group) in enumerate(groups.items(), 1):
+        t0 = time.time()
+        site, n = group["site"], group["count"]
+        line = {"kind": "site", "name": f"{step_prefix()}{scenario}/{site_name(site)}", **head}
+        try:
+            other, error, kernels = build(key, index)
+            if not error <= max(4 * error0, 0.02):
+                raise ValueError(f"wrong result (max relative error {error:.4f} against {error0:.4f})")
+            with timer.stream_ctx(), torch.no_grad():
+                rounds = timer.interleaved([lambda: base(*sc.args), lambda: other(*sc.args)])
+            if group["decompose"]:  # the package decomposes them: the other compile is the library form
+                lib, dec, lib_k, dec_k = rounds[1], rounds[0], kernels, base_kernels
+            else:
+                lib, dec, lib_k, dec_k = rounds[0], rounds[1], base_kernels, kernels
+            library_ms, decomposed_ms = site_times(n, lib, dec, lib_k, dec_k)
+            line.update(
+                site=site,
+                library_ms=library_ms,
+                decomposed_ms=decomposed_ms,
+                sites=n,
+                step_library_ms=statistics.median(lib),
+                step_decomposed_ms=statistics.median(dec),
+                package_decomposes=group["decompose"],
+            )
+            other = None  # its compile freed before the next group's
+        except Exception as e:  # this group is not measured; the others are
+            line["skipped"] = f"{type(e).__name__}: {str(e)[:200]}"
+            log(f"{scenario}: {site_name(site)}: {line['skipped']}")
+        line["seconds"] = round(time.time() - t0, 2)
+        lines.append(line)
+    torch_diode.uninstall()
+    with open(part_path + ".tmp", "w") as f:
+        json.dump(lines, f)
+    os.replace(part_path + ".tmp", part_path)
 
 
 def main(argv=None):
@@ -274,7 +436,10 @@ def main(argv=None):
     ap.add_argument(
         "--package", required=True, help="the .diode package whose GEMM and small-M decisions shape the step"
     )
-    ap.add_argument("--out", required=True, help="kernel lines are appended here")
+    ap.add_argument("--out", required=True, help="kernel and site lines are appended here")
+    ap.add_argument(
+        "--kinds", default="kernel,site", help="what is measured of each step: kernel, site or both (comma-separated)"
+    )
     ap.add_argument("--extra-configs-from", default="", help="as torch_diode.tools.kernel_sweep's")
     ap.add_argument("--workers", type=int, default=1, help="processes sharing the GPU (they compile in parallel)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N configurations of a step")
@@ -290,6 +455,9 @@ def main(argv=None):
     scenarios = [s.strip() for s in a.steps.split(",") if s.strip()]
     if not scenarios:
         ap.error(f"--steps {a.steps!r} names no step")
+    kinds = [k.strip() for k in a.kinds.split(",") if k.strip()]
+    if not kinds or any(k not in KINDS for k in kinds):
+        ap.error(f"--kinds {a.kinds!r}: give kernel, site or both, comma-separated")
     try:
         for s in scenarios:
             family_of(s)
@@ -298,9 +466,11 @@ def main(argv=None):
     if not os.path.exists(a.package):
         ap.error(f"--package {a.package}: no such file")
     if a.list:  # by name alone, as the kernel sweep's --list (no CUDA context started)
-        whole = _done(a.out) - (set() if a.limit else _cut(a.out))
+        whole = {k: _done(a.out, kind=k) for k in kinds}
+        if "kernel" in whole and not a.limit:
+            whole["kernel"] -= _cut(a.out)
         for s in scenarios:
-            if s not in whole:
+            if any(s not in whole[k] for k in kinds):
                 print(s)
         return 0
     from .kernel_sweep import extra_configs_from
@@ -309,8 +479,12 @@ def main(argv=None):
         extra = extra_configs_from(a.extra_configs_from)
     except ValueError as e:
         ap.error(str(e))
-    if a.worker:  # SCENARIO:I:N, writing its part to --out
-        scenario, i, n = a.worker.rsplit(":", 2)
+    if a.worker:  # SCENARIO:I:N (kernels) or SCENARIO:site, writing its part to --out
+        scenario, rest = a.worker.split(":", 1)
+        if rest == "site":
+            measure_step_sites(scenario, a.package, a.steps_timed, a.out)
+            return 0
+        i, n = rest.split(":")
         measure_step(scenario, a.package, extra, int(i), int(n), a.limit, a.deadline_s, a.steps_timed, a.out)
         return 0
     from .worker import environment_problem
@@ -321,46 +495,23 @@ def main(argv=None):
         return 3
     from .kernel_sweep import _gpu
 
-    done = _done(a.out, _gpu()["gpu"])
+    gpu = _gpu()["gpu"]
+    done = {k: _done(a.out, gpu, k) for k in kinds}
     env = dict(os.environ, TORCHINDUCTOR_COMPILE_THREADS="1")
     env.setdefault("TORCH_DIODE_GPU_LOCK", f"/tmp/torch_diode_step_kernels_{os.getpid()}.lock")
     started = time.time()
     failed = False
-    for scenario in scenarios:
-        if scenario in done:
-            log(f"{scenario}: already in {a.out}")
-            continue
-        left = a.deadline_s - (time.time() - started) if a.deadline_s else 0
-        if a.deadline_s and left <= 0:
-            log("deadline reached")
-            break
-        procs = []
-        for w in range(a.workers):
-            part = f"{a.out}.{scenario}.part{w}"
-            if os.path.exists(part):  # an earlier run's, killed
-                os.remove(part)
-            cmd = [
-                sys.executable,
-                "-m",
-                "torch_diode.tools.step_kernels",
-                "--steps",
-                scenario,
-                "--package",
-                a.package,
-                "--out",
-                part,
-                "--extra-configs-from",
-                a.extra_configs_from,
-                "--limit",
-                str(a.limit),
-                "--deadline-s",
-                str(left),
-                "--steps-timed",
-                str(a.steps_timed),
-                "--worker",
-                f"{scenario}:{w}:{a.workers}",
-            ]
-            procs.append((subprocess.Popen(cmd, env=env), part))
+
+    def worker(scenario, part, which, left):
+        if os.path.exists(part):  # an earlier run's, killed
+            os.remove(part)
+        cmd = [sys.executable, "-m", "torch_diode.tools.step_kernels", "--steps", scenario, "--package", a.package]
+        cmd += ["--out", part, "--extra-configs-from", a.extra_configs_from, "--limit", str(a.limit)]
+        cmd += ["--deadline-s", str(left), "--steps-timed", str(a.steps_timed), "--worker", f"{scenario}:{which}"]
+        return subprocess.Popen(cmd, env=env), part
+
+    def gathered(scenario, procs):
+        nonlocal failed
         parts = []
         for p, part in procs:
             if p.wait() != 0:
@@ -370,12 +521,37 @@ def main(argv=None):
                 with open(part) as f:
                     parts.append(json.load(f))
                 os.remove(part)
-        lines = lines_of(scenario, parts)
+        return parts
+
+    def append(lines):
         with open(a.out, "a") as out:
             for line in lines:
                 out.write(json.dumps(line) + "\n")
-        measured = sum(len(line["configs"]) for line in lines)
-        log(f"{scenario}: {len(lines)} kernel lines, {measured} configurations measured, {time.time() - started:.0f} s")
+
+    for scenario in scenarios:
+        todo = [k for k in kinds if scenario not in done[k]]
+        if not todo:
+            log(f"{scenario}: already in {a.out}")
+            continue
+        left = a.deadline_s - (time.time() - started) if a.deadline_s else 0
+        if a.deadline_s and left <= 0:
+            log("deadline reached")
+            break
+        if "kernel" in todo:
+            procs = [
+                worker(scenario, f"{a.out}.{scenario}.part{w}", f"{w}:{a.workers}", left) for w in range(a.workers)
+            ]
+            lines = lines_of(scenario, gathered(scenario, procs))
+            append(lines)
+            measured = sum(len(line["configs"]) for line in lines)
+            took = time.time() - started
+            log(f"{scenario}: {len(lines)} kernel lines, {measured} configurations measured, {took:.0f} s")
+        if "site" in todo:  # one process: its compiles are timed side by side
+            parts = gathered(scenario, [worker(scenario, f"{a.out}.{scenario}.sites", "site", left)])
+            lines = [line for part in parts for line in part]
+            append(lines)
+            timed = sum(1 for line in lines if "skipped" not in line)
+            log(f"{scenario}: {len(lines)} site lines, {timed} measured, {time.time() - started:.0f} s")
     return 1 if failed else 0
 
 
