@@ -644,7 +644,8 @@ void TestDecisions::trainDecisionsReproducesTheShippedHeldOutFigures() {
         {shipped("h200-ingraph-warm.diode"),
          {QString::fromStdString(shipped("h200-kernels-extras.jsonl")),
           QString::fromStdString(shipped("h200-kernels-steps.jsonl")),
-          QString::fromStdString(shipped("h200-sites.jsonl"))}},
+          QString::fromStdString(shipped("h200-sites.jsonl")),
+          QString::fromStdString(shipped("h200-sites-steps.jsonl"))}},
         {testutil::sourcePath("trained_models/h100/h100-ingraph-warm.diode").toStdString(),
          {QString::fromStdString(h100Kernels), QString::fromStdString(shipped("h200-sites.jsonl"))}},
     };
