@@ -131,6 +131,46 @@ def lines_of(scenario: str, parts: list) -> list:
     return out
 
 
+def _installed_step(scenario: str, package: str):
+    """(the scenario built on the GPU, eager's output of it, the decisions of `package`, installed with
+    its kernel configurations)."""
+    import torch
+
+    import torch_diode
+
+    from .. import _selector
+    from . import models
+
+    sc = models.scenario(scenario, "bf16")
+    with torch.no_grad():
+        eager = sc.fn(*sc.args)
+    if not torch_diode.install(model=package, kernel_configs=True):
+        raise RuntimeError(f"cannot install {package}: {torch_diode.get_integration_status()['reason']}")
+    return sc, eager, _selector.active().decisions
+
+
+def _compiled_step(sc, eager, steps: int):
+    """(`sc` compiled, its largest relative error against `eager`, its kernels' rows a step over `steps`
+    profiled steps): caches off, kernels named from the graph's nodes, every call without gradients as
+    the eager reference ran (one graph, checked and timed). The first call compiles, in parallel with
+    other workers, and runs Inductor's first-run autotuning of its own configurations, which another
+    worker's timing may disturb; the check and the profile hold the GPU's lock."""
+    import torch
+
+    from .. import _inductor_compat as compat
+    from . import models
+    from .ingraph import gpu_lock
+
+    with compat.config_patch({"force_disable_caches": True, **NAMES}), torch.no_grad():
+        compiled = models.compile_scenario(sc)
+        compiled(*sc.args)
+        torch.cuda.synchronize()
+        with gpu_lock():
+            error = models.check_output(sc, compiled, eager)
+            rows = models.kernel_breakdown(sc, compiled, steps)
+    return compiled, error, rows
+
+
 def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps, part_path):
     """One worker: the scenario's kernels with Inductor's configurations and with every nshard-th of
     the configurations they may be given; its part written after each configuration."""
@@ -139,18 +179,10 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
 
     import torch_diode
 
-    from .. import _inductor_compat as compat
-    from .. import _native, _selector
-    from . import models
-    from .ingraph import gpu_lock
+    from .. import _native
 
     started = time.time()
-    sc = models.scenario(scenario, "bf16")
-    with torch.no_grad():
-        eager = sc.fn(*sc.args)
-    if not torch_diode.install(model=package, kernel_configs=True):
-        raise RuntimeError(f"cannot install {package}: {torch_diode.get_integration_status()['reason']}")
-    decisions = _selector.active().decisions
+    sc, eager, decisions = _installed_step(scenario, package)
     from torch._inductor import config as inductor_config
     from torch._inductor.utils import get_fused_kernel_name
 
@@ -193,17 +225,8 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
         asked.clear()
         given.clear()
         torch._dynamo.reset()
-        # Every call without gradients, as the eager reference ran: one graph, checked and timed.
-        with compat.config_patch({"force_disable_caches": True, **NAMES}), torch.no_grad():
-            compiled = models.compile_scenario(sc)
-            # Compiles, in parallel with the other workers, and runs Inductor's first-run autotuning of
-            # its own configurations, which another worker's timing may disturb (a kernel's default
-            # time is the median of the workers' for that reason).
-            compiled(*sc.args)
-            torch.cuda.synchronize()
-            with gpu_lock():
-                error = models.check_output(sc, compiled, eager)
-                rows = models.kernel_breakdown(sc, compiled, steps)
+        # Workers compile at once: a kernel's default time is the median of the workers' (lines_of).
+        _, error, rows = _compiled_step(sc, eager, steps)
         return kernel_times(rows), error
 
     default, error0 = run(None)
@@ -338,19 +361,12 @@ def measure_step_sites(scenario, package, steps, part_path):
 
     import torch_diode
 
-    from .. import _inductor_compat as compat
-    from .. import _selector
     from . import models
-    from .ingraph import GraphTimer, gpu_lock
+    from .ingraph import GraphTimer
 
     started = time.time()
     family = family_of(scenario)
-    sc = models.scenario(scenario, "bf16")
-    with torch.no_grad():
-        eager = sc.fn(*sc.args)
-    if not torch_diode.install(model=package, kernel_configs=True):
-        raise RuntimeError(f"cannot install {package}: {torch_diode.get_integration_status()['reason']}")
-    decisions = _selector.active().decisions
+    sc, eager, decisions = _installed_step(scenario, package)
     flip = {"key": None}
     groups: dict = {}  # site key -> {"site", "decompose": the library's answer, "count"}
 
@@ -367,14 +383,8 @@ def measure_step_sites(scenario, package, steps, part_path):
     def build(key, index):
         flip["key"] = key
         variant = models.Scenario(sc.name, sc.kind, _variant(sc.fn, index), sc.args, sc.training, sc.params)
-        with compat.config_patch({"force_disable_caches": True, **NAMES}), torch.no_grad():
-            compiled = models.compile_scenario(variant)
-            compiled(*sc.args)
-            torch.cuda.synchronize()
-            with gpu_lock():
-                error = models.check_output(variant, compiled, eager)
-                kernels = {r["name"]: r["us"] for r in models.kernel_breakdown(variant, compiled, steps)}
-        return compiled, error, kernels
+        compiled, error, rows = _compiled_step(variant, eager, steps)
+        return compiled, error, {r["name"]: r["us"] for r in rows}
 
     gpu = torch.cuda.get_device_properties(0)
     head = {"family": family, "gpu": gpu.name, "sm_count": gpu.multi_processor_count}
