@@ -196,10 +196,10 @@ CharacterisePanel::CharacterisePanel(QWidget *parent)
     m_steps->setObjectName(QStringLiteral("characteriseSteps"));
     m_steps->setPlaceholderText(tr("none, or model steps such as llama-decode-cat-b1-s2048,vit-b4"));
     m_steps->setToolTip(
-        tr("After the kernel sweep, measure the kernels of these model steps (the names of "
-           "diode demo --models, comma-separated) inside each step, with the start package's "
-           "GEMM and form decisions: the kernels a model really runs, which single-kernel cases "
-           "do not reproduce"));
+        tr("After the kernel sweep, measure the kernels and small-M sites of these model steps (the "
+           "names of diode demo --models, comma-separated) inside each step, with the start package's "
+           "GEMM and form decisions: the kernels a model really runs, which single-kernel cases do not "
+           "reproduce, and each site's two forms with the neighbours the step fuses into them"));
     m_kernelWorkers->setObjectName(QStringLiteral("characteriseKernelWorkers"));
     m_kernelWorkers->setRange(1, diode::KernelSweepRequest::kMaxWorkers);
     m_kernelWorkers->setValue(diode::KernelSweepRequest{}.workers);
