@@ -453,6 +453,14 @@ void TestDecisions::decomposedProjectionsReadTheirOperandWrittenOnce() {
         QVERIFY2(!d.decompose, s.site.op.c_str());
         QCOMPARE(d.materialiseOperand, s.site.op == "mm" || s.site.op == "addmm");
     }
+    // So does an op the model never measured, and a package without a form model.
+    const auto attentionOnly = SmallMFormModel::build(sites, SmallMFormModel::kNeighbours, {"attention"});
+    QCOMPARE(decideForm(attentionOnly, sites[6].site, 0.05).reason, std::string("op_not_measured"));
+    QVERIFY(decideForm(attentionOnly, sites[6].site, 0.05).materialiseOperand);
+    Selector bare(ModelPackage::load(shipped("h200-gemm-mlp-v2.diode")), {});
+    const auto none = bare.decideSmallMForm(sites[6].site);
+    QCOMPARE(none.reason, std::string("no_model"));
+    QVERIFY(none.materialiseOperand);
 }
 
 void TestDecisions::aSiteMeasuredInAStepSupersedesTheSameSiteMeasuredAlone() {
@@ -488,6 +496,14 @@ void TestDecisions::aSiteMeasuredInAStepSupersedesTheSameSiteMeasuredAlone() {
     QCOMPARE(model.sites(), 8); // the one measured alone at batch 32 over 512 tokens is superseded
     // Measured there, the site is predicted by its measurement, not averaged with its neighbours.
     QVERIFY(std::abs(decideForm(model, query, 0.05).predictedRatio - 0.8) < 1e-6);
+    // Measured there in two steps, by the mean of the two (in log2: a geometric mean).
+    {
+        auto twice = sites;
+        twice.push_back(
+            site(32, 513, 0.5, std::string(kStepLinePrefix) + "llama-decode-cat-b1-s512-again/attention"));
+        QVERIFY(std::abs(decideForm(SmallMFormModel::build(twice), query, 0.05).predictedRatio -
+                         std::sqrt(0.4)) < 1e-6);
+    }
     QVERIFY(decideForm(model, query, 0.05).decompose);
     QVERIFY(decideForm(model, sites[0].site, 0.05).decompose);
     // Among the nearest of the same batch over 2,048 tokens, the step's site speaks for it too; far from

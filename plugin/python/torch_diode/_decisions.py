@@ -128,7 +128,8 @@ class Decisions:
         self.fixed_by = None
         # A measurement's rule over the library's small-M form (the step sweep's sites): (the site,
         # the library's answer: decompose or not) -> the form to apply. Rewritten as the library's own
-        # answers are, the operand written once where the answer says so.
+        # answers are, the operand written once where the answer says so. The pass's uuid does not
+        # know it: compile with Inductor's caches off while it is set.
         self.form_by = None
 
     def _grid(self, key: str, shape: dict) -> list:
@@ -224,11 +225,11 @@ class Decisions:
                 )
                 continue
             try:
-                if self.recorders:
-                    self._record("small_m_form", {"site": site.site}, answer)
                 applied = bool(answer.get("decompose"))
                 if self.form_by is not None:
                     applied = bool(self.form_by(site.site, applied))
+                if self.recorders:  # the form applied
+                    self._record("small_m_form", {"site": site.site}, dict(answer, decompose=applied))
                 if applied:
                     _forms.follow(site, replaced)
                     replaced.update(

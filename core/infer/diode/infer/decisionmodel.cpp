@@ -601,8 +601,14 @@ double SmallMFormModel::predictLog2Ratio(const SmallMSite &site) const {
         near = nearest(query, rows, m_scale, m_neighbours);
         for (auto &n : near)
             n.second = index[n.second];
-        if (near.front().first < kSameSite)
-            return m_log2Ratio[near.front().second];
+        // Measured there (in several steps, perhaps): the mean of those measurements.
+        double same = 0;
+        int count = 0;
+        for (const auto &[d, i] : near)
+            if (d < kSameSite)
+                same += m_log2Ratio[i], ++count;
+        if (count)
+            return same / count;
     }
     double sum = 0, weight = 0;
     for (const auto &[d, i] : near) {
@@ -710,8 +716,19 @@ KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const Tr
     return d;
 }
 
+bool materialisesOperand(const SmallMSite &site) {
+    // A projection's input is often computed (SwiGLU's silu(gate) * up before a down projection, a
+    // norm before the next): fused into the multiply-and-sum, every program of it computes the whole
+    // input again. Written out once (Inductor's own decomposition of memory-bound mm does the same,
+    // fx_passes/decompose_mem_bound_mm.py), the batch-1 Llama decode step ran 1.5 % faster on an H200;
+    // bmm and attention operands (scores, probabilities, a concatenated cache) stay fused, where
+    // writing them out measured no faster (docs/MODELS.md, "Kernel configs and small-M forms").
+    return site.op == "mm" || site.op == "addmm";
+}
+
 FormDecision decideForm(const SmallMFormModel &model, const SmallMSite &site, double margin) {
     FormDecision d;
+    d.materialiseOperand = materialisesOperand(site);
     if (!model.covers(site.op)) {
         d.reason = "op_not_measured";
         return d;
@@ -719,13 +736,6 @@ FormDecision decideForm(const SmallMFormModel &model, const SmallMSite &site, do
     d.predictedRatio = std::exp2(model.predictLog2Ratio(site));
     d.decompose = model.sites() > 0 && d.predictedRatio * (1.0 + margin) < 1.0;
     d.reason = d.decompose ? "decomposed_predicted_faster" : "library_predicted_faster";
-    // A projection's input is often computed (SwiGLU's silu(gate) * up before a down projection, a
-    // norm before the next): fused into the multiply-and-sum, every program of it computes the whole
-    // input again. Written out once (Inductor's own decomposition of memory-bound mm does the same,
-    // fx_passes/decompose_mem_bound_mm.py), the batch-1 Llama decode step ran 1.5 % faster on an H200;
-    // bmm and attention operands (scores, probabilities, a concatenated cache) stay fused, where
-    // writing them out measured no faster (docs/MODELS.md, "Kernel configs and small-M forms").
-    d.materialiseOperand = site.op == "mm" || site.op == "addmm";
     return d;
 }
 

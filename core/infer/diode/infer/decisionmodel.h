@@ -143,11 +143,11 @@ private:
 
 /// Predicts log2(decomposed time / library time) of a small-M site from the nearest measured sites
 /// of the same op. An op no measured site had is not predicted (`covers`): such a site keeps its
-/// library kernel. A site measured inside a model step is predicted by that measurement alone, and
-/// supersedes the sites compiled alone that describe the same site (within kSameSite of it); where
-/// one measured inside a step is among a site's nearest, the nearest of those alone predict it. Alone, a site
-/// has other neighbours to fuse with than in a decoder layer (a weak proxy of the step, docs/MODELS.md), and
-/// the step's figure is the one a compile meets.
+/// library kernel. A site measured inside model steps is predicted by those measurements alone (their
+/// mean) and supersedes the sites compiled alone that describe the same site (within kSameSite of
+/// it); where one measured inside a step is among a site's nearest, the nearest of those alone
+/// predict it. Alone, a site has other neighbours to fuse with than in a decoder layer (a weak proxy
+/// of the step, docs/MODELS.md), and the step's figure is the one a compile meets.
 class SmallMFormModel {
 public:
     static constexpr int kVersion = 1;
@@ -210,6 +210,9 @@ struct FormDecision {
 };
 FormDecision decideForm(const SmallMFormModel &model, const SmallMSite &site,
                         double margin = kDefaultFormMargin);
+/// Whether `site`'s decomposed form reads its activation operand written out once (mm and addmm):
+/// FormDecision::materialiseOperand, whatever the decision and whether or not a model covers the site.
+bool materialisesOperand(const SmallMSite &site);
 
 /// The decision models a package carries beside its GEMM network (manifest "decisions",
 /// docs/PACKAGE.md), each absent when the package has none.

@@ -151,6 +151,7 @@ FormDecision Selector::decideSmallMForm(const SmallMSite &site) {
         f = decideForm(*m_decisions.smallMForm, site, m_decisions.formMargin);
     else
         f.reason = "no_model";
+    f.materialiseOperand = materialisesOperand(site);
     countBeside(DecisionKind::SmallMForm, f.decompose, f.reason, site.op);
     return f;
 }

@@ -30,7 +30,8 @@ step's change the median of the round-by-round differences. A site line ("step:S
 per group) gives each site of the group its share: library_ms the time of the library kernels the
 decomposed form removes (torch.profiler, per site), decomposed_ms that plus the step's change per
 site (site_times). A group that does not compile or run, or whose output is off, is a skipped line; a
-step without small-M sites gets one skipped line, so that it is not measured again.
+step without small-M sites gets one skipped line, so that it is not measured again. A CUDA error or
+--deadline-s before a step's last group keeps none of its site lines: it is measured again whole.
 
   python3 -m torch_diode.tools.step_kernels --steps NAME[,NAME...] --package P --out LINES.jsonl
       [--kinds kernel,site] [--extra-configs-from LINES] [--workers N] [--limit N] [--deadline-s S]
@@ -87,6 +88,12 @@ def family_of(scenario: str) -> str:
     if kind == "train":
         raise ValueError(f"step '{scenario}': a training step's kernels are not measured here (no output to check)")
     return FAMILY[scenario.split("-")[0]]
+
+
+def wrong_result(error: float, error0: float) -> bool:
+    """Whether a compile's largest relative error against eager is off: more than four times that of
+    the step's compile with the package's own decisions, and 2 % of the largest value at least."""
+    return not error <= max(4 * error0, 0.02)
 
 
 def kernel_times(rows: list) -> dict:
@@ -268,7 +275,7 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
         except Exception as e:  # the step did not compile or run with it: an error on every kernel asked
             times, error, failed = {}, math.inf, f"{type(e).__name__}: {str(e)[:200]}"
             log(f"{scenario}: {c}: {failed}")
-        wrong = not error <= max(4 * error0, 0.02)
+        wrong = wrong_result(error, error0)
         for n in asked & set(kernels):
             entry = {"config": c}
             if failed:
@@ -355,14 +362,16 @@ def _variant(fn, index: int):
     return types.FunctionType(code, step.__globals__, code.co_name, None, step.__closure__)
 
 
-def measure_step_sites(scenario, package, steps, part_path):
-    """The site lines of one scenario, written to `part_path` as a JSON list."""
+def measure_step_sites(scenario, package, steps, deadline, part_path):
+    """The site lines of one scenario, written to `part_path` as a JSON list; nothing written when the
+    deadline (seconds, 0: none) comes before its last group or the GPU fails, so that the step is
+    measured again whole."""
     import torch
 
     import torch_diode
 
     from . import models
-    from .ingraph import GraphTimer
+    from .ingraph import GraphTimer, gpu_lock
 
     started = time.time()
     family = family_of(scenario)
@@ -401,14 +410,18 @@ def measure_step_sites(scenario, package, steps, part_path):
             }
         )
     for index, (key, group) in enumerate(groups.items(), 1):
+        if deadline and time.time() - started > deadline:
+            log(f"{scenario}: deadline reached before its sites were all measured; none kept")
+            return
         t0 = time.time()
         site, n = group["site"], group["count"]
         line = {"kind": "site", "name": f"{step_prefix()}{scenario}/{site_name(site)}", **head}
+        other = None
         try:
             other, error, kernels = build(key, index)
-            if not error <= max(4 * error0, 0.02):
+            if wrong_result(error, error0):
                 raise ValueError(f"wrong result (max relative error {error:.4f} against {error0:.4f})")
-            with timer.stream_ctx(), torch.no_grad():
+            with gpu_lock(), timer.stream_ctx(), torch.no_grad():
                 rounds = timer.interleaved([lambda: base(*sc.args), lambda: other(*sc.args)])
             if group["decompose"]:  # the package decomposes them: the other compile is the library form
                 lib, dec, lib_k, dec_k = rounds[1], rounds[0], kernels, base_kernels
@@ -424,10 +437,14 @@ def measure_step_sites(scenario, package, steps, part_path):
                 step_decomposed_ms=statistics.median(dec),
                 package_decomposes=group["decompose"],
             )
-            other = None  # its compile freed before the next group's
         except Exception as e:  # this group is not measured; the others are
             line["skipped"] = f"{type(e).__name__}: {str(e)[:200]}"
             log(f"{scenario}: {site_name(site)}: {line['skipped']}")
+            if "CUDA" in str(e):  # the context may be broken: what follows would fail for it
+                log(f"{scenario}: stopping after a CUDA error; none of its sites kept")
+                return
+        finally:
+            other = None  # its compile freed before the next group's
         line["seconds"] = round(time.time() - t0, 2)
         lines.append(line)
     torch_diode.uninstall()
@@ -492,7 +509,7 @@ def main(argv=None):
     if a.worker:  # SCENARIO:I:N (kernels) or SCENARIO:site, writing its part to --out
         scenario, rest = a.worker.split(":", 1)
         if rest == "site":
-            measure_step_sites(scenario, a.package, a.steps_timed, a.out)
+            measure_step_sites(scenario, a.package, a.steps_timed, a.deadline_s, a.out)
             return 0
         i, n = rest.split(":")
         measure_step(scenario, a.package, extra, int(i), int(n), a.limit, a.deadline_s, a.steps_timed, a.out)
@@ -557,6 +574,10 @@ def main(argv=None):
             took = time.time() - started
             log(f"{scenario}: {len(lines)} kernel lines, {measured} configurations measured, {took:.0f} s")
         if "site" in todo:  # one process: its compiles are timed side by side
+            left = a.deadline_s - (time.time() - started) if a.deadline_s else 0
+            if a.deadline_s and left <= 0:
+                log("deadline reached")
+                break
             parts = gathered(scenario, [worker(scenario, f"{a.out}.{scenario}.sites", "site", left)])
             lines = [line for part in parts for line in part]
             append(lines)
