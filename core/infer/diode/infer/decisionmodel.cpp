@@ -129,6 +129,11 @@ std::vector<float> siteRow(const SmallMSite &s) {
     return f;
 }
 
+// Whether two site rows are of one op: its one-hot features lead a row (siteFeatures).
+bool sameOp(const std::vector<float> &a, const std::vector<float> &b) {
+    return std::equal(a.begin(), a.begin() + smallMOps().size(), b.begin());
+}
+
 std::string textField(const nlohmann::json &j, const char *key, const std::string &where) {
     const auto it = j.find(key);
     if (it == j.end())
@@ -551,27 +556,17 @@ SmallMFormModel SmallMFormModel::build(const std::vector<MeasuredSite> &sites, i
     }
     m.m_scale = spreadScale(m.m_rows, siteFeatureNames().size());
     // The sites measured alone that a site measured inside a step describes again are left out.
-    std::vector<std::pair<std::string, std::vector<float>>> inStep;
-    for (const auto &s : sites)
-        if (s.inStep() && s.libraryMs > 0 && s.decomposedMs > 0)
-            inStep.emplace_back(s.site.op, siteRow(s.site));
-    if (inStep.empty())
-        return m;
     SmallMFormModel kept = m;
     kept.m_rows.clear(), kept.m_log2Ratio.clear(), kept.m_inStep.clear();
-    size_t row = 0;
-    for (const auto &s : sites) {
-        if (s.libraryMs <= 0 || s.decomposedMs <= 0 ||
-            (!ops.empty() && std::find(ops.begin(), ops.end(), s.site.op) == ops.end()))
-            continue;
-        const size_t i = row++;
-        const bool superseded = !s.inStep() && std::any_of(inStep.begin(), inStep.end(), [&](const auto &t) {
-            return t.first == s.site.op && scaledDistance(m.m_rows[i], t.second, m.m_scale) < kSameSite;
-        });
+    for (size_t i = 0; i < m.m_rows.size(); ++i) {
+        bool superseded = false;
+        for (size_t j = 0; j < m.m_rows.size() && !m.m_inStep[i] && !superseded; ++j)
+            superseded = m.m_inStep[j] && sameOp(m.m_rows[i], m.m_rows[j]) &&
+                         scaledDistance(m.m_rows[i], m.m_rows[j], m.m_scale) < kSameSite;
         if (!superseded) {
             kept.m_rows.push_back(m.m_rows[i]);
             kept.m_log2Ratio.push_back(m.m_log2Ratio[i]);
-            kept.m_inStep.push_back(s.inStep());
+            kept.m_inStep.push_back(m.m_inStep[i]);
         }
     }
     return kept;
@@ -588,10 +583,7 @@ double SmallMFormModel::predictLog2Ratio(const SmallMSite &site) const {
     auto near = nearest(query, m_rows, m_scale, m_neighbours);
     // Sites of its op measured inside steps, where one is among its nearest, predict it alone (their
     // nearest); the nearest of them, within kSameSite, is the site itself measured there.
-    const size_t opFeatures = smallMOps().size(); // the op's one-hot features lead a row
-    auto fromStep = [&](size_t i) {
-        return m_inStep[i] && std::equal(query.begin(), query.begin() + opFeatures, m_rows[i].begin());
-    };
+    auto fromStep = [&](size_t i) { return m_inStep[i] && sameOp(query, m_rows[i]); };
     if (std::any_of(near.begin(), near.end(), [&](const auto &n) { return fromStep(n.second); })) {
         std::vector<std::vector<float>> rows;
         std::vector<size_t> index;

@@ -147,11 +147,12 @@ void Selector::countBeside(DecisionKind kind, bool departed, const std::string &
 
 FormDecision Selector::decideSmallMForm(const SmallMSite &site) {
     FormDecision f;
-    if (m_decisions.smallMForm)
+    if (m_decisions.smallMForm) {
         f = decideForm(*m_decisions.smallMForm, site, m_decisions.formMargin);
-    else
+    } else {
         f.reason = "no_model";
-    f.materialiseOperand = materialisesOperand(site);
+        f.materialiseOperand = materialisesOperand(site);
+    }
     countBeside(DecisionKind::SmallMForm, f.decompose, f.reason, site.op);
     return f;
 }

@@ -416,7 +416,6 @@ def measure_step_sites(scenario, package, steps, deadline, part_path):
         t0 = time.time()
         site, n = group["site"], group["count"]
         line = {"kind": "site", "name": f"{step_prefix()}{scenario}/{site_name(site)}", **head}
-        other = None
         try:
             other, error, kernels = build(key, index)
             if wrong_result(error, error0):
@@ -555,16 +554,16 @@ def main(argv=None):
             for line in lines:
                 out.write(json.dumps(line) + "\n")
 
+    jobs = [(scenario, kind) for scenario in scenarios for kind in kinds if scenario not in done[kind]]
     for scenario in scenarios:
-        todo = [k for k in kinds if scenario not in done[k]]
-        if not todo:
+        if all(scenario in done[kind] for kind in kinds):
             log(f"{scenario}: already in {a.out}")
-            continue
+    for scenario, kind in jobs:
         left = a.deadline_s - (time.time() - started) if a.deadline_s else 0
         if a.deadline_s and left <= 0:
             log("deadline reached")
             break
-        if "kernel" in todo:
+        if kind == "kernel":
             procs = [
                 worker(scenario, f"{a.out}.{scenario}.part{w}", f"{w}:{a.workers}", left) for w in range(a.workers)
             ]
@@ -573,11 +572,7 @@ def main(argv=None):
             measured = sum(len(line["configs"]) for line in lines)
             took = time.time() - started
             log(f"{scenario}: {len(lines)} kernel lines, {measured} configurations measured, {took:.0f} s")
-        if "site" in todo:  # one process: its compiles are timed side by side
-            left = a.deadline_s - (time.time() - started) if a.deadline_s else 0
-            if a.deadline_s and left <= 0:
-                log("deadline reached")
-                break
+        else:  # one process: its compiles are timed side by side
             parts = gathered(scenario, [worker(scenario, f"{a.out}.{scenario}.sites", "site", left)])
             lines = [line for part in parts for line in part]
             append(lines)
