@@ -419,6 +419,7 @@ char *diode_decide_json(diode_selector *selector, const char *kind, const char *
             const auto d = selector->selector.decideSmallMForm(site);
             out = {{"decompose", d.decompose},
                    {"materialise_operand", d.materialiseOperand},
+                   {"library_over_cache", d.libraryOverCache},
                    {"predicted_ratio", d.predictedRatio},
                    {"reason", d.reason}};
         } else {

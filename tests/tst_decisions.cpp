@@ -75,6 +75,7 @@ private slots:
     void formModelKeepsTheLibraryForAnOpItNeverMeasured();
     void decomposedProjectionsReadTheirOperandWrittenOnce();
     void aSiteMeasuredInAStepSupersedesTheSameSiteMeasuredAlone();
+    void aModelSaysItsLibraryFormReadsTheCacheAsStored();
     void modelsSurviveThePackageRoundTrip();
     void readerNamesTheFileLineAndField();
     void shippedPackagesCarryBothModelsAndDecideAsDocumented();
@@ -538,6 +539,84 @@ void TestDecisions::aSiteMeasuredInAStepSupersedesTheSameSiteMeasuredAlone() {
     // Another op's sites are predicted from its own: the bmm, measured alone, keeps its library kernel.
     QVERIFY(!decideForm(steps, sites[9].site, 0.05).decompose);
     QCOMPARE(sites[9].site.op, std::string("bmm"));
+}
+
+void TestDecisions::aModelSaysItsLibraryFormReadsTheCacheAsStored() {
+    // Grouped-query attention over a concatenated cache timed twice: the library form over the copies
+    // the attention as written makes (slow: decomposing is faster, 0.5x) and over the cache as stored
+    // (1.25x); and attention with a KV head per query head, timed as written.
+    auto line = [](const std::string &name, int kvGroup, double decomposedMs, bool overCache) {
+        nlohmann::json j{{"kind", "site"},
+                         {"name", name},
+                         {"family", "a"},
+                         {"site",
+                          {{"op", "attention"},
+                           {"dtype", "bf16"},
+                           {"B", 32},
+                           {"M", 1},
+                           {"N", 513},
+                           {"K", 128},
+                           {"kv_group", kvGroup},
+                           {"concat", true}}},
+                         {"library_ms", 1.0},
+                         {"decomposed_ms", decomposedMs}};
+        if (overCache)
+            j["library_over_cache"] = true;
+        return j.dump() + "\n";
+    };
+    const std::string copies =
+        line("a/attention-g4-cat", 4, 0.5, false) + line("a/attention-cat", 1, 0.5, false);
+    const std::string stored = line("a/attention-g4-cat-stored", 4, 1.25, true);
+    // The line says how its library form was timed, and the store's JSON says it again.
+    const auto data = readDecisionLines(copies + stored, "lines");
+    QCOMPARE(data.sites.size(), size_t(3));
+    QVERIFY(!data.sites[0].libraryOverCache && data.sites[2].libraryOverCache);
+    QCOMPARE(toJson(data.sites[2]).value("library_over_cache", false), true);
+    QVERIFY(!toJson(data.sites[0]).contains("library_over_cache"));
+    auto bad = nlohmann::json::parse(stored);
+    bad["library_over_cache"] = "yes";
+    QVERIFY_THROWS_EXCEPTION(InvalidInput, readDecisionLines(bad.dump(), "bad"));
+    // Timed over copies only: decomposed is faster, and the library form is the attention as written.
+    const auto before = SmallMFormModel::build(readDecisionLines(copies, "copies").sites);
+    const SmallMSite grouped = data.sites[0].site, single = data.sites[1].site;
+    QVERIFY(!before.libraryOverCache());
+    QCOMPARE(before.sites(), 2);
+    QVERIFY(decideForm(before, grouped, 0.05).decompose);
+    QVERIFY(!decideForm(before, grouped, 0.05).libraryOverCache);
+    // With the grouped cache read as stored, the grouped line timed over copies is another decision's
+    // and is left out; the one with a KV head per query head is timed as its library form is written.
+    const auto after = SmallMFormModel::build(data.sites);
+    QVERIFY(after.libraryOverCache());
+    QCOMPARE(after.sites(), 2);
+    QVERIFY(after.timesItsLibraryForm(data.sites[1]) && !after.timesItsLibraryForm(data.sites[0]));
+    const auto d = decideForm(after, grouped, 0.05);
+    QVERIFY(!d.decompose && d.libraryOverCache);
+    // Said whichever form is chosen, for attention with grouped KV heads (concatenated or not), and
+    // for nothing else: a KV head per query head, or another op.
+    SmallMSite unconcatenated = grouped;
+    unconcatenated.concat = false;
+    QVERIFY(decideForm(after, unconcatenated, 0.05).libraryOverCache);
+    QVERIFY(!decideForm(after, single, 0.05).libraryOverCache);
+    QVERIFY(decideForm(after, single, 0.05).decompose);
+    SmallMSite mm = grouped;
+    mm.op = "mm";
+    QVERIFY(!decideForm(after, mm, 0.05).libraryOverCache);
+    // A line timed over the cache as stored where the decision writes the attention as written (a KV
+    // head per query head) is another decision's too.
+    auto sites = data.sites;
+    sites.push_back(readDecisionLines(line("a/attention-cat-stored", 1, 2.0, true), "x").sites[0]);
+    QVERIFY(!SmallMFormModel::build(sites).timesItsLibraryForm(sites.back()));
+    QCOMPARE(SmallMFormModel::build(sites).sites(), 2);
+    // The package keeps it; a package without the field is one timed over copies.
+    auto json = nlohmann::json::parse(after.toJson().dump());
+    QVERIFY(SmallMFormModel::fromJson(json).libraryOverCache());
+    json.erase("library_over_cache");
+    QVERIFY(!SmallMFormModel::fromJson(json).libraryOverCache());
+    json["library_over_cache"] = 1;
+    QVERIFY_THROWS_EXCEPTION(InvalidInput, SmallMFormModel::fromJson(json));
+    // Held out, a line is judged only by a model that writes its library form.
+    QCOMPARE(evaluateForms(after, data.sites, 0.05).sites, 2);
+    QCOMPARE(evaluateForms(before, data.sites, 0.05).sites, 2);
 }
 
 void TestDecisions::modelsSurviveThePackageRoundTrip() {

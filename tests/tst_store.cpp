@@ -340,7 +340,7 @@ private slots:
             Store s(path.toStdString());
             QFAIL("opened a database of a newer schema");
         } catch (const StoreError &e) {
-            QVERIFY2(QString(e.what()).contains("written by schema 7; this build reads up to 5"), e.what());
+            QVERIFY2(QString(e.what()).contains("written by schema 7; this build reads up to 6"), e.what());
         }
         QCOMPARE(testutil::fileBytes(path), before);
     }

@@ -161,6 +161,8 @@ FormEvaluation evaluateForms(const SmallMFormModel &model, const std::vector<Mea
     for (const auto &s : sites) {
         if (s.libraryMs <= 0 || s.decomposedMs <= 0)
             continue;
+        if (!model.timesItsLibraryForm(s))
+            continue; // its library time is of another library form than the decision writes
         const FormDecision d = decideForm(model, s.site, margin);
         const double pick = d.decompose ? s.decomposedMs : s.libraryMs;
         const double best = std::min(s.libraryMs, s.decomposedMs);

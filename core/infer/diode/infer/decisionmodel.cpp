@@ -218,6 +218,11 @@ void readDecisionLine(const std::string &line, const std::string &where, Decisio
         s.decomposedDefaultMs = optionalMs(j, "decomposed_default_ms", where);
         s.decomposedTunedMs = optionalMs(j, "decomposed_tuned_ms", where);
         s.configsFrom = textField(j, "configs_from", where);
+        if (j.contains("library_over_cache")) {
+            if (!j["library_over_cache"].is_boolean())
+                throw InvalidInput(fmt::format("{}: \"library_over_cache\" must be true or false", where));
+            s.libraryOverCache = j["library_over_cache"].get<bool>();
+        }
         data.sites.push_back(std::move(s));
     }
 }
@@ -290,6 +295,8 @@ nlohmann::json toJson(const MeasuredSite &s) {
     j["decomposed_ms"] = s.decomposedMs;
     if (!s.configsFrom.empty())
         j["configs_from"] = s.configsFrom;
+    if (s.libraryOverCache)
+        j["library_over_cache"] = true;
     return j;
 }
 
@@ -543,9 +550,14 @@ SmallMFormModel SmallMFormModel::build(const std::vector<MeasuredSite> &sites, i
                                        const std::vector<std::string> &ops) {
     SmallMFormModel m;
     m.m_neighbours = k;
+    m.m_libraryOverCache = std::any_of(sites.begin(), sites.end(), [](const auto &s) {
+        return s.libraryOverCache && readsCacheAsStored(s.site);
+    });
     for (const auto &s : sites) {
         if (s.libraryMs <= 0 || s.decomposedMs <= 0)
             continue;
+        if (!m.timesItsLibraryForm(s))
+            continue; // a library time of another library form describes another decision
         if (!ops.empty() && std::find(ops.begin(), ops.end(), s.site.op) == ops.end())
             continue;
         if (std::find(m.m_ops.begin(), m.m_ops.end(), s.site.op) == m.m_ops.end())
@@ -572,27 +584,52 @@ SmallMFormModel SmallMFormModel::build(const std::vector<MeasuredSite> &sites, i
     return kept;
 }
 
+bool readsCacheAsStored(const SmallMSite &site) {
+    return site.op == "attention" && site.kvGroup > 1;
+}
+
+bool SmallMFormModel::timesItsLibraryForm(const MeasuredSite &s) const {
+    return s.libraryOverCache == (m_libraryOverCache && readsCacheAsStored(s.site));
+}
+
 bool SmallMFormModel::covers(const std::string &op) const {
     return std::find(m_ops.begin(), m_ops.end(), op) != m_ops.end();
+}
+
+bool SmallMFormModel::rowReadsCacheAsStored(const std::vector<float> &row) const {
+    // The op's one-hot leads a row, attention first; the KV group is a named feature (siteFeatures).
+    static const size_t group =
+        size_t(std::find(siteFeatureNames().begin(), siteFeatureNames().end(), std::string("log2_kv_group")) -
+               siteFeatureNames().begin());
+    return m_libraryOverCache && row[0] == 1.0f && row[group] > 0.0f;
 }
 
 double SmallMFormModel::predictLog2Ratio(const SmallMSite &site) const {
     if (m_rows.empty() || !covers(site.op))
         return 0.0;
     const std::vector<float> query = siteRow(site);
-    auto near = nearest(query, m_rows, m_scale, m_neighbours);
+    // The nearest rows among those timed with the library form the site's decision writes: a ratio
+    // to another library form is another decision's.
+    const bool overCache = rowReadsCacheAsStored(query);
+    auto nearestWhere = [&](auto &&keep) {
+        std::vector<std::vector<float>> rows;
+        std::vector<size_t> index;
+        for (size_t i = 0; i < m_rows.size(); ++i)
+            if (rowReadsCacheAsStored(m_rows[i]) == overCache && keep(i))
+                rows.push_back(m_rows[i]), index.push_back(i);
+        auto near = nearest(query, rows, m_scale, m_neighbours);
+        for (auto &n : near)
+            n.second = index[n.second];
+        return near;
+    };
+    auto near = nearestWhere([](size_t) { return true; });
+    if (near.empty())
+        return 0.0;
     // Sites of its op measured inside steps, where one is among its nearest, predict it alone (their
     // nearest); the nearest of them, within kSameSite, is the site itself measured there.
     auto fromStep = [&](size_t i) { return m_inStep[i] && sameOp(query, m_rows[i]); };
     if (std::any_of(near.begin(), near.end(), [&](const auto &n) { return fromStep(n.second); })) {
-        std::vector<std::vector<float>> rows;
-        std::vector<size_t> index;
-        for (size_t i = 0; i < m_rows.size(); ++i)
-            if (fromStep(i))
-                rows.push_back(m_rows[i]), index.push_back(i);
-        near = nearest(query, rows, m_scale, m_neighbours);
-        for (auto &n : near)
-            n.second = index[n.second];
+        near = nearestWhere(fromStep);
         // Measured there (in several steps, perhaps): the mean of those measurements.
         double same = 0;
         int count = 0;
@@ -627,6 +664,8 @@ nlohmann::json SmallMFormModel::toJson() const {
             inStep.push_back(i);
     if (!inStep.empty())
         j["in_step"] = inStep;
+    if (m_libraryOverCache) // absent: the attention as written, as in packages older than the field
+        j["library_over_cache"] = true;
     return j;
 }
 
@@ -668,6 +707,10 @@ SmallMFormModel SmallMFormModel::fromJson(const nlohmann::json &j) {
                                            where, i.dump(), m.m_rows.size()));
         m.m_inStep[i.get<size_t>()] = true;
     }
+    const auto &overCache = j.value("library_over_cache", nlohmann::json(false));
+    if (!overCache.is_boolean())
+        throw InvalidInput(fmt::format("{}: \"library_over_cache\" must be true or false", where));
+    m.m_libraryOverCache = overCache.get<bool>();
     return m;
 }
 
@@ -721,6 +764,7 @@ bool materialisesOperand(const SmallMSite &site) {
 FormDecision decideForm(const SmallMFormModel &model, const SmallMSite &site, double margin) {
     FormDecision d;
     d.materialiseOperand = materialisesOperand(site);
+    d.libraryOverCache = model.libraryOverCache() && readsCacheAsStored(site);
     if (!model.covers(site.op)) {
         d.reason = "op_not_measured";
         return d;

@@ -32,7 +32,8 @@ struct MeasuredKernel {
 inline constexpr std::string_view kStepLinePrefix = "step:";
 
 /// One small-M site as the sweep measured it: the library path (cuBLAS, cuDNN or flash attention,
-/// with whatever copies it needs) and the multiply-and-sum form Inductor fuses, each timed whole:
+/// with whatever copies it needs, or none: `libraryOverCache`) and the multiply-and-sum form
+/// Inductor fuses, each timed whole:
 /// compiled alone, or inside a model step (`inStep`), where its times are its share of the step's
 /// (the library kernels the decomposed form removes, and that plus the step's change per site).
 struct MeasuredSite {
@@ -47,10 +48,21 @@ struct MeasuredSite {
     std::optional<double> decomposedDefaultMs; ///< with Inductor's own configs
     std::optional<double> decomposedTunedMs;   ///< with coordinate descent's
     std::string configsFrom;                   ///< the package whose configs timed it ("": none)
+    /// Attention with grouped KV heads, its library form timed as FlashAttention over the KV cache as
+    /// stored (no copy; new tokens concatenated by torch.cat merged by log-sum-exp); false: the
+    /// attention as written (Inductor's SDPA kernel over the copies it makes).
+    bool libraryOverCache = false;
     std::string gpu;
     int smCount = 0;
     double seconds = 0;
 };
+
+/// Whether `site`'s library form reads its KV cache as stored, where a model's sites were timed so:
+/// attention with grouped KV heads (kvGroup > 1), whose copy as written repeats each KV head once
+/// per query head, and which FlashAttention reads once for all of them. Attention with a KV head per
+/// query head stays as written (docs/MODELS.md: measured both ways, neither form's time is
+/// predictable enough there).
+bool readsCacheAsStored(const SmallMSite &site);
 
 /// A case the sweep could not measure, with its reason: kept so that a store says what was tried.
 struct SkippedCase {
@@ -148,6 +160,9 @@ private:
 /// it); where one measured inside a step is among a site's nearest, the nearest of those alone
 /// predict it. Alone, a site has other neighbours to fuse with than in a decoder layer (a weak proxy
 /// of the step, docs/MODELS.md), and the step's figure is the one a compile meets.
+/// A model built from sites whose library form read the KV cache as stored (MeasuredSite::
+/// libraryOverCache) says so (`libraryOverCache`), and is built from the sites whose library form is
+/// the one its decisions write (readsCacheAsStored): another's library time is of another decision.
 class SmallMFormModel {
 public:
     static constexpr int kVersion = 1;
@@ -163,14 +178,20 @@ public:
     double predictLog2Ratio(const SmallMSite &site) const;
     int sites() const { return int(m_rows.size()); }
     bool covers(const std::string &op) const;
+    bool libraryOverCache() const { return m_libraryOverCache; }
+    /// Whether `s` was timed with the library form this model's decisions write at its site.
+    bool timesItsLibraryForm(const MeasuredSite &s) const;
 
 private:
     std::vector<std::string> m_ops; ///< the ops of its sites
     std::vector<std::vector<float>> m_rows;
     std::vector<float> m_log2Ratio;
     std::vector<bool> m_inStep; ///< per row: measured inside a model step
+    /// Whether a row's library form read the KV cache as stored (readsCacheAsStored, from its features).
+    bool rowReadsCacheAsStored(const std::vector<float> &row) const;
     std::vector<float> m_scale;
     int m_neighbours = 4;
+    bool m_libraryOverCache = false;
 };
 
 /// The margin by which a decision must be predicted faster before it departs from Inductor's own
@@ -205,6 +226,10 @@ struct FormDecision {
     /// measurement may decompose a site the model would not): from memory, written once, instead of
     /// recomputed in every program of the multiply-and-sum; true for mm and addmm (decideForm says why).
     bool materialiseOperand = false;
+    /// How the site's library form reads a KV cache with grouped KV heads, whichever form is chosen:
+    /// as stored (FlashAttention over it, new tokens merged), as the model's library times were
+    /// measured, instead of over the copies the attention as written makes (readsCacheAsStored).
+    bool libraryOverCache = false;
     double predictedRatio = 1; ///< decomposed time over library time
     std::string reason; ///< "decomposed_predicted_faster", "library_predicted_faster", "op_not_measured"
 };

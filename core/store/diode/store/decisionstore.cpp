@@ -90,12 +90,13 @@ void putSite(Store &store, const MeasuredSite *m, const SkippedCase *skipped, co
         store,
         "INSERT INTO measured_sites(gpu, name, configs_from, family, sm_count, site_json, library_ms, "
         "decomposed_default_ms, decomposed_tuned_ms, decomposed_ms, skipped, seconds, source, "
-        "imported_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(gpu, name, configs_from) DO "
+        "imported_at, library_over_cache) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(gpu, name, "
+        "configs_from) DO "
         "UPDATE SET family=excluded.family, sm_count=excluded.sm_count, site_json=excluded.site_json, "
         "library_ms=excluded.library_ms, decomposed_default_ms=excluded.decomposed_default_ms, "
         "decomposed_tuned_ms=excluded.decomposed_tuned_ms, decomposed_ms=excluded.decomposed_ms, "
         "skipped=excluded.skipped, seconds=excluded.seconds, source=excluded.source, "
-        "imported_at=excluded.imported_at",
+        "imported_at=excluded.imported_at, library_over_cache=excluded.library_over_cache",
         SqlStatement::Cached{});
     if (m) {
         s.bind(1, m->gpu).bind(2, m->name).bind(3, m->configsFrom).bind(4, m->family).bind(5, m->smCount);
@@ -108,7 +109,7 @@ void putSite(Store &store, const MeasuredSite *m, const SkippedCase *skipped, co
         s.bind(5, skipped->smCount).bindNull(6).bindNull(7).bindNull(8).bindNull(9).bindNull(10);
         s.bind(11, skipped->reason).bind(12, skipped->seconds);
     }
-    s.bind(13, source).bind(14, utcNow());
+    s.bind(13, source).bind(14, utcNow()).bind(15, int64_t(m && m->libraryOverCache));
     s.run(fmt::format("cannot store site line '{}'", m ? m->name : skipped->name));
 }
 
@@ -222,8 +223,8 @@ DecisionData storedDecisionData(Store &store) {
     SqlStatement s(
         store,
         "SELECT id, gpu, name, configs_from, family, sm_count, site_json, library_ms, "
-        "decomposed_default_ms, decomposed_tuned_ms, decomposed_ms, skipped, seconds FROM measured_sites "
-        "ORDER BY id");
+        "decomposed_default_ms, decomposed_tuned_ms, decomposed_ms, skipped, seconds, library_over_cache "
+        "FROM measured_sites ORDER BY id");
     while (s.step("cannot read site lines")) {
         const std::string where =
             fmt::format("database '{}': measured_sites row {}", store.path(), s.integer(0));
@@ -241,6 +242,7 @@ DecisionData storedDecisionData(Store &store) {
         m.decomposedTunedMs = optionalReal(s, 9);
         m.decomposedMs = s.real(10);
         m.seconds = s.real(12);
+        m.libraryOverCache = s.integer(13) != 0;
         data.sites.push_back(std::move(m));
     }
     return data;

@@ -169,6 +169,12 @@ CREATE TABLE measured_sites(
   CHECK((skipped IS NULL) = (site_json IS NOT NULL AND library_ms IS NOT NULL AND decomposed_ms IS NOT NULL)),
   UNIQUE(gpu, name, configs_from));
 )sql",
+    // 5 -> 6: how a site line's library form was timed (MeasuredSite::libraryOverCache); the lines
+    // before it were all timed as written.
+    R"sql(
+ALTER TABLE measured_sites ADD COLUMN library_over_cache INTEGER NOT NULL DEFAULT 0
+  CHECK(library_over_cache IN (0, 1));
+)sql",
 };
 
 // A read-only connection cannot migrate an older database (the shipped dataset is opened so):
@@ -203,7 +209,11 @@ CREATE TEMP TABLE measured_kernel_configs(kernel_id INTEGER, position INTEGER, c
   error TEXT);
 CREATE TEMP TABLE measured_sites(id INTEGER PRIMARY KEY, gpu TEXT, name TEXT, configs_from TEXT, family TEXT,
   sm_count INTEGER, site_json TEXT, library_ms REAL, decomposed_default_ms REAL, decomposed_tuned_ms REAL,
-  decomposed_ms REAL, skipped TEXT, seconds REAL, source TEXT, imported_at TEXT);
+  decomposed_ms REAL, skipped TEXT, seconds REAL, source TEXT, imported_at TEXT, library_over_cache INTEGER);
+)sql",
+    // 5: site lines all timed as written. (A database of schema 4 has the table above already.)
+    R"sql(
+CREATE TEMP VIEW IF NOT EXISTS measured_sites AS SELECT *, 0 AS library_over_cache FROM main.measured_sites;
 )sql",
 };
 

@@ -92,7 +92,7 @@ struct StoreStats {
 /// through StoreWriter, which owns its own Store on a thread.
 class Store : public SqlConnection {
 public:
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = 6;
     enum class Mode { ReadWrite, ReadOnly };
     /// A database that is neither empty nor diode's (another program's tables): Refuse leaves
     /// it untouched (no WAL, no tables) and throws StoreError naming what it holds; Adopt adds
