@@ -64,6 +64,36 @@ def decode_step(batch=8, context=1024, heads=32, kv_heads=8, hd=128):
     return fn, (q, ck, cv, nk, nv)
 
 
+class forms_turned:
+    """The installed package's small-M answers with their form turned to `decompose`, each answer as
+    the package gave it kept in `answers`: a test of how a form is written, whichever form the
+    shipped data pick for its site."""
+
+    def __init__(self, decompose: bool):
+        self.decompose, self.answers = decompose, []
+
+    def __enter__(self):
+        from torch_diode import _native
+
+        self.real = real = _native.Selector.decide_json
+
+        def turned(selector, kind, request):
+            answer = real(selector, kind, request)
+            if kind != "small_m_form":
+                return answer
+            self.answers.append(answer)
+            return dict(answer, decompose=self.decompose)
+
+        _native.Selector.decide_json = turned
+        return self
+
+    def __exit__(self, *exc):
+        from torch_diode import _native
+
+        _native.Selector.decide_json = self.real
+        return False
+
+
 @unittest.skipIf(WHY, WHY or "")
 class DecisionsTest(unittest.TestCase):
     def setUp(self):
@@ -91,14 +121,36 @@ class DecisionsTest(unittest.TestCase):
         self.assertTrue(torch_diode.install(PACKAGE), torch_diode.get_integration_status()["reason"])
         fn, args = decode_step()
         ref = fn(*args).float()
-        out, code = self.compile_code(fn, args)
+        with forms_turned(decompose=True):
+            out, code = self.compile_code(fn, args)
         st = torch_diode.get_stats()["decisions"]
         self.assertEqual(st["small_m_form"]["seen"], 1, st)
-        self.assertEqual(st["small_m_form"]["decided"], 1, st)  # the package decomposes this site
+        self.assertEqual(st["small_m_form"]["decided"], 1, st)
         self.assertNotIn("torch.ops.aten._scaled_dot_product", code)  # no attention library call left
         self.assertGreater(st["kernel_config"]["decided"], 0, st)
         self.assertIn("@triton_heuristics.fixed_config(", code)
         self.assertEqual(st["kernel_config"]["errors"], 0, st)
+        err = float((out.float() - ref).abs().max() / ref.abs().max())
+        self.assertLess(err, 2e-2)
+
+    def test_attention_in_its_library_form_reads_the_kv_cache_as_stored(self):
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(PACKAGE))
+        fn, args = decode_step(batch=2, context=512)
+        ref = fn(*args).float()
+        with forms_turned(decompose=False) as turned:
+            out, code = self.compile_code(fn, args)
+        answers = turned.answers
+        # The shipped package's library times are of this form, and it says so.
+        self.assertEqual([a.get("library_over_cache") for a in answers], [True], answers)
+        st = torch_diode.get_stats()["decisions"]["small_m_form"]
+        self.assertEqual((st["decided"], st["library_over_cache"], st["errors"]), (0, 1, 0), st)
+        # FlashAttention over the cache as stored: neither the concatenation nor the grouped heads'
+        # copy (2 x 32 heads x 512 tokens x 128) is made.
+        self.assertIn("aten._scaled_dot_product_flash_attention", code)
+        self.assertNotIn("(2, 32, 512, 128)", code)
+        self.assertNotIn("(2, 8, 512, 128)", code)
         err = float((out.float() - ref).abs().max() / ref.abs().max())
         self.assertLess(err, 2e-2)
 
@@ -329,7 +381,7 @@ class DecisionsTest(unittest.TestCase):
         args = args1 + args2
         pm.fwd_only = counting
         try:
-            with config.patch(post_grad_custom_post_pass=after):
+            with config.patch(post_grad_custom_post_pass=after), forms_turned(decompose=True):
                 out, _ = self.compile_code(two_layers, args)
         finally:
             pm.fwd_only = real

@@ -49,6 +49,7 @@ class DecisionStats:
             self.errors: dict = {k: Counter() for k in KINDS}
             self.applied: Counter = Counter()
             self.seconds: Counter = Counter()
+            self.library_forms = 0
 
     def add(self, kind: str, seconds: float, undescribed: str = "", error: str = "", applied: bool = False):
         """`error`: "read_..." (the translator failed) or "ask_..." (the library refused the request) for
@@ -61,12 +62,19 @@ class DecisionStats:
             if error:
                 self.errors[kind][error] += 1
 
+    def add_library_form(self, written: bool) -> None:
+        """A site kept in its library form, written over the KV cache as stored (_forms.Site.library)."""
+        with self._lock:
+            self.library_forms += bool(written)
+
     def merged(self, library: dict) -> dict:
         """get_stats()["decisions"]: the library's counters of every kind, and for these two kinds:
         "seen" (every kernel or site met), "decided" (a site decomposed, a kernel given a fixed
         configuration, and Inductor took it), "kept_default" ({reason: n}: the library kept
         Inductor's behaviour, or an error did), "not_described" ({reason: n}), "errors" and
-        "time_s"."""
+        "time_s"; for small-M forms also "library_over_cache" (attention with grouped KV heads kept in
+        its library form, FlashAttention over the KV cache as stored instead of the copies the
+        attention as written makes)."""
         out = dict(library)
         with self._lock:
             for kind in KINDS:
@@ -84,6 +92,7 @@ class DecisionStats:
                     "errors": errors,
                     "time_s": self.seconds[kind],
                 }
+            out["small_m_form"]["library_over_cache"] = self.library_forms
         return out
 
 
@@ -228,13 +237,17 @@ class Decisions:
                 applied = bool(answer.get("decompose"))
                 if self.form_by is not None:
                     applied = bool(self.form_by(site.site, applied))
+                # the library form over the KV cache as stored, where the model's library times are of it
+                library_form = not applied and site.library is not None and bool(answer.get("library_over_cache"))
                 if self.recorders:  # the form applied
-                    self._record("small_m_form", {"site": site.site}, dict(answer, decompose=applied))
-                if applied:
-                    _forms.follow(site, replaced)
-                    replaced.update(
-                        _forms.rewrite(graph, site, traces, materialise=bool(answer.get("materialise_operand")))
+                    self._record(
+                        "small_m_form", {"site": site.site}, dict(answer, decompose=applied, library_form=library_form)
                     )
+                if applied or library_form:
+                    _forms.follow(site, replaced)
+                    materialise = bool(answer.get("materialise_operand"))
+                    replaced.update(_forms.rewrite(graph, site, traces, materialise=materialise, decompose=applied))
+                    self.stats.add_library_form(library_form)
             except Exception as e:  # the site keeps its library kernel
                 self._kept(
                     "small_m_form", "rewrite", "small-M form: keeping the library kernel", e, time.perf_counter() - t1

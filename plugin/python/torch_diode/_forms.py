@@ -10,7 +10,14 @@ input, a norm's or an activation's output, is written out once rather than recom
 of the sum, when the library says materialise_operand).
 Inductor itself decomposes bmm and mm with a dimension of 1 only under coordinate-descent tuning
 (torch/_inductor/decomposition.py, bmm and mm); this pass makes that choice per site, from the
-package's measured model (diode_decide "small_m_form"), in plain torch.compile. It runs as
+package's measured model (diode_decide "small_m_form"), in plain torch.compile.
+
+Attention whose KV heads are expanded for grouped queries (repeat_kv), over a cache perhaps grown by
+torch.cat, keeps a library kernel in its library form, but not the copies, where the library says
+library_over_cache (the package's library times were measured so): FlashAttention reads the cache as
+stored, each KV head once for its query heads, and the new tokens' scores join its log-sum-exp
+afterwards, an exact softmax over both. Where FlashAttention cannot run (its dtypes, head sizes, a
+GPU before sm80, an attention bias) the library form is the attention as written. It runs as
 Inductor's post-grad custom pre-pass (config.post_grad_custom_pre_pass, a CustomGraphPass), after
 Inductor has turned matmul-softmax-matmul patterns into scaled_dot_product_attention, so the
 attention a model writes out by hand and the one it calls are seen alike.
@@ -29,16 +36,35 @@ from . import _native
 
 # How the decomposed forms are written; Inductor's FX graph cache keys on it (the pass's uuid), so a
 # graph compiled by a torch_diode that wrote them otherwise is not served again. 2: a projection's
-# computed input written out once (materialise_operand).
-FORMS_VERSION = 2
+# computed input written out once (materialise_operand). 3: attention's library form reads a KV
+# cache with grouped heads as stored (FlashAttention, new tokens merged by log-sum-exp).
+FORMS_VERSION = 3
+
+
+class Form:
+    """How one form of a site is written: the function standing for the site (traced with Inductor's
+    decompositions) and the graph values it reads."""
+
+    def __init__(self, tensors: list, replacement):
+        self.tensors, self.replacement = tensors, replacement
 
 
 class Site:
     """One place the pass may rewrite: what the library is asked about (`site`, core's SmallMSite)
-    and how to rewrite it."""
+    and how to rewrite it: `decomposed` always, `library` where the library form is not the site as
+    written (attention over a concatenated or grouped KV cache, FlashAttention over it as stored)."""
 
-    def __init__(self, node, site: dict, tensors: list, replacement, users: list):
-        self.node, self.site, self.tensors, self.replacement, self.users = node, site, tensors, replacement, users
+    def __init__(self, node, site: dict, tensors: list, replacement, users: list, library: Optional[Form] = None):
+        self.node, self.site, self.users = node, site, users
+        self.decomposed, self.library = Form(tensors, replacement), library
+
+    @property
+    def tensors(self) -> list:
+        return self.decomposed.tensors
+
+    def form(self, decompose: bool) -> Optional[Form]:
+        """The form to write in place of the site; None: the site stays as written."""
+        return self.decomposed if decompose else self.library
 
 
 def _val(node):
@@ -110,6 +136,94 @@ def _kv_facts(node) -> tuple[int, bool]:
     return group, concat
 
 
+def _kv_as_stored(node, heads: int, head_dim: int) -> Optional[list]:
+    """The tensors an attention operand (B, H, S, D) was made of, as stored, when it is a KV cache
+    whose KV heads are expanded for grouped queries (each KV head shared by the H / KV query heads
+    that follow it, Hugging Face's repeat_kv), perhaps grown by torch.cat along its tokens first:
+    [cache] or [cache, new], each (B, KV, tokens, D). None for any other making, which the library
+    form reads as written (core's readsCacheAsStored: grouped KV heads only)."""
+    import torch
+
+    aten = torch.ops.aten
+    passes = {
+        aten.view.default,
+        aten._unsafe_view.default,
+        aten.reshape.default,
+        aten.clone.default,
+        aten.unsqueeze.default,
+        aten.alias.default,
+    }
+    chain = _origins(node)
+    if not chain:
+        return None
+    pieces, grouped = None, False
+    for i, n in enumerate(chain):
+        if n.target is aten.cat.default:
+            dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
+            if i != len(chain) - 1 or len(n.args[0]) != 2 or dim not in (2, -2):
+                return None
+            pieces = list(n.args[0])
+        elif n.target is aten.expand.default:
+            src, dst = _val(n.args[0]), _val(n)
+            # (B, KV, 1, S, D) -> (B, KV, G, S, D): the group's dimension right after the KV heads
+            if src is None or dst is None or src.dim() != 5 or int(src.shape[2]) != 1:
+                return None
+            if any(int(a) != int(b) for j, (a, b) in enumerate(zip(src.shape, dst.shape)) if j != 2):
+                return None
+            grouped = True
+        elif n.target not in passes:
+            return None
+    if pieces is None:
+        last = chain[-1]
+        if last.target is not aten.unsqueeze.default:
+            return None
+        pieces = [last.args[0]]
+    vals = [_val(p) for p in pieces]
+    if any(v is None or v.dim() != 4 for v in vals):
+        return None
+    b, kv = int(vals[0].shape[0]), int(vals[0].shape[1])
+    for v in vals:
+        if (int(v.shape[0]), int(v.shape[1]), int(v.shape[3])) != (b, kv, head_dim):
+            return None
+    if not grouped or kv == 0 or heads % kv or kv == heads:
+        return None
+    return pieces
+
+
+def _flash_runs(q) -> bool:
+    """Whether FlashAttention runs on a query of these metadata (its dtypes, head sizes, sm80 and
+    later, enabled)."""
+    import torch
+
+    if q.device.type != "cuda" or q.dtype not in (torch.float16, torch.bfloat16):
+        return False
+    d = int(q.shape[-1])
+    if d % 8 or d > 256 or not torch.backends.cuda.flash_sdp_enabled():
+        return False
+    return torch.cuda.get_device_capability(q.device) >= (8, 0)
+
+
+def _library_attention(q, k, v, bias, scale: float, vq) -> Optional[Form]:
+    """The library form of an attention site whose key and value are a cache with grouped KV heads:
+    FlashAttention over what is stored (_attention_over_cache). None where the attention as written
+    is the library form."""
+    if bias is not None or not _flash_runs(vq):
+        return None
+    heads, head_dim = int(vq.shape[1]), int(vq.shape[-1])
+    ks, vs = _kv_as_stored(k, heads, head_dim), _kv_as_stored(v, heads, head_dim)
+    if ks is None or vs is None or len(ks) != len(vs):
+        return None
+    vk, vv = _val(ks[0]), _val(vs[0])
+    if tuple(vk.shape) != tuple(vv.shape) or vk.dtype != vq.dtype or vv.dtype != vq.dtype:
+        return None
+    if len(ks) == 2 and tuple(_val(ks[1]).shape) != tuple(_val(vs[1]).shape):
+        return None
+    if sum(int(_val(t).shape[2]) for t in ks) != int(_val(k).shape[-2]):
+        return None
+    tensors = [q, ks[0], vs[0]] + ([ks[1], vs[1]] if len(ks) == 2 else [])
+    return Form(tensors, functools.partial(_attention_over_cache, scale=scale))
+
+
 # ---- the decomposed forms ------------------------------------------------------------------------
 
 
@@ -121,6 +235,30 @@ def _attention(q, k, v, *bias, scale):
         s = s + bias[0].float()
     p = torch.softmax(s, -1)
     return (p.transpose(-1, -2) * v.float()).sum(-2, keepdim=True).to(q.dtype)
+
+
+def _attention_over_cache(q, cache_k, cache_v, *new, scale):
+    """Attention of q (B, H, 1, D) over a KV cache as stored, (B, KV, S, D) with H a multiple of KV,
+    and the new tokens `new` = (key, value), each (B, KV, T, D), when the attention reads the two
+    concatenated: FlashAttention over the cache, then its softmax extended to the new tokens through
+    its log-sum-exp (float32), which is the softmax over the concatenation."""
+    import torch
+
+    attention = torch.ops.aten._scaled_dot_product_flash_attention
+    out, lse = attention(q, cache_k, cache_v, 0.0, False, False, scale=scale)[:2]
+    if not new:
+        return out
+    new_k, new_v = new
+    b, h, _, d = q.shape
+    kv, t = cache_k.shape[1], new_k.shape[2]
+    g = h // kv
+    scores = (q.float().reshape(b, kv, g, 1, d) * new_k.float().reshape(b, kv, 1, t, d)).sum(-1) * scale
+    lse = lse.float().reshape(b, kv, g, 1)
+    top = torch.maximum(lse, scores.amax(-1, keepdim=True))
+    w_cache, w_new = torch.exp(lse - top), torch.exp(scores - top)
+    num = out.float().reshape(b, kv, g, d) * w_cache
+    num = num + (w_new.unsqueeze(-1) * new_v.float().reshape(b, kv, 1, t, d)).sum(-2)
+    return (num / (w_cache + w_new.sum(-1, keepdim=True))).reshape(b, h, 1, d).to(q.dtype)
 
 
 def _bmm(a, b):
@@ -194,7 +332,8 @@ def _attention_site(node) -> Optional[Site]:
         "concat": concat,
     }
     tensors = [q, k, v] + ([bias] if bias is not None else [])
-    return Site(node, site, tensors, functools.partial(_attention, scale=float(scale)), users)
+    library = _library_attention(q, k, v, bias, float(scale), vq)
+    return Site(node, site, tensors, functools.partial(_attention, scale=float(scale)), users, library)
 
 
 def _gemm_site(node, op: str) -> Optional[Site]:
@@ -251,10 +390,10 @@ def find_sites(graph) -> list:
     return sites
 
 
-def _trace_key(site: Site, vals: list):
+def _trace_key(form: Form, vals: list):
     """What a traced replacement depends on: the function and its operands' metadata. None when an
     operand's sizes are symbolic (reading them as integers would add a guard): traced anew then."""
-    fn = site.replacement
+    fn = form.replacement
     if isinstance(fn, functools.partial):
         fn_key = (fn.func, fn.args, tuple(sorted(fn.keywords.items())))
     else:
@@ -270,8 +409,11 @@ def _trace_key(site: Site, vals: list):
     return fn_key, tuple(metas)
 
 
-def rewrite(graph, site: Site, traces: Optional[dict] = None, materialise: bool = False) -> dict:
-    """Replaces the site by its decomposed form, traced with Inductor's decompositions. `traces`, kept
+def rewrite(
+    graph, site: Site, traces: Optional[dict] = None, materialise: bool = False, decompose: bool = True
+) -> dict:
+    """Replaces the site by its decomposed form (its library form with `decompose` False: nothing
+    where that is the site as written), traced with Inductor's decompositions. `traces`, kept
     by the caller across the sites of one graph, holds each form traced once per operand metadata:
     a decode step repeats a few shapes across its layers, and tracing is most of the pass's time.
     `materialise` (the library's materialise_operand) has Inductor write a computed activation
@@ -282,20 +424,23 @@ def rewrite(graph, site: Site, traces: Optional[dict] = None, materialise: bool 
     from torch._inductor.pattern_matcher import fwd_only
     from torch._subclasses.fake_tensor import FakeTensor
 
-    vals = [_val(t) for t in site.tensors]
+    form = site.form(decompose)
+    if form is None:
+        return {}
+    vals = [_val(t) for t in form.tensors]
     fake = next((v.fake_mode for v in vals if isinstance(v, FakeTensor)), None)
     context = fake if fake is not None else torch.no_grad()
-    trace_key = _trace_key(site, vals) if traces is not None else None
+    trace_key = _trace_key(form, vals) if traces is not None else None
     gm = traces.get(trace_key) if trace_key is not None else None
     retraced = gm is None
     if retraced:
         with context:
-            gm = fwd_only(site.replacement, vals)
+            gm = fwd_only(form.replacement, vals)
         if trace_key is not None:
             traces[trace_key] = gm
     env = {}
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    for p, t in zip(placeholders, site.tensors):
+    for p, t in zip(placeholders, form.tensors):
         env[p] = t
     result = None
     inserted = []
@@ -332,7 +477,7 @@ def rewrite(graph, site: Site, traces: Optional[dict] = None, materialise: bool 
     if not site.node.users:
         graph.erase_node(site.node)
         replaced[site.node] = result
-    if materialise:
+    if materialise and decompose:
         operand = activation_operand(site)
         if operand is not None and operand.op == "call_function":  # a graph input is in memory already
             from ._inductor_compat import REALIZE_META
@@ -343,7 +488,9 @@ def rewrite(graph, site: Site, traces: Optional[dict] = None, materialise: bool 
 
 def follow(site: Site, replaced: dict) -> None:
     """Points `site`'s operands at what stands for them now, after the rewrites of earlier sites."""
-    site.tensors = [replaced.get(t, t) if isinstance(t, type(site.node)) else t for t in site.tensors]
+    for form in (site.decomposed, site.library):
+        if form is not None:
+            form.tensors = [replaced.get(t, t) if isinstance(t, type(site.node)) else t for t in form.tensors]
 
 
 def activation_operand(site: Site):

@@ -453,30 +453,45 @@ def _Configured(package):
 
 
 def measure_site(name, family, build, timer, gpu, package=None):
+    import torch
     from torch._inductor.custom_graph_pass import CustomGraphPass
 
     from .. import _forms
 
     fn, args = build()
-    seen = []
+    seen, over_cache = [], []
 
     class Always(CustomGraphPass):
-        """Decomposes every site: the form whose time the line records beside the library's."""
+        """Writes every site in one form: decomposed, the form whose time the line records beside the
+        library form's, or the library form (the attention as written, or over its KV cache as
+        stored where its KV heads are grouped: _forms.Site.library)."""
+
+        def __init__(self, decompose: bool):
+            self.decompose = decompose
 
         def __call__(self, graph):
             replaced = {}
             for site in _forms.find_sites(graph):
                 seen.append(site.site)
+                over_cache.append(site.library is not None)
                 _forms.follow(site, replaced)
-                replaced.update(_forms.rewrite(graph, site))
+                replaced.update(_forms.rewrite(graph, site, decompose=self.decompose))
 
         def uuid(self):
-            return "torch_diode.kernel_sweep.decompose_all"
+            return f"torch_diode.kernel_sweep.{'decompose' if self.decompose else 'library'}_all.{_forms.FORMS_VERSION}"
 
-    always = Always()
     line = {"kind": "site", "name": name, "family": family, **gpu}
-    compiled, ref = _compile(fn, args)
+    with torch.no_grad():
+        ref = fn(*args)
+    compiled, out = _compile(fn, args, pre_pass=Always(False))
+    if any(over_cache):
+        line["library_over_cache"] = True
+    if not _close(out, ref):
+        line["skipped"] = "the library form's output differs"
+        return line
     line["library_ms"] = _time(compiled, args, timer)
+    seen.clear()
+    always = Always(True)
     compiled_d, out = _compile(fn, args, pre_pass=always)
     if len(seen) != 1:
         line["skipped"] = f"{len(seen)} sites"

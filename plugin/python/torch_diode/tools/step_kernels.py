@@ -390,15 +390,19 @@ def measure_step_sites(scenario, package, steps, deadline, part_path):
     timer = GraphTimer()
 
     def build(key, index):
+        """(compiled, its error, its kernels, how many sites it wrote in the library form over the KV
+        cache as stored)."""
         flip["key"] = key
         variant = models.Scenario(sc.name, sc.kind, _variant(sc.fn, index), sc.args, sc.training, sc.params)
+        torch_diode.reset_stats()
         compiled, error, rows = _compiled_step(variant, eager, steps)
-        return compiled, error, {r["name"]: r["us"] for r in rows}
+        over_cache = torch_diode.get_stats()["decisions"]["small_m_form"]["library_over_cache"]
+        return compiled, error, {r["name"]: r["us"] for r in rows}, over_cache
 
     gpu = torch.cuda.get_device_properties(0)
     head = {"family": family, "gpu": gpu.name, "sm_count": gpu.multi_processor_count}
     lines = []
-    base, error0, base_kernels = build(None, 0)
+    base, error0, base_kernels, base_over_cache = build(None, 0)
     if not groups:
         lines.append(
             {
@@ -417,7 +421,7 @@ def measure_step_sites(scenario, package, steps, deadline, part_path):
         site, n = group["site"], group["count"]
         line = {"kind": "site", "name": f"{step_prefix()}{scenario}/{site_name(site)}", **head}
         try:
-            other, error, kernels = build(key, index)
+            other, error, kernels, over_cache = build(key, index)
             if wrong_result(error, error0):
                 raise ValueError(f"wrong result (max relative error {error:.4f} against {error0:.4f})")
             with gpu_lock(), timer.stream_ctx(), torch.no_grad():
@@ -436,6 +440,10 @@ def measure_step_sites(scenario, package, steps, deadline, part_path):
                 step_decomposed_ms=statistics.median(dec),
                 package_decomposes=group["decompose"],
             )
+            # its library form read the KV cache as stored where the library-form compile wrote more
+            # sites so than the other
+            if (over_cache - base_over_cache) * (1 if group["decompose"] else -1) > 0:
+                line["library_over_cache"] = True
         except Exception as e:  # this group is not measured; the others are
             line["skipped"] = f"{type(e).__name__}: {str(e)[:200]}"
             log(f"{scenario}: {site_name(site)}: {line['skipped']}")
