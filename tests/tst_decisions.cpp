@@ -543,23 +543,16 @@ void TestDecisions::aSiteMeasuredInAStepSupersedesTheSameSiteMeasuredAlone() {
 
 void TestDecisions::aModelSaysItsLibraryFormReadsTheCacheAsStored() {
     // Grouped-query attention over a concatenated cache timed twice: the library form over the copies
-    // the attention as written makes (slow: decomposing is faster, 0.5x) and over the cache as stored
-    // (1.25x); and attention with a KV head per query head, timed as written.
+    // the attention as written makes (slow: decomposing is faster, 0.5x) and, where the translator can
+    // write it so (stored_cache), over the cache as stored (1.25x); and attention with a KV head per
+    // query head, timed as written.
     auto line = [](const std::string &name, int kvGroup, double decomposedMs, bool overCache) {
-        nlohmann::json j{{"kind", "site"},
-                         {"name", name},
-                         {"family", "a"},
-                         {"site",
-                          {{"op", "attention"},
-                           {"dtype", "bf16"},
-                           {"B", 32},
-                           {"M", 1},
-                           {"N", 513},
-                           {"K", 128},
-                           {"kv_group", kvGroup},
-                           {"concat", true}}},
-                         {"library_ms", 1.0},
-                         {"decomposed_ms", decomposedMs}};
+        nlohmann::json site{{"op", "attention"}, {"dtype", "bf16"},     {"B", 32},       {"M", 1}, {"N", 513},
+                            {"K", 128},          {"kv_group", kvGroup}, {"concat", true}};
+        if (overCache)
+            site["stored_cache"] = true;
+        nlohmann::json j{{"kind", "site"}, {"name", name},      {"family", "a"},
+                         {"site", site},   {"library_ms", 1.0}, {"decomposed_ms", decomposedMs}};
         if (overCache)
             j["library_over_cache"] = true;
         return j.dump() + "\n";
@@ -576,23 +569,28 @@ void TestDecisions::aModelSaysItsLibraryFormReadsTheCacheAsStored() {
     auto bad = nlohmann::json::parse(stored);
     bad["library_over_cache"] = "yes";
     QVERIFY_THROWS_EXCEPTION(InvalidInput, readDecisionLines(bad.dump(), "bad"));
+    const SmallMSite asWritten = data.sites[0].site, single = data.sites[1].site,
+                     grouped = data.sites[2].site;
+    QVERIFY(grouped.storedCache && !asWritten.storedCache);
     // Timed over copies only: decomposed is faster, and the library form is the attention as written.
     const auto before = SmallMFormModel::build(readDecisionLines(copies, "copies").sites);
-    const SmallMSite grouped = data.sites[0].site, single = data.sites[1].site;
     QVERIFY(!before.libraryOverCache());
     QCOMPARE(before.sites(), 2);
     QVERIFY(decideForm(before, grouped, 0.05).decompose);
     QVERIFY(!decideForm(before, grouped, 0.05).libraryOverCache);
-    // With the grouped cache read as stored, the grouped line timed over copies is another decision's
-    // and is left out; the one with a KV head per query head is timed as its library form is written.
+    // With the cache read as stored: a site the translator can write so is predicted from the sites
+    // timed so alone (the library form), one it cannot (a static cache, a mask) from the others.
     const auto after = SmallMFormModel::build(data.sites);
     QVERIFY(after.libraryOverCache());
-    QCOMPARE(after.sites(), 2);
-    QVERIFY(after.timesItsLibraryForm(data.sites[1]) && !after.timesItsLibraryForm(data.sites[0]));
+    QCOMPARE(after.sites(), 3);
+    QVERIFY(after.timesItsLibraryForm(data.sites[0]) && after.timesItsLibraryForm(data.sites[2]));
     const auto d = decideForm(after, grouped, 0.05);
     QVERIFY(!d.decompose && d.libraryOverCache);
-    // Said whichever form is chosen, for attention with grouped KV heads (concatenated or not), and
-    // for nothing else: a KV head per query head, or another op.
+    QVERIFY(std::abs(d.predictedRatio - 1.25) < 1e-3);
+    QVERIFY(decideForm(after, asWritten, 0.05).decompose);
+    QVERIFY(!decideForm(after, asWritten, 0.05).libraryOverCache);
+    // Said whichever form is chosen, for grouped attention that can be read so (concatenated or not),
+    // and for nothing else: a KV head per query head, or another op, or a model without attention.
     SmallMSite unconcatenated = grouped;
     unconcatenated.concat = false;
     QVERIFY(decideForm(after, unconcatenated, 0.05).libraryOverCache);
@@ -601,21 +599,29 @@ void TestDecisions::aModelSaysItsLibraryFormReadsTheCacheAsStored() {
     SmallMSite mm = grouped;
     mm.op = "mm";
     QVERIFY(!decideForm(after, mm, 0.05).libraryOverCache);
+    QVERIFY(!SmallMFormModel::build(data.sites, 4, {"mm"}).libraryOverCache());
     // A line timed over the cache as stored where the decision writes the attention as written (a KV
-    // head per query head) is another decision's too.
+    // head per query head) is another decision's.
     auto sites = data.sites;
     sites.push_back(readDecisionLines(line("a/attention-cat-stored", 1, 2.0, true), "x").sites[0]);
     QVERIFY(!SmallMFormModel::build(sites).timesItsLibraryForm(sites.back()));
-    QCOMPARE(SmallMFormModel::build(sites).sites(), 2);
-    // The package keeps it; a package without the field is one timed over copies.
+    QCOMPARE(SmallMFormModel::build(sites).sites(), 3);
+    // The package keeps it, with the rows timed so; a package without the field is one timed over copies.
     auto json = nlohmann::json::parse(after.toJson().dump());
-    QVERIFY(SmallMFormModel::fromJson(json).libraryOverCache());
+    QCOMPARE(json["over_cache"], nlohmann::json::array({2}));
+    QVERIFY(std::abs(decideForm(SmallMFormModel::fromJson(json), grouped, 0.05).predictedRatio - 1.25) <
+            1e-3);
+    auto outOfRange = json;
+    outOfRange["over_cache"] = {3};
+    QVERIFY_THROWS_EXCEPTION(InvalidInput, SmallMFormModel::fromJson(outOfRange));
+    auto wrongType = json;
+    wrongType["library_over_cache"] = 1;
+    QVERIFY_THROWS_EXCEPTION(InvalidInput, SmallMFormModel::fromJson(wrongType));
     json.erase("library_over_cache");
+    json.erase("over_cache");
     QVERIFY(!SmallMFormModel::fromJson(json).libraryOverCache());
-    json["library_over_cache"] = 1;
-    QVERIFY_THROWS_EXCEPTION(InvalidInput, SmallMFormModel::fromJson(json));
     // Held out, a line is judged only by a model that writes its library form.
-    QCOMPARE(evaluateForms(after, data.sites, 0.05).sites, 2);
+    QCOMPARE(evaluateForms(after, data.sites, 0.05).sites, 3);
     QCOMPARE(evaluateForms(before, data.sites, 0.05).sites, 2);
 }
 
@@ -740,9 +746,11 @@ void TestDecisions::trainDecisionsReproducesTheShippedHeldOutFigures() {
          {QString::fromStdString(shipped("h200-kernels-extras.jsonl")),
           QString::fromStdString(shipped("h200-kernels-steps.jsonl")),
           QString::fromStdString(shipped("h200-sites.jsonl")),
+          QString::fromStdString(shipped("h200-sites-as-written.jsonl")),
           QString::fromStdString(shipped("h200-sites-steps.jsonl"))}},
         {testutil::sourcePath("trained_models/h100/h100-ingraph-warm.diode").toStdString(),
-         {QString::fromStdString(h100Kernels), QString::fromStdString(shipped("h200-sites.jsonl"))}},
+         {QString::fromStdString(h100Kernels), QString::fromStdString(shipped("h200-sites.jsonl")),
+          QString::fromStdString(shipped("h200-sites-as-written.jsonl"))}},
     };
     for (const auto &[package, args] : cases) {
         QProcess p;

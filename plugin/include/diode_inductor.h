@@ -185,9 +185,12 @@ DIODE_API char *diode_read_problem_lines(const char *path);
  *     "feature_not_measured" (with "unmeasured": the kernel feature every measured kernel shares and
  *     this one does not, e.g. "hint_outer") | "no_model"};
  *   "small_m_form": {"site": {"op": "attention"|"bmm"|"mm"|"addmm", "dtype", "B", "M", "N", "K",
- *     "kv_group", "concat"}} -> {"decompose": true|false, "materialise_operand": true when the
- *     site's decomposed form (an mm or addmm), whichever form is chosen, reads its activation
- *     operand written out once rather than recomputing it in each program, "predicted_ratio",
+ *     "kv_group", "concat", "stored_cache"?}} -> {"decompose": true|false, "materialise_operand":
+ *     true when the site's decomposed form (an mm or addmm), whichever form is chosen, reads its
+ *     activation operand written out once rather than recomputing it in each program,
+ *     "library_over_cache": true when its library form, whichever form is chosen, reads the KV
+ *     cache as stored (grouped-query attention with "stored_cache", where the package's sites were
+ *     timed so: FlashAttention over the cache, new tokens merged), "predicted_ratio",
  *     "reason": "decomposed_predicted_faster" | "library_predicted_faster" | "op_not_measured" |
  *     "no_model"}.
  * The margins are the package's (decisions.<kind>.margin). */

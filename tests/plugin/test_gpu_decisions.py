@@ -154,6 +154,35 @@ class DecisionsTest(unittest.TestCase):
         err = float((out.float() - ref).abs().max() / ref.abs().max())
         self.assertLess(err, 2e-2)
 
+    def test_grouped_attention_that_is_not_repeat_kv_of_a_cache_stays_as_written(self):
+        """Where the key is not exactly repeat_kv of a non-empty cache (an empty cache, a mask), the
+        library form is the attention as written, the library is told so, and the result is eager's."""
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(PACKAGE))
+        for context, masked in ((1, False), (512, True)):
+            fn, args = decode_step(batch=2, context=context)
+            if masked:
+                mask = torch.zeros(1, 1, 1, context, device="cuda", dtype=torch.bool)
+                mask[..., : context // 2] = True
+
+                def fn(q, ck, cv, nk, nv):  # the keys before the mask's half attend nowhere: masked out
+                    k = torch.cat([ck, nk], 2)[:, :, None].expand(2, 8, 4, context, 128).reshape(2, 32, context, 128)
+                    v = torch.cat([cv, nv], 2)[:, :, None].expand(2, 8, 4, context, 128).reshape(2, 32, context, 128)
+                    return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=~mask)
+
+            torch._dynamo.reset()
+            torch_diode.reset_stats()
+            ref = fn(*args).float()
+            with forms_turned(decompose=False) as turned:
+                out, code = self.compile_code(fn, args)
+            st = torch_diode.get_stats()["decisions"]["small_m_form"]
+            self.assertEqual((st["library_over_cache"], st["errors"]), (0, 0), (context, st))
+            self.assertTrue(all(not a.get("library_over_cache") for a in turned.answers), turned.answers)
+            self.assertNotIn("aten._scaled_dot_product_flash_attention", code)
+            err = float((out.float() - ref).abs().max() / ref.abs().max())
+            self.assertLess(err, 2e-2, context)
+
     def test_a_package_without_decisions_generates_what_plain_inductor_does(self):
         import torch_diode
 

@@ -136,56 +136,52 @@ def _kv_facts(node) -> tuple[int, bool]:
     return group, concat
 
 
-def _kv_as_stored(node, heads: int, head_dim: int) -> Optional[list]:
-    """The tensors an attention operand (B, H, S, D) was made of, as stored, when it is a KV cache
-    whose KV heads are expanded for grouped queries (each KV head shared by the H / KV query heads
-    that follow it, Hugging Face's repeat_kv), perhaps grown by torch.cat along its tokens first:
-    [cache] or [cache, new], each (B, KV, tokens, D). None for any other making, which the library
-    form reads as written (core's readsCacheAsStored: grouped KV heads only)."""
+def _kv_as_stored(node, batch: int, heads: int, head_dim: int) -> Optional[list]:
+    """The tensors an attention operand (B, H, S, D) was made of, as stored, when it is exactly
+    Hugging Face's repeat_kv of a KV cache: stored (B, KV, S, D) or grown by torch.cat along its
+    tokens, then unsqueezed to (B, KV, 1, S, D), expanded to (B, KV, H / KV, S, D) and reshaped, each
+    KV head shared by the H / KV query heads that follow it (FlashAttention's grouping). Returns
+    [cache] or [cache, new], each (B, KV, tokens, D); None for any other making, which the library
+    form reads as written."""
     import torch
 
     aten = torch.ops.aten
-    passes = {
-        aten.view.default,
-        aten._unsafe_view.default,
-        aten.reshape.default,
-        aten.clone.default,
-        aten.unsqueeze.default,
-        aten.alias.default,
-    }
-    chain = _origins(node)
-    if not chain:
+    reshapes = {aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.clone.default}
+    n = node
+    while getattr(n, "op", None) == "call_function" and n.target in reshapes:
+        n = n.args[0]
+    if getattr(n, "op", None) != "call_function" or n.target is not aten.expand.default:
         return None
-    pieces, grouped = None, False
-    for i, n in enumerate(chain):
-        if n.target is aten.cat.default:
-            dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", 0)
-            if i != len(chain) - 1 or len(n.args[0]) != 2 or dim not in (2, -2):
-                return None
-            pieces = list(n.args[0])
-        elif n.target is aten.expand.default:
-            src, dst = _val(n.args[0]), _val(n)
-            # (B, KV, 1, S, D) -> (B, KV, G, S, D): the group's dimension right after the KV heads
-            if src is None or dst is None or src.dim() != 5 or int(src.shape[2]) != 1:
-                return None
-            if any(int(a) != int(b) for j, (a, b) in enumerate(zip(src.shape, dst.shape)) if j != 2):
-                return None
-            grouped = True
-        elif n.target not in passes:
+    unsqueezed = n.args[0]
+    if getattr(unsqueezed, "op", None) != "call_function" or unsqueezed.target is not aten.unsqueeze.default:
+        return None
+    if unsqueezed.args[1] not in (2, -3):
+        return None
+    base = unsqueezed.args[0]
+    vb, src, dst, out = _val(base), _val(unsqueezed), _val(n), _val(node)
+    if any(v is None for v in (vb, src, dst, out)) or vb.dim() != 4 or dst.dim() != 5:
+        return None
+    b, kv, s_, d = (int(x) for x in vb.shape)
+    if kv == 0 or heads % kv or kv == heads or (b, d) != (batch, head_dim):
+        return None
+    if tuple(int(x) for x in dst.shape) != (b, kv, heads // kv, s_, d):
+        return None
+    if tuple(int(x) for x in out.shape) != (b, heads, s_, d):
+        return None
+    if getattr(base, "op", None) == "call_function" and base.target is aten.cat.default:
+        pieces = list(base.args[0])
+        dim = base.args[1] if len(base.args) > 1 else base.kwargs.get("dim", 0)
+        if len(pieces) != 2 or dim not in (2, -2):
             return None
-    if pieces is None:
-        last = chain[-1]
-        if last.target is not aten.unsqueeze.default:
-            return None
-        pieces = [last.args[0]]
+    else:
+        pieces = [base]
     vals = [_val(p) for p in pieces]
     if any(v is None or v.dim() != 4 for v in vals):
         return None
-    b, kv = int(vals[0].shape[0]), int(vals[0].shape[1])
     for v in vals:
-        if (int(v.shape[0]), int(v.shape[1]), int(v.shape[3])) != (b, kv, head_dim):
+        if (int(v.shape[0]), int(v.shape[1]), int(v.shape[3])) != (b, kv, d):
             return None
-    if not grouped or kv == 0 or heads % kv or kv == heads:
+    if int(vals[0].shape[2]) == 0:  # an empty cache: FlashAttention's log-sum-exp over no key is inf
         return None
     return pieces
 
@@ -195,10 +191,12 @@ def _flash_runs(q) -> bool:
     later, enabled)."""
     import torch
 
-    if q.device.type != "cuda" or q.dtype not in (torch.float16, torch.bfloat16):
+    if q.device.type != "cuda" or torch.version.hip is not None or q.dtype not in (torch.float16, torch.bfloat16):
         return False
     d = int(q.shape[-1])
     if d % 8 or d > 256 or not torch.backends.cuda.flash_sdp_enabled():
+        return False
+    if not torch.backends.cuda.is_flash_attention_available():
         return False
     return torch.cuda.get_device_capability(q.device) >= (8, 0)
 
@@ -209,8 +207,8 @@ def _library_attention(q, k, v, bias, scale: float, vq) -> Optional[Form]:
     is the library form."""
     if bias is not None or not _flash_runs(vq):
         return None
-    heads, head_dim = int(vq.shape[1]), int(vq.shape[-1])
-    ks, vs = _kv_as_stored(k, heads, head_dim), _kv_as_stored(v, heads, head_dim)
+    batch, heads, head_dim = int(vq.shape[0]), int(vq.shape[1]), int(vq.shape[-1])
+    ks, vs = _kv_as_stored(k, batch, heads, head_dim), _kv_as_stored(v, batch, heads, head_dim)
     if ks is None or vs is None or len(ks) != len(vs):
         return None
     vk, vv = _val(ks[0]), _val(vs[0])
@@ -333,6 +331,8 @@ def _attention_site(node) -> Optional[Site]:
     }
     tensors = [q, k, v] + ([bias] if bias is not None else [])
     library = _library_attention(q, k, v, bias, float(scale), vq)
+    if library is not None:  # the library can say whether to read it so (core's readsCacheAsStored)
+        site["stored_cache"] = True
     return Site(node, site, tensors, functools.partial(_attention, scale=float(scale)), users, library)
 
 

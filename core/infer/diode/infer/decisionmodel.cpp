@@ -550,26 +550,27 @@ SmallMFormModel SmallMFormModel::build(const std::vector<MeasuredSite> &sites, i
                                        const std::vector<std::string> &ops) {
     SmallMFormModel m;
     m.m_neighbours = k;
-    m.m_libraryOverCache = std::any_of(sites.begin(), sites.end(), [](const auto &s) {
-        return s.libraryOverCache && readsCacheAsStored(s.site);
+    auto usable = [&](const MeasuredSite &s) {
+        return s.libraryMs > 0 && s.decomposedMs > 0 &&
+               (ops.empty() || std::find(ops.begin(), ops.end(), s.site.op) != ops.end());
+    };
+    m.m_libraryOverCache = std::any_of(sites.begin(), sites.end(), [&](const auto &s) {
+        return usable(s) && s.libraryOverCache && readsCacheAsStored(s.site);
     });
     for (const auto &s : sites) {
-        if (s.libraryMs <= 0 || s.decomposedMs <= 0)
-            continue;
-        if (!m.timesItsLibraryForm(s))
+        if (!usable(s) || !m.timesItsLibraryForm(s))
             continue; // a library time of another library form describes another decision
-        if (!ops.empty() && std::find(ops.begin(), ops.end(), s.site.op) == ops.end())
-            continue;
         if (std::find(m.m_ops.begin(), m.m_ops.end(), s.site.op) == m.m_ops.end())
             m.m_ops.push_back(s.site.op);
         m.m_rows.push_back(siteRow(s.site));
         m.m_log2Ratio.push_back(float(std::log2(s.decomposedMs / s.libraryMs)));
         m.m_inStep.push_back(s.inStep());
+        m.m_overCache.push_back(s.libraryOverCache);
     }
     m.m_scale = spreadScale(m.m_rows, siteFeatureNames().size());
     // The sites measured alone that a site measured inside a step describes again are left out.
     SmallMFormModel kept = m;
-    kept.m_rows.clear(), kept.m_log2Ratio.clear(), kept.m_inStep.clear();
+    kept.m_rows.clear(), kept.m_log2Ratio.clear(), kept.m_inStep.clear(), kept.m_overCache.clear();
     for (size_t i = 0; i < m.m_rows.size(); ++i) {
         bool superseded = false;
         for (size_t j = 0; j < m.m_rows.size() && !m.m_inStep[i] && !superseded; ++j)
@@ -579,13 +580,14 @@ SmallMFormModel SmallMFormModel::build(const std::vector<MeasuredSite> &sites, i
             kept.m_rows.push_back(m.m_rows[i]);
             kept.m_log2Ratio.push_back(m.m_log2Ratio[i]);
             kept.m_inStep.push_back(m.m_inStep[i]);
+            kept.m_overCache.push_back(m.m_overCache[i]);
         }
     }
     return kept;
 }
 
 bool readsCacheAsStored(const SmallMSite &site) {
-    return site.op == "attention" && site.kvGroup > 1;
+    return site.op == "attention" && site.kvGroup > 1 && site.storedCache;
 }
 
 bool SmallMFormModel::timesItsLibraryForm(const MeasuredSite &s) const {
@@ -596,26 +598,18 @@ bool SmallMFormModel::covers(const std::string &op) const {
     return std::find(m_ops.begin(), m_ops.end(), op) != m_ops.end();
 }
 
-bool SmallMFormModel::rowReadsCacheAsStored(const std::vector<float> &row) const {
-    // The op's one-hot leads a row, attention first; the KV group is a named feature (siteFeatures).
-    static const size_t group =
-        size_t(std::find(siteFeatureNames().begin(), siteFeatureNames().end(), std::string("log2_kv_group")) -
-               siteFeatureNames().begin());
-    return m_libraryOverCache && row[0] == 1.0f && row[group] > 0.0f;
-}
-
 double SmallMFormModel::predictLog2Ratio(const SmallMSite &site) const {
     if (m_rows.empty() || !covers(site.op))
         return 0.0;
     const std::vector<float> query = siteRow(site);
     // The nearest rows among those timed with the library form the site's decision writes: a ratio
     // to another library form is another decision's.
-    const bool overCache = rowReadsCacheAsStored(query);
+    const bool overCache = m_libraryOverCache && readsCacheAsStored(site);
     auto nearestWhere = [&](auto &&keep) {
         std::vector<std::vector<float>> rows;
         std::vector<size_t> index;
         for (size_t i = 0; i < m_rows.size(); ++i)
-            if (rowReadsCacheAsStored(m_rows[i]) == overCache && keep(i))
+            if (m_overCache[i] == overCache && keep(i))
                 rows.push_back(m_rows[i]), index.push_back(i);
         auto near = nearest(query, rows, m_scale, m_neighbours);
         for (auto &n : near)
@@ -664,8 +658,14 @@ nlohmann::json SmallMFormModel::toJson() const {
             inStep.push_back(i);
     if (!inStep.empty())
         j["in_step"] = inStep;
-    if (m_libraryOverCache) // absent: the attention as written, as in packages older than the field
+    if (m_libraryOverCache) { // absent: the attention as written, as in packages older than the field
         j["library_over_cache"] = true;
+        nlohmann::json overCache = nlohmann::json::array(); // the rows timed so, by index
+        for (size_t i = 0; i < m_overCache.size(); ++i)
+            if (m_overCache[i])
+                overCache.push_back(i);
+        j["over_cache"] = overCache;
+    }
     return j;
 }
 
@@ -711,6 +711,18 @@ SmallMFormModel SmallMFormModel::fromJson(const nlohmann::json &j) {
     if (!overCache.is_boolean())
         throw InvalidInput(fmt::format("{}: \"library_over_cache\" must be true or false", where));
     m.m_libraryOverCache = overCache.get<bool>();
+    m.m_overCache.assign(m.m_rows.size(), false);
+    const auto &rowsOverCache = j.value("over_cache", nlohmann::json::array());
+    if (!rowsOverCache.is_array())
+        throw InvalidInput(fmt::format("{}: \"over_cache\" must be an array of row indices", where));
+    for (const auto &i : rowsOverCache) {
+        if (!m.m_libraryOverCache || !i.is_number_unsigned() || i.get<size_t>() >= m.m_rows.size())
+            throw InvalidInput(
+                fmt::format("{}: \"over_cache\" holds {}, not the index of one of its {} sites "
+                            "(with \"library_over_cache\" true)",
+                            where, i.dump(), m.m_rows.size()));
+        m.m_overCache[i.get<size_t>()] = true;
+    }
     return m;
 }
 
@@ -764,7 +776,7 @@ bool materialisesOperand(const SmallMSite &site) {
 FormDecision decideForm(const SmallMFormModel &model, const SmallMSite &site, double margin) {
     FormDecision d;
     d.materialiseOperand = materialisesOperand(site);
-    d.libraryOverCache = model.libraryOverCache() && readsCacheAsStored(site);
+    d.libraryOverCache = model.libraryOverCache() && model.covers(site.op) && readsCacheAsStored(site);
     if (!model.covers(site.op)) {
         d.reason = "op_not_measured";
         return d;

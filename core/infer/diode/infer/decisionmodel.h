@@ -59,7 +59,9 @@ struct MeasuredSite {
 
 /// Whether `site`'s library form reads its KV cache as stored, where a model's sites were timed so:
 /// attention with grouped KV heads (kvGroup > 1), whose copy as written repeats each KV head once
-/// per query head, and which FlashAttention reads once for all of them. Attention with a KV head per
+/// per query head, and which FlashAttention reads once for all of them, where the translator can
+/// write it so (SmallMSite::storedCache: a static cache's in-place write, a mask, a GPU without
+/// FlashAttention keep the attention as written). Attention with a KV head per
 /// query head stays as written (docs/MODELS.md: measured both ways, neither form's time is
 /// predictable enough there).
 bool readsCacheAsStored(const SmallMSite &site);
@@ -186,9 +188,8 @@ private:
     std::vector<std::string> m_ops; ///< the ops of its sites
     std::vector<std::vector<float>> m_rows;
     std::vector<float> m_log2Ratio;
-    std::vector<bool> m_inStep; ///< per row: measured inside a model step
-    /// Whether a row's library form read the KV cache as stored (readsCacheAsStored, from its features).
-    bool rowReadsCacheAsStored(const std::vector<float> &row) const;
+    std::vector<bool> m_inStep;    ///< per row: measured inside a model step
+    std::vector<bool> m_overCache; ///< per row: its library form read the KV cache as stored
     std::vector<float> m_scale;
     int m_neighbours = 4;
     bool m_libraryOverCache = false;

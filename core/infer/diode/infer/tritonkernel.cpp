@@ -383,12 +383,16 @@ SmallMSite SmallMSite::fromJson(const nlohmann::json &j, const std::string &wher
     s.k = positive(j, "K", where);
     s.kvGroup = int(positive(j, "kv_group", where, 1));
     s.concat = flag(j, "concat", where);
+    s.storedCache = flag(j, "stored_cache", where);
     return s;
 }
 
 nlohmann::json SmallMSite::toJson() const {
-    return {{"op", op}, {"dtype", toString(dtype)}, {"B", batch},      {"M", m}, {"N", n},
-            {"K", k},   {"kv_group", kvGroup},      {"concat", concat}};
+    nlohmann::json j{{"op", op}, {"dtype", toString(dtype)}, {"B", batch},      {"M", m}, {"N", n},
+                     {"K", k},   {"kv_group", kvGroup},      {"concat", concat}};
+    if (storedCache)
+        j["stored_cache"] = true;
+    return j;
 }
 
 const std::vector<std::string> &siteFeatureNames() {

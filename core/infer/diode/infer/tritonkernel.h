@@ -114,6 +114,9 @@ struct SmallMSite {
     int64_t k = 1;       ///< GEMM: K; attention: head dimension
     int kvGroup = 1;     ///< attention: query heads per KV head (grouped-query attention)
     bool concat = false; ///< an operand is a concatenation (a KV cache grown by torch.cat)
+    /// attention: the translator can write its library form over the KV cache as stored (its key and
+    /// value are a cache, perhaps concatenated, with KV heads expanded; FlashAttention runs here)
+    bool storedCache = false;
 
     static SmallMSite fromJson(const nlohmann::json &j, const std::string &where);
     nlohmann::json toJson() const;
