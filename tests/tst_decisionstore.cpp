@@ -11,6 +11,7 @@
 
 #include <QFileInfo>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -280,6 +281,36 @@ private slots:
             QCOMPARE(storedDecisionData(s).sites.size(), size_t(112));
         }
         QCOMPARE(testutil::scalar(v3, "SELECT count(*) FROM measurements"), measurements);
+
+        // A store of schema 5 holds site lines without how their library form was timed: read-only it
+        // reads them as timed as written, unchanged; migrated, it keeps them so and takes flagged lines.
+        const QString v5 = path("v5.db");
+        {
+            Store s(v5.toStdString());
+            importFile(s, shipped("h200-sites.jsonl"));
+        }
+        execSql(v5, "ALTER TABLE measured_sites DROP COLUMN library_over_cache; PRAGMA user_version=5;");
+        const QByteArray before = testutil::fileBytes(v5);
+        {
+            Store ro(v5.toStdString(), Store::Mode::ReadOnly);
+            const auto d = storedDecisionData(ro);
+            QCOMPARE(d.sites.size(), size_t(112));
+            QVERIFY(std::none_of(d.sites.begin(), d.sites.end(),
+                                 [](const auto &m) { return m.libraryOverCache; }));
+        }
+        QCOMPARE(testutil::fileBytes(v5), before);
+        {
+            Store s(v5.toStdString());
+            QCOMPARE(s.schemaVersion(), Store::kSchemaVersion);
+            const auto migrated = storedDecisionData(s);
+            QVERIFY(std::none_of(migrated.sites.begin(), migrated.sites.end(),
+                                 [](const auto &m) { return m.libraryOverCache; }));
+            importFile(s, shipped("h200-sites.jsonl")); // the same lines, now with their flags: replaced
+            const auto d = storedDecisionData(s);
+            QCOMPARE(std::count_if(d.sites.begin(), d.sites.end(),
+                                   [](const auto &m) { return m.libraryOverCache; }),
+                     std::ptrdiff_t(48));
+        }
 
         const QString future = path("future.db");
         QCOMPARE(
