@@ -152,10 +152,14 @@ def _kv_as_stored(node, batch: int, heads: int, head_dim: int) -> Optional[list]
         n = n.args[0]
     if getattr(n, "op", None) != "call_function" or n.target is not aten.expand.default:
         return None
+    # the group's dimension inserted right after the KV heads: unsqueeze(2), or a view to that shape
     unsqueezed = n.args[0]
-    if getattr(unsqueezed, "op", None) != "call_function" or unsqueezed.target is not aten.unsqueeze.default:
+    if getattr(unsqueezed, "op", None) != "call_function":
         return None
-    if unsqueezed.args[1] not in (2, -3):
+    if unsqueezed.target is aten.unsqueeze.default:
+        if unsqueezed.args[1] not in (2, -3):
+            return None
+    elif unsqueezed.target not in (aten.view.default, aten._unsafe_view.default, aten.reshape.default):
         return None
     base = unsqueezed.args[0]
     vb, src, dst, out = _val(base), _val(unsqueezed), _val(n), _val(node)
@@ -163,6 +167,8 @@ def _kv_as_stored(node, batch: int, heads: int, head_dim: int) -> Optional[list]
         return None
     b, kv, s_, d = (int(x) for x in vb.shape)
     if kv == 0 or heads % kv or kv == heads or (b, d) != (batch, head_dim):
+        return None
+    if tuple(int(x) for x in src.shape) != (b, kv, 1, s_, d):
         return None
     if tuple(int(x) for x in dst.shape) != (b, kv, heads // kv, s_, d):
         return None
