@@ -620,9 +620,16 @@ void TestDecisions::aModelSaysItsLibraryFormReadsTheCacheAsStored() {
     json.erase("library_over_cache");
     json.erase("over_cache");
     QVERIFY(!SmallMFormModel::fromJson(json).libraryOverCache());
-    // Held out, a line is judged only by a model that writes its library form.
+    // Held out, a line is judged only by a model that writes its library form; `diode eval` counts the
+    // others apart.
     QCOMPARE(evaluateForms(after, data.sites, 0.05).sites, 3);
     QCOMPARE(evaluateForms(before, data.sites, 0.05).sites, 2);
+    DecisionModels models;
+    models.smallMForm = before;
+    const auto judged = evaluateDecisionLines(models, data);
+    QCOMPARE(judged.smallMForm->sites, 2);
+    QCOMPARE(judged.sitesOfAnotherLibraryForm, size_t(1));
+    QCOMPARE(judged.toJson()["small_m_form"]["sites_of_another_library_form"], 1);
 }
 
 void TestDecisions::modelsSurviveThePackageRoundTrip() {

@@ -390,6 +390,8 @@ nlohmann::json DecisionLinesEvaluation::toJson() const {
     if (smallMForm) {
         auto &f = out[std::string(toString(DecisionKind::SmallMForm))] = smallMForm->toJson();
         f[kNotMeasured] = sitesOfOpsNotMeasured;
+        if (sitesOfAnotherLibraryForm)
+            f["sites_of_another_library_form"] = sitesOfAnotherLibraryForm;
     }
     return out;
 }
@@ -401,10 +403,14 @@ DecisionLinesEvaluation evaluateDecisionLines(const DecisionModels &models, cons
             evaluateKernelConfigs(*models.kernelConfig, data.kernels, models.kernelConfigMargin);
     if (models.smallMForm && !data.sites.empty()) {
         std::vector<MeasuredSite> covered;
-        for (const auto &s : data.sites)
-            if (models.smallMForm->covers(s.site.op))
+        for (const auto &s : data.sites) {
+            if (!models.smallMForm->covers(s.site.op))
+                ++out.sitesOfOpsNotMeasured;
+            else if (!models.smallMForm->timesItsLibraryForm(s))
+                ++out.sitesOfAnotherLibraryForm;
+            else
                 covered.push_back(s);
-        out.sitesOfOpsNotMeasured = data.sites.size() - covered.size();
+        }
         out.smallMForm = evaluateForms(*models.smallMForm, covered, models.formMargin);
     }
     return out;

@@ -85,11 +85,13 @@ std::string heldOutLine(const TrainedDecisions &t);
 /// package's own margins: what `diode eval --decision-lines` prints and the Validate page's
 /// Decisions tab shows. A kind is absent when the package has no model of it or the lines no
 /// measurement for it; sites of ops the form model was not measured for keep the library kernel
-/// in the plugin and are counted apart, not judged.
+/// in the plugin and are counted apart, not judged, and so are sites whose line timed another
+/// library form than the one the package's decision writes (SmallMFormModel::timesItsLibraryForm).
 struct DecisionLinesEvaluation {
     std::optional<KernelConfigEvaluation> kernelConfig;
     std::optional<FormEvaluation> smallMForm;
     size_t sitesOfOpsNotMeasured = 0;
+    size_t sitesOfAnotherLibraryForm = 0;
     nlohmann::json toJson() const;
 };
 DecisionLinesEvaluation evaluateDecisionLines(const DecisionModels &models, const DecisionData &data);
