@@ -129,6 +129,32 @@ std::vector<float> siteRow(const SmallMSite &s) {
     return f;
 }
 
+// The indices of the rows `marked` says, as a package stores a set of rows.
+nlohmann::json markedRows(const std::vector<bool> &marked) {
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t i = 0; i < marked.size(); ++i)
+        if (marked[i])
+            out.push_back(i);
+    return out;
+}
+
+// A set of rows stored as their indices (`key`, absent: none) of `rows` rows; InvalidInput where it is
+// not an array of such indices.
+std::vector<bool> readMarkedRows(const nlohmann::json &j, const char *key, size_t rows,
+                                 const std::string &where) {
+    std::vector<bool> marked(rows, false);
+    const auto &indices = j.value(key, nlohmann::json::array());
+    if (!indices.is_array())
+        throw InvalidInput(fmt::format("{}: \"{}\" must be an array of row indices", where, key));
+    for (const auto &i : indices) {
+        if (!i.is_number_unsigned() || i.get<size_t>() >= rows)
+            throw InvalidInput(fmt::format("{}: \"{}\" holds {}, not the index of one of its {} sites", where,
+                                           key, i.dump(), rows));
+        marked[i.get<size_t>()] = true;
+    }
+    return marked;
+}
+
 // Whether two site rows are of one op: its one-hot features lead a row (siteFeatures).
 bool sameOp(const std::vector<float> &a, const std::vector<float> &b) {
     return std::equal(a.begin(), a.begin() + smallMOps().size(), b.begin());
@@ -218,11 +244,7 @@ void readDecisionLine(const std::string &line, const std::string &where, Decisio
         s.decomposedDefaultMs = optionalMs(j, "decomposed_default_ms", where);
         s.decomposedTunedMs = optionalMs(j, "decomposed_tuned_ms", where);
         s.configsFrom = textField(j, "configs_from", where);
-        if (j.contains("library_over_cache")) {
-            if (!j["library_over_cache"].is_boolean())
-                throw InvalidInput(fmt::format("{}: \"library_over_cache\" must be true or false", where));
-            s.libraryOverCache = j["library_over_cache"].get<bool>();
-        }
+        s.libraryOverCache = optionalFlag(j, "library_over_cache", where);
         data.sites.push_back(std::move(s));
     }
 }
@@ -651,20 +673,12 @@ nlohmann::json SmallMFormModel::toJson() const {
     }
     nlohmann::json j{{"version", kVersion}, {"features", siteFeatureNames()}, {"neighbours", m_neighbours},
                      {"ops", m_ops},        {"scale", floats(m_scale)},       {"sites", rows}};
-    // The rows measured inside a model step, by index (absent: none, as in packages older than them).
-    nlohmann::json inStep = nlohmann::json::array();
-    for (size_t i = 0; i < m_inStep.size(); ++i)
-        if (m_inStep[i])
-            inStep.push_back(i);
-    if (!inStep.empty())
-        j["in_step"] = inStep;
+    // The rows measured inside a model step (absent: none, as in packages older than them).
+    if (auto inStep = markedRows(m_inStep); !inStep.empty())
+        j["in_step"] = std::move(inStep);
     if (m_libraryOverCache) { // absent: the attention as written, as in packages older than the field
         j["library_over_cache"] = true;
-        nlohmann::json overCache = nlohmann::json::array(); // the rows timed so, by index
-        for (size_t i = 0; i < m_overCache.size(); ++i)
-            if (m_overCache[i])
-                overCache.push_back(i);
-        j["over_cache"] = overCache;
+        j["over_cache"] = markedRows(m_overCache); // the rows timed so
     }
     return j;
 }
@@ -697,32 +711,13 @@ SmallMFormModel SmallMFormModel::fromJson(const nlohmann::json &j) {
         r.pop_back();
         m.m_rows.push_back(std::move(r));
     }
-    m.m_inStep.assign(m.m_rows.size(), false);
-    const auto &inStep = j.value("in_step", nlohmann::json::array());
-    if (!inStep.is_array())
-        throw InvalidInput(fmt::format("{}: \"in_step\" must be an array of row indices", where));
-    for (const auto &i : inStep) {
-        if (!i.is_number_unsigned() || i.get<size_t>() >= m.m_rows.size())
-            throw InvalidInput(fmt::format("{}: \"in_step\" holds {}, not the index of one of its {} sites",
-                                           where, i.dump(), m.m_rows.size()));
-        m.m_inStep[i.get<size_t>()] = true;
-    }
-    const auto &overCache = j.value("library_over_cache", nlohmann::json(false));
-    if (!overCache.is_boolean())
-        throw InvalidInput(fmt::format("{}: \"library_over_cache\" must be true or false", where));
-    m.m_libraryOverCache = overCache.get<bool>();
-    m.m_overCache.assign(m.m_rows.size(), false);
-    const auto &rowsOverCache = j.value("over_cache", nlohmann::json::array());
-    if (!rowsOverCache.is_array())
-        throw InvalidInput(fmt::format("{}: \"over_cache\" must be an array of row indices", where));
-    for (const auto &i : rowsOverCache) {
-        if (!m.m_libraryOverCache || !i.is_number_unsigned() || i.get<size_t>() >= m.m_rows.size())
-            throw InvalidInput(
-                fmt::format("{}: \"over_cache\" holds {}, not the index of one of its {} sites "
-                            "(with \"library_over_cache\" true)",
-                            where, i.dump(), m.m_rows.size()));
-        m.m_overCache[i.get<size_t>()] = true;
-    }
+    m.m_inStep = readMarkedRows(j, "in_step", m.m_rows.size(), where);
+    m.m_libraryOverCache = optionalFlag(j, "library_over_cache", where);
+    m.m_overCache = readMarkedRows(j, "over_cache", m.m_rows.size(), where);
+    if (!m.m_libraryOverCache &&
+        std::find(m.m_overCache.begin(), m.m_overCache.end(), true) != m.m_overCache.end())
+        throw InvalidInput(
+            fmt::format("{}: \"over_cache\" marks sites without \"library_over_cache\" true", where));
     return m;
 }
 

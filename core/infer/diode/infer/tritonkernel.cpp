@@ -92,14 +92,6 @@ double bytes(const nlohmann::json &j, const char *key, const std::string &where)
     return v.get<double>();
 }
 
-bool flag(const nlohmann::json &j, const char *key, const std::string &where) {
-    if (!j.contains(key))
-        return false;
-    if (!j.at(key).is_boolean())
-        throw InvalidInput(fmt::format("{}: \"{}\" must be true or false", where, key));
-    return j.at(key).get<bool>();
-}
-
 int block(const nlohmann::json &j, const char *key, const std::string &where, int limit) {
     if (!j.contains(key))
         return 0;
@@ -112,6 +104,14 @@ int block(const nlohmann::json &j, const char *key, const std::string &where, in
 }
 
 } // namespace
+
+bool optionalFlag(const nlohmann::json &j, const char *key, const std::string &where) {
+    if (!j.contains(key))
+        return false;
+    if (!j.at(key).is_boolean())
+        throw InvalidInput(fmt::format("{}: \"{}\" must be true or false", where, key));
+    return j.at(key).get<bool>();
+}
 
 std::string_view toString(ReductionHint hint) {
     switch (hint) {
@@ -133,7 +133,7 @@ TritonKernelShape TritonKernelShape::fromJson(const nlohmann::json &j, const std
     if (!j.is_object())
         throw InvalidInput(fmt::format("{}: a kernel shape must be a JSON object", where));
     TritonKernelShape s;
-    s.reduction = flag(j, "reduction", where);
+    s.reduction = optionalFlag(j, "reduction", where);
     s.x = positive(j, "x", where);
     s.y = positive(j, "y", where, 1);
     s.r = positive(j, "r", where, 1);
@@ -150,8 +150,9 @@ TritonKernelShape TritonKernelShape::fromJson(const nlohmann::json &j, const std
         throw InvalidInput(fmt::format("{}: a pointwise kernel has \"r\" 1, got {}", where, s.r));
     if (s.reduction && s.y != 1)
         throw InvalidInput(fmt::format("{}: a reduction with a tiled \"y\" is not described", where));
-    s.persistentDefault = flag(j, "persistent_default", where);
-    s.persistentPossible = !j.contains("persistent_possible") || flag(j, "persistent_possible", where);
+    s.persistentDefault = optionalFlag(j, "persistent_default", where);
+    s.persistentPossible =
+        !j.contains("persistent_possible") || optionalFlag(j, "persistent_possible", where);
     s.loads = count(j, "loads", where);
     s.stores = count(j, "stores", where);
     s.reductions = count(j, "reductions", where);
@@ -202,7 +203,7 @@ TritonConfig TritonConfig::fromJson(const nlohmann::json &j, const std::string &
     if (!j.is_object())
         throw InvalidInput(fmt::format("{}: a kernel config must be a JSON object", where));
     TritonConfig c;
-    c.persistent = flag(j, "persistent", where);
+    c.persistent = optionalFlag(j, "persistent", where);
     c.xBlock = block(j, "XBLOCK", where, kMaxXBlock);
     if (c.xBlock == 0)
         throw InvalidInput(fmt::format("{}: \"XBLOCK\" is missing", where));
@@ -382,8 +383,8 @@ SmallMSite SmallMSite::fromJson(const nlohmann::json &j, const std::string &wher
     s.n = positive(j, "N", where);
     s.k = positive(j, "K", where);
     s.kvGroup = int(positive(j, "kv_group", where, 1));
-    s.concat = flag(j, "concat", where);
-    s.storedCache = flag(j, "stored_cache", where);
+    s.concat = optionalFlag(j, "concat", where);
+    s.storedCache = optionalFlag(j, "stored_cache", where);
     return s;
 }
 

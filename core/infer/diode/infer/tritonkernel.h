@@ -122,6 +122,9 @@ struct SmallMSite {
     nlohmann::json toJson() const;
 };
 
+/// `j[key]` as a flag: false where absent; InvalidInput naming `where` and the key where not a boolean.
+bool optionalFlag(const nlohmann::json &j, const char *key, const std::string &where);
+
 /// The ops a SmallMSite may be, in order (its features' one-hot).
 const std::vector<std::string> &smallMOps();
 const std::vector<std::string> &siteFeatureNames();
