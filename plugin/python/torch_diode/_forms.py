@@ -222,8 +222,6 @@ def _library_attention(q, k, v, bias, scale: float, vq) -> Optional[Form]:
         return None
     if len(ks) == 2 and tuple(_val(ks[1]).shape) != tuple(_val(vs[1]).shape):
         return None
-    if sum(int(_val(t).shape[2]) for t in ks) != int(_val(k).shape[-2]):
-        return None
     tensors = [q, ks[0], vs[0]] + ([ks[1], vs[1]] if len(ks) == 2 else [])
     return Form(tensors, functools.partial(_attention_over_cache, scale=scale))
 
