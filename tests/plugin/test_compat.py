@@ -90,6 +90,7 @@ class FakeInductor:
         cfg.max_autotune = False
         cfg.coordinate_descent_tuning = False
         cfg.max_autotune_pointwise = False
+        cfg.triton = Obj(autotune_pointwise=True)
         utils.fresh_inductor_cache = contextlib.nullcontext
         torch._inductor = inductor
         for name, mod in (
@@ -407,6 +408,16 @@ class SaverAndConfigTest(unittest.TestCase):
             self.assertIsNone(compat.saver_problem())
             del fake.select_algorithm.add_feedback_saver
             self.assertIn("add_feedback_saver", compat.saver_problem())
+
+    def test_options_of_a_sub_config_are_read_and_set_by_their_dotted_name(self):
+        with FakeInductor() as fake:
+            self.assertIs(compat.get_config(compat.FIRST_RUN_AUTOTUNE), True)
+            compat.set_config(compat.FIRST_RUN_AUTOTUNE, False)
+            self.assertIs(fake.config.triton.autotune_pointwise, False)
+            with self.assertRaisesRegex(compat.InductorIncompatible, r"torch._inductor.config.triton has no 'gone'"):
+                compat.get_config("triton.gone")
+            with self.assertRaisesRegex(compat.InductorIncompatible, r"torch._inductor.config has no 'cuda'"):
+                compat.set_config("cuda.arch", "90")
 
     def test_fresh_cache_uses_whichever_name_exists(self):
         with FakeInductor() as fake:

@@ -489,15 +489,56 @@ class DecisionsTest(unittest.TestCase):
         ref = lora(x, a, b).float()
         self.assertLess(float((out.float() - ref).abs().max() / ref.abs().max()), 2e-2)
 
+    def test_pointwise_kernels_kept_at_inductors_default_are_not_benchmarked_at_their_first_run(self):
+        """Plain torch.compile benchmarks several configurations of a pointwise kernel at its first
+        run; with the package deciding kernel configurations, one it keeps at Inductor's default runs
+        Inductor's heuristic configuration, and uninstall() gives Inductor's option back."""
+        import torch_diode
+        from torch._inductor.runtime import triton_heuristics
+        from torch_diode import _inductor_compat as compat
+
+        benchmarked = []
+        original = triton_heuristics.CachingAutotuner.benchmark_all_configs
+
+        def counting(autotuner, *args, **kwargs):
+            benchmarked.append(autotuner.inductor_meta.get("kernel_name"))
+            return original(autotuner, *args, **kwargs)
+
+        fn, args = decode_step(batch=2, context=512)
+        option = compat.get_config(compat.FIRST_RUN_AUTOTUNE)
+        triton_heuristics.CachingAutotuner.benchmark_all_configs = counting
+        try:
+            self.compile_code(fn, args)
+            self.assertTrue(any("_poi_" in k for k in benchmarked), benchmarked)  # plain torch.compile
+            torch._dynamo.reset()
+            benchmarked.clear()
+            self.assertTrue(torch_diode.install(PACKAGE))
+            self.assertIs(compat.get_config(compat.FIRST_RUN_AUTOTUNE), False)
+            with forms_turned(decompose=False):
+                out, _ = self.compile_code(fn, args)
+            st = torch_diode.get_stats()["decisions"]["kernel_config"]
+            self.assertGreater(sum(st["kept_default"].values()), 0, st)
+            # Inductor's option covers pointwise kernels; a persistent reduction may still be tuned.
+            self.assertEqual([k for k in benchmarked if "_poi_" in k], [], benchmarked)
+            torch_diode.uninstall()
+            self.assertEqual(compat.get_config(compat.FIRST_RUN_AUTOTUNE), option)
+        finally:
+            triton_heuristics.CachingAutotuner.benchmark_all_configs = original
+        self.assertTrue(bool(torch.isfinite(out).all()))
+
     def test_install_options_turn_each_kind_off(self):
         import torch_diode
+        from torch_diode import _inductor_compat as compat
 
+        option = compat.get_config(compat.FIRST_RUN_AUTOTUNE)
         self.assertTrue(torch_diode.install(PACKAGE, small_m_forms=False, kernel_configs=False))
         fn, args = decode_step(batch=2, context=512)
         _, code = self.compile_code(fn, args)
         st = torch_diode.get_stats()["decisions"]
         self.assertEqual(st["small_m_form"]["seen"] + st["kernel_config"]["seen"], 0, st)
         self.assertNotIn("fixed_config(", code)
+        # Without kernel configurations decided, Inductor's first-run benchmark stays as it was.
+        self.assertEqual(compat.get_config(compat.FIRST_RUN_AUTOTUNE), option)
 
 
 if __name__ == "__main__":

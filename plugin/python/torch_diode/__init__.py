@@ -140,6 +140,12 @@ def _engage(options, runtime=None) -> None:
         # The user's own pre-pass runs first, inside ours; uninstall() puts it back.
         previous = _saved_config.get(PRE_PASS, compat.get_config(PRE_PASS))
         wanted[PRE_PASS] = make_pass(previous, runtime.model, options.as_dict(), active)
+    if options.kernel_configs and runtime is not None and runtime.decides("kernel_config"):
+        # The package decides every pointwise and reduction kernel's configuration: a pointwise kernel
+        # it keeps at Inductor's default runs Inductor's heuristic configuration as is, without the
+        # first-run benchmark of several that plain torch.compile makes, or compiling the others
+        # (docs/PLUGIN.md). Some reductions Inductor keeps several configurations of are still tuned.
+        wanted[compat.FIRST_RUN_AUTOTUNE] = False
     for key, value in wanted.items():
         if key not in _saved_config:
             _saved_config[key] = compat.get_config(key)

@@ -564,17 +564,32 @@ def shared_memory_limit(kernel_inputs) -> Optional[int]:
         return None
 
 
-def get_config(name: str):
+# Inductor's option to benchmark several configurations of a pointwise kernel (and of some
+# reductions) at its first run: on in plain torch.compile.
+FIRST_RUN_AUTOTUNE = "triton.autotune_pointwise"
+
+
+def _config_holder(name: str):
+    """(the object holding Inductor's option `name`, its last part): "triton.autotune_pointwise" is
+    held by torch._inductor.config.triton."""
     import torch._inductor.config as cfg
 
-    return _need(cfg, name, "torch._inductor.config")
+    *path, last = name.split(".")
+    holder, where = cfg, "torch._inductor.config"
+    for part in path:
+        holder, where = _need(holder, part, where), f"{where}.{part}"
+    _need(holder, last, where)
+    return holder, last
+
+
+def get_config(name: str):
+    holder, last = _config_holder(name)
+    return getattr(holder, last)
 
 
 def set_config(name: str, value) -> None:
-    import torch._inductor.config as cfg
-
-    _need(cfg, name, "torch._inductor.config")
-    setattr(cfg, name, value)
+    holder, last = _config_holder(name)
+    setattr(holder, last, value)
 
 
 def current_search_space() -> str:

@@ -318,6 +318,10 @@ class Runtime:
             self.selector, options.kernel_configs, options.small_m_forms, self.log_once, self.recorders
         )
 
+    def decides(self, kind: str) -> bool:
+        """Whether the package holds a model for the decision `kind` (its manifest's decisions)."""
+        return kind in self.model.manifest.get("decisions", {})
+
     def snapshot(self) -> dict:
         stats = self.stats.snapshot(self.selector.counters())
         stats["decisions"] = self.decisions.stats.merged(stats["decisions"])
