@@ -28,6 +28,8 @@ import sys
 import time
 import traceback
 
+from .._inductor_compat import FIRST_RUN_AUTOTUNE
+
 os.environ.setdefault("TORCH_DIODE_AUTOREGISTER", "0")
 # Every compile must really compile: cached graphs or autotune results would hide its cost.
 os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
@@ -55,6 +57,9 @@ MODES = {
     # several configs for every reduction and foreach kernel, benchmarked on their first run), no
     # coordinate descent and no decomposition of small-M GEMMs
     "plugin-pw": {},
+    # The selector with Inductor's first-run benchmark of a pointwise kernel's configurations left on,
+    # as plain torch.compile has it (installed, the plugin turns it off where it decides configurations)
+    "plugin-first-run-tuning": {},
 }
 # Modes compiled with mode="max-autotune-no-cudagraphs"; the other plugin modes with
 # max_autotune_gemm only.
@@ -64,6 +69,7 @@ MODE_CONFIG = {
     "plugin-cdt": {"coordinate_descent_tuning": True},
     "cdt": {"coordinate_descent_tuning": True},
     "plugin-pw": {"max_autotune_pointwise": True},
+    "plugin-first-run-tuning": {FIRST_RUN_AUTOTUNE: True},
 }
 GEMM_MODES = ["default", "max-autotune", "plugin", "plugin-cold", "plugin-top3"]
 MODEL_MODES = ["default", "max-autotune", "plugin"]
