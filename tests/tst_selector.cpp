@@ -80,6 +80,15 @@ private slots:
         QCOMPARE(Selector(old, {}).describe()["regime"], nlohmann::json("warm"));
     }
 
+    // What a selector decides by a model (the plugin turns Inductor's first-run tuning off only where
+    // kernel configurations are): a package without decision models, the GEMM kernel alone.
+    void itSaysWhichDecisionsAModelMakes() {
+        QCOMPARE(Selector(ModelPackage::load(m_schema2), {}).describe()["decides"],
+                 nlohmann::json({"gemm_kernel"}));
+        QCOMPARE(Selector(ModelPackage::load(m_cold), {}).describe()["decides"],
+                 nlohmann::json({"gemm_kernel", "small_m_form", "kernel_config"}));
+    }
+
     // Each gate keeps plain's kernel with its reason, in order; a problem like the training data's
     // is decided.
     void gatesKeepPlainsKernelWithTheirReason() {

@@ -115,7 +115,9 @@ DIODE_API diode_selector *diode_selector_open(const diode_model *model, const ch
 DIODE_API void diode_selector_close(diode_selector *selector);
 
 /* The options in use, the margin and regime resolved, as malloc'ed JSON text (diode_free):
- * {"top_k", "performance_threshold", "margin", "regime", "ops", "keep_unscored", "fallback"}. */
+ * {"top_k", "performance_threshold", "margin", "regime", "ops", "keep_unscored", "fallback",
+ * "decides"}; "decides" lists the decision kinds the package's models decide ("gemm_kernel" always,
+ * "small_m_form" and "kernel_config" where the package carries them). */
 DIODE_API char *diode_selector_options(const diode_selector *selector);
 
 /* The selector's counters per decision kind as malloc'ed JSON text (diode_free):

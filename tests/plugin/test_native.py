@@ -250,6 +250,17 @@ class NativeTest(unittest.TestCase):
         self.assertGreaterEqual(whole, len(measured) - 3)
         self.assertLessEqual(unmeasured, 1)
 
+    def test_the_selector_says_which_decisions_its_package_models(self):
+        # The plugin turns Inductor's first-run tuning off only where kernel configurations are decided.
+        from torch_diode._native import Model, Selector
+        from torch_diode._selector import Options, Runtime
+
+        warm = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+        self.assertEqual(Selector(Model(warm)).options()["decides"], ["gemm_kernel", "small_m_form", "kernel_config"])
+        self.assertEqual(Selector(Model(SCHEMA2)).options()["decides"], ["gemm_kernel"])
+        self.assertTrue(Runtime(Model(warm), Options()).decides("kernel_config"))
+        self.assertFalse(Runtime(Model(SCHEMA2), Options()).decides("kernel_config"))
+
     def test_the_shipped_form_decision_writes_a_decomposed_projections_input_once(self):
         # The library's answer for a batch-1 step's projections and its attention (the H200 package
         # decomposes both): a projection reads its computed input written out once, attention does not.

@@ -308,6 +308,7 @@ class Runtime:
         # asked for); `options` stays what was asked.
         resolved = self.selector.options()
         self.margin, self.regime = resolved["margin"], resolved["regime"]
+        self._decides = tuple(resolved.get("decides", ()))
         self.stats = Stats()
         self.recorders: list = []
         from ._decisions import Decisions, LogOnce
@@ -319,8 +320,8 @@ class Runtime:
         )
 
     def decides(self, kind: str) -> bool:
-        """Whether the package holds a model for the decision `kind` (its manifest's decisions)."""
-        return kind in self.model.manifest.get("decisions", {})
+        """Whether the library decides `kind` ("kernel_config", ...) by a model of the package."""
+        return kind in self._decides
 
     def snapshot(self) -> dict:
         stats = self.stats.snapshot(self.selector.counters())

@@ -177,6 +177,13 @@ GemmContext Selector::onPackageGpu() const {
 }
 
 nlohmann::json Selector::describe() const {
+    // The decision kinds this selector decides by a model: the GEMM kernel always, the others where
+    // the package carries a model that could be read.
+    nlohmann::json decides = nlohmann::json::array({toString(DecisionKind::GemmKernel)});
+    if (m_decisions.smallMForm)
+        decides.push_back(toString(DecisionKind::SmallMForm));
+    if (m_decisions.kernelConfig)
+        decides.push_back(toString(DecisionKind::KernelConfig));
     return {{"top_k", m_policy.topK},
             {"performance_threshold",
              std::isinf(m_policy.threshold) ? nlohmann::json(nullptr) : nlohmann::json(m_policy.threshold)},
@@ -184,7 +191,8 @@ nlohmann::json Selector::describe() const {
             {"regime", toString(m_regime)},
             {"ops", m_options.ops.empty() ? opNameList() : m_options.ops},
             {"keep_unscored", m_options.keepUnscored},
-            {"fallback", m_options.deferToInductor ? "inductor" : "plain"}};
+            {"fallback", m_options.deferToInductor ? "inductor" : "plain"},
+            {"decides", decides}};
 }
 
 Decision Selector::notSelected(Decision d, std::string reason, std::string why) const {

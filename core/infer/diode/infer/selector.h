@@ -99,7 +99,8 @@ public:
     Regime regime() const { return m_regime; }
     const SelectorOptions &options() const { return m_options; }
     /// The options in use, the margin and regime resolved: {"top_k", "performance_threshold",
-    /// "margin", "regime", "ops", "keep_unscored", "fallback"}.
+    /// "margin", "regime", "ops", "keep_unscored", "fallback", "decides"}; "decides" lists the
+    /// decision kinds decided by a model (toString(DecisionKind)), the GEMM kernel's always.
     nlohmann::json describe() const;
     DecisionCounters &counters() { return m_counters; }
     const DecisionCounters &counters() const { return m_counters; }
