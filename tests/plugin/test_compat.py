@@ -418,6 +418,9 @@ class SaverAndConfigTest(unittest.TestCase):
                 compat.get_config("triton.gone")
             with self.assertRaisesRegex(compat.InductorIncompatible, r"torch._inductor.config has no 'cuda'"):
                 compat.set_config("cuda.arch", "90")
+            self.assertTrue(compat.has_config(compat.FIRST_RUN_AUTOTUNE))
+            del fake.config.triton  # a torch without it: the plugin leaves the option alone
+            self.assertFalse(compat.has_config(compat.FIRST_RUN_AUTOTUNE))
 
     def test_fresh_cache_uses_whichever_name_exists(self):
         with FakeInductor() as fake:

@@ -138,18 +138,33 @@ def _engage(options, runtime=None) -> None:
         from ._selector import active
 
         # The user's own pre-pass runs first, inside ours; uninstall() puts it back.
-        previous = _saved_config.get(PRE_PASS, compat.get_config(PRE_PASS))
+        previous = _option_before_install(PRE_PASS)
         wanted[PRE_PASS] = make_pass(previous, runtime.model, options.as_dict(), active)
-    if options.kernel_configs and runtime is not None and runtime.decides("kernel_config"):
-        # The package decides every pointwise and reduction kernel's configuration: a pointwise kernel
-        # it keeps at Inductor's default runs Inductor's heuristic configuration as is, without the
-        # first-run benchmark of several that plain torch.compile makes, or compiling the others
-        # (docs/PLUGIN.md). Some reductions Inductor keeps several configurations of are still tuned.
-        wanted[compat.FIRST_RUN_AUTOTUNE] = False
+    first_run = compat.FIRST_RUN_AUTOTUNE
+    if (
+        options.kernel_configs
+        and runtime is not None
+        and runtime.decides("kernel_config")
+        and compat.has_config(first_run)
+    ):
+        # The package decides kernel configurations: while installed, no pointwise kernel of any
+        # compile is benchmarked at its first run (nor its other configurations compiled); one kept at
+        # Inductor's default, or one the translator cannot describe, runs Inductor's heuristic
+        # configuration (docs/PLUGIN.md). A reduction Inductor keeps several configurations of may
+        # still be tuned. A torch without the option keeps its own behaviour.
+        wanted[first_run] = False
     for key, value in wanted.items():
         if key not in _saved_config:
             _saved_config[key] = compat.get_config(key)
         compat.set_config(key, value)
+
+
+def _option_before_install(name: str):
+    """Inductor's option `name` as it was before install() changed it (as it is, where install did
+    not): what plain torch.compile would run with."""
+    from . import _inductor_compat as compat
+
+    return _saved_config.get(name, compat.get_config(name))
 
 
 def _restore_config() -> None:

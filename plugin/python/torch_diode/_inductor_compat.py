@@ -582,6 +582,15 @@ def _config_holder(name: str):
     return holder, last
 
 
+def has_config(name: str) -> bool:
+    """Whether this torch's Inductor has the option `name`."""
+    try:
+        _config_holder(name)
+    except InductorIncompatible:
+        return False
+    return True
+
+
 def get_config(name: str):
     holder, last = _config_holder(name)
     return getattr(holder, last)

@@ -195,8 +195,9 @@ def run_mode(mode, case, package, timer, decisions=None, breakdown=False):
         result["package"] = os.path.basename(torch_diode.get_integration_status()["model"]["path"])
         torch_diode.reset_stats()
     # max-autotune: the whole of Inductor's autotuning, as users run it. Plugin modes: plain
-    # torch.compile, which the installed selector turns GEMM autotuning on for and then decides;
-    # nothing else is autotuned, so they compile as plain torch.compile does plus the GEMMs kept.
+    # torch.compile, which the installed selector turns GEMM autotuning on for and then decides,
+    # with the small-M forms and kernel configurations the package decides (and without Inductor's
+    # first-run tuning of pointwise kernels where it decides configurations).
     # plugin-max-autotune: max-autotune with the selector (Inductor still tunes the pointwise and
     # reduction kernels, which is where max-autotune's remaining block wins were measured).
     kwargs = {"mode": "max-autotune-no-cudagraphs"} if mode in FULL_AUTOTUNE else {}

@@ -168,9 +168,12 @@ def _compiled_step(sc, eager, steps: int):
     from . import models
     from .ingraph import gpu_lock
 
+    import torch_diode
+
     # A kernel's default time is Inductor's own, its first-run benchmark among its configurations
     # included, as plain torch.compile runs it (the installed plugin turns that benchmark off).
-    inductors_own = {compat.FIRST_RUN_AUTOTUNE: True}
+    first_run = compat.FIRST_RUN_AUTOTUNE
+    inductors_own = {first_run: torch_diode._option_before_install(first_run)} if compat.has_config(first_run) else {}
     with compat.config_patch({"force_disable_caches": True, **NAMES, **inductors_own}), torch.no_grad():
         compiled = models.compile_scenario(sc)
         compiled(*sc.args)
