@@ -88,6 +88,7 @@ class FakeInductor:
         cfg.inductor_choices_class = None
         cfg.max_autotune_gemm_backends = "ATEN"
         cfg.max_autotune = False
+        cfg.max_autotune_gemm = False
         cfg.coordinate_descent_tuning = False
         cfg.max_autotune_pointwise = False
         cfg.triton = Obj(autotune_pointwise=True)

@@ -261,6 +261,33 @@ class NativeTest(unittest.TestCase):
         self.assertTrue(Runtime(Model(warm), Options()).decides("kernel_config"))
         self.assertFalse(Runtime(Model(SCHEMA2), Options()).decides("kernel_config"))
 
+    def test_installed_with_kernel_configurations_inductors_first_run_tuning_is_off_until_uninstall(self):
+        # The Inductor options install() sets, on this test's fake Inductor: first-run tuning off where the
+        # package decides kernel configurations, Inductor's value back after, and a torch without it left alone.
+        import torch_diode
+        from torch_diode._native import Model
+        from torch_diode._selector import Options, Runtime
+
+        triton = self.inductor.config.triton
+        warm = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+        for package, off in ((warm, True), (SCHEMA2, False)):
+            runtime = Runtime(Model(package), Options(small_m_forms=False))
+            torch_diode._engage(runtime.options, runtime)
+            try:
+                self.assertIs(triton.autotune_pointwise, not off, package)
+                self.assertTrue(self.inductor.config.max_autotune_gemm)
+            finally:
+                torch_diode._restore_config()
+            self.assertIs(triton.autotune_pointwise, True)
+        runtime = Runtime(Model(warm), Options(kernel_configs=False, small_m_forms=False))
+        torch_diode._engage(runtime.options, runtime)
+        self.assertIs(triton.autotune_pointwise, True)
+        torch_diode._restore_config()
+        del self.inductor.config.triton
+        runtime = Runtime(Model(warm), Options(small_m_forms=False))
+        torch_diode._engage(runtime.options, runtime)  # no such option here: nothing to turn off, no error
+        torch_diode._restore_config()
+
     def test_the_shipped_form_decision_writes_a_decomposed_projections_input_once(self):
         # The library's answer for a batch-1 step's projections and its attention (the H200 package
         # decomposes both): a projection reads its computed input written out once, attention does not.
