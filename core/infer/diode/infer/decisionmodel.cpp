@@ -612,8 +612,12 @@ bool readsCacheAsStored(const SmallMSite &site) {
     return site.op == "attention" && site.kvGroup > 1 && site.storedCache;
 }
 
+bool SmallMFormModel::libraryReadsCacheAsStored(const SmallMSite &site) const {
+    return m_libraryOverCache && readsCacheAsStored(site);
+}
+
 bool SmallMFormModel::timesItsLibraryForm(const MeasuredSite &s) const {
-    return s.libraryOverCache == (m_libraryOverCache && readsCacheAsStored(s.site));
+    return s.libraryOverCache == libraryReadsCacheAsStored(s.site);
 }
 
 bool SmallMFormModel::covers(const std::string &op) const {
@@ -626,7 +630,7 @@ double SmallMFormModel::predictLog2Ratio(const SmallMSite &site) const {
     const std::vector<float> query = siteRow(site);
     // The nearest rows among those timed with the library form the site's decision writes: a ratio
     // to another library form is another decision's.
-    const bool overCache = m_libraryOverCache && readsCacheAsStored(site);
+    const bool overCache = libraryReadsCacheAsStored(site);
     auto nearestWhere = [&](auto &&keep) {
         std::vector<std::vector<float>> rows;
         std::vector<size_t> index;
@@ -771,7 +775,7 @@ bool materialisesOperand(const SmallMSite &site) {
 FormDecision decideForm(const SmallMFormModel &model, const SmallMSite &site, double margin) {
     FormDecision d;
     d.materialiseOperand = materialisesOperand(site);
-    d.libraryOverCache = model.libraryOverCache() && model.covers(site.op) && readsCacheAsStored(site);
+    d.libraryOverCache = model.covers(site.op) && model.libraryReadsCacheAsStored(site);
     if (!model.covers(site.op)) {
         d.reason = "op_not_measured";
         return d;

@@ -181,6 +181,8 @@ public:
     int sites() const { return int(m_rows.size()); }
     bool covers(const std::string &op) const;
     bool libraryOverCache() const { return m_libraryOverCache; }
+    /// Whether the library form this model's decisions write at `site` reads its KV cache as stored.
+    bool libraryReadsCacheAsStored(const SmallMSite &site) const;
     /// Whether `s` was timed with the library form this model's decisions write at its site.
     bool timesItsLibraryForm(const MeasuredSite &s) const;
 
