@@ -71,6 +71,7 @@ private slots:
     void thePortfolioIsPartOfTheGridAndTheSameForTheSameGrid();
     void aConfigThatFailedOnAKernelIsNeverChosenForIt();
     void theDefaultStaysUnlessPredictedFasterByTheMargin();
+    void aDefaultTunedAtFirstRunIsReplacedByOnePredictedWithinTheMargin();
     void aKernelUnlikeEveryMeasuredOneKeepsTheDefault();
     void formModelKeepsTheLibraryForAnOpItNeverMeasured();
     void decomposedProjectionsReadTheirOperandWrittenOnce();
@@ -359,6 +360,36 @@ void TestDecisions::theDefaultStaysUnlessPredictedFasterByTheMargin() {
     QCOMPARE(d.reason, std::string("predicted_faster"));
     // Nothing measured: the prior says "as fast as the default".
     QVERIFY(!decideKernelConfig(KernelConfigModel::build({}), shape, 0.0).fixed);
+}
+
+void TestDecisions::aDefaultTunedAtFirstRunIsReplacedByOnePredictedWithinTheMargin() {
+    // Kept, a default Inductor tunes at first run is benchmarked at every compile: a configuration
+    // predicted within the margin of its time replaces it, one predicted slower by more does not.
+    auto shape = reduction(64, 128, ReductionHint::Inner);
+    const auto grid = candidateConfigs(shape);
+    auto modelAt = [&](double ratio) {
+        std::vector<std::pair<TritonConfig, std::optional<double>>> times;
+        for (const auto &c : grid)
+            times.push_back({c, ratio});
+        return KernelConfigModel::build({measured("a", shape, times)});
+    };
+    const auto near = modelAt(1.03), far = modelAt(1.2);
+    QVERIFY(!decideKernelConfig(near, shape, 0.05).fixed); // not tuned: the default is free
+    shape.defaultTuned = true;
+    const auto d = decideKernelConfig(near, shape, 0.05);
+    QVERIFY(d.fixed);
+    QCOMPARE(d.reason, std::string("replaces_first_run_tuning"));
+    QVERIFY(holds(grid, d.config));
+    const auto slow = decideKernelConfig(far, shape, 0.05);
+    QVERIFY(!slow.fixed);
+    QCOMPARE(slow.reason, std::string("default_predicted_best"));
+    // The field travels in a kernel line, absent in lines older than it.
+    QVERIFY(TritonKernelShape::fromJson(shape.toJson(), "t").defaultTuned);
+    auto old = shape.toJson();
+    old.erase("default_tuned");
+    QVERIFY(!TritonKernelShape::fromJson(old, "t").defaultTuned);
+    old["default_tuned"] = "yes";
+    QVERIFY_THROWS_EXCEPTION(InvalidInput, TritonKernelShape::fromJson(old, "t"));
 }
 
 void TestDecisions::aKernelUnlikeEveryMeasuredOneKeepsTheDefault() {

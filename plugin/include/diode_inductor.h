@@ -183,7 +183,9 @@ DIODE_API char *diode_read_problem_lines(const char *path);
  *   "kernel_config": {"shape": a pointwise or reduction kernel (docs/FORMATS.md, "Kernel and site
  *     lines")} -> {"fixed": true|false, "config": {"XBLOCK", ...} when fixed, "predicted_ratio": the
  *     chosen configuration's time over Inductor's default, "candidates": n, "reason":
- *     "predicted_faster" | "default_predicted_best" | "no_candidates" | "none_tried_nearby" |
+ *     "predicted_faster" | "replaces_first_run_tuning" (the shape's "default_tuned": a configuration
+ *     predicted within the margin of the default Inductor would benchmark) | "default_predicted_best" |
+ *     "no_candidates" | "none_tried_nearby" |
  *     "feature_not_measured" (with "unmeasured": the kernel feature every measured kernel shares and
  *     this one does not, e.g. "hint_outer") | "no_model"};
  *   "small_m_form": {"site": {"op": "attention"|"bmm"|"mm"|"addmm", "dtype", "B", "M", "N", "K",

@@ -25,6 +25,7 @@ double geomean(double logSum, int n) {
 constexpr const char *kKernels = "kernels", *kFixed = "fixed", *kWithin3 = "within_3_percent_of_fastest",
                      *kSlowerThanDefault = "over_10_percent_slower_than_default",
                      *kFailedChosen = "failed_configs_chosen", *kNotMeasuredPicks = "picks_not_measured",
+                     *kDefaultTuned = "default_tuned_at_first_run", *kTunedKept = "tuned_default_kept",
                      *kPickOverDefault = "geomean_pick_over_default",
                      *kFastestOverDefault = "geomean_fastest_over_default";
 constexpr const char *kSites = "sites", *kDecomposed = "decomposed", *kFasterForm = "faster_form_chosen",
@@ -76,6 +77,8 @@ nlohmann::json KernelConfigEvaluation::toJson() const {
             {kSlowerThanDefault, slowerThanDefault},
             {kFailedChosen, failedChosen},
             {kNotMeasuredPicks, notMeasured},
+            {kDefaultTuned, defaultTuned},
+            {kTunedKept, tunedKept},
             {kPickOverDefault, geomeanPickOverDefault},
             {kFastestOverDefault, geomeanBestOverDefault}};
 }
@@ -90,6 +93,8 @@ KernelConfigEvaluation KernelConfigEvaluation::fromJson(const nlohmann::json &j,
     e.slowerThanDefault = countField(j, kSlowerThanDefault, where);
     e.failedChosen = countField(j, kFailedChosen, where);
     e.notMeasured = j.contains(kNotMeasuredPicks) ? countField(j, kNotMeasuredPicks, where) : 0;
+    e.defaultTuned = j.contains(kDefaultTuned) ? countField(j, kDefaultTuned, where) : 0; // older figures
+    e.tunedKept = j.contains(kTunedKept) ? countField(j, kTunedKept, where) : 0;
     e.geomeanPickOverDefault = ratioField(j, kPickOverDefault, where);
     e.geomeanBestOverDefault = ratioField(j, kFastestOverDefault, where);
     return e;
@@ -144,6 +149,8 @@ KernelConfigEvaluation evaluateKernelConfigs(const KernelConfigModel &model,
             if (t)
                 best = std::min(best, *t);
         ++e.kernels;
+        e.defaultTuned += k.shape.defaultTuned;
+        e.tunedKept += k.shape.defaultTuned && !d.fixed;
         e.withinThreePercent += pick <= best * kWithin;
         e.slowerThanDefault += pick > k.defaultMs * kSlower;
         pickLog += std::log(pick / k.defaultMs);
@@ -203,6 +210,7 @@ HeldOut heldOutByFamily(const DecisionData &data, const DecisionTrainOptions &o)
                 pooledK.withinThreePercent += e.withinThreePercent;
             pooledK.slowerThanDefault += e.slowerThanDefault, pooledK.failedChosen += e.failedChosen;
             pooledK.notMeasured += e.notMeasured;
+            pooledK.defaultTuned += e.defaultTuned, pooledK.tunedKept += e.tunedKept;
             kPick += std::log(e.geomeanPickOverDefault) * e.kernels;
             kBest += std::log(e.geomeanBestOverDefault) * e.kernels;
         }
@@ -372,7 +380,11 @@ std::string heldOutLine(const TrainedDecisions &t) {
             fmt::format("kernel configs within 3 % of the fastest measured on {:.1f} % of {} kernels, {} "
                         "over 10 % slower than Inductor's default, pick {:.3f}x the default's time "
                         "(fastest {:.3f}x)",
-                        100.0 * k.goodShare, k.judged, k.muchSlower, k.pickOverDefault, k.bestOverDefault));
+                        100.0 * k.goodShare, k.judged, k.muchSlower, k.pickOverDefault, k.bestOverDefault) +
+            (t.kernelConfigHeldOut.defaultTuned
+                 ? fmt::format(", {} of the {} whose default Inductor tunes at first run kept at it",
+                               t.kernelConfigHeldOut.tunedKept, t.kernelConfigHeldOut.defaultTuned)
+                 : std::string()));
     if (f.judged)
         parts.push_back(
             fmt::format("small-M forms: the faster form on {:.1f} % of {} sites, pick {:.3f}x the "

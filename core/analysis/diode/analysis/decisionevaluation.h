@@ -23,6 +23,9 @@ struct KernelConfigEvaluation {
     /// Kernels left out of the figures: the decision fixed a configuration the line has no time of (a
     /// line holding a sample of the grid rather than the portfolio, or one the GPU's memory stopped).
     int notMeasured = 0;
+    /// Kernels whose default Inductor tunes at first run (TritonKernelShape::defaultTuned), and those of
+    /// them the decision kept at the default: benchmarked at every compile. 0 for lines older than the field.
+    int defaultTuned = 0, tunedKept = 0;
     double geomeanPickOverDefault = 1;
     double geomeanBestOverDefault = 1;
     nlohmann::json toJson() const;

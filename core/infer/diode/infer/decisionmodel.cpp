@@ -752,10 +752,15 @@ KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const Tr
         return d;
     }
     d.predictedRatio = std::exp2(pred[best]);
-    if (d.predictedRatio * (1.0 + margin) < 1.0) {
+    // Another configuration replaces the default where it is predicted faster by the margin. A default
+    // Inductor tunes at the kernel's first run is not free: the benchmark runs at every compile, and
+    // the default's measured time is the best of that benchmark. One predicted within the margin of it
+    // replaces it too, so that no kernel the model describes is benchmarked.
+    const bool faster = d.predictedRatio * (1.0 + margin) < 1.0;
+    if (faster || (shape.defaultTuned && d.predictedRatio < 1.0 + margin)) {
         d.fixed = true;
         d.config = configs[best];
-        d.reason = "predicted_faster";
+        d.reason = faster ? "predicted_faster" : "replaces_first_run_tuning";
     } else {
         d.reason = "default_predicted_best";
     }

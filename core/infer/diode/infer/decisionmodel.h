@@ -209,8 +209,10 @@ struct KernelConfigDecision {
     TritonConfig config;
     double predictedRatio = 1; ///< the chosen configuration's time over the default's
     int candidates = 0;
-    /// "predicted_faster", "default_predicted_best", "no_candidates", "none_tried_nearby",
-    /// "feature_not_measured" (KernelConfigModel::unmeasuredFeature; `unmeasured` names it)
+    /// "predicted_faster", "replaces_first_run_tuning" (a default Inductor tunes at first run, replaced
+    /// by a configuration predicted within the margin of it), "default_predicted_best", "no_candidates",
+    /// "none_tried_nearby", "feature_not_measured" (KernelConfigModel::unmeasuredFeature; `unmeasured`
+    /// names it)
     std::string reason;
     std::string unmeasured;
 };

@@ -153,6 +153,7 @@ TritonKernelShape TritonKernelShape::fromJson(const nlohmann::json &j, const std
     s.persistentDefault = optionalFlag(j, "persistent_default", where);
     s.persistentPossible =
         !j.contains("persistent_possible") || optionalFlag(j, "persistent_possible", where);
+    s.defaultTuned = optionalFlag(j, "default_tuned", where); // absent in lines older than the field
     s.loads = count(j, "loads", where);
     s.stores = count(j, "stores", where);
     s.reductions = count(j, "reductions", where);
@@ -179,6 +180,7 @@ nlohmann::json TritonKernelShape::toJson() const {
             {"hint", toString(hint)},
             {"persistent_default", persistentDefault},
             {"persistent_possible", persistentPossible},
+            {"default_tuned", defaultTuned},
             {"loads", loads},
             {"stores", stores},
             {"reductions", reductions},

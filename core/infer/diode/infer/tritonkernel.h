@@ -29,6 +29,10 @@ struct TritonKernelShape {
     /// Whether the kernel may be persistent at all: not when its reduction size is not static (then no
     /// persistent configuration is offered). Not a feature: it bounds the grid, not the time.
     bool persistentPossible = true;
+    /// Inductor's heuristics give the kernel, kept at its default, several configurations, which it
+    /// benchmarks at the kernel's first run (torch_diode._kernels.default_configs asks them). Not a
+    /// feature: it says what keeping the default costs, not how fast a configuration runs.
+    bool defaultTuned = false;
     int loads = 0, stores = 0, reductions = 0;
     int otherOps = 0;     ///< arithmetic ops besides loads, stores and reductions
     double bytesRead = 0; ///< over all loads, each buffer's accessed range once
