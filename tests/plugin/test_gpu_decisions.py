@@ -295,6 +295,32 @@ class DecisionsTest(unittest.TestCase):
         st = torch_diode.get_stats()["decisions"]["kernel_config"]
         self.assertEqual(st["errors"], 0, st)
 
+    def test_a_kernel_writing_a_cache_in_place_is_described(self):
+        """A static KV cache written in place makes Inductor record the mutated buffer as a dependency
+        without an index (a StarDep): its kernels are read like any other, without an error, and the
+        step gives eager's result."""
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(PACKAGE))
+        dev, dt = "cuda", torch.bfloat16
+        cache = torch.zeros(4, 8, 1024, 128, device=dev, dtype=dt)
+        new = torch.randn(4, 8, 1, 128, device=dev, dtype=dt)
+        q = torch.randn(4, 8, 1, 128, device=dev, dtype=dt)
+
+        def fn(cache, new, q):
+            cache[:, :, 1023:1024] = new * 2
+            return torch.softmax((q @ cache.transpose(-1, -2)).float(), -1).sum(-1)
+
+        expected_cache = cache.clone()
+        ref = fn(expected_cache, new, q)
+        with torch_diode.record_decisions() as made:
+            out, _ = self.compile_code(fn, (cache, new, q))
+        st = torch_diode.get_stats()["decisions"]["kernel_config"]
+        self.assertEqual(st["errors"], 0, st)
+        self.assertGreater(len([r for r in made if r.get("kind") == "kernel_config"]), 0, st)
+        torch.testing.assert_close(cache, expected_cache)
+        torch.testing.assert_close(out, ref, atol=2e-2, rtol=2e-2)
+
     def test_the_kernel_sweep_measures_every_candidate_of_a_kernel_and_both_forms_of_a_site(self):
         from torch_diode import _native
         from torch_diode.tools import kernel_sweep

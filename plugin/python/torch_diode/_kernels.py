@@ -72,15 +72,14 @@ def _hint(expr) -> int:
 
 def _dep_bytes(deps, seen: set) -> tuple[float, int]:
     """Bytes of the memory ranges `deps` touch (each buffer and index once) and the widest element."""
+    from torch._inductor.dependencies import MemoryDep
     from torch._inductor.virtualized import V
 
     total, widest = 0.0, 0
     for dep in deps:
-        get_numel = getattr(dep, "get_numel", None)
-        index = getattr(dep, "index", None)
-        if get_numel is None or index is None:  # StarDep, WeakDep: no range of their own
+        if not isinstance(dep, MemoryDep):  # StarDep (a mutated buffer: a cache written in place), WeakDep
             continue
-        key = (dep.name, str(index))
+        key = (dep.name, str(dep.index))
         if key in seen:
             continue
         seen.add(key)
@@ -88,7 +87,7 @@ def _dep_bytes(deps, seen: set) -> tuple[float, int]:
             itemsize = V.graph.get_dtype(dep.name).itemsize
         except Exception:  # a buffer Inductor cannot type (removed, a symbolic input): not counted
             continue
-        total += _hint(get_numel()) * itemsize
+        total += _hint(dep.get_numel()) * itemsize
         widest = max(widest, itemsize)
     return total, widest
 
