@@ -515,10 +515,13 @@ class DecisionsTest(unittest.TestCase):
         ref = lora(x, a, b).float()
         self.assertLess(float((out.float() - ref).abs().max() / ref.abs().max()), 2e-2)
 
-    def test_pointwise_kernels_kept_at_inductors_default_are_not_benchmarked_at_their_first_run(self):
+    def test_a_kernel_is_benchmarked_at_its_first_run_only_where_its_shape_says_its_default_is_tuned(self):
         """Plain torch.compile benchmarks several configurations of a pointwise kernel at its first
-        run; with the package deciding kernel configurations, one it keeps at Inductor's default runs
-        Inductor's heuristic configuration, and uninstall() gives Inductor's option back."""
+        run. Installed with a package that decides kernel configurations, a pointwise kernel kept at
+        Inductor's default runs Inductor's heuristic configuration; a reduction whose default is
+        several configurations is benchmarked, and its shape says so ("default_tuned", asked of
+        Inductor's heuristics), as get_stats() does of those the package keeps. uninstall() gives
+        Inductor's option back."""
         import torch_diode
         from torch._inductor.runtime import triton_heuristics
         from torch_diode import _inductor_compat as compat
@@ -531,28 +534,47 @@ class DecisionsTest(unittest.TestCase):
             benchmarked.append(autotuner.inductor_meta.get("kernel_name"))
             return original(autotuner, *args, **kwargs)
 
-        fn, args = decode_step(batch=2, context=512)
+        def compiled(fn, args, keep_every_default=False, **install):
+            torch._dynamo.reset()
+            benchmarked.clear()
+            self.assertTrue(torch_diode.install(PACKAGE, **install))
+            if keep_every_default:
+                active().decisions.fixed_by = lambda shape, features: None
+            with torch_diode.record_decisions() as made:
+                out, _ = self.compile_code(fn, args)
+            self.assertTrue(bool(torch.isfinite(out).all()))
+            return [r["shape"] for r in made if r["kind"] == "kernel_config"]
+
         option = compat.get_config(compat.FIRST_RUN_AUTOTUNE)
         triton_heuristics.CachingAutotuner.benchmark_all_configs = counting
         try:
+            # The attention as written (its concatenations are pointwise kernels), as plain compiles it.
+            fn, args = decode_step(batch=2, context=512)
             self.compile_code(fn, args)
-            self.assertTrue(any("_poi_" in k for k in benchmarked), benchmarked)  # plain torch.compile
-            torch._dynamo.reset()
-            benchmarked.clear()
-            self.assertTrue(torch_diode.install(PACKAGE))
+            self.assertTrue(any("_poi_" in k for k in benchmarked), benchmarked)
+            shapes = compiled(fn, args, small_m_forms=False)
             self.assertIs(compat.get_config(compat.FIRST_RUN_AUTOTUNE), False)
-            shapes = []  # every kernel kept at Inductor's default, as the package keeps some
-            active().decisions.fixed_by = lambda shape, features: shapes.append(shape)
-            with forms_turned(decompose=False):
-                out, _ = self.compile_code(fn, args)
             self.assertTrue(any(not s["reduction"] for s in shapes), shapes)
-            # Inductor's option covers pointwise kernels; a persistent reduction may still be tuned.
             self.assertEqual([k for k in benchmarked if "_poi_" in k], [], benchmarked)
+            # Every kernel kept at Inductor's default (as the package keeps some), the library form of
+            # grouped-query attention: its merge's scores are a persistent reduction Inductor gives
+            # several configurations. Benchmarked are the kernels whose shape says so, no other.
+            fn, args = decode_step(batch=4, context=2048)
+            shapes = compiled(fn, args, keep_every_default=True)
+            st = torch_diode.get_stats()["decisions"]["kernel_config"]
+            self.assertEqual(st["not_described"], {}, st)
+            self.assertTrue(any(s["default_tuned"] for s in shapes), shapes)
+            self.assertEqual(len(benchmarked), sum(s["default_tuned"] for s in shapes), (benchmarked, shapes))
+            self.assertEqual(st["tuned_at_first_run"], len(benchmarked), st)
+            # With the package's decisions: what get_stats() counts is what Inductor benchmarks.
+            compiled(fn, args)
+            st = torch_diode.get_stats()["decisions"]["kernel_config"]
+            self.assertEqual(st["tuned_at_first_run"], len(benchmarked), (st, benchmarked))
+            print(f"\n  package's decisions: {len(benchmarked)} kernel(s) benchmarked, {st}", file=sys.stderr)
             torch_diode.uninstall()
             self.assertEqual(compat.get_config(compat.FIRST_RUN_AUTOTUNE), option)
         finally:
             triton_heuristics.CachingAutotuner.benchmark_all_configs = original
-        self.assertTrue(bool(torch.isfinite(out).all()))
 
     def test_install_options_turn_each_kind_off(self):
         import torch_diode

@@ -58,7 +58,7 @@ class OptionsReachTheLibraryTest(unittest.TestCase):
         st = DecisionStats()
         st.add("kernel_config", 0.001, applied=True)  # fixed by the library, taken by Inductor
         st.add("kernel_config", 0.001, error="refused_ValueError")  # fixed by the library, refused after
-        st.add("kernel_config", 0.001)  # the library kept the default
+        st.add("kernel_config", 0.001, tuned=True)  # the library kept a default Inductor tunes
         st.add("kernel_config", 0.001, undescribed="tiling")  # never asked
         st.add("kernel_config", 0.001, error="read_KeyError")  # the translator failed: never asked
         st.add("kernel_config", 0.001, error="ask_NativeError")  # the library refused the request
@@ -72,6 +72,7 @@ class OptionsReachTheLibraryTest(unittest.TestCase):
         )
         self.assertEqual(m["not_described"], {"tiling": 1})
         self.assertEqual(m["errors"], 3)
+        self.assertEqual(m["tuned_at_first_run"], 1)
         # Every kernel met is decided, kept at the default or not described: once.
         self.assertEqual(m["seen"], m["decided"] + sum(m["kept_default"].values()) + sum(m["not_described"].values()))
         self.assertAlmostEqual(m["time_s"], 0.006)
@@ -112,6 +113,41 @@ class OptionsReachTheLibraryTest(unittest.TestCase):
         self.assertEqual(sum(n for why, n in errors.items() if why.startswith("refused_")), 2)
         self.assertEqual(decisions.stats.applied["kernel_config"], 0)
         self.assertEqual(len(logs.output), 3, logs.output)  # once per step
+        self.assertEqual(decisions.stats.tuned["kernel_config"], 0)  # no shape said its default is tuned
+
+    def test_a_kept_default_inductor_tunes_is_counted_and_one_predicted_near_it_replaces_it(self):
+        # The shipped H100 package over its own kernel lines: a kernel it keeps at the default is fixed
+        # once the shape says Inductor would benchmark that default, where a configuration is predicted
+        # within the margin; one still kept is counted as tuned at first run.
+        import json as _json
+
+        from torch_diode import _kernels
+        from torch_diode._decisions import Decisions
+
+        h100 = os.path.join(ROOT, "trained_models", "h100")
+        with open(os.path.join(h100, "h100-kernels.jsonl")) as f:
+            shapes = [_json.loads(t)["shape"] for t in f if '"shape"' in t]
+        model = _native.Model(os.path.join(h100, "h100-ingraph-warm.diode"))
+        margin = model.manifest["decisions"]["kernel_config"]["margin"]
+        selector = _native.Selector(model, {})
+        kept = [sh for sh in shapes if not selector.decide_json("kernel_config", {"shape": sh})["fixed"]]
+        answers = [selector.decide_json("kernel_config", {"shape": dict(sh, default_tuned=True)}) for sh in kept]
+        replaced = [a for a in answers if a["fixed"]]
+        self.assertTrue(replaced and len(replaced) < len(answers), (len(replaced), len(answers)))
+        self.assertEqual({a["reason"] for a in replaced}, {"replaces_first_run_tuning"})
+        # Each replaced default was kept for a predicted time no better than the margin's: the
+        # replacement is predicted near the default's, not faster by the margin.
+        self.assertTrue(all(1 / (1 + margin) <= a["predicted_ratio"] < 1 + margin for a in replaced), replaced)
+        still = next(sh for sh, a in zip(kept, answers) if not a["fixed"])
+        decisions = Decisions(selector)
+        real = _kernels.kernel_shape
+        try:
+            _kernels.kernel_shape = lambda *a: dict(still, default_tuned=True)
+            kwargs = {}
+            self.assertIs(decisions.kernel_kwargs(object, None, (), kwargs), kwargs)
+        finally:
+            _kernels.kernel_shape = real
+        self.assertEqual(decisions.stats.merged({})["kernel_config"]["tuned_at_first_run"], 1)
 
     def test_top_k_and_threshold(self):
         _d, kept, predicted = decide(top_k=1, margin=0)

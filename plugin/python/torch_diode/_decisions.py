@@ -48,15 +48,26 @@ class DecisionStats:
             self.undescribed: dict = {k: Counter() for k in KINDS}
             self.errors: dict = {k: Counter() for k in KINDS}
             self.applied: Counter = Counter()
+            self.tuned: Counter = Counter()
             self.seconds: Counter = Counter()
             self.library_forms = 0
 
-    def add(self, kind: str, seconds: float, undescribed: str = "", error: str = "", applied: bool = False):
+    def add(
+        self,
+        kind: str,
+        seconds: float,
+        undescribed: str = "",
+        error: str = "",
+        applied: bool = False,
+        tuned: bool = False,
+    ):
         """`error`: "read_..." (the translator failed) or "ask_..." (the library refused the request) for
-        one the library did not count, else one met after its answer."""
+        one the library did not count, else one met after its answer. `tuned`: a kernel left to a
+        default Inductor benchmarks at its first run."""
         with self._lock:
             self.seconds[kind] += seconds
             self.applied[kind] += bool(applied)
+            self.tuned[kind] += bool(tuned)
             if undescribed:
                 self.undescribed[kind][undescribed] += 1
             if error:
@@ -72,7 +83,9 @@ class DecisionStats:
         "seen" (every kernel or site met), "decided" (a site decomposed, a kernel given a fixed
         configuration, and Inductor took it), "kept_default" ({reason: n}: the library kept
         Inductor's behaviour, or an error did), "not_described" ({reason: n}), "errors" and
-        "time_s"; for small-M forms also "library_over_cache" (attention with grouped KV heads kept in
+        "time_s"; for kernel configs also "tuned_at_first_run" (kernels described and left to a default
+        of several configurations, which Inductor benchmarks at the kernel's first run); for small-M
+        forms also "library_over_cache" (attention with grouped KV heads kept in
         its library form, FlashAttention over the KV cache as stored instead of the copies the
         attention as written makes)."""
         out = dict(library)
@@ -92,6 +105,7 @@ class DecisionStats:
                     "errors": errors,
                     "time_s": self.seconds[kind],
                 }
+            out["kernel_config"]["tuned_at_first_run"] = self.tuned["kernel_config"]
             out["small_m_form"]["library_over_cache"] = self.library_forms
         return out
 
@@ -149,12 +163,12 @@ class Decisions:
             grid = self._grids[key] = _native.kernel_candidates(shape, grid=True)
         return grid
 
-    def _kept(self, kind: str, stage: str, what: str, e: Exception, seconds: float) -> None:
+    def _kept(self, kind: str, stage: str, what: str, e: Exception, seconds: float, tuned: bool = False) -> None:
         """An error at `stage` ("read", "ask", "refused", "rewrite", "lint") keeps Inductor's own
         behaviour: said once per kind, stage and exception type, and counted as "<stage>_<type>"."""
         name = type(e).__name__
         self._log_once(f"{kind}_{stage}_{name}", "%s (%s: %s)", what, name, e)
-        self.stats.add(kind, seconds, error=f"{stage}_{name}")
+        self.stats.add(kind, seconds, error=f"{stage}_{name}", tuned=tuned)
 
     def _record(self, kind: str, subject: dict, answer: dict):
         for r in list(self.recorders):
@@ -177,6 +191,7 @@ class Decisions:
         except Exception as e:  # a kernel the reader trips on keeps Inductor's default
             self._kept("kernel_config", "read", "kernel config: cannot read a kernel", e, time.perf_counter() - t0)
             return kwargs
+        tuned = bool(shape.get("default_tuned"))  # kept, the kernel is benchmarked at its first run
         try:
             if self.fixed_by is not None:
                 config = self.fixed_by(shape, features)
@@ -184,13 +199,15 @@ class Decisions:
             else:
                 answer = self.selector.decide_json("kernel_config", {"shape": shape})
         except Exception as e:  # the library (or the rule in its place) gave no answer; nothing counted
-            self._kept("kernel_config", "ask", "kernel config: no decision for a kernel", e, time.perf_counter() - t0)
+            self._kept(
+                "kernel_config", "ask", "kernel config: no decision for a kernel", e, time.perf_counter() - t0, tuned
+            )
             return kwargs
         try:
             if self.recorders:
                 self._record("kernel_config", {"shape": shape}, answer)
             if not answer.get("fixed"):
-                self.stats.add("kernel_config", time.perf_counter() - t0)
+                self.stats.add("kernel_config", time.perf_counter() - t0, tuned=tuned)
                 return kwargs
             # Only a configuration of the kernel's grid is ever applied (the library's answer is one,
             # from its portfolio or the package's extra configurations; anything else, from a
@@ -201,7 +218,12 @@ class Decisions:
             _kernels.accepted(kernel_cls, groups, fixed)
         except Exception as e:  # refused by Inductor or the library: Inductor's default
             self._kept(
-                "kernel_config", "refused", "kernel config: keeping Inductor's default", e, time.perf_counter() - t0
+                "kernel_config",
+                "refused",
+                "kernel config: keeping Inductor's default",
+                e,
+                time.perf_counter() - t0,
+                tuned,
             )
             return kwargs
         self.stats.add("kernel_config", time.perf_counter() - t0, applied=True)

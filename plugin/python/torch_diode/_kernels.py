@@ -20,6 +20,7 @@ from typing import Any
 
 # The reduction hints the library knows (core ReductionHint), by Inductor's enum member name.
 HINTS = {"INNER": "inner", "OUTER": "outer", "OUTER_TINY": "outer_tiny", "DEFAULT": "default"}
+_HINT_NAMES = {name: member for member, name in HINTS.items()}
 # LoopBody op counts that are not arithmetic (indexing, constants, masks).
 _BOOKKEEPING = frozenset(
     {
@@ -162,7 +163,42 @@ def kernel_shape(kernel_cls, features, groups, kernel_kwargs) -> dict:
     shape["itemsize"] = widest or 4
     x_score, r_score = scores.get("x", 0), scores.get("r0_", 0)
     shape["contiguity"] = math.log2(r_score / x_score) if x_score > 0 and r_score > 0 else 0.0
+    try:
+        shape["default_tuned"] = default_configs(shape) > 1
+    except Exception as e:  # Inductor's heuristics changed shape
+        raise Undescribable("inductor_changed", f"Inductor's heuristics: {type(e).__name__}: {e}") from None
     return shape
+
+
+def default_configs(shape: dict) -> int:
+    """How many configurations Inductor's heuristics give the kernel `shape` describes when it keeps
+    its default; more than one, Inductor benchmarks them at the kernel's first run. Asked of Inductor's
+    own heuristic functions (torch/_inductor/runtime/triton_heuristics.py: pointwise, reduction,
+    persistent_reduction, each with return_configs), with the options its code generation passes
+    them (TritonKernel.inductor_meta_common) and the kernel's sizes rounded up to powers of two as
+    its size hints. What code generation adds for a kernel beyond its shape (autotune hints, an
+    extra persistent block for some looped reductions: a decoder layer's RMSNorm) is not seen here."""
+    from torch._inductor.codegen.triton import TritonKernel
+    from torch._inductor.runtime import triton_heuristics as heuristics
+    from torch._inductor.runtime.hints import ReductionHint
+    from torch._inductor.runtime.runtime_utils import next_power_of_2
+
+    meta = dict(TritonKernel.inductor_meta_common())
+    meta.update(num_load=shape["loads"], num_store=shape["stores"], num_reduction=shape["reductions"])
+    triton_meta = {"signature": {}, "device": None, "native_matmul": False}
+    if shape["reduction"]:
+        sizes = {"x": next_power_of_2(shape["x"]), "r0_": next_power_of_2(shape["r"])}
+        hint = ReductionHint[_HINT_NAMES[shape["hint"]]]
+        heuristic = heuristics.persistent_reduction if shape["persistent_default"] else heuristics.reduction
+        configs = heuristic(
+            sizes, reduction_hint=hint, triton_meta=triton_meta, inductor_meta=meta, return_configs=True
+        )
+    else:
+        sizes = {"x": next_power_of_2(shape["x"])}
+        if shape["y"] > 1:
+            sizes = {"y": next_power_of_2(shape["y"]), **sizes}
+        configs = heuristics.pointwise(sizes, triton_meta=triton_meta, inductor_meta=meta, return_configs=True)
+    return len(heuristics.unique_configs(configs))
 
 
 def fixed_kwargs(kernel_kwargs: dict, shape: dict, config: dict) -> dict:
