@@ -479,6 +479,24 @@ class NativeTest(unittest.TestCase):
         self.assertEqual(len(way["why"]), 2)
         self.assertIn("compiled with wider pointwise and reduction autotuning", way["why"][1])
         self.inductor.config.max_autotune_pointwise = False
+        # Inductor's first-run pointwise benchmark back on in a compile: said where the package's kernel
+        # configurations turned it off, not where they did not (this runtime's package decides none).
+        self.inductor.config.triton.autotune_pointwise = True
+        rt.lowering(choices(), inputs(), "addmm")
+        self.assertEqual(len(torch_diode._recommended_way(rt, rt.snapshot())["why"]), 2)
+        warm = os.path.join(ROOT, "trained_models", "h200", "h200-ingraph-warm.diode")
+        for options, said in ((Options(), True), (Options(kernel_configs=False), False)):
+            deciding = Runtime(Model(warm), options)
+            self.assertIs(deciding.turns_first_run_tuning_off(), said)
+            deciding.lowering(choices(), inputs(), "addmm")
+            way = torch_diode._recommended_way(deciding, deciding.snapshot())
+            self.assertEqual(not way["ok"], said, way)
+            if said:
+                self.assertIn("first-run benchmark of pointwise configurations turned back on", way["why"][0])
+        self.inductor.config.triton.autotune_pointwise = False
+        deciding = Runtime(Model(warm), Options())
+        deciding.lowering(choices(), inputs(), "addmm")
+        self.assertTrue(torch_diode._recommended_way(deciding, deciding.snapshot())["ok"])
         self.assertTrue(torch_diode._recommended_way(Runtime(Model(ingraph), Options()), {})["ok"])
         self.assertIn(
             "autotune_gemm=False",

@@ -140,19 +140,13 @@ def _engage(options, runtime=None) -> None:
         # The user's own pre-pass runs first, inside ours; uninstall() puts it back.
         previous = _option_before_install(PRE_PASS)
         wanted[PRE_PASS] = make_pass(previous, runtime.model, options.as_dict(), active)
-    first_run = compat.FIRST_RUN_AUTOTUNE
-    if (
-        options.kernel_configs
-        and runtime is not None
-        and runtime.decides("kernel_config")
-        and compat.has_config(first_run)
-    ):
+    if runtime is not None and runtime.turns_first_run_tuning_off():
         # The package decides kernel configurations: while installed, no pointwise kernel of any
         # compile is benchmarked at its first run (nor its other configurations compiled); one kept at
         # Inductor's default, or one the translator cannot describe, runs Inductor's heuristic
         # configuration (docs/PLUGIN.md). A reduction Inductor keeps several configurations of may
         # still be tuned. A torch without the option keeps its own behaviour.
-        wanted[first_run] = False
+        wanted[compat.FIRST_RUN_AUTOTUNE] = False
     for key, value in wanted.items():
         if key not in _saved_config:
             _saved_config[key] = compat.get_config(key)

@@ -146,12 +146,19 @@ NOT_RECOMMENDED = {
     "longer compile (worth it only in a long training job) and decomposes small-M GEMMs, which slowed decode steps",
     "max_autotune_pointwise": "wider pointwise and reduction autotuning: faster long prefill and training steps, "
     "slower short prefill and ViT blocks, for seconds more compile: for long prefill and training only",
+    compat.FIRST_RUN_AUTOTUNE: "Inductor's first-run benchmark of pointwise configurations turned back on, which the "
+    "plugin turns off while its package decides kernel configurations: a longer compile, and no model step measured "
+    "faster with it (`diode demo --modes plugin,plugin-first-run-tuning` compares them)",
 }
 
 
-def compile_mode() -> str:
-    """ "recommended", or the option(s) of NOT_RECOMMENDED on in the current compile ('+'-joined)."""
-    on = [name for name in NOT_RECOMMENDED if compat.get_config(name)]
+def compile_mode(runtime=None) -> str:
+    """ "recommended", or the option(s) of NOT_RECOMMENDED on in the current compile ('+'-joined).
+    Inductor's first-run pointwise benchmark, on in plain torch.compile, counts only where `runtime`
+    turns it off (Runtime.turns_first_run_tuning_off) and the compile turned it back on."""
+    on = [name for name in NOT_RECOMMENDED if name != compat.FIRST_RUN_AUTOTUNE and compat.get_config(name)]
+    if runtime is not None and runtime.turns_first_run_tuning_off() and compat.get_config(compat.FIRST_RUN_AUTOTUNE):
+        on.append(compat.FIRST_RUN_AUTOTUNE)
     return "+".join(on) or "recommended"
 
 
@@ -323,6 +330,15 @@ class Runtime:
         """Whether the library decides `kind` ("kernel_config", ...) by a model of the package."""
         return kind in self._decides
 
+    def turns_first_run_tuning_off(self) -> bool:
+        """Whether install() turns Inductor's first-run benchmark of pointwise configurations off: the
+        package decides kernel configurations, the options let it, and this torch has the option."""
+        return (
+            self.options.kernel_configs
+            and self.decides("kernel_config")
+            and compat.has_config(compat.FIRST_RUN_AUTOTUNE)
+        )
+
     def snapshot(self) -> dict:
         stats = self.stats.snapshot(self.selector.counters())
         stats["decisions"] = self.decisions.stats.merged(stats["decisions"])
@@ -371,7 +387,7 @@ class Runtime:
         """The candidates to hand back for one GEMM lowering, or None for Inductor's own. Every
         lowering is counted; one the model does not decide has its reason counted and follows
         options.fallback."""
-        self.stats.lowering(threading.current_thread().name, compile_mode())
+        self.stats.lowering(threading.current_thread().name, compile_mode(self))
         ktcs = [ktc for group in by_template.values() for ktc in group]
         keys = None
         try:
