@@ -660,6 +660,11 @@ private slots:
                                                  ? QString("%1 (+%2 unmeasured)").arg(judged).arg(unmeasured)
                                                  : QString::number(judged));
         QVERIFY(judged > 100);
+        // Of the kernels whose default Inductor tunes at first run, those kept at it.
+        QCOMPARE(cellText(model, pooled, 10), QString("%1 of %2")
+                                                  .arg(all["tuned_default_kept"].get<int>())
+                                                  .arg(all["default_tuned_at_first_run"].get<int>()));
+        QVERIFY(all["default_tuned_at_first_run"].get<int>() > 0);
 
         // Judged on the lines the package was built from: every measured kernel is judged once, and
         // a model judged on its own data beats Inductor's default.

@@ -427,15 +427,20 @@ void printDecisions(const nlohmann::json &m) {
     if (figures.empty())
         return;
     show("Held out by model family (each judged by the models built from the other families' lines):\n");
-    show("  {:<15} {:<13} {:>6} {:>7} {:>6} {:>11} {:>9} {:>9}\n", "decision", "held out", "judged",
-         "changed", "good", ">10% slower", "pick/base", "best/base");
-    for (const auto &f : figures)
-        show("  {:<15} {:<13} {:>6} {:>7} {:>5.1f}% {:>11} {:>8.3f}x {:>8.3f}x\n",
-             f.kind == DecisionKind::KernelConfig ? "kernel config" : "small-M form", f.scope, f.judged,
-             f.changed, 100.0 * f.goodShare, f.muchSlower, f.pickOverDefault, f.bestOverDefault);
+    show("  {:<15} {:<13} {:>6} {:>7} {:>6} {:>11} {:>9} {:>9} {:>11}\n", "decision", "held out", "judged",
+         "changed", "good", ">10% slower", "pick/base", "best/base", "tuned kept");
+    for (const auto &f : figures) {
+        const bool kernels = f.kind == DecisionKind::KernelConfig;
+        show("  {:<15} {:<13} {:>6} {:>7} {:>5.1f}% {:>11} {:>8.3f}x {:>8.3f}x {:>11}\n",
+             kernels ? "kernel config" : "small-M form", f.scope, f.judged, f.changed, 100.0 * f.goodShare,
+             f.muchSlower, f.pickOverDefault, f.bestOverDefault,
+             kernels ? fmt::format("{}/{}", f.tunedKept, f.defaultTuned) : std::string("-"));
+    }
     show(
         "  good: a kernel config within 3 % of the fastest measured, the faster of a site's two forms; base: "
-        "Inductor's default config, the library kernel\n");
+        "Inductor's default config, the library kernel; tuned kept: kernels whose default Inductor "
+        "benchmarks "
+        "at first run, kept at it, of those judged\n");
 }
 
 int runInspect(const Options &o) {

@@ -18,7 +18,20 @@
 
 namespace {
 
-enum Column { Package, Kind, Scope, Judged, Changed, Good, MuchSlower, FailedChosen, Pick, Fastest, Columns };
+enum Column {
+    Package,
+    Kind,
+    Scope,
+    Judged,
+    Changed,
+    Good,
+    MuchSlower,
+    FailedChosen,
+    Pick,
+    Fastest,
+    TunedKept,
+    Columns
+};
 
 QString kindText(diode::DecisionKind kind) {
     switch (kind) {
@@ -72,7 +85,14 @@ QList<QStandardItem *> rowOf(const QString &packagePath, const diode::DecisionFi
         << cell(
                QStringLiteral("%1×").arg(f.bestOverDefault, 0, 'f', 3), f.bestOverDefault,
                DecisionPanel::tr("the fastest measured over %1's, geometric mean: the best any pick could do")
-                   .arg(baseline));
+                   .arg(baseline))
+        << cell(
+               kernels ? DecisionPanel::tr("%1 of %2").arg(f.tunedKept).arg(f.defaultTuned)
+                       : QStringLiteral("–"),
+               f.tunedKept,
+               DecisionPanel::tr("kernels whose default Inductor benchmarks at their first run (several "
+                                 "configurations), and those of them the decision kept at it: benchmarked at "
+                                 "every compile"));
     return row;
 }
 
@@ -100,9 +120,10 @@ DecisionPanel::DecisionPanel(QWidget *parent)
     m_judge->setToolTip(
         tr("Judge the package's decisions on kernel and site lines that `diode sweep-kernels` "
            "measured (JSON lines), as `diode eval --decision-lines` does"));
-    m_model->setHorizontalHeaderLabels(
-        {tr("Package"), tr("Decision"), tr("Held out / lines"), tr("Judged"), tr("Changed"), tr("Good pick"),
-         tr("> 10 % slower"), tr("Failed chosen"), tr("Pick time / baseline"), tr("Fastest / baseline")});
+    m_model->setHorizontalHeaderLabels({tr("Package"), tr("Decision"), tr("Held out / lines"), tr("Judged"),
+                                        tr("Changed"), tr("Good pick"), tr("> 10 % slower"),
+                                        tr("Failed chosen"), tr("Pick time / baseline"),
+                                        tr("Fastest / baseline"), tr("Tuned defaults kept")});
     // The ratios are times (lower is better) over Inductor's default config for kernel configs and
     // over the library kernel for forms: the headers say so where the columns' cells do not.
     const QString baselines =

@@ -381,9 +381,9 @@ std::string heldOutLine(const TrainedDecisions &t) {
                         "over 10 % slower than Inductor's default, pick {:.3f}x the default's time "
                         "(fastest {:.3f}x)",
                         100.0 * k.goodShare, k.judged, k.muchSlower, k.pickOverDefault, k.bestOverDefault) +
-            (t.kernelConfigHeldOut.defaultTuned
+            (k.defaultTuned
                  ? fmt::format(", {} of the {} whose default Inductor tunes at first run kept at it",
-                               t.kernelConfigHeldOut.tunedKept, t.kernelConfigHeldOut.defaultTuned)
+                               k.tunedKept, k.defaultTuned)
                  : std::string()));
     if (f.judged)
         parts.push_back(
@@ -438,6 +438,8 @@ DecisionFigures figuresOf(const KernelConfigEvaluation &e, std::string scope) {
     f.muchSlower = e.slowerThanDefault;
     f.failedChosen = e.failedChosen;
     f.notMeasured = e.notMeasured;
+    f.defaultTuned = e.defaultTuned;
+    f.tunedKept = e.tunedKept;
     f.pickOverDefault = e.geomeanPickOverDefault;
     f.bestOverDefault = e.geomeanBestOverDefault;
     return f;

@@ -121,6 +121,9 @@ struct DecisionFigures {
     int muchSlower = 0;   ///< the pick more than 10 % slower than Inductor's default / the library kernel
     int failedChosen = 0; ///< kernel configs only
     int notMeasured = 0;  ///< kernel configs only: picks the lines hold no time of, left out of `judged`
+    /// Kernel configs only: judged kernels whose default Inductor tunes at first run, and those of them
+    /// kept at it (KernelConfigEvaluation::defaultTuned, tunedKept).
+    int defaultTuned = 0, tunedKept = 0;
     double pickOverDefault = 1, bestOverDefault = 1; ///< geometric means; forms: over the library kernel
 };
 DecisionFigures figuresOf(const KernelConfigEvaluation &e, std::string scope);
