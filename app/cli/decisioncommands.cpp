@@ -177,7 +177,8 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
         ->check(CLI::IsMember(smallMOps()));
     train
         ->add_option("--kernel-margin", o->train.kernelMargin,
-                     "a config departs from Inductor's default only when predicted faster by this share")
+                     "a config departs from Inductor's default only when predicted faster by this share "
+                     "(or, for a default Inductor tunes at first run, predicted within it)")
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
     train

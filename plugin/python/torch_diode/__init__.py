@@ -144,8 +144,9 @@ def _engage(options, runtime=None) -> None:
         # The package decides kernel configurations: while installed, no pointwise kernel of any
         # compile is benchmarked at its first run (nor its other configurations compiled); one kept at
         # Inductor's default, or one the translator cannot describe, runs Inductor's heuristic
-        # configuration (docs/PLUGIN.md). A reduction Inductor keeps several configurations of may
-        # still be tuned. A torch without the option keeps its own behaviour.
+        # configuration (docs/PLUGIN.md). Reductions ignore the option: one whose default is several
+        # configurations is replaced where the package predicts one near it, else tuned and counted
+        # (get_stats()'s tuned_at_first_run). A torch without the option keeps its own behaviour.
         wanted[compat.FIRST_RUN_AUTOTUNE] = False
     for key, value in wanted.items():
         if key not in _saved_config:

@@ -191,7 +191,17 @@ class Decisions:
         except Exception as e:  # a kernel the reader trips on keeps Inductor's default
             self._kept("kernel_config", "read", "kernel config: cannot read a kernel", e, time.perf_counter() - t0)
             return kwargs
-        tuned = bool(shape.get("default_tuned"))  # kept, the kernel is benchmarked at its first run
+        try:
+            shape["default_tuned"] = _kernels.default_tuned(shape)
+        except Exception as e:  # Inductor's heuristics changed shape: decided as if its default were one config
+            shape["default_tuned"] = False
+            self._log_once(
+                f"kernel_config_tuned_{type(e).__name__}",
+                "kernel config: cannot ask Inductor's heuristics about a kernel's default (%s: %s)",
+                type(e).__name__,
+                e,
+            )
+        tuned = shape["default_tuned"]  # kept, the kernel is benchmarked at its first run
         try:
             if self.fixed_by is not None:
                 config = self.fixed_by(shape, features)

@@ -163,20 +163,24 @@ def kernel_shape(kernel_cls, features, groups, kernel_kwargs) -> dict:
     shape["itemsize"] = widest or 4
     x_score, r_score = scores.get("x", 0), scores.get("r0_", 0)
     shape["contiguity"] = math.log2(r_score / x_score) if x_score > 0 and r_score > 0 else 0.0
-    try:
-        shape["default_tuned"] = default_configs(shape) > 1
-    except Exception as e:  # Inductor's heuristics changed shape
-        raise Undescribable("inductor_changed", f"Inductor's heuristics: {type(e).__name__}: {e}") from None
     return shape
+
+
+def default_tuned(shape: dict) -> bool:
+    """The kernel shape's `default_tuned`: whether Inductor, compiling as the plugin has it compile
+    (default_configs), gives the kernel several configurations, which it benchmarks at its first run."""
+    return default_configs(shape) > 1
 
 
 def default_configs(shape: dict) -> int:
     """How many configurations Inductor's heuristics give the kernel `shape` describes when it keeps
-    its default; more than one, Inductor benchmarks them at the kernel's first run. Asked of Inductor's
+    its default, with Inductor's first-run tuning of pointwise kernels off, as the plugin has it while
+    it decides kernel configurations (the same answer in a sweep, which runs with Inductor's own
+    options); more than one, Inductor benchmarks them at the kernel's first run. Asked of Inductor's
     own heuristic functions (torch/_inductor/runtime/triton_heuristics.py: pointwise, reduction,
-    persistent_reduction, each with return_configs), with the options its code generation passes
-    them (TritonKernel.inductor_meta_common) and the kernel's sizes rounded up to powers of two as
-    its size hints. What code generation adds for a kernel beyond its shape (autotune hints, an
+    persistent_reduction, each with return_configs), with the other options its code generation
+    passes them (TritonKernel.inductor_meta_common) and the kernel's sizes rounded up to powers of two
+    as its size hints. What code generation adds for a kernel beyond its shape (autotune hints, an
     extra persistent block for some looped reductions: a decoder layer's RMSNorm) is not seen here."""
     from torch._inductor.codegen.triton import TritonKernel
     from torch._inductor.runtime import triton_heuristics as heuristics
@@ -185,6 +189,7 @@ def default_configs(shape: dict) -> int:
 
     meta = dict(TritonKernel.inductor_meta_common())
     meta.update(num_load=shape["loads"], num_store=shape["stores"], num_reduction=shape["reductions"])
+    meta["autotune_pointwise"] = False
     triton_meta = {"signature": {}, "device": None, "native_matmul": False}
     if shape["reduction"]:
         sizes = {"x": next_power_of_2(shape["x"]), "r0_": next_power_of_2(shape["r"])}

@@ -147,8 +147,8 @@ NOT_RECOMMENDED = {
     "max_autotune_pointwise": "wider pointwise and reduction autotuning: faster long prefill and training steps, "
     "slower short prefill and ViT blocks, for seconds more compile: for long prefill and training only",
     compat.FIRST_RUN_AUTOTUNE: "Inductor's first-run benchmark of pointwise configurations turned back on, which the "
-    "plugin turns off while its package decides kernel configurations: a longer compile, and no model step measured "
-    "faster with it (`diode demo --modes plugin,plugin-first-run-tuning` compares them)",
+    "plugin turns off while its package decides kernel configurations: it adds those benchmarks to the compile "
+    "(`diode demo --modes plugin,plugin-first-run-tuning` measures both)",
 }
 
 

@@ -753,9 +753,9 @@ KernelConfigDecision decideKernelConfig(const KernelConfigModel &model, const Tr
     }
     d.predictedRatio = std::exp2(pred[best]);
     // Another configuration replaces the default where it is predicted faster by the margin. A default
-    // Inductor tunes at the kernel's first run is not free: the benchmark runs at every compile, and
-    // the default's measured time is the best of that benchmark. One predicted within the margin of it
-    // replaces it too, so that no kernel the model describes is benchmarked.
+    // Inductor tunes at the kernel's first run is not free: the benchmark runs in every compile that
+    // misses Inductor's autotune cache, and the default's measured time is the best of that benchmark.
+    // One predicted within the margin of it replaces it too, so that fewer kernels are benchmarked.
     const bool faster = d.predictedRatio * (1.0 + margin) < 1.0;
     if (faster || (shape.defaultTuned && d.predictedRatio < 1.0 + margin)) {
         d.fixed = true;

@@ -199,7 +199,8 @@ private:
 
 /// The margin by which a decision must be predicted faster before it departs from Inductor's own
 /// behaviour, unless the package was calibrated with another: Inductor's default config, the
-/// library kernel at a small-M site.
+/// library kernel at a small-M site. A default Inductor tunes at first run is departed from for a
+/// configuration predicted within the margin of it (decideKernelConfig).
 inline constexpr double kDefaultKernelConfigMargin = 0.05;
 inline constexpr double kDefaultFormMargin = 0.05;
 
