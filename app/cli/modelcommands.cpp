@@ -439,8 +439,7 @@ void printDecisions(const nlohmann::json &m) {
     show(
         "  good: a kernel config within 3 % of the fastest measured, the faster of a site's two forms; base: "
         "Inductor's default config, the library kernel; tuned kept: kernels whose default Inductor "
-        "benchmarks "
-        "at first run, kept at it, of those judged\n");
+        "benchmarks at first run, kept at it, of those judged\n");
 }
 
 int runInspect(const Options &o) {

@@ -91,8 +91,8 @@ QList<QStandardItem *> rowOf(const QString &packagePath, const diode::DecisionFi
                        : QStringLiteral("–"),
                f.tunedKept,
                DecisionPanel::tr("kernels whose default Inductor benchmarks at their first run (several "
-                                 "configurations), and those of them the decision kept at it: benchmarked at "
-                                 "every compile"));
+                                 "configurations), and those of them the decision kept at it: benchmarked in "
+                                 "every compile that misses Inductor's autotune cache"));
     return row;
 }
 

@@ -24,7 +24,8 @@ struct KernelConfigEvaluation {
     /// line holding a sample of the grid rather than the portfolio, or one the GPU's memory stopped).
     int notMeasured = 0;
     /// Kernels whose default Inductor tunes at first run (TritonKernelShape::defaultTuned), and those of
-    /// them the decision kept at the default: benchmarked at every compile. 0 for lines older than the field.
+    /// them the decision kept at the default: benchmarked in every compile that misses Inductor's autotune
+    /// cache. 0 for lines older than the field.
     int defaultTuned = 0, tunedKept = 0;
     double geomeanPickOverDefault = 1;
     double geomeanBestOverDefault = 1;
