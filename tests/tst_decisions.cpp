@@ -65,6 +65,7 @@ private slots:
     void descentLinesHoldThePortfolioThenItsNeighbourhood();
     void secondSweepLinesMeasureEveryExtraOnEveryKernel();
     void configsMeasuredOnEveryKernelJoinThePortfolio();
+    void aReductionTiledInYIsGivenYBlocksAlongItsContiguousRows();
     void persistentConfigsNeverDropTheXDimension();
     void aReductionThatCannotBePersistentIsOfferedNoPersistentConfig();
     void badShapesAndConfigsAreRefusedByField();
@@ -109,6 +110,38 @@ void TestDecisions::gridKeepsInductorsLimitsAndNoIdleThreads() {
         QCOMPARE(c.rBlock, 0);
         QVERIFY(c.xBlock >= 32 && c.xBlock <= 4096);
     }
+}
+
+void TestDecisions::aReductionTiledInYIsGivenYBlocksAlongItsContiguousRows() {
+    // Attention's probabilities times values at one query token, split over a cache of 512 tokens: 4,096
+    // outputs along y (heads x head size, contiguous in the cache), four splits along x, 128 tokens each.
+    auto pv = reduction(4, 128, ReductionHint::Outer);
+    pv.y = 4096;
+    const auto back = TritonKernelShape::fromJson(pv.toJson(), "shape");
+    QCOMPARE(back.y, int64_t(4096));
+    const auto grid = candidateConfigs(back);
+    QVERIFY(grid.size() > kPortfolioSize);
+    for (const auto &c : grid) {
+        QVERIFY2(c.yBlock >= 16 && c.yBlock <= 1024, c.toJson().dump().c_str());
+        const int64_t tile = int64_t(c.yBlock) * c.xBlock * (c.persistent ? 128 : c.rBlock);
+        QVERIFY2(tile / (32 * c.numWarps) <= kMaxElementsPerThread, c.toJson().dump().c_str());
+        QVERIFY(c.xBlock <= 4 && c.rBlock <= 128);
+        QCOMPARE(c.toJson()["YBLOCK"].get<int>(), c.yBlock); // FixedTritonConfig's key
+    }
+    // No more programs along y than a CUDA grid's y dimension holds.
+    auto wide = pv;
+    wide.y = int64_t(1) << 21;
+    for (const auto &c : candidateConfigs(wide))
+        QVERIFY2((wide.y + c.yBlock - 1) / c.yBlock <= 65535, c.toJson().dump().c_str());
+    // A model whose measured kernels hold 2-D tiled pointwise kernels but no reduction tiled in y never
+    // tried one of its configurations near it: the kernel keeps Inductor's default.
+    auto kernels = readDecisionData(shipped("h200-kernels-steps.jsonl")).kernels;
+    std::erase_if(kernels, [](const MeasuredKernel &k) { return k.shape.reduction && k.shape.y > 1; });
+    QVERIFY(
+        std::any_of(kernels.begin(), kernels.end(), [](const MeasuredKernel &k) { return k.shape.y > 1; }));
+    const auto d = decideKernelConfig(KernelConfigModel::build(kernels), back, 0.05);
+    QVERIFY(!d.fixed);
+    QVERIFY2(d.reason == "none_tried_nearby", (d.reason + d.unmeasured).c_str());
 }
 
 void TestDecisions::neighboursAreOneStepAwayInTheGrid() {
@@ -275,7 +308,6 @@ void TestDecisions::badShapesAndConfigsAreRefusedByField() {
     QVERIFY(refused({{"reduction", true}, {"x", 0}, {"r", 8}}, "\"x\""));
     QVERIFY(refused({{"reduction", true}, {"x", 8}, {"r", 8}, {"hint", "sideways"}}, "hint"));
     QVERIFY(refused({{"reduction", false}, {"x", 8}, {"r", 8}}, "\"r\""));
-    QVERIFY(refused({{"reduction", true}, {"x", 8}, {"y", 2}, {"r", 8}}, "tiled"));
     QVERIFY(refused({{"x", 8}, {"bytes_read", -1}}, "bytes_read"));
     try {
         TritonConfig::fromJson({{"XBLOCK", 3}, {"num_warps", 4}}, "config");

@@ -295,6 +295,32 @@ class DecisionsTest(unittest.TestCase):
         st = torch_diode.get_stats()["decisions"]["kernel_config"]
         self.assertEqual(st["errors"], 0, st)
 
+    def test_values_summed_over_a_split_cache_are_a_reduction_tiled_in_y_given_a_config(self):
+        """At batch 1 the decomposed attention's sum of probabilities times values is split over the cache
+        and tiled in y along the head dimension, where the values lie contiguous: it is described, the
+        shipped package (which measured such a reduction inside a decode step) fixes a configuration
+        with a YBLOCK, and the compiled step gives eager's result."""
+        import torch_diode
+
+        self.assertTrue(torch_diode.install(PACKAGE), torch_diode.get_integration_status()["reason"])
+        fn, args = decode_step(batch=1, context=512, heads=32, kv_heads=32)
+        ref = fn(*args).float()
+        with forms_turned(decompose=True), torch_diode.record_decisions() as made:
+            out, code = self.compile_code(fn, args)
+        tiled = [
+            r for r in made if r.get("kind") == "kernel_config" and r["shape"]["reduction"] and r["shape"]["y"] > 1
+        ]
+        self.assertTrue(tiled, [r.get("shape") for r in made if r.get("kind") == "kernel_config"])
+        st = torch_diode.get_stats()["decisions"]["kernel_config"]
+        self.assertEqual(st["errors"], 0, st)
+        self.assertNotIn("tiling", st.get("not_described", {}), st)
+        fixed = [r["decision"]["config"] for r in tiled if r["decision"].get("fixed")]
+        self.assertTrue(fixed, [r["decision"] for r in tiled])
+        self.assertTrue(all("YBLOCK" in c for c in fixed), fixed)
+        self.assertIn("YBLOCK : tl.constexpr", code)
+        err = float((out.float() - ref).abs().max() / ref.abs().max())
+        self.assertLess(err, 2e-2)
+
     def test_a_kernel_writing_a_cache_in_place_is_described(self):
         """A static KV cache written in place makes Inductor record the mutated buffer as a dependency
         without an index (a StarDep): its kernels are read like any other, without an error, and the

@@ -116,8 +116,6 @@ def kernel_shape(kernel_cls, features, groups, kernel_kwargs) -> dict:
     if set(tiling) - {"x", "y", "r0_"} or "x" not in tiling:
         raise Undescribable("tiling", f"tiling {sorted(tiling)}")
     reduction = bool(features.is_reduction())
-    if reduction and "y" in tiling:
-        raise Undescribable("tiling", "a 2-D tiled reduction")
     shape: dict[str, Any] = {
         "reduction": reduction,
         "x": _hint(tiling["x"]),
@@ -193,6 +191,8 @@ def default_configs(shape: dict) -> int:
     triton_meta = {"signature": {}, "device": None, "native_matmul": False}
     if shape["reduction"]:
         sizes = {"x": next_power_of_2(shape["x"]), "r0_": next_power_of_2(shape["r"])}
+        if shape["y"] > 1:
+            sizes = {"y": next_power_of_2(shape["y"]), **sizes}
         hint = ReductionHint[_HINT_NAMES[shape["hint"]]]
         heuristic = heuristics.persistent_reduction if shape["persistent_default"] else heuristics.reduction
         configs = heuristic(

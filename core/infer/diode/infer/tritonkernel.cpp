@@ -12,10 +12,12 @@ namespace diode {
 
 namespace {
 
-constexpr int kMaxXBlock = 4096; // Inductor's TRITON_MAX_BLOCK["X"] (CUDA)
-constexpr int kMaxYBlock = 1024; // ["Y"]
-constexpr int kMaxRBlock = 4096; // a looped reduction's block (larger ones are multi-kernel only)
-constexpr int kMaxTile2D = 4096; // a 2-D pointwise tile
+constexpr int kMaxXBlock = 4096;        // Inductor's TRITON_MAX_BLOCK["X"] (CUDA)
+constexpr int kMaxYBlock = 1024;        // ["Y"]
+constexpr int kMaxRBlock = 4096;        // a looped reduction's block (larger ones are multi-kernel only)
+constexpr int kMaxTile2D = 4096;        // a 2-D pointwise tile
+constexpr int64_t kMaxGridY = 65535;    // CUDA's largest grid y dimension (Inductor's get_max_y_grid)
+constexpr int64_t kMinYBlockTiled = 16; // a y-tiled reduction's smallest YBLOCK (candidateConfigs)
 constexpr int kWarpThreads = 32;
 constexpr int kWarpChoices[] = {1, 2, 4, 8, 16};
 
@@ -148,8 +150,6 @@ TritonKernelShape TritonKernelShape::fromJson(const nlohmann::json &j, const std
                                        s.reduction ? "reduction" : "pointwise", hint));
     if (!s.reduction && s.r != 1)
         throw InvalidInput(fmt::format("{}: a pointwise kernel has \"r\" 1, got {}", where, s.r));
-    if (s.reduction && s.y != 1)
-        throw InvalidInput(fmt::format("{}: a reduction with a tiled \"y\" is not described", where));
     s.persistentDefault = optionalFlag(j, "persistent_default", where);
     s.persistentPossible =
         !j.contains("persistent_possible") || optionalFlag(j, "persistent_possible", where);
@@ -248,17 +248,32 @@ std::vector<TritonConfig> candidateConfigs(const TritonKernelShape &s) {
         return out;
     }
     const int64_t topX = std::min<int64_t>(1024, px);
-    // Not XBLOCK 1 for a persistent reduction: Inductor then drops the x dimension (no_x_dim), and its
-    // code generation failed on such kernels with a concatenation fused in (measured with torch 2.11).
-    if (persistentAllowed(s))
-        for (int64_t xb = 2; xb <= std::max<int64_t>(2, topX); xb *= 2)
-            add(TritonConfig{true, int(xb), 0, 0, 4, 1}, xb * pr);
-    for (int64_t xb = 1; xb <= topX; xb *= 2)
-        for (int64_t rb = std::min<int64_t>(4, pr); rb <= std::min<int64_t>(kMaxRBlock, pr); rb *= 2) {
-            if (rb == pr && persistentAllowed(s))
-                continue; // the persistent kernel of the same tile does the same work without the loop
-            add(TritonConfig{false, int(xb), 0, int(rb), 4, 1}, xb * rb);
-        }
+    // A reduction tiled in y too (Inductor tiles one whose loads are contiguous along an output
+    // dimension other than x: attention's probabilities times values at one query token, split over
+    // the cache) takes a YBLOCK of at least kMinYBlockTiled along it, so that each row of a tile is read
+    // in one transaction or more, and no more programs along y than a grid's y dimension holds.
+    std::vector<int> yBlocks{0};
+    if (s.y > 1) {
+        yBlocks.clear();
+        for (int64_t yb = kMinYBlockTiled; yb <= std::min<int64_t>(kMaxYBlock, std::max(py, kMinYBlockTiled));
+             yb *= 2)
+            if ((s.y + yb - 1) / yb <= kMaxGridY)
+                yBlocks.push_back(int(yb));
+    }
+    for (int yb : yBlocks) {
+        const int64_t rows = std::max(yb, 1);
+        // Not XBLOCK 1 for a persistent reduction: Inductor then drops the x dimension (no_x_dim), and
+        // its code generation failed on such kernels with a concatenation fused in (torch 2.11).
+        if (persistentAllowed(s))
+            for (int64_t xb = 2; xb <= std::max<int64_t>(2, topX); xb *= 2)
+                add(TritonConfig{true, int(xb), yb, 0, 4, 1}, rows * xb * pr);
+        for (int64_t xb = 1; xb <= topX; xb *= 2)
+            for (int64_t rb = std::min<int64_t>(4, pr); rb <= std::min<int64_t>(kMaxRBlock, pr); rb *= 2) {
+                if (rb == pr && persistentAllowed(s))
+                    continue; // the persistent kernel of the same tile does the same work without the loop
+                add(TritonConfig{false, int(xb), yb, int(rb), 4, 1}, rows * xb * rb);
+            }
+    }
     return out;
 }
 

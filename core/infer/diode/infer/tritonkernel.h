@@ -22,7 +22,7 @@ enum class ReductionHint { None, Inner, Outer, OuterTiny, Default };
 struct TritonKernelShape {
     bool reduction = false;
     int64_t x = 1; ///< pointwise elements, or reduction outputs
-    int64_t y = 1; ///< the second tiled dimension of a 2-D pointwise kernel (1: none)
+    int64_t y = 1; ///< the second tiled output dimension of a 2-D kernel, pointwise or reduction (1: none)
     int64_t r = 1; ///< elements reduced into each output (1: pointwise)
     ReductionHint hint = ReductionHint::None;
     bool persistentDefault = false; ///< Inductor would make it a persistent reduction
