@@ -317,6 +317,9 @@ class DecisionsTest(unittest.TestCase):
         fixed = [r["decision"]["config"] for r in tiled if r["decision"].get("fixed")]
         self.assertTrue(fixed, [r["decision"] for r in tiled])
         self.assertTrue(all("YBLOCK" in c for c in fixed), fixed)
+        # Inductor gives such a kernel several configurations at its default (asked with its tiling
+        # scores, without which torch 2.11's heuristics assert).
+        self.assertTrue(all(r["shape"]["default_tuned"] for r in tiled), [r["shape"] for r in tiled])
         self.assertIn("YBLOCK : tl.constexpr", code)
         err = float((out.float() - ref).abs().max() / ref.abs().max())
         self.assertLess(err, 2e-2)

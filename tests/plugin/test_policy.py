@@ -146,7 +146,7 @@ class OptionsReachTheLibraryTest(unittest.TestCase):
         real, real_tuned = _kernels.kernel_shape, _kernels.default_tuned
         try:
             _kernels.kernel_shape = lambda *a: dict(still)
-            _kernels.default_tuned = lambda shape: True  # Inductor's answer, without torch here
+            _kernels.default_tuned = lambda shape, scores=None: True  # Inductor's answer, without torch here
             kwargs = {}
             self.assertIs(decisions.kernel_kwargs(object, None, (), kwargs), kwargs)
         finally:

@@ -192,7 +192,7 @@ class Decisions:
             self._kept("kernel_config", "read", "kernel config: cannot read a kernel", e, time.perf_counter() - t0)
             return kwargs
         try:
-            shape["default_tuned"] = _kernels.default_tuned(shape)
+            shape["default_tuned"] = _kernels.default_tuned(shape, kwargs.get("tiling_scores"))
         except Exception as e:  # Inductor's heuristics changed shape: decided as if its default were one config
             shape["default_tuned"] = False
             self._log_once(

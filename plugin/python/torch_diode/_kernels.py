@@ -16,7 +16,7 @@ shape raises Undescribable (the kernel keeps Inductor's default) rather than fai
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Optional
 
 # The reduction hints the library knows (core ReductionHint), by Inductor's enum member name.
 HINTS = {"INNER": "inner", "OUTER": "outer", "OUTER_TINY": "outer_tiny", "DEFAULT": "default"}
@@ -164,13 +164,13 @@ def kernel_shape(kernel_cls, features, groups, kernel_kwargs) -> dict:
     return shape
 
 
-def default_tuned(shape: dict) -> bool:
+def default_tuned(shape: dict, tiling_scores: Optional[dict] = None) -> bool:
     """The kernel shape's `default_tuned`: whether Inductor, compiling as the plugin has it compile
     (default_configs), gives the kernel several configurations, which it benchmarks at its first run."""
-    return default_configs(shape) > 1
+    return default_configs(shape, tiling_scores) > 1
 
 
-def default_configs(shape: dict) -> int:
+def default_configs(shape: dict, tiling_scores: Optional[dict] = None) -> int:
     """How many configurations Inductor's heuristics give the kernel `shape` describes when it keeps
     its default, with Inductor's first-run tuning of pointwise kernels off, as the plugin has it while
     it decides kernel configurations (the same answer in a sweep, which runs with Inductor's own
@@ -179,7 +179,9 @@ def default_configs(shape: dict) -> int:
     persistent_reduction, each with return_configs), with the other options its code generation
     passes them (TritonKernel.inductor_meta_common) and the kernel's sizes rounded up to powers of two
     as its size hints. What code generation adds for a kernel beyond its shape (autotune hints, an
-    extra persistent block for some looped reductions: a decoder layer's RMSNorm) is not seen here."""
+    extra persistent block for some looped reductions: a decoder layer's RMSNorm) is not seen here.
+    `tiling_scores`: the kernel's own (its TritonKernel arguments'), which Inductor's heuristics need
+    for a reduction tiled in y (torch 2.11 asserts they are given) and divide its blocks by."""
     from torch._inductor.codegen.triton import TritonKernel
     from torch._inductor.runtime import triton_heuristics as heuristics
     from torch._inductor.runtime.hints import ReductionHint
@@ -193,6 +195,7 @@ def default_configs(shape: dict) -> int:
         sizes = {"x": next_power_of_2(shape["x"]), "r0_": next_power_of_2(shape["r"])}
         if shape["y"] > 1:
             sizes = {"y": next_power_of_2(shape["y"]), **sizes}
+            meta["tiling_scores"] = tiling_scores or dict.fromkeys(sizes, 1)
         hint = ReductionHint[_HINT_NAMES[shape["hint"]]]
         heuristic = heuristics.persistent_reduction if shape["persistent_default"] else heuristics.reduction
         configs = heuristic(
@@ -202,6 +205,7 @@ def default_configs(shape: dict) -> int:
         sizes = {"x": next_power_of_2(shape["x"])}
         if shape["y"] > 1:
             sizes = {"y": next_power_of_2(shape["y"]), **sizes}
+            meta["tiling_scores"] = tiling_scores or dict.fromkeys(sizes, 1)
         configs = heuristics.pointwise(sizes, triton_meta=triton_meta, inductor_meta=meta, return_configs=True)
     return len(heuristics.unique_configs(configs))
 

@@ -327,7 +327,7 @@ class _Recorder:
                 except _kernels.Undescribable as e:
                     self.undescribed.append(e.reason)
                     return kwargs
-                shape["default_tuned"] = _kernels.default_tuned(shape)
+                shape["default_tuned"] = _kernels.default_tuned(shape, kwargs.get("tiling_scores"))
                 self.shapes.append(shape)
                 if fix is not None:
                     fixed = _kernels.fixed_kwargs(kwargs, shape, fix)
