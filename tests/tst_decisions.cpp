@@ -123,11 +123,17 @@ void TestDecisions::aReductionTiledInYIsGivenYBlocksAlongItsContiguousRows() {
     QVERIFY(grid.size() > kPortfolioSize);
     for (const auto &c : grid) {
         QVERIFY2(c.yBlock >= 16 && c.yBlock <= 1024, c.toJson().dump().c_str());
-        const int64_t tile = int64_t(c.yBlock) * c.xBlock * (c.persistent ? 128 : c.rBlock);
+        const int64_t tile = int64_t(c.yBlock) * c.xBlock * c.rBlock;
         QVERIFY2(tile / (32 * c.numWarps) <= kMaxElementsPerThread, c.toJson().dump().c_str());
         QVERIFY(c.xBlock <= 4 && c.rBlock <= 128);
         QCOMPARE(c.toJson()["YBLOCK"].get<int>(), c.yBlock); // FixedTritonConfig's key
     }
+    // Looped configurations only; a y smaller than the smallest YBLOCK is tiled whole.
+    QVERIFY(std::none_of(grid.begin(), grid.end(), [](const TritonConfig &c) { return c.persistent; }));
+    auto narrow = reduction(4, 32, ReductionHint::Outer);
+    narrow.y = 8;
+    for (const auto &c : candidateConfigs(narrow))
+        QVERIFY2(c.yBlock == 8 && !c.persistent, c.toJson().dump().c_str());
     // No more programs along y than a CUDA grid's y dimension holds.
     auto wide = pv;
     wide.y = int64_t(1) << 21;

@@ -250,26 +250,28 @@ std::vector<TritonConfig> candidateConfigs(const TritonKernelShape &s) {
     const int64_t topX = std::min<int64_t>(1024, px);
     // A reduction tiled in y too (Inductor tiles one whose loads are contiguous along an output
     // dimension other than x: attention's probabilities times values at one query token, split over
-    // the cache) takes a YBLOCK of at least kMinYBlockTiled along it, so that each row of a tile is read
-    // in one transaction or more, and no more programs along y than a grid's y dimension holds.
+    // the cache) takes a YBLOCK of kMinYBlockTiled or more along it (y itself where y is smaller), so
+    // that each row of a tile is read in one transaction or more, and no more programs along y than a
+    // grid's y dimension holds. It is offered looped configurations only: a persistent one tiled in y
+    // was never measured, and a configuration Inductor's code generation fails on fails the compile.
     std::vector<int> yBlocks{0};
     if (s.y > 1) {
         yBlocks.clear();
-        for (int64_t yb = kMinYBlockTiled; yb <= std::min<int64_t>(kMaxYBlock, std::max(py, kMinYBlockTiled));
-             yb *= 2)
+        for (int64_t yb = std::min(kMinYBlockTiled, py); yb <= std::min<int64_t>(kMaxYBlock, py); yb *= 2)
             if ((s.y + yb - 1) / yb <= kMaxGridY)
                 yBlocks.push_back(int(yb));
     }
     for (int yb : yBlocks) {
         const int64_t rows = std::max(yb, 1);
+        const bool persistent = yb == 0 && persistentAllowed(s);
         // Not XBLOCK 1 for a persistent reduction: Inductor then drops the x dimension (no_x_dim), and
         // its code generation failed on such kernels with a concatenation fused in (torch 2.11).
-        if (persistentAllowed(s))
+        if (persistent)
             for (int64_t xb = 2; xb <= std::max<int64_t>(2, topX); xb *= 2)
-                add(TritonConfig{true, int(xb), yb, 0, 4, 1}, rows * xb * pr);
+                add(TritonConfig{true, int(xb), 0, 0, 4, 1}, xb * pr);
         for (int64_t xb = 1; xb <= topX; xb *= 2)
             for (int64_t rb = std::min<int64_t>(4, pr); rb <= std::min<int64_t>(kMaxRBlock, pr); rb *= 2) {
-                if (rb == pr && persistentAllowed(s))
+                if (rb == pr && persistent)
                     continue; // the persistent kernel of the same tile does the same work without the loop
                 add(TritonConfig{false, int(xb), yb, int(rb), 4, 1}, rows * xb * rb);
             }
