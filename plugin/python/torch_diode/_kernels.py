@@ -180,8 +180,9 @@ def default_configs(shape: dict, tiling_scores: Optional[dict] = None) -> int:
     passes them (TritonKernel.inductor_meta_common) and the kernel's sizes rounded up to powers of two
     as its size hints. What code generation adds for a kernel beyond its shape (autotune hints, an
     extra persistent block for some looped reductions: a decoder layer's RMSNorm) is not seen here.
-    `tiling_scores`: the kernel's own (its TritonKernel arguments'), which Inductor's heuristics need
-    for a reduction tiled in y (torch 2.11 asserts they are given) and divide its blocks by."""
+    `tiling_scores`: the kernel's own (its TritonKernel arguments'), given for a kernel tiled in y, as
+    Inductor's code generation gives them: its heuristics divide the blocks by them, and for a
+    reduction tiled in y torch 2.11 asserts they are given."""
     from torch._inductor.codegen.triton import TritonKernel
     from torch._inductor.runtime import triton_heuristics as heuristics
     from torch._inductor.runtime.hints import ReductionHint
@@ -191,21 +192,20 @@ def default_configs(shape: dict, tiling_scores: Optional[dict] = None) -> int:
     meta.update(num_load=shape["loads"], num_store=shape["stores"], num_reduction=shape["reductions"])
     meta["autotune_pointwise"] = False
     triton_meta = {"signature": {}, "device": None, "native_matmul": False}
+    # Size hints in Inductor's order (y, x, then the reduction); a kernel tiled in y with its scores.
+    sizes = {"y": next_power_of_2(shape["y"])} if shape["y"] > 1 else {}
+    sizes["x"] = next_power_of_2(shape["x"])
     if shape["reduction"]:
-        sizes = {"x": next_power_of_2(shape["x"]), "r0_": next_power_of_2(shape["r"])}
-        if shape["y"] > 1:
-            sizes = {"y": next_power_of_2(shape["y"]), **sizes}
-            meta["tiling_scores"] = tiling_scores or dict.fromkeys(sizes, 1)
+        sizes["r0_"] = next_power_of_2(shape["r"])
+    if "y" in sizes:
+        meta["tiling_scores"] = tiling_scores or dict.fromkeys(sizes, 1)
+    if shape["reduction"]:
         hint = ReductionHint[_HINT_NAMES[shape["hint"]]]
         heuristic = heuristics.persistent_reduction if shape["persistent_default"] else heuristics.reduction
         configs = heuristic(
             sizes, reduction_hint=hint, triton_meta=triton_meta, inductor_meta=meta, return_configs=True
         )
     else:
-        sizes = {"x": next_power_of_2(shape["x"])}
-        if shape["y"] > 1:
-            sizes = {"y": next_power_of_2(shape["y"]), **sizes}
-            meta["tiling_scores"] = tiling_scores or dict.fromkeys(sizes, 1)
         configs = heuristics.pointwise(sizes, triton_meta=triton_meta, inductor_meta=meta, return_configs=True)
     return len(heuristics.unique_configs(configs))
 
