@@ -623,12 +623,14 @@ private slots:
         r.workers = 14;
         r.limit = 4;
         r.extraConfigsFrom = "descent.jsonl";
+        r.match = "softmax"; // chooses among the steps' kernels, by their names
         const auto cmd = kernelSweepCommand(r);
-        QCOMPARE(
-            std::vector<std::string>(cmd.begin() + 1, cmd.end()),
-            (std::vector<std::string>{"-m", "torch_diode.tools.step_kernels", "--steps", r.steps, "--package",
-                                      r.package, "--out", r.out, "--kinds", "kernel", "--workers", "14",
-                                      "--limit", "4", "--extra-configs-from", "descent.jsonl"}));
+        QCOMPARE(std::vector<std::string>(cmd.begin() + 1, cmd.end()),
+                 (std::vector<std::string>{"-m", "torch_diode.tools.step_kernels", "--steps", r.steps,
+                                           "--package", r.package, "--out", r.out, "--kinds", "kernel",
+                                           "--workers", "14", "--limit", "4", "--match", "softmax",
+                                           "--extra-configs-from", "descent.jsonl"}));
+        r.match.clear();
         std::ofstream(r.out)
             << R"({"kind": "kernel", "name": "step:llama-decode-cat-b1-s512/fused_mm_t_view"})"
             << "\n";

@@ -120,7 +120,8 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
         ->check(CLI::Range(1, KernelSweepRequest::kMaxWorkers))
         ->capture_default_str();
     sweep->add_option("--match", o->match,
-                      "only the cases whose name (FAMILY/CASE) this regular expression finds");
+                      "only the cases whose name (FAMILY/CASE) this regular expression finds; with --steps, "
+                      "only the steps' kernels whose name (their fused operations) it finds");
     sweep->add_flag("--list", o->list,
                     "print the cases (FAMILY/CASE) or steps still to measure and measure nothing");
     sweep

@@ -5,6 +5,7 @@ the reason, where torch, Triton or a GPU is missing."""
 import json
 import logging
 import os
+import re
 import struct
 import sys
 import tempfile
@@ -391,6 +392,18 @@ class DecisionsTest(unittest.TestCase):
             self.assertEqual(step_kernels.main(argv), 0)
             with open(out) as f:
                 self.assertEqual(len(f.readlines()), len(lines))
+            # --match: the kernels whose name it finds, alone, under their own candidates.
+            one = lines[0]["name"].split("/", 1)[1]
+            out2 = os.path.join(tmp, "matched.jsonl")
+            argv = ["--steps", "vit-b1", "--package", PACKAGE, "--out", out2, "--workers", "2", "--limit", "4"]
+            argv += ["--kinds", "kernel", "--match", "^" + re.escape(one) + "$"]
+            self.assertEqual(step_kernels.main(argv), 0)
+            with open(out2) as f:
+                matched = [json.loads(t) for t in f]
+            self.assertEqual([m["name"] for m in matched], [lines[0]["name"]])
+            mine = _native.kernel_candidates(matched[0]["shape"])
+            given = sorted(json.dumps(c["config"], sort_keys=True) for c in matched[0]["configs"])
+            self.assertEqual(given, sorted(json.dumps(c, sort_keys=True) for c in mine[:4]))
         # A ViT block's kernels beside its GEMMs: norms, softmax statistics, GELU, residual adds (four at
         # batch 1 on an H200, where the first four configurations fit them).
         self.assertGreaterEqual(len(lines), 3)

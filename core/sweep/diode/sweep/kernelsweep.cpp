@@ -13,10 +13,11 @@ namespace diode {
 
 std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r) {
     // The step sweep measures the kernels and sites of model steps; the kernel sweep its own cases,
-    // which families, match and configsFrom choose among. Kinds choose in both.
-    if (!r.steps.empty() && (!r.families.empty() || !r.match.empty() || !r.configsFrom.empty()))
+    // which families and configsFrom choose among. Kinds and match choose in both (match: a case's
+    // name, or a step kernel's).
+    if (!r.steps.empty() && (!r.families.empty() || !r.configsFrom.empty()))
         throw InvalidInput(
-            "the step sweep measures the steps' own kernels and sites: families, match and configs-from "
+            "the step sweep measures the steps' own kernels and sites: families and configs-from "
             "choose among the kernel sweep's cases");
     if (!r.steps.empty() && r.package.empty())
         throw InvalidInput(

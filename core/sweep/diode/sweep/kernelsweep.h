@@ -20,15 +20,17 @@ struct KernelSweepRequest {
     std::string kinds = "kernel,site";
     static constexpr int kMaxWorkers = 64;
     int workers = 4; ///< cases compiled and timed at once (they share the GPU by its lock), 1 to kMaxWorkers
-    std::string families;    ///< comma-separated model families ("": all)
-    std::string match;       ///< a regular expression the case names must match ("": all)
+    std::string families; ///< comma-separated model families ("": all)
+    /// a regular expression the case names must match ("": all); with steps, the names of the steps'
+    /// kernels (their fused operations, as a step line names them after "SCENARIO/")
+    std::string match;
     std::string configsFrom; ///< a package whose kernel-config model gives the decomposed forms' configs
     /// kernel line files whose kernels' fastest configurations beyond their portfolio are measured on
     /// every kernel too (fastestBeyondPortfolio), comma-separated ("": none)
     std::string extraConfigsFrom;
     /// model steps whose own kernels and sites (as `kinds` says) are measured (torch_diode.tools.models'
-    /// names, comma-separated; "": the kernel and site cases). Not with families, match or configsFrom,
-    /// which choose among those cases; needs `package`.
+    /// names, comma-separated; "": the kernel and site cases). Not with families or configsFrom, which
+    /// choose among those cases; needs `package`.
     std::string steps;
     std::string package;  ///< with steps: the package whose GEMM and small-M form decisions shape them
     int limit = 0;        ///< at most this many cases (0: all); with steps, configurations a step

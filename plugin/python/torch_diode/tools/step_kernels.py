@@ -34,8 +34,12 @@ step without small-M sites gets one skipped line, so that it is not measured aga
 --deadline-s before a step's last group keeps none of its site lines: it is measured again whole.
 
   python3 -m torch_diode.tools.step_kernels --steps NAME[,NAME...] --package P --out LINES.jsonl
-      [--kinds kernel,site] [--extra-configs-from LINES] [--workers N] [--limit N] [--deadline-s S]
-      [--steps-timed N] [--list]
+      [--kinds kernel,site] [--extra-configs-from LINES] [--match REGEX] [--workers N] [--limit N]
+      [--deadline-s S] [--steps-timed N] [--list]
+
+--match keeps the kernels whose name (the fused operations a line names after "step:SCENARIO/") the
+regular expression finds: only the configurations they may be given are compiled, and only their lines
+are written (the step then counts as measured in --out).
 
 A step is skipped for a kind whose lines --out already holds for this GPU, a step's kernels also when
 cut short by --limit or --deadline-s (its lines hold fewer configurations than `grid`): remove its
@@ -184,9 +188,10 @@ def _compiled_step(sc, eager, steps: int):
     return compiled, error, rows
 
 
-def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps, part_path):
-    """One worker: the scenario's kernels with Inductor's configurations and with every nshard-th of
-    the configurations they may be given; its part written after each configuration."""
+def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps, part_path, match=""):
+    """One worker: the scenario's kernels (those whose name `match` finds, a regular expression; "":
+    all) with Inductor's configurations and with every nshard-th of the configurations they may be
+    given; its part written after each configuration."""
     import torch
     import torch._dynamo
 
@@ -246,6 +251,9 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
     kernels = {n: shape for n, shape in shapes.items() if n in default}  # timed in the step
     if len(kernels) < len(shapes):
         log(f"{scenario}: {len(shapes) - len(kernels)} kernels decided but not seen in the profile")
+    if match:
+        kernels = {n: shape for n, shape in kernels.items() if re.search(match, n)}
+        log(f"{scenario}: {len(kernels)} kernels match {match!r}")
     candidates.update({n: _native.kernel_candidates(shape, extra=extra) for n, shape in kernels.items()})
     configs = []
     for cs in candidates.values():
@@ -481,6 +489,9 @@ def main(argv=None):
         "--kinds", default="kernel,site", help="what is measured of each step: kernel, site or both (comma-separated)"
     )
     ap.add_argument("--extra-configs-from", default="", help="as torch_diode.tools.kernel_sweep's")
+    ap.add_argument(
+        "--match", default="", help="only the kernels whose name (their fused operations) this regular expression finds"
+    )
     ap.add_argument("--workers", type=int, default=1, help="processes sharing the GPU (they compile in parallel)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N configurations of a step")
     ap.add_argument("--deadline-s", type=float, default=0, help="start no new compile after this many seconds")
@@ -495,6 +506,10 @@ def main(argv=None):
     scenarios = [s.strip() for s in a.steps.split(",") if s.strip()]
     if not scenarios:
         ap.error(f"--steps {a.steps!r} names no step")
+    try:
+        re.compile(a.match)
+    except re.error as e:
+        ap.error(f"--match {a.match!r} is not a regular expression: {e}")
     kinds = [k.strip() for k in a.kinds.split(",") if k.strip()]
     if not kinds or any(k not in KINDS for k in kinds):
         ap.error(f"--kinds {a.kinds!r}: give kernel, site or both, comma-separated")
@@ -525,7 +540,7 @@ def main(argv=None):
             measure_step_sites(scenario, a.package, a.steps_timed, a.deadline_s, a.out)
             return 0
         i, n = rest.split(":")
-        measure_step(scenario, a.package, extra, int(i), int(n), a.limit, a.deadline_s, a.steps_timed, a.out)
+        measure_step(scenario, a.package, extra, int(i), int(n), a.limit, a.deadline_s, a.steps_timed, a.out, a.match)
         return 0
     from .worker import environment_problem
 
@@ -547,6 +562,7 @@ def main(argv=None):
             os.remove(part)
         cmd = [sys.executable, "-m", "torch_diode.tools.step_kernels", "--steps", scenario, "--package", a.package]
         cmd += ["--out", part, "--extra-configs-from", a.extra_configs_from, "--limit", str(a.limit)]
+        cmd += ["--match", a.match]
         cmd += ["--deadline-s", str(left), "--steps-timed", str(a.steps_timed), "--worker", f"{scenario}:{which}"]
         return subprocess.Popen(cmd, env=env), part
 
