@@ -4,6 +4,7 @@
 #include "common/plottitle.h"
 #include "common/plotview.h"
 #include "common/seriescolours.h"
+#include "diode/analysis/wording.h"
 
 #include <cmath>
 
@@ -134,4 +135,12 @@ void DemoChart::changeEvent(QEvent *event) {
         applyPalette(this);
         replot();
     }
+}
+
+QString speedupBarLabel(double v, int decimals, const std::string &mode, const std::string &reference) {
+    if (mode == reference)
+        return QObject::tr(" ref");
+    return std::isnan(v)
+               ? QString()
+               : QStringLiteral(" %1×").arg(QString::fromStdString(diode::speedupText(v, decimals)));
 }

@@ -4,6 +4,8 @@
 
 #include <QHash>
 
+#include <string>
+
 class PlotTitle;
 
 /// Bars of one quantity (compile time, step time, a speed-up) per case and mode, each labelled with
@@ -31,3 +33,8 @@ private:
     PlotTitle *m_title;
     QHash<const QCPAbstractPlottable *, QStringList> m_tips; ///< per bar, in data order
 };
+
+/// The label of a bar of speed-ups or of times against a reference mode (DemoChart::setBars' labels):
+/// " 1.05×" in core's digits (diode::speedupText: 0.012×, never 0.0×), " ref" on the reference's own
+/// bar, "" where there is no number.
+QString speedupBarLabel(double v, int decimals, const std::string &mode, const std::string &reference);

@@ -208,14 +208,9 @@ void DemoPage::run() {
 
 namespace {
 
-// "1.05×", or "ref" on the reference's own bar: every bar carries a label, in the digits the CLI
-// prints (0.012×, never 0.0×).
+// Two decimals under 10×, whole above (compile speed-ups against max-autotune reach tens).
 QString speedupLabel(double v, const std::string &mode, const std::string &reference) {
-    if (mode == reference)
-        return QObject::tr(" ref");
-    return std::isnan(v)
-               ? QString()
-               : QStringLiteral(" %1×").arg(QString::fromStdString(diode::speedupText(v, v < 10 ? 2 : 0)));
+    return speedupBarLabel(v, v < 10 ? 2 : 0, mode, reference);
 }
 
 QString speedup(double v, int decimals) {

@@ -1,5 +1,7 @@
 #include "demo/demotablemodel.h"
 
+#include "diode/analysis/wording.h"
+
 #include <cmath>
 
 void DemoTableModel::setResults(const diode::DemoResult &result) {
@@ -32,10 +34,12 @@ QVariant DemoTableModel::data(const QModelIndex &index, int role) const {
     auto num = [](double v, int digits) {
         return std::isnan(v) ? tr("n/a") : QString::number(v, 'f', digits);
     };
-    auto speedup = [&](double v, const char *reference) {
+    auto against = [&](double v, const char *reference) {
         if (r.mode == reference)
             return tr("1× (reference)");
-        return std::isnan(v) ? tr("n/a") : QStringLiteral("%1×").arg(v, 0, 'f', v < 10 ? 2 : 1);
+        return std::isnan(v)
+                   ? tr("n/a")
+                   : QStringLiteral("%1×").arg(QString::fromStdString(diode::speedupText(v, v < 10 ? 2 : 1)));
     };
     using R = diode::DemoResult;
     if (role == Qt::TextAlignmentRole)
@@ -54,13 +58,13 @@ QVariant DemoTableModel::data(const QModelIndex &index, int role) const {
     case KernelUs:
         return num(t.kernelMs.value_or(NAN) * 1000, 1);
     case CompileVsPlain:
-        return speedup(R::compileSpeedup(*r.c, r.mode, R::kPlain), R::kPlain);
+        return against(R::compileSpeedup(*r.c, r.mode, R::kPlain), R::kPlain);
     case KernelVsPlain:
-        return speedup(R::kernelSpeedup(*r.c, r.mode, R::kPlain), R::kPlain);
+        return against(R::kernelSpeedup(*r.c, r.mode, R::kPlain), R::kPlain);
     case CompileVsMaxAutotune:
-        return speedup(R::compileSpeedup(*r.c, r.mode, R::kReference), R::kReference);
+        return against(R::compileSpeedup(*r.c, r.mode, R::kReference), R::kReference);
     case KernelVsMaxAutotune:
-        return speedup(R::kernelSpeedup(*r.c, r.mode, R::kReference), R::kReference);
+        return against(R::kernelSpeedup(*r.c, r.mode, R::kReference), R::kReference);
     case Error:
         return QString::fromStdString(t.error);
     default:

@@ -6,8 +6,6 @@
 #include "demo/demochart.h"
 #include "demo/demokernelmodel.h"
 
-#include "diode/analysis/wording.h"
-
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -104,18 +102,6 @@ void ScenarioView::setResult(const diode::DemoResult &result) {
     showScenario(first);
 }
 
-namespace {
-
-// " 1.02×" against plain torch.compile, " ref" on its own bar: as the other Demo charts label them.
-QString speedupLabel(double v, const std::string &mode, const std::string &reference) {
-    if (mode == reference)
-        return QObject::tr(" ref");
-    return std::isnan(v) ? QString()
-                         : QStringLiteral(" %1×").arg(QString::fromStdString(diode::speedupText(v, 3)));
-}
-
-} // namespace
-
 void ScenarioView::showScenario(int index) {
     if (index < 0 || size_t(index) >= m_cases.size()) {
         const QString why = tr("This result has no model steps (diode demo --models measures them).");
@@ -146,8 +132,8 @@ void ScenarioView::showScenario(int index) {
         const diode::DemoTiming t = ok ? it->second : diode::DemoTiming{};
         step[0] << (ok && t.kernelMs ? *t.kernelMs * 1000 : NAN);
         compile[0] << (ok && t.compileS ? *t.compileS : NAN);
-        stepLabel[0] << speedupLabel(diode::DemoResult::kernelSpeedup(c, m, ref), m, ref);
-        compileLabel[0] << speedupLabel(diode::DemoResult::compileSpeedup(c, m, ref), m, ref);
+        stepLabel[0] << speedupBarLabel(diode::DemoResult::kernelSpeedup(c, m, ref), 3, m, ref);
+        compileLabel[0] << speedupBarLabel(diode::DemoResult::compileSpeedup(c, m, ref), 3, m, ref);
         const QPair<double, double> none(NAN, NAN);
         stepSpread[0] << (t.kernelMsSpread ? QPair<double, double>(t.kernelMsSpread->first * 1000,
                                                                    t.kernelMsSpread->second * 1000)
