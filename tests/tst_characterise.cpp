@@ -628,7 +628,7 @@ private slots:
         QCOMPARE(std::vector<std::string>(cmd.begin() + 1, cmd.end()),
                  (std::vector<std::string>{"-m", "torch_diode.tools.step_kernels", "--steps", r.steps,
                                            "--package", r.package, "--out", r.out, "--kinds", "kernel",
-                                           "--workers", "14", "--limit", "4", "--match", "softmax",
+                                           "--workers", "14", "--limit", "4", "--match=softmax",
                                            "--extra-configs-from", "descent.jsonl"}));
         r.match.clear();
         std::ofstream(r.out)
@@ -665,6 +665,9 @@ private slots:
         r.families = "llama2-7b"; // chooses among the kernel sweep's cases, not a step's kernels
         QVERIFY_THROWS_EXCEPTION(InvalidInput, kernelSweepCommand(r));
         r.families.clear();
+        r.configsFrom = "h200-ingraph-warm.diode"; // the kernel sweep's decomposed forms, likewise
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, kernelSweepCommand(r));
+        r.configsFrom.clear();
         r.package.clear(); // the steps are shaped by a package's decisions: none, no command
         QVERIFY_THROWS_EXCEPTION(InvalidInput, kernelSweepCommand(r));
     }

@@ -119,9 +119,10 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
     sweep->add_option("--workers", o->workers, "processes sharing the GPU")
         ->check(CLI::Range(1, KernelSweepRequest::kMaxWorkers))
         ->capture_default_str();
-    sweep->add_option("--match", o->match,
-                      "only the cases whose name (FAMILY/CASE) this regular expression finds; with --steps, "
-                      "only the steps' kernels whose name (their fused operations) it finds");
+    sweep->add_option(
+        "--match", o->match,
+        "only the cases whose name (FAMILY/CASE) this regular expression finds; with --steps, "
+        "only the steps' kernels whose name (their fused operations) it finds (not their sites)");
     sweep->add_flag("--list", o->list,
                     "print the cases (FAMILY/CASE) or steps still to measure and measure nothing");
     sweep

@@ -36,7 +36,7 @@ std::vector<std::string> kernelSweepCommand(const KernelSweepRequest &r) {
     if (r.limit)
         args.insert(args.end(), {"--limit", std::to_string(r.limit)});
     if (!r.match.empty())
-        args.insert(args.end(), {"--match", r.match});
+        args.push_back("--match=" + r.match); // one argument: a pattern may begin with '-'
     if (r.list)
         args.push_back("--list");
     if (r.deadlineS > 0)

@@ -737,8 +737,7 @@ def main(argv=None):
             a.out,
             "--limit",
             str(a.limit),
-            "--match",
-            a.match,
+            f"--match={a.match}",  # one argument: a pattern may begin with "-"
             "--package",
             a.package,
             "--extra-configs-from",

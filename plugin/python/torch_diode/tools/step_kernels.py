@@ -39,7 +39,7 @@ step without small-M sites gets one skipped line, so that it is not measured aga
 
 --match keeps the kernels whose name (the fused operations a line names after "step:SCENARIO/") the
 regular expression finds: only the configurations they may be given are compiled, and only their lines
-are written (the step then counts as measured in --out).
+are written (the step then counts as measured in --out). Sites are not filtered by it.
 
 A step is skipped for a kind whose lines --out already holds for this GPU, a step's kernels also when
 cut short by --limit or --deadline-s (its lines hold fewer configurations than `grid`): remove its
@@ -254,6 +254,8 @@ def measure_step(scenario, package, extra, shard, nshard, limit, deadline, steps
     if match:
         kernels = {n: shape for n, shape in kernels.items() if re.search(match, n)}
         log(f"{scenario}: {len(kernels)} kernels match {match!r}")
+        if not kernels:
+            log(f"{scenario}: no kernel of the step matches --match {match!r}: nothing is measured or written for it")
     candidates.update({n: _native.kernel_candidates(shape, extra=extra) for n, shape in kernels.items()})
     configs = []
     for cs in candidates.values():
@@ -562,7 +564,7 @@ def main(argv=None):
             os.remove(part)
         cmd = [sys.executable, "-m", "torch_diode.tools.step_kernels", "--steps", scenario, "--package", a.package]
         cmd += ["--out", part, "--extra-configs-from", a.extra_configs_from, "--limit", str(a.limit)]
-        cmd += ["--match", a.match]
+        cmd += [f"--match={a.match}"]  # one argument: a pattern may begin with "-"
         cmd += ["--deadline-s", str(left), "--steps-timed", str(a.steps_timed), "--worker", f"{scenario}:{which}"]
         return subprocess.Popen(cmd, env=env), part
 
