@@ -194,6 +194,7 @@ class StepKernelsTest(unittest.TestCase):
             (["--steps", "gpt2-train-b8-s512", "--package", __file__], "training step"),
             (["--steps", "llama-decode-b1", "--package", __file__], "is not of the form"),
             (["--steps", "vit-b8", "--package", "/no/such.diode"], "no such file"),
+            (["--steps", "vit-b8", "--package", __file__, "--match", "("], "is not a regular expression"),
         ):
             r = subprocess.run(
                 [sys.executable, "-m", "torch_diode.tools.step_kernels", "--out", "/dev/null", *argv],
@@ -236,6 +237,19 @@ class StepKernelsTest(unittest.TestCase):
             r = sweep("--steps", "vit-b4")
             self.assertEqual(r.returncode, 2)
             self.assertIn("--steps needs --package", r.stderr)
+            # --match chooses among a step's kernels, a pattern beginning with "-" included.
+            r = sweep(
+                "--steps",
+                "vit-b4,llama-decode-cat-b1-s512",
+                "--package",
+                package,
+                "--list",
+                "--kinds",
+                "kernel",
+                "--match",
+                "-x",
+            )
+            self.assertEqual((r.returncode, r.stdout), (0, "vit-b4\n"), r.stderr)
             r = sweep("--steps", "vit-b4", "--package", package, "--families", "llama2-7b")
             self.assertEqual(r.returncode, 2)
             self.assertIn("choose among the kernel sweep's cases", r.stderr)  # not a step's kernels
