@@ -31,11 +31,13 @@ QVariant DemoTableModel::data(const QModelIndex &index, int role) const {
         return {};
     const Row &r = m_rows[index.row()];
     const diode::DemoTiming &t = r.c->results.at(r.mode);
-    auto num = [](double v, int digits) { return !(v > 0) ? tr("n/a") : QString::number(v, 'f', digits); };
+    auto num = [](double v, int digits) {
+        return std::isnan(v) ? tr("n/a") : QString::number(v, 'f', digits);
+    };
     auto against = [&](double v, const char *reference) {
         if (r.mode == reference)
             return tr("1× (reference)");
-        return std::isnan(v)
+        return !(v > 0)
                    ? tr("n/a")
                    : QStringLiteral("%1×").arg(QString::fromStdString(diode::speedupText(v, v < 10 ? 2 : 1)));
     };
