@@ -644,6 +644,15 @@ def extra_configs_from(paths: str) -> list:
         raise ValueError(f"--extra-configs-from: {e}") from None
 
 
+def match_pattern(ap: argparse.ArgumentParser, text: str) -> re.Pattern:
+    """--match compiled; a pattern that is not a regular expression ends the tool with the parser's
+    error naming it (the kernel sweep's and the step sweep's alike)."""
+    try:
+        return re.compile(text)
+    except re.error as e:
+        ap.error(f"--match {text!r} is not a regular expression: {e}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="python3 -m torch_diode.tools.kernel_sweep",
@@ -679,10 +688,7 @@ def main(argv=None):
     bad = [f for f in families if f not in FAMILIES] + [k for k in kinds if k not in ("kernel", "site")]
     if bad:
         ap.error(f"unknown families or kinds: {bad}")
-    try:
-        pattern = re.compile(a.match)
-    except re.error as e:
-        ap.error(f"--match {a.match!r} is not a regular expression: {e}")
+    pattern = match_pattern(ap, a.match)
     try:
         extra = extra_configs_from(a.extra_configs_from)
     except ValueError as e:

@@ -508,10 +508,9 @@ def main(argv=None):
     scenarios = [s.strip() for s in a.steps.split(",") if s.strip()]
     if not scenarios:
         ap.error(f"--steps {a.steps!r} names no step")
-    try:
-        re.compile(a.match)
-    except re.error as e:
-        ap.error(f"--match {a.match!r} is not a regular expression: {e}")
+    from .kernel_sweep import match_pattern
+
+    match_pattern(ap, a.match)
     kinds = [k.strip() for k in a.kinds.split(",") if k.strip()]
     if not kinds or any(k not in KINDS for k in kinds):
         ap.error(f"--kinds {a.kinds!r}: give kernel, site or both, comma-separated")
