@@ -191,16 +191,16 @@ class Decisions:
         except Exception as e:  # a kernel the reader trips on keeps Inductor's default
             self._kept("kernel_config", "read", "kernel config: cannot read a kernel", e, time.perf_counter() - t0)
             return kwargs
-        try:
-            shape["default_tuned"] = _kernels.default_tuned(shape, kwargs.get("tiling_scores"))
-        except Exception as e:  # Inductor's heuristics changed shape: decided as if its default were one config
-            shape["default_tuned"] = False
-            self._log_once(
+        shape["default_tuned"] = _kernels.default_tuned_or_one(
+            shape,
+            kwargs.get("tiling_scores"),
+            lambda e: self._log_once(
                 f"kernel_config_tuned_{type(e).__name__}",
                 "kernel config: cannot ask Inductor's heuristics about a kernel's default (%s: %s)",
                 type(e).__name__,
                 e,
-            )
+            ),
+        )
         tuned = shape["default_tuned"]  # kept, the kernel is benchmarked at its first run
         try:
             if self.fixed_by is not None:

@@ -16,7 +16,7 @@ shape raises Undescribable (the kernel keeps Inductor's default) rather than fai
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 # The reduction hints the library knows (core ReductionHint), by Inductor's enum member name.
 HINTS = {"INNER": "inner", "OUTER": "outer", "OUTER_TINY": "outer_tiny", "DEFAULT": "default"}
@@ -168,6 +168,17 @@ def default_tuned(shape: dict, tiling_scores: Optional[dict] = None) -> bool:
     """The kernel shape's `default_tuned`: whether Inductor, compiling as the plugin has it compile
     (default_configs), gives the kernel several configurations, which it benchmarks at its first run."""
     return default_configs(shape, tiling_scores) > 1
+
+
+def default_tuned_or_one(shape: dict, tiling_scores: Optional[dict], on_error: Callable[[Exception], None]) -> bool:
+    """default_tuned, or False where asking Inductor's heuristics fails (another torch's take other
+    arguments): the kernel is then decided, and recorded, as if its default were one configuration;
+    `on_error` is told why. The plugin's hook and the kernel sweep's recorder both ask so."""
+    try:
+        return default_tuned(shape, tiling_scores)
+    except Exception as e:
+        on_error(e)
+        return False
 
 
 def default_configs(shape: dict, tiling_scores: Optional[dict] = None) -> int:

@@ -327,11 +327,13 @@ class _Recorder:
                 except _kernels.Undescribable as e:
                     self.undescribed.append(e.reason)
                     return kwargs
-                try:
-                    shape["default_tuned"] = _kernels.default_tuned(shape, kwargs.get("tiling_scores"))
-                except Exception as e:  # as the plugin's hook does: recorded as one configuration
-                    log(f"cannot ask Inductor's heuristics about a kernel's default ({type(e).__name__}: {e})")
-                    shape["default_tuned"] = False
+                shape["default_tuned"] = _kernels.default_tuned_or_one(
+                    shape,
+                    kwargs.get("tiling_scores"),
+                    lambda e: log(
+                        f"cannot ask Inductor's heuristics about a kernel's default ({type(e).__name__}: {e})"
+                    ),
+                )
                 self.shapes.append(shape)
                 if fix is not None:
                     fixed = _kernels.fixed_kwargs(kwargs, shape, fix)
