@@ -83,6 +83,7 @@ private slots:
     void shippedPackagesCarryBothModelsAndDecideAsDocumented();
     void trainDecisionsReproducesTheShippedHeldOutFigures();
     void kernelNeighboursAreATrainingChoiceTheModelKeeps();
+    void kernelWeightPowerIsATrainingChoiceTheModelKeeps();
     void heldOutFiguresReadBackWhatTrainingWrote();
     void inspectSummarisesTheDecisionModels();
     void figuresOnLinesSayWhatTheyAreNot();
@@ -812,6 +813,65 @@ void TestDecisions::kernelNeighboursAreATrainingChoiceTheModelKeeps() {
              kMaxNeighbours);
 }
 
+void TestDecisions::kernelWeightPowerIsATrainingChoiceTheModelKeeps() {
+    // --kernel-weight-power P: the model weighs its rows by 1 / (0.25 + distance)^P, says so in the
+    // package, and its held-out figures are those of the same choice made through the core (3
+    // compared with plain inverse distance).
+    QTemporaryDir dir;
+    const QString kernels = QString::fromStdString(shipped("h200-kernels.jsonl"));
+    const QString out = dir.filePath("p3.diode");
+    QCOMPARE(testutil::runCli({"train-decisions", kernels, "--kernel-weight-power", "3", "--package",
+                               QString::fromStdString(shipped("h200-ingraph-warm.diode")), "--out", out}),
+             0);
+    const auto section = ModelPackage::load(out.toStdString()).manifest()["decisions"]["kernel_config"];
+    QCOMPARE(section["weight_power"].get<double>(), 3.0);
+    const auto data = readDecisionData(shipped("h200-kernels.jsonl"));
+    DecisionTrainOptions three;
+    three.kernelWeightPower = 3;
+    const auto viaCore = trainDecisions(data, three);
+    QCOMPARE(section["held_out_by_family"].dump(), viaCore.heldOut["kernel_config"].dump());
+    DecisionTrainOptions plain;
+    plain.kernelWeightPower = KernelConfigModel::kUnwrittenWeightPower;
+    QVERIFY(viaCore.heldOut["kernel_config"]["all"] !=
+            trainDecisions(data, plain).heldOut["kernel_config"]["all"]);
+
+    // A package read back keeps the power; one written before the field was weighed by plain inverse
+    // distance, and predicts as a model built with power 1.
+    const auto &k = data.kernels.front();
+    const auto back = KernelConfigModel::fromJson(viaCore.kernelConfig.toJson());
+    QCOMPARE(back.toJson()["weight_power"].get<double>(), 3.0);
+    auto before = viaCore.kernelConfig.toJson();
+    before.erase("weight_power");
+    const auto one =
+        KernelConfigModel::fromJson(KernelConfigModel::build(data.kernels, KernelConfigModel::kNeighbours,
+                                                             KernelConfigModel::kUnwrittenWeightPower)
+                                        .toJson());
+    const auto unweighed = KernelConfigModel::fromJson(before).predictLog2Ratio(k.shape, k.configs);
+    QVERIFY(unweighed == one.predictLog2Ratio(k.shape, k.configs));
+    QVERIFY(unweighed != back.predictLog2Ratio(k.shape, k.configs));
+
+    // Bad values are refused by name, from the command line, the core and a package alike.
+    QString err;
+    QCOMPARE(testutil::runCli({"train-decisions", kernels, "--kernel-weight-power", "0.1"}, nullptr, &err),
+             2);
+    QVERIFY2(err.contains("--kernel-weight-power"), qPrintable(err));
+    for (double p : {0.1, kMaxWeightPower + 1, std::nan("")}) {
+        DecisionTrainOptions bad;
+        bad.kernelWeightPower = p;
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, trainDecisions(data, bad));
+    }
+    for (const nlohmann::json &p : {nlohmann::json("3"), nlohmann::json(100.0), nlohmann::json(0.0)}) {
+        auto j = viaCore.kernelConfig.toJson();
+        j["weight_power"] = p;
+        try {
+            KernelConfigModel::fromJson(j);
+            QFAIL("a bad weight_power was read");
+        } catch (const InvalidInput &e) {
+            QVERIFY2(std::string(e.what()).find("weight_power") != std::string::npos, e.what());
+        }
+    }
+}
+
 void TestDecisions::trainDecisionsReproducesTheShippedHeldOutFigures() {
     // The figures docs/MODELS.md gives are the ones the shipped data gives again: the H200 packages'
     // and the H100 packages' (the H100 kernels; both the H200 sites of every op).
@@ -931,7 +991,22 @@ void TestDecisions::inspectSummarisesTheDecisionModels() {
                          .arg(d["kernel_config"]["kernels"].size())
                          .arg(d["kernel_config"]["neighbours"].get<int>())),
         qPrintable(out));
+    QVERIFY2(out.contains("measured rows (each weighing 1 / (0.25 + distance)^1)"), qPrintable(out));
     QVERIFY2(out.contains("from lines of NVIDIA H200 (model families"), qPrintable(out));
+    // A package written before the weight power was a field says the plain inverse distance it was
+    // trained with.
+    QProcess h100;
+    h100.start(
+        QStringLiteral(DIODE_CLI),
+        {QStringLiteral("inspect"), testutil::sourcePath("trained_models/h100/h100-ingraph-warm.diode")});
+    QVERIFY(h100.waitForFinished(60000));
+    QVERIFY(
+        !ModelPackage::load(testutil::sourcePath("trained_models/h100/h100-ingraph-warm.diode").toStdString())
+             .manifest()["decisions"]["kernel_config"]
+             .contains("weight_power"));
+    QVERIFY2(
+        QString::fromUtf8(h100.readAllStandardOutput()).contains("(each weighing 1 / (0.25 + distance)^1)"),
+        "the H100 package's inspect says its weight power");
     // The shipped packages are trained on the second sweep's and the step sweep's lines: they say how many
     // configurations they offer beyond the portfolios.
     QVERIFY2(out.contains(

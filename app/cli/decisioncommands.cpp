@@ -195,6 +195,13 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
             "(docs/MODELS.md compares 1, 2, 4 and 8)")
         ->check(CLI::Range(1, kMaxNeighbours))
         ->capture_default_str();
+    train
+        ->add_option(
+            "--kernel-weight-power", o->train.kernelWeightPower,
+            "each of those rows weighs 1 / (0.25 + its distance) to this power: the higher, the more "
+            "the nearest decide (docs/MODELS.md compares 1 to 4)")
+        ->check(CLI::Range(kMinWeightPower, kMaxWeightPower))
+        ->capture_default_str();
     return [=]() -> int {
         if (*sweep) {
             o->stepsGiven = steps->count() > 0; // `--steps ""` names no step; it is not the kernel cases

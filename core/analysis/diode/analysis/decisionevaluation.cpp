@@ -203,8 +203,9 @@ HeldOut heldOutByFamily(const DecisionData &data, const DecisionTrainOptions &o)
             if (formOps.empty() || std::find(formOps.begin(), formOps.end(), s.site.op) != formOps.end())
                 (s.family == family ? heldS : trainS).push_back(s);
         if (!heldK.empty() && !trainK.empty()) {
-            const auto e = evaluateKernelConfigs(KernelConfigModel::build(trainK, o.kernelNeighbours), heldK,
-                                                 o.kernelMargin);
+            const auto e = evaluateKernelConfigs(
+                KernelConfigModel::build(trainK, o.kernelNeighbours, o.kernelWeightPower), heldK,
+                o.kernelMargin);
             kernels[family] = e.toJson();
             pooledK.kernels += e.kernels, pooledK.fixed += e.fixed,
                 pooledK.withinThreePercent += e.withinThreePercent;
@@ -268,7 +269,7 @@ template <typename Line> std::string oneGpu(const std::vector<Line> &lines, cons
 TrainedDecisions trainDecisions(const DecisionData &data, const DecisionTrainOptions &o) {
     const std::string kernelGpu = oneGpu(data.kernels, "kernel"), siteGpu = oneGpu(data.sites, "site");
     HeldOut held = heldOutByFamily(data, o);
-    TrainedDecisions t{KernelConfigModel::build(data.kernels, o.kernelNeighbours),
+    TrainedDecisions t{KernelConfigModel::build(data.kernels, o.kernelNeighbours, o.kernelWeightPower),
                        SmallMFormModel::build(data.sites, SmallMFormModel::kNeighbours, o.formOps),
                        std::move(held.json),
                        held.kernels,
@@ -320,14 +321,19 @@ std::vector<std::string> decisionModelsSummary(const nlohmann::json &manifest) {
     if (d.contains("kernel_config")) {
         const nlohmann::json::json_pointer extra("/kernel_config/extra_configs");
         const bool widened = d.contains(extra) && d.at(extra).is_array() && !d.at(extra).empty();
-        lines.push_back(fmt::format(
-            "kernel configs: {} measured kernels; a prediction of the {} nearest "
-            "measured rows, margin {}{}",
-            rows("/kernel_config/kernels"), text("/kernel_config/neighbours"), text("/kernel_config/margin"),
-            widened ? fmt::format("; {} configurations beyond the portfolios, measured on "
-                                  "every kernel whose grid holds them",
-                                  d.at(extra).size())
-                    : std::string()));
+        const nlohmann::json::json_pointer power("/kernel_config/weight_power");
+        const double p = d.contains(power) && d.at(power).is_number()
+                             ? d.at(power).get<double>()
+                             : KernelConfigModel::kUnwrittenWeightPower;
+        lines.push_back(
+            fmt::format("kernel configs: {} measured kernels; a prediction of the {} nearest "
+                        "measured rows (each weighing 1 / (0.25 + distance)^{}), margin {}{}",
+                        rows("/kernel_config/kernels"), text("/kernel_config/neighbours"), p,
+                        text("/kernel_config/margin"),
+                        widened ? fmt::format("; {} configurations beyond the portfolios, measured on "
+                                              "every kernel whose grid holds them",
+                                              d.at(extra).size())
+                                : std::string()));
     }
     if (d.contains("small_m_form"))
         lines.push_back(fmt::format("small-M forms: {} measured sites of {}; a prediction of the {} nearest, "

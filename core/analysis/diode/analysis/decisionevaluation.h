@@ -56,7 +56,8 @@ FormEvaluation evaluateForms(const SmallMFormModel &model, const std::vector<Mea
 struct DecisionTrainOptions {
     double kernelMargin = kDefaultKernelConfigMargin;
     double formMargin = kDefaultFormMargin;
-    int kernelNeighbours = KernelConfigModel::kNeighbours; ///< KernelConfigModel::build's
+    int kernelNeighbours = KernelConfigModel::kNeighbours;      ///< KernelConfigModel::build's
+    double kernelWeightPower = KernelConfigModel::kWeightPower; ///< KernelConfigModel::build's
     /// The ops the form model is built from (empty: all); sites of other ops are not judged.
     std::vector<std::string> formOps;
 };

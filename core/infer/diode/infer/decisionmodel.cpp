@@ -111,6 +111,13 @@ int neighbours(const nlohmann::json &j, const std::string &where) {
     return k.get<int>();
 }
 
+double checkedWeightPower(double p, const std::string &what) {
+    if (!std::isfinite(p) || p < kMinWeightPower || p > kMaxWeightPower)
+        throw InvalidInput(fmt::format("{} must be a number from {} to {}, not {}", what, kMinWeightPower,
+                                       kMaxWeightPower, p));
+    return p;
+}
+
 std::vector<float> kernelRow(const TritonKernelShape &s) {
     std::vector<float> f;
     kernelFeatures(s, f);
@@ -410,12 +417,14 @@ std::vector<TritonConfig> fastestBeyondPortfolio(const std::vector<MeasuredKerne
     return out;
 }
 
-KernelConfigModel KernelConfigModel::build(const std::vector<MeasuredKernel> &kernels, int k) {
+KernelConfigModel KernelConfigModel::build(const std::vector<MeasuredKernel> &kernels, int k,
+                                           double weightPower) {
     if (k < 1 || k > kMaxNeighbours)
         throw InvalidInput(
             fmt::format("a kernel-config model averages 1 to {} measured rows, not {}", kMaxNeighbours, k));
     KernelConfigModel m;
     m.m_neighbours = k;
+    m.m_weightPower = checkedWeightPower(weightPower, "a kernel-config model's weight power");
     for (const auto &mk : kernels)
         if (mk.smCount > 0) {
             m.m_smCount = mk.smCount;
@@ -476,7 +485,7 @@ std::vector<double> KernelConfigModel::predictLog2Ratio(const TritonKernelShape 
                           [](const auto &a, const auto &b) { return a.first < b.first; });
         double sum = 0, weight = kPriorWeight;
         for (size_t j = 0; j < n; ++j) {
-            const double w = 1.0 / (0.25 + dist[j].first);
+            const double w = std::pow(0.25 + dist[j].first, -m_weightPower);
             sum += w * dist[j].second;
             weight += w;
         }
@@ -516,6 +525,7 @@ nlohmann::json KernelConfigModel::toJson() const {
                      {"features", kernelFeatureNames()},
                      {"config_features", configFeatureNames()},
                      {"neighbours", m_neighbours},
+                     {"weight_power", m_weightPower},
                      {"sm_count", m_smCount},
                      {"scale", floats(m_scale)},
                      {"kernels", kernels}};
@@ -539,6 +549,11 @@ KernelConfigModel KernelConfigModel::fromJson(const nlohmann::json &j) {
             fmt::format("{}: its config features are not the ones this build computes", where));
     KernelConfigModel m;
     m.m_neighbours = neighbours(j, where);
+    const auto &power = j.value("weight_power", nlohmann::json(kUnwrittenWeightPower));
+    if (!power.is_number())
+        throw InvalidInput(fmt::format("{}: \"weight_power\" must be a number from {} to {}", where,
+                                       kMinWeightPower, kMaxWeightPower));
+    m.m_weightPower = checkedWeightPower(power.get<double>(), where + ".weight_power");
     m.m_smCount = j.value("sm_count", 132);
     const size_t kw = kernelFeatureNames().size(), cw = configFeatureNames().size() + 1;
     m.m_scale = readFloats(j.value("scale", nlohmann::json()), kw, where + ".scale");

@@ -101,22 +101,34 @@ nlohmann::json toJson(const SkippedCase &c);
 /// The most measured rows or sites a decision model's prediction may average (a package's
 /// "neighbours" field, train-decisions' --kernel-neighbours).
 inline constexpr int kMaxNeighbours = 64;
+/// The range of the power a kernel-config model raises its inverse distances to (a package's
+/// "weight_power" field, train-decisions' --kernel-weight-power).
+inline constexpr double kMinWeightPower = 0.5;
+inline constexpr double kMaxWeightPower = 8.0;
 
 /// Predicts a configuration's time relative to Inductor's default launch of the same kernel from
 /// the nearest measured (kernel, configuration) rows: a row's distance is its kernel's (kernel
 /// features, each scaled by its spread in the data) and its configuration's (log2 blocks, warps,
-/// stages) together, and the k nearest are averaged by inverse distance with a prior of "as fast
-/// as the default". A nearest-neighbour table rather than a network: a few hundred kernels
-/// measured on the configurations a decision chooses among, and a prediction that can be traced to
-/// the kernels it came from.
+/// stages) together, and the k nearest are averaged, each weighted by 1 / (0.25 + distance) raised
+/// to a power (kWeightPower unless trained otherwise), with a prior of "as fast as the default". A
+/// nearest-neighbour table rather than a network: a few hundred kernels measured on the configurations a
+/// decision chooses among, and a prediction that can be traced to the kernels it came from.
 class KernelConfigModel {
 public:
     static constexpr int kVersion = 1;
     static constexpr int kNeighbours = 8; ///< the shipped models' and their held-out figures'
     /// Builds the table from measured kernels; kernels without a default time or with fewer than
     /// two timed configurations are skipped. `neighbours`: the measured rows a prediction averages,
-    /// 1 to kMaxNeighbours (else InvalidInput).
-    static KernelConfigModel build(const std::vector<MeasuredKernel> &kernels, int neighbours = kNeighbours);
+    /// 1 to kMaxNeighbours (else InvalidInput); `weightPower`: the power of the inverse-distance
+    /// weights, kMinWeightPower to kMaxWeightPower (else InvalidInput): the higher, the more the
+    /// nearest rows decide.
+    static KernelConfigModel build(const std::vector<MeasuredKernel> &kernels, int neighbours = kNeighbours,
+                                   double weightPower = kWeightPower);
+    /// The default: the shipped models' and their held-out figures' (docs/MODELS.md, "Kernel
+    /// configs and small-M forms").
+    static constexpr double kWeightPower = 1.0;
+    /// What a package written before the "weight_power" field was weighed by: plain inverse distance.
+    static constexpr double kUnwrittenWeightPower = 1.0;
     /// Reads a package's "decisions.kernel_config" section; throws InvalidInput naming the field.
     static KernelConfigModel fromJson(const nlohmann::json &j);
     nlohmann::json toJson() const;
@@ -152,6 +164,7 @@ private:
     std::vector<TritonConfig> m_extra;
     std::vector<float> m_scale; ///< per kernel feature: 1 / spread (0 for a constant feature)
     int m_neighbours = kNeighbours;
+    double m_weightPower = kWeightPower;
     int m_smCount = 132;
 };
 
