@@ -44,7 +44,7 @@ const QString kHeldOut = testutil::sourcePath("trained_models/h200/h200-heldout.
 // A package with decision models beside the GEMM kernel, the kernel lines they were built from, and
 // one without them.
 const QString kDecisionPackage = testutil::sourcePath("trained_models/h200/h200-ingraph-warm.diode");
-const QString kKernelLines = testutil::sourcePath("trained_models/h200/h200-kernels.jsonl");
+const QString kKernelLines = testutil::sourcePath("trained_models/h200/h200-kernels-extras.jsonl");
 const QString kNoDecisions = kModel;
 
 // Shows `package` (and then judges `lines`, if any) in `panel`, to what it shows.
@@ -674,7 +674,7 @@ private slots:
         QVERIFY(shown.wait(60000));
         QCOMPARE(model->rowCount(), before + 1);
         const int last = model->rowCount() - 1;
-        QCOMPARE(cellText(model, last, 2), QString("h200-kernels.jsonl"));
+        QCOMPARE(cellText(model, last, 2), QString("h200-kernels-extras.jsonl"));
         const auto data = diode::readDecisionData(kKernelLines.toStdString());
         const int judgedHere = model->index(last, 3).data(Qt::UserRole).toInt();
         const QString text = cellText(model, last, 3);

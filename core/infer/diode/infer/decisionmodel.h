@@ -124,9 +124,9 @@ public:
     /// nearest rows decide.
     static KernelConfigModel build(const std::vector<MeasuredKernel> &kernels, int neighbours = kNeighbours,
                                    double weightPower = kWeightPower);
-    /// The default: the shipped models' and their held-out figures' (docs/MODELS.md, "Kernel
+    /// The default: the shipped H200 models' and their held-out figures' (docs/MODELS.md, "Kernel
     /// configs and small-M forms").
-    static constexpr double kWeightPower = 1.0;
+    static constexpr double kWeightPower = 3.0;
     /// What a package written before the "weight_power" field was weighed by: plain inverse distance.
     static constexpr double kUnwrittenWeightPower = 1.0;
     /// Reads a package's "decisions.kernel_config" section; throws InvalidInput naming the field.
