@@ -850,7 +850,14 @@ void TestDecisions::kernelWeightPowerIsATrainingChoiceTheModelKeeps() {
     QVERIFY(unweighed == one.predictLog2Ratio(k.shape, k.configs));
     QVERIFY(unweighed != back.predictLog2Ratio(k.shape, k.configs));
 
-    // Bad values are refused by name, from the command line, the core and a package alike.
+    // The bounds are powers a model may have; bad values are refused by name, from the command line,
+    // the core and a package alike.
+    for (double p : {kMinWeightPower, kMaxWeightPower})
+        QCOMPARE(KernelConfigModel::fromJson(
+                     KernelConfigModel::build(data.kernels, KernelConfigModel::kNeighbours, p).toJson())
+                     .toJson()["weight_power"]
+                     .get<double>(),
+                 p);
     QString err;
     QCOMPARE(testutil::runCli({"train-decisions", kernels, "--kernel-weight-power", "0.1"}, nullptr, &err),
              2);

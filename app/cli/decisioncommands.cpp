@@ -199,7 +199,7 @@ std::function<int()> addDecisionCommands(CLI::App &app) {
         ->add_option(
             "--kernel-weight-power", o->train.kernelWeightPower,
             "each of those rows weighs 1 / (0.25 + its distance) to this power: the higher, the more "
-            "the nearest decide (docs/MODELS.md compares 1 to 4)")
+            "the nearest decide (docs/MODELS.md compares 1 and 3)")
         ->check(CLI::Range(kMinWeightPower, kMaxWeightPower))
         ->capture_default_str();
     return [=]() -> int {

@@ -322,9 +322,11 @@ std::vector<std::string> decisionModelsSummary(const nlohmann::json &manifest) {
         const nlohmann::json::json_pointer extra("/kernel_config/extra_configs");
         const bool widened = d.contains(extra) && d.at(extra).is_array() && !d.at(extra).empty();
         const nlohmann::json::json_pointer power("/kernel_config/weight_power");
-        const double p = d.contains(power) && d.at(power).is_number()
-                             ? d.at(power).get<double>()
-                             : KernelConfigModel::kUnwrittenWeightPower;
+        // Absent: a package written before the field, weighed by plain inverse distance; anything
+        // but a number is shown as written (the model refuses it when read).
+        const std::string p = !d.contains(power) ? fmt::format("{}", KernelConfigModel::kUnwrittenWeightPower)
+                              : d.at(power).is_number() ? fmt::format("{}", d.at(power).get<double>())
+                                                        : text("/kernel_config/weight_power");
         lines.push_back(
             fmt::format("kernel configs: {} measured kernels; a prediction of the {} nearest "
                         "measured rows (each weighing 1 / (0.25 + distance)^{}), margin {}{}",
