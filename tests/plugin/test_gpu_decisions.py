@@ -65,6 +65,19 @@ def decode_step(batch=8, context=1024, heads=32, kv_heads=8, hd=128):
     return fn, (q, ck, cv, nk, nv)
 
 
+def residual_rms_norm(tokens=1, d=4096):
+    """A decoder layer's residual sum and RMSNorm over `tokens` rows of `d`; returns (fn, args)."""
+    dev, dt = "cuda", torch.bfloat16
+    x, r = torch.randn(tokens, d, device=dev, dtype=dt), torch.randn(tokens, d, device=dev, dtype=dt)
+    w = torch.randn(d, device=dev, dtype=dt)
+
+    def fn(x, r, w):
+        h = (x + r).float()
+        return (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)).to(dt) * w
+
+    return fn, (x, r, w)
+
+
 class forms_turned:
     """The installed package's small-M answers with their form turned to `decompose`, each answer as
     the package gave it kept in `answers`: a test of how a form is written, whichever form the
@@ -561,9 +574,9 @@ class DecisionsTest(unittest.TestCase):
         """Plain torch.compile benchmarks several configurations of a pointwise kernel at its first
         run. Installed with a package that decides kernel configurations, a pointwise kernel kept at
         Inductor's default runs Inductor's heuristic configuration; a reduction whose default is
-        several configurations is benchmarked, and its shape says so ("default_tuned", asked of
-        Inductor's heuristics), as get_stats() does of those the package keeps. uninstall() gives
-        Inductor's option back."""
+        several configurations (its heuristics' or the block its code generation adds) is
+        benchmarked, and its shape says so ("default_tuned"), as get_stats() does of those the
+        package keeps. uninstall() gives Inductor's option back."""
         import torch_diode
         from torch._inductor.runtime import triton_heuristics
         from torch_diode import _inductor_compat as compat
@@ -613,6 +626,16 @@ class DecisionsTest(unittest.TestCase):
             st = torch_diode.get_stats()["decisions"]["kernel_config"]
             self.assertEqual(st["tuned_at_first_run"], len(benchmarked), (st, benchmarked))
             print(f"\n  package's decisions: {len(benchmarked)} kernel(s) benchmarked, {st}", file=sys.stderr)
+            # A residual RMSNorm over one token: a looped reduction whose one default configuration
+            # Inductor's code generation joins with one covering the row, and benchmarks the two. Its
+            # shape says so, and the package, predicting a configuration near that default, replaces it.
+            fn, args = residual_rms_norm()
+            shapes = compiled(fn, args, keep_every_default=True)
+            looped = [s for s in shapes if s["reduction"] and not s["persistent_default"]]
+            self.assertTrue(looped and all(s["default_tuned"] for s in looped), shapes)
+            self.assertEqual(len(benchmarked), sum(s["default_tuned"] for s in shapes), (benchmarked, shapes))
+            compiled(fn, args)
+            self.assertEqual(benchmarked, [], torch_diode.get_stats()["decisions"]["kernel_config"])
             torch_diode.uninstall()
             self.assertEqual(compat.get_config(compat.FIRST_RUN_AUTOTUNE), option)
         finally:

@@ -112,10 +112,13 @@ class OptionsReachTheLibraryTest(unittest.TestCase):
         self.assertEqual(sum(n for why, n in errors.items() if why.startswith("ask_")), 2)
         self.assertEqual(sum(n for why, n in errors.items() if why.startswith("refused_")), 2)
         self.assertEqual(decisions.stats.applied["kernel_config"], 0)
-        # Once per step; and once for Inductor's heuristics, which this torch-less test cannot ask about
-        # any kernel's default: the kernels are still decided, as if their default were one config.
-        self.assertEqual(len(logs.output), 4, logs.output)
-        self.assertEqual(sum("cannot ask Inductor's heuristics" in line for line in logs.output), 1, logs.output)
+        # Once per step; and once per error for Inductor's heuristics and memory statistics, which this
+        # torch-less test cannot ask about the two kernels' defaults (the malformed shape's missing size,
+        # the other's missing features): the kernels are still decided, as if their default were one config.
+        self.assertEqual(len(logs.output), 5, logs.output)
+        asked = [line for line in logs.output if "cannot ask Inductor's heuristics" in line]
+        self.assertEqual(len(asked), 2, logs.output)
+        self.assertTrue(any("KeyError" in line for line in asked) and any("AttributeError" in line for line in asked))
         self.assertEqual(decisions.stats.tuned["kernel_config"], 0)
 
     def test_a_kept_default_inductor_tunes_is_counted_and_one_predicted_near_it_replaces_it(self):
@@ -143,14 +146,14 @@ class OptionsReachTheLibraryTest(unittest.TestCase):
         self.assertTrue(all(1 / (1 + margin) <= a["predicted_ratio"] < 1 + margin for a in replaced), replaced)
         still = next(sh for sh, a in zip(kept, answers) if not a["fixed"])
         decisions = Decisions(selector)
-        real, real_tuned = _kernels.kernel_shape, _kernels.default_tuned
+        real, real_tuned = _kernels.kernel_shape, _kernels.default_tuned_or_one
         try:
             _kernels.kernel_shape = lambda *a: dict(still)
-            _kernels.default_tuned = lambda shape, scores=None: True  # Inductor's answer, without torch here
+            _kernels.default_tuned_or_one = lambda *a: True  # Inductor's answer, without torch here
             kwargs = {}
             self.assertIs(decisions.kernel_kwargs(object, None, (), kwargs), kwargs)
         finally:
-            _kernels.kernel_shape, _kernels.default_tuned = real, real_tuned
+            _kernels.kernel_shape, _kernels.default_tuned_or_one = real, real_tuned
         self.assertEqual(decisions.stats.merged({})["kernel_config"]["tuned_at_first_run"], 1)
 
     def test_top_k_and_threshold(self):

@@ -192,8 +192,10 @@ class Decisions:
             self._kept("kernel_config", "read", "kernel config: cannot read a kernel", e, time.perf_counter() - t0)
             return kwargs
         shape["default_tuned"] = _kernels.default_tuned_or_one(
+            features,
+            groups,
+            kwargs,
             shape,
-            kwargs.get("tiling_scores"),
             lambda e: self._log_once(
                 f"kernel_config_tuned_{type(e).__name__}",
                 "kernel config: cannot ask Inductor's heuristics about a kernel's default (%s: %s)",

@@ -164,24 +164,67 @@ def kernel_shape(kernel_cls, features, groups, kernel_kwargs) -> dict:
     return shape
 
 
-def default_tuned(shape: dict, tiling_scores: Optional[dict] = None) -> bool:
-    """The kernel shape's `default_tuned`: whether Inductor, compiling as the plugin has it compile
-    (default_configs), gives the kernel several configurations, which it benchmarks at its first run."""
-    return default_configs(shape, tiling_scores) > 1
+class CodegenView:
+    """What Inductor's code generation adds to a kernel's shape when it makes the kernel, read from the
+    kernel's memory statistics (SIMDKernelFeatures.memory_stats, Inductor's own estimate of the
+    generated code, which torch 2.11 computes for its heuristics after the triton_kernel_kwargs hook
+    has run; a tiling with y gets none, and neither field then):
+    - `loads`: the loads the generated kernel issues (its persistent or looped form), which code
+      generation passes the heuristics as num_load; the shape's `loads`, a model feature, counts the
+      load ops of its nodes, some of which code generation shares or reads from its own stores.
+    - `persistent_block`: whether code generation adds a configuration covering the whole row to a
+      looped reduction (`add_persistent_rblock`: a decoder layer's RMSNorm), decided inline in
+      TritonKernel.codegen_kernel (codegen/triton.py:5505-5551): a looped reduction of two
+      dimensions (x and the reduction), its reduction contiguous (the tiling scores' ratio at least
+      Inductor's threshold, else its hint inner), the persistent form moving 1.3x fewer bytes,
+      2,048 < reduction size <= 32,768, and at most 10 memory operations a thread."""
+
+    def __init__(self, features, groups, kernel_kwargs, shape: dict):
+        self.loads, self.persistent_block = None, False
+        if not shape["reduction"] or shape["y"] > 1:
+            return
+        stats = features.memory_stats(groups[0])
+        self.loads = int(stats.get(shape["persistent_default"]).reads.count_per_thread)
+        self.persistent_block = not shape["persistent_default"] and self._adds_block(features, stats, kernel_kwargs)
+
+    @staticmethod
+    def _adds_block(features, stats, kernel_kwargs) -> bool:
+        from torch._inductor.codegen import triton as codegen
+        from torch._inductor.runtime.hints import ReductionHint
+        from torch._inductor.virtualized import V
+
+        sizevars = V.graph.sizevars
+        numel = features.reduction_numel
+        if not (sizevars.statically_known_gt(numel, 2048) and sizevars.statically_known_leq(numel, 32768)):
+            return False
+        if stats.persistent.memory.dim[0].count_per_thread > 10:
+            return False
+        scores = kernel_kwargs.get("tiling_scores")
+        if scores is not None and "x" in scores and "r0_" in scores:
+            threshold = _read(codegen, "INNER_REDUCTION_RATIO_THRESHOLD")
+            contiguous = scores["r0_"] / max(scores["x"], 1) >= threshold
+        else:
+            contiguous = features.get_reduction_hint(scores) == ReductionHint.INNER
+        saved = _hint(stats.looped.memory.bytes) / max(_hint(stats.persistent.memory.bytes), 1)
+        return bool(contiguous and saved >= 1.3)
 
 
-def default_tuned_or_one(shape: dict, tiling_scores: Optional[dict], on_error: Callable[[Exception], None]) -> bool:
-    """default_tuned, or False where asking Inductor's heuristics fails (another torch's take other
-    arguments): the kernel is then decided, and recorded, as if its default were one configuration;
-    `on_error` is told why. The plugin's hook and the kernel sweep's recorder both ask so."""
+def default_tuned_or_one(features, groups, kernel_kwargs, shape: dict, on_error: Callable[[Exception], None]) -> bool:
+    """The kernel shape's `default_tuned`: whether Inductor, compiling as the plugin has it compile,
+    gives the kernel several configurations (default_configs, with what its code generation adds:
+    CodegenView), which it benchmarks at its first run. False where asking fails (another torch's
+    objects take other arguments): the kernel is then decided, and recorded, as if its default were
+    one configuration; `on_error` is told why. The plugin's hook and the kernel sweep's recorder both
+    ask so, with the arguments of Inductor's triton_kernel_kwargs."""
     try:
-        return default_tuned(shape, tiling_scores)
+        view = CodegenView(features, groups, kernel_kwargs, shape)
+        return default_configs(shape, kernel_kwargs.get("tiling_scores"), view) > 1
     except Exception as e:
         on_error(e)
         return False
 
 
-def default_configs(shape: dict, tiling_scores: Optional[dict] = None) -> int:
+def default_configs(shape: dict, tiling_scores: Optional[dict] = None, view: Optional[CodegenView] = None) -> int:
     """How many configurations Inductor's heuristics give the kernel `shape` describes when it keeps
     its default, with Inductor's first-run tuning of pointwise kernels off, as the plugin has it while
     it decides kernel configurations (the same answer in a sweep, which runs with Inductor's own
@@ -189,8 +232,9 @@ def default_configs(shape: dict, tiling_scores: Optional[dict] = None) -> int:
     own heuristic functions (torch/_inductor/runtime/triton_heuristics.py: pointwise, reduction,
     persistent_reduction, each with return_configs), with the other options its code generation
     passes them (TritonKernel.inductor_meta_common) and the kernel's sizes rounded up to powers of two
-    as its size hints. What code generation adds for a kernel beyond its shape (autotune hints, an
-    extra persistent block for some looped reductions: a decoder layer's RMSNorm) is not seen here.
+    as its size hints. `view`: what code generation adds (CodegenView: the loads it issues, a block
+    covering the row), as the heuristics are then told; without it the shape's load count stands in.
+    Other hints code generation adds beyond them (autotune hints) are not seen here.
     `tiling_scores`: the kernel's own (its TritonKernel arguments'), given for a kernel tiled in y, as
     Inductor's code generation gives them: its heuristics divide the blocks by them, and for a
     reduction tiled in y torch 2.11 asserts they are given."""
@@ -200,8 +244,11 @@ def default_configs(shape: dict, tiling_scores: Optional[dict] = None) -> int:
     from torch._inductor.runtime.runtime_utils import next_power_of_2
 
     meta = dict(TritonKernel.inductor_meta_common())
-    meta.update(num_load=shape["loads"], num_store=shape["stores"], num_reduction=shape["reductions"])
+    loads = shape["loads"] if view is None or view.loads is None else view.loads
+    meta.update(num_load=loads, num_store=shape["stores"], num_reduction=shape["reductions"])
     meta["autotune_pointwise"] = False
+    if view is not None and view.persistent_block:
+        meta["add_persistent_rblock"] = True
     triton_meta = {"signature": {}, "device": None, "native_matmul": False}
     # Size hints in Inductor's order (y, x, then the reduction); a kernel tiled in y with its scores.
     sizes = {"y": next_power_of_2(shape["y"])} if shape["y"] > 1 else {}

@@ -328,8 +328,10 @@ class _Recorder:
                     self.undescribed.append(e.reason)
                     return kwargs
                 shape["default_tuned"] = _kernels.default_tuned_or_one(
+                    features,
+                    groups,
+                    kwargs,
                     shape,
-                    kwargs.get("tiling_scores"),
                     lambda e: log(
                         f"cannot ask Inductor's heuristics about a kernel's default ({type(e).__name__}: {e})"
                     ),
