@@ -536,7 +536,7 @@ private slots:
         QCOMPARE(testutil::runCli(withSteps, &out, &err, 280000, dir.path()), 0);
         QVERIFY2(err.contains("kernel sweep: finished") && err.contains("step sweep: finished"),
                  qPrintable(err));
-        QVERIFY2(out.contains("decision models trained on 386 kernel and 0 site lines of NVIDIA H200"),
+        QVERIFY2(out.contains("decision models trained on 414 kernel and 0 site lines of NVIDIA H200"),
                  qPrintable(out));
         {
             QStringList argvs;
