@@ -186,12 +186,13 @@ class CodegenView:
             return
         stats = features.memory_stats(groups[0])
         self.loads = int(stats.get(shape["persistent_default"]).reads.count_per_thread)
-        self.persistent_block = not shape["persistent_default"] and self._adds_block(features, stats, kernel_kwargs)
+        self.persistent_block = not shape["persistent_default"] and self._adds_block(
+            features, stats, kernel_kwargs, shape
+        )
 
     @staticmethod
-    def _adds_block(features, stats, kernel_kwargs) -> bool:
+    def _adds_block(features, stats, kernel_kwargs, shape: dict) -> bool:
         from torch._inductor.codegen import triton as codegen
-        from torch._inductor.runtime.hints import ReductionHint
         from torch._inductor.virtualized import V
 
         sizevars = V.graph.sizevars
@@ -204,8 +205,8 @@ class CodegenView:
         if scores is not None and "x" in scores and "r0_" in scores:
             threshold = _read(codegen, "INNER_REDUCTION_RATIO_THRESHOLD")
             contiguous = scores["r0_"] / max(scores["x"], 1) >= threshold
-        else:
-            contiguous = features.get_reduction_hint(scores) == ReductionHint.INNER
+        else:  # the hint kernel_shape read with the same scores
+            contiguous = shape["hint"] == "inner"
         saved = _hint(stats.looped.memory.bytes) / max(_hint(stats.persistent.memory.bytes), 1)
         return bool(contiguous and saved >= 1.3)
 
